@@ -1,0 +1,275 @@
+//! Lowering a node's options map: checking keys and constant values against
+//! the node type's spec, and turning `[:aido/fn ..]` / `[:aido/db ..]` into
+//! dynamic options.
+
+use crate::diag::{Code, did_you_mean};
+use crate::registry::{NodeType, OptionType};
+use crate::source::{Span, Spans};
+use crate::tree::{KeyPath, Opt};
+use crate::value::{Keyword, Map, Value};
+
+use super::{Compiler, short};
+
+/// Option keys every node accepts.
+pub(crate) const GENERIC_KEYS: &[&str] = &["id"];
+
+pub(crate) struct Options {
+    entries: Vec<(Keyword, Opt)>,
+    id: Option<(Value, Option<Span>)>,
+}
+
+impl Options {
+    pub(crate) fn lower(
+        c: &mut Compiler<'_>,
+        node_type: Option<&NodeType>,
+        map: Option<&Map>,
+        spans: Option<&Spans>,
+        node_span: Option<Span>,
+    ) -> Options {
+        let mut out = Options {
+            entries: Vec::new(),
+            id: None,
+        };
+        let id_key = Keyword::new("id");
+        for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
+            let key_span = spans.and_then(|s| s.child(2 * i)).map(|s| s.span);
+            let value_spans = spans.and_then(|s| s.child(2 * i + 1));
+            let value_span = value_spans.map(|s| s.span);
+            let Value::Keyword(key) = key else {
+                c.error(
+                    Code::UnknownOption,
+                    format!("option keys are keywords, found {} `{}`", key.type_name(), short(key)),
+                    key_span,
+                );
+                continue;
+            };
+            let key = *key;
+            if key == id_key {
+                match value {
+                    Value::Keyword(_) | Value::Str(_) | Value::Int(_) => {
+                        out.id = Some((value.clone(), value_span));
+                    }
+                    other => {
+                        c.error(
+                            Code::BadOptionValue,
+                            format!(
+                                "`:id` expected a keyword, string or integer, found {} `{}`",
+                                other.type_name(),
+                                short(other)
+                            ),
+                            value_span,
+                        );
+                    }
+                }
+                continue;
+            }
+            let spec = match node_type {
+                Some(nt) => match nt.options.iter().find(|o| o.key == key) {
+                    Some(spec) => Some(&spec.ty),
+                    None => {
+                        let known = nt
+                            .options
+                            .iter()
+                            .map(|o| o.key.as_str())
+                            .chain(GENERIC_KEYS.iter().copied());
+                        let help = did_you_mean(key.as_str(), known).map(|s| format!("did you mean `:{s}`?"));
+                        let accepted = accepted_keys(nt);
+                        c.error(
+                            Code::UnknownOption,
+                            format!("`{}` has no option `{key}` (it accepts {accepted})", nt.name),
+                            key_span,
+                        )
+                        .help = help;
+                        None
+                    }
+                },
+                None => None,
+            };
+            if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
+                out.entries.push((key, opt));
+            }
+        }
+        if let Some(nt) = node_type {
+            for spec in nt.options.iter().filter(|o| o.required) {
+                if !out.entries.iter().any(|(k, _)| *k == spec.key)
+                    && !map.is_some_and(|m| m.contains_key(&Value::Keyword(spec.key)))
+                {
+                    c.error(
+                        Code::MissingOption,
+                        format!("`{}` needs the option `{}` ({})", nt.name, spec.key, spec.ty),
+                        node_span,
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// Takes the option `key`; a missing one (already reported if required) is nil.
+    pub(crate) fn take(&mut self, key: &str) -> Opt {
+        let key = Keyword::new(key);
+        match self.entries.iter().position(|(k, _)| *k == key) {
+            Some(i) => self.entries.swap_remove(i).1,
+            None => Opt::Const(Value::Nil),
+        }
+    }
+
+    /// Takes the option `key` if present.
+    pub(crate) fn take_opt(&mut self, key: &str) -> Option<Opt> {
+        let key = Keyword::new(key);
+        self.entries
+            .iter()
+            .position(|(k, _)| *k == key)
+            .map(|i| self.entries.swap_remove(i).1)
+    }
+
+    pub(crate) fn explicit_id(&self) -> Option<(&Value, Option<Span>)> {
+        self.id.as_ref().map(|(v, s)| (v, *s))
+    }
+
+    pub(crate) fn into_custom(self) -> Box<[(Keyword, Opt)]> {
+        self.entries.into_boxed_slice()
+    }
+}
+
+fn accepted_keys(nt: &NodeType) -> String {
+    let keys: Vec<String> = nt
+        .options
+        .iter()
+        .map(|o| o.key.to_string())
+        .chain(GENERIC_KEYS.iter().map(|k| format!(":{k}")))
+        .collect();
+    keys.join(" ")
+}
+
+/// The head keyword of a dynamic form, if `value` is one (`[:aido/.. ..]`).
+fn dynamic_head(value: &Value) -> Option<Keyword> {
+    match value {
+        Value::Vector(items) => match items.first() {
+            Some(Value::Keyword(k)) if k.namespace() == Some("aido") => Some(*k),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn lower_value(
+    c: &mut Compiler<'_>,
+    key: Keyword,
+    value: &Value,
+    spans: Option<&Spans>,
+    ty: Option<&OptionType>,
+) -> Option<Opt> {
+    let span = spans.map(|s| s.span);
+    if dynamic_head(value).is_some() {
+        if let Some(ty) = ty
+            && !ty.allows_dynamic()
+        {
+            c.error(
+                Code::BadOptionValue,
+                format!("`{key}` must be a constant ({ty}), not a dynamic option"),
+                span,
+            );
+            return None;
+        }
+        return lower_dynamic(c, value, spans);
+    }
+    if let Some(ty) = ty
+        && let Err(msg) = ty.check(value)
+    {
+        c.error(Code::BadOptionValue, format!("`{key}` {msg}"), span);
+        return None;
+    }
+    Some(Opt::Const(value.clone()))
+}
+
+/// Lowers `[:aido/db k ..]` or `[:aido/fn f args..]`.
+pub(crate) fn lower_dynamic(c: &mut Compiler<'_>, value: &Value, spans: Option<&Spans>) -> Option<Opt> {
+    let span = spans.map(|s| s.span);
+    let head = dynamic_head(value)?;
+    let items = value.as_seq().unwrap_or(&[]);
+    match head.name() {
+        "db" => {
+            if items.len() < 2 {
+                c.error(
+                    Code::BadDynamic,
+                    "`[:aido/db ..]` needs a key path: `[:aido/db :key ..]`".to_owned(),
+                    span,
+                );
+                return None;
+            }
+            Some(Opt::Db(KeyPath::from_value(&Value::Vector(items[1..].to_vec()))))
+        }
+        "fn" => {
+            let name_span = spans.and_then(|s| s.child(1)).map(|s| s.span);
+            let name = match items.get(1) {
+                Some(Value::Keyword(k)) => Keyword::new(k.as_str()),
+                Some(Value::Symbol(s)) => Keyword::new(s.as_str()),
+                Some(other) => {
+                    c.error(
+                        Code::BadDynamic,
+                        format!(
+                            "`[:aido/fn ..]` names its function with a symbol or keyword, found {} `{}`",
+                            other.type_name(),
+                            short(other)
+                        ),
+                        name_span,
+                    );
+                    return None;
+                }
+                None => {
+                    c.error(
+                        Code::BadDynamic,
+                        "`[:aido/fn ..]` needs a function name: `[:aido/fn f args..]`".to_owned(),
+                        span,
+                    );
+                    return None;
+                }
+            };
+            let Some(function) = c.registry.lookup_function(name).cloned() else {
+                let help = did_you_mean(name.as_str(), c.registry.function_names())
+                    .map(|s| format!("did you mean `{s}`?"));
+                c.error(Code::UnknownFunction, format!("unknown function `{}`", name.as_str()), name_span)
+                    .help = help;
+                return None;
+            };
+            let arg_values = &items[2..];
+            if !function.arity.allows(arg_values.len()) {
+                let arity = function.arity.to_string().replace("children", "arguments").replace("child", "argument");
+                c.error(
+                    Code::BadDynamic,
+                    format!(
+                        "function `{}` takes {arity}, given {}",
+                        name.as_str(),
+                        arg_values.len()
+                    ),
+                    span,
+                );
+            }
+            let mut args = Vec::with_capacity(arg_values.len());
+            let mut ok = true;
+            for (i, arg) in arg_values.iter().enumerate() {
+                let arg_spans = spans.and_then(|s| s.child(i + 2));
+                if dynamic_head(arg).is_some() {
+                    match lower_dynamic(c, arg, arg_spans) {
+                        Some(opt) => args.push(opt),
+                        None => ok = false,
+                    }
+                } else {
+                    args.push(Opt::Const(arg.clone()));
+                }
+            }
+            ok.then(|| Opt::Call(function, args.into_boxed_slice()))
+        }
+        _ => {
+            let help = did_you_mean(head.as_str(), ["aido/fn", "aido/db"]).map(|s| format!("did you mean `:{s}`?"));
+            c.error(
+                Code::BadDynamic,
+                format!("unknown dynamic option `{head}`: use `[:aido/fn f args..]` or `[:aido/db key ..]`"),
+                spans.and_then(|s| s.child(0)).map(|s| s.span).or(span),
+            )
+            .help = help;
+            None
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Behaviour trees written as EDN data.
+//!
+//! A tree is Hiccup-style data, `[:ns/keyword {options}? children*]`. It is
+//! [read](read()) strictly, [compiled](compile_str) against a [`Registry`] of
+//! node types and functions (every problem reported at once, with its line
+//! and column), and ticked with [`run_tick`], which takes a db and returns
+//! the new db and a [`Status`]. All per-agent state lives in the db, so one
+//! compiled [`Tree`] serves any number of agents.
+//!
+//! ```
+//! use aido::{Registry, Status, Value, compile_str, read_value, run_tick};
+//!
+//! let tree = compile_str(
+//!     "hungry.edn",
+//!     "[:selector
+//!        [:sequence [:greater-than? {:key :hunger :val 8}] [:define! {:key :action :val :eat}]]
+//!        [:inc! {:key :hunger}]]",
+//!     &Registry::new(),
+//! )
+//! .expect("the tree compiles");
+//!
+//! let db = read_value("{:hunger 9}").expect("the db reads");
+//! let tick = run_tick(db, &tree);
+//! assert_eq!(tick.status, Status::Success);
+//! assert_eq!(tick.db.to_string(), "{:hunger 9, :action :eat}");
+//! ```
+//!
+//! Register domain node types and functions in Rust:
+//!
+//! ```
+//! use aido::{Arity, NodeType, OptionType, Registry, Status, Value, compile_str, run_tick};
+//!
+//! let mut registry = Registry::new();
+//! registry
+//!     .node_type(
+//!         NodeType::new("beverage/drink!")
+//!             .required("beverage", OptionType::Keyword)
+//!             .tick(|ctx| {
+//!                 let beverage = ctx.option("beverage")?.unwrap_or_default();
+//!                 ctx.db_mut().insert(Value::keyword("drank"), beverage);
+//!                 Ok(Status::Success)
+//!             }),
+//!     )
+//!     .expect("not a built-in name");
+//! registry
+//!     .function("coin-toss", Arity::Exactly(0), |ctx, _args| Ok(Value::Bool(ctx.random() < 0.5)))
+//!     .expect("not a built-in name");
+//!
+//! let tree = compile_str("tea.edn", "[:beverage/drink! {:beverage :tea}]", &registry).unwrap();
+//! assert_eq!(run_tick(Value::map(), &tree).db.to_string(), "{:drank :tea}");
+//! ```
+
+mod compile;
+mod diag;
+mod funcs;
+mod nodes;
+mod read;
+mod registry;
+mod rng;
+mod source;
+mod tick;
+mod tree;
+mod value;
+
+pub use compile::{compile, compile_document, compile_str};
+pub use diag::{Code, Diagnostic, Diagnostics, path_text};
+pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, read_value};
+pub use registry::{Arity, NodeError, NodeType, OptionSpec, OptionType, Registry, RegistryError};
+pub use source::{LineCol, Source, Span, Spans};
+pub use tick::{
+    DEFAULT_STEP_BUDGET, FnCtx, NodeCtx, Status, Tick, TickError, TickOptions, run_tick, run_tick_with,
+    run_tick_with_options,
+};
+pub use tree::{NodeId, Tree};
+pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};

@@ -1,0 +1,181 @@
+//! The standard data nodes: conditions on the db (`:present?`, `:equal?`,
+//! `:test?`, `:less-than?`, `:greater-than?`) and actions that change it
+//! (`:define!`, `:inc!`/`:counter!`, `:dissoc!`, `:emit!`).
+
+use std::cmp::Ordering;
+
+use crate::tick::{Engine, Status, eval};
+use crate::tree::{KeyPath, Opt};
+use crate::value::Value;
+
+/// A comparison operator of `:test?`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operator {
+    Eq,
+    NotEq,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+impl Operator {
+    pub(crate) fn parse(symbol: &str) -> Option<Operator> {
+        Some(match symbol {
+            "=" => Operator::Eq,
+            "not=" => Operator::NotEq,
+            "<" => Operator::Lt,
+            ">" => Operator::Gt,
+            "<=" => Operator::Le,
+            ">=" => Operator::Ge,
+            _ => return None,
+        })
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Operator::Eq => "=",
+            Operator::NotEq => "not=",
+            Operator::Lt => "<",
+            Operator::Gt => ">",
+            Operator::Le => "<=",
+            Operator::Ge => ">=",
+        }
+    }
+
+    /// `lhs OP rhs`; ordering operators need two numbers.
+    fn apply(self, lhs: &Value, rhs: &Value) -> Result<bool, String> {
+        let ordering = match self {
+            Operator::Eq => return Ok(lhs == rhs),
+            Operator::NotEq => return Ok(lhs != rhs),
+            _ => match (lhs, rhs) {
+                (Value::Int(a), Value::Int(b)) => Some(a.cmp(b)),
+                (a, b) => match (a.as_f64(), b.as_f64()) {
+                    (Some(a), Some(b)) => a.partial_cmp(&b),
+                    _ => {
+                        return Err(format!(
+                            "cannot compare {} `{lhs}` {} {} `{rhs}`: both must be numbers",
+                            lhs.type_name(),
+                            self.as_str(),
+                            rhs.type_name()
+                        ));
+                    }
+                },
+            },
+        };
+        // NaN is neither smaller, larger nor equal.
+        Ok(match ordering {
+            None => false,
+            Some(o) => match self {
+                Operator::Lt => o == Ordering::Less,
+                Operator::Gt => o == Ordering::Greater,
+                Operator::Le => o != Ordering::Greater,
+                Operator::Ge => o != Ordering::Less,
+                Operator::Eq | Operator::NotEq => false,
+            },
+        })
+    }
+}
+
+impl Engine<'_> {
+    pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
+        let result = eval(v1, &self.db, &mut self.rng)
+            .and_then(|a| eval(v2, &self.db, &mut self.rng).map(|b| a == b));
+        match result {
+            Ok(same) => Status::from_bool(same),
+            Err(e) => self.fail(id, e),
+        }
+    }
+
+    /// `db[key] OP val`. A missing key fails: the condition does not hold.
+    pub(super) fn test(&mut self, id: u32, key: &KeyPath, oper: Operator, val: &Opt) -> Status {
+        let Some(lhs) = key.get(&self.db) else {
+            return Status::Failure;
+        };
+        let result = match eval(val, &self.db, &mut self.rng) {
+            Ok(rhs) => oper.apply(lhs, &rhs),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(holds) => Status::from_bool(holds),
+            Err(e) => self.fail(id, e),
+        }
+    }
+
+    pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
+        let value = match eval(val, &self.db, &mut self.rng) {
+            Ok(v) => v.into_owned(),
+            Err(e) => return self.fail(id, e),
+        };
+        match key.slot(&mut self.db) {
+            Ok(slot) => {
+                *slot = value;
+                Status::Success
+            }
+            Err(e) => self.fail(id, format!("cannot write {key}: {e}")),
+        }
+    }
+
+    /// Adds one to the number at `key`; a missing key counts as 0.
+    pub(super) fn inc(&mut self, id: u32, key: &KeyPath) -> Status {
+        let problem = match key.slot(&mut self.db) {
+            Ok(slot) => match slot {
+                Value::Int(i) => match i.checked_add(1) {
+                    Some(next) => {
+                        *i = next;
+                        return Status::Success;
+                    }
+                    None => format!("integer overflow incrementing {key}"),
+                },
+                Value::Float(f) => {
+                    *f += 1.0;
+                    return Status::Success;
+                }
+                Value::Nil => {
+                    *slot = Value::Int(1);
+                    return Status::Success;
+                }
+                other => format!("cannot increment {key}: it holds {} `{other}`", other.type_name()),
+            },
+            Err(e) => format!("cannot write {key}: {e}"),
+        };
+        self.fail(id, problem)
+    }
+
+    /// Appends `val` to the vector at `key`, creating it.
+    pub(super) fn emit(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
+        let value = match eval(val, &self.db, &mut self.rng) {
+            Ok(v) => v.into_owned(),
+            Err(e) => return self.fail(id, e),
+        };
+        let problem = match key.slot(&mut self.db) {
+            Ok(slot) => match slot {
+                Value::Vector(items) => {
+                    items.push(value);
+                    return Status::Success;
+                }
+                Value::Nil => {
+                    *slot = Value::Vector(vec![value]);
+                    return Status::Success;
+                }
+                other => format!("cannot append to {key}: it holds {} `{other}`", other.type_name()),
+            },
+            Err(e) => format!("cannot write {key}: {e}"),
+        };
+        self.fail(id, problem)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operators_compare_numbers_across_int_and_float() {
+        assert_eq!(Operator::Lt.apply(&Value::Int(1), &Value::Float(1.5)), Ok(true));
+        assert_eq!(Operator::Ge.apply(&Value::Int(2), &Value::Int(2)), Ok(true));
+        assert_eq!(Operator::Gt.apply(&Value::Float(f64::NAN), &Value::Int(0)), Ok(false));
+        assert!(Operator::Lt.apply(&Value::string("a"), &Value::Int(1)).is_err());
+        assert_eq!(Operator::NotEq.apply(&Value::string("a"), &Value::Int(1)), Ok(true));
+    }
+}

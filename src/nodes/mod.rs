@@ -1,0 +1,302 @@
+//! The built-in node types: their specs, their lowering from options to a
+//! typed [`Kind`], and the dispatch of a tick to each node's behaviour.
+
+mod composite;
+pub(crate) mod data;
+mod random;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::compile::Compiler;
+use crate::diag::Code;
+use crate::registry::{Arity, Imp, NodeType, OptionType};
+use crate::source::Span;
+use crate::tick::{Engine, NodeCtx, Status, eval};
+use crate::tree::{KeyPath, Kind, Opt};
+use crate::value::Value;
+
+use data::Operator;
+
+/// Which built-in a node type is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Builtin {
+    Selector,
+    Sequence,
+    SelectorP,
+    Loop,
+    LoopUntilSuccess,
+    Parallel,
+    Randomly,
+    Choose,
+    ChooseEach,
+    WeightedChoice,
+    Invert,
+    Always,
+    Never,
+    Success,
+    Failure,
+    Present,
+    Equal,
+    Test,
+    LessThan,
+    GreaterThan,
+    Define,
+    Inc,
+    Counter,
+    Dissoc,
+    Emit,
+}
+
+const KEY: (&str, OptionType, bool) = ("key", OptionType::Key, true);
+
+/// The specs of every built-in node type.
+pub(crate) fn builtin_types() -> Vec<NodeType> {
+    use Builtin as B;
+    use OptionType as T;
+    let some = || Arity::AtLeast(1);
+    let one = || Arity::Exactly(1);
+    let leaf = || Arity::Exactly(0);
+    let count = ("count", T::Count, true);
+    let p = ("p", T::Probability, true);
+    vec![
+        NodeType::builtin("selector", some(), &[], B::Selector),
+        NodeType::builtin("sequence", some(), &[], B::Sequence),
+        NodeType::builtin("selector-p", some(), &[p.clone()], B::SelectorP),
+        NodeType::builtin("loop", one(), &[count.clone()], B::Loop),
+        NodeType::builtin("loop-until-success", one(), &[count], B::LoopUntilSuccess),
+        NodeType::builtin(
+            "parallel",
+            some(),
+            &[("mode", T::OneOf(&["success", "failure"]), true), ("how-many", T::Count, true)],
+            B::Parallel,
+        ),
+        NodeType::builtin("randomly", Arity::OneOf(vec![1, 2]), &[p], B::Randomly),
+        NodeType::builtin("choose", some(), &[], B::Choose),
+        NodeType::builtin("choose-each", some(), &[("repeat", T::Bool, false)], B::ChooseEach),
+        NodeType::builtin("weighted-choice", some(), &[("weights", T::Weights, true)], B::WeightedChoice),
+        NodeType::builtin("invert", one(), &[], B::Invert),
+        NodeType::builtin("always", one(), &[], B::Always),
+        NodeType::builtin("never", one(), &[], B::Never),
+        NodeType::builtin("success", leaf(), &[], B::Success),
+        NodeType::builtin("failure", leaf(), &[], B::Failure),
+        NodeType::builtin("present?", leaf(), &[KEY], B::Present),
+        NodeType::builtin("equal?", leaf(), &[("v1", T::Any, true), ("v2", T::Any, true)], B::Equal),
+        NodeType::builtin(
+            "test?",
+            leaf(),
+            &[KEY, ("oper", T::Operator, true), ("val", T::Any, true)],
+            B::Test,
+        ),
+        NodeType::builtin("less-than?", leaf(), &[KEY, ("val", T::Number, true)], B::LessThan),
+        NodeType::builtin("greater-than?", leaf(), &[KEY, ("val", T::Number, true)], B::GreaterThan),
+        NodeType::builtin("define!", leaf(), &[KEY, ("val", T::Any, true)], B::Define),
+        NodeType::builtin("inc!", leaf(), &[KEY], B::Inc),
+        NodeType::builtin("counter!", leaf(), &[KEY], B::Counter),
+        NodeType::builtin("dissoc!", leaf(), &[KEY], B::Dissoc),
+        NodeType::builtin("emit!", leaf(), &[KEY, ("val", T::Any, true)], B::Emit),
+    ]
+}
+
+fn key_path(opt: Opt) -> KeyPath {
+    match opt {
+        Opt::Const(v) => KeyPath::from_value(&v),
+        _ => KeyPath::One(Value::Nil),
+    }
+}
+
+impl Builtin {
+    /// Builds the typed node from checked options, adding the checks that
+    /// need the child count. `None` only when a diagnostic was reported.
+    pub(crate) fn lower(
+        self,
+        c: &mut Compiler<'_>,
+        mut opts: crate::compile::Options,
+        n_children: usize,
+        span: Option<Span>,
+    ) -> Option<Kind> {
+        use Builtin as B;
+        Some(match self {
+            B::Selector => Kind::Selector,
+            B::Sequence => Kind::Sequence,
+            B::SelectorP => Kind::SelectorP { p: opts.take("p") },
+            B::Loop => Kind::Loop { count: opts.take("count") },
+            B::LoopUntilSuccess => Kind::LoopUntilSuccess { count: opts.take("count") },
+            B::Parallel => {
+                let how_many = opts.take("how-many");
+                if let Opt::Const(Value::Int(n)) = how_many
+                    && n as usize > n_children
+                {
+                    c.error(
+                        Code::BadOptionValue,
+                        format!("`:how-many` is {n} but the node has only {n_children} children"),
+                        span,
+                    );
+                }
+                Kind::Parallel { mode: opts.take("mode"), how_many }
+            }
+            B::Randomly => Kind::Randomly { p: opts.take("p") },
+            B::Choose => Kind::Choose,
+            B::ChooseEach => Kind::ChooseEach {
+                repeat: opts.take_opt("repeat").unwrap_or(Opt::Const(Value::Bool(false))),
+            },
+            B::WeightedChoice => {
+                let weights = opts.take("weights");
+                if let Opt::Const(Value::Vector(ws)) = &weights
+                    && ws.len() != n_children
+                {
+                    c.error(
+                        Code::BadOptionValue,
+                        format!(
+                            "`:weights` has {} weight{} but the node has {n_children} children: give one per child",
+                            ws.len(),
+                            if ws.len() == 1 { "" } else { "s" }
+                        ),
+                        span,
+                    );
+                }
+                Kind::WeightedChoice { weights }
+            }
+            B::Invert => Kind::Invert,
+            B::Always => Kind::Always,
+            B::Never => Kind::Never,
+            B::Success => Kind::Success,
+            B::Failure => Kind::Failure,
+            B::Present => Kind::Present { key: key_path(opts.take("key")) },
+            B::Equal => Kind::Equal { v1: opts.take("v1"), v2: opts.take("v2") },
+            B::Test => {
+                let oper = match opts.take("oper") {
+                    Opt::Const(Value::Symbol(s)) => Operator::parse(s.as_str()).unwrap_or(Operator::Eq),
+                    _ => Operator::Eq,
+                };
+                Kind::Test { key: key_path(opts.take("key")), oper, val: opts.take("val") }
+            }
+            B::LessThan => Kind::Test {
+                key: key_path(opts.take("key")),
+                oper: Operator::Lt,
+                val: opts.take("val"),
+            },
+            B::GreaterThan => Kind::Test {
+                key: key_path(opts.take("key")),
+                oper: Operator::Gt,
+                val: opts.take("val"),
+            },
+            B::Define => Kind::Define { key: key_path(opts.take("key")), val: opts.take("val") },
+            B::Inc | B::Counter => Kind::Inc { key: key_path(opts.take("key")) },
+            B::Dissoc => Kind::Dissoc { key: key_path(opts.take("key")) },
+            B::Emit => Kind::Emit { key: key_path(opts.take("key")), val: opts.take("val") },
+        })
+    }
+}
+
+impl Engine<'_> {
+    /// Ticks node `id` and returns its status.
+    pub(crate) fn tick(&mut self, id: u32) -> Status {
+        self.steps += 1;
+        if self.steps > self.budget {
+            let budget = self.budget;
+            return self.fail(id, format!("step budget exceeded ({budget} node visits in one tick)"));
+        }
+        let tree = self.tree;
+        let node = &tree.nodes[id as usize];
+        let kids = &tree.child_ids[node.children.0 as usize..node.children.1 as usize];
+        match &node.kind {
+            Kind::Selector => self.selector(kids),
+            Kind::Sequence => self.sequence(kids),
+            Kind::SelectorP { p } => self.selector_p(id, p, kids),
+            Kind::Loop { count } => self.repeat(id, count, kids, Status::Success),
+            Kind::LoopUntilSuccess { count } => self.repeat(id, count, kids, Status::Failure),
+            Kind::Parallel { mode, how_many } => self.parallel(id, mode, how_many, kids),
+            Kind::Randomly { p } => self.randomly(id, p, kids),
+            Kind::Choose => self.choose(id, kids),
+            Kind::ChooseEach { repeat } => self.choose_each(id, repeat, kids),
+            Kind::WeightedChoice { weights } => self.weighted_choice(id, weights, kids),
+            Kind::Invert => match self.tick(kids[0]) {
+                Status::Success => Status::Failure,
+                Status::Failure => Status::Success,
+                other => other,
+            },
+            Kind::Always => match self.tick(kids[0]) {
+                Status::Failure => Status::Success,
+                other => other,
+            },
+            Kind::Never => match self.tick(kids[0]) {
+                Status::Success => Status::Failure,
+                other => other,
+            },
+            Kind::Success => Status::Success,
+            Kind::Failure => Status::Failure,
+            Kind::Present { key } => Status::from_bool(key.get(&self.db).is_some()),
+            Kind::Equal { v1, v2 } => self.equal(id, v1, v2),
+            Kind::Test { key, oper, val } => self.test(id, key, *oper, val),
+            Kind::Define { key, val } => self.define(id, key, val),
+            Kind::Inc { key } => self.inc(id, key),
+            Kind::Dissoc { key } => match key.remove(&mut self.db) {
+                Ok(()) => Status::Success,
+                Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
+            },
+            Kind::Emit { key, val } => self.emit(id, key, val),
+            Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
+        }
+    }
+
+    fn custom(&mut self, id: u32, imp: &Imp) -> Status {
+        let Imp::Custom(f) = imp else {
+            return self.fail(id, "built-in node type lowered as custom");
+        };
+        let result = {
+            let mut ctx = NodeCtx { engine: self, node: id };
+            catch_unwind(AssertUnwindSafe(|| f(&mut ctx)))
+        };
+        if let Some(e) = self.rng.error.take() {
+            return self.fail(id, e);
+        }
+        match result {
+            // An Error below this node is not the node's to swallow.
+            Ok(Ok(_)) if self.error.is_some() => Status::Error,
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => self.fail(id, e.0),
+            Err(panic) => {
+                let msg = crate::tick::panic_message(panic.as_ref());
+                self.fail(id, format!("node panicked: {msg}"))
+            }
+        }
+    }
+
+    /// Resolves `opt`, converting its value with `convert`; any problem is an Error at `id`.
+    pub(crate) fn opt_as<T>(
+        &mut self,
+        id: u32,
+        name: &str,
+        opt: &Opt,
+        convert: impl FnOnce(&Value) -> Option<T>,
+        expected: &str,
+    ) -> Result<T, Status> {
+        let value = match eval(opt, &self.db, &mut self.rng) {
+            Ok(v) => v,
+            Err(e) => {
+                let e = self.rng.error.take().unwrap_or(e);
+                return Err(self.fail(id, e));
+            }
+        };
+        match convert(&value) {
+            Some(x) => Ok(x),
+            None => {
+                let msg = format!("`:{name}` expected {expected}, found {} `{}`", value.type_name(), value);
+                Err(self.fail(id, msg))
+            }
+        }
+    }
+}
+
+/// A non-negative integer.
+pub(crate) fn as_count(v: &Value) -> Option<u64> {
+    match v {
+        Value::Int(i) if *i >= 0 => Some(*i as u64),
+        _ => None,
+    }
+}
+
+/// A number from 0 to 1.
+pub(crate) fn as_probability(v: &Value) -> Option<f64> {
+    v.as_f64().filter(|p| (0.0..=1.0).contains(p))
+}

@@ -1,0 +1,413 @@
+//! The registry of node types and functions a tree is compiled against.
+//!
+//! [`Registry::new`] starts with every built-in node type and the standard
+//! function library; applications add their own with [`Registry::node_type`]
+//! and [`Registry::function`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::tick::{FnCtx, NodeCtx, Status};
+use crate::value::{Keyword, Value};
+
+/// How many children a node type takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly this many (`Exactly(0)`: a leaf).
+    Exactly(usize),
+    /// Any of these counts, like aido's `#{1 2}`.
+    OneOf(Vec<usize>),
+    /// At least this many (`AtLeast(1)`: aido's `:some`).
+    AtLeast(usize),
+    /// Any number, including none.
+    Any,
+}
+
+impl Arity {
+    /// Whether `n` children are allowed.
+    pub fn allows(&self, n: usize) -> bool {
+        match self {
+            Arity::Exactly(k) => n == *k,
+            Arity::OneOf(ks) => ks.contains(&n),
+            Arity::AtLeast(k) => n >= *k,
+            Arity::Any => true,
+        }
+    }
+}
+
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arity::Exactly(0) => f.write_str("no children"),
+            Arity::Exactly(1) => f.write_str("exactly 1 child"),
+            Arity::Exactly(k) => write!(f, "exactly {k} children"),
+            Arity::OneOf(ks) => {
+                let ks: Vec<String> = ks.iter().map(ToString::to_string).collect();
+                write!(f, "{} children", ks.join(" or "))
+            }
+            Arity::AtLeast(1) => f.write_str("at least 1 child"),
+            Arity::AtLeast(k) => write!(f, "at least {k} children"),
+            Arity::Any => f.write_str("any number of children"),
+        }
+    }
+}
+
+/// The type an option's value must have. Constant values are checked when the
+/// tree is compiled; dynamic ones each time the node is ticked.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum OptionType {
+    /// Any value.
+    Any,
+    /// `true` or `false`.
+    Bool,
+    /// An integer.
+    Int,
+    /// An integer ≥ 0.
+    Count,
+    /// An integer or a float.
+    Number,
+    /// A number from 0 to 1.
+    Probability,
+    /// A keyword.
+    Keyword,
+    /// A string.
+    Str,
+    /// One of these keywords (texts without the colon).
+    OneOf(&'static [&'static str]),
+    /// A db key (keyword, string or integer) or a vector of them: a key path.
+    /// Always constant.
+    Key,
+    /// A vector of non-negative numbers.
+    Weights,
+    /// One of the symbols `= not= < > <= >=`. Always constant.
+    Operator,
+}
+
+impl OptionType {
+    /// Whether a dynamic option (`[:aido/fn ..]`, `[:aido/db ..]`) may supply the value.
+    pub(crate) fn allows_dynamic(&self) -> bool {
+        !matches!(self, OptionType::Key | OptionType::Operator)
+    }
+
+    /// Checks `value`, saying what was expected if it does not fit.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        let ok = match self {
+            OptionType::Any => true,
+            OptionType::Bool => matches!(value, Value::Bool(_)),
+            OptionType::Int => matches!(value, Value::Int(_)),
+            OptionType::Count => matches!(value, Value::Int(i) if *i >= 0),
+            OptionType::Number => matches!(value, Value::Int(_) | Value::Float(_)),
+            OptionType::Probability => value.as_f64().is_some_and(|p| (0.0..=1.0).contains(&p)),
+            OptionType::Keyword => matches!(value, Value::Keyword(_)),
+            OptionType::Str => matches!(value, Value::Str(_)),
+            OptionType::OneOf(names) => {
+                matches!(value, Value::Keyword(k) if names.contains(&k.as_str()))
+            }
+            OptionType::Key => match value {
+                Value::Vector(path) => !path.is_empty() && path.iter().all(is_key),
+                other => is_key(other),
+            },
+            OptionType::Weights => match value {
+                Value::Vector(ws) => ws.iter().all(|w| w.as_f64().is_some_and(|w| w >= 0.0 && w.is_finite())),
+                _ => false,
+            },
+            OptionType::Operator => matches!(value, Value::Symbol(s)
+                if crate::nodes::data::Operator::parse(s.as_str()).is_some()),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("expected {self}, found {}", describe(value)))
+        }
+    }
+}
+
+fn is_key(v: &Value) -> bool {
+    matches!(v, Value::Keyword(_) | Value::Str(_) | Value::Int(_))
+}
+
+fn describe(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 40 {
+        format!("a {}", value.type_name())
+    } else {
+        format!("{} `{text}`", value.type_name())
+    }
+}
+
+impl fmt::Display for OptionType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionType::Any => f.write_str("any value"),
+            OptionType::Bool => f.write_str("true or false"),
+            OptionType::Int => f.write_str("an integer"),
+            OptionType::Count => f.write_str("a non-negative integer"),
+            OptionType::Number => f.write_str("a number"),
+            OptionType::Probability => f.write_str("a number from 0 to 1"),
+            OptionType::Keyword => f.write_str("a keyword"),
+            OptionType::Str => f.write_str("a string"),
+            OptionType::OneOf(names) => {
+                let names: Vec<String> = names.iter().map(|n| format!(":{n}")).collect();
+                write!(f, "one of {}", names.join(" "))
+            }
+            OptionType::Key => f.write_str("a key (keyword, string or integer) or a vector of keys"),
+            OptionType::Weights => f.write_str("a vector of non-negative numbers"),
+            OptionType::Operator => f.write_str("one of the symbols = not= < > <= >="),
+        }
+    }
+}
+
+/// One option a node type accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionSpec {
+    /// The option's key.
+    pub key: Keyword,
+    /// The type of its value.
+    pub ty: OptionType,
+    /// Whether the node must have it.
+    pub required: bool,
+}
+
+/// Why a node's tick failed: becomes the Error status with this message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeError(pub String);
+
+impl fmt::Display for NodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NodeError {}
+
+impl From<String> for NodeError {
+    fn from(s: String) -> NodeError {
+        NodeError(s)
+    }
+}
+
+impl From<&str> for NodeError {
+    fn from(s: &str) -> NodeError {
+        NodeError(s.to_owned())
+    }
+}
+
+/// A user node type's tick: reads options and the db, ticks children, returns a status.
+pub type TickFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync;
+/// A registered function: called with its evaluated arguments.
+pub type FunctionFn = dyn Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> + Send + Sync;
+
+#[derive(Clone)]
+pub(crate) enum Imp {
+    Builtin(crate::nodes::Builtin),
+    Custom(Arc<TickFn>),
+}
+
+/// A node type: its name, options, arity and behaviour.
+#[derive(Clone)]
+pub struct NodeType {
+    pub(crate) name: Keyword,
+    pub(crate) options: Vec<OptionSpec>,
+    pub(crate) arity: Arity,
+    pub(crate) imp: Imp,
+}
+
+impl fmt::Debug for NodeType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeType")
+            .field("name", &self.name)
+            .field("options", &self.options)
+            .field("arity", &self.arity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NodeType {
+    /// A leaf node type called `name` (e.g. `"beverage/drink!"`) with no options.
+    /// Its tick function is set with [`NodeType::tick`].
+    pub fn new(name: &str) -> NodeType {
+        NodeType {
+            name: Keyword::new(name.trim_start_matches(':')),
+            options: Vec::new(),
+            arity: Arity::Exactly(0),
+            imp: Imp::Custom(Arc::new(|_: &mut NodeCtx<'_, '_>| Ok(Status::Success))),
+        }
+    }
+
+    pub(crate) fn builtin(
+        name: &str,
+        arity: Arity,
+        options: &[(&str, OptionType, bool)],
+        builtin: crate::nodes::Builtin,
+    ) -> NodeType {
+        NodeType {
+            name: Keyword::new(name),
+            options: options
+                .iter()
+                .map(|(key, ty, required)| OptionSpec {
+                    key: Keyword::new(key),
+                    ty: ty.clone(),
+                    required: *required,
+                })
+                .collect(),
+            arity,
+            imp: Imp::Builtin(builtin),
+        }
+    }
+
+    /// Adds an optional option.
+    pub fn option(mut self, key: &str, ty: OptionType) -> NodeType {
+        self.push_option(key, ty, false);
+        self
+    }
+
+    /// Adds a required option.
+    pub fn required(mut self, key: &str, ty: OptionType) -> NodeType {
+        self.push_option(key, ty, true);
+        self
+    }
+
+    fn push_option(&mut self, key: &str, ty: OptionType, required: bool) {
+        let key = Keyword::new(key.trim_start_matches(':'));
+        self.options.retain(|o| o.key != key);
+        self.options.push(OptionSpec { key, ty, required });
+    }
+
+    /// Sets how many children the node takes (default: none).
+    pub fn children(mut self, arity: Arity) -> NodeType {
+        self.arity = arity;
+        self
+    }
+
+    /// Sets the tick function.
+    pub fn tick(
+        mut self,
+        f: impl Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync + 'static,
+    ) -> NodeType {
+        self.imp = Imp::Custom(Arc::new(f));
+        self
+    }
+
+    /// The node type's name.
+    pub fn name(&self) -> Keyword {
+        self.name
+    }
+}
+
+/// A function callable from `[:aido/fn name args..]`.
+#[derive(Clone)]
+pub struct Function {
+    pub(crate) name: Keyword,
+    pub(crate) arity: Arity,
+    pub(crate) f: Arc<FunctionFn>,
+}
+
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Function")
+            .field("name", &self.name)
+            .field("arity", &self.arity)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a registration was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A built-in node type or function already has this name.
+    Builtin(String),
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::Builtin(name) => write!(f, "`{name}` is built in and cannot be replaced"),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// Node types and functions, by name. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Registry {
+    node_types: HashMap<Keyword, Arc<NodeType>>,
+    functions: HashMap<Keyword, Arc<Function>>,
+}
+
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry::new()
+    }
+}
+
+impl Registry {
+    /// A registry holding the built-in node types and the standard functions.
+    pub fn new() -> Registry {
+        let mut reg = Registry {
+            node_types: HashMap::new(),
+            functions: HashMap::new(),
+        };
+        for nt in crate::nodes::builtin_types() {
+            reg.node_types.insert(nt.name, Arc::new(nt));
+        }
+        for f in crate::funcs::standard_functions() {
+            reg.functions.insert(f.name, Arc::new(f));
+        }
+        reg
+    }
+
+    /// Registers a node type; a later registration of the same name replaces
+    /// an earlier one, but a built-in cannot be replaced.
+    pub fn node_type(&mut self, node_type: NodeType) -> Result<&mut Registry, RegistryError> {
+        if let Some(old) = self.node_types.get(&node_type.name)
+            && matches!(old.imp, Imp::Builtin(_))
+        {
+            return Err(RegistryError::Builtin(node_type.name.to_string()));
+        }
+        self.node_types.insert(node_type.name, Arc::new(node_type));
+        Ok(self)
+    }
+
+    /// Registers a function under `name` (used as `[:aido/fn name ..]` or
+    /// `[:aido/fn :name ..]`), taking `arity` arguments.
+    pub fn function(
+        &mut self,
+        name: &str,
+        arity: Arity,
+        f: impl Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> + Send + Sync + 'static,
+    ) -> Result<&mut Registry, RegistryError> {
+        let name = Keyword::new(name.trim_start_matches(':'));
+        if crate::funcs::is_standard(name) {
+            return Err(RegistryError::Builtin(name.as_str().to_owned()));
+        }
+        self.functions.insert(
+            name,
+            Arc::new(Function {
+                name,
+                arity,
+                f: Arc::new(f),
+            }),
+        );
+        Ok(self)
+    }
+
+    pub(crate) fn lookup_node_type(&self, name: Keyword) -> Option<&Arc<NodeType>> {
+        self.node_types.get(&name)
+    }
+
+    pub(crate) fn lookup_function(&self, name: Keyword) -> Option<&Arc<Function>> {
+        self.functions.get(&name)
+    }
+
+    pub(crate) fn node_type_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.node_types.keys().map(|k| k.as_str())
+    }
+
+    pub(crate) fn function_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.functions.keys().map(|k| k.as_str())
+    }
+}

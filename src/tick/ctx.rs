@@ -1,0 +1,121 @@
+//! What user node types and functions see of a tick in progress.
+
+use std::borrow::Cow;
+
+use crate::registry::NodeError;
+use crate::rng::Rng;
+use crate::tree::Kind;
+use crate::value::{Keyword, Map, Value, kw};
+
+use super::{Engine, Status, eval};
+
+/// The view a user node type's tick function has of the tick: the db, the
+/// node's options and children, its memory and the random generator.
+pub struct NodeCtx<'e, 't> {
+    pub(crate) engine: &'e mut Engine<'t>,
+    pub(crate) node: u32,
+}
+
+impl NodeCtx<'_, '_> {
+    /// The db as it is now.
+    pub fn db(&self) -> &Map {
+        &self.engine.db
+    }
+
+    /// The db, to change.
+    pub fn db_mut(&mut self) -> &mut Map {
+        &mut self.engine.db
+    }
+
+    /// The working memory passed to `run_tick_with`, if any.
+    pub fn locals(&self) -> Option<&Value> {
+        self.engine.db.get(&Value::Keyword(kw::LOCALS))
+    }
+
+    /// This node's stable id.
+    pub fn node_id(&self) -> &Value {
+        &self.engine.tree.nodes[self.node as usize].id
+    }
+
+    /// The option `key` (e.g. `"beverage"`), resolved now if it is dynamic;
+    /// `None` if the node does not have it.
+    pub fn option(&mut self, key: &str) -> Result<Option<Value>, NodeError> {
+        let key = Keyword::new(key.trim_start_matches(':'));
+        let tree = self.engine.tree;
+        let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
+            return Ok(None);
+        };
+        let Some((_, opt)) = options.iter().find(|(k, _)| *k == key) else {
+            return Ok(None);
+        };
+        let engine = &mut *self.engine;
+        let value = eval(opt, &engine.db, &mut engine.rng).map_err(NodeError)?;
+        if let Some(spec) = node_type.options.iter().find(|o| o.key == key) {
+            spec.ty.check(&value).map_err(|e| NodeError(format!("option `{key}` {e}")))?;
+        }
+        Ok(Some(match value {
+            Cow::Borrowed(v) => v.clone(),
+            Cow::Owned(v) => v,
+        }))
+    }
+
+    /// How many children the node has.
+    pub fn n_children(&self) -> usize {
+        let (start, end) = self.engine.tree.nodes[self.node as usize].children;
+        (end - start) as usize
+    }
+
+    /// Ticks child `i`. An Error from the child makes the whole tick end in
+    /// Error, whatever this node returns.
+    pub fn tick_child(&mut self, i: usize) -> Status {
+        let (start, end) = self.engine.tree.nodes[self.node as usize].children;
+        match self.engine.tree.child_ids.get(start as usize + i) {
+            Some(&child) if (start as usize + i) < end as usize => self.engine.tick(child),
+            _ => self.engine.fail(self.node, format!("no child {i}")),
+        }
+    }
+
+    /// This node's memory (kept in the db between ticks), if it has any.
+    pub fn memory(&self) -> Option<&Value> {
+        self.engine.memory(self.node)
+    }
+
+    /// Sets this node's memory; `None` clears it (the default state is not stored).
+    pub fn set_memory(&mut self, state: Option<Value>) -> Result<(), NodeError> {
+        self.engine.set_memory(self.node, state).map_err(NodeError)
+    }
+
+    /// A random float in `[0, 1)` from the tick's (seeded) generator.
+    pub fn random(&mut self) -> f64 {
+        self.engine.rng.next_f64(&self.engine.db)
+    }
+
+    /// A random integer in `[0, n)`; 0 when `n` is 0.
+    pub fn random_below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.engine.rng.below(&self.engine.db, n) }
+    }
+}
+
+/// The view a registered function has of the tick: the db (read-only) and
+/// the random generator.
+pub struct FnCtx<'a> {
+    pub(crate) db: &'a Map,
+    pub(crate) rng: &'a mut Rng,
+}
+
+impl FnCtx<'_> {
+    /// The db as it is now.
+    pub fn db(&self) -> &Map {
+        self.db
+    }
+
+    /// A random float in `[0, 1)` from the tick's (seeded) generator.
+    pub fn random(&mut self) -> f64 {
+        self.rng.next_f64(self.db)
+    }
+
+    /// A random integer in `[0, n)`; 0 when `n` is 0.
+    pub fn random_below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.rng.below(self.db, n) }
+    }
+}

@@ -1,0 +1,304 @@
+//! Ticking: `run_tick(db, &tree)` returns the new db and a status.
+//!
+//! The db is moved in and moved out; all per-agent state lives in it: node
+//! memory under `:aido/memory`, the random generator's position under
+//! `:aido/rng-pos`, working memory under `:aido/locals` (during the tick
+//! only) and the last tick's error under `:aido/error`. A tick does no I/O.
+
+mod ctx;
+mod eval;
+
+use std::fmt;
+
+use crate::rng::Rng;
+use crate::source::{LineCol, Span};
+use crate::tree::Tree;
+use crate::value::{Keyword, Map, Value, kw};
+
+pub use ctx::{FnCtx, NodeCtx};
+pub(crate) use eval::{eval, panic_message};
+
+/// The default number of node visits one tick may make.
+pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
+
+/// The outcome of ticking a node or a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Status {
+    /// The node did what it set out to do.
+    Success,
+    /// The node could not do it.
+    Failure,
+    /// The node is still at work; tick again.
+    Running,
+    /// Something is wrong with the tree or the db: goes straight to the root.
+    Error,
+}
+
+impl Status {
+    /// `"success"`, `"failure"`, `"running"` or `"error"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::Failure => "failure",
+            Status::Running => "running",
+            Status::Error => "error",
+        }
+    }
+
+    /// The status as a keyword value, e.g. `:success`.
+    pub fn to_value(self) -> Value {
+        Value::keyword(self.as_str())
+    }
+
+    /// Success for `true`, Failure for `false`.
+    pub fn from_bool(ok: bool) -> Status {
+        if ok { Status::Success } else { Status::Failure }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What went wrong in a tick that ended in [`Status::Error`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TickError {
+    /// The stable id of the node where it happened.
+    pub node: Value,
+    /// That node's type.
+    pub node_type: Keyword,
+    /// That node's path: child indices from the root.
+    pub path: Vec<usize>,
+    /// That node's span in the tree's source, if it was read from text.
+    pub span: Option<Span>,
+    /// The span as a line and column, if known.
+    pub location: Option<LineCol>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl TickError {
+    /// The error as a map, as stored under `:aido/error`.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::default();
+        m.insert(Value::keyword("node"), self.node.clone());
+        m.insert(Value::keyword("type"), Value::Keyword(self.node_type));
+        m.insert(
+            Value::keyword("path"),
+            Value::Vector(self.path.iter().map(|&i| Value::Int(i as i64)).collect()),
+        );
+        if let Some(at) = self.location {
+            m.insert(Value::keyword("line"), Value::Int(at.line as i64));
+            m.insert(Value::keyword("column"), Value::Int(at.column as i64));
+        }
+        m.insert(Value::keyword("message"), Value::string(&self.message));
+        Value::Map(Box::new(m))
+    }
+}
+
+impl fmt::Display for TickError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (node {} `{}`", self.message, self.node, self.node_type)?;
+        if let Some(at) = self.location {
+            write!(f, " at {at}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl std::error::Error for TickError {}
+
+/// The result of one tick.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Tick {
+    /// The db after the tick (as it stood at the error, for [`Status::Error`]).
+    pub db: Value,
+    /// The root's status.
+    pub status: Status,
+    /// Why the tick ended in Error, if it did.
+    pub error: Option<TickError>,
+    /// How many node visits the tick made.
+    pub steps: u64,
+}
+
+/// Settings for one tick.
+#[derive(Debug, Clone)]
+pub struct TickOptions {
+    /// Node visits allowed before the tick ends in Error "step budget exceeded".
+    pub step_budget: u64,
+    /// Working memory, visible as `:aido/locals` during this tick only.
+    pub locals: Option<Value>,
+}
+
+impl Default for TickOptions {
+    fn default() -> TickOptions {
+        TickOptions {
+            step_budget: DEFAULT_STEP_BUDGET,
+            locals: None,
+        }
+    }
+}
+
+/// Ticks `tree` once against `db` and returns the new db and the status.
+///
+/// ```
+/// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
+/// let tick = aido::run_tick(aido::Value::map(), &tree);
+/// assert_eq!(tick.status, aido::Status::Success);
+/// assert_eq!(tick.db.to_string(), "{:n 1}");
+/// ```
+pub fn run_tick(db: Value, tree: &Tree) -> Tick {
+    run_tick_with_options(db, tree, &TickOptions::default())
+}
+
+/// Like [`run_tick`], with `locals` as working memory under `:aido/locals`.
+pub fn run_tick_with(db: Value, tree: &Tree, locals: Value) -> Tick {
+    let options = TickOptions {
+        locals: Some(locals),
+        ..TickOptions::default()
+    };
+    run_tick_with_options(db, tree, &options)
+}
+
+/// Like [`run_tick`], with explicit [`TickOptions`].
+pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+    let mut map = match db {
+        Value::Map(m) => m,
+        Value::Nil => Box::default(),
+        other => {
+            let error = TickError {
+                node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
+                node_type: tree.node_type(tree.root()).unwrap_or_else(|| Keyword::new("aido/invalid")),
+                path: Vec::new(),
+                span: None,
+                location: None,
+                message: format!("the db must be a map, found a {}", other.type_name()),
+            };
+            return Tick {
+                db: other,
+                status: Status::Error,
+                error: Some(error),
+                steps: 0,
+            };
+        }
+    };
+    if !map.is_empty() {
+        map.shift_remove(&Value::Keyword(kw::ERROR));
+    }
+    if let Some(locals) = &options.locals {
+        map.insert(Value::Keyword(kw::LOCALS), locals.clone());
+    }
+    let mut engine = Engine {
+        tree,
+        db: map,
+        steps: 0,
+        budget: options.step_budget,
+        rng: Rng::new(),
+        error: None,
+    };
+    let status = if tree.is_empty() { Status::Success } else { engine.tick(0) };
+    let Engine { mut db, rng, error, steps, .. } = engine;
+    rng.store(&mut db);
+    if options.locals.is_some() {
+        db.shift_remove(&Value::Keyword(kw::LOCALS));
+    }
+    if let Some(e) = &error {
+        db.insert(Value::Keyword(kw::ERROR), e.to_value());
+    }
+    Tick {
+        db: Value::Map(db),
+        status: if error.is_some() { Status::Error } else { status },
+        error,
+        steps,
+    }
+}
+
+/// The state of one tick in progress.
+pub(crate) struct Engine<'t> {
+    pub(crate) tree: &'t Tree,
+    pub(crate) db: Box<Map>,
+    pub(crate) steps: u64,
+    pub(crate) budget: u64,
+    pub(crate) rng: Rng,
+    pub(crate) error: Option<TickError>,
+}
+
+impl<'t> Engine<'t> {
+    /// Records an error at `node` and returns [`Status::Error`]. The first
+    /// error of a tick is kept: it is the cause of any that follow.
+    #[cold]
+    pub(crate) fn fail(&mut self, node: u32, message: impl Into<String>) -> Status {
+        if self.error.is_none() {
+            let tree = self.tree;
+            let n = &tree.nodes[node as usize];
+            self.error = Some(TickError {
+                node: n.id.clone(),
+                node_type: n.type_name,
+                path: tree.path(crate::tree::NodeId(node)),
+                span: n.span,
+                location: match (n.span, tree.source()) {
+                    (Some(span), Some(src)) => Some(src.line_col(span.start)),
+                    _ => None,
+                },
+                message: message.into(),
+            });
+        }
+        Status::Error
+    }
+
+    /// The memory of `node`, if it has any.
+    pub(crate) fn memory(&self, node: u32) -> Option<&Value> {
+        let id = &self.tree.nodes[node as usize].id;
+        self.db.get(&Value::Keyword(kw::MEMORY))?.get(id)
+    }
+
+    /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
+    /// state is stored: clearing the last entry removes `:aido/memory`.
+    pub(crate) fn set_memory(&mut self, node: u32, state: Option<Value>) -> Result<(), String> {
+        let id = &self.tree.nodes[node as usize].id;
+        let key = Value::Keyword(kw::MEMORY);
+        match state {
+            Some(state) => {
+                let slot = crate::value::map_slot(&mut self.db, &key);
+                if slot.is_nil() {
+                    *slot = Value::map();
+                }
+                let Value::Map(memory) = slot else {
+                    return Err(format!("`:aido/memory` must be a map, found a {}", slot.type_name()));
+                };
+                *crate::value::map_slot(memory, id) = state;
+            }
+            None => {
+                if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
+                    memory.shift_remove(id);
+                    if memory.is_empty() {
+                        self.db.shift_remove(&key);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A random float in `[0, 1)` from the tick's generator.
+    pub(crate) fn random(&mut self) -> Result<f64, String> {
+        let x = self.rng.next_f64(&self.db);
+        match self.rng.error.take() {
+            Some(e) => Err(e),
+            None => Ok(x),
+        }
+    }
+
+    /// A random integer in `[0, n)`, `n > 0`.
+    pub(crate) fn random_below(&mut self, n: u64) -> Result<u64, String> {
+        let x = self.rng.below(&self.db, n);
+        match self.rng.error.take() {
+            Some(e) => Err(e),
+            None => Ok(x),
+        }
+    }
+}

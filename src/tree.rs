@@ -1,0 +1,251 @@
+//! The compiled tree: one flat, immutable table of nodes in pre-order.
+//!
+//! A [`Tree`] is the shape of a behaviour; it holds no per-agent state and is
+//! `Send + Sync`, so any number of agents (dbs) can share one. Options are
+//! already typed and key paths already interned, so the interpreter never
+//! re-checks what the compiler proved.
+
+use std::fmt::{self, Write};
+use std::sync::Arc;
+
+use crate::nodes::data::Operator;
+use crate::registry::{Function, NodeType};
+use crate::source::{Source, Span};
+use crate::value::{Keyword, Map, PathError, Value};
+
+/// The index of a node in its [`Tree`]; the root is `NodeId(0)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub(crate) u32);
+
+impl NodeId {
+    /// The index as a `usize`.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A db key or key path, resolved at compile time.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum KeyPath {
+    One(Value),
+    Path(Box<[Value]>),
+}
+
+impl KeyPath {
+    pub(crate) fn from_value(v: &Value) -> KeyPath {
+        match v {
+            Value::Vector(path) if path.len() == 1 => KeyPath::One(path[0].clone()),
+            Value::Vector(path) => KeyPath::Path(path.clone().into_boxed_slice()),
+            other => KeyPath::One(other.clone()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        match self {
+            KeyPath::One(k) => db.get(k),
+            KeyPath::Path(path) => {
+                let (first, rest) = path.split_first()?;
+                let mut here = db.get(first)?;
+                for key in rest {
+                    here = crate::value::path_step(here, key)?;
+                }
+                Some(here)
+            }
+        }
+    }
+
+    /// The slot at this path, inserted as nil if missing.
+    #[inline]
+    pub(crate) fn slot<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
+        match self {
+            KeyPath::One(k) => Ok(crate::value::map_slot(db, k)),
+            KeyPath::Path(path) => {
+                let (first, rest) = path.split_first().ok_or(PathError::Empty)?;
+                let slot = crate::value::map_slot(db, first);
+                if rest.is_empty() {
+                    Ok(slot)
+                } else {
+                    crate::value::slot_in(slot, rest)
+                }
+            }
+        }
+    }
+
+    pub(crate) fn remove(&self, db: &mut Map) -> Result<(), PathError> {
+        match self {
+            KeyPath::One(k) => {
+                db.shift_remove(k);
+                Ok(())
+            }
+            KeyPath::Path(path) => match path.split_first() {
+                Some((first, [])) => {
+                    db.shift_remove(first);
+                    Ok(())
+                }
+                Some((first, rest)) => match db.get_mut(first) {
+                    Some(v) => v.dissoc_in(rest).map(|_| ()),
+                    None => Ok(()),
+                },
+                None => Err(PathError::Empty),
+            },
+        }
+    }
+}
+
+impl fmt::Display for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyPath::One(k) => write!(f, "{k}"),
+            KeyPath::Path(p) => {
+                f.write_char('[')?;
+                for (i, k) in p.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char(' ')?;
+                    }
+                    write!(f, "{k}")?;
+                }
+                f.write_char(']')
+            }
+        }
+    }
+}
+
+/// An option's value: a constant, or resolved each time the node is ticked.
+#[derive(Debug, Clone)]
+pub(crate) enum Opt {
+    Const(Value),
+    /// `[:aido/db k ..]`
+    Db(KeyPath),
+    /// `[:aido/fn f args..]`
+    Call(Arc<Function>, Box<[Opt]>),
+}
+
+/// What a node does, with its options already typed.
+#[derive(Debug, Clone)]
+pub(crate) enum Kind {
+    Selector,
+    Sequence,
+    SelectorP { p: Opt },
+    Loop { count: Opt },
+    LoopUntilSuccess { count: Opt },
+    Parallel { mode: Opt, how_many: Opt },
+    Randomly { p: Opt },
+    Choose,
+    ChooseEach { repeat: Opt },
+    WeightedChoice { weights: Opt },
+    Invert,
+    Always,
+    Never,
+    Success,
+    Failure,
+    Present { key: KeyPath },
+    Equal { v1: Opt, v2: Opt },
+    Test { key: KeyPath, oper: Operator, val: Opt },
+    Define { key: KeyPath, val: Opt },
+    Inc { key: KeyPath },
+    Dissoc { key: KeyPath },
+    Emit { key: KeyPath, val: Opt },
+    Custom { node_type: Arc<NodeType>, options: Box<[(Keyword, Opt)]> },
+}
+
+/// One node of a compiled tree.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) kind: Kind,
+    /// The node type's keyword, e.g. `:selector`.
+    pub(crate) type_name: Keyword,
+    /// The stable id under which node memory is stored.
+    pub(crate) id: Value,
+    /// Range of this node's children in `Tree::child_ids`.
+    pub(crate) children: (u32, u32),
+    /// The parent, or `u32::MAX` for the root.
+    pub(crate) parent: u32,
+    /// Position among the parent's children.
+    pub(crate) index_in_parent: u32,
+    pub(crate) span: Option<Span>,
+}
+
+/// A compiled behaviour tree. Immutable, `Send + Sync`, cheap to share.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) child_ids: Vec<u32>,
+    pub(crate) source: Option<Arc<Source>>,
+}
+
+impl Tree {
+    /// How many nodes the tree has.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree has no nodes (never true for a compiled tree).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The source the tree was compiled from, if it was read from text.
+    pub fn source(&self) -> Option<&Arc<Source>> {
+        self.source.as_ref()
+    }
+
+    /// The root node.
+    pub fn root(&self) -> NodeId {
+        NodeId(0)
+    }
+
+    /// The children of `node`.
+    pub fn children(&self, node: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let (start, end) = self.nodes.get(node.index()).map_or((0, 0), |n| n.children);
+        self.child_ids[start as usize..end as usize].iter().map(|&i| NodeId(i))
+    }
+
+    /// The node type of `node`, e.g. `:selector`.
+    pub fn node_type(&self, node: NodeId) -> Option<Keyword> {
+        self.nodes.get(node.index()).map(|n| n.type_name)
+    }
+
+    /// The stable id of `node`: its `:id` option, or one derived from its position.
+    pub fn node_id(&self, node: NodeId) -> Option<&Value> {
+        self.nodes.get(node.index()).map(|n| &n.id)
+    }
+
+    /// The node's span in the source, if the tree was read from text.
+    pub fn span(&self, node: NodeId) -> Option<Span> {
+        self.nodes.get(node.index()).and_then(|n| n.span)
+    }
+
+    /// The node's path: child indices from the root.
+    pub fn path(&self, node: NodeId) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut at = node.0;
+        while let Some(n) = self.nodes.get(at as usize) {
+            if n.parent == u32::MAX {
+                break;
+            }
+            path.push(n.index_in_parent as usize);
+            at = n.parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// A one-line-per-node outline: indentation, type, id and options.
+    pub fn outline(&self) -> String {
+        let mut out = String::new();
+        self.outline_node(&mut out, 0, 0);
+        out
+    }
+
+    fn outline_node(&self, out: &mut String, node: u32, depth: usize) {
+        let Some(n) = self.nodes.get(node as usize) else {
+            return;
+        };
+        let _ = writeln!(out, "{}{} #{} id={}", "  ".repeat(depth), n.type_name, node, n.id);
+        let (start, end) = n.children;
+        for &child in &self.child_ids[start as usize..end as usize] {
+            self.outline_node(out, child, depth + 1);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Interned keywords and symbols.
+//!
+//! Keywords are compared and hashed on nearly every node visit, so a keyword is a
+//! `u32` index into a process-wide table of leaked strings. Equality and hashing
+//! never touch the text; only printing and `name()`/`namespace()` look it up.
+//! The table only grows: it holds each distinct keyword or symbol name once,
+//! as Clojure's keyword table does.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{OnceLock, RwLock};
+
+struct Interner {
+    ids: HashMap<&'static str, u32>,
+    names: Vec<&'static str>,
+}
+
+fn interner() -> &'static RwLock<Interner> {
+    static TABLE: OnceLock<RwLock<Interner>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = Interner {
+            ids: HashMap::new(),
+            names: Vec::new(),
+        };
+        // The reserved keywords get fixed indices, so that the interpreter can
+        // name them as constants without touching the table.
+        for (i, name) in RESERVED.iter().enumerate() {
+            table.names.push(name);
+            table.ids.insert(name, i as u32);
+        }
+        RwLock::new(table)
+    })
+}
+
+/// Keywords the library itself uses, interned first, in this order (see [`kw`]).
+const RESERVED: &[&str] = &[
+    "aido/memory",
+    "aido/seed",
+    "aido/rng-pos",
+    "aido/locals",
+    "aido/error",
+    "aido/fn",
+    "aido/db",
+    "id",
+];
+
+/// The reserved keywords as constants.
+pub(crate) mod kw {
+    use super::Keyword;
+
+    /// `:aido/memory`: node memory, a map from node id to state.
+    pub(crate) const MEMORY: Keyword = Keyword(0);
+    /// `:aido/seed`: the integer seed of the tick's random generator.
+    pub(crate) const SEED: Keyword = Keyword(1);
+    /// `:aido/rng-pos`: how many numbers the seeded generator has drawn.
+    pub(crate) const RNG_POS: Keyword = Keyword(2);
+    /// `:aido/locals`: working memory, present during one tick only.
+    pub(crate) const LOCALS: Keyword = Keyword(3);
+    /// `:aido/error`: the error of the last tick, if it ended in Error.
+    pub(crate) const ERROR: Keyword = Keyword(4);
+}
+
+fn intern(text: &str) -> u32 {
+    // A poisoned lock only means another thread panicked while holding it; the
+    // table itself is append-only and always consistent, so keep using it.
+    {
+        let table = interner().read().unwrap_or_else(|e| e.into_inner());
+        if let Some(&id) = table.ids.get(text) {
+            return id;
+        }
+    }
+    let mut table = interner().write().unwrap_or_else(|e| e.into_inner());
+    if let Some(&id) = table.ids.get(text) {
+        return id;
+    }
+    let leaked: &'static str = Box::leak(text.to_owned().into_boxed_str());
+    let id = u32::try_from(table.names.len()).unwrap_or(u32::MAX);
+    table.names.push(leaked);
+    table.ids.insert(leaked, id);
+    id
+}
+
+fn lookup(id: u32) -> &'static str {
+    let table = interner().read().unwrap_or_else(|e| e.into_inner());
+    table.names.get(id as usize).copied().unwrap_or("")
+}
+
+fn split(full: &'static str) -> (Option<&'static str>, &'static str) {
+    // "/" alone is a valid symbol; "ns/name" splits at the first slash.
+    match full.find('/') {
+        Some(i) if i > 0 && i + 1 < full.len() => (Some(&full[..i]), &full[i + 1..]),
+        _ => (None, full),
+    }
+}
+
+macro_rules! interned {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct $name(u32);
+
+        impl $name {
+            /// Interns `text` (`"name"` or `"ns/name"`, without any leading colon).
+            pub fn new(text: &str) -> Self {
+                Self(intern(text))
+            }
+
+            /// The full text, `ns/name` or `name`.
+            pub fn as_str(self) -> &'static str {
+                lookup(self.0)
+            }
+
+            /// The namespace, if the text has one.
+            pub fn namespace(self) -> Option<&'static str> {
+                split(self.as_str()).0
+            }
+
+            /// The name without its namespace.
+            pub fn name(self) -> &'static str {
+                split(self.as_str()).1
+            }
+
+            /// The interned index: equal texts have equal indices within a process.
+            pub fn index(self) -> u32 {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}{}", $prefix, self.as_str())
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}{}", $prefix, self.as_str())
+            }
+        }
+    };
+}
+
+interned!(
+    /// An EDN keyword such as `:hunger` or `:beverage/drink!`.
+    Keyword,
+    ":"
+);
+interned!(
+    /// An EDN symbol such as `rand` or `=`.
+    Symbol,
+    ""
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_texts_intern_to_equal_keywords() {
+        assert_eq!(Keyword::new("a/b"), Keyword::new("a/b"));
+        assert_ne!(Keyword::new("a/b"), Keyword::new("a/c"));
+    }
+
+    #[test]
+    fn namespace_and_name_split_at_the_slash() {
+        let k = Keyword::new("beverage/drink!");
+        assert_eq!(k.namespace(), Some("beverage"));
+        assert_eq!(k.name(), "drink!");
+        assert_eq!(Keyword::new("plain").namespace(), None);
+        assert_eq!(Symbol::new("/").name(), "/");
+        assert_eq!(k.to_string(), ":beverage/drink!");
+    }
+}

@@ -1,0 +1,357 @@
+//! The one data model for trees and databases.
+//!
+//! [`Value`] is EDN: nil, booleans, 64-bit integers, floats, strings,
+//! characters, keywords, symbols, vectors, lists, sets, insertion-ordered maps
+//! and tagged values. Keywords and symbols are interned (see [`Keyword`]), so
+//! the db look-ups done on every node visit hash and compare one integer.
+
+mod hash;
+mod intern;
+mod json;
+mod path;
+mod print;
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+pub use hash::{FastBuildHasher, FastHasher};
+pub use intern::{Keyword, Symbol};
+pub(crate) use intern::kw;
+pub use path::PathError;
+
+/// An insertion-ordered map of values (the db is one of these).
+pub type Map = indexmap::IndexMap<Value, Value, FastBuildHasher>;
+/// An insertion-ordered set of values.
+pub type Set = indexmap::IndexSet<Value, FastBuildHasher>;
+
+/// An EDN value.
+///
+/// Equality follows Clojure's `=`: vectors and lists with equal elements are
+/// equal, maps and sets ignore order, an integer never equals a float, and
+/// floats compare by value (with `NaN` equal to itself so that any value can
+/// be a map key).
+#[derive(Clone, Debug, Default)]
+pub enum Value {
+    /// `nil`
+    #[default]
+    Nil,
+    /// `true` / `false`
+    Bool(bool),
+    /// A 64-bit signed integer.
+    Int(i64),
+    /// A 64-bit float.
+    Float(f64),
+    /// A string; cloning shares the text.
+    Str(Arc<str>),
+    /// A character such as `\a`.
+    Char(char),
+    /// A keyword such as `:ns/name`.
+    Keyword(Keyword),
+    /// A symbol such as `rand`.
+    Symbol(Symbol),
+    /// `[a b c]`
+    Vector(Vec<Value>),
+    /// `(a b c)`
+    List(Vec<Value>),
+    /// `#{a b c}`
+    Set(Box<Set>),
+    /// `{k v, ...}`, in insertion order.
+    Map(Box<Map>),
+    /// `#tag value`
+    Tagged(Symbol, Box<Value>),
+}
+
+impl Value {
+    /// A keyword value from its text (`"ns/name"`, no colon).
+    pub fn keyword(text: &str) -> Value {
+        Value::Keyword(Keyword::new(text))
+    }
+
+    /// A symbol value from its text.
+    pub fn symbol(text: &str) -> Value {
+        Value::Symbol(Symbol::new(text))
+    }
+
+    /// A string value.
+    pub fn string(text: &str) -> Value {
+        Value::Str(Arc::from(text))
+    }
+
+    /// An empty map.
+    pub fn map() -> Value {
+        Value::Map(Box::default())
+    }
+
+    /// A map from key/value pairs.
+    pub fn map_from(entries: impl IntoIterator<Item = (Value, Value)>) -> Value {
+        Value::Map(Box::new(entries.into_iter().collect()))
+    }
+
+    /// Whether this is `nil`.
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// Clojure truthiness: everything but `nil` and `false` is true.
+    pub fn is_truthy(&self) -> bool {
+        !matches!(self, Value::Nil | Value::Bool(false))
+    }
+
+    /// The map inside, if this is a map.
+    pub fn as_map(&self) -> Option<&Map> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The map inside, mutably, if this is a map.
+    pub fn as_map_mut(&mut self) -> Option<&mut Map> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The keyword inside, if this is a keyword.
+    pub fn as_keyword(&self) -> Option<Keyword> {
+        match self {
+            Value::Keyword(k) => Some(*k),
+            _ => None,
+        }
+    }
+
+    /// The integer inside, if this is an integer.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The number inside as a float, if this is an integer or a float.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// The string inside, if this is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The elements, if this is a vector or a list.
+    pub fn as_seq(&self) -> Option<&[Value]> {
+        match self {
+            Value::Vector(v) | Value::List(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Looks up `key` in a map; `None` for a missing key or a non-map.
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        self.as_map().and_then(|m| m.get(key))
+    }
+
+    /// A short name for the value's type, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "integer",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::Char(_) => "character",
+            Value::Keyword(_) => "keyword",
+            Value::Symbol(_) => "symbol",
+            Value::Vector(_) => "vector",
+            Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::Map(_) => "map",
+            Value::Tagged(..) => "tagged value",
+        }
+    }
+}
+
+fn float_eq(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Keyword(a), Keyword(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Nil, Nil) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Float(a), Float(b)) => float_eq(*a, *b),
+            (Str(a), Str(b)) => a == b,
+            (Char(a), Char(b)) => a == b,
+            (Symbol(a), Symbol(b)) => a == b,
+            (Vector(a) | List(a), Vector(b) | List(b)) => a == b,
+            (Set(a), Set(b)) => a == b,
+            (Map(a), Map(b)) => a == b,
+            (Tagged(ta, a), Tagged(tb, b)) => ta == tb && a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+fn unordered_hash<'a, I: Iterator<Item = (&'a Value, Option<&'a Value>)>>(items: I) -> u64 {
+    // Maps and sets compare regardless of order, so their hash must not depend on it.
+    items.fold(0u64, |acc, (k, v)| {
+        let mut h = FastHasher::default();
+        k.hash(&mut h);
+        if let Some(v) = v {
+            v.hash(&mut h);
+        }
+        acc.wrapping_add(h.finish())
+    })
+}
+
+impl Hash for Value {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        use Value::*;
+        match self {
+            Keyword(k) => state.write_u64(0x4b00_0000_0000 | u64::from(k.index())),
+            Int(i) => state.write_u64(*i as u64 ^ 0x1000_0000_0000_0000),
+            Nil => state.write_u8(0),
+            Bool(b) => state.write_u8(2 + u8::from(*b)),
+            Float(f) => {
+                let bits = if *f == 0.0 {
+                    0
+                } else if f.is_nan() {
+                    u64::MAX
+                } else {
+                    f.to_bits()
+                };
+                state.write_u64(bits ^ 0x2000_0000_0000_0000);
+            }
+            Str(s) => {
+                state.write_u8(5);
+                state.write(s.as_bytes());
+            }
+            Char(c) => state.write_u64(u64::from(*c) ^ 0x3000_0000_0000_0000),
+            Symbol(s) => state.write_u64(0x5300_0000_0000 | u64::from(s.index())),
+            Vector(v) | List(v) => {
+                state.write_u8(9);
+                state.write_usize(v.len());
+                for x in v {
+                    x.hash(state);
+                }
+            }
+            Set(s) => {
+                state.write_u8(10);
+                state.write_u64(unordered_hash(s.iter().map(|k| (k, None))));
+            }
+            Map(m) => {
+                state.write_u8(11);
+                state.write_u64(unordered_hash(m.iter().map(|(k, v)| (k, Some(v)))));
+            }
+            Tagged(t, v) => {
+                state.write_u64(0x7400_0000_0000 | u64::from(t.index()));
+                v.hash(state);
+            }
+        }
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Int(i)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(f: f64) -> Value {
+        Value::Float(f)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::string(s)
+    }
+}
+
+impl From<Keyword> for Value {
+    fn from(k: Keyword) -> Value {
+        Value::Keyword(k)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(v: Vec<Value>) -> Value {
+        Value::Vector(v)
+    }
+}
+
+impl From<Map> for Value {
+    fn from(m: Map) -> Value {
+        Value::Map(Box::new(m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_and_lists_with_equal_elements_are_equal_and_hash_alike() {
+        let v = Value::Vector(vec![Value::Int(1), Value::keyword("a")]);
+        let l = Value::List(vec![Value::Int(1), Value::keyword("a")]);
+        assert_eq!(v, l);
+        let hash = |x: &Value| {
+            let mut h = FastHasher::default();
+            x.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(hash(&v), hash(&l));
+    }
+
+    #[test]
+    fn integers_never_equal_floats() {
+        assert_ne!(Value::Int(1), Value::Float(1.0));
+        assert_eq!(Value::Float(0.0), Value::Float(-0.0));
+        assert_eq!(Value::Float(f64::NAN), Value::Float(f64::NAN));
+    }
+
+    #[test]
+    fn maps_compare_regardless_of_order() {
+        let a = Value::map_from([(Value::keyword("a"), 1.into()), (Value::keyword("b"), 2.into())]);
+        let b = Value::map_from([(Value::keyword("b"), 2.into()), (Value::keyword("a"), 1.into())]);
+        assert_eq!(a, b);
+        let hash = |x: &Value| {
+            let mut h = FastHasher::default();
+            x.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(hash(&a), hash(&b));
+    }
+
+    #[test]
+    fn truthiness_is_clojures() {
+        assert!(!Value::Nil.is_truthy());
+        assert!(!Value::Bool(false).is_truthy());
+        assert!(Value::Int(0).is_truthy());
+        assert!(Value::string("").is_truthy());
+    }
+}
+
+pub(crate) use path::{map_slot, slot_in, step as path_step};

@@ -1,0 +1,70 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use aido::{Value, read_value};
+
+/// The folder that holds the project's shared material (`../shared`).
+pub fn shared_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")
+}
+
+pub struct Expected {
+    pub status: Value,
+    pub db: Value,
+}
+
+pub struct Case {
+    pub name: String,
+    pub tree: Value,
+    pub db: Value,
+    pub ticks: i64,
+    pub expect: Vec<Expected>,
+}
+
+fn field<'a>(m: &'a Value, key: &str) -> &'a Value {
+    m.get(&Value::keyword(key))
+        .unwrap_or_else(|| panic!("missing {key} in {m}"))
+}
+
+/// The cases of aido's own suite.
+pub fn conformance_cases() -> Vec<Case> {
+    let path = shared_dir().join("conformance/aido-suite.edn");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let suite = read_value(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    suite
+        .as_seq()
+        .expect("the suite is a vector")
+        .iter()
+        .map(|c| Case {
+            name: field(c, "name").as_str().expect("name").to_owned(),
+            tree: field(c, "tree").clone(),
+            db: field(c, "db").clone(),
+            ticks: field(c, "ticks").as_int().expect("ticks"),
+            expect: field(c, "expect")
+                .as_seq()
+                .expect("expect")
+                .iter()
+                .map(|e| Expected {
+                    status: field(e, "status").clone(),
+                    db: field(e, "db").clone(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The db without keys whose namespace is `aido` or starts with `aido.`.
+pub fn without_aido_keys(db: &Value) -> Value {
+    let map = db.as_map().expect("db is a map");
+    Value::map_from(
+        map.iter()
+            .filter(|(k, _)| {
+                !k.as_keyword()
+                    .and_then(|k| k.namespace())
+                    .is_some_and(|ns| ns == "aido" || ns.starts_with("aido."))
+            })
+            .map(|(k, v)| (k.clone(), v.clone())),
+    )
+}
