@@ -174,7 +174,9 @@ fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>) {
 }
 
 fn render_notes(out: &mut String, d: &Diagnostic, pad: &str) {
-    let _ = writeln!(out, "{pad} = node: {}", path_text(&d.path));
+    if d.code != Code::Read {
+        let _ = writeln!(out, "{pad} = node: {}", path_text(&d.path));
+    }
     if let Some(help) = &d.help {
         let _ = writeln!(out, "{pad} = help: {help}");
     }

@@ -169,7 +169,7 @@ impl<'r> Compiler<'r> {
         let children = &items[first_child.min(items.len())..];
 
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        let options = Options::lower(self, node_type.as_deref(), options_value, options_spans, span);
+        let options = Options::lower(self, node_type.as_deref(), options_value, options_spans, head_span.or(span));
         let id = self.node_id(&options, place, span);
         let id_text = id_text(&id);
 

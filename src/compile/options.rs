@@ -15,6 +15,7 @@ pub(crate) const GENERIC_KEYS: &[&str] = &["id"];
 
 pub(crate) struct Options {
     entries: Vec<(Keyword, Opt)>,
+    spans: Vec<(Keyword, Option<Span>)>,
     id: Option<(Value, Option<Span>)>,
 }
 
@@ -28,6 +29,7 @@ impl Options {
     ) -> Options {
         let mut out = Options {
             entries: Vec::new(),
+            spans: Vec::new(),
             id: None,
         };
         let id_key = Keyword::new("id");
@@ -85,6 +87,7 @@ impl Options {
                 },
                 None => None,
             };
+            out.spans.push((key, value_span));
             if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
                 out.entries.push((key, opt));
             }
@@ -121,6 +124,12 @@ impl Options {
             .iter()
             .position(|(k, _)| *k == key)
             .map(|i| self.entries.swap_remove(i).1)
+    }
+
+    /// The span of option `key`'s value, if known.
+    pub(crate) fn span_of(&self, key: &str) -> Option<Span> {
+        let key = Keyword::new(key);
+        self.spans.iter().find(|(k, _)| *k == key).and_then(|(_, s)| *s)
     }
 
     pub(crate) fn explicit_id(&self) -> Option<(&Value, Option<Span>)> {

@@ -122,6 +122,7 @@ impl Builtin {
             B::Loop => Kind::Loop { count: opts.take("count") },
             B::LoopUntilSuccess => Kind::LoopUntilSuccess { count: opts.take("count") },
             B::Parallel => {
+                let at = opts.span_of("how-many").or(span);
                 let how_many = opts.take("how-many");
                 if let Opt::Const(Value::Int(n)) = how_many
                     && n as usize > n_children
@@ -129,7 +130,7 @@ impl Builtin {
                     c.error(
                         Code::BadOptionValue,
                         format!("`:how-many` is {n} but the node has only {n_children} children"),
-                        span,
+                        at,
                     );
                 }
                 Kind::Parallel { mode: opts.take("mode"), how_many }
@@ -140,6 +141,7 @@ impl Builtin {
                 repeat: opts.take_opt("repeat").unwrap_or(Opt::Const(Value::Bool(false))),
             },
             B::WeightedChoice => {
+                let at = opts.span_of("weights").or(span);
                 let weights = opts.take("weights");
                 if let Opt::Const(Value::Vector(ws)) = &weights
                     && ws.len() != n_children
@@ -151,7 +153,7 @@ impl Builtin {
                             ws.len(),
                             if ws.len() == 1 { "" } else { "s" }
                         ),
-                        span,
+                        at,
                     );
                 }
                 Kind::WeightedChoice { weights }
