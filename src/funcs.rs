@@ -56,7 +56,10 @@ impl Num {
         match v {
             Value::Int(i) => Ok(Num::I(*i)),
             Value::Float(f) => Ok(Num::F(*f)),
-            other => Err(format!("expected a number, found {} `{other}`", other.type_name())),
+            other => Err(format!(
+                "expected a number, found {} `{other}`",
+                other.type_name()
+            )),
         }
     }
 
@@ -88,9 +91,16 @@ fn fold(
     Ok(acc.value())
 }
 
-fn step(a: Num, b: Num, int_op: fn(i64, i64) -> Option<i64>, float_op: fn(f64, f64) -> f64) -> Result<Num, String> {
+fn step(
+    a: Num,
+    b: Num,
+    int_op: fn(i64, i64) -> Option<i64>,
+    float_op: fn(f64, f64) -> f64,
+) -> Result<Num, String> {
     match (a, b) {
-        (Num::I(x), Num::I(y)) => int_op(x, y).map(Num::I).ok_or_else(|| "integer overflow".to_owned()),
+        (Num::I(x), Num::I(y)) => int_op(x, y)
+            .map(Num::I)
+            .ok_or_else(|| "integer overflow".to_owned()),
         (x, y) => Ok(Num::F(float_op(x.f(), y.f()))),
     }
 }
@@ -155,7 +165,8 @@ fn extreme(args: &[Value], pick_second: fn(f64, f64) -> bool) -> Result<Value, S
             _ => Some((n, arg)),
         };
     }
-    best.map(|(_, v)| v.clone()).ok_or_else(|| "expected at least one argument".to_owned())
+    best.map(|(_, v)| v.clone())
+        .ok_or_else(|| "expected at least one argument".to_owned())
 }
 
 fn min(_: &mut FnCtx<'_>, args: &[Value]) -> Result<Value, String> {
@@ -205,8 +216,14 @@ mod tests {
     fn call(name: &str, args: &[Value]) -> Result<Value, String> {
         let db = Map::default();
         let mut rng = Rng::new();
-        let mut ctx = FnCtx { db: &db, rng: &mut rng };
-        let body = STANDARD.iter().find(|(n, _, _)| *n == name).map(|(_, _, b)| *b);
+        let mut ctx = FnCtx {
+            db: &db,
+            rng: &mut rng,
+        };
+        let body = STANDARD
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, _, b)| *b);
         body.map_or_else(|| Err("missing".to_owned()), |b| b(&mut ctx, args))
     }
 
@@ -219,19 +236,36 @@ mod tests {
         assert_eq!(call("/", &[i(6), i(3)]), Ok(i(2)));
         assert_eq!(call("/", &[i(1), i(2)]), Ok(Value::Float(0.5)));
         assert_eq!(call("/", &[i(1), i(0)]), Err("division by zero".to_owned()));
-        assert_eq!(call("+", &[i(i64::MAX), i(1)]), Err("integer overflow".to_owned()));
-        assert_eq!(call("max", &[i(1), Value::Float(2.5), i(2)]), Ok(Value::Float(2.5)));
+        assert_eq!(
+            call("+", &[i(i64::MAX), i(1)]),
+            Err("integer overflow".to_owned())
+        );
+        assert_eq!(
+            call("max", &[i(1), Value::Float(2.5), i(2)]),
+            Ok(Value::Float(2.5))
+        );
         assert_eq!(call("dec", &[i(0)]), Ok(i(-1)));
     }
 
     #[test]
     fn str_not_and_equality() {
         assert_eq!(
-            call("str", &[Value::string("a"), Value::keyword("b"), Value::Nil, Value::Int(1)]),
+            call(
+                "str",
+                &[
+                    Value::string("a"),
+                    Value::keyword("b"),
+                    Value::Nil,
+                    Value::Int(1)
+                ]
+            ),
             Ok(Value::string("a:b1"))
         );
         assert_eq!(call("not", &[Value::Nil]), Ok(Value::Bool(true)));
-        assert_eq!(call("=", &[Value::Int(1), Value::Int(1)]), Ok(Value::Bool(true)));
+        assert_eq!(
+            call("=", &[Value::Int(1), Value::Int(1)]),
+            Ok(Value::Bool(true))
+        );
         assert!(call("+", &[Value::string("x")]).is_err());
     }
 }

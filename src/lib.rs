@@ -68,8 +68,8 @@ pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, r
 pub use registry::{Arity, NodeError, NodeType, OptionSpec, OptionType, Registry, RegistryError};
 pub use source::{LineCol, Source, Span, Spans};
 pub use tick::{
-    DEFAULT_STEP_BUDGET, FnCtx, NodeCtx, Status, Tick, TickError, TickOptions, run_tick, run_tick_with,
-    run_tick_with_options,
+    DEFAULT_STEP_BUDGET, FnCtx, NodeCtx, Status, Tick, TickError, TickOptions, run_tick,
+    run_tick_with, run_tick_with_options,
 };
 pub use tree::{NodeId, Tree};
 pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};

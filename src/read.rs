@@ -112,7 +112,8 @@ pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
             });
         }
         Err(_) => {
-            let offset = rest_start + reader.remaining().len() - reader.remaining().trim_start().len();
+            let offset =
+                rest_start + reader.remaining().len() - reader.remaining().trim_start().len();
             return Err(ReadError {
                 kind: ReadErrorKind::TrailingForm,
                 span: Span::new(offset, offset + 1),
@@ -131,7 +132,9 @@ pub fn read_value(text: &str) -> Result<Value, ReadError> {
 /// discarded forms); a real `nil` has the text `nil`.
 fn is_no_form(text: &str, node: &Node<'_>) -> bool {
     matches!(node.kind, NodeKind::Nil)
-        && text.get(node.span.0.ptr..node.span.1.ptr).is_none_or(|s| !s.trim_end().ends_with("nil"))
+        && text
+            .get(node.span.0.ptr..node.span.1.ptr)
+            .is_none_or(|s| !s.trim_end().ends_with("nil"))
 }
 
 fn span_of(node: &Node<'_>) -> Span {
@@ -143,9 +146,7 @@ fn syntax_error(text: &str, e: &EdnError) -> ReadError {
     let next = text.get(at..).and_then(|s| s.chars().next());
     let message = match &e.code {
         Code::InvalidChar => "invalid character literal".to_owned(),
-        Code::InvalidEscape => {
-            r#"invalid escape in string (allowed: \t \r \n \\ \")"#.to_owned()
-        }
+        Code::InvalidEscape => r#"invalid escape in string (allowed: \t \r \n \\ \")"#.to_owned(),
         Code::InvalidKeyword => "invalid keyword".to_owned(),
         Code::InvalidNumber => {
             "invalid number (integers must fit in 64 bits; N and M suffixes are not supported)"
@@ -176,7 +177,15 @@ fn lower(node: &Node<'_>, depth: usize) -> Result<(Value, Spans), ReadError> {
             span,
         });
     }
-    let leaf = |value: Value| Ok((value, Spans { span, children: Vec::new() }));
+    let leaf = |value: Value| {
+        Ok((
+            value,
+            Spans {
+                span,
+                children: Vec::new(),
+            },
+        ))
+    };
     match &node.kind {
         NodeKind::Nil => leaf(Value::Nil),
         NodeKind::Bool(b) => leaf(Value::Bool(*b)),
@@ -243,13 +252,17 @@ fn lower(node: &Node<'_>, depth: usize) -> Result<(Value, Spans), ReadError> {
             let tag_span = Span::new(tag_span.0.ptr, tag_span.1.ptr);
             if tag.starts_with(':') {
                 return Err(ReadError {
-                    kind: ReadErrorKind::Unsupported("namespaced map literals (`#:ns{..}`) are".to_owned()),
+                    kind: ReadErrorKind::Unsupported(
+                        "namespaced map literals (`#:ns{..}`) are".to_owned(),
+                    ),
                     span: tag_span,
                 });
             }
             if !tag.chars().next().is_some_and(char::is_alphabetic) || tag.ends_with('/') {
                 return Err(ReadError {
-                    kind: ReadErrorKind::Syntax(format!("invalid tag `#{tag}`: a tag starts with a letter")),
+                    kind: ReadErrorKind::Syntax(format!(
+                        "invalid tag `#{tag}`: a tag starts with a letter"
+                    )),
                     span: tag_span,
                 });
             }
@@ -310,21 +323,34 @@ mod tests {
 
     #[test]
     fn reads_every_kind_of_value() {
-        let v = read_value(r#"[nil true 1 -2.5 "a\nb" \x :k :ns/k sym (1) #{1} {:a 1} #inst "2020"]"#);
+        let v =
+            read_value(r#"[nil true 1 -2.5 "a\nb" \x :k :ns/k sym (1) #{1} {:a 1} #inst "2020"]"#);
         assert_eq!(
             v.map(|v| v.to_string()).ok(),
-            Some(r#"[nil true 1 -2.5 "a\nb" \x :k :ns/k sym (1) #{1} {:a 1} #inst "2020"]"#.to_owned())
+            Some(
+                r#"[nil true 1 -2.5 "a\nb" \x :k :ns/k sym (1) #{1} {:a 1} #inst "2020"]"#
+                    .to_owned()
+            )
         );
     }
 
     #[test]
     fn rejects_what_a_lax_reader_would_repair() {
         assert!(matches!(err("{:k 1 :j}").kind, ReadErrorKind::Syntax(_)));
-        assert_eq!(err("{:k 1 :k 2}").kind, ReadErrorKind::DuplicateKey(":k".into()));
+        assert_eq!(
+            err("{:k 1 :k 2}").kind,
+            ReadErrorKind::DuplicateKey(":k".into())
+        );
         assert_eq!(err("{:k 1 :k 2}").span, Span::new(6, 8));
-        assert!(matches!(err("99999999999999999999").kind, ReadErrorKind::Syntax(_)));
+        assert!(matches!(
+            err("99999999999999999999").kind,
+            ReadErrorKind::Syntax(_)
+        ));
         assert!(matches!(err(":").kind, ReadErrorKind::Syntax(_)));
-        assert_eq!(err("#{1 1}").kind, ReadErrorKind::DuplicateElement("1".into()));
+        assert_eq!(
+            err("#{1 1}").kind,
+            ReadErrorKind::DuplicateElement("1".into())
+        );
     }
 
     #[test]
@@ -332,7 +358,10 @@ mod tests {
         assert_eq!(err("").kind, ReadErrorKind::Empty);
         assert_eq!(err("  ; only a comment\n").kind, ReadErrorKind::Empty);
         let e = err("[:a] [:b]");
-        assert_eq!((e.kind, e.span), (ReadErrorKind::TrailingForm, Span::new(5, 9)));
+        assert_eq!(
+            (e.kind, e.span),
+            (ReadErrorKind::TrailingForm, Span::new(5, 9))
+        );
     }
 
     #[test]

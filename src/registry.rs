@@ -110,7 +110,9 @@ impl OptionType {
                 other => is_key(other),
             },
             OptionType::Weights => match value {
-                Value::Vector(ws) => ws.iter().all(|w| w.as_f64().is_some_and(|w| w >= 0.0 && w.is_finite())),
+                Value::Vector(ws) => ws
+                    .iter()
+                    .all(|w| w.as_f64().is_some_and(|w| w >= 0.0 && w.is_finite())),
                 _ => false,
             },
             OptionType::Operator => matches!(value, Value::Symbol(s)
@@ -152,7 +154,9 @@ impl fmt::Display for OptionType {
                 let names: Vec<String> = names.iter().map(|n| format!(":{n}")).collect();
                 write!(f, "one of {}", names.join(" "))
             }
-            OptionType::Key => f.write_str("a key (keyword, string or integer) or a vector of keys"),
+            OptionType::Key => {
+                f.write_str("a key (keyword, string or integer) or a vector of keys")
+            }
             OptionType::Weights => f.write_str("a vector of non-negative numbers"),
             OptionType::Operator => f.write_str("one of the symbols = not= < > <= >="),
         }
@@ -324,7 +328,9 @@ pub enum RegistryError {
 impl fmt::Display for RegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RegistryError::Builtin(name) => write!(f, "`{name}` is built in and cannot be replaced"),
+            RegistryError::Builtin(name) => {
+                write!(f, "`{name}` is built in and cannot be replaced")
+            }
         }
     }
 }

@@ -20,8 +20,15 @@ fn mix(mut z: u64) -> u64 {
 enum State {
     /// Not read from the db yet: most ticks never draw.
     Unloaded,
-    Seeded { base: u64, pos: u64, start: u64 },
-    Entropy { base: u64, pos: u64 },
+    Seeded {
+        base: u64,
+        pos: u64,
+        start: u64,
+    },
+    Entropy {
+        base: u64,
+        pos: u64,
+    },
 }
 
 /// A random generator for one tick.

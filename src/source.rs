@@ -89,7 +89,10 @@ impl Source {
     /// The line and column of byte `offset`.
     pub fn line_col(&self, offset: u32) -> LineCol {
         let offset = (offset as usize).min(self.text.len());
-        let line_idx = self.line_starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let line_idx = self
+            .line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
         let start = self.line_starts.get(line_idx).copied().unwrap_or(0);
         let column = self
             .text
@@ -111,7 +114,10 @@ impl Source {
             .line_starts
             .get(line)
             .map_or(self.text.len(), |&next| next - 1);
-        self.text.get(start..end).unwrap_or("").trim_end_matches('\r')
+        self.text
+            .get(start..end)
+            .unwrap_or("")
+            .trim_end_matches('\r')
     }
 }
 

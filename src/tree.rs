@@ -126,27 +126,64 @@ pub(crate) enum Opt {
 pub(crate) enum Kind {
     Selector,
     Sequence,
-    SelectorP { p: Opt },
-    Loop { count: Opt },
-    LoopUntilSuccess { count: Opt },
-    Parallel { mode: Opt, how_many: Opt },
-    Randomly { p: Opt },
+    SelectorP {
+        p: Opt,
+    },
+    Loop {
+        count: Opt,
+    },
+    LoopUntilSuccess {
+        count: Opt,
+    },
+    Parallel {
+        mode: Opt,
+        how_many: Opt,
+    },
+    Randomly {
+        p: Opt,
+    },
     Choose,
-    ChooseEach { repeat: Opt },
-    WeightedChoice { weights: Opt },
+    ChooseEach {
+        repeat: Opt,
+    },
+    WeightedChoice {
+        weights: Opt,
+    },
     Invert,
     Always,
     Never,
     Success,
     Failure,
-    Present { key: KeyPath },
-    Equal { v1: Opt, v2: Opt },
-    Test { key: KeyPath, oper: Operator, val: Opt },
-    Define { key: KeyPath, val: Opt },
-    Inc { key: KeyPath },
-    Dissoc { key: KeyPath },
-    Emit { key: KeyPath, val: Opt },
-    Custom { node_type: Arc<NodeType>, options: Box<[(Keyword, Opt)]> },
+    Present {
+        key: KeyPath,
+    },
+    Equal {
+        v1: Opt,
+        v2: Opt,
+    },
+    Test {
+        key: KeyPath,
+        oper: Operator,
+        val: Opt,
+    },
+    Define {
+        key: KeyPath,
+        val: Opt,
+    },
+    Inc {
+        key: KeyPath,
+    },
+    Dissoc {
+        key: KeyPath,
+    },
+    Emit {
+        key: KeyPath,
+        val: Opt,
+    },
+    Custom {
+        node_type: Arc<NodeType>,
+        options: Box<[(Keyword, Opt)]>,
+    },
 }
 
 /// One node of a compiled tree.
@@ -195,10 +232,17 @@ impl Tree {
         NodeId(0)
     }
 
+    /// Every node, in pre-order (the root first).
+    pub fn iter(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.nodes.len()).map(|i| NodeId(i as u32))
+    }
+
     /// The children of `node`.
     pub fn children(&self, node: NodeId) -> impl Iterator<Item = NodeId> + '_ {
         let (start, end) = self.nodes.get(node.index()).map_or((0, 0), |n| n.children);
-        self.child_ids[start as usize..end as usize].iter().map(|&i| NodeId(i))
+        self.child_ids[start as usize..end as usize]
+            .iter()
+            .map(|&i| NodeId(i))
     }
 
     /// The node type of `node`, e.g. `:selector`.
@@ -242,7 +286,14 @@ impl Tree {
         let Some(n) = self.nodes.get(node as usize) else {
             return;
         };
-        let _ = writeln!(out, "{}{} #{} id={}", "  ".repeat(depth), n.type_name, node, n.id);
+        let _ = writeln!(
+            out,
+            "{}{} #{} id={}",
+            "  ".repeat(depth),
+            n.type_name,
+            node,
+            n.id
+        );
         let (start, end) = n.children;
         for &child in &self.child_ids[start as usize..end as usize] {
             self.outline_node(out, child, depth + 1);

@@ -18,8 +18,6 @@ use crate::source::{Source, Span, Spans};
 use crate::tree::{Node, Tree};
 use crate::value::{Keyword, Value};
 
-
-
 /// Compiles tree data that has no source text (built in Rust or read from a db).
 pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
     Compiler::new(registry, None).run(tree, None)
@@ -93,7 +91,12 @@ impl<'r> Compiler<'r> {
         }
     }
 
-    pub(crate) fn error(&mut self, code: Code, message: String, span: Option<Span>) -> &mut Diagnostic {
+    pub(crate) fn error(
+        &mut self,
+        code: Code,
+        message: String,
+        span: Option<Span>,
+    ) -> &mut Diagnostic {
         let d = Diagnostic::new(code, message).at(span, &self.path);
         self.diags.push(d);
         let last = self.diags.len() - 1;
@@ -104,7 +107,11 @@ impl<'r> Compiler<'r> {
     fn node(&mut self, value: &Value, spans: Option<&Spans>, place: Place<'_>) -> Option<u32> {
         let span = spans.map(|s| s.span);
         if self.path.len() > MAX_DEPTH {
-            self.error(Code::TooDeep, format!("the tree nests more than {MAX_DEPTH} nodes deep"), span);
+            self.error(
+                Code::TooDeep,
+                format!("the tree nests more than {MAX_DEPTH} nodes deep"),
+                span,
+            );
             return None;
         }
         let items = match value {
@@ -146,7 +153,11 @@ impl<'r> Compiler<'r> {
                 None
             }
             None => {
-                self.error(Code::NotANode, "an empty vector is not a node".to_owned(), span);
+                self.error(
+                    Code::NotANode,
+                    "an empty vector is not a node".to_owned(),
+                    span,
+                );
                 return None;
             }
         };
@@ -155,8 +166,12 @@ impl<'r> Compiler<'r> {
             if found.is_none() {
                 let help = did_you_mean(name.as_str(), self.registry.node_type_names())
                     .map(|s| format!("did you mean `:{s}`?"));
-                self.error(Code::UnknownNodeType, format!("unknown node type `{name}`"), head_span)
-                    .help = help;
+                self.error(
+                    Code::UnknownNodeType,
+                    format!("unknown node type `{name}`"),
+                    head_span,
+                )
+                .help = help;
             }
             found
         });
@@ -169,7 +184,13 @@ impl<'r> Compiler<'r> {
         let children = &items[first_child.min(items.len())..];
 
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        let options = Options::lower(self, node_type.as_deref(), options_value, options_spans, head_span.or(span));
+        let options = Options::lower(
+            self,
+            node_type.as_deref(),
+            options_value,
+            options_spans,
+            head_span.or(span),
+        );
         let id = self.node_id(&options, place, span);
         let id_text = id_text(&id);
 
@@ -178,12 +199,7 @@ impl<'r> Compiler<'r> {
         {
             self.error(
                 Code::Arity,
-                format!(
-                    "`{}` takes {}, found {}",
-                    nt.name,
-                    nt.arity,
-                    children.len()
-                ),
+                format!("`{}` takes {}, found {}", nt.name, nt.arity, children.len()),
                 head_span.or(span),
             );
         }
@@ -236,14 +252,21 @@ impl<'r> Compiler<'r> {
         let (id, id_span) = match options.explicit_id() {
             Some((id, id_span)) => (id.clone(), id_span.or(span)),
             None if place.parent == u32::MAX => (Value::string("0"), span),
-            None => (Value::string(&format!("{}.{}", place.parent_id, place.index)), span),
+            None => (
+                Value::string(&format!("{}.{}", place.parent_id, place.index)),
+                span,
+            ),
         };
         if let Some(first) = self.ids.get(&id).copied() {
             let at = match (first, &self.source) {
                 (Some(s), Some(src)) => format!(" (first used at {})", src.line_col(s.start)),
                 _ => String::new(),
             };
-            self.error(Code::DuplicateId, format!("duplicate node id {id}{at}"), id_span);
+            self.error(
+                Code::DuplicateId,
+                format!("duplicate node id {id}{at}"),
+                id_span,
+            );
         } else {
             self.ids.insert(id.clone(), id_span);
         }

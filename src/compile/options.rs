@@ -40,7 +40,11 @@ impl Options {
             let Value::Keyword(key) = key else {
                 c.error(
                     Code::UnknownOption,
-                    format!("option keys are keywords, found {} `{}`", key.type_name(), short(key)),
+                    format!(
+                        "option keys are keywords, found {} `{}`",
+                        key.type_name(),
+                        short(key)
+                    ),
                     key_span,
                 );
                 continue;
@@ -74,11 +78,15 @@ impl Options {
                             .iter()
                             .map(|o| o.key.as_str())
                             .chain(GENERIC_KEYS.iter().copied());
-                        let help = did_you_mean(key.as_str(), known).map(|s| format!("did you mean `:{s}`?"));
+                        let help = did_you_mean(key.as_str(), known)
+                            .map(|s| format!("did you mean `:{s}`?"));
                         let accepted = accepted_keys(nt);
                         c.error(
                             Code::UnknownOption,
-                            format!("`{}` has no option `{key}` (it accepts {accepted})", nt.name),
+                            format!(
+                                "`{}` has no option `{key}` (it accepts {accepted})",
+                                nt.name
+                            ),
                             key_span,
                         )
                         .help = help;
@@ -99,7 +107,10 @@ impl Options {
                 {
                     c.error(
                         Code::MissingOption,
-                        format!("`{}` needs the option `{}` ({})", nt.name, spec.key, spec.ty),
+                        format!(
+                            "`{}` needs the option `{}` ({})",
+                            nt.name, spec.key, spec.ty
+                        ),
                         node_span,
                     );
                 }
@@ -129,7 +140,10 @@ impl Options {
     /// The span of option `key`'s value, if known.
     pub(crate) fn span_of(&self, key: &str) -> Option<Span> {
         let key = Keyword::new(key);
-        self.spans.iter().find(|(k, _)| *k == key).and_then(|(_, s)| *s)
+        self.spans
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, s)| *s)
     }
 
     pub(crate) fn explicit_id(&self) -> Option<(&Value, Option<Span>)> {
@@ -193,7 +207,11 @@ fn lower_value(
 }
 
 /// Lowers `[:aido/db k ..]` or `[:aido/fn f args..]`.
-pub(crate) fn lower_dynamic(c: &mut Compiler<'_>, value: &Value, spans: Option<&Spans>) -> Option<Opt> {
+pub(crate) fn lower_dynamic(
+    c: &mut Compiler<'_>,
+    value: &Value,
+    spans: Option<&Spans>,
+) -> Option<Opt> {
     let span = spans.map(|s| s.span);
     let head = dynamic_head(value)?;
     let items = value.as_seq().unwrap_or(&[]);
@@ -207,7 +225,9 @@ pub(crate) fn lower_dynamic(c: &mut Compiler<'_>, value: &Value, spans: Option<&
                 );
                 return None;
             }
-            Some(Opt::Db(KeyPath::from_value(&Value::Vector(items[1..].to_vec()))))
+            Some(Opt::Db(KeyPath::from_value(&Value::Vector(
+                items[1..].to_vec(),
+            ))))
         }
         "fn" => {
             let name_span = spans.and_then(|s| s.child(1)).map(|s| s.span);
@@ -238,13 +258,21 @@ pub(crate) fn lower_dynamic(c: &mut Compiler<'_>, value: &Value, spans: Option<&
             let Some(function) = c.registry.lookup_function(name).cloned() else {
                 let help = did_you_mean(name.as_str(), c.registry.function_names())
                     .map(|s| format!("did you mean `{s}`?"));
-                c.error(Code::UnknownFunction, format!("unknown function `{}`", name.as_str()), name_span)
-                    .help = help;
+                c.error(
+                    Code::UnknownFunction,
+                    format!("unknown function `{}`", name.as_str()),
+                    name_span,
+                )
+                .help = help;
                 return None;
             };
             let arg_values = &items[2..];
             if !function.arity.allows(arg_values.len()) {
-                let arity = function.arity.to_string().replace("children", "arguments").replace("child", "argument");
+                let arity = function
+                    .arity
+                    .to_string()
+                    .replace("children", "arguments")
+                    .replace("child", "argument");
                 c.error(
                     Code::BadDynamic,
                     format!(
@@ -271,7 +299,8 @@ pub(crate) fn lower_dynamic(c: &mut Compiler<'_>, value: &Value, spans: Option<&
             ok.then(|| Opt::Call(function, args.into_boxed_slice()))
         }
         _ => {
-            let help = did_you_mean(head.as_str(), ["aido/fn", "aido/db"]).map(|s| format!("did you mean `:{s}`?"));
+            let help = did_you_mean(head.as_str(), ["aido/fn", "aido/db"])
+                .map(|s| format!("did you mean `:{s}`?"));
             c.error(
                 Code::BadDynamic,
                 format!("unknown dynamic option `{head}`: use `[:aido/fn f args..]` or `[:aido/db key ..]`"),

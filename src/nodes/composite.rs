@@ -33,7 +33,13 @@ impl Engine<'_> {
 
     /// `:loop` (`keep_going` = Success: stops at the first status that is not
     /// Success) and `:loop-until-success` (`keep_going` = Failure).
-    pub(super) fn repeat(&mut self, id: u32, count: &Opt, kids: &[u32], keep_going: Status) -> Status {
+    pub(super) fn repeat(
+        &mut self,
+        id: u32,
+        count: &Opt,
+        kids: &[u32],
+        keep_going: Status,
+    ) -> Status {
         let count = match self.opt_as(id, "count", count, as_count, "a non-negative integer") {
             Ok(n) => n,
             Err(status) => return status,
@@ -65,10 +71,11 @@ impl Engine<'_> {
             Ok(m) => m,
             Err(status) => return status,
         };
-        let how_many = match self.opt_as(id, "how-many", how_many, as_count, "a non-negative integer") {
-            Ok(n) => n,
-            Err(status) => return status,
-        };
+        let how_many =
+            match self.opt_as(id, "how-many", how_many, as_count, "a non-negative integer") {
+                Ok(n) => n,
+                Err(status) => return status,
+            };
         let (mut succeeded, mut failed) = (0u64, 0u64);
         for &child in kids {
             match self.tick(child) {

@@ -135,7 +135,10 @@ impl Engine<'_> {
                     *slot = Value::Int(1);
                     return Status::Success;
                 }
-                other => format!("cannot increment {key}: it holds {} `{other}`", other.type_name()),
+                other => format!(
+                    "cannot increment {key}: it holds {} `{other}`",
+                    other.type_name()
+                ),
             },
             Err(e) => format!("cannot write {key}: {e}"),
         };
@@ -158,7 +161,10 @@ impl Engine<'_> {
                     *slot = Value::Vector(vec![value]);
                     return Status::Success;
                 }
-                other => format!("cannot append to {key}: it holds {} `{other}`", other.type_name()),
+                other => format!(
+                    "cannot append to {key}: it holds {} `{other}`",
+                    other.type_name()
+                ),
             },
             Err(e) => format!("cannot write {key}: {e}"),
         };
@@ -172,10 +178,23 @@ mod tests {
 
     #[test]
     fn operators_compare_numbers_across_int_and_float() {
-        assert_eq!(Operator::Lt.apply(&Value::Int(1), &Value::Float(1.5)), Ok(true));
+        assert_eq!(
+            Operator::Lt.apply(&Value::Int(1), &Value::Float(1.5)),
+            Ok(true)
+        );
         assert_eq!(Operator::Ge.apply(&Value::Int(2), &Value::Int(2)), Ok(true));
-        assert_eq!(Operator::Gt.apply(&Value::Float(f64::NAN), &Value::Int(0)), Ok(false));
-        assert!(Operator::Lt.apply(&Value::string("a"), &Value::Int(1)).is_err());
-        assert_eq!(Operator::NotEq.apply(&Value::string("a"), &Value::Int(1)), Ok(true));
+        assert_eq!(
+            Operator::Gt.apply(&Value::Float(f64::NAN), &Value::Int(0)),
+            Ok(false)
+        );
+        assert!(
+            Operator::Lt
+                .apply(&Value::string("a"), &Value::Int(1))
+                .is_err()
+        );
+        assert_eq!(
+            Operator::NotEq.apply(&Value::string("a"), &Value::Int(1)),
+            Ok(true)
+        );
     }
 }

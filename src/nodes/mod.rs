@@ -67,28 +67,56 @@ pub(crate) fn builtin_types() -> Vec<NodeType> {
         NodeType::builtin(
             "parallel",
             some(),
-            &[("mode", T::OneOf(&["success", "failure"]), true), ("how-many", T::Count, true)],
+            &[
+                ("mode", T::OneOf(&["success", "failure"]), true),
+                ("how-many", T::Count, true),
+            ],
             B::Parallel,
         ),
         NodeType::builtin("randomly", Arity::OneOf(vec![1, 2]), &[p], B::Randomly),
         NodeType::builtin("choose", some(), &[], B::Choose),
-        NodeType::builtin("choose-each", some(), &[("repeat", T::Bool, false)], B::ChooseEach),
-        NodeType::builtin("weighted-choice", some(), &[("weights", T::Weights, true)], B::WeightedChoice),
+        NodeType::builtin(
+            "choose-each",
+            some(),
+            &[("repeat", T::Bool, false)],
+            B::ChooseEach,
+        ),
+        NodeType::builtin(
+            "weighted-choice",
+            some(),
+            &[("weights", T::Weights, true)],
+            B::WeightedChoice,
+        ),
         NodeType::builtin("invert", one(), &[], B::Invert),
         NodeType::builtin("always", one(), &[], B::Always),
         NodeType::builtin("never", one(), &[], B::Never),
         NodeType::builtin("success", leaf(), &[], B::Success),
         NodeType::builtin("failure", leaf(), &[], B::Failure),
         NodeType::builtin("present?", leaf(), &[KEY], B::Present),
-        NodeType::builtin("equal?", leaf(), &[("v1", T::Any, true), ("v2", T::Any, true)], B::Equal),
+        NodeType::builtin(
+            "equal?",
+            leaf(),
+            &[("v1", T::Any, true), ("v2", T::Any, true)],
+            B::Equal,
+        ),
         NodeType::builtin(
             "test?",
             leaf(),
             &[KEY, ("oper", T::Operator, true), ("val", T::Any, true)],
             B::Test,
         ),
-        NodeType::builtin("less-than?", leaf(), &[KEY, ("val", T::Number, true)], B::LessThan),
-        NodeType::builtin("greater-than?", leaf(), &[KEY, ("val", T::Number, true)], B::GreaterThan),
+        NodeType::builtin(
+            "less-than?",
+            leaf(),
+            &[KEY, ("val", T::Number, true)],
+            B::LessThan,
+        ),
+        NodeType::builtin(
+            "greater-than?",
+            leaf(),
+            &[KEY, ("val", T::Number, true)],
+            B::GreaterThan,
+        ),
         NodeType::builtin("define!", leaf(), &[KEY, ("val", T::Any, true)], B::Define),
         NodeType::builtin("inc!", leaf(), &[KEY], B::Inc),
         NodeType::builtin("counter!", leaf(), &[KEY], B::Counter),
@@ -119,8 +147,12 @@ impl Builtin {
             B::Selector => Kind::Selector,
             B::Sequence => Kind::Sequence,
             B::SelectorP => Kind::SelectorP { p: opts.take("p") },
-            B::Loop => Kind::Loop { count: opts.take("count") },
-            B::LoopUntilSuccess => Kind::LoopUntilSuccess { count: opts.take("count") },
+            B::Loop => Kind::Loop {
+                count: opts.take("count"),
+            },
+            B::LoopUntilSuccess => Kind::LoopUntilSuccess {
+                count: opts.take("count"),
+            },
             B::Parallel => {
                 let at = opts.span_of("how-many").or(span);
                 let how_many = opts.take("how-many");
@@ -133,12 +165,17 @@ impl Builtin {
                         at,
                     );
                 }
-                Kind::Parallel { mode: opts.take("mode"), how_many }
+                Kind::Parallel {
+                    mode: opts.take("mode"),
+                    how_many,
+                }
             }
             B::Randomly => Kind::Randomly { p: opts.take("p") },
             B::Choose => Kind::Choose,
             B::ChooseEach => Kind::ChooseEach {
-                repeat: opts.take_opt("repeat").unwrap_or(Opt::Const(Value::Bool(false))),
+                repeat: opts
+                    .take_opt("repeat")
+                    .unwrap_or(Opt::Const(Value::Bool(false))),
             },
             B::WeightedChoice => {
                 let at = opts.span_of("weights").or(span);
@@ -163,14 +200,25 @@ impl Builtin {
             B::Never => Kind::Never,
             B::Success => Kind::Success,
             B::Failure => Kind::Failure,
-            B::Present => Kind::Present { key: key_path(opts.take("key")) },
-            B::Equal => Kind::Equal { v1: opts.take("v1"), v2: opts.take("v2") },
+            B::Present => Kind::Present {
+                key: key_path(opts.take("key")),
+            },
+            B::Equal => Kind::Equal {
+                v1: opts.take("v1"),
+                v2: opts.take("v2"),
+            },
             B::Test => {
                 let oper = match opts.take("oper") {
-                    Opt::Const(Value::Symbol(s)) => Operator::parse(s.as_str()).unwrap_or(Operator::Eq),
+                    Opt::Const(Value::Symbol(s)) => {
+                        Operator::parse(s.as_str()).unwrap_or(Operator::Eq)
+                    }
                     _ => Operator::Eq,
                 };
-                Kind::Test { key: key_path(opts.take("key")), oper, val: opts.take("val") }
+                Kind::Test {
+                    key: key_path(opts.take("key")),
+                    oper,
+                    val: opts.take("val"),
+                }
             }
             B::LessThan => Kind::Test {
                 key: key_path(opts.take("key")),
@@ -182,10 +230,20 @@ impl Builtin {
                 oper: Operator::Gt,
                 val: opts.take("val"),
             },
-            B::Define => Kind::Define { key: key_path(opts.take("key")), val: opts.take("val") },
-            B::Inc | B::Counter => Kind::Inc { key: key_path(opts.take("key")) },
-            B::Dissoc => Kind::Dissoc { key: key_path(opts.take("key")) },
-            B::Emit => Kind::Emit { key: key_path(opts.take("key")), val: opts.take("val") },
+            B::Define => Kind::Define {
+                key: key_path(opts.take("key")),
+                val: opts.take("val"),
+            },
+            B::Inc | B::Counter => Kind::Inc {
+                key: key_path(opts.take("key")),
+            },
+            B::Dissoc => Kind::Dissoc {
+                key: key_path(opts.take("key")),
+            },
+            B::Emit => Kind::Emit {
+                key: key_path(opts.take("key")),
+                val: opts.take("val"),
+            },
         })
     }
 }
@@ -196,7 +254,10 @@ impl Engine<'_> {
         self.steps += 1;
         if self.steps > self.budget {
             let budget = self.budget;
-            return self.fail(id, format!("step budget exceeded ({budget} node visits in one tick)"));
+            return self.fail(
+                id,
+                format!("step budget exceeded ({budget} node visits in one tick)"),
+            );
         }
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
@@ -246,7 +307,10 @@ impl Engine<'_> {
             return self.fail(id, "built-in node type lowered as custom");
         };
         let result = {
-            let mut ctx = NodeCtx { engine: self, node: id };
+            let mut ctx = NodeCtx {
+                engine: self,
+                node: id,
+            };
             catch_unwind(AssertUnwindSafe(|| f(&mut ctx)))
         };
         if let Some(e) = self.rng.error.take() {
@@ -283,7 +347,11 @@ impl Engine<'_> {
         match convert(&value) {
             Some(x) => Ok(x),
             None => {
-                let msg = format!("`:{name}` expected {expected}, found {} `{}`", value.type_name(), value);
+                let msg = format!(
+                    "`:{name}` expected {expected}, found {} `{}`",
+                    value.type_name(),
+                    value
+                );
                 Err(self.fail(id, msg))
             }
         }

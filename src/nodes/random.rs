@@ -14,7 +14,9 @@ impl Engine<'_> {
     }
 
     fn draw_below(&mut self, id: u32, n: usize) -> Result<usize, Status> {
-        self.random_below(n as u64).map(|i| i as usize).map_err(|e| self.fail(id, e))
+        self.random_below(n as u64)
+            .map(|i| i as usize)
+            .map_err(|e| self.fail(id, e))
     }
 
     pub(super) fn selector_p(&mut self, id: u32, p: &Opt, kids: &[u32]) -> Status {
@@ -132,9 +134,15 @@ impl Engine<'_> {
 }
 
 fn read_pool(memory: &Value, n: usize) -> Option<Vec<usize>> {
-    let pool = memory.get(&Value::Keyword(Keyword::new("pool")))?.as_seq()?;
+    let pool = memory
+        .get(&Value::Keyword(Keyword::new("pool")))?
+        .as_seq()?;
     pool.iter()
-        .map(|v| v.as_int().and_then(|i| usize::try_from(i).ok()).filter(|i| *i < n))
+        .map(|v| {
+            v.as_int()
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|i| *i < n)
+        })
         .collect()
 }
 

@@ -51,7 +51,9 @@ impl NodeCtx<'_, '_> {
         let engine = &mut *self.engine;
         let value = eval(opt, &engine.db, &mut engine.rng).map_err(NodeError)?;
         if let Some(spec) = node_type.options.iter().find(|o| o.key == key) {
-            spec.ty.check(&value).map_err(|e| NodeError(format!("option `{key}` {e}")))?;
+            spec.ty
+                .check(&value)
+                .map_err(|e| NodeError(format!("option `{key}` {e}")))?;
         }
         Ok(Some(match value {
             Cow::Borrowed(v) => v.clone(),
@@ -92,7 +94,11 @@ impl NodeCtx<'_, '_> {
 
     /// A random integer in `[0, n)`; 0 when `n` is 0.
     pub fn random_below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.engine.rng.below(&self.engine.db, n) }
+        if n == 0 {
+            0
+        } else {
+            self.engine.rng.below(&self.engine.db, n)
+        }
     }
 }
 
@@ -116,6 +122,10 @@ impl FnCtx<'_> {
 
     /// A random integer in `[0, n)`; 0 when `n` is 0.
     pub fn random_below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.rng.below(self.db, n) }
+        if n == 0 {
+            0
+        } else {
+            self.rng.below(self.db, n)
+        }
     }
 }

@@ -101,7 +101,11 @@ impl TickError {
 
 impl fmt::Display for TickError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (node {} `{}`", self.message, self.node, self.node_type)?;
+        write!(
+            f,
+            "{} (node {} `{}`",
+            self.message, self.node, self.node_type
+        )?;
         if let Some(at) = self.location {
             write!(f, " at {at}")?;
         }
@@ -172,7 +176,9 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
         other => {
             let error = TickError {
                 node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
-                node_type: tree.node_type(tree.root()).unwrap_or_else(|| Keyword::new("aido/invalid")),
+                node_type: tree
+                    .node_type(tree.root())
+                    .unwrap_or_else(|| Keyword::new("aido/invalid")),
                 path: Vec::new(),
                 span: None,
                 location: None,
@@ -200,8 +206,18 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
         rng: Rng::new(),
         error: None,
     };
-    let status = if tree.is_empty() { Status::Success } else { engine.tick(0) };
-    let Engine { mut db, rng, error, steps, .. } = engine;
+    let status = if tree.is_empty() {
+        Status::Success
+    } else {
+        engine.tick(0)
+    };
+    let Engine {
+        mut db,
+        rng,
+        error,
+        steps,
+        ..
+    } = engine;
     rng.store(&mut db);
     if options.locals.is_some() {
         db.shift_remove(&Value::Keyword(kw::LOCALS));
@@ -211,7 +227,11 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
     }
     Tick {
         db: Value::Map(db),
-        status: if error.is_some() { Status::Error } else { status },
+        status: if error.is_some() {
+            Status::Error
+        } else {
+            status
+        },
         error,
         steps,
     }
@@ -268,7 +288,10 @@ impl<'t> Engine<'t> {
                     *slot = Value::map();
                 }
                 let Value::Map(memory) = slot else {
-                    return Err(format!("`:aido/memory` must be a map, found a {}", slot.type_name()));
+                    return Err(format!(
+                        "`:aido/memory` must be a map, found a {}",
+                        slot.type_name()
+                    ));
                 };
                 *crate::value::map_slot(memory, id) = state;
             }

@@ -191,7 +191,10 @@ mod tests {
             (Value::keyword("hunger"), Value::Int(0)),
             (Value::keyword("action"), Value::keyword("eat")),
             (Value::keyword("name"), Value::string("Ann")),
-            (Value::keyword("xs"), Value::Vector(vec![Value::Float(1.5), Value::Nil])),
+            (
+                Value::keyword("xs"),
+                Value::Vector(vec![Value::Float(1.5), Value::Nil]),
+            ),
         ]);
         let json = db.to_json();
         assert_eq!(
@@ -204,6 +207,9 @@ mod tests {
     #[test]
     fn keys_that_are_not_keyword_names_stay_strings() {
         let v = Value::from_json(serde_json::json!({"two words": 1})).ok();
-        assert_eq!(v.map(|v| v.to_string()), Some(r#"{"two words" 1}"#.to_owned()));
+        assert_eq!(
+            v.map(|v| v.to_string()),
+            Some(r#"{"two words" 1}"#.to_owned())
+        );
     }
 }

@@ -15,8 +15,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 pub use hash::{FastBuildHasher, FastHasher};
-pub use intern::{Keyword, Symbol};
 pub(crate) use intern::kw;
+pub use intern::{Keyword, Symbol};
 pub use path::PathError;
 
 /// An insertion-ordered map of values (the db is one of these).
@@ -334,8 +334,14 @@ mod tests {
 
     #[test]
     fn maps_compare_regardless_of_order() {
-        let a = Value::map_from([(Value::keyword("a"), 1.into()), (Value::keyword("b"), 2.into())]);
-        let b = Value::map_from([(Value::keyword("b"), 2.into()), (Value::keyword("a"), 1.into())]);
+        let a = Value::map_from([
+            (Value::keyword("a"), 1.into()),
+            (Value::keyword("b"), 2.into()),
+        ]);
+        let b = Value::map_from([
+            (Value::keyword("b"), 2.into()),
+            (Value::keyword("a"), 1.into()),
+        ]);
         assert_eq!(a, b);
         let hash = |x: &Value| {
             let mut h = FastHasher::default();

@@ -31,10 +31,16 @@ impl fmt::Display for PathError {
         match self {
             PathError::Empty => f.write_str("empty key path"),
             PathError::NotAssociative { depth, found } => {
-                write!(f, "cannot write into a {found} at depth {depth} of the key path")
+                write!(
+                    f,
+                    "cannot write into a {found} at depth {depth} of the key path"
+                )
             }
             PathError::BadIndex { depth, key } => {
-                write!(f, "key {key} at depth {depth} is not a valid index into the vector there")
+                write!(
+                    f,
+                    "key {key} at depth {depth} is not a valid index into the vector there"
+                )
             }
         }
     }
@@ -207,7 +213,10 @@ mod tests {
         assert_eq!(v.to_string(), "[0 9]");
         assert_eq!(
             v.assoc_in(&[Value::Int(5)], Value::Nil),
-            Err(PathError::BadIndex { depth: 0, key: Value::Int(5) })
+            Err(PathError::BadIndex {
+                depth: 0,
+                key: Value::Int(5)
+            })
         );
     }
 
@@ -216,14 +225,21 @@ mod tests {
         let mut db = Value::map_from([(kw("a"), Value::Int(1))]);
         assert_eq!(
             db.assoc_in(&[kw("a"), kw("b")], Value::Nil),
-            Err(PathError::NotAssociative { depth: 1, found: "integer" })
+            Err(PathError::NotAssociative {
+                depth: 1,
+                found: "integer"
+            })
         );
         assert_eq!(db.to_string(), "{:a 1}");
     }
 
     #[test]
     fn dissoc_in_removes_and_keeps_order() {
-        let mut db = Value::map_from([(kw("a"), Value::Int(1)), (kw("b"), Value::Int(2)), (kw("c"), Value::Int(3))]);
+        let mut db = Value::map_from([
+            (kw("a"), Value::Int(1)),
+            (kw("b"), Value::Int(2)),
+            (kw("c"), Value::Int(3)),
+        ]);
         assert_eq!(db.dissoc_in(&[kw("b")]), Ok(Some(Value::Int(2))));
         assert_eq!(db.dissoc_in(&[kw("zz"), kw("q")]), Ok(None));
         assert_eq!(db.to_string(), "{:a 1, :c 3}");

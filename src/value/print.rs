@@ -99,9 +99,16 @@ mod tests {
             (Value::keyword("status"), Value::keyword("success")),
             (
                 Value::keyword("xs"),
-                Value::Vector(vec![Value::Float(1.0), Value::string("a\"b"), Value::Char(' ')]),
+                Value::Vector(vec![
+                    Value::Float(1.0),
+                    Value::string("a\"b"),
+                    Value::Char(' '),
+                ]),
             ),
         ]);
-        assert_eq!(v.to_string(), r#"{:tick 1, :status :success, :xs [1.0 "a\"b" \space]}"#);
+        assert_eq!(
+            v.to_string(),
+            r#"{:tick 1, :status :success, :xs [1.0 "a\"b" \space]}"#
+        );
     }
 }
