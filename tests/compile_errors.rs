@@ -21,15 +21,29 @@ fn check(src: &str, expected: &[(Code, usize, usize, &str)]) {
     assert_eq!(got.len(), expected.len(), "diagnostics: {got:#?}");
     for (g, e) in got.iter().zip(expected) {
         assert_eq!((g.0, g.1, g.2), (e.0, e.1, e.2), "for {:?}", g.3);
-        assert!(g.3.contains(e.3), "message {:?} should contain {:?}", g.3, e.3);
+        assert!(
+            g.3.contains(e.3),
+            "message {:?} should contain {:?}",
+            g.3,
+            e.3
+        );
     }
 }
 
 #[test]
 fn a_node_must_be_a_vector_headed_by_a_keyword() {
-    check("[:sequence 42]", &[(Code::NotANode, 1, 12, "found integer `42`")]);
-    check("[:sequence (:success)]", &[(Code::NotANode, 1, 12, "not a list")]);
-    check("[[:success]]", &[(Code::NotANode, 1, 2, "starts with its type keyword")]);
+    check(
+        "[:sequence 42]",
+        &[(Code::NotANode, 1, 12, "found integer `42`")],
+    );
+    check(
+        "[:sequence (:success)]",
+        &[(Code::NotANode, 1, 12, "not a list")],
+    );
+    check(
+        "[[:success]]",
+        &[(Code::NotANode, 1, 2, "starts with its type keyword")],
+    );
     check("[:sequence []]", &[(Code::NotANode, 1, 12, "empty vector")]);
 }
 
@@ -37,13 +51,27 @@ fn a_node_must_be_a_vector_headed_by_a_keyword() {
 fn unknown_node_types_suggest_the_nearest_name() {
     let diags = compile_str("t.edn", "[:selecter [:success]]", &Registry::new()).unwrap_err();
     assert_eq!(diags.items[0].code, Code::UnknownNodeType);
-    assert_eq!(diags.items[0].help.as_deref(), Some("did you mean `:selector`?"));
-    check("[:sequence\n  [:succes]]", &[(Code::UnknownNodeType, 2, 4, "unknown node type `:succes`")]);
+    assert_eq!(
+        diags.items[0].help.as_deref(),
+        Some("did you mean `:selector`?")
+    );
+    check(
+        "[:sequence\n  [:succes]]",
+        &[(Code::UnknownNodeType, 2, 4, "unknown node type `:succes`")],
+    );
 }
 
 #[test]
 fn required_options_as_in_aido() {
-    check("[:loop [:success]]", &[(Code::MissingOption, 1, 2, "`:loop` needs the option `:count`")]);
+    check(
+        "[:loop [:success]]",
+        &[(
+            Code::MissingOption,
+            1,
+            2,
+            "`:loop` needs the option `:count`",
+        )],
+    );
     check(
         "[:loop-until-success [:success]]",
         &[(Code::MissingOption, 1, 2, "needs the option `:count`")],
@@ -55,24 +83,46 @@ fn required_options_as_in_aido() {
             (Code::MissingOption, 1, 2, "needs the option `:how-many`"),
         ],
     );
-    check("[:randomly [:success]]", &[(Code::MissingOption, 1, 2, "needs the option `:p`")]);
-    check("[:selector-p [:success]]", &[(Code::MissingOption, 1, 2, "needs the option `:p`")]);
+    check(
+        "[:randomly [:success]]",
+        &[(Code::MissingOption, 1, 2, "needs the option `:p`")],
+    );
+    check(
+        "[:selector-p [:success]]",
+        &[(Code::MissingOption, 1, 2, "needs the option `:p`")],
+    );
 }
 
 #[test]
 fn unknown_option_keys_are_errors_with_a_suggestion() {
-    let diags = compile_str("t.edn", "[:loop {:cout 3 :count 1} [:success]]", &Registry::new()).unwrap_err();
+    let diags = compile_str(
+        "t.edn",
+        "[:loop {:cout 3 :count 1} [:success]]",
+        &Registry::new(),
+    )
+    .unwrap_err();
     assert_eq!(diags.items.len(), 1);
     assert_eq!(diags.items[0].code, Code::UnknownOption);
-    assert_eq!(diags.items[0].help.as_deref(), Some("did you mean `:count`?"));
-    check("[:success {:cnt 1}]", &[(Code::UnknownOption, 1, 12, "has no option `:cnt`")]);
+    assert_eq!(
+        diags.items[0].help.as_deref(),
+        Some("did you mean `:count`?")
+    );
+    check(
+        "[:success {:cnt 1}]",
+        &[(Code::UnknownOption, 1, 12, "has no option `:cnt`")],
+    );
 }
 
 #[test]
 fn constant_options_are_checked_for_type_and_range() {
     check(
         "[:loop {:count -1} [:success]]",
-        &[(Code::BadOptionValue, 1, 16, "expected a non-negative integer, found integer `-1`")],
+        &[(
+            Code::BadOptionValue,
+            1,
+            16,
+            "expected a non-negative integer, found integer `-1`",
+        )],
     );
     check(
         "[:loop {:count \"3\"} [:success]]",
@@ -84,7 +134,12 @@ fn constant_options_are_checked_for_type_and_range() {
     );
     check(
         "[:weighted-choice {:weights [1 2]} [:success] [:failure] [:success]]",
-        &[(Code::BadOptionValue, 1, 29, "has 2 weights but the node has 3 children")],
+        &[(
+            Code::BadOptionValue,
+            1,
+            29,
+            "has 2 weights but the node has 3 children",
+        )],
     );
     check(
         "[:weighted-choice {:weights [1 -2]} [:success] [:failure]]",
@@ -92,20 +147,37 @@ fn constant_options_are_checked_for_type_and_range() {
     );
     check(
         "[:parallel {:mode :success :how-many 3} [:success] [:success]]",
-        &[(Code::BadOptionValue, 1, 38, "`:how-many` is 3 but the node has only 2 children")],
+        &[(
+            Code::BadOptionValue,
+            1,
+            38,
+            "`:how-many` is 3 but the node has only 2 children",
+        )],
     );
-    check("[:test? {:key :a :oper =< :val 1}]", &[(Code::BadOptionValue, 1, 24, "one of the symbols")]);
+    check(
+        "[:test? {:key :a :oper =< :val 1}]",
+        &[(Code::BadOptionValue, 1, 24, "one of the symbols")],
+    );
 }
 
 #[test]
 fn child_counts_are_checked_against_the_arity() {
-    check("[:invert]", &[(Code::Arity, 1, 2, "takes exactly 1 child, found 0")]);
-    check("[:success [:failure]]", &[(Code::Arity, 1, 2, "takes no children, found 1")]);
+    check(
+        "[:invert]",
+        &[(Code::Arity, 1, 2, "takes exactly 1 child, found 0")],
+    );
+    check(
+        "[:success [:failure]]",
+        &[(Code::Arity, 1, 2, "takes no children, found 1")],
+    );
     check(
         "[:randomly {:p 0.5} [:success] [:failure] [:success]]",
         &[(Code::Arity, 1, 2, "takes 1 or 2 children, found 3")],
     );
-    check("[:selector]", &[(Code::Arity, 1, 2, "takes at least 1 child, found 0")]);
+    check(
+        "[:selector]",
+        &[(Code::Arity, 1, 2, "takes at least 1 child, found 0")],
+    );
 }
 
 #[test]
@@ -114,14 +186,22 @@ fn dynamic_options_and_ids_are_checked() {
         "[:loop {:count [:aido/fn rnad 5]} [:success]]",
         &[(Code::UnknownFunction, 1, 26, "unknown function `rnad`")],
     );
-    check("[:loop {:count [:aido/db]} [:success]]", &[(Code::BadDynamic, 1, 16, "needs a key path")]);
+    check(
+        "[:loop {:count [:aido/db]} [:success]]",
+        &[(Code::BadDynamic, 1, 16, "needs a key path")],
+    );
     check(
         "[:loop {:count [:aido/fn rand-int]} [:success]]",
         &[(Code::BadDynamic, 1, 16, "takes exactly 1 argument, given 0")],
     );
     check(
         "[:selector [:success {:id :a}]\n [:failure {:id :a}]]",
-        &[(Code::DuplicateId, 2, 17, "duplicate node id :a (first used at 1:27)")],
+        &[(
+            Code::DuplicateId,
+            2,
+            17,
+            "duplicate node id :a (first used at 1:27)",
+        )],
     );
     check(
         "[:present? {:key [:aido/db :k]}]",
@@ -131,9 +211,18 @@ fn dynamic_options_and_ids_are_checked() {
 
 #[test]
 fn reading_errors_are_diagnostics_too() {
-    check("[:selector\n [:sequence {:k 1 :j}]", &[(Code::Read, 2, 21, "a map needs a value for every key")]);
-    check("[:success]\n[:failure]", &[(Code::Read, 2, 1, "more than one form")]);
-    check("[:define! {:key :a :key :b}]", &[(Code::Read, 1, 20, "duplicate map key :key")]);
+    check(
+        "[:selector\n [:sequence {:k 1 :j}]",
+        &[(Code::Read, 2, 21, "a map needs a value for every key")],
+    );
+    check(
+        "[:success]\n[:failure]",
+        &[(Code::Read, 2, 1, "more than one form")],
+    );
+    check(
+        "[:define! {:key :a :key :b}]",
+        &[(Code::Read, 1, 20, "duplicate map key :key")],
+    );
 }
 
 #[test]
