@@ -1,5 +1,163 @@
-//! Subcommands of the `aido` tool.
+//! Subcommands of the `aido` tool: parse the arguments, call the library,
+//! render the results and turn the outcome into an exit code.
+//!
+//! Exit codes: 0 when all went well, 1 when a tree has compile errors, 2 for
+//! bad arguments and for files that cannot be read or are malformed. Every
+//! failure is one line on stderr, `aido: <what>: <why>`, except compile errors,
+//! which are rendered rustc-style.
 
-pub(crate) fn run(_args: &[std::ffi::OsString]) -> i32 {
-    0
+mod args;
+mod check;
+mod load;
+mod run;
+mod save;
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+
+/// The overview printed by `aido --help`.
+const USAGE: &str = "\
+aido: behaviour trees written as EDN data
+
+usage:
+  aido check FILE...        compile each tree and report every problem
+  aido run TREE [options]   tick a tree and print the db after every tick
+  aido help [COMMAND]       print this help, or a command's help
+  aido --version            print the version
+
+run options:
+  --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
+                   (default: an empty map)
+  --ticks N        how many ticks to run (default 1)
+  --seed S         seed the random generator with the integer S
+  --inputs INPUTS  an EDN vector; element i (a map or nil) is merged into the db
+                   before tick i+1
+  --save OUT       write the final db to OUT (JSON if OUT ends in .json, else EDN)
+  --format F       print each tick as `edn` (default) or `json`
+
+exit status: 0 ok, 1 the tree has compile errors, 2 bad arguments or input files
+";
+
+/// Why a subcommand stopped early.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The command line is wrong: the reason, then the command's usage line.
+    Usage {
+        /// One line saying what is wrong.
+        reason: String,
+        /// The usage line of the subcommand concerned.
+        usage: &'static str,
+    },
+    /// An input is unusable: printed as `aido: <what>: <why>`.
+    Input {
+        /// The path or flag concerned, e.g. `db.edn:3:7` or `--ticks`.
+        what: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The tree has compile errors, rendered rustc-style.
+    Compile(String),
+    /// Writing to stdout failed.
+    Stdout(io::Error),
+}
+
+impl Failure {
+    pub(crate) fn input(what: impl Into<String>, why: impl Into<String>) -> Failure {
+        Failure::Input {
+            what: what.into(),
+            why: why.into(),
+        }
+    }
+
+    pub(crate) fn usage(reason: impl Into<String>, usage: &'static str) -> Failure {
+        Failure::Usage {
+            reason: reason.into(),
+            usage,
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    /// Only stdout is written through `?`: files report their own errors.
+    fn from(e: io::Error) -> Failure {
+        Failure::Stdout(e)
+    }
+}
+
+/// Runs the command line `args` (without the program name) and returns the exit code.
+pub(crate) fn run(args: &[OsString]) -> i32 {
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = dispatch(args, &mut out);
+    // Flush before reporting, so that the lines printed so far come first.
+    let result = result.and_then(|code| out.flush().map(|()| code).map_err(Failure::Stdout));
+    match result {
+        Ok(code) => code,
+        Err(failure) => report(failure),
+    }
+}
+
+fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
+    let Some(first) = args.first() else {
+        return Err(Failure::usage("no command given", "aido COMMAND ..."));
+    };
+    let rest = &args[1..];
+    match first.to_str() {
+        Some("check") => check::main(rest, out),
+        Some("run") => run::main(rest, out),
+        Some("help" | "--help" | "-h") => help(rest, out),
+        Some("--version" | "-V") => {
+            writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
+            Ok(0)
+        }
+        Some(flag) if flag.starts_with('-') => Err(Failure::usage(
+            format!("unknown flag `{flag}`"),
+            "aido COMMAND ...",
+        )),
+        _ => Err(Failure::usage(
+            format!("unknown command `{}`", first.to_string_lossy()),
+            "aido COMMAND ...",
+        )),
+    }
+}
+
+/// `aido help [COMMAND]`: the overview, or one command's usage.
+fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
+    let text = match rest.first().and_then(|c| c.to_str()) {
+        None => USAGE,
+        Some("check") => check::USAGE,
+        Some("run") => run::USAGE,
+        Some(other) => {
+            return Err(Failure::usage(
+                format!("no help for unknown command `{other}`"),
+                "aido help [COMMAND]",
+            ));
+        }
+    };
+    write!(out, "{text}")?;
+    if !text.ends_with('\n') {
+        writeln!(out)?;
+    }
+    Ok(0)
+}
+
+/// Prints `failure` on stderr and returns its exit code.
+fn report(failure: Failure) -> i32 {
+    let mut err = io::stderr().lock();
+    // Nothing useful can be done if stderr itself is closed.
+    let (code, _) = match failure {
+        Failure::Usage { reason, usage } => (
+            2,
+            writeln!(
+                err,
+                "aido: {reason}\nusage: {usage}\nFor more, run `aido --help`."
+            ),
+        ),
+        Failure::Input { what, why } => (2, writeln!(err, "aido: {what}: {why}")),
+        Failure::Compile(rendered) => (1, write!(err, "{rendered}")),
+        // The reader went away (`aido run ... | head`): stop quietly.
+        Failure::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe => (0, Ok(())),
+        Failure::Stdout(e) => (2, writeln!(err, "aido: stdout: {}", load::io_reason(&e))),
+    };
+    code
 }

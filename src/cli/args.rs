@@ -1,0 +1,144 @@
+//! A small hand-written flag parser: positional arguments and `--flag VALUE`
+//! (or `--flag=VALUE`) pairs, in any order, with `--` ending the flags.
+
+use std::ffi::{OsStr, OsString};
+
+use super::Failure;
+
+/// What one subcommand accepts.
+pub(crate) struct Spec {
+    /// The subcommand's usage line, shown after a command-line mistake.
+    pub(crate) usage: &'static str,
+    /// The flags that take a value, e.g. `"--ticks"`.
+    pub(crate) value_flags: &'static [&'static str],
+}
+
+/// A parsed command line.
+#[derive(Debug, Default)]
+pub(crate) struct Parsed {
+    /// The arguments that are not flags, in order.
+    pub(crate) positional: Vec<OsString>,
+    /// Each flag given with its value, in order.
+    values: Vec<(&'static str, OsString)>,
+    /// Whether `--help` or `-h` was given.
+    pub(crate) help: bool,
+}
+
+impl Parsed {
+    /// The value given for `flag`, if it was given.
+    pub(crate) fn value(&self, flag: &str) -> Option<&OsStr> {
+        self.values
+            .iter()
+            .find(|(f, _)| *f == flag)
+            .map(|(_, v)| v.as_os_str())
+    }
+
+    /// The value given for `flag` as text; a value that is not UTF-8 is an error.
+    pub(crate) fn text(&self, flag: &str) -> Result<Option<&str>, Failure> {
+        match self.value(flag) {
+            None => Ok(None),
+            Some(v) => v.to_str().map(Some).ok_or_else(|| {
+                Failure::input(
+                    flag,
+                    format!("`{}` is not valid UTF-8", v.to_string_lossy()),
+                )
+            }),
+        }
+    }
+}
+
+/// Parses `args` against `spec`. Unknown flags, a flag without a value and a
+/// flag given twice are errors.
+pub(crate) fn parse(args: &[OsString], spec: &Spec) -> Result<Parsed, Failure> {
+    let mut parsed = Parsed::default();
+    let mut iter = args.iter();
+    let mut flags_done = false;
+    while let Some(arg) = iter.next() {
+        let text = arg.to_str().unwrap_or("");
+        if flags_done || !text.starts_with('-') || text == "-" {
+            parsed.positional.push(arg.clone());
+            continue;
+        }
+        if text == "--" {
+            flags_done = true;
+            continue;
+        }
+        if text == "--help" || text == "-h" {
+            parsed.help = true;
+            continue;
+        }
+        let (name, inline) = match text.split_once('=') {
+            Some((name, value)) => (name, Some(OsString::from(value))),
+            None => (text, None),
+        };
+        let Some(&flag) = spec.value_flags.iter().find(|f| **f == name) else {
+            return Err(Failure::usage(format!("unknown flag `{name}`"), spec.usage));
+        };
+        let value = match inline {
+            Some(value) => value,
+            // A following flag is not taken as the value: `--db --ticks 3` is a mistake.
+            None => match iter.next() {
+                Some(next) if !next.to_str().is_some_and(|s| s.starts_with("--")) => next.clone(),
+                _ => {
+                    return Err(Failure::usage(
+                        format!("`{flag}` needs a value"),
+                        spec.usage,
+                    ));
+                }
+            },
+        };
+        if parsed.value(flag).is_some() {
+            return Err(Failure::usage(
+                format!("`{flag}` given more than once"),
+                spec.usage,
+            ));
+        }
+        parsed.values.push((flag, value));
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: Spec = Spec {
+        usage: "t [--n N] ARG",
+        value_flags: &["--n"],
+    };
+
+    fn args(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    fn reason(result: Result<Parsed, Failure>) -> String {
+        match result {
+            Err(Failure::Usage { reason, .. }) => reason,
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_and_positionals_mix_in_any_order() {
+        let p = parse(&args(&["a", "--n", "3", "b", "--", "--n"]), &SPEC).unwrap();
+        assert_eq!(p.positional, args(&["a", "b", "--n"]));
+        assert_eq!(p.text("--n").unwrap(), Some("3"));
+        let p = parse(&args(&["--n=-4", "-"]), &SPEC).unwrap();
+        assert_eq!(p.text("--n").unwrap(), Some("-4"));
+        assert_eq!(p.positional, args(&["-"]));
+    }
+
+    #[test]
+    fn mistakes_are_reported() {
+        assert_eq!(reason(parse(&args(&["--x"]), &SPEC)), "unknown flag `--x`");
+        assert_eq!(reason(parse(&args(&["--n"]), &SPEC)), "`--n` needs a value");
+        assert_eq!(
+            reason(parse(&args(&["--n", "--help"]), &SPEC)),
+            "`--n` needs a value"
+        );
+        assert_eq!(
+            reason(parse(&args(&["--n", "1", "--n=2"]), &SPEC)),
+            "`--n` given more than once"
+        );
+    }
+}

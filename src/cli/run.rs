@@ -1,0 +1,239 @@
+//! `aido run TREE [options]`: tick a tree and print the db after every tick.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use aido::{Map, Registry, Tick, Value, compile_document, run_tick};
+
+use super::Failure;
+use super::args::{self, Parsed, Spec};
+use super::load::{EdnFile, a_type, name, read_db, read_edn, read_tree};
+use super::save::save_db;
+
+pub(crate) const USAGE: &str = "\
+usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json]
+
+Ticks TREE N times, each tick starting from the db the previous one left,
+and prints one line per tick: {:tick 1, :status :success, :db {...}}.
+
+options:
+  --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
+                   (default: an empty map)
+  --ticks N        how many ticks to run, a positive integer (default 1)
+  --seed S         put the integer S under :aido/seed before the first tick, so
+                   that random nodes draw a fresh, reproducible stream
+  --inputs INPUTS  an EDN vector; element i (a map or nil) is merged into the db
+                   before tick i+1; elements past the last tick are ignored
+  --save OUT       write the final db to OUT atomically (JSON if OUT ends in .json,
+                   else EDN)
+  --format F       print each tick as `edn` (default) or as a line of `json`
+
+exit status: 0 every tick ran (whatever its status), 1 the tree has compile
+errors, 2 bad arguments or an unreadable or malformed file";
+
+const SPEC: Spec = Spec {
+    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json]",
+    value_flags: &[
+        "--db", "--ticks", "--seed", "--inputs", "--save", "--format",
+    ],
+};
+
+/// How each tick is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Edn,
+    Json,
+}
+
+/// The checked settings of one run.
+#[derive(Debug)]
+struct Config {
+    tree: PathBuf,
+    db: Option<PathBuf>,
+    ticks: u64,
+    seed: Option<i64>,
+    inputs: Option<PathBuf>,
+    save: Option<PathBuf>,
+    format: Format,
+}
+
+impl Config {
+    fn from_args(parsed: &Parsed) -> Result<Config, Failure> {
+        let tree = match parsed.positional.as_slice() {
+            [tree] => PathBuf::from(tree),
+            [] => return Err(Failure::usage("no TREE given", SPEC.usage)),
+            [_, extra, ..] => {
+                return Err(Failure::usage(
+                    format!(
+                        "unexpected argument `{}`: run takes one TREE",
+                        extra.to_string_lossy()
+                    ),
+                    SPEC.usage,
+                ));
+            }
+        };
+        let ticks = match parsed.text("--ticks")? {
+            None => 1,
+            Some(text) => match text.parse::<i64>() {
+                Ok(n) if n > 0 => n.unsigned_abs(),
+                _ => {
+                    return Err(Failure::input(
+                        "--ticks",
+                        format!("expected a positive integer, got `{text}`"),
+                    ));
+                }
+            },
+        };
+        let seed = match parsed.text("--seed")? {
+            None => None,
+            Some(text) => Some(text.parse::<i64>().map_err(|_| {
+                Failure::input("--seed", format!("expected an integer, got `{text}`"))
+            })?),
+        };
+        let format = match parsed.text("--format")? {
+            None | Some("edn") => Format::Edn,
+            Some("json") => Format::Json,
+            Some(other) => {
+                return Err(Failure::input(
+                    "--format",
+                    format!("expected `edn` or `json`, got `{other}`"),
+                ));
+            }
+        };
+        let path = |flag: &str| parsed.value(flag).map(PathBuf::from);
+        Ok(Config {
+            tree,
+            db: path("--db"),
+            ticks,
+            seed,
+            inputs: path("--inputs"),
+            save: path("--save"),
+            format,
+        })
+    }
+}
+
+pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
+    let parsed = args::parse(args, &SPEC)?;
+    if parsed.help {
+        writeln!(out, "{USAGE}")?;
+        return Ok(0);
+    }
+    let config = Config::from_args(&parsed)?;
+
+    // Every file is read and checked before the first tick, so a bad one prints nothing.
+    let doc = read_tree(&config.tree)?;
+    let tree = compile_document(&doc, &Registry::new())
+        .map_err(|diags| Failure::Compile(diags.render()))?;
+    let mut db = match &config.db {
+        Some(path) => read_db(path)?,
+        None => Value::map(),
+    };
+    let inputs = match &config.inputs {
+        Some(path) => read_inputs(path, config.ticks)?,
+        None => Vec::new(),
+    };
+    if let Some(seed) = config.seed {
+        seed_db(&mut db, seed);
+    }
+
+    for n in 1..=config.ticks {
+        let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));
+        if let Some(Some(input)) = input {
+            merge(&mut db, input);
+        }
+        let tick = run_tick(db, &tree);
+        if let Some(error) = &tick.error {
+            out.flush()?;
+            let _ = writeln!(
+                io::stderr(),
+                "aido: {}: tick {n} ended in error: {error}",
+                name(&config.tree)
+            );
+        }
+        db = print_tick(out, n, tick, config.format)?;
+    }
+
+    if let Some(path) = &config.save {
+        save_db(path, &db)?;
+    }
+    Ok(0)
+}
+
+/// Prints one tick's line and hands back its db.
+fn print_tick(out: &mut dyn Write, n: u64, tick: Tick, format: Format) -> Result<Value, Failure> {
+    let Tick { db, status, .. } = tick;
+    let db_key = Value::keyword("db");
+    let mut line = Map::default();
+    line.insert(
+        Value::keyword("tick"),
+        Value::Int(i64::try_from(n).unwrap_or(i64::MAX)),
+    );
+    line.insert(Value::keyword("status"), status.to_value());
+    line.insert(db_key.clone(), db);
+    let line = Value::Map(Box::new(line));
+    match format {
+        Format::Edn => writeln!(out, "{line}")?,
+        Format::Json => writeln!(out, "{}", line.to_json())?,
+    }
+    let Value::Map(mut line) = line else {
+        return Ok(Value::map());
+    };
+    Ok(line.shift_remove(&db_key).unwrap_or_else(Value::map))
+}
+
+/// Seeds the random generator: a new seed starts a fresh stream, so any
+/// position saved from an earlier seed is dropped.
+fn seed_db(db: &mut Value, seed: i64) {
+    if let Some(map) = db.as_map_mut() {
+        map.insert(Value::keyword("aido/seed"), Value::Int(seed));
+        map.shift_remove(&Value::keyword("aido/rng-pos"));
+    }
+}
+
+/// Merges an input into the db, key by key.
+fn merge(db: &mut Value, input: &Map) {
+    if let Some(map) = db.as_map_mut() {
+        for (key, value) in input {
+            map.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+/// Reads the inputs file: a vector whose elements (maps or nils) are merged
+/// into the db before each tick. Elements past the last tick are not checked.
+fn read_inputs(path: &Path, ticks: u64) -> Result<Vec<Option<Map>>, Failure> {
+    let file = read_edn(path)?;
+    let EdnFile { value, spans, .. } = &file;
+    let Value::Vector(items) = value else {
+        return Err(Failure::input(
+            name(path),
+            format!(
+                "the inputs must be a vector of maps or nils, found {}",
+                a_type(value)
+            ),
+        ));
+    };
+    let used = usize::try_from(ticks).unwrap_or(usize::MAX);
+    items
+        .iter()
+        .take(used)
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::Nil => Ok(None),
+            Value::Map(map) => Ok(Some(map.as_ref().clone())),
+            other => {
+                let place = spans.child(i).map_or_else(|| name(path), |s| file.place(s));
+                Err(Failure::input(
+                    place,
+                    format!(
+                        "input {i} (merged before tick {}) must be a map or nil, found {}",
+                        i + 1,
+                        a_type(other)
+                    ),
+                ))
+            }
+        })
+        .collect()
+}
