@@ -10,8 +10,10 @@ use crate::value::{Keyword, Value};
 use std::sync::Arc;
 
 type Body = fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String>;
+/// A standard function: its name, its arity and its body.
+type Entry = (&'static str, fn() -> Arity, Body);
 
-const STANDARD: &[(&str, fn() -> Arity, Body)] = &[
+const STANDARD: &[Entry] = &[
     ("rand", || Arity::OneOf(vec![0, 1]), rand),
     ("rand-int", || Arity::Exactly(1), rand_int),
     ("+", || Arity::Any, add),

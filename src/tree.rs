@@ -7,6 +7,7 @@
 
 use std::fmt::{self, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use crate::nodes::data::Operator;
 use crate::registry::{Function, NodeType};
@@ -24,29 +25,78 @@ impl NodeId {
     }
 }
 
+/// Where a keyword key was last found in a db: an inline cache.
+///
+/// Agents that share a tree usually have dbs of the same shape, so a key
+/// tends to sit at the same position in every db. Checking that position
+/// first turns most look-ups into one comparison. The hint is only ever a
+/// guess (relaxed atomics, so a tree stays `Sync`); a wrong one costs a search.
+#[derive(Debug, Default)]
+pub(crate) struct SlotHint(AtomicU32);
+
+impl Clone for SlotHint {
+    fn clone(&self) -> SlotHint {
+        SlotHint(AtomicU32::new(self.0.load(Relaxed)))
+    }
+}
+
+impl SlotHint {
+    #[inline(always)]
+    fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
+        let hint = self.0.load(Relaxed) as usize;
+        if let Some((Value::Keyword(k), _)) = db.get_index(hint)
+            && *k == key
+        {
+            return Some(hint);
+        }
+        let found = crate::value::find(db, &Value::Keyword(key));
+        if let Some(i) = found {
+            self.0.store(u32::try_from(i).unwrap_or(0), Relaxed);
+        }
+        found
+    }
+}
+
 /// A db key or key path, resolved at compile time.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) enum KeyPath {
+    /// A single keyword key, the usual case.
+    Kw(Keyword, SlotHint),
+    /// A single key of another type.
     One(Value),
+    /// A path of two or more keys.
     Path(Box<[Value]>),
 }
 
 impl KeyPath {
     pub(crate) fn from_value(v: &Value) -> KeyPath {
         match v {
-            Value::Vector(path) if path.len() == 1 => KeyPath::One(path[0].clone()),
+            Value::Vector(path) if path.len() == 1 => KeyPath::from_value(&path[0]),
             Value::Vector(path) => KeyPath::Path(path.clone().into_boxed_slice()),
+            Value::Keyword(k) => KeyPath::Kw(*k, SlotHint::default()),
             other => KeyPath::One(other.clone()),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         match self {
-            KeyPath::One(k) => db.get(k),
+            KeyPath::Kw(k, hint) => hint
+                .find(db, *k)
+                .and_then(|i| db.get_index(i))
+                .map(|(_, v)| v),
+            _ => self.get_slow(db),
+        }
+    }
+
+    #[inline(never)]
+    fn get_slow<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        match self {
+            KeyPath::Kw(k, _) => crate::value::map_get(db, &Value::Keyword(*k)),
+            KeyPath::One(k) => crate::value::map_get(db, k),
             KeyPath::Path(path) => {
                 let (first, rest) = path.split_first()?;
-                let mut here = db.get(first)?;
+                let mut here = crate::value::map_get(db, first)?;
                 for key in rest {
                     here = crate::value::path_step(here, key)?;
                 }
@@ -56,9 +106,20 @@ impl KeyPath {
     }
 
     /// The slot at this path, inserted as nil if missing.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn slot<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
+        if let KeyPath::Kw(k, hint) = self
+            && let Some(i) = hint.find(db, *k)
+        {
+            return db.get_index_mut(i).map(|(_, v)| v).ok_or(PathError::Empty);
+        }
+        self.slot_slow(db)
+    }
+
+    #[inline(never)]
+    fn slot_slow<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
         match self {
+            KeyPath::Kw(k, _) => Ok(crate::value::map_slot(db, &Value::Keyword(*k))),
             KeyPath::One(k) => Ok(crate::value::map_slot(db, k)),
             KeyPath::Path(path) => {
                 let (first, rest) = path.split_first().ok_or(PathError::Empty)?;
@@ -74,6 +135,10 @@ impl KeyPath {
 
     pub(crate) fn remove(&self, db: &mut Map) -> Result<(), PathError> {
         match self {
+            KeyPath::Kw(k, _) => {
+                db.shift_remove(&Value::Keyword(*k));
+                Ok(())
+            }
             KeyPath::One(k) => {
                 db.shift_remove(k);
                 Ok(())
@@ -96,6 +161,7 @@ impl KeyPath {
 impl fmt::Display for KeyPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            KeyPath::Kw(k, _) => write!(f, "{k}"),
             KeyPath::One(k) => write!(f, "{k}"),
             KeyPath::Path(p) => {
                 f.write_char('[')?;
@@ -212,6 +278,14 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// The child indices of `node`.
+    #[inline]
+    pub(crate) fn children_of(&self, node: &Node) -> &[u32] {
+        self.child_ids
+            .get(node.children.0 as usize..node.children.1 as usize)
+            .unwrap_or(&[])
+    }
+
     /// How many nodes the tree has.
     pub fn len(&self) -> usize {
         self.nodes.len()

@@ -1,5 +1,6 @@
 //! Compile errors: every problem of a file at once, each with its code,
 //! message, line and column; rendered diagnostics are snapshot-tested.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 use aido::{Code, Registry, compile, compile_str, read_value};
 

@@ -1,5 +1,6 @@
 //! The behaviour of every node type, tick by tick, including how Running and
 //! Error travel up the tree.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 use aido::{
     Arity, NodeType, OptionType, Registry, Status, Tick, TickOptions, Tree, Value, compile_str,

@@ -56,6 +56,7 @@ impl Engine<'_> {
     /// Ticks every child; Running counts as succeeded. With `:mode :success`
     /// it succeeds when at least `:how-many` children succeeded, else fails;
     /// with `:mode :failure` it fails when at least `:how-many` failed, else succeeds.
+    #[inline(never)]
     pub(super) fn parallel(&mut self, id: u32, mode: &Opt, how_many: &Opt, kids: &[u32]) -> Status {
         let count_failures = match self.opt_as(
             id,

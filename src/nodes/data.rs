@@ -44,7 +44,18 @@ impl Operator {
     }
 
     /// `lhs OP rhs`; ordering operators need two numbers.
+    #[inline]
     fn apply(self, lhs: &Value, rhs: &Value) -> Result<bool, String> {
+        if let (Value::Int(a), Value::Int(b)) = (lhs, rhs) {
+            return Ok(match self {
+                Operator::Eq => a == b,
+                Operator::NotEq => a != b,
+                Operator::Lt => a < b,
+                Operator::Gt => a > b,
+                Operator::Le => a <= b,
+                Operator::Ge => a >= b,
+            });
+        }
         let ordering = match self {
             Operator::Eq => return Ok(lhs == rhs),
             Operator::NotEq => return Ok(lhs != rhs),
@@ -78,6 +89,7 @@ impl Operator {
 }
 
 impl Engine<'_> {
+    #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
         let result = eval(v1, &self.db, &mut self.rng)
             .and_then(|a| eval(v2, &self.db, &mut self.rng).map(|b| a == b));
@@ -92,9 +104,12 @@ impl Engine<'_> {
         let Some(lhs) = key.get(&self.db) else {
             return Status::Failure;
         };
-        let result = match eval(val, &self.db, &mut self.rng) {
-            Ok(rhs) => oper.apply(lhs, &rhs),
-            Err(e) => Err(e),
+        let result = match val {
+            Opt::Const(rhs) => oper.apply(lhs, rhs),
+            _ => match eval(val, &self.db, &mut self.rng) {
+                Ok(rhs) => oper.apply(lhs, &rhs),
+                Err(e) => Err(e),
+            },
         };
         match result {
             Ok(holds) => Status::from_bool(holds),
@@ -103,9 +118,12 @@ impl Engine<'_> {
     }
 
     pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
-        let value = match eval(val, &self.db, &mut self.rng) {
-            Ok(v) => v.into_owned(),
-            Err(e) => return self.fail(id, e),
+        let value = match val {
+            Opt::Const(v) => v.clone(),
+            _ => match eval(val, &self.db, &mut self.rng) {
+                Ok(v) => v.into_owned(),
+                Err(e) => return self.fail(id, e),
+            },
         };
         match key.slot(&mut self.db) {
             Ok(slot) => {
@@ -146,6 +164,7 @@ impl Engine<'_> {
     }
 
     /// Appends `val` to the vector at `key`, creating it.
+    #[inline(never)]
     pub(super) fn emit(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match eval(val, &self.db, &mut self.rng) {
             Ok(v) => v.into_owned(),

@@ -61,8 +61,8 @@ pub(crate) fn builtin_types() -> Vec<NodeType> {
     vec![
         NodeType::builtin("selector", some(), &[], B::Selector),
         NodeType::builtin("sequence", some(), &[], B::Sequence),
-        NodeType::builtin("selector-p", some(), &[p.clone()], B::SelectorP),
-        NodeType::builtin("loop", one(), &[count.clone()], B::Loop),
+        NodeType::builtin("selector-p", some(), std::slice::from_ref(&p), B::SelectorP),
+        NodeType::builtin("loop", one(), std::slice::from_ref(&count), B::Loop),
         NodeType::builtin("loop-until-success", one(), &[count], B::LoopUntilSuccess),
         NodeType::builtin(
             "parallel",
@@ -261,28 +261,29 @@ impl Engine<'_> {
         }
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
-        let kids = &tree.child_ids[node.children.0 as usize..node.children.1 as usize];
+        // Only composites look at their children: leaves skip the slicing.
+        let kids = || tree.children_of(node);
         match &node.kind {
-            Kind::Selector => self.selector(kids),
-            Kind::Sequence => self.sequence(kids),
-            Kind::SelectorP { p } => self.selector_p(id, p, kids),
-            Kind::Loop { count } => self.repeat(id, count, kids, Status::Success),
-            Kind::LoopUntilSuccess { count } => self.repeat(id, count, kids, Status::Failure),
-            Kind::Parallel { mode, how_many } => self.parallel(id, mode, how_many, kids),
-            Kind::Randomly { p } => self.randomly(id, p, kids),
-            Kind::Choose => self.choose(id, kids),
-            Kind::ChooseEach { repeat } => self.choose_each(id, repeat, kids),
-            Kind::WeightedChoice { weights } => self.weighted_choice(id, weights, kids),
-            Kind::Invert => match self.tick(kids[0]) {
+            Kind::Selector => self.selector(kids()),
+            Kind::Sequence => self.sequence(kids()),
+            Kind::SelectorP { p } => self.selector_p(id, p, kids()),
+            Kind::Loop { count } => self.repeat(id, count, kids(), Status::Success),
+            Kind::LoopUntilSuccess { count } => self.repeat(id, count, kids(), Status::Failure),
+            Kind::Parallel { mode, how_many } => self.parallel(id, mode, how_many, kids()),
+            Kind::Randomly { p } => self.randomly(id, p, kids()),
+            Kind::Choose => self.choose(id, kids()),
+            Kind::ChooseEach { repeat } => self.choose_each(id, repeat, kids()),
+            Kind::WeightedChoice { weights } => self.weighted_choice(id, weights, kids()),
+            Kind::Invert => match self.tick(kids()[0]) {
                 Status::Success => Status::Failure,
                 Status::Failure => Status::Success,
                 other => other,
             },
-            Kind::Always => match self.tick(kids[0]) {
+            Kind::Always => match self.tick(kids()[0]) {
                 Status::Failure => Status::Success,
                 other => other,
             },
-            Kind::Never => match self.tick(kids[0]) {
+            Kind::Never => match self.tick(kids()[0]) {
                 Status::Success => Status::Failure,
                 other => other,
             },
@@ -302,6 +303,7 @@ impl Engine<'_> {
         }
     }
 
+    #[inline(never)]
     fn custom(&mut self, id: u32, imp: &Imp) -> Status {
         let Imp::Custom(f) = imp else {
             return self.fail(id, "built-in node type lowered as custom");
@@ -329,14 +331,21 @@ impl Engine<'_> {
     }
 
     /// Resolves `opt`, converting its value with `convert`; any problem is an Error at `id`.
+    #[inline]
     pub(crate) fn opt_as<T>(
         &mut self,
         id: u32,
         name: &str,
         opt: &Opt,
-        convert: impl FnOnce(&Value) -> Option<T>,
+        convert: impl Fn(&Value) -> Option<T>,
         expected: &str,
     ) -> Result<T, Status> {
+        // Constants were checked by the compiler: convert them without a detour.
+        if let Opt::Const(v) = opt
+            && let Some(x) = convert(v)
+        {
+            return Ok(x);
+        }
         let value = match eval(opt, &self.db, &mut self.rng) {
             Ok(v) => v,
             Err(e) => {

@@ -19,6 +19,7 @@ impl Engine<'_> {
             .map_err(|e| self.fail(id, e))
     }
 
+    #[inline(never)]
     pub(super) fn selector_p(&mut self, id: u32, p: &Opt, kids: &[u32]) -> Status {
         let p = match self.opt_as(id, "p", p, as_probability, "a number from 0 to 1") {
             Ok(p) => p,
@@ -39,6 +40,7 @@ impl Engine<'_> {
 
     /// One child: tick it with probability p, else fail. Two children: the
     /// first with probability p, else the second.
+    #[inline(never)]
     pub(super) fn randomly(&mut self, id: u32, p: &Opt, kids: &[u32]) -> Status {
         let p = match self.opt_as(id, "p", p, as_probability, "a number from 0 to 1") {
             Ok(p) => p,
@@ -54,6 +56,7 @@ impl Engine<'_> {
         }
     }
 
+    #[inline(never)]
     pub(super) fn choose(&mut self, id: u32, kids: &[u32]) -> Status {
         match self.draw_below(id, kids.len()) {
             Ok(i) => self.tick(kids[i]),
@@ -64,6 +67,7 @@ impl Engine<'_> {
     /// Every child once per round, in random order. The children not yet
     /// chosen this round are kept in node memory as `{:pool [i ..]}` (child
     /// indices); a node with no memory is at the start of a round.
+    #[inline(never)]
     pub(super) fn choose_each(&mut self, id: u32, repeat: &Opt, kids: &[u32]) -> Status {
         let repeat = match self.opt_as(id, "repeat", repeat, as_bool, "true or false") {
             Ok(r) => r,
@@ -104,6 +108,7 @@ impl Engine<'_> {
         self.tick(kids[pick])
     }
 
+    #[inline(never)]
     pub(super) fn weighted_choice(&mut self, id: u32, weights: &Opt, kids: &[u32]) -> Status {
         let n = kids.len();
         let expected = format!("a vector of {n} non-negative numbers");

@@ -123,8 +123,9 @@ pub struct Tick {
     pub db: Value,
     /// The root's status.
     pub status: Status,
-    /// Why the tick ended in Error, if it did.
-    pub error: Option<TickError>,
+    /// Why the tick ended in Error, if it did (boxed: ticks that succeed
+    /// should not pay for moving an error around).
+    pub error: Option<Box<TickError>>,
     /// How many node visits the tick made.
     pub steps: u64,
 }
@@ -187,13 +188,13 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
             return Tick {
                 db: other,
                 status: Status::Error,
-                error: Some(error),
+                error: Some(Box::new(error)),
                 steps: 0,
             };
         }
     };
-    if !map.is_empty() {
-        map.shift_remove(&Value::Keyword(kw::ERROR));
+    if let Some(i) = crate::value::find(&map, &Value::Keyword(kw::ERROR)) {
+        map.shift_remove_index(i);
     }
     if let Some(locals) = &options.locals {
         map.insert(Value::Keyword(kw::LOCALS), locals.clone());
@@ -244,18 +245,19 @@ pub(crate) struct Engine<'t> {
     pub(crate) steps: u64,
     pub(crate) budget: u64,
     pub(crate) rng: Rng,
-    pub(crate) error: Option<TickError>,
+    pub(crate) error: Option<Box<TickError>>,
 }
 
 impl<'t> Engine<'t> {
     /// Records an error at `node` and returns [`Status::Error`]. The first
     /// error of a tick is kept: it is the cause of any that follow.
     #[cold]
+    #[inline(never)]
     pub(crate) fn fail(&mut self, node: u32, message: impl Into<String>) -> Status {
         if self.error.is_none() {
             let tree = self.tree;
             let n = &tree.nodes[node as usize];
-            self.error = Some(TickError {
+            self.error = Some(Box::new(TickError {
                 node: n.id.clone(),
                 node_type: n.type_name,
                 path: tree.path(crate::tree::NodeId(node)),
@@ -265,7 +267,7 @@ impl<'t> Engine<'t> {
                     _ => None,
                 },
                 message: message.into(),
-            });
+            }));
         }
         Status::Error
     }
@@ -273,7 +275,7 @@ impl<'t> Engine<'t> {
     /// The memory of `node`, if it has any.
     pub(crate) fn memory(&self, node: u32) -> Option<&Value> {
         let id = &self.tree.nodes[node as usize].id;
-        self.db.get(&Value::Keyword(kw::MEMORY))?.get(id)
+        crate::value::map_get(&self.db, &Value::Keyword(kw::MEMORY))?.get(id)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default

@@ -18,6 +18,7 @@ pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use intern::kw;
 pub use intern::{Keyword, Symbol};
 pub use path::PathError;
+pub(crate) use path::{find, map_get, map_slot, slot_in, step as path_step};
 
 /// An insertion-ordered map of values (the db is one of these).
 pub type Map = indexmap::IndexMap<Value, Value, FastBuildHasher>;
@@ -156,7 +157,7 @@ impl Value {
 
     /// Looks up `key` in a map; `None` for a missing key or a non-map.
     pub fn get(&self, key: &Value) -> Option<&Value> {
-        self.as_map().and_then(|m| m.get(key))
+        self.as_map().and_then(|m| map_get(m, key))
     }
 
     /// A short name for the value's type, for error messages.
@@ -359,5 +360,3 @@ mod tests {
         assert!(Value::string("").is_truthy());
     }
 }
-
-pub(crate) use path::{map_slot, slot_in, step as path_step};

@@ -118,7 +118,7 @@ impl Value {
 #[inline]
 pub(crate) fn step<'a>(here: &'a Value, key: &Value) -> Option<&'a Value> {
     match here {
-        Value::Map(m) => m.get(key),
+        Value::Map(m) => map_get(m, key),
         Value::Vector(v) => index(key, v.len()).and_then(|i| v.get(i)),
         _ => None,
     }
@@ -168,11 +168,36 @@ pub(crate) fn slot_in<'a>(root: &'a mut Value, path: &[Value]) -> Result<&'a mut
     Ok(here)
 }
 
+/// Maps up to this size are searched by scanning rather than hashing.
+const SCAN_LIMIT: usize = 8;
+
+/// The index of `key` in `map`. A db is usually a handful of keyword keys,
+/// and comparing a few interned keywords is cheaper than hashing and probing.
+#[inline]
+pub(crate) fn find(map: &Map, key: &Value) -> Option<usize> {
+    if let Value::Keyword(k) = key
+        && map.len() <= SCAN_LIMIT
+    {
+        return map
+            .keys()
+            .position(|e| matches!(e, Value::Keyword(x) if x == k));
+    }
+    map.get_index_of(key)
+}
+
+/// The value of `key` in `map`.
+#[inline]
+pub(crate) fn map_get<'a>(map: &'a Map, key: &Value) -> Option<&'a Value> {
+    find(map, key)
+        .and_then(|i| map.get_index(i))
+        .map(|(_, v)| v)
+}
+
 /// The slot for `key` in `map`, inserted as nil if missing. Looks up before
 /// inserting so that the common case (the key exists) clones nothing.
 #[inline]
 pub(crate) fn map_slot<'a>(map: &'a mut Map, key: &Value) -> &'a mut Value {
-    let i = match map.get_index_of(key) {
+    let i = match find(map, key) {
         Some(i) => i,
         None => map.insert_full(key.clone(), Value::Nil).0,
     };

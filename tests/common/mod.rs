@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 use std::path::PathBuf;
 
