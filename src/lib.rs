@@ -50,6 +50,9 @@
 //! assert_eq!(run_tick(Value::map(), &tree).db.to_string(), "{:drank :tea}");
 //! ```
 
+#![forbid(unsafe_code)]
+
+mod batch;
 mod compile;
 mod diag;
 mod funcs;
@@ -62,6 +65,7 @@ mod tick;
 mod tree;
 mod value;
 
+pub use batch::{tick_all, tick_all_into};
 pub use compile::{compile, compile_document, compile_str};
 pub use diag::{Code, Diagnostic, Diagnostics, path_text};
 pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, read_value};

@@ -1,0 +1,134 @@
+//! A steady-state tick of the npc workload makes no heap allocation: counted
+//! by a global allocator that wraps the system one (a count, not a timing).
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use aido::{Registry, Value, compile_str, read_value, run_tick};
+
+/// Counts allocations made by the current thread only, so that other tests
+/// running in parallel do not disturb the count.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note_allocation() {
+    // `try_with`: the thread-local may already be gone while a thread exits.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+// The allocator only counts and forwards to `System`, which upholds the
+// contract; this is the one place the tests need unsafe code.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+fn npc() -> (aido::Tree, Value) {
+    let dir = common::shared_dir().join("bench");
+    let tree = std::fs::read_to_string(dir.join("npc.edn")).unwrap();
+    let db = std::fs::read_to_string(dir.join("npc-db.edn")).unwrap();
+    (compile_str("npc.edn", &tree, &Registry::new()).unwrap(), read_value(&db).unwrap())
+}
+
+#[test]
+fn a_steady_state_npc_tick_allocates_nothing() {
+    let (tree, mut db) = npc();
+    // The first ticks add :action to the db; after that its shape is fixed.
+    for _ in 0..20 {
+        db = run_tick(db, &tree).db;
+    }
+    let before = allocations();
+    for _ in 0..10_000 {
+        db = run_tick(db, &tree).db;
+    }
+    let made = allocations() - before;
+    assert_eq!(made, 0, "{made} allocations in 10,000 npc ticks");
+    assert!(db.get(&Value::keyword("steps")).is_some());
+}
+
+#[test]
+fn the_counter_counts() {
+    // Guard against a vacuous pass: an allocating tick is seen.
+    let tree = compile_str("t.edn", "[:emit! {:key :log :val 1}]", &Registry::new()).unwrap();
+    let mut db = Value::map();
+    let before = allocations();
+    for _ in 0..100 {
+        db = run_tick(db, &tree).db;
+    }
+    assert!(allocations() - before > 0);
+}
+
+#[test]
+fn a_million_npc_ticks_end_in_the_reference_db() {
+    let (tree, mut db) = npc();
+    for _ in 0..1_000_000 {
+        db = run_tick(db, &tree).db;
+    }
+    let expected = read_value("{:hunger 0, :courage 7, :steps 900000, :wander 2700000, :action :eat}").unwrap();
+    assert_eq!(common::without_aido_keys(&db), expected);
+}
+
+#[test]
+fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
+    let tree = compile_str(
+        "t.edn",
+        "[:selector-p {:p 0.7}
+           [:choose-each {:repeat true} [:inc! {:key :a}] [:inc! {:key :b}] [:inc! {:key :c}]]
+           [:define! {:key :r :val [:aido/fn rand-int 1000]}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let start: Vec<Value> = (0..2000)
+        .map(|i| read_value(&format!("{{:aido/seed {i}}}")).unwrap())
+        .collect();
+    let mut batch = start.clone();
+    let mut one_by_one = start;
+    for _ in 0..5 {
+        let statuses = aido::tick_all(&tree, &mut batch);
+        for (db, status) in one_by_one.iter_mut().zip(&statuses) {
+            let tick = run_tick(std::mem::take(db), &tree);
+            assert_eq!(tick.status, *status);
+            *db = tick.db;
+        }
+    }
+    assert_eq!(batch, one_by_one);
+    // And with one thread.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let mut single: Vec<Value> = (0..2000).map(|i| read_value(&format!("{{:aido/seed {i}}}")).unwrap()).collect();
+    pool.install(|| {
+        for _ in 0..5 {
+            aido::tick_all(&tree, &mut single);
+        }
+    });
+    assert_eq!(single, batch);
+}
