@@ -76,4 +76,6 @@ pub use tick::{
     run_tick_with, run_tick_with_options,
 };
 pub use tree::{NodeId, Tree};
+#[cfg(feature = "edn-rs")]
+pub use value::EdnRsError;
 pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};

@@ -5,6 +5,8 @@
 //! and tagged values. Keywords and symbols are interned (see [`Keyword`]), so
 //! the db look-ups done on every node visit hash and compare one integer.
 
+#[cfg(feature = "edn-rs")]
+mod edn_rs;
 mod hash;
 mod intern;
 mod json;
@@ -14,6 +16,8 @@ mod print;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+#[cfg(feature = "edn-rs")]
+pub use edn_rs::EdnRsError;
 pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use intern::kw;
 pub use intern::{Keyword, Symbol};
