@@ -16,7 +16,7 @@ use crate::read::{Document, MAX_DEPTH, read};
 use crate::registry::{Imp, Registry};
 use crate::source::{Source, Span, Spans};
 use crate::tree::{Node, Tree};
-use crate::value::{Keyword, Value};
+use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// Compiles tree data that has no source text (built in Rust or read from a db).
 pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
@@ -46,7 +46,7 @@ pub(crate) struct Compiler<'r> {
     diags: Vec<Diagnostic>,
     path: Vec<usize>,
     /// Every node id seen so far, with where it was first used.
-    ids: HashMap<Value, Option<Span>>,
+    ids: HashMap<Value, Option<Span>, FastBuildHasher>,
 }
 
 /// Where a node sits: its parent and its position among the parent's children.
@@ -66,7 +66,7 @@ impl<'r> Compiler<'r> {
             child_ids: Vec::new(),
             diags: Vec::new(),
             path: Vec::new(),
-            ids: HashMap::new(),
+            ids: HashMap::default(),
         }
     }
 
@@ -252,10 +252,7 @@ impl<'r> Compiler<'r> {
         let (id, id_span) = match options.explicit_id() {
             Some((id, id_span)) => (id.clone(), id_span.or(span)),
             None if place.parent == u32::MAX => (Value::string("0"), span),
-            None => (
-                Value::string(&format!("{}.{}", place.parent_id, place.index)),
-                span,
-            ),
+            None => (Value::string(&child_id(place.parent_id, place.index)), span),
         };
         if let Some(first) = self.ids.get(&id).copied() {
             let at = match (first, &self.source) {
@@ -272,6 +269,28 @@ impl<'r> Compiler<'r> {
         }
         id
     }
+}
+
+/// `parent.index`, without the formatting machinery: this runs once per node.
+fn child_id(parent: &str, index: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut n = index;
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut id = String::with_capacity(parent.len() + 1 + digits.len() - start);
+    id.push_str(parent);
+    id.push('.');
+    for &d in &digits[start..] {
+        id.push(char::from(d));
+    }
+    id
 }
 
 fn id_text(id: &Value) -> String {

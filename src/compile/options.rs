@@ -6,7 +6,7 @@ use crate::diag::{Code, did_you_mean};
 use crate::registry::{NodeType, OptionType};
 use crate::source::{Span, Spans};
 use crate::tree::{KeyPath, Opt};
-use crate::value::{Keyword, Map, Value};
+use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Compiler, short};
 
@@ -32,7 +32,7 @@ impl Options {
             spans: Vec::new(),
             id: None,
         };
-        let id_key = Keyword::new("id");
+        let id_key = kw::ID;
         for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
             let key_span = spans.and_then(|s| s.child(2 * i)).map(|s| s.span);
             let value_spans = spans.and_then(|s| s.child(2 * i + 1));
@@ -121,7 +121,7 @@ impl Options {
 
     /// Takes the option `key`; a missing one (already reported if required) is nil.
     pub(crate) fn take(&mut self, key: &str) -> Opt {
-        let key = Keyword::new(key);
+        let key = kw::option(key);
         match self.entries.iter().position(|(k, _)| *k == key) {
             Some(i) => self.entries.swap_remove(i).1,
             None => Opt::Const(Value::Nil),
@@ -130,7 +130,7 @@ impl Options {
 
     /// Takes the option `key` if present.
     pub(crate) fn take_opt(&mut self, key: &str) -> Option<Opt> {
-        let key = Keyword::new(key);
+        let key = kw::option(key);
         self.entries
             .iter()
             .position(|(k, _)| *k == key)
@@ -139,7 +139,7 @@ impl Options {
 
     /// The span of option `key`'s value, if known.
     pub(crate) fn span_of(&self, key: &str) -> Option<Span> {
-        let key = Keyword::new(key);
+        let key = kw::option(key);
         self.spans
             .iter()
             .find(|(k, _)| *k == key)

@@ -3,7 +3,7 @@
 
 use crate::tick::{Engine, Status};
 use crate::tree::Opt;
-use crate::value::{Keyword, Map, Value};
+use crate::value::{Map, Value, kw};
 
 use super::as_probability;
 use super::composite::as_bool;
@@ -140,7 +140,7 @@ impl Engine<'_> {
 
 fn read_pool(memory: &Value, n: usize) -> Option<Vec<usize>> {
     let pool = memory
-        .get(&Value::Keyword(Keyword::new("pool")))?
+        .get(&Value::Keyword(kw::POOL))?
         .as_seq()?;
     pool.iter()
         .map(|v| {
@@ -154,7 +154,7 @@ fn read_pool(memory: &Value, n: usize) -> Option<Vec<usize>> {
 fn pool_value(pool: &[usize]) -> Value {
     let mut m = Map::default();
     m.insert(
-        Value::Keyword(Keyword::new("pool")),
+        Value::Keyword(kw::POOL),
         Value::Vector(pool.iter().map(|&i| Value::Int(i as i64)).collect()),
     );
     Value::Map(Box::new(m))

@@ -60,7 +60,10 @@ impl Hasher for FastHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        // A multiply leaves its low bits depending only on the input's low
+        // bits; the table picks buckets by low bits, so bring the well-mixed
+        // high bits down.
+        self.hash.rotate_left(26)
     }
 }
 

@@ -7,11 +7,13 @@
 //! as Clojure's keyword table does.
 
 use std::collections::HashMap;
+
+use super::hash::FastBuildHasher;
 use std::fmt;
 use std::sync::{OnceLock, RwLock};
 
 struct Interner {
-    ids: HashMap<&'static str, u32>,
+    ids: HashMap<&'static str, u32, FastBuildHasher>,
     names: Vec<&'static str>,
 }
 
@@ -19,7 +21,7 @@ fn interner() -> &'static RwLock<Interner> {
     static TABLE: OnceLock<RwLock<Interner>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut table = Interner {
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             names: Vec::new(),
         };
         // The reserved keywords get fixed indices, so that the interpreter can
@@ -42,6 +44,19 @@ const RESERVED: &[&str] = &[
     "aido/fn",
     "aido/db",
     "id",
+    "pool",
+    // Option keys of the built-in node types, looked up once per node by the compiler.
+    "p",
+    "count",
+    "mode",
+    "how-many",
+    "repeat",
+    "weights",
+    "key",
+    "val",
+    "v1",
+    "v2",
+    "oper",
 ];
 
 /// The reserved keywords as constants.
@@ -58,6 +73,19 @@ pub(crate) mod kw {
     pub(crate) const LOCALS: Keyword = Keyword(3);
     /// `:aido/error`: the error of the last tick, if it ended in Error.
     pub(crate) const ERROR: Keyword = Keyword(4);
+    /// `:id`, the option every node accepts.
+    pub(crate) const ID: Keyword = Keyword(7);
+    /// `:pool`, in `:choose-each`'s node memory.
+    pub(crate) const POOL: Keyword = Keyword(8);
+
+    /// The interned keyword of a built-in option key, without taking the
+    /// interner's lock; other names are interned as usual.
+    pub(crate) fn option(name: &str) -> Keyword {
+        match super::RESERVED[9..].iter().position(|n| *n == name) {
+            Some(i) => Keyword(9 + i as u32),
+            None => Keyword::new(name),
+        }
+    }
 }
 
 fn intern(text: &str) -> u32 {
