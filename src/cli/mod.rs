@@ -7,6 +7,7 @@
 //! which are rendered rustc-style.
 
 mod args;
+mod bench;
 mod check;
 mod load;
 mod run;
@@ -22,6 +23,7 @@ aido: behaviour trees written as EDN data
 usage:
   aido check FILE...        compile each tree and report every problem
   aido run TREE [options]   tick a tree and print the db after every tick
+  aido bench TREE [options] time ticks of one or many agents, measure their memory
   aido help [COMMAND]       print this help, or a command's help
   aido --version            print the version
 
@@ -34,6 +36,13 @@ run options:
                    before tick i+1
   --save OUT       write the final db to OUT (JSON if OUT ends in .json, else EDN)
   --format F       print each tick as `edn` (default) or `json`
+
+bench options:
+  --db DB          the starting db of every agent (default: an empty map)
+  --ticks N        ticks per agent (default 1000000 / M)
+  --agents M       how many agents, ticked in parallel when more than one (default 1)
+  --seed S         give agent i the seed S + i
+  --format F       print the results as `text` (default) or as one `edn` map
 
 exit status: 0 ok, 1 the tree has compile errors, 2 bad arguments or input files
 ";
@@ -105,6 +114,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
     match first.to_str() {
         Some("check") => check::main(rest, out),
         Some("run") => run::main(rest, out),
+        Some("bench") => bench::main(rest, out),
         Some("help" | "--help" | "-h") => help(rest, out),
         Some("--version" | "-V") => {
             writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
@@ -127,6 +137,7 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         None => USAGE,
         Some("check") => check::USAGE,
         Some("run") => run::USAGE,
+        Some("bench") => bench::USAGE,
         Some(other) => {
             return Err(Failure::usage(
                 format!("no help for unknown command `{other}`"),

@@ -1,0 +1,45 @@
+//! Compile benchmarks: a generated tree of about 10,000 nodes, and the npc tree.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use aido::{Registry, compile_str};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+use common::{NPC, count_nodes, large_tree};
+
+fn compile(c: &mut Criterion) {
+    let registry = Registry::new();
+    // Generated once, outside the timed part.
+    let text = large_tree(7, 4);
+    let nodes = count_nodes(&text);
+    eprintln!(
+        "compile/10k_nodes: {nodes} nodes, {} bytes of text",
+        text.len()
+    );
+    compile_str("large.edn", &text, &registry).expect("the generated tree compiles");
+
+    let mut group = c.benchmark_group("compile");
+    group.throughput(Throughput::Elements(nodes as u64));
+    group.bench_function("10k_nodes", |b| {
+        b.iter(|| compile_str("large.edn", &text, &registry).unwrap())
+    });
+    group.throughput(Throughput::Elements(count_nodes(NPC) as u64));
+    group.bench_function("npc", |b| {
+        b.iter(|| compile_str("npc.edn", NPC, &registry).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30);
+    targets = compile
+}
+criterion_main!(benches);

@@ -1,0 +1,113 @@
+//! Tick benchmarks: one npc agent, a large generated tree (per tick and per
+//! node visit), and 10,000 npc agents ticked together on every core and on one.
+//!
+//! Before measuring, each workload is ticked until it settles and its mean
+//! node visits per tick are printed, so that ns per visit can be read off
+//! (criterion's throughput is set to the visits, rounded to an integer).
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use aido::{Registry, Status, Tree, Value, compile_str, read_value, run_tick, tick_all_into};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+use common::{NPC, NPC_DB, count_nodes, large_tree};
+
+/// Agents in the `tick_all` benches.
+const AGENTS: usize = 10_000;
+
+fn compile(name: &str, text: &str) -> Tree {
+    compile_str(name, text, &Registry::new()).expect("the bench tree compiles")
+}
+
+/// Ticks `db` `warm_up` times, then `sample` more times, and returns the db
+/// reached and the mean node visits per tick over the sample.
+fn settle(tree: &Tree, mut db: Value, warm_up: u64, sample: u64) -> (Value, f64) {
+    for _ in 0..warm_up {
+        db = run_tick(db, tree).db;
+    }
+    let mut visits = 0;
+    for _ in 0..sample {
+        let tick = run_tick(db, tree);
+        assert_ne!(tick.status, Status::Error, "{:?}", tick.error);
+        visits += tick.steps;
+        db = tick.db;
+    }
+    (db, visits as f64 / sample as f64)
+}
+
+/// Benchmarks one tick per iteration, each continuing from the last db.
+fn bench_ticks(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: &str,
+    tree: &Tree,
+    db: &Value,
+) {
+    let mut db = db.clone();
+    group.bench_function(id, |b| {
+        b.iter(|| {
+            let tick = run_tick(std::mem::take(&mut db), tree);
+            db = tick.db;
+            tick.status
+        })
+    });
+}
+
+fn tick(c: &mut Criterion) {
+    let npc = compile("npc.edn", NPC);
+    let (npc_db, npc_visits) = settle(&npc, read_value(NPC_DB).unwrap(), 1_000, 10_000);
+    let large_text = large_tree(4, 5);
+    let large = compile("large.edn", &large_text);
+    let (large_db, large_visits) = settle(&large, Value::map(), 10_000, 10_000);
+    eprintln!("tick/npc: {npc_visits:.2} node visits per tick");
+    eprintln!(
+        "tick/large: {} nodes, {large_visits:.2} node visits per tick",
+        count_nodes(&large_text)
+    );
+
+    let mut group = c.benchmark_group("tick");
+    bench_ticks(&mut group, "npc", &npc, &npc_db);
+    group.throughput(Throughput::Elements(npc_visits.round() as u64));
+    bench_ticks(&mut group, "npc_visits", &npc, &npc_db);
+    group.throughput(Throughput::Elements(large_visits.round() as u64));
+    bench_ticks(&mut group, "large", &large, &large_db);
+    group.finish();
+}
+
+fn tick_all(c: &mut Criterion) {
+    let npc = compile("npc.edn", NPC);
+    let (npc_db, _) = settle(&npc, read_value(NPC_DB).unwrap(), 1_000, 1);
+    let mut dbs = vec![npc_db; AGENTS];
+    let mut statuses = vec![Status::Success; AGENTS];
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    eprintln!(
+        "tick_all: {} threads in rayon's global pool",
+        rayon::current_num_threads()
+    );
+
+    let mut group = c.benchmark_group("tick_all");
+    group.throughput(Throughput::Elements(AGENTS as u64));
+    group.bench_function("npc_10k", |b| {
+        b.iter(|| tick_all_into(&npc, &mut dbs, &mut statuses))
+    });
+    group.bench_function("npc_10k_1_thread", |b| {
+        b.iter(|| one_thread.install(|| tick_all_into(&npc, &mut dbs, &mut statuses)))
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30);
+    targets = tick, tick_all
+}
+criterion_main!(benches);

@@ -1,0 +1,423 @@
+//! `aido bench TREE [options]`: time the ticks of one or many agents and
+//! measure the memory their dbs hold.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use aido::{Map, Registry, Status, Tree, Value, compile_document, run_tick, tick_all_into};
+
+use super::Failure;
+use super::args::{self, Parsed, Spec};
+use super::load::{name, read_db, read_tree};
+use crate::alloc_count;
+
+pub(crate) const USAGE: &str = "\
+usage: aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]
+
+Ticks M agents, each starting from DB, N times each, and prints the time per
+tick, the ticks per second, the bytes each agent's db holds and the
+allocations per tick:
+
+  npc.edn: 1 agent x 1000000 ticks in 0.093 s
+    93.1 ns per tick, 10.7 M ticks per second, 520 bytes per agent, 0 allocations per tick
+
+One agent is ticked in a plain loop of run_tick; more are ticked together
+with tick_all_into, in parallel across the cores. Only the ticking is timed,
+after a warm-up on copies of the dbs (up to 1000 ticks of one agent, or one
+tick of up to 10000 agents) that leaves the agents' dbs as they were, so each
+agent's final db is its db after exactly N ticks.
+
+Bytes per agent are measured with a counting allocator: the bytes allocated
+after the ticking, less those allocated before the dbs were made (so the tree
+is not counted), divided by M, plus the size of the slot each db takes in the
+vector of agents. With more than one agent, the few kilobytes rayon keeps for
+its queues are counted too: spread over M agents, they matter only when M is
+small. Allocations per tick are all the allocation calls made while the ticks
+were timed (rayon's included), divided by N x M.
+
+options:
+  --db DB      the starting db: an EDN map, or a JSON object if DB ends in .json
+               (default: an empty map)
+  --ticks N    ticks per agent, a positive integer (default 1000000 / M, at least 1)
+  --agents M   how many agents, a positive integer (default 1)
+  --seed S     give agent i the seed S + i under :aido/seed (and no :aido/rng-pos),
+               so that agents differ but every run is the same
+  --format F   `text` (default) or `edn`: one map {:ticks N, :agents M,
+               :ns-per-tick X, :ticks-per-second Y, :bytes-per-agent Z,
+               :allocations-per-tick A, :db <agent 0's final db>}
+
+exit status: 0 every tick ran (whatever its status), 1 the tree has compile
+errors, 2 bad arguments or an unreadable or malformed file";
+
+const SPEC: Spec = Spec {
+    usage: "aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]",
+    value_flags: &["--db", "--ticks", "--agents", "--seed", "--format"],
+};
+
+/// Ticks in the warm-up of a single agent, at most.
+const WARM_UP_TICKS: u64 = 1000;
+
+/// Agents ticked once in the warm-up of many, at most.
+const WARM_UP_AGENTS: usize = 10_000;
+
+/// The ticks per agent when `--ticks` is not given is this divided by M.
+const DEFAULT_TOTAL_TICKS: u64 = 1_000_000;
+
+/// How the results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Edn,
+}
+
+/// The checked settings of one benchmark.
+#[derive(Debug)]
+struct Config {
+    tree: PathBuf,
+    db: Option<PathBuf>,
+    ticks: u64,
+    agents: usize,
+    /// `ticks * agents`, known not to overflow.
+    total_ticks: u64,
+    seed: Option<i64>,
+    format: Format,
+}
+
+impl Config {
+    fn from_args(parsed: &Parsed) -> Result<Config, Failure> {
+        let tree = match parsed.positional.as_slice() {
+            [tree] => PathBuf::from(tree),
+            [] => return Err(Failure::usage("no TREE given", SPEC.usage)),
+            [_, extra, ..] => {
+                return Err(Failure::usage(
+                    format!(
+                        "unexpected argument `{}`: bench takes one TREE",
+                        extra.to_string_lossy()
+                    ),
+                    SPEC.usage,
+                ));
+            }
+        };
+        let agents = match positive(parsed, "--agents")? {
+            None => 1,
+            Some(m) => usize::try_from(m).map_err(|_| {
+                Failure::input("--agents", format!("{m} agents cannot be held in memory"))
+            })?,
+        };
+        let agents_u64 = agents as u64;
+        let ticks = match positive(parsed, "--ticks")? {
+            Some(n) => n,
+            None => (DEFAULT_TOTAL_TICKS / agents_u64).max(1),
+        };
+        let Some(total_ticks) = ticks.checked_mul(agents_u64) else {
+            return Err(Failure::input(
+                "--ticks",
+                format!("{ticks} ticks x {agents} agents is more ticks than a 64-bit count holds"),
+            ));
+        };
+        let seed = match parsed.text("--seed")? {
+            None => None,
+            Some(text) => {
+                let seed = text.parse::<i64>().map_err(|_| {
+                    Failure::input("--seed", format!("expected an integer, got `{text}`"))
+                })?;
+                // Agent i gets S + i: the last agent's seed must be an integer too.
+                let last = i64::try_from(agents - 1)
+                    .ok()
+                    .and_then(|i| seed.checked_add(i));
+                if last.is_none() {
+                    return Err(Failure::input(
+                        "--seed",
+                        format!("{seed} + {} overflows a 64-bit integer", agents - 1),
+                    ));
+                }
+                Some(seed)
+            }
+        };
+        let format = match parsed.text("--format")? {
+            None | Some("text") => Format::Text,
+            Some("edn") => Format::Edn,
+            Some(other) => {
+                return Err(Failure::input(
+                    "--format",
+                    format!("expected `text` or `edn`, got `{other}`"),
+                ));
+            }
+        };
+        Ok(Config {
+            tree,
+            db: parsed.value("--db").map(PathBuf::from),
+            ticks,
+            agents,
+            total_ticks,
+            seed,
+            format,
+        })
+    }
+}
+
+/// The value of `flag` as a positive integer, if given.
+fn positive(parsed: &Parsed, flag: &str) -> Result<Option<u64>, Failure> {
+    match parsed.text(flag)? {
+        None => Ok(None),
+        Some(text) => match text.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(Failure::input(
+                flag,
+                format!("expected a positive integer, got `{text}`"),
+            )),
+        },
+    }
+}
+
+/// What one benchmark measured.
+struct Measured {
+    elapsed: Duration,
+    /// Bytes allocated for the agents' dbs after the ticking, less the baseline.
+    db_bytes: usize,
+    /// Allocation calls made while the ticks were timed.
+    allocations: u64,
+    /// The agents' final dbs.
+    dbs: Vec<Value>,
+}
+
+pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
+    let parsed = args::parse(args, &SPEC)?;
+    if parsed.help {
+        writeln!(out, "{USAGE}")?;
+        return Ok(0);
+    }
+    let config = Config::from_args(&parsed)?;
+
+    let doc = read_tree(&config.tree)?;
+    let tree = compile_document(&doc, &Registry::new())
+        .map_err(|diags| Failure::Compile(diags.render()))?;
+    let template = match &config.db {
+        Some(path) => read_db(path)?,
+        None => Value::map(),
+    };
+
+    let measured = measure(&tree, &template, &config)?;
+    let failed = measured
+        .dbs
+        .iter()
+        .filter(|db| db.get(&Value::keyword("aido/error")).is_some())
+        .count();
+    if failed > 0 {
+        out.flush()?;
+        let _ = writeln!(
+            io::stderr(),
+            "aido: {}: the last tick ended in error for {failed} of {} agents (see :aido/error in the db)",
+            name(&config.tree),
+            config.agents
+        );
+    }
+    report(out, &config, measured)?;
+    Ok(0)
+}
+
+/// Warms up, makes the agents' dbs, times the ticks and counts the memory.
+fn measure(tree: &Tree, template: &Value, config: &Config) -> Result<Measured, Failure> {
+    let agent_db = |i: usize| agent_db(template, config.seed, i);
+    warm_up(tree, config, agent_db);
+
+    // Room for the dbs is made before the baseline: the slots are added by
+    // size, so that only what the dbs themselves hold is measured.
+    let too_many = |_| {
+        Failure::input(
+            "--agents",
+            format!("not enough memory for {} agents", config.agents),
+        )
+    };
+    let mut dbs: Vec<Value> = Vec::new();
+    dbs.try_reserve_exact(config.agents).map_err(too_many)?;
+    let mut statuses: Vec<Status> = Vec::new();
+    if config.agents > 1 {
+        statuses
+            .try_reserve_exact(config.agents)
+            .map_err(too_many)?;
+        statuses.resize(config.agents, Status::Success);
+    }
+
+    let baseline = alloc_count::bytes_in_use();
+    dbs.extend((0..config.agents).map(agent_db));
+
+    let calls_before = alloc_count::allocation_calls();
+    let start = Instant::now();
+    if let [only] = dbs.as_mut_slice() {
+        let mut db = std::mem::take(only);
+        for _ in 0..config.ticks {
+            db = run_tick(db, tree).db;
+        }
+        *only = db;
+    } else {
+        for _ in 0..config.ticks {
+            tick_all_into(tree, &mut dbs, &mut statuses);
+        }
+    }
+    let elapsed = start.elapsed();
+    let allocations = alloc_count::allocation_calls().saturating_sub(calls_before);
+    let db_bytes = alloc_count::bytes_in_use().saturating_sub(baseline);
+
+    Ok(Measured {
+        elapsed,
+        db_bytes,
+        allocations,
+        dbs,
+    })
+}
+
+/// Ticks copies of the first agents' dbs, so that the code, the tree and
+/// rayon's threads are ready, and drops them. The rayon pool is started here,
+/// before the memory baseline, so its buffers are not counted.
+fn warm_up(tree: &Tree, config: &Config, agent_db: impl Fn(usize) -> Value) {
+    if config.agents == 1 {
+        let mut db = agent_db(0);
+        for _ in 0..config.ticks.min(WARM_UP_TICKS) {
+            db = run_tick(db, tree).db;
+        }
+    } else {
+        let n = config.agents.min(WARM_UP_AGENTS);
+        let mut dbs: Vec<Value> = (0..n).map(agent_db).collect();
+        let mut statuses = vec![Status::Success; n];
+        tick_all_into(tree, &mut dbs, &mut statuses);
+    }
+}
+
+/// Agent `i`'s starting db: the template, with the seed `S + i` if seeded.
+/// A new seed starts a fresh stream, so a saved position is dropped.
+fn agent_db(template: &Value, seed: Option<i64>, i: usize) -> Value {
+    let mut db = template.clone();
+    if let (Some(seed), Some(map)) = (seed, db.as_map_mut()) {
+        // The sum was checked with the arguments.
+        let seed = i64::try_from(i)
+            .ok()
+            .and_then(|i| seed.checked_add(i))
+            .unwrap_or(seed);
+        map.insert(Value::keyword("aido/seed"), Value::Int(seed));
+        map.shift_remove(&Value::keyword("aido/rng-pos"));
+    }
+    db
+}
+
+/// Prints the results as text lines or as one EDN map.
+fn report(out: &mut dyn Write, config: &Config, measured: Measured) -> Result<(), Failure> {
+    let Measured {
+        elapsed,
+        db_bytes,
+        allocations,
+        mut dbs,
+    } = measured;
+    let total = config.total_ticks as f64;
+    // A clock too coarse to see the run still gives finite rates.
+    let nanos = elapsed.as_nanos().max(1) as f64;
+    let ns_per_tick = nanos / total;
+    let ticks_per_second = total / (nanos / 1e9);
+    let allocations_per_tick = allocations as f64 / total;
+    let bytes_per_agent = db_bytes.div_ceil(config.agents) + size_of::<Value>();
+
+    match config.format {
+        Format::Text => {
+            writeln!(
+                out,
+                "{}: {} x {} in {:.3} s",
+                name(&config.tree),
+                plural(config.agents as u64, "agent"),
+                plural(config.ticks, "tick"),
+                elapsed.as_secs_f64()
+            )?;
+            writeln!(
+                out,
+                "  {ns_per_tick:.1} ns per tick, {} ticks per second, {bytes_per_agent} bytes per agent, {} allocations per tick",
+                scaled(ticks_per_second),
+                decimal(allocations_per_tick)
+            )?;
+        }
+        Format::Edn => {
+            let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+            let mut line = Map::default();
+            line.insert(Value::keyword("ticks"), int(config.ticks));
+            line.insert(Value::keyword("agents"), int(config.agents as u64));
+            line.insert(Value::keyword("ns-per-tick"), Value::Float(ns_per_tick));
+            line.insert(
+                Value::keyword("ticks-per-second"),
+                Value::Float(ticks_per_second),
+            );
+            line.insert(
+                Value::keyword("bytes-per-agent"),
+                int(bytes_per_agent as u64),
+            );
+            line.insert(
+                Value::keyword("allocations-per-tick"),
+                Value::Float(allocations_per_tick),
+            );
+            let db = dbs.first_mut().map(std::mem::take).unwrap_or_default();
+            line.insert(Value::keyword("db"), db);
+            writeln!(out, "{}", Value::Map(Box::new(line)))?;
+        }
+    }
+    Ok(())
+}
+
+/// `1 agent`, `4 agents`.
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A rate with a unit prefix: `10.7 M`, `950.0 k`, `12.0`.
+fn scaled(x: f64) -> String {
+    for (scale, prefix) in [(1e9, " G"), (1e6, " M"), (1e3, " k")] {
+        if x >= scale {
+            return format!("{:.1}{prefix}", x / scale);
+        }
+    }
+    format!("{x:.1}")
+}
+
+/// `0` exactly when nothing happened, else two decimals (or more for tiny rates).
+fn decimal(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_owned()
+    } else if x >= 0.01 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_written_with_a_prefix() {
+        assert_eq!(scaled(10_734_000.0), "10.7 M");
+        assert_eq!(scaled(950_000.0), "950.0 k");
+        assert_eq!(scaled(2.5e9), "2.5 G");
+        assert_eq!(scaled(12.0), "12.0");
+        assert_eq!(decimal(0.0), "0");
+        assert_eq!(decimal(1.5), "1.50");
+        assert_eq!(decimal(0.000_004), "4.00e-6");
+        assert_eq!(plural(1, "agent"), "1 agent");
+        assert_eq!(plural(3, "tick"), "3 ticks");
+    }
+
+    #[test]
+    fn seeds_count_up_from_s_and_drop_the_position() {
+        let template = Value::map_from([
+            (Value::keyword("aido/rng-pos"), Value::Int(9)),
+            (Value::keyword("a"), Value::Int(1)),
+        ]);
+        assert_eq!(
+            agent_db(&template, Some(5), 2).to_string(),
+            "{:a 1, :aido/seed 7}"
+        );
+        assert_eq!(agent_db(&template, None, 2), template);
+    }
+}
