@@ -38,6 +38,7 @@ pub(crate) fn standard_functions() -> Vec<Function> {
                 name: Keyword::new(name),
                 arity: arity(),
                 f: Arc::new(body),
+                halt: None,
             }
         })
         .collect()

@@ -60,6 +60,7 @@ mod nodes;
 mod read;
 mod registry;
 mod rng;
+mod runner;
 mod source;
 mod tick;
 mod tree;
@@ -69,11 +70,14 @@ pub use batch::{tick_all, tick_all_into};
 pub use compile::{compile, compile_document, compile_str};
 pub use diag::{Code, Diagnostic, Diagnostics, path_text};
 pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, read_value};
-pub use registry::{Arity, NodeError, NodeType, OptionSpec, OptionType, Registry, RegistryError};
+pub use registry::{
+    Arity, Lifecycle, NodeError, NodeType, OptionSpec, OptionType, Registry, RegistryError,
+};
+pub use runner::{NodeProperties, PlayMode, Properties, Runner, RunnerError, TreeStatus};
 pub use source::{LineCol, Source, Span, Spans};
 pub use tick::{
-    DEFAULT_STEP_BUDGET, FnCtx, NodeCtx, Status, Tick, TickError, TickOptions, run_tick,
-    run_tick_with, run_tick_with_options,
+    DEFAULT_STEP_BUDGET, FnCtx, NodeCtx, Request, Status, Tick, TickError, TickOptions, TraceEvent,
+    interrupt, run_tick, run_tick_with, run_tick_with_options,
 };
 pub use tree::{NodeId, Tree};
 #[cfg(feature = "edn-rs")]

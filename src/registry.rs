@@ -83,24 +83,31 @@ pub enum OptionType {
     Weights,
     /// One of the symbols `= not= < > <= >=`. Always constant.
     Operator,
+    /// `true` or `false`, always constant (it shapes the node, like `:memory`).
+    Flag,
+    /// A keyword, always constant (it names something, like `:action`).
+    Name,
 }
 
 impl OptionType {
     /// Whether a dynamic option (`[:aido/fn ..]`, `[:aido/db ..]`) may supply the value.
     pub(crate) fn allows_dynamic(&self) -> bool {
-        !matches!(self, OptionType::Key | OptionType::Operator)
+        !matches!(
+            self,
+            OptionType::Key | OptionType::Operator | OptionType::Flag | OptionType::Name
+        )
     }
 
     /// Checks `value`, saying what was expected if it does not fit.
     pub fn check(&self, value: &Value) -> Result<(), String> {
         let ok = match self {
             OptionType::Any => true,
-            OptionType::Bool => matches!(value, Value::Bool(_)),
+            OptionType::Bool | OptionType::Flag => matches!(value, Value::Bool(_)),
             OptionType::Int => matches!(value, Value::Int(_)),
             OptionType::Count => matches!(value, Value::Int(i) if *i >= 0),
             OptionType::Number => matches!(value, Value::Int(_) | Value::Float(_)),
             OptionType::Probability => value.as_f64().is_some_and(|p| (0.0..=1.0).contains(&p)),
-            OptionType::Keyword => matches!(value, Value::Keyword(_)),
+            OptionType::Keyword | OptionType::Name => matches!(value, Value::Keyword(_)),
             OptionType::Str => matches!(value, Value::Str(_)),
             OptionType::OneOf(names) => {
                 matches!(value, Value::Keyword(k) if names.contains(&k.as_str()))
@@ -143,12 +150,12 @@ impl fmt::Display for OptionType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OptionType::Any => f.write_str("any value"),
-            OptionType::Bool => f.write_str("true or false"),
+            OptionType::Bool | OptionType::Flag => f.write_str("true or false"),
             OptionType::Int => f.write_str("an integer"),
             OptionType::Count => f.write_str("a non-negative integer"),
             OptionType::Number => f.write_str("a number"),
             OptionType::Probability => f.write_str("a number from 0 to 1"),
-            OptionType::Keyword => f.write_str("a keyword"),
+            OptionType::Keyword | OptionType::Name => f.write_str("a keyword"),
             OptionType::Str => f.write_str("a string"),
             OptionType::OneOf(names) => {
                 let names: Vec<String> = names.iter().map(|n| format!(":{n}")).collect();
@@ -202,6 +209,30 @@ impl From<&str> for NodeError {
 pub type TickFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync;
 /// A registered function: called with its evaluated arguments.
 pub type FunctionFn = dyn Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> + Send + Sync;
+/// A node type's halt hook: runs when a running node of that type is halted,
+/// before its node memory is cleared.
+pub type HaltFn = dyn Fn(&mut NodeCtx<'_, '_>) + Send + Sync;
+/// A node type's lifecycle hook (see [`Lifecycle`]).
+pub type LifecycleFn = dyn Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync;
+/// A function's halt hook: runs when a running node whose options call the
+/// function is halted; gets the node's id.
+pub type FnHaltFn = dyn Fn(&mut FnCtx<'_>, &Value) + Send + Sync;
+
+/// The tree operations a [`Runner`](crate::Runner) passes to lifecycle hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Lifecycle {
+    /// The tree was loaded.
+    Construct,
+    /// The tree was destroyed.
+    Destruct,
+    /// The tree was paused.
+    Pause,
+    /// The tree was stopped.
+    Stop,
+    /// The tree was reset.
+    Reset,
+}
 
 #[derive(Clone)]
 pub(crate) enum Imp {
@@ -214,8 +245,12 @@ pub(crate) enum Imp {
 pub struct NodeType {
     pub(crate) name: Keyword,
     pub(crate) options: Vec<OptionSpec>,
+    /// Whether option keys beyond `options` are accepted (as `:defer` does).
+    pub(crate) open_options: bool,
     pub(crate) arity: Arity,
     pub(crate) imp: Imp,
+    pub(crate) halt: Option<Arc<HaltFn>>,
+    pub(crate) lifecycle: Option<Arc<LifecycleFn>>,
 }
 
 impl fmt::Debug for NodeType {
@@ -235,8 +270,11 @@ impl NodeType {
         NodeType {
             name: Keyword::new(name.trim_start_matches(':')),
             options: Vec::new(),
+            open_options: false,
             arity: Arity::Exactly(0),
             imp: Imp::Custom(Arc::new(|_: &mut NodeCtx<'_, '_>| Ok(Status::Success))),
+            halt: None,
+            lifecycle: None,
         }
     }
 
@@ -256,9 +294,18 @@ impl NodeType {
                     required: *required,
                 })
                 .collect(),
+            open_options: false,
             arity,
             imp: Imp::Builtin(builtin),
+            halt: None,
+            lifecycle: None,
         }
+    }
+
+    /// Accepts option keys beyond the declared ones (built-ins only).
+    pub(crate) fn with_open_options(mut self) -> NodeType {
+        self.open_options = true;
+        self
     }
 
     /// Adds an optional option.
@@ -294,6 +341,24 @@ impl NodeType {
         self
     }
 
+    /// Sets the halt hook: it runs when a node of this type that returned
+    /// Running is halted (no longer reached, or interrupted), before the
+    /// node's memory is cleared. It may change the db; it cannot tick children.
+    pub fn on_halt(mut self, f: impl Fn(&mut NodeCtx<'_, '_>) + Send + Sync + 'static) -> NodeType {
+        self.halt = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the lifecycle hook, called for every node of this type when a
+    /// [`Runner`](crate::Runner) loads, destroys, pauses, stops or resets the tree.
+    pub fn on_lifecycle(
+        mut self,
+        f: impl Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync + 'static,
+    ) -> NodeType {
+        self.lifecycle = Some(Arc::new(f));
+        self
+    }
+
     /// The node type's name.
     pub fn name(&self) -> Keyword {
         self.name
@@ -306,6 +371,7 @@ pub struct Function {
     pub(crate) name: Keyword,
     pub(crate) arity: Arity,
     pub(crate) f: Arc<FunctionFn>,
+    pub(crate) halt: Option<Arc<FnHaltFn>>,
 }
 
 impl fmt::Debug for Function {
@@ -323,6 +389,8 @@ impl fmt::Debug for Function {
 pub enum RegistryError {
     /// A built-in node type or function already has this name.
     Builtin(String),
+    /// No function of this name is registered.
+    UnknownFunction(String),
 }
 
 impl fmt::Display for RegistryError {
@@ -331,6 +399,7 @@ impl fmt::Display for RegistryError {
             RegistryError::Builtin(name) => {
                 write!(f, "`{name}` is built in and cannot be replaced")
             }
+            RegistryError::UnknownFunction(name) => write!(f, "no function `{name}` is registered"),
         }
     }
 }
@@ -396,9 +465,31 @@ impl Registry {
                 name,
                 arity,
                 f: Arc::new(f),
+                halt: None,
             }),
         );
         Ok(self)
+    }
+
+    /// Gives the registered function `name` a halt hook: it runs when a
+    /// running node whose options call the function is halted, with that
+    /// node's id (for instance to release what the function reserved).
+    pub fn function_halt(
+        &mut self,
+        name: &str,
+        hook: impl Fn(&mut FnCtx<'_>, &Value) + Send + Sync + 'static,
+    ) -> Result<&mut Registry, RegistryError> {
+        let key = Keyword::new(name.trim_start_matches(':'));
+        match self.functions.get_mut(&key) {
+            Some(function) if !crate::funcs::is_standard(key) => {
+                let mut updated = Function::clone(function);
+                updated.halt = Some(Arc::new(hook));
+                *function = Arc::new(updated);
+                Ok(self)
+            }
+            Some(_) => Err(RegistryError::Builtin(name.to_owned())),
+            None => Err(RegistryError::UnknownFunction(name.to_owned())),
+        }
     }
 
     pub(crate) fn lookup_node_type(&self, name: Keyword) -> Option<&Arc<NodeType>> {

@@ -5,6 +5,7 @@
 //! already typed and key paths already interned, so the interpreter never
 //! re-checks what the compiler proved.
 
+use std::collections::HashMap;
 use std::fmt::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use crate::nodes::data::Operator;
 use crate::registry::{Function, NodeType};
 use crate::source::{Source, Span};
-use crate::value::{Keyword, Map, PathError, Value};
+use crate::value::{FastBuildHasher, Keyword, Map, PathError, Value};
 
 /// The index of a node in its [`Tree`]; the root is `NodeId(0)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -187,11 +188,20 @@ pub(crate) enum Opt {
     Call(Arc<Function>, Box<[Opt]>),
 }
 
+/// The generic precondition options of a node, checked before it is ticked.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Preconditions {
+    pub(crate) failure_if: Option<Opt>,
+    pub(crate) success_if: Option<Opt>,
+    pub(crate) skip_if: Option<Opt>,
+}
+
 /// What a node does, with its options already typed.
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
-    Selector,
-    Sequence,
+    /// `memory`: resume from the child that was running (else reactive).
+    Selector { memory: bool },
+    Sequence { memory: bool },
     SelectorP {
         p: Opt,
     },
@@ -201,10 +211,7 @@ pub(crate) enum Kind {
     LoopUntilSuccess {
         count: Opt,
     },
-    Parallel {
-        mode: Opt,
-        how_many: Opt,
-    },
+    Parallel(Parallel),
     Randomly {
         p: Opt,
     },
@@ -250,6 +257,31 @@ pub(crate) enum Kind {
         node_type: Arc<NodeType>,
         options: Box<[(Keyword, Opt)]>,
     },
+    Wait {
+        ticks: Opt,
+    },
+    Defer {
+        action: Keyword,
+        into: Option<KeyPath>,
+        options: Box<[(Keyword, Opt)]>,
+    },
+}
+
+/// How a `:parallel` decides.
+#[derive(Debug, Clone)]
+pub(crate) enum Parallel {
+    /// aido's: count successes (Running included) or failures each tick.
+    Count { mode: Opt, how_many: Opt },
+    /// Succeeds when every child has succeeded, fails at the first failure.
+    Sequence,
+    /// Succeeds at the first success, fails when every child has failed.
+    Selector,
+    /// Succeeds when `success` children succeeded (default: all), fails when
+    /// `failure` failed (default: 1).
+    Thresholds {
+        success: Option<u64>,
+        failure: Option<u64>,
+    },
 }
 
 /// One node of a compiled tree.
@@ -266,6 +298,11 @@ pub(crate) struct Node {
     pub(crate) parent: u32,
     /// Position among the parent's children.
     pub(crate) index_in_parent: u32,
+    /// One past the last node of this node's subtree: the subtree is the
+    /// index range `self..subtree_end` (pre-order).
+    pub(crate) subtree_end: u32,
+    /// Preconditions (`:aido/skip-if`, `:aido/success-if`, `:aido/failure-if`).
+    pub(crate) pre: Option<Box<Preconditions>>,
     pub(crate) span: Option<Span>,
 }
 
@@ -275,6 +312,8 @@ pub struct Tree {
     pub(crate) nodes: Vec<Node>,
     pub(crate) child_ids: Vec<u32>,
     pub(crate) source: Option<Arc<Source>>,
+    /// Node index by stable id: node memory and the running set name nodes by id.
+    pub(crate) index_by_id: HashMap<Value, u32, FastBuildHasher>,
 }
 
 impl Tree {
@@ -299,6 +338,11 @@ impl Tree {
     /// The source the tree was compiled from, if it was read from text.
     pub fn source(&self) -> Option<&Arc<Source>> {
         self.source.as_ref()
+    }
+
+    /// The node whose stable id is `id`.
+    pub fn find(&self, id: &Value) -> Option<NodeId> {
+        self.index_by_id.get(id).map(|&i| NodeId(i))
     }
 
     /// The root node.

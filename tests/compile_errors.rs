@@ -79,10 +79,20 @@ fn required_options_as_in_aido() {
     );
     check(
         "[:parallel [:success]]",
-        &[
-            (Code::MissingOption, 1, 2, "needs the option `:mode`"),
-            (Code::MissingOption, 1, 2, "needs the option `:how-many`"),
-        ],
+        &[(
+            Code::MissingOption,
+            1,
+            2,
+            "`:parallel` needs `:mode` and `:how-many`, or `:policy`",
+        )],
+    );
+    check(
+        "[:parallel {:mode :success} [:success]]",
+        &[(Code::MissingOption, 1, 2, "needs both: `:how-many` is missing")],
+    );
+    check(
+        "[:parallel {:policy :sequence :how-many 1} [:success]]",
+        &[(Code::MissingOption, 1, 2, "takes one way of deciding")],
     );
     check(
         "[:randomly [:success]]",

@@ -15,7 +15,11 @@ pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json]
 
 Ticks TREE N times, each tick starting from the db the previous one left,
-and prints one line per tick: {:tick 1, :status :success, :db {...}}.
+and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
+that launches or cancels deferred actions (`:defer`) also has
+:launch [{:node id, :action :name, :options {...}} ...] and/or :cancel [...];
+an outside system's completions can be scripted with --inputs as
+{:aido/results {node-id {:status :success, :result x}}}.
 
 options:
   --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
@@ -163,7 +167,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 
 /// Prints one tick's line and hands back its db.
 fn print_tick(out: &mut dyn Write, n: u64, tick: Tick, format: Format) -> Result<Value, Failure> {
-    let Tick { db, status, .. } = tick;
+    let Tick {
+        db,
+        status,
+        launches,
+        cancels,
+        ..
+    } = tick;
     let db_key = Value::keyword("db");
     let mut line = Map::default();
     line.insert(
@@ -171,6 +181,13 @@ fn print_tick(out: &mut dyn Write, n: u64, tick: Tick, format: Format) -> Result
         Value::Int(i64::try_from(n).unwrap_or(i64::MAX)),
     );
     line.insert(Value::keyword("status"), status.to_value());
+    // Deferred actions to start or abandon, only on the ticks that have any.
+    for (key, requests) in [("launch", launches), ("cancel", cancels)] {
+        if !requests.is_empty() {
+            let requests = requests.iter().map(aido::Request::to_value).collect();
+            line.insert(Value::keyword(key), Value::Vector(requests));
+        }
+    }
     line.insert(db_key.clone(), db);
     let line = Value::Map(Box::new(line));
     match format {

@@ -78,10 +78,17 @@ impl<'r> Compiler<'r> {
         };
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
+            let index_by_id = self
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.id.clone(), i as u32))
+                .collect();
             Ok(Tree {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
                 source: self.source,
+                index_by_id,
             })
         } else {
             Err(Diagnostics {
@@ -184,7 +191,7 @@ impl<'r> Compiler<'r> {
         let children = &items[first_child.min(items.len())..];
 
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        let options = Options::lower(
+        let mut options = Options::lower(
             self,
             node_type.as_deref(),
             options_value,
@@ -212,6 +219,8 @@ impl<'r> Compiler<'r> {
             children: (0, 0),
             parent: place.parent,
             index_in_parent: place.index,
+            subtree_end: index + 1,
+            pre: None,
             span,
         });
 
@@ -230,9 +239,10 @@ impl<'r> Compiler<'r> {
             self.path.pop();
         }
 
+        let pre = options.take_preconditions();
         let node_type = node_type?;
         let kind = match &node_type.imp {
-            Imp::Builtin(b) => b.lower(self, options, children.len(), span)?,
+            Imp::Builtin(b) => b.lower(self, options, children.len(), head_span.or(span))?,
             Imp::Custom(_) => crate::tree::Kind::Custom {
                 options: options.into_custom(),
                 node_type: node_type.clone(),
@@ -241,9 +251,12 @@ impl<'r> Compiler<'r> {
         let start = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         self.child_ids.extend_from_slice(&kids);
         let end = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
+        let subtree_end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let node = self.nodes.get_mut(index as usize)?;
         node.kind = kind;
         node.children = (start, end);
+        node.subtree_end = subtree_end;
+        node.pre = pre;
         Some(index)
     }
 

@@ -5,16 +5,17 @@
 use crate::diag::{Code, did_you_mean};
 use crate::registry::{NodeType, OptionType};
 use crate::source::{Span, Spans};
-use crate::tree::{KeyPath, Opt};
+use crate::tree::{KeyPath, Opt, Preconditions};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Compiler, short};
 
 /// Option keys every node accepts.
-pub(crate) const GENERIC_KEYS: &[&str] = &["id"];
+pub(crate) const GENERIC_KEYS: &[&str] = &["id", "aido/skip-if", "aido/success-if", "aido/failure-if"];
 
 pub(crate) struct Options {
     entries: Vec<(Keyword, Opt)>,
+    pre: Option<Box<Preconditions>>,
     spans: Vec<(Keyword, Option<Span>)>,
     id: Option<(Value, Option<Span>)>,
 }
@@ -29,6 +30,7 @@ impl Options {
     ) -> Options {
         let mut out = Options {
             entries: Vec::new(),
+            pre: None,
             spans: Vec::new(),
             id: None,
         };
@@ -69,9 +71,17 @@ impl Options {
                 }
                 continue;
             }
+            if let Some(slot) = precondition_slot(&mut out.pre, key) {
+                // A precondition is any value, constant or dynamic; only its truthiness counts.
+                if let Some(opt) = lower_value(c, key, value, value_spans, Some(&OptionType::Any)) {
+                    *slot = Some(opt);
+                }
+                continue;
+            }
             let spec = match node_type {
                 Some(nt) => match nt.options.iter().find(|o| o.key == key) {
                     Some(spec) => Some(&spec.ty),
+                    None if nt.open_options => Some(&OptionType::Any),
                     None => {
                         let known = nt
                             .options
@@ -128,6 +138,18 @@ impl Options {
         }
     }
 
+    /// Whether the node's options map has `key`, valid or not.
+    pub(crate) fn given(&self, key: &str) -> bool {
+        let key = kw::option(key);
+        self.spans.iter().any(|(k, _)| *k == key)
+    }
+
+    /// The option `key`, if present, without taking it.
+    pub(crate) fn peek(&self, key: &str) -> Option<&Opt> {
+        let key = kw::option(key);
+        self.entries.iter().find(|(k, _)| *k == key).map(|(_, o)| o)
+    }
+
     /// Takes the option `key` if present.
     pub(crate) fn take_opt(&mut self, key: &str) -> Option<Opt> {
         let key = kw::option(key);
@@ -146,6 +168,11 @@ impl Options {
             .and_then(|(_, s)| *s)
     }
 
+    /// Takes the node's preconditions, if it has any.
+    pub(crate) fn take_preconditions(&mut self) -> Option<Box<Preconditions>> {
+        self.pre.take()
+    }
+
     pub(crate) fn explicit_id(&self) -> Option<(&Value, Option<Span>)> {
         self.id.as_ref().map(|(v, s)| (v, *s))
     }
@@ -155,12 +182,28 @@ impl Options {
     }
 }
 
+/// Where the precondition named by `key` goes, if `key` names one.
+fn precondition_slot(pre: &mut Option<Box<Preconditions>>, key: Keyword) -> Option<&mut Option<Opt>> {
+    if key.namespace() != Some("aido") {
+        return None;
+    }
+    let pre = match key.name() {
+        "skip-if" | "success-if" | "failure-if" => pre.get_or_insert_with(Box::default),
+        _ => return None,
+    };
+    Some(match key.name() {
+        "skip-if" => &mut pre.skip_if,
+        "success-if" => &mut pre.success_if,
+        _ => &mut pre.failure_if,
+    })
+}
+
 fn accepted_keys(nt: &NodeType) -> String {
     let keys: Vec<String> = nt
         .options
         .iter()
         .map(|o| o.key.to_string())
-        .chain(GENERIC_KEYS.iter().map(|k| format!(":{k}")))
+        .chain(std::iter::once(":id".to_owned()))
         .collect();
     keys.join(" ")
 }

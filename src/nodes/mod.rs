@@ -3,6 +3,7 @@
 
 mod composite;
 pub(crate) mod data;
+mod long;
 mod random;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -12,7 +13,8 @@ use crate::diag::Code;
 use crate::registry::{Arity, Imp, NodeType, OptionType};
 use crate::source::Span;
 use crate::tick::{Engine, NodeCtx, Status, eval};
-use crate::tree::{KeyPath, Kind, Opt};
+use crate::tree::NodeId;
+use crate::tree::{KeyPath, Kind, Opt, Parallel};
 use crate::value::Value;
 
 use data::Operator;
@@ -45,6 +47,8 @@ pub(crate) enum Builtin {
     Counter,
     Dissoc,
     Emit,
+    Wait,
+    Defer,
 }
 
 const KEY: (&str, OptionType, bool) = ("key", OptionType::Key, true);
@@ -59,8 +63,8 @@ pub(crate) fn builtin_types() -> Vec<NodeType> {
     let count = ("count", T::Count, true);
     let p = ("p", T::Probability, true);
     vec![
-        NodeType::builtin("selector", some(), &[], B::Selector),
-        NodeType::builtin("sequence", some(), &[], B::Sequence),
+        NodeType::builtin("selector", some(), &[("memory", T::Flag, false)], B::Selector),
+        NodeType::builtin("sequence", some(), &[("memory", T::Flag, false)], B::Sequence),
         NodeType::builtin("selector-p", some(), std::slice::from_ref(&p), B::SelectorP),
         NodeType::builtin("loop", one(), std::slice::from_ref(&count), B::Loop),
         NodeType::builtin("loop-until-success", one(), &[count], B::LoopUntilSuccess),
@@ -68,8 +72,11 @@ pub(crate) fn builtin_types() -> Vec<NodeType> {
             "parallel",
             some(),
             &[
-                ("mode", T::OneOf(&["success", "failure"]), true),
-                ("how-many", T::Count, true),
+                ("mode", T::OneOf(&["success", "failure"]), false),
+                ("how-many", T::Count, false),
+                ("policy", T::OneOf(&["sequence", "selector"]), false),
+                ("success-threshold", T::Count, false),
+                ("failure-threshold", T::Count, false),
             ],
             B::Parallel,
         ),
@@ -122,7 +129,82 @@ pub(crate) fn builtin_types() -> Vec<NodeType> {
         NodeType::builtin("counter!", leaf(), &[KEY], B::Counter),
         NodeType::builtin("dissoc!", leaf(), &[KEY], B::Dissoc),
         NodeType::builtin("emit!", leaf(), &[KEY, ("val", T::Any, true)], B::Emit),
+        NodeType::builtin("wait", leaf(), &[("ticks", T::Count, true)], B::Wait),
+        NodeType::builtin(
+            "defer",
+            leaf(),
+            &[("action", T::Name, true), ("into", T::Key, false)],
+            B::Defer,
+        )
+        .with_open_options(),
     ]
+}
+
+fn flag(opt: Option<Opt>) -> bool {
+    matches!(opt, Some(Opt::Const(Value::Bool(true))))
+}
+
+/// Checks that a `:parallel` uses exactly one way of deciding, and builds it.
+fn lower_parallel(
+    c: &mut Compiler<'_>,
+    opts: &mut crate::compile::Options,
+    n_children: usize,
+    span: Option<Span>,
+) -> Parallel {
+    let constant_count = |opts: &crate::compile::Options, key: &str| match opts.peek(key) {
+        Some(Opt::Const(Value::Int(n))) => Some((*n).max(0) as u64),
+        _ => None,
+    };
+    // Given at all, valid or not: a bad value was reported already.
+    let has = |opts: &crate::compile::Options, key: &str| opts.given(key);
+    let count = has(opts, "mode") || has(opts, "how-many");
+    let policy = has(opts, "policy");
+    let thresholds = has(opts, "success-threshold") || has(opts, "failure-threshold");
+    let forms = usize::from(count) + usize::from(policy) + usize::from(thresholds);
+    if forms != 1 {
+        c.error(
+            Code::MissingOption,
+            if forms == 0 {
+                "`:parallel` needs `:mode` and `:how-many`, or `:policy`, or `:success-threshold`/`:failure-threshold`".to_owned()
+            } else {
+                "`:parallel` takes one way of deciding: `:mode` and `:how-many`, or `:policy`, or thresholds, not several".to_owned()
+            },
+            span,
+        );
+    }
+    for key in ["how-many", "success-threshold", "failure-threshold"] {
+        if let Some(n) = constant_count(opts, key)
+            && n as usize > n_children
+        {
+            let at = opts.span_of(key).or(span);
+            c.error(
+                Code::BadOptionValue,
+                format!("`:{key}` is {n} but the node has only {n_children} children"),
+                at,
+            );
+        }
+    }
+    if policy {
+        return match opts.take("policy") {
+            Opt::Const(Value::Keyword(k)) if k.as_str() == "selector" => Parallel::Selector,
+            _ => Parallel::Sequence,
+        };
+    }
+    if thresholds {
+        return Parallel::Thresholds {
+            success: constant_count(opts, "success-threshold"),
+            failure: constant_count(opts, "failure-threshold"),
+        };
+    }
+    if count && !(has(opts, "mode") && has(opts, "how-many")) {
+        let missing = if has(opts, "mode") { ":how-many" } else { ":mode" };
+        c.error(
+            Code::MissingOption,
+            format!("`:parallel` with `:mode`/`:how-many` needs both: `{missing}` is missing"),
+            span,
+        );
+    }
+    Parallel::Count { mode: opts.take("mode"), how_many: opts.take("how-many") }
 }
 
 fn key_path(opt: Opt) -> KeyPath {
@@ -144,8 +226,8 @@ impl Builtin {
     ) -> Option<Kind> {
         use Builtin as B;
         Some(match self {
-            B::Selector => Kind::Selector,
-            B::Sequence => Kind::Sequence,
+            B::Selector => Kind::Selector { memory: flag(opts.take_opt("memory")) },
+            B::Sequence => Kind::Sequence { memory: flag(opts.take_opt("memory")) },
             B::SelectorP => Kind::SelectorP { p: opts.take("p") },
             B::Loop => Kind::Loop {
                 count: opts.take("count"),
@@ -153,23 +235,7 @@ impl Builtin {
             B::LoopUntilSuccess => Kind::LoopUntilSuccess {
                 count: opts.take("count"),
             },
-            B::Parallel => {
-                let at = opts.span_of("how-many").or(span);
-                let how_many = opts.take("how-many");
-                if let Opt::Const(Value::Int(n)) = how_many
-                    && n as usize > n_children
-                {
-                    c.error(
-                        Code::BadOptionValue,
-                        format!("`:how-many` is {n} but the node has only {n_children} children"),
-                        at,
-                    );
-                }
-                Kind::Parallel {
-                    mode: opts.take("mode"),
-                    how_many,
-                }
-            }
+            B::Parallel => Kind::Parallel(lower_parallel(c, &mut opts, n_children, span)),
             B::Randomly => Kind::Randomly { p: opts.take("p") },
             B::Choose => Kind::Choose,
             B::ChooseEach => Kind::ChooseEach {
@@ -240,6 +306,15 @@ impl Builtin {
             B::Dissoc => Kind::Dissoc {
                 key: key_path(opts.take("key")),
             },
+            B::Wait => Kind::Wait { ticks: opts.take("ticks") },
+            B::Defer => {
+                let action = match opts.take("action") {
+                    Opt::Const(Value::Keyword(k)) => k,
+                    _ => crate::value::Keyword::new("aido/invalid"),
+                };
+                let into = opts.take_opt("into").map(key_path);
+                Kind::Defer { action, into, options: opts.into_custom() }
+            }
             B::Emit => Kind::Emit {
                 key: key_path(opts.take("key")),
                 val: opts.take("val"),
@@ -261,15 +336,23 @@ impl Engine<'_> {
         }
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
+        if let Some(pre) = &node.pre
+            && let Some(status) = self.preconditions(id, pre)
+        {
+            return status;
+        }
+        if !self.prev_running.is_empty() {
+            self.mark_visited(id);
+        }
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
-        match &node.kind {
-            Kind::Selector => self.selector(kids()),
-            Kind::Sequence => self.sequence(kids()),
+        let status = match &node.kind {
+            Kind::Selector { memory } => self.selector(id, *memory, kids()),
+            Kind::Sequence { memory } => self.sequence(id, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
             Kind::Loop { count } => self.repeat(id, count, kids(), Status::Success),
             Kind::LoopUntilSuccess { count } => self.repeat(id, count, kids(), Status::Failure),
-            Kind::Parallel { mode, how_many } => self.parallel(id, mode, how_many, kids()),
+            Kind::Parallel(how) => self.parallel(id, how, kids()),
             Kind::Randomly { p } => self.randomly(id, p, kids()),
             Kind::Choose => self.choose(id, kids()),
             Kind::ChooseEach { repeat } => self.choose_each(id, repeat, kids()),
@@ -299,8 +382,17 @@ impl Engine<'_> {
                 Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
             },
             Kind::Emit { key, val } => self.emit(id, key, val),
+            Kind::Wait { ticks } => self.wait(id, ticks),
+            Kind::Defer { action, into, options } => self.defer(id, *action, into.as_ref(), options),
             Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
+        };
+        if status == Status::Running {
+            self.now_running.push(id);
         }
+        if let Some(trace) = &mut self.trace {
+            trace.push(crate::tick::TraceEvent::Ticked { node: NodeId(id), status });
+        }
+        status
     }
 
     #[inline(never)]
@@ -321,6 +413,10 @@ impl Engine<'_> {
         match result {
             // An Error below this node is not the node's to swallow.
             Ok(Ok(_)) if self.error.is_some() => Status::Error,
+            Ok(Ok(Status::Idle)) => self.fail(
+                id,
+                "the node returned Idle: a tick returns success, failure, running or skipped",
+            ),
             Ok(Ok(status)) => status,
             Ok(Err(e)) => self.fail(id, e.0),
             Err(panic) => {

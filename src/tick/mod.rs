@@ -7,6 +7,7 @@
 
 mod ctx;
 mod eval;
+mod halt;
 
 use std::fmt;
 
@@ -16,6 +17,7 @@ use crate::tree::Tree;
 use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
+pub use halt::{Request, TraceEvent};
 pub(crate) use eval::{eval, panic_message};
 
 /// The default number of node visits one tick may make.
@@ -33,16 +35,25 @@ pub enum Status {
     Running,
     /// Something is wrong with the tree or the db: goes straight to the root.
     Error,
+    /// The node was not ticked: a precondition (`:aido/skip-if`) said so.
+    /// Sequences and selectors go on to the next child; a composite whose
+    /// children were all skipped is skipped itself.
+    Skipped,
+    /// Not a result: the state of a node that is not running. A user node
+    /// type that returns it breaks the protocol, and the tick ends in Error.
+    Idle,
 }
 
 impl Status {
-    /// `"success"`, `"failure"`, `"running"` or `"error"`.
+    /// `"success"`, `"failure"`, `"running"`, `"error"`, `"skipped"` or `"idle"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Success => "success",
             Status::Failure => "failure",
             Status::Running => "running",
             Status::Error => "error",
+            Status::Skipped => "skipped",
+            Status::Idle => "idle",
         }
     }
 
@@ -128,6 +139,14 @@ pub struct Tick {
     pub error: Option<Box<TickError>>,
     /// How many node visits the tick made.
     pub steps: u64,
+    /// Deferred actions to start: the outside system does the work and
+    /// reports back under `:aido/results` (see [`Request`]).
+    pub launches: Vec<Request>,
+    /// Deferred actions to abandon: their node was halted before completion.
+    pub cancels: Vec<Request>,
+    /// With [`TickOptions::trace`]: what each node returned, and each halt,
+    /// in the order they happened.
+    pub trace: Vec<TraceEvent>,
 }
 
 /// Settings for one tick.
@@ -137,6 +156,8 @@ pub struct TickOptions {
     pub step_budget: u64,
     /// Working memory, visible as `:aido/locals` during this tick only.
     pub locals: Option<Value>,
+    /// Record every node's status and every halt in [`Tick::trace`].
+    pub trace: bool,
 }
 
 impl Default for TickOptions {
@@ -144,6 +165,7 @@ impl Default for TickOptions {
         TickOptions {
             step_budget: DEFAULT_STEP_BUDGET,
             locals: None,
+            trace: false,
         }
     }
 }
@@ -171,71 +193,30 @@ pub fn run_tick_with(db: Value, tree: &Tree, locals: Value) -> Tick {
 
 /// Like [`run_tick`], with explicit [`TickOptions`].
 pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-    let mut map = match db {
-        Value::Map(m) => m,
-        Value::Nil => Box::default(),
-        other => {
-            let error = TickError {
-                node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
-                node_type: tree
-                    .node_type(tree.root())
-                    .unwrap_or_else(|| Keyword::new("aido/invalid")),
-                path: Vec::new(),
-                span: None,
-                location: None,
-                message: format!("the db must be a map, found a {}", other.type_name()),
-            };
-            return Tick {
-                db: other,
-                status: Status::Error,
-                error: Some(Box::new(error)),
-                steps: 0,
-            };
-        }
+    let mut engine = match Engine::start(db, tree, options) {
+        Ok(engine) => engine,
+        Err(tick) => return *tick,
     };
-    if let Some(i) = crate::value::find(&map, &Value::Keyword(kw::ERROR)) {
-        map.shift_remove_index(i);
-    }
-    if let Some(locals) = &options.locals {
-        map.insert(Value::Keyword(kw::LOCALS), locals.clone());
-    }
-    let mut engine = Engine {
-        tree,
-        db: map,
-        steps: 0,
-        budget: options.step_budget,
-        rng: Rng::new(),
-        error: None,
-    };
-    let status = if tree.is_empty() {
+    let status = if tree.is_empty() || engine.error.is_some() {
         Status::Success
     } else {
         engine.tick(0)
     };
-    let Engine {
-        mut db,
-        rng,
-        error,
-        steps,
-        ..
-    } = engine;
-    rng.store(&mut db);
-    if options.locals.is_some() {
-        db.shift_remove(&Value::Keyword(kw::LOCALS));
-    }
-    if let Some(e) = &error {
-        db.insert(Value::Keyword(kw::ERROR), e.to_value());
-    }
-    Tick {
-        db: Value::Map(db),
-        status: if error.is_some() {
-            Status::Error
-        } else {
-            status
-        },
-        error,
-        steps,
-    }
+    engine.finish(status, options)
+}
+
+/// Halts every node of `tree` that the db says is running, as pausing or
+/// stopping a tree does: halt hooks run, cancel requests for deferred actions
+/// are emitted, and the node memory of the halted subtrees is cleared. The
+/// returned tick's status is Success (Error if a halt hook failed).
+pub fn interrupt(db: Value, tree: &Tree) -> Tick {
+    let options = TickOptions::default();
+    let mut engine = match Engine::start(db, tree, &options) {
+        Ok(engine) => engine,
+        Err(tick) => return *tick,
+    };
+    engine.sweep();
+    engine.finish(Status::Success, &options)
 }
 
 /// The state of one tick in progress.
@@ -246,9 +227,120 @@ pub(crate) struct Engine<'t> {
     pub(crate) budget: u64,
     pub(crate) rng: Rng,
     pub(crate) error: Option<Box<TickError>>,
+    /// Nodes that ended the previous tick Running, in pre-order, with what
+    /// became of them in this tick. Empty for trees with nothing running.
+    pub(crate) prev_running: Vec<(u32, Fate)>,
+    /// Nodes that returned Running in this tick.
+    pub(crate) now_running: Vec<u32>,
+    pub(crate) launches: Vec<Request>,
+    pub(crate) cancels: Vec<Request>,
+    pub(crate) trace: Option<Vec<TraceEvent>>,
+    /// Set while halt or lifecycle hooks run: they may not tick children.
+    pub(crate) in_hook: bool,
+    /// Leave the running set as it is at the end (an engine that only runs hooks).
+    pub(crate) keep_running: bool,
+}
+
+/// What became, in this tick, of a node that was running after the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// Not reached yet.
+    Pending,
+    /// Ticked again.
+    Visited,
+    /// Halted.
+    Halted,
 }
 
 impl<'t> Engine<'t> {
+    /// Prepares a tick: takes the db's map, clears the last error, adds the
+    /// locals and loads the running set. A db that is not a map is an Error tick.
+    pub(crate) fn start(db: Value, tree: &'t Tree, options: &TickOptions) -> Result<Engine<'t>, Box<Tick>> {
+        let mut map = match db {
+            Value::Map(m) => m,
+            Value::Nil => Box::default(),
+            other => {
+                let error = TickError {
+                    node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
+                    node_type: tree
+                        .node_type(tree.root())
+                        .unwrap_or_else(|| Keyword::new("aido/invalid")),
+                    path: Vec::new(),
+                    span: None,
+                    location: None,
+                    message: format!("the db must be a map, found a {}", other.type_name()),
+                };
+                return Err(Box::new(Tick {
+                    db: other,
+                    status: Status::Error,
+                    error: Some(Box::new(error)),
+                    steps: 0,
+                    launches: Vec::new(),
+                    cancels: Vec::new(),
+                    trace: Vec::new(),
+                }));
+            }
+        };
+        if let Some(i) = crate::value::find(&map, &Value::Keyword(kw::ERROR)) {
+            map.shift_remove_index(i);
+        }
+        if let Some(locals) = &options.locals {
+            map.insert(Value::Keyword(kw::LOCALS), locals.clone());
+        }
+        let mut engine = Engine {
+            tree,
+            db: map,
+            steps: 0,
+            budget: options.step_budget,
+            rng: Rng::new(),
+            error: None,
+            prev_running: Vec::new(),
+            now_running: Vec::new(),
+            launches: Vec::new(),
+            cancels: Vec::new(),
+            trace: options.trace.then(Vec::new),
+            in_hook: false,
+            keep_running: false,
+        };
+        engine.load_running();
+        Ok(engine)
+    }
+
+    /// Ends the tick: halts what was running and was not reached, records
+    /// what runs now, writes back the generator's position and any error.
+    pub(crate) fn finish(mut self, status: Status, options: &TickOptions) -> Tick {
+        if self.error.is_none() && !self.keep_running {
+            self.sweep();
+            self.store_running();
+        }
+        let Engine {
+            mut db,
+            rng,
+            error,
+            steps,
+            launches,
+            cancels,
+            trace,
+            ..
+        } = self;
+        rng.store(&mut db);
+        if options.locals.is_some() {
+            db.shift_remove(&Value::Keyword(kw::LOCALS));
+        }
+        if let Some(e) = &error {
+            db.insert(Value::Keyword(kw::ERROR), e.to_value());
+        }
+        Tick {
+            db: Value::Map(db),
+            status: if error.is_some() { Status::Error } else { status },
+            error,
+            steps,
+            launches,
+            cancels,
+            trace: trace.unwrap_or_default(),
+        }
+    }
+
     /// Records an error at `node` and returns [`Status::Error`]. The first
     /// error of a tick is kept: it is the cause of any that follow.
     #[cold]

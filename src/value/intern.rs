@@ -57,6 +57,18 @@ const RESERVED: &[&str] = &[
     "v1",
     "v2",
     "oper",
+    "aido/running",
+    "aido/results",
+    "launched",
+    "memory",
+    "policy",
+    "success-threshold",
+    "failure-threshold",
+    "ticks",
+    "action",
+    "into",
+    "index",
+    "done",
 ];
 
 /// The reserved keywords as constants.
@@ -77,6 +89,16 @@ pub(crate) mod kw {
     pub(crate) const ID: Keyword = Keyword(7);
     /// `:pool`, in `:choose-each`'s node memory.
     pub(crate) const POOL: Keyword = Keyword(8);
+    /// `:aido/running`: the ids of the nodes that ended the last tick Running.
+    pub(crate) const RUNNING: Keyword = Keyword(20);
+    /// `:aido/results`: completions of deferred actions, by node id.
+    pub(crate) const RESULTS: Keyword = Keyword(21);
+    /// `:launched`, in a deferred action's node memory.
+    pub(crate) const LAUNCHED: Keyword = Keyword(22);
+    /// `:index`, in a memory composite's node memory.
+    pub(crate) const INDEX: Keyword = Keyword(30);
+    /// `:done`, in a policy parallel's node memory.
+    pub(crate) const DONE: Keyword = Keyword(31);
 
     /// The interned keyword of a built-in option key, without taking the
     /// interner's lock; other names are interned as usual.

@@ -1,0 +1,117 @@
+//! Long-running leaves: `:wait` and `:defer`.
+
+use crate::tick::{Engine, Request, Status, eval};
+use crate::tree::{KeyPath, Opt};
+use crate::value::{Keyword, Map, Value, kw};
+
+use super::as_count;
+
+impl Engine<'_> {
+    /// `[:wait {:ticks n}]`: Running the first n times it is ticked, then
+    /// Success; it starts over after a Success or a halt. Its count so far
+    /// is its node memory (`{:ticks k}`).
+    #[inline(never)]
+    pub(super) fn wait(&mut self, id: u32, ticks: &Opt) -> Status {
+        let n = match self.opt_as(id, "ticks", ticks, as_count, "a non-negative integer") {
+            Ok(n) => n,
+            Err(status) => return status,
+        };
+        let key = Value::keyword("ticks");
+        let done = match self.memory(id) {
+            None => 0,
+            Some(memory) => match memory.get(&key).and_then(Value::as_int) {
+                Some(k) if k >= 0 => k as u64,
+                _ => {
+                    let msg = format!("node memory {memory} is not {{:ticks k}}");
+                    return self.fail(id, msg);
+                }
+            },
+        };
+        let state = if done < n {
+            Some(Value::map_from([(key, Value::Int(done as i64 + 1))]))
+        } else {
+            None
+        };
+        let status = if state.is_some() { Status::Running } else { Status::Success };
+        match self.set_memory(id, state) {
+            Ok(()) => status,
+            Err(e) => self.fail(id, e),
+        }
+    }
+
+    /// `[:defer {:action :name ...}]`: a deferred action, done by an outside
+    /// system. When first ticked it emits a launch request (with its other
+    /// options resolved) and returns Running. The outside system reports
+    /// completion under `:aido/results {node-id {:status :success|:failure,
+    /// :result x}}`; the next tick takes that entry out of the db, stores
+    /// `:result` at `:into` if the node has that option, and returns the
+    /// status. Halted before completion, it emits a cancel request.
+    #[inline(never)]
+    pub(super) fn defer(
+        &mut self,
+        id: u32,
+        action: Keyword,
+        into: Option<&KeyPath>,
+        options: &[(Keyword, Opt)],
+    ) -> Status {
+        let node_id = self.tree.nodes[id as usize].id.clone();
+        if self.memory(id).is_some() {
+            let Some(result) = self.take_result(&node_id) else {
+                return Status::Running;
+            };
+            if let Err(e) = self.set_memory(id, None) {
+                return self.fail(id, e);
+            }
+            return self.complete(id, result, into);
+        }
+        // A result left over from an earlier launch must not complete this one.
+        self.take_result(&node_id);
+        let mut resolved = Map::default();
+        for (key, opt) in options {
+            match eval(opt, &self.db, &mut self.rng) {
+                Ok(v) => {
+                    resolved.insert(Value::Keyword(*key), v.into_owned());
+                }
+                Err(e) => return self.fail(id, e),
+            }
+        }
+        let state = Value::map_from([(Value::Keyword(kw::LAUNCHED), Value::Map(Box::new(resolved.clone())))]);
+        if let Err(e) = self.set_memory(id, Some(state)) {
+            return self.fail(id, e);
+        }
+        self.launches.push(Request { node: node_id, action, options: resolved });
+        Status::Running
+    }
+
+    /// Removes and returns the completion reported for `node_id`, if any.
+    fn take_result(&mut self, node_id: &Value) -> Option<Value> {
+        let key = Value::Keyword(kw::RESULTS);
+        let results = self.db.get_mut(&key)?.as_map_mut()?;
+        let result = results.shift_remove(node_id)?;
+        if results.is_empty() {
+            self.db.shift_remove(&key);
+        }
+        Some(result)
+    }
+
+    fn complete(&mut self, id: u32, result: Value, into: Option<&KeyPath>) -> Status {
+        let status = match result.get(&Value::keyword("status")).and_then(Value::as_keyword) {
+            Some(k) if k.as_str() == "success" => Status::Success,
+            Some(k) if k.as_str() == "failure" => Status::Failure,
+            _ => {
+                let msg = format!(
+                    "the completion {result} under `:aido/results` needs `:status` :success or :failure"
+                );
+                return self.fail(id, msg);
+            }
+        };
+        if let (Some(into), Some(value)) = (into, result.get(&Value::keyword("result"))) {
+            let value = value.clone();
+            match into.slot(&mut self.db) {
+                Ok(slot) => *slot = value,
+                Err(e) => return self.fail(id, format!("cannot write {into}: {e}")),
+            }
+        }
+        status
+    }
+}

@@ -1,0 +1,414 @@
+//! A tree's lifecycle: a [`Runner`] owns a tree and a db and plays, pauses,
+//! resumes, stops, resets, loads and destroys it, counting loops by a play
+//! mode, as the Unity behaviour-tree engine defines these operations.
+//!
+//! One loop is one tick. A *report* is a tick that ends in Success or
+//! Failure; a *notify* is a tick that ends Running (notify executing) or an
+//! interrupt of a tree that had running nodes (notify interrupt). Pausing,
+//! stopping, resetting or destroying a tree with running nodes interrupts
+//! them: they are halted as if no longer reached (halt hooks, cancel
+//! requests, node memory cleared). Then every node type's lifecycle hook
+//! runs for each of its nodes, in depth-first order.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::registry::{Imp, Lifecycle};
+use crate::tick::{Engine, Status, Tick, TickOptions, TraceEvent, interrupt, run_tick_with_options};
+use crate::tree::{NodeId, Tree};
+use crate::value::{Keyword, Value, kw};
+
+/// Where a tree stands in its lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TreeStatus {
+    /// Destroyed: only [`Runner::load`] brings it back.
+    Destructed,
+    /// Play was called; no loop has run yet.
+    Played,
+    /// Resume was called; no loop has run since.
+    Resumed,
+    /// Looping, the target loop count not yet reached.
+    Executing,
+    /// Paused: [`Runner::resume`] goes on with the remaining loops.
+    Paused,
+    /// Stopped, or the target loop count was reached.
+    Stopped,
+    /// Loaded or reset: fresh, nothing running, no node memory.
+    Reset,
+}
+
+/// Which loops count towards the target loop count, and so when play stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlayMode {
+    /// Every tick.
+    StopByExecuteLoopCount,
+    /// Ticks that end in Success or Failure.
+    StopByReportLoopCount,
+    /// Ticks that end in Success.
+    StopByReportSuccessLoopCount,
+    /// Ticks that end in Failure.
+    StopByReportFailureLoopCount,
+    /// Ticks that end Running, and interrupts of a tree with running nodes.
+    StopByNotifyLoopCount,
+    /// Ticks that end Running.
+    StopByNotifyExecutingLoopCount,
+    /// Interrupts (pause, stop, reset, destroy) of a tree with running nodes.
+    StopByNotifyInterruptLoopCount,
+}
+
+/// What happened in one loop or operation, for counting.
+#[derive(Clone, Copy)]
+enum Event {
+    Ticked(Status),
+    Interrupted,
+}
+
+impl PlayMode {
+    fn counts(self, event: Event) -> bool {
+        use PlayMode::*;
+        match (self, event) {
+            (StopByExecuteLoopCount, Event::Ticked(_)) => true,
+            (StopByReportLoopCount, Event::Ticked(s)) => matches!(s, Status::Success | Status::Failure),
+            (StopByReportSuccessLoopCount, Event::Ticked(s)) => s == Status::Success,
+            (StopByReportFailureLoopCount, Event::Ticked(s)) => s == Status::Failure,
+            (StopByNotifyLoopCount, Event::Ticked(s)) => s == Status::Running,
+            (StopByNotifyLoopCount, Event::Interrupted) => true,
+            (StopByNotifyExecutingLoopCount, Event::Ticked(s)) => s == Status::Running,
+            (StopByNotifyInterruptLoopCount, Event::Interrupted) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Why a runner operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunnerError {
+    /// The tree was destroyed; load it again first.
+    Destructed,
+}
+
+impl fmt::Display for RunnerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunnerError::Destructed => f.write_str("the tree was destroyed: load it again first"),
+        }
+    }
+}
+
+impl std::error::Error for RunnerError {}
+
+/// One node in a [`Properties`] view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeProperties {
+    /// The node.
+    pub node: NodeId,
+    /// Its stable id.
+    pub id: Value,
+    /// Its type, e.g. `:sequence`.
+    pub node_type: Keyword,
+    /// Its depth: 0 for the root.
+    pub depth: usize,
+    /// What it returned when last ticked by this runner (`None`: not ticked
+    /// since load or reset); `Idle` once it was halted.
+    pub last_status: Option<Status>,
+    /// Whether it ended the last tick Running.
+    pub running: bool,
+    /// Its node memory, if it has any.
+    pub memory: Option<Value>,
+}
+
+/// A view of a runner and its nodes, down to a chosen depth.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Properties {
+    /// The tree's lifecycle status.
+    pub status: TreeStatus,
+    /// The play mode.
+    pub mode: PlayMode,
+    /// The target loop count.
+    pub target: u64,
+    /// The loops counted so far under the play mode.
+    pub accumulated: u64,
+    /// The nodes, depth first.
+    pub nodes: Vec<NodeProperties>,
+}
+
+/// Owns a tree and a db and runs the tree's lifecycle.
+#[derive(Debug)]
+pub struct Runner {
+    tree: Arc<Tree>,
+    db: Value,
+    status: TreeStatus,
+    mode: PlayMode,
+    target: u64,
+    accumulated: u64,
+    last_status: Vec<Option<Status>>,
+    options: TickOptions,
+}
+
+impl Runner {
+    /// Loads `tree` with `db` (a saved db carries on where it left off):
+    /// every lifecycle hook gets [`Lifecycle::Construct`]; the status is Reset.
+    pub fn load(tree: Arc<Tree>, db: Value) -> Runner {
+        let n = tree.len();
+        let mut runner = Runner {
+            tree,
+            db,
+            status: TreeStatus::Reset,
+            mode: PlayMode::StopByExecuteLoopCount,
+            target: 0,
+            accumulated: 0,
+            last_status: vec![None; n],
+            options: TickOptions { trace: true, ..TickOptions::default() },
+        };
+        runner.hooks(Lifecycle::Construct);
+        runner
+    }
+
+    /// Loads a destroyed runner's tree again (see [`Runner::load`]).
+    pub fn reload(&mut self) {
+        self.status = TreeStatus::Reset;
+        self.accumulated = 0;
+        self.last_status.iter_mut().for_each(|s| *s = None);
+        self.hooks(Lifecycle::Construct);
+    }
+
+    /// Sets the step budget and other settings of each tick (tracing stays on:
+    /// it feeds [`Runner::properties`]).
+    pub fn set_tick_options(&mut self, options: TickOptions) {
+        self.options = TickOptions { trace: true, ..options };
+    }
+
+    /// Starts playing: loops are counted from 0 under `mode` until `target`.
+    pub fn play(&mut self, mode: PlayMode, target: u64) -> Result<(), RunnerError> {
+        self.alive()?;
+        self.mode = mode;
+        self.target = target;
+        self.accumulated = 0;
+        self.status = TreeStatus::Played;
+        Ok(())
+    }
+
+    /// Runs one loop (one tick) if the tree is playing; `None` if it is not
+    /// (paused, stopped, reset, or the target was reached). Reaching the
+    /// target stops the tree, interrupting whatever still runs.
+    pub fn update(&mut self) -> Result<Option<Tick>, RunnerError> {
+        self.alive()?;
+        if !matches!(self.status, TreeStatus::Played | TreeStatus::Resumed | TreeStatus::Executing) {
+            return Ok(None);
+        }
+        let db = std::mem::take(&mut self.db);
+        let tick = run_tick_with_options(db, &self.tree, &self.options);
+        self.db = tick.db.clone();
+        self.record(&tick.trace);
+        self.status = TreeStatus::Executing;
+        self.count(Event::Ticked(tick.status));
+        if self.accumulated >= self.target {
+            self.halt_all();
+            self.hooks(Lifecycle::Stop);
+            self.status = TreeStatus::Stopped;
+        }
+        Ok(Some(tick))
+    }
+
+    /// Pauses: interrupts running nodes, then [`Lifecycle::Pause`] hooks.
+    pub fn pause(&mut self) -> Result<Tick, RunnerError> {
+        self.alive()?;
+        let tick = self.interrupt();
+        self.hooks(Lifecycle::Pause);
+        self.status = TreeStatus::Paused;
+        Ok(tick)
+    }
+
+    /// Resumes a paused tree with its remaining loop count.
+    pub fn resume(&mut self) -> Result<(), RunnerError> {
+        self.alive()?;
+        if self.status == TreeStatus::Paused {
+            self.status = TreeStatus::Resumed;
+        }
+        Ok(())
+    }
+
+    /// Stops: interrupts running nodes, then [`Lifecycle::Stop`] hooks.
+    pub fn stop(&mut self) -> Result<Tick, RunnerError> {
+        self.alive()?;
+        let tick = self.interrupt();
+        self.hooks(Lifecycle::Stop);
+        self.status = TreeStatus::Stopped;
+        Ok(tick)
+    }
+
+    /// Resets: interrupts running nodes, runs [`Lifecycle::Reset`] hooks,
+    /// then clears all node memory and the loop count.
+    pub fn reset(&mut self) -> Result<Tick, RunnerError> {
+        self.alive()?;
+        let tick = self.interrupt();
+        self.hooks(Lifecycle::Reset);
+        if let Some(db) = self.db.as_map_mut() {
+            db.shift_remove(&Value::Keyword(kw::MEMORY));
+            db.shift_remove(&Value::Keyword(kw::RESULTS));
+        }
+        self.accumulated = 0;
+        self.last_status.iter_mut().for_each(|s| *s = None);
+        self.status = TreeStatus::Reset;
+        Ok(tick)
+    }
+
+    /// Destroys: interrupts running nodes, then [`Lifecycle::Destruct`]
+    /// hooks. The db is kept (see [`Runner::db`]).
+    pub fn destroy(&mut self) -> Result<Tick, RunnerError> {
+        self.alive()?;
+        let tick = self.interrupt();
+        self.hooks(Lifecycle::Destruct);
+        self.status = TreeStatus::Destructed;
+        Ok(tick)
+    }
+
+    /// The tree's lifecycle status.
+    pub fn status(&self) -> TreeStatus {
+        self.status
+    }
+
+    /// The play mode.
+    pub fn mode(&self) -> PlayMode {
+        self.mode
+    }
+
+    /// The target loop count.
+    pub fn target(&self) -> u64 {
+        self.target
+    }
+
+    /// The loops counted so far under the play mode.
+    pub fn accumulated(&self) -> u64 {
+        self.accumulated
+    }
+
+    /// The db.
+    pub fn db(&self) -> &Value {
+        &self.db
+    }
+
+    /// The db, to change between loops.
+    pub fn db_mut(&mut self) -> &mut Value {
+        &mut self.db
+    }
+
+    /// The tree.
+    pub fn tree(&self) -> &Arc<Tree> {
+        &self.tree
+    }
+
+    /// Each node's type, id, last status and memory, down to `depth` (0: the root only).
+    pub fn properties(&self, depth: usize) -> Properties {
+        let tree = &self.tree;
+        let running: Vec<&Value> = self
+            .db
+            .get(&Value::Keyword(kw::RUNNING))
+            .and_then(Value::as_seq)
+            .map(|ids| ids.iter().collect())
+            .unwrap_or_default();
+        let memory = self.db.get(&Value::Keyword(kw::MEMORY));
+        let mut nodes = Vec::new();
+        let mut stack = vec![(tree.root(), 0usize)];
+        while let Some((node, d)) = stack.pop() {
+            let id = tree.node_id(node).cloned().unwrap_or_default();
+            nodes.push(NodeProperties {
+                node,
+                node_type: tree.node_type(node).unwrap_or_else(|| Keyword::new("aido/invalid")),
+                depth: d,
+                last_status: self.last_status.get(node.index()).copied().flatten(),
+                running: running.contains(&&id),
+                memory: memory.and_then(|m| m.get(&id)).cloned(),
+                id,
+            });
+            if d < depth {
+                let children: Vec<NodeId> = tree.children(node).collect();
+                stack.extend(children.into_iter().rev().map(|c| (c, d + 1)));
+            }
+        }
+        Properties {
+            status: self.status,
+            mode: self.mode,
+            target: self.target,
+            accumulated: self.accumulated,
+            nodes,
+        }
+    }
+
+    fn alive(&self) -> Result<(), RunnerError> {
+        if self.status == TreeStatus::Destructed {
+            Err(RunnerError::Destructed)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn count(&mut self, event: Event) {
+        if self.mode.counts(event) {
+            self.accumulated += 1;
+        }
+    }
+
+    fn record(&mut self, trace: &[TraceEvent]) {
+        for event in trace {
+            match *event {
+                TraceEvent::Ticked { node, status } => self.last_status[node.index()] = Some(status),
+                TraceEvent::Halted { node } => self.last_status[node.index()] = Some(Status::Idle),
+            }
+        }
+    }
+
+    /// Halts all running nodes; counts an interrupt if there were any.
+    fn interrupt(&mut self) -> Tick {
+        let was_running = self.db.get(&Value::Keyword(kw::RUNNING)).is_some();
+        let tick = self.halt_all();
+        if was_running && self.status != TreeStatus::Stopped {
+            self.count(Event::Interrupted);
+        }
+        tick
+    }
+
+    fn halt_all(&mut self) -> Tick {
+        let db = std::mem::take(&mut self.db);
+        let tick = interrupt(db, &self.tree);
+        self.db = tick.db.clone();
+        for id in tick.cancels.iter().map(|r| &r.node) {
+            if let Some(node) = self.tree.find(id) {
+                self.last_status[node.index()] = Some(Status::Idle);
+            }
+        }
+        tick
+    }
+
+    /// Runs every node type's lifecycle hook for `event`, depth first.
+    fn hooks(&mut self, event: Lifecycle) {
+        let tree = self.tree.clone();
+        let has_hooks = tree.nodes.iter().any(|n| {
+            matches!(&n.kind, crate::tree::Kind::Custom { node_type, .. }
+                if node_type.lifecycle.is_some() && matches!(node_type.imp, Imp::Custom(_)))
+        });
+        if !has_hooks {
+            return;
+        }
+        let db = std::mem::take(&mut self.db);
+        let options = TickOptions::default();
+        let mut engine = match Engine::start(db, &tree, &options) {
+            Ok(engine) => engine,
+            Err(tick) => {
+                self.db = tick.db;
+                return;
+            }
+        };
+        engine.keep_running = true;
+        for (i, node) in tree.nodes.iter().enumerate() {
+            if let crate::tree::Kind::Custom { node_type, .. } = &node.kind
+                && let Some(hook) = &node_type.lifecycle
+            {
+                let hook = hook.clone();
+                engine.run_hook(i as u32, |ctx| hook(ctx, event));
+            }
+        }
+        self.db = engine.finish(Status::Success, &options).db;
+    }
+}

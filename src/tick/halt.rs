@@ -1,0 +1,273 @@
+//! Long-running behaviours: which nodes are running across ticks, and
+//! halting the ones that are no longer reached.
+//!
+//! The db keeps the ids of the nodes that ended the last tick Running under
+//! `:aido/running`. A node from that set that is not ticked again is halted:
+//! at once when a reactive composite moves past it, otherwise at the end of
+//! the tick. Halting runs the halt hooks of the node and of every running
+//! node below it (deepest first), emits cancel requests for deferred actions,
+//! and clears the node memory of the whole subtree.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::registry::Imp;
+use crate::tree::{Kind, NodeId, Opt};
+use crate::value::{Keyword, Map, Value, kw};
+
+use super::{Engine, Fate, FnCtx, NodeCtx, Status, eval, panic_message};
+
+/// A request to the outside system about a deferred action (`:defer`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The stable id of the `:defer` node: the key of its completion under
+    /// `:aido/results`.
+    pub node: Value,
+    /// The action's name, its `:action` option.
+    pub action: Keyword,
+    /// The node's other options, resolved when the action was launched.
+    pub options: Map,
+}
+
+impl Request {
+    /// `{:node id, :action :name, :options {...}}`.
+    pub fn to_value(&self) -> Value {
+        Value::map_from([
+            (Value::keyword("node"), self.node.clone()),
+            (Value::keyword("action"), Value::Keyword(self.action)),
+            (Value::keyword("options"), Value::Map(Box::new(self.options.clone()))),
+        ])
+    }
+}
+
+/// One event of a traced tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TraceEvent {
+    /// The node was ticked (or short-circuited by a precondition) and returned `status`.
+    Ticked {
+        /// The node.
+        node: NodeId,
+        /// What it returned.
+        status: Status,
+    },
+    /// The node was halted.
+    Halted {
+        /// The node.
+        node: NodeId,
+    },
+}
+
+impl Engine<'_> {
+    /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
+    /// the db belongs to another tree.
+    pub(crate) fn load_running(&mut self) {
+        let Some(running) = crate::value::map_get(&self.db, &Value::Keyword(kw::RUNNING)) else {
+            return;
+        };
+        let Some(ids) = running.as_seq() else {
+            let msg = format!("`:aido/running` must be a vector of node ids, found {}", running.type_name());
+            self.fail(0, msg);
+            return;
+        };
+        let mut nodes = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.tree.find(id) {
+                Some(node) => nodes.push((node.0, Fate::Pending)),
+                None => {
+                    let msg = format!("`:aido/running` names node {id}, which this tree does not have");
+                    self.fail(0, msg);
+                    return;
+                }
+            }
+        }
+        nodes.sort_unstable_by_key(|(n, _)| *n);
+        nodes.dedup_by_key(|(n, _)| *n);
+        self.prev_running = nodes;
+    }
+
+    /// Writes the nodes running now under `:aido/running` (removing the key
+    /// when nothing runs).
+    pub(crate) fn store_running(&mut self) {
+        let key = Value::Keyword(kw::RUNNING);
+        if self.now_running.is_empty() {
+            if !self.prev_running.is_empty() || crate::value::find(&self.db, &key).is_some() {
+                self.db.shift_remove(&key);
+            }
+            return;
+        }
+        self.now_running.sort_unstable();
+        self.now_running.dedup();
+        let tree = self.tree;
+        let ids = self.now_running.iter().map(|&n| tree.nodes[n as usize].id.clone()).collect();
+        *crate::value::map_slot(&mut self.db, &key) = Value::Vector(ids);
+    }
+
+    /// Notes that `node` was ticked again (it was running after the last tick).
+    #[inline]
+    pub(crate) fn mark_visited(&mut self, node: u32) {
+        if let Ok(i) = self.prev_running.binary_search_by_key(&node, |(n, _)| *n)
+            && self.prev_running[i].1 == Fate::Pending
+        {
+            self.prev_running[i].1 = Fate::Visited;
+        }
+    }
+
+    /// Whether anything in the tree is (or was, after the last tick) running.
+    #[inline]
+    pub(crate) fn anything_running(&self) -> bool {
+        !(self.prev_running.is_empty() && self.now_running.is_empty())
+    }
+
+    /// Halts the running nodes not reached in this tick, deepest first.
+    pub(crate) fn sweep(&mut self) {
+        for i in (0..self.prev_running.len()).rev() {
+            if let Some(&(node, Fate::Pending)) = self.prev_running.get(i) {
+                self.halt_subtree(node);
+            }
+        }
+    }
+
+    /// Halts the children of a composite after position `after` (`kids` are
+    /// its children), as a reactive sequence or selector does.
+    pub(crate) fn halt_children_after(&mut self, kids: &[u32], after: usize) {
+        if self.anything_running() {
+            for &child in kids.iter().skip(after + 1) {
+                self.halt_subtree(child);
+            }
+        }
+    }
+
+    /// Halts every running node in `node`'s subtree, deepest first, then
+    /// clears the node memory of the whole subtree. Nothing happens if
+    /// nothing in the subtree is running.
+    pub(crate) fn halt_subtree(&mut self, node: u32) {
+        if !self.anything_running() {
+            return;
+        }
+        let tree = self.tree;
+        let end = tree.nodes[node as usize].subtree_end;
+        let range = node..end;
+        let mut active: Vec<u32> = self
+            .prev_running
+            .iter()
+            .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
+            .map(|(n, _)| *n)
+            .chain(self.now_running.iter().copied().filter(|n| range.contains(n)))
+            .collect();
+        if active.is_empty() {
+            return;
+        }
+        active.sort_unstable_by(|a, b| b.cmp(a));
+        active.dedup();
+        for (n, fate) in &mut self.prev_running {
+            if *fate == Fate::Pending && range.contains(n) {
+                *fate = Fate::Halted;
+            }
+        }
+        self.now_running.retain(|n| !range.contains(n));
+        for &n in &active {
+            self.halt_one(n);
+        }
+        self.clear_memory(node, end);
+    }
+
+    /// Runs the halt behaviour of one node: its hook, or a cancel request.
+    fn halt_one(&mut self, node: u32) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(TraceEvent::Halted { node: NodeId(node) });
+        }
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        match &n.kind {
+            Kind::Defer { action, .. } => {
+                if self.memory(node).is_some() {
+                    let options = self.memory(node).and_then(|m| m.get(&Value::Keyword(kw::LAUNCHED)))
+                        .and_then(Value::as_map).cloned().unwrap_or_default();
+                    self.cancels.push(Request { node: n.id.clone(), action: *action, options });
+                }
+            }
+            Kind::Custom { node_type, options } => {
+                if let (Imp::Custom(_), Some(hook)) = (&node_type.imp, &node_type.halt) {
+                    let hook = hook.clone();
+                    self.run_hook(node, |ctx| hook(ctx));
+                }
+                for (_, opt) in options.iter() {
+                    self.halt_functions(node, opt);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Calls the halt hooks of the functions a halted node's option uses.
+    fn halt_functions(&mut self, node: u32, opt: &Opt) {
+        if let Opt::Call(function, args) = opt {
+            if let Some(hook) = &function.halt {
+                let id = self.tree.nodes[node as usize].id.clone();
+                let mut ctx = FnCtx { db: &self.db, rng: &mut self.rng };
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(&mut ctx, &id))) {
+                    let msg = format!("halt hook of function `{}` panicked: {}", function.name.as_str(), panic_message(panic.as_ref()));
+                    self.fail(node, msg);
+                }
+            }
+            for arg in args.iter() {
+                self.halt_functions(node, arg);
+            }
+        }
+    }
+
+    /// Runs a user hook for `node` with a [`NodeCtx`] that cannot tick children;
+    /// a panic becomes an error of the tick.
+    pub(crate) fn run_hook(&mut self, node: u32, hook: impl FnOnce(&mut NodeCtx<'_, '_>)) {
+        let was = std::mem::replace(&mut self.in_hook, true);
+        let result = {
+            let mut ctx = NodeCtx { engine: self, node };
+            catch_unwind(AssertUnwindSafe(|| hook(&mut ctx)))
+        };
+        self.in_hook = was;
+        if let Err(panic) = result {
+            let msg = format!("hook panicked: {}", panic_message(panic.as_ref()));
+            self.fail(node, msg);
+        }
+    }
+
+    /// Removes the node memory of every node in `start..end`.
+    fn clear_memory(&mut self, start: u32, end: u32) {
+        let key = Value::Keyword(kw::MEMORY);
+        let tree = self.tree;
+        if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
+            memory.retain(|id, _| tree.find(id).is_none_or(|n| !(start..end).contains(&n.0)));
+            if memory.is_empty() {
+                self.db.shift_remove(&key);
+            }
+        }
+    }
+
+    /// Checks a node's preconditions; `Some(status)` if one decided the
+    /// outcome without ticking the node (which is then halted if it was running).
+    pub(crate) fn preconditions(&mut self, node: u32, pre: &crate::tree::Preconditions) -> Option<Status> {
+        let checks = [
+            (&pre.failure_if, Status::Failure),
+            (&pre.success_if, Status::Success),
+            (&pre.skip_if, Status::Skipped),
+        ];
+        for (opt, status) in checks {
+            let Some(opt) = opt else { continue };
+            let holds = match eval(opt, &self.db, &mut self.rng) {
+                Ok(v) => v.is_truthy(),
+                Err(e) => {
+                    let e = self.rng.error.take().unwrap_or(e);
+                    return Some(self.fail(node, e));
+                }
+            };
+            if holds {
+                self.halt_subtree(node);
+                if let Some(trace) = &mut self.trace {
+                    trace.push(TraceEvent::Ticked { node: NodeId(node), status });
+                }
+                return Some(status);
+            }
+        }
+        None
+    }
+}
