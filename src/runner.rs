@@ -14,7 +14,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::registry::{Imp, Lifecycle};
-use crate::tick::{Engine, Status, Tick, TickOptions, TraceEvent, interrupt, run_tick_with_options};
+use crate::tick::{
+    Engine, Status, Tick, TickOptions, TraceEvent, interrupt, run_tick_with_options, take_map,
+};
 use crate::tree::{NodeId, Tree};
 use crate::value::{Keyword, Value, kw};
 
@@ -200,7 +202,7 @@ impl Runner {
         let db = std::mem::take(&mut self.db);
         let tick = run_tick_with_options(db, &self.tree, &self.options);
         self.db = tick.db.clone();
-        self.record(&tick.trace);
+        self.record(tick.trace());
         self.status = TreeStatus::Executing;
         self.count(Event::Ticked(tick.status));
         if self.accumulated >= self.target {
@@ -373,7 +375,7 @@ impl Runner {
         let db = std::mem::take(&mut self.db);
         let tick = interrupt(db, &self.tree);
         self.db = tick.db.clone();
-        for id in tick.cancels.iter().map(|r| &r.node) {
+        for id in tick.cancels().iter().map(|r| &r.node) {
             if let Some(node) = self.tree.find(id) {
                 self.last_status[node.index()] = Some(Status::Idle);
             }
@@ -393,13 +395,15 @@ impl Runner {
         }
         let db = std::mem::take(&mut self.db);
         let options = TickOptions::default();
-        let mut engine = match Engine::start(db, &tree, &options) {
-            Ok(engine) => engine,
+        let mut map = match take_map(db, &tree) {
+            Ok(map) => map,
             Err(tick) => {
                 self.db = tick.db;
                 return;
             }
         };
+        let mut engine = Engine::new(&tree, &mut map, &options);
+        engine.prepare(&options);
         engine.keep_running = true;
         for (i, node) in tree.nodes.iter().enumerate() {
             if let crate::tree::Kind::Custom { node_type, .. } = &node.kind
@@ -409,6 +413,7 @@ impl Runner {
                 engine.run_hook(i as u32, |ctx| hook(ctx, event));
             }
         }
-        self.db = engine.finish(Status::Success, &options).db;
+        engine.finish(Status::Success, &options);
+        self.db = Value::Map(map);
     }
 }

@@ -167,13 +167,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 
 /// Prints one tick's line and hands back its db.
 fn print_tick(out: &mut dyn Write, n: u64, tick: Tick, format: Format) -> Result<Value, Failure> {
-    let Tick {
-        db,
-        status,
-        launches,
-        cancels,
-        ..
-    } = tick;
+    let launches = tick.launches().to_vec();
+    let cancels = tick.cancels().to_vec();
+    let Tick { db, status, .. } = tick;
     let db_key = Value::keyword("db");
     let mut line = Map::default();
     line.insert(

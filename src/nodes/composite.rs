@@ -24,15 +24,28 @@ struct Flow {
 
 impl Engine<'_> {
     pub(super) fn selector(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
-        self.flow(id, memory, kids, Flow { next: Status::Failure })
+        let flow = Flow { next: Status::Failure };
+        if memory {
+            self.flow::<true>(id, kids, flow)
+        } else {
+            self.flow::<false>(id, kids, flow)
+        }
     }
 
     pub(super) fn sequence(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
-        self.flow(id, memory, kids, Flow { next: Status::Success })
+        let flow = Flow { next: Status::Success };
+        if memory {
+            self.flow::<true>(id, kids, flow)
+        } else {
+            self.flow::<false>(id, kids, flow)
+        }
     }
 
-    #[inline]
-    fn flow(&mut self, id: u32, memory: bool, kids: &[u32], flow: Flow) -> Status {
+    /// The loop shared by selectors and sequences; `MEMORY` picks the
+    /// resuming variant (a constant, so the reactive one carries no trace of it).
+    #[inline(always)]
+    fn flow<const MEMORY: bool>(&mut self, id: u32, kids: &[u32], flow: Flow) -> Status {
+        let memory = MEMORY;
         let start = if memory { self.resume_index(id, kids.len()) } else { Ok(0) };
         let start = match start {
             Ok(i) => i,

@@ -79,7 +79,7 @@ impl Engine<'_> {
         if let Err(e) = self.set_memory(id, Some(state)) {
             return self.fail(id, e);
         }
-        self.launches.push(Request { node: node_id, action, options: resolved });
+        self.long_state().launches.push(Request { node: node_id, action, options: resolved });
         Status::Running
     }
 

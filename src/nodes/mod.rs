@@ -341,9 +341,6 @@ impl Engine<'_> {
         {
             return status;
         }
-        if !self.prev_running.is_empty() {
-            self.mark_visited(id);
-        }
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
         let status = match &node.kind {
@@ -387,13 +384,18 @@ impl Engine<'_> {
             Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
         };
         if status == Status::Running {
-            self.now_running.push(id);
+            self.note_running(id);
         }
-        if let Some(trace) = &mut self.trace {
-            trace.push(crate::tick::TraceEvent::Ticked { node: NodeId(id), status });
+        // Watched: something ran after the last tick, or the tick is traced.
+        // (Noting the visit on the way out is as good as on the way in: the
+        // node cannot be halted while it is being ticked.)
+        if self.watch {
+            self.mark_visited(id);
+            self.note_trace(crate::tick::TraceEvent::Ticked { node: NodeId(id), status });
         }
         status
     }
+
 
     #[inline(never)]
     fn custom(&mut self, id: u32, imp: &Imp) -> Status {

@@ -14,7 +14,7 @@ use crate::registry::Imp;
 use crate::tree::{Kind, NodeId, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
-use super::{Engine, Fate, FnCtx, NodeCtx, Status, eval, panic_message};
+use super::{Engine, Fate, FnCtx, Long, NodeCtx, Status, eval, panic_message};
 
 /// A request to the outside system about a deferred action (`:defer`).
 #[derive(Debug, Clone, PartialEq)]
@@ -82,46 +82,73 @@ impl Engine<'_> {
         }
         nodes.sort_unstable_by_key(|(n, _)| *n);
         nodes.dedup_by_key(|(n, _)| *n);
-        self.prev_running = nodes;
+        if !nodes.is_empty() {
+            self.long_state().prev_running = nodes;
+        }
+    }
+
+    /// The long-running state, made on first use.
+    pub(crate) fn long_state(&mut self) -> &mut Long {
+        self.long.get_or_insert_with(Box::default)
+    }
+
+    /// Notes that `node` returned Running.
+    #[inline(never)]
+    pub(crate) fn note_running(&mut self, node: u32) {
+        self.long_state().now_running.push(node);
+    }
+
+    /// Notes a trace event, if the tick is traced.
+    pub(crate) fn note_trace(&mut self, event: TraceEvent) {
+        if let Some(trace) = self.long.as_mut().and_then(|l| l.trace.as_mut()) {
+            trace.push(event);
+        }
     }
 
     /// Writes the nodes running now under `:aido/running` (removing the key
     /// when nothing runs).
     pub(crate) fn store_running(&mut self) {
         let key = Value::Keyword(kw::RUNNING);
-        if self.now_running.is_empty() {
-            if !self.prev_running.is_empty() || crate::value::find(&self.db, &key).is_some() {
+        let mut now = self.long.as_mut().map(|l| std::mem::take(&mut l.now_running)).unwrap_or_default();
+        if now.is_empty() {
+            if self.had_running {
                 self.db.shift_remove(&key);
             }
             return;
         }
-        self.now_running.sort_unstable();
-        self.now_running.dedup();
+        now.sort_unstable();
+        now.dedup();
         let tree = self.tree;
-        let ids = self.now_running.iter().map(|&n| tree.nodes[n as usize].id.clone()).collect();
-        *crate::value::map_slot(&mut self.db, &key) = Value::Vector(ids);
+        let ids = now.iter().map(|&n| tree.nodes[n as usize].id.clone()).collect();
+        *crate::value::map_slot(self.db, &key) = Value::Vector(ids);
     }
 
     /// Notes that `node` was ticked again (it was running after the last tick).
     #[inline]
     pub(crate) fn mark_visited(&mut self, node: u32) {
-        if let Ok(i) = self.prev_running.binary_search_by_key(&node, |(n, _)| *n)
-            && self.prev_running[i].1 == Fate::Pending
+        let Some(long) = self.long.as_mut() else {
+            return;
+        };
+        let prev = &mut long.prev_running;
+        if let Ok(i) = prev.binary_search_by_key(&node, |(n, _)| *n)
+            && prev[i].1 == Fate::Pending
         {
-            self.prev_running[i].1 = Fate::Visited;
+            prev[i].1 = Fate::Visited;
         }
     }
 
     /// Whether anything in the tree is (or was, after the last tick) running.
     #[inline]
     pub(crate) fn anything_running(&self) -> bool {
-        !(self.prev_running.is_empty() && self.now_running.is_empty())
+        self.long.as_ref().is_some_and(|l| !(l.prev_running.is_empty() && l.now_running.is_empty()))
     }
 
     /// Halts the running nodes not reached in this tick, deepest first.
     pub(crate) fn sweep(&mut self) {
-        for i in (0..self.prev_running.len()).rev() {
-            if let Some(&(node, Fate::Pending)) = self.prev_running.get(i) {
+        let n = self.long.as_ref().map_or(0, |l| l.prev_running.len());
+        for i in (0..n).rev() {
+            let pending = self.long.as_ref().and_then(|l| l.prev_running.get(i)).copied();
+            if let Some((node, Fate::Pending)) = pending {
                 self.halt_subtree(node);
             }
         }
@@ -129,11 +156,17 @@ impl Engine<'_> {
 
     /// Halts the children of a composite after position `after` (`kids` are
     /// its children), as a reactive sequence or selector does.
+    #[inline(always)]
     pub(crate) fn halt_children_after(&mut self, kids: &[u32], after: usize) {
         if self.anything_running() {
-            for &child in kids.iter().skip(after + 1) {
-                self.halt_subtree(child);
-            }
+            self.halt_children_after_slow(kids, after);
+        }
+    }
+
+    #[inline(never)]
+    fn halt_children_after_slow(&mut self, kids: &[u32], after: usize) {
+        for &child in kids.iter().skip(after + 1) {
+            self.halt_subtree(child);
         }
     }
 
@@ -147,24 +180,25 @@ impl Engine<'_> {
         let tree = self.tree;
         let end = tree.nodes[node as usize].subtree_end;
         let range = node..end;
-        let mut active: Vec<u32> = self
+        let long = self.long_state();
+        let mut active: Vec<u32> = long
             .prev_running
             .iter()
             .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
             .map(|(n, _)| *n)
-            .chain(self.now_running.iter().copied().filter(|n| range.contains(n)))
+            .chain(long.now_running.iter().copied().filter(|n| range.contains(n)))
             .collect();
         if active.is_empty() {
             return;
         }
         active.sort_unstable_by(|a, b| b.cmp(a));
         active.dedup();
-        for (n, fate) in &mut self.prev_running {
+        for (n, fate) in &mut long.prev_running {
             if *fate == Fate::Pending && range.contains(n) {
                 *fate = Fate::Halted;
             }
         }
-        self.now_running.retain(|n| !range.contains(n));
+        long.now_running.retain(|n| !range.contains(n));
         for &n in &active {
             self.halt_one(n);
         }
@@ -173,9 +207,7 @@ impl Engine<'_> {
 
     /// Runs the halt behaviour of one node: its hook, or a cancel request.
     fn halt_one(&mut self, node: u32) {
-        if let Some(trace) = &mut self.trace {
-            trace.push(TraceEvent::Halted { node: NodeId(node) });
-        }
+        self.note_trace(TraceEvent::Halted { node: NodeId(node) });
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         match &n.kind {
@@ -183,7 +215,7 @@ impl Engine<'_> {
                 if self.memory(node).is_some() {
                     let options = self.memory(node).and_then(|m| m.get(&Value::Keyword(kw::LAUNCHED)))
                         .and_then(Value::as_map).cloned().unwrap_or_default();
-                    self.cancels.push(Request { node: n.id.clone(), action: *action, options });
+                    self.long_state().cancels.push(Request { node: n.id.clone(), action: *action, options });
                 }
             }
             Kind::Custom { node_type, options } => {
@@ -262,9 +294,7 @@ impl Engine<'_> {
             };
             if holds {
                 self.halt_subtree(node);
-                if let Some(trace) = &mut self.trace {
-                    trace.push(TraceEvent::Ticked { node: NodeId(node), status });
-                }
+                self.note_trace(TraceEvent::Ticked { node: NodeId(node), status });
                 return Some(status);
             }
         }

@@ -139,14 +139,35 @@ pub struct Tick {
     pub error: Option<Box<TickError>>,
     /// How many node visits the tick made.
     pub steps: u64,
+    /// Launch and cancel requests and the trace; most ticks have none.
+    extras: Option<Box<Extras>>,
+}
+
+/// The rarer things a tick produces.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Extras {
+    launches: Vec<Request>,
+    cancels: Vec<Request>,
+    trace: Vec<TraceEvent>,
+}
+
+impl Tick {
     /// Deferred actions to start: the outside system does the work and
     /// reports back under `:aido/results` (see [`Request`]).
-    pub launches: Vec<Request>,
+    pub fn launches(&self) -> &[Request] {
+        self.extras.as_ref().map_or(&[], |e| &e.launches)
+    }
+
     /// Deferred actions to abandon: their node was halted before completion.
-    pub cancels: Vec<Request>,
+    pub fn cancels(&self) -> &[Request] {
+        self.extras.as_ref().map_or(&[], |e| &e.cancels)
+    }
+
     /// With [`TickOptions::trace`]: what each node returned, and each halt,
     /// in the order they happened.
-    pub trace: Vec<TraceEvent>,
+    pub fn trace(&self) -> &[TraceEvent] {
+        self.extras.as_ref().map_or(&[], |e| &e.trace)
+    }
 }
 
 /// Settings for one tick.
@@ -193,16 +214,21 @@ pub fn run_tick_with(db: Value, tree: &Tree, locals: Value) -> Tick {
 
 /// Like [`run_tick`], with explicit [`TickOptions`].
 pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-    let mut engine = match Engine::start(db, tree, options) {
-        Ok(engine) => engine,
+    let mut map = match take_map(db, tree) {
+        Ok(map) => map,
         Err(tick) => return *tick,
     };
-    let status = if tree.is_empty() || engine.error.is_some() {
-        Status::Success
-    } else {
-        engine.tick(0)
+    let outcome = {
+        let mut engine = Engine::new(tree, &mut map, options);
+        engine.prepare(options);
+        let status = if tree.is_empty() || engine.error.is_some() {
+            Status::Success
+        } else {
+            engine.tick(0)
+        };
+        engine.finish(status, options)
     };
-    engine.finish(status, options)
+    outcome.into_tick(map)
 }
 
 /// Halts every node of `tree` that the db says is running, as pausing or
@@ -211,34 +237,102 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
 /// returned tick's status is Success (Error if a halt hook failed).
 pub fn interrupt(db: Value, tree: &Tree) -> Tick {
     let options = TickOptions::default();
-    let mut engine = match Engine::start(db, tree, &options) {
-        Ok(engine) => engine,
+    let mut map = match take_map(db, tree) {
+        Ok(map) => map,
         Err(tick) => return *tick,
     };
-    engine.sweep();
-    engine.finish(Status::Success, &options)
+    let outcome = {
+        let mut engine = Engine::new(tree, &mut map, &options);
+        engine.prepare(&options);
+        engine.sweep();
+        engine.finish(Status::Success, &options)
+    };
+    outcome.into_tick(map)
+}
+
+/// The db's map; a db that is not a map (nor nil) is an Error tick.
+#[inline]
+pub(crate) fn take_map(db: Value, tree: &Tree) -> Result<Box<Map>, Box<Tick>> {
+    match db {
+        Value::Map(m) => Ok(m),
+        Value::Nil => Ok(Box::default()),
+        other => {
+            let error = TickError {
+                node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
+                node_type: tree
+                    .node_type(tree.root())
+                    .unwrap_or_else(|| Keyword::new("aido/invalid")),
+                path: Vec::new(),
+                span: None,
+                location: None,
+                message: format!("the db must be a map, found a {}", other.type_name()),
+            };
+            Err(Box::new(Tick {
+                db: other,
+                status: Status::Error,
+                error: Some(Box::new(error)),
+                steps: 0,
+                extras: None,
+            }))
+        }
+    }
+}
+
+/// What a finished tick produced, besides its db.
+pub(crate) struct Outcome {
+    pub(crate) status: Status,
+    pub(crate) error: Option<Box<TickError>>,
+    pub(crate) steps: u64,
+    pub(crate) extras: Option<Box<Extras>>,
+}
+
+impl Outcome {
+    #[inline(always)]
+    pub(crate) fn into_tick(self, db: Box<Map>) -> Tick {
+        Tick {
+            db: Value::Map(db),
+            status: self.status,
+            error: self.error,
+            steps: self.steps,
+            extras: self.extras,
+        }
+    }
 }
 
 /// The state of one tick in progress.
 pub(crate) struct Engine<'t> {
     pub(crate) tree: &'t Tree,
-    pub(crate) db: Box<Map>,
+    pub(crate) db: &'t mut Map,
     pub(crate) steps: u64,
     pub(crate) budget: u64,
     pub(crate) rng: Rng,
     pub(crate) error: Option<Box<TickError>>,
+    /// The state of long-running behaviours, made only when a tick needs
+    /// it (something runs, a deferred action starts, the tick is traced):
+    /// most ticks of most trees never do, and pay nothing for it.
+    pub(crate) long: Option<Box<Long>>,
+    /// Set while halt or lifecycle hooks run: they may not tick children.
+    pub(crate) in_hook: bool,
+    /// Leave the running set as it is at the end (an engine that only runs hooks).
+    pub(crate) keep_running: bool,
+    /// Whether the db had `:aido/running` when the tick began.
+    pub(crate) had_running: bool,
+    /// Whether visits must be watched: something ran after the last tick, or
+    /// the tick is traced (see `Engine::tick`).
+    pub(crate) watch: bool,
+}
+
+/// See [`Engine::long`].
+#[derive(Default)]
+pub(crate) struct Long {
     /// Nodes that ended the previous tick Running, in pre-order, with what
-    /// became of them in this tick. Empty for trees with nothing running.
+    /// became of them in this tick.
     pub(crate) prev_running: Vec<(u32, Fate)>,
     /// Nodes that returned Running in this tick.
     pub(crate) now_running: Vec<u32>,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
     pub(crate) trace: Option<Vec<TraceEvent>>,
-    /// Set while halt or lifecycle hooks run: they may not tick children.
-    pub(crate) in_hook: bool,
-    /// Leave the running set as it is at the end (an engine that only runs hooks).
-    pub(crate) keep_running: bool,
 }
 
 /// What became, in this tick, of a node that was running after the last one.
@@ -253,91 +347,86 @@ pub(crate) enum Fate {
 }
 
 impl<'t> Engine<'t> {
-    /// Prepares a tick: takes the db's map, clears the last error, adds the
-    /// locals and loads the running set. A db that is not a map is an Error tick.
-    pub(crate) fn start(db: Value, tree: &'t Tree, options: &TickOptions) -> Result<Engine<'t>, Box<Tick>> {
-        let mut map = match db {
-            Value::Map(m) => m,
-            Value::Nil => Box::default(),
-            other => {
-                let error = TickError {
-                    node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
-                    node_type: tree
-                        .node_type(tree.root())
-                        .unwrap_or_else(|| Keyword::new("aido/invalid")),
-                    path: Vec::new(),
-                    span: None,
-                    location: None,
-                    message: format!("the db must be a map, found a {}", other.type_name()),
-                };
-                return Err(Box::new(Tick {
-                    db: other,
-                    status: Status::Error,
-                    error: Some(Box::new(error)),
-                    steps: 0,
-                    launches: Vec::new(),
-                    cancels: Vec::new(),
-                    trace: Vec::new(),
-                }));
-            }
-        };
-        if let Some(i) = crate::value::find(&map, &Value::Keyword(kw::ERROR)) {
-            map.shift_remove_index(i);
-        }
-        if let Some(locals) = &options.locals {
-            map.insert(Value::Keyword(kw::LOCALS), locals.clone());
-        }
-        let mut engine = Engine {
+    /// An engine for one tick on `map`; call [`Engine::prepare`] next.
+    #[inline(always)]
+    pub(crate) fn new(tree: &'t Tree, map: &'t mut Map, options: &TickOptions) -> Engine<'t> {
+        // Returned as a literal so that it is built in the caller's frame:
+        // the engine is large and this runs on every tick.
+        Engine {
             tree,
             db: map,
             steps: 0,
             budget: options.step_budget,
             rng: Rng::new(),
             error: None,
-            prev_running: Vec::new(),
-            now_running: Vec::new(),
-            launches: Vec::new(),
-            cancels: Vec::new(),
-            trace: options.trace.then(Vec::new),
+            long: options.trace.then(|| {
+                Box::new(Long {
+                    trace: Some(Vec::new()),
+                    ..Long::default()
+                })
+            }),
             in_hook: false,
             keep_running: false,
-        };
-        engine.load_running();
-        Ok(engine)
+            had_running: false,
+            watch: options.trace,
+        }
+    }
+
+    /// Clears the last error, adds the locals and loads the running set.
+    #[inline(always)]
+    pub(crate) fn prepare(&mut self, options: &TickOptions) {
+        // One pass over the db's keys finds both reserved keys looked at here.
+        let (mut error_at, mut running_at) = (None, None);
+        for (i, key) in self.db.keys().enumerate() {
+            if let Value::Keyword(k) = key {
+                if *k == kw::ERROR {
+                    error_at = Some(i);
+                } else if *k == kw::RUNNING {
+                    running_at = Some(i);
+                }
+            }
+        }
+        if let Some(i) = error_at {
+            self.db.shift_remove_index(i);
+        }
+        if let Some(locals) = &options.locals {
+            self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
+        }
+        self.had_running = running_at.is_some();
+        if self.had_running {
+            self.load_running();
+            self.watch |= self.long.as_ref().is_some_and(|l| !l.prev_running.is_empty());
+        }
     }
 
     /// Ends the tick: halts what was running and was not reached, records
     /// what runs now, writes back the generator's position and any error.
-    pub(crate) fn finish(mut self, status: Status, options: &TickOptions) -> Tick {
-        if self.error.is_none() && !self.keep_running {
+    /// The db stays where it is (the engine only borrows it).
+    #[inline(always)]
+    pub(crate) fn finish(&mut self, status: Status, options: &TickOptions) -> Outcome {
+        if self.error.is_none() && !self.keep_running && (self.had_running || self.long.is_some()) {
             self.sweep();
             self.store_running();
         }
-        let Engine {
-            mut db,
-            rng,
-            error,
-            steps,
-            launches,
-            cancels,
-            trace,
-            ..
-        } = self;
-        rng.store(&mut db);
+        self.rng.store(self.db);
         if options.locals.is_some() {
-            db.shift_remove(&Value::Keyword(kw::LOCALS));
+            self.db.shift_remove(&Value::Keyword(kw::LOCALS));
         }
-        if let Some(e) = &error {
-            db.insert(Value::Keyword(kw::ERROR), e.to_value());
+        if let Some(e) = &self.error {
+            self.db.insert(Value::Keyword(kw::ERROR), e.to_value());
         }
-        Tick {
-            db: Value::Map(db),
+        let error = self.error.take();
+        let extras = self.long.take().and_then(|long| {
+            let Long { launches, cancels, trace, .. } = *long;
+            let trace = trace.unwrap_or_default();
+            (!launches.is_empty() || !cancels.is_empty() || !trace.is_empty())
+                .then(|| Box::new(Extras { launches, cancels, trace }))
+        });
+        Outcome {
             status: if error.is_some() { Status::Error } else { status },
             error,
-            steps,
-            launches,
-            cancels,
-            trace: trace.unwrap_or_default(),
+            steps: self.steps,
+            extras,
         }
     }
 
