@@ -199,6 +199,13 @@ impl Runner {
         if !matches!(self.status, TreeStatus::Played | TreeStatus::Resumed | TreeStatus::Executing) {
             return Ok(None);
         }
+        // An interrupt may have reached the target while the tree was paused.
+        if self.accumulated >= self.target {
+            self.halt_all();
+            self.hooks(Lifecycle::Stop);
+            self.status = TreeStatus::Stopped;
+            return Ok(None);
+        }
         let db = std::mem::take(&mut self.db);
         let tick = run_tick_with_options(db, &self.tree, &self.options);
         self.db = tick.db.clone();
@@ -375,11 +382,7 @@ impl Runner {
         let db = std::mem::take(&mut self.db);
         let tick = interrupt(db, &self.tree);
         self.db = tick.db.clone();
-        for id in tick.cancels().iter().map(|r| &r.node) {
-            if let Some(node) = self.tree.find(id) {
-                self.last_status[node.index()] = Some(Status::Idle);
-            }
-        }
+        self.record(tick.trace());
         tick
     }
 

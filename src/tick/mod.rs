@@ -234,9 +234,13 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
 /// Halts every node of `tree` that the db says is running, as pausing or
 /// stopping a tree does: halt hooks run, cancel requests for deferred actions
 /// are emitted, and the node memory of the halted subtrees is cleared. The
-/// returned tick's status is Success (Error if a halt hook failed).
+/// returned tick's status is Success (Error if a halt hook failed); its trace
+/// lists the halts.
 pub fn interrupt(db: Value, tree: &Tree) -> Tick {
-    let options = TickOptions::default();
+    let options = TickOptions {
+        trace: true,
+        ..TickOptions::default()
+    };
     let mut map = match take_map(db, tree) {
         Ok(map) => map,
         Err(tick) => return *tick,

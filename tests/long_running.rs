@@ -1,0 +1,601 @@
+//! Long-running behaviours: Running across ticks, halting, reactive and
+//! memory composites, Skipped and preconditions, parallel policies,
+//! deferred actions, and the tree lifecycle.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use aido::{
+    Lifecycle, NodeType, OptionType, PlayMode, Registry, Runner, Status, Tick, TickOptions,
+    TraceEvent, Tree, TreeStatus, Value, compile_str, read_value, run_tick_with_options,
+};
+
+/// Test node types:
+/// - `[:t/cond {:name :a}]`: Success if the db's `:a` is true, else Failure;
+/// - `[:t/async {:name :x}]`: Running until the db's `:x` is `:done` (then
+///   Success) or `:fail` (then Failure); its halt hook appends its name to
+///   `:halted`; lifecycle hooks append `[event name]` to `:events`;
+/// - `[:t/idle]` returns Idle (a protocol error).
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    r.node_type(NodeType::new("t/cond").required("name", OptionType::Keyword).tick(|ctx| {
+        let name = ctx.option("name")?.unwrap_or_default();
+        Ok(Status::from_bool(ctx.db().get(&name) == Some(&Value::Bool(true))))
+    }))
+    .unwrap();
+    r.node_type(
+        NodeType::new("t/async")
+            .required("name", OptionType::Keyword)
+            .tick(|ctx| {
+                let name = ctx.option("name")?.unwrap_or_default();
+                Ok(match ctx.db().get(&name).and_then(Value::as_keyword).map(|k| k.as_str()) {
+                    Some("done") => Status::Success,
+                    Some("fail") => Status::Failure,
+                    _ => Status::Running,
+                })
+            })
+            .on_halt(|ctx| {
+                let name = ctx.option("name").ok().flatten().unwrap_or_default();
+                push(ctx.db_mut(), "halted", name);
+            })
+            .on_lifecycle(|ctx, event| {
+                let name = ctx.option("name").ok().flatten().unwrap_or_default();
+                let event = Value::keyword(&format!("{event:?}").to_lowercase());
+                push(ctx.db_mut(), "events", Value::Vector(vec![event, name]));
+            }),
+    )
+    .unwrap();
+    r.node_type(NodeType::new("t/idle").tick(|_| Ok(Status::Idle))).unwrap();
+    r
+}
+
+fn push(db: &mut aido::Map, key: &str, value: Value) {
+    let slot = db.entry(Value::keyword(key)).or_insert(Value::Vector(vec![]));
+    if let Value::Vector(v) = slot {
+        v.push(value);
+    }
+}
+
+fn tree(src: &str) -> Tree {
+    compile_str("t.edn", src, &registry()).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+fn traced(db: Value, tree: &Tree) -> Tick {
+    run_tick_with_options(db, tree, &TickOptions { trace: true, ..TickOptions::default() })
+}
+
+/// The trace as text: `id:status` for a tick, `halt id` for a halt.
+fn trace_text(tree: &Tree, tick: &Tick) -> Vec<String> {
+    tick.trace()
+        .iter()
+        .map(|e| match *e {
+            TraceEvent::Ticked { node, status } => format!("{}:{status}", id(tree, node)),
+            TraceEvent::Halted { node } => format!("halt {}", id(tree, node)),
+            _ => "?".to_owned(),
+        })
+        .collect()
+}
+
+fn id(tree: &Tree, node: aido::NodeId) -> String {
+    match tree.node_id(node).unwrap() {
+        Value::Keyword(k) => k.as_str().to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn db(text: &str) -> Value {
+    read_value(text).unwrap()
+}
+
+fn set(db: &mut Value, key: &str, value: Value) {
+    db.assoc_in(&[Value::keyword(key)], value).unwrap();
+}
+
+fn get(db: &Value, key: &str) -> Option<Value> {
+    db.get(&Value::keyword(key)).cloned()
+}
+
+const SEQ3: &str = "[:sequence {:id :seq} [:t/cond {:id :cond-a :name :a}] [:t/cond {:id :cond-b :name :b}] X]";
+
+#[test]
+fn seed_scenario_5_1_all_children_succeed() {
+    let t = tree(&SEQ3.replace('X', "[:success {:id :sync-act}]"));
+    let tick = traced(db("{:a true :b true}"), &t);
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(trace_text(&t, &tick), ["cond-a:success", "cond-b:success", "sync-act:success", "seq:success"]);
+}
+
+#[test]
+fn seed_scenario_5_2_an_asynchronous_action_runs() {
+    let t = tree(&SEQ3.replace('X', "[:t/async {:id :async-act :name :act}]"));
+    let tick = traced(db("{:a true :b true}"), &t);
+    assert_eq!(tick.status, Status::Running);
+    assert_eq!(trace_text(&t, &tick), ["cond-a:success", "cond-b:success", "async-act:running", "seq:running"]);
+    // The running set is stored in tree order.
+    assert_eq!(get(&tick.db, "aido/running"), Some(db("[:seq :async-act]")));
+}
+
+#[test]
+fn seed_scenario_5_3_a_failing_condition_halts_the_running_action() {
+    let t = tree(&SEQ3.replace('X', "[:t/async {:id :async-act :name :act}]"));
+    let first = traced(db("{:a true :b true}"), &t);
+    assert_eq!(first.status, Status::Running);
+    let mut next = first.db;
+    set(&mut next, "a", Value::Bool(false));
+    let tick = traced(next, &t);
+    assert_eq!(tick.status, Status::Failure);
+    // CondB is idle and is not halted; the running AsyncAct is, before the sequence reports.
+    assert_eq!(trace_text(&t, &tick), ["cond-a:failure", "halt async-act", "seq:failure"]);
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:act]")));
+    assert_eq!(get(&tick.db, "aido/running"), None);
+}
+
+#[test]
+fn seed_scenario_5_4_the_running_child_changes() {
+    let t = tree(
+        "[:sequence {:id :seq} [:t/cond {:id :cond-a :name :a}]
+           [:t/async {:id :async-1 :name :one}] [:t/async {:id :async-2 :name :two}]]",
+    );
+    let n = traced(db("{:a true}"), &t);
+    assert_eq!(n.status, Status::Running);
+    assert_eq!(trace_text(&t, &n), ["cond-a:success", "async-1:running", "seq:running"]);
+    let mut next = n.db;
+    set(&mut next, "one", Value::keyword("done"));
+    let n1 = traced(next, &t);
+    assert_eq!(n1.status, Status::Running);
+    assert_eq!(trace_text(&t, &n1), ["cond-a:success", "async-1:success", "async-2:running", "seq:running"]);
+    assert_eq!(get(&n1.db, "halted"), None);
+    assert_eq!(get(&n1.db, "aido/running"), Some(db("[:seq :async-2]")));
+}
+
+#[test]
+fn a_higher_priority_branch_taking_over_halts_the_running_one() {
+    let t = tree(
+        "[:selector {:id :root}
+           [:sequence {:id :flee} [:t/cond {:id :enemy? :name :enemy}] [:t/async {:id :run-away :name :run}]]
+           [:t/async {:id :walk :name :walk}]]",
+    );
+    let walking = traced(db("{}"), &t);
+    assert_eq!(trace_text(&t, &walking), ["enemy?:failure", "flee:failure", "walk:running", "root:running"]);
+    let mut next = walking.db;
+    set(&mut next, "enemy", Value::Bool(true));
+    let fleeing = traced(next, &t);
+    assert_eq!(fleeing.status, Status::Running);
+    assert_eq!(
+        trace_text(&t, &fleeing),
+        ["enemy?:success", "run-away:running", "flee:running", "halt walk", "root:running"]
+    );
+    assert_eq!(get(&fleeing.db, "halted"), Some(db("[:walk]")));
+}
+
+#[test]
+fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
+    // :randomly takes its first child with p = [:aido/db :p]; switching p
+    // moves to the other child: nothing reactive halts the first, the
+    // end-of-tick sweep does, deepest first, and clears the subtree's memory.
+    let t = tree(
+        "[:randomly {:id :pick :p [:aido/db :p]}
+           [:sequence {:id :left} [:choose-each {:id :ce} [:t/async {:id :deep :name :deep}]]]
+           [:t/async {:id :right :name :right}]]",
+    );
+    let mut d = db("{:p 1.0 :aido/seed 1}");
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running);
+    assert!(get(&tick.db, "aido/memory").is_some(), "the choose-each pool is in memory");
+    d = tick.db;
+    set(&mut d, "p", Value::Float(0.0));
+    let tick = traced(d, &t);
+    assert_eq!(trace_text(&t, &tick), ["right:running", "pick:running", "halt deep", "halt ce", "halt left"]);
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:deep]")));
+    assert_eq!(get(&tick.db, "aido/memory"), None, "the halted subtree's memory is cleared");
+    assert_eq!(get(&tick.db, "aido/running"), Some(db("[:pick :right]")));
+}
+
+#[test]
+fn wait_runs_n_ticks_then_succeeds_and_starts_over_after_a_halt() {
+    let t = tree("[:selector [:t/cond {:name :stop}] [:wait {:id :w :ticks 2}]]");
+    let mut d = db("{}");
+    let mut statuses = vec![];
+    for _ in 0..4 {
+        let tick = traced(d, &t);
+        statuses.push(tick.status);
+        d = tick.db;
+    }
+    assert_eq!(statuses, [Status::Running, Status::Running, Status::Success, Status::Running]);
+    // Halted after one Running tick, it starts from the beginning again.
+    set(&mut d, "stop", Value::Bool(true));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+    let mut d = tick.db;
+    set(&mut d, "stop", Value::Bool(false));
+    let statuses: Vec<Status> = (0..3)
+        .map(|_| {
+            let tick = traced(std::mem::take(&mut d), &t);
+            d = tick.db;
+            tick.status
+        })
+        .collect();
+    assert_eq!(statuses, [Status::Running, Status::Running, Status::Success]);
+}
+
+#[test]
+fn memory_sequences_resume_where_reactive_ones_restart() {
+    let src = |memory: &str| {
+        format!(
+            "[:sequence {{:id :seq {memory}}} [:inc! {{:id :count :key :n}}]
+               [:t/async {{:id :one :name :one}}] [:t/async {{:id :two :name :two}}]]"
+        )
+    };
+    for (memory, counts) in [("", [1, 2, 3]), (":memory true", [1, 1, 1])] {
+        let t = tree(&src(memory));
+        let mut d = db("{}");
+        let mut seen = vec![];
+        for i in 0..3 {
+            if i == 1 {
+                set(&mut d, "one", Value::keyword("done"));
+            }
+            let tick = traced(d, &t);
+            assert_eq!(tick.status, Status::Running);
+            seen.push(get(&tick.db, "n").and_then(|v| v.as_int()).unwrap());
+            d = tick.db;
+        }
+        // Reactive: :inc! is ticked every tick; with memory only at the start.
+        assert_eq!(seen, counts, "memory: {memory:?}");
+        if memory.is_empty() {
+            assert_eq!(get(&d, "aido/memory"), None);
+        } else {
+            assert_eq!(d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]), Some(&db("{:index 2}")));
+        }
+    }
+    // A failure resets the memory sequence's index.
+    let t = tree(&src(":memory true"));
+    let mut d = db("{:one :done}");
+    d = traced(d, &t).db;
+    set(&mut d, "two", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Failure);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+    assert_eq!(get(&tick.db, "n"), Some(Value::Int(1)));
+}
+
+#[test]
+fn memory_selectors_resume_and_a_success_resets() {
+    let t = tree(
+        "[:selector {:id :sel :memory true} [:t/cond {:name :a}] [:t/async {:id :job :name :job}] [:success]]",
+    );
+    let first = traced(db("{}"), &t);
+    assert_eq!(first.status, Status::Running);
+    // The condition now holds, but a memory selector does not look back.
+    let mut d = first.db;
+    set(&mut d, "a", Value::Bool(true));
+    set(&mut d, "job", Value::keyword("done"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(trace_text(&t, &tick), ["job:success", "sel:success"]);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+}
+
+#[test]
+fn skipped_children_are_passed_over_and_all_skipped_is_skipped() {
+    let check = |src: &str, start: &str, status: Status| {
+        let tick = traced(db(start), &tree(src));
+        assert_eq!(tick.status, status, "{src} with {start}");
+        tick
+    };
+    check("[:sequence [:success {:aido/skip-if true}] [:success]]", "{}", Status::Success);
+    check("[:sequence [:failure {:aido/skip-if true}] [:success]]", "{}", Status::Success);
+    check("[:sequence [:success {:aido/skip-if true}] [:success {:aido/skip-if true}]]", "{}", Status::Skipped);
+    check("[:selector [:success {:aido/skip-if true}] [:failure]]", "{}", Status::Failure);
+    check("[:selector [:success {:aido/skip-if 1}] [:failure {:aido/skip-if :yes}]]", "{}", Status::Skipped);
+    // Only nil and false are falsy; the value may be dynamic.
+    check("[:sequence [:failure {:aido/skip-if [:aido/db :quiet]}]]", "{:quiet false}", Status::Failure);
+    check("[:sequence [:failure {:aido/skip-if [:aido/db :quiet]}]]", "{:quiet 0}", Status::Skipped);
+    check("[:inc! {:key :n :aido/success-if [:aido/db :done]}]", "{:done true}", Status::Success);
+    let tick = check("[:inc! {:key :n :aido/failure-if [:aido/db :broken]}]", "{:broken \"yes\"}", Status::Failure);
+    assert_eq!(get(&tick.db, "n"), None, "a short-circuited node is not ticked");
+    check("[:invert [:success {:aido/skip-if true}]]", "{}", Status::Skipped);
+    check("[:parallel {:mode :success :how-many 1} [:success {:aido/skip-if true}]]", "{}", Status::Skipped);
+    check("[:parallel {:policy :sequence} [:success {:aido/skip-if true}] [:success]]", "{}", Status::Success);
+}
+
+#[test]
+fn a_precondition_that_fires_halts_a_running_node() {
+    let t = tree("[:t/async {:id :job :name :job :aido/skip-if [:aido/db :cancelled]}]");
+    let first = traced(db("{}"), &t);
+    assert_eq!(first.status, Status::Running);
+    let mut d = first.db;
+    set(&mut d, "cancelled", Value::Bool(true));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Skipped);
+    assert_eq!(trace_text(&t, &tick), ["halt job", "job:skipped"]);
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:job]")));
+}
+
+#[test]
+fn returning_idle_is_a_protocol_error() {
+    let tick = traced(db("{}"), &tree("[:sequence [:t/idle]]"));
+    assert_eq!(tick.status, Status::Error);
+    assert!(tick.error.unwrap().message.contains("returned Idle"));
+}
+
+#[test]
+fn parallel_sequence_policy_keeps_finished_children_and_halts_the_rest_on_failure() {
+    let t = tree(
+        "[:parallel {:id :par :policy :sequence}
+           [:t/async {:id :a :name :a}] [:t/async {:id :b :name :b}] [:t/async {:id :c :name :c}]]",
+    );
+    let mut d = db("{}");
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running);
+    d = tick.db;
+    // :a succeeds; it keeps its status and is not ticked again.
+    set(&mut d, "a", Value::keyword("done"));
+    let tick = traced(d, &t);
+    assert_eq!(trace_text(&t, &tick), ["a:success", "b:running", "c:running", "par:running"]);
+    d = tick.db;
+    assert_eq!(d.get_in(&[Value::keyword("aido/memory"), Value::keyword("par")]), Some(&db("{:done [:success nil nil]}")));
+    set(&mut d, "a", Value::keyword("fail")); // would fail now, but :a is finished
+    set(&mut d, "b", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Failure);
+    // The decided parallel halts the child still running before it reports.
+    assert_eq!(trace_text(&t, &tick), ["b:failure", "halt c", "par:failure"]);
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:c]")));
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+    // The next tick starts a fresh round: :a is ticked again.
+    let tick = traced(tick.db, &t);
+    assert_eq!(trace_text(&t, &tick)[0], "a:failure");
+}
+
+#[test]
+fn parallel_selector_policy_succeeds_at_the_first_success() {
+    let t = tree(
+        "[:parallel {:id :par :policy :selector} [:t/async {:id :a :name :a}] [:t/async {:id :b :name :b}]]",
+    );
+    let mut d = traced(db("{}"), &t).db;
+    set(&mut d, "a", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running, "one failure is not enough");
+    let mut d = tick.db;
+    set(&mut d, "b", Value::keyword("fail"));
+    assert_eq!(traced(d.clone(), &t).status, Status::Failure);
+    set(&mut d, "b", Value::keyword("done"));
+    assert_eq!(traced(d, &t).status, Status::Success);
+}
+
+#[test]
+fn parallel_thresholds() {
+    let t = tree(
+        "[:parallel {:id :par :success-threshold 2 :failure-threshold 2}
+           [:t/async {:id :a :name :a}] [:t/async {:id :b :name :b}] [:t/async {:id :c :name :c}]]",
+    );
+    let d = db("{:a :done :b :fail}");
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running);
+    let mut d = tick.db;
+    set(&mut d, "c", Value::keyword("done"));
+    assert_eq!(traced(d, &t).status, Status::Success);
+    let mut d = traced(db("{}"), &t).db;
+    set(&mut d, "a", Value::keyword("fail"));
+    set(&mut d, "b", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Failure);
+    // The failure threshold is reached at :b; :c, running since the last tick, is halted.
+    assert_eq!(trace_text(&t, &tick), ["a:failure", "b:failure", "halt c", "par:failure"]);
+}
+
+#[test]
+fn aidos_parallel_is_unchanged() {
+    let t = tree("[:parallel {:mode :success :how-many 1} [:t/async {:id :a :name :a}] [:failure]]");
+    let tick = traced(db("{}"), &t);
+    // Running counts as succeeded; the parallel reports and keeps no memory.
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+}
+
+#[test]
+fn deferred_actions_launch_complete_and_cancel() {
+    let t = tree(
+        "[:selector
+           [:t/cond {:name :interrupted}]
+           [:defer {:id :ask :action :llm/ask :prompt [:aido/db :input] :into :answer}]]",
+    );
+    let first = traced(db("{:input \"hello?\"}"), &t);
+    assert_eq!(first.status, Status::Running);
+    assert_eq!(first.launches().len(), 1);
+    assert_eq!(
+        first.launches()[0].to_value(),
+        db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}")
+    );
+    // Still pending: Running, no second launch.
+    let second = traced(first.db, &t);
+    assert_eq!((second.status, second.launches().len()), (Status::Running, 0));
+    // The outside system reports completion in the db.
+    let mut d = second.db;
+    set(&mut d, "aido/results", db("{:ask {:status :success, :result \"hi!\"}}"));
+    let done = traced(d, &t);
+    assert_eq!(done.status, Status::Success);
+    assert_eq!(get(&done.db, "answer"), Some(Value::string("hi!")));
+    assert_eq!(get(&done.db, "aido/results"), None);
+    assert_eq!(get(&done.db, "aido/memory"), None);
+    // Launched again, then halted before completion: a cancel request.
+    let again = traced(done.db, &t);
+    assert_eq!(again.launches().len(), 1);
+    let mut d = again.db;
+    set(&mut d, "interrupted", Value::Bool(true));
+    let cancelled = traced(d, &t);
+    assert_eq!(cancelled.status, Status::Success);
+    assert_eq!(cancelled.cancels().len(), 1);
+    assert_eq!(cancelled.cancels()[0].to_value(), db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}"));
+    // A bad completion is an Error, not a guess.
+    let mut d = traced(db("{}"), &t).db;
+    set(&mut d, "aido/results", db("{:ask {:status :maybe}}"));
+    assert_eq!(traced(d, &t).status, Status::Error);
+}
+
+#[test]
+fn running_state_survives_a_save_and_a_load() {
+    let src = "[:sequence [:t/cond {:name :go}] [:wait {:id :w :ticks 3}] [:inc! {:key :arrived}]]";
+    let t = tree(src);
+    let mut d = db("{:go true}");
+    for _ in 0..2 {
+        d = traced(d, &t).db;
+    }
+    // Another process: the db as text, a freshly compiled tree.
+    let saved = d.to_string();
+    let t2 = tree(src);
+    let mut d2 = db(&saved);
+    let tick = traced(d2.clone(), &t2);
+    assert_eq!(tick.status, Status::Running);
+    d2 = tick.db;
+    let tick = traced(d2, &t2);
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(get(&tick.db, "arrived"), Some(Value::Int(1)));
+    // Halting also works across the save: stop going, the wait is halted.
+    let mut d = db(&saved);
+    set(&mut d, "go", Value::Bool(false));
+    let tick = traced(d, &t2);
+    assert_eq!(trace_text(&t2, &tick).iter().filter(|e| e.starts_with("halt")).count(), 1);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+}
+
+#[test]
+fn a_db_from_another_tree_is_an_error() {
+    let tick = traced(db("{:aido/running [\"0.7\"]}"), &tree("[:success]"));
+    assert_eq!(tick.status, Status::Error);
+    assert!(tick.error.unwrap().message.contains("which this tree does not have"));
+}
+
+fn runner(src: &str, start: &str) -> Runner {
+    Runner::load(Arc::new(tree(src)), db(start))
+}
+
+const LIFE: &str = "[:sequence [:t/cond {:name :go}] [:t/async {:id :job :name :job}]]";
+
+#[test]
+fn runner_lifecycle_statuses_and_hooks() {
+    let mut r = runner(LIFE, "{:go true}");
+    assert_eq!(r.status(), TreeStatus::Reset);
+    assert_eq!(get(r.db(), "events"), Some(db("[[:construct :job]]")));
+    assert!(r.update().unwrap().is_none(), "a reset tree does not run until played");
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    assert_eq!(r.status(), TreeStatus::Played);
+    assert_eq!(r.update().unwrap().map(|t| t.status), Some(Status::Running));
+    assert_eq!(r.status(), TreeStatus::Executing);
+    // Pausing interrupts the running node (its halt hook runs), then the pause hooks.
+    r.pause().unwrap();
+    assert_eq!(r.status(), TreeStatus::Paused);
+    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "events"), Some(db("[[:construct :job] [:pause :job]]")));
+    assert!(r.update().unwrap().is_none(), "paused");
+    r.resume().unwrap();
+    assert_eq!(r.status(), TreeStatus::Resumed);
+    r.update().unwrap();
+    assert_eq!(r.accumulated(), 2, "resume goes on with the loop count");
+    r.stop().unwrap();
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    r.reset().unwrap();
+    assert_eq!((r.status(), r.accumulated()), (TreeStatus::Reset, 0));
+    r.destroy().unwrap();
+    assert_eq!(r.status(), TreeStatus::Destructed);
+    assert_eq!(
+        get(r.db(), "events"),
+        Some(db("[[:construct :job] [:pause :job] [:stop :job] [:reset :job] [:destruct :job]]"))
+    );
+    assert!(r.play(PlayMode::StopByExecuteLoopCount, 1).is_err());
+    r.reload();
+    assert_eq!(r.status(), TreeStatus::Reset);
+}
+
+/// Plays `mode` with target 2 through a scripted world and returns the
+/// number of updates until the runner stopped.
+fn loops_until_stopped(mode: PlayMode, script: &[(&str, Value)], interrupt_after: Option<usize>) -> usize {
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(mode, 2).unwrap();
+    for (i, (key, value)) in script.iter().enumerate() {
+        set(r.db_mut(), key, value.clone());
+        r.update().unwrap();
+        if interrupt_after == Some(i) {
+            r.pause().unwrap();
+            r.resume().unwrap();
+        }
+        if r.status() == TreeStatus::Stopped {
+            return i + 1;
+        }
+    }
+    usize::MAX
+}
+
+#[test]
+fn every_play_mode_counts_its_own_loops() {
+    let k = Value::keyword;
+    // Each step sets a key, then ticks: :job :done succeeds, :fail fails,
+    // anything else runs; :go false fails at once.
+    let script = [
+        ("job", k("working")),  // running
+        ("job", k("done")),     // success
+        ("job", k("working")),  // running
+        ("job", k("fail")),     // failure
+        ("job", k("done")),     // success
+        ("job", k("fail")),     // failure
+        ("job", k("working")),  // running
+    ];
+    assert_eq!(loops_until_stopped(PlayMode::StopByExecuteLoopCount, &script, None), 2);
+    assert_eq!(loops_until_stopped(PlayMode::StopByReportLoopCount, &script, None), 4);
+    assert_eq!(loops_until_stopped(PlayMode::StopByReportSuccessLoopCount, &script, None), 5);
+    assert_eq!(loops_until_stopped(PlayMode::StopByReportFailureLoopCount, &script, None), 6);
+    assert_eq!(loops_until_stopped(PlayMode::StopByNotifyExecutingLoopCount, &script, None), 3);
+    // An interrupt of a running tree is a notify too: after tick 1 (running)
+    // and its interrupt the target is reached, and the next update stops
+    // the tree without ticking.
+    assert_eq!(loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, Some(0)), 2);
+    assert_eq!(loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, None), 3);
+    // Interrupts alone: the 1st (tick 1 runs) and the 3rd (tick 3 runs) steps are interrupted.
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1, "pausing a tree with nothing running interrupts nothing");
+    r.resume().unwrap();
+    r.update().unwrap();
+    r.stop().unwrap();
+    assert_eq!(r.accumulated(), 2);
+    // Reaching the target stops the tree and interrupts what still runs.
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByExecuteLoopCount, 1).unwrap();
+    r.update().unwrap();
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+}
+
+#[test]
+fn the_property_view_shows_each_node_to_a_depth() {
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByExecuteLoopCount, 5).unwrap();
+    r.update().unwrap();
+    let shallow = r.properties(0);
+    assert_eq!(shallow.nodes.len(), 1);
+    assert_eq!((shallow.status, shallow.target, shallow.accumulated), (TreeStatus::Executing, 5, 1));
+    let all = r.properties(9);
+    let rows: Vec<String> = all
+        .nodes
+        .iter()
+        .map(|n| format!("{} {} {} {:?} {}", n.depth, n.node_type, n.id, n.last_status, n.running))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "0 :sequence \"0\" Some(Running) true",
+            "1 :t/cond \"0.0\" Some(Success) false",
+            "1 :t/async :job Some(Running) true",
+        ]
+    );
+    r.pause().unwrap();
+    let after = r.properties(9);
+    assert_eq!(after.nodes[2].last_status, Some(Status::Idle));
+    assert!(!after.nodes[2].running);
+    let _ = Lifecycle::Construct;
+}
