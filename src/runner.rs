@@ -70,7 +70,9 @@ impl PlayMode {
         use PlayMode::*;
         match (self, event) {
             (StopByExecuteLoopCount, Event::Ticked(_)) => true,
-            (StopByReportLoopCount, Event::Ticked(s)) => matches!(s, Status::Success | Status::Failure),
+            (StopByReportLoopCount, Event::Ticked(s)) => {
+                matches!(s, Status::Success | Status::Failure)
+            }
             (StopByReportSuccessLoopCount, Event::Ticked(s)) => s == Status::Success,
             (StopByReportFailureLoopCount, Event::Ticked(s)) => s == Status::Failure,
             (StopByNotifyLoopCount, Event::Ticked(s)) => s == Status::Running,
@@ -161,7 +163,10 @@ impl Runner {
             target: 0,
             accumulated: 0,
             last_status: vec![None; n],
-            options: TickOptions { trace: true, ..TickOptions::default() },
+            options: TickOptions {
+                trace: true,
+                ..TickOptions::default()
+            },
         };
         runner.hooks(Lifecycle::Construct);
         runner
@@ -178,7 +183,10 @@ impl Runner {
     /// Sets the step budget and other settings of each tick (tracing stays on:
     /// it feeds [`Runner::properties`]).
     pub fn set_tick_options(&mut self, options: TickOptions) {
-        self.options = TickOptions { trace: true, ..options };
+        self.options = TickOptions {
+            trace: true,
+            ..options
+        };
     }
 
     /// Starts playing: loops are counted from 0 under `mode` until `target`.
@@ -196,7 +204,10 @@ impl Runner {
     /// target stops the tree, interrupting whatever still runs.
     pub fn update(&mut self) -> Result<Option<Tick>, RunnerError> {
         self.alive()?;
-        if !matches!(self.status, TreeStatus::Played | TreeStatus::Resumed | TreeStatus::Executing) {
+        if !matches!(
+            self.status,
+            TreeStatus::Played | TreeStatus::Resumed | TreeStatus::Executing
+        ) {
             return Ok(None);
         }
         // An interrupt may have reached the target while the tree was paused.
@@ -324,7 +335,9 @@ impl Runner {
             let id = tree.node_id(node).cloned().unwrap_or_default();
             nodes.push(NodeProperties {
                 node,
-                node_type: tree.node_type(node).unwrap_or_else(|| Keyword::new("aido/invalid")),
+                node_type: tree
+                    .node_type(node)
+                    .unwrap_or_else(|| Keyword::new("aido/invalid")),
                 depth: d,
                 last_status: self.last_status.get(node.index()).copied().flatten(),
                 running: running.contains(&&id),
@@ -362,7 +375,9 @@ impl Runner {
     fn record(&mut self, trace: &[TraceEvent]) {
         for event in trace {
             match *event {
-                TraceEvent::Ticked { node, status } => self.last_status[node.index()] = Some(status),
+                TraceEvent::Ticked { node, status } => {
+                    self.last_status[node.index()] = Some(status)
+                }
                 TraceEvent::Halted { node } => self.last_status[node.index()] = Some(Status::Idle),
             }
         }

@@ -200,8 +200,12 @@ pub(crate) struct Preconditions {
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
     /// `memory`: resume from the child that was running (else reactive).
-    Selector { memory: bool },
-    Sequence { memory: bool },
+    Selector {
+        memory: bool,
+    },
+    Sequence {
+        memory: bool,
+    },
     SelectorP {
         p: Opt,
     },

@@ -88,7 +88,12 @@ fn required_options_as_in_aido() {
     );
     check(
         "[:parallel {:mode :success} [:success]]",
-        &[(Code::MissingOption, 1, 2, "needs both: `:how-many` is missing")],
+        &[(
+            Code::MissingOption,
+            1,
+            2,
+            "needs both: `:how-many` is missing",
+        )],
     );
     check(
         "[:parallel {:policy :sequence :how-many 1} [:success]]",

@@ -18,21 +18,34 @@ use aido::{
 /// - `[:t/idle]` returns Idle (a protocol error).
 fn registry() -> Registry {
     let mut r = Registry::new();
-    r.node_type(NodeType::new("t/cond").required("name", OptionType::Keyword).tick(|ctx| {
-        let name = ctx.option("name")?.unwrap_or_default();
-        Ok(Status::from_bool(ctx.db().get(&name) == Some(&Value::Bool(true))))
-    }))
+    r.node_type(
+        NodeType::new("t/cond")
+            .required("name", OptionType::Keyword)
+            .tick(|ctx| {
+                let name = ctx.option("name")?.unwrap_or_default();
+                Ok(Status::from_bool(
+                    ctx.db().get(&name) == Some(&Value::Bool(true)),
+                ))
+            }),
+    )
     .unwrap();
     r.node_type(
         NodeType::new("t/async")
             .required("name", OptionType::Keyword)
             .tick(|ctx| {
                 let name = ctx.option("name")?.unwrap_or_default();
-                Ok(match ctx.db().get(&name).and_then(Value::as_keyword).map(|k| k.as_str()) {
-                    Some("done") => Status::Success,
-                    Some("fail") => Status::Failure,
-                    _ => Status::Running,
-                })
+                Ok(
+                    match ctx
+                        .db()
+                        .get(&name)
+                        .and_then(Value::as_keyword)
+                        .map(|k| k.as_str())
+                    {
+                        Some("done") => Status::Success,
+                        Some("fail") => Status::Failure,
+                        _ => Status::Running,
+                    },
+                )
             })
             .on_halt(|ctx| {
                 let name = ctx.option("name").ok().flatten().unwrap_or_default();
@@ -45,12 +58,15 @@ fn registry() -> Registry {
             }),
     )
     .unwrap();
-    r.node_type(NodeType::new("t/idle").tick(|_| Ok(Status::Idle))).unwrap();
+    r.node_type(NodeType::new("t/idle").tick(|_| Ok(Status::Idle)))
+        .unwrap();
     r
 }
 
 fn push(db: &mut aido::Map, key: &str, value: Value) {
-    let slot = db.entry(Value::keyword(key)).or_insert(Value::Vector(vec![]));
+    let slot = db
+        .entry(Value::keyword(key))
+        .or_insert(Value::Vector(vec![]));
     if let Value::Vector(v) = slot {
         v.push(value);
     }
@@ -61,7 +77,14 @@ fn tree(src: &str) -> Tree {
 }
 
 fn traced(db: Value, tree: &Tree) -> Tick {
-    run_tick_with_options(db, tree, &TickOptions { trace: true, ..TickOptions::default() })
+    run_tick_with_options(
+        db,
+        tree,
+        &TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        },
+    )
 }
 
 /// The trace as text: `id:status` for a tick, `halt id` for a halt.
@@ -95,14 +118,23 @@ fn get(db: &Value, key: &str) -> Option<Value> {
     db.get(&Value::keyword(key)).cloned()
 }
 
-const SEQ3: &str = "[:sequence {:id :seq} [:t/cond {:id :cond-a :name :a}] [:t/cond {:id :cond-b :name :b}] X]";
+const SEQ3: &str =
+    "[:sequence {:id :seq} [:t/cond {:id :cond-a :name :a}] [:t/cond {:id :cond-b :name :b}] X]";
 
 #[test]
 fn seed_scenario_5_1_all_children_succeed() {
     let t = tree(&SEQ3.replace('X', "[:success {:id :sync-act}]"));
     let tick = traced(db("{:a true :b true}"), &t);
     assert_eq!(tick.status, Status::Success);
-    assert_eq!(trace_text(&t, &tick), ["cond-a:success", "cond-b:success", "sync-act:success", "seq:success"]);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "cond-a:success",
+            "cond-b:success",
+            "sync-act:success",
+            "seq:success"
+        ]
+    );
 }
 
 #[test]
@@ -110,7 +142,15 @@ fn seed_scenario_5_2_an_asynchronous_action_runs() {
     let t = tree(&SEQ3.replace('X', "[:t/async {:id :async-act :name :act}]"));
     let tick = traced(db("{:a true :b true}"), &t);
     assert_eq!(tick.status, Status::Running);
-    assert_eq!(trace_text(&t, &tick), ["cond-a:success", "cond-b:success", "async-act:running", "seq:running"]);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "cond-a:success",
+            "cond-b:success",
+            "async-act:running",
+            "seq:running"
+        ]
+    );
     // The running set is stored in tree order.
     assert_eq!(get(&tick.db, "aido/running"), Some(db("[:seq :async-act]")));
 }
@@ -125,7 +165,10 @@ fn seed_scenario_5_3_a_failing_condition_halts_the_running_action() {
     let tick = traced(next, &t);
     assert_eq!(tick.status, Status::Failure);
     // CondB is idle and is not halted; the running AsyncAct is, before the sequence reports.
-    assert_eq!(trace_text(&t, &tick), ["cond-a:failure", "halt async-act", "seq:failure"]);
+    assert_eq!(
+        trace_text(&t, &tick),
+        ["cond-a:failure", "halt async-act", "seq:failure"]
+    );
     assert_eq!(get(&tick.db, "halted"), Some(db("[:act]")));
     assert_eq!(get(&tick.db, "aido/running"), None);
 }
@@ -138,12 +181,23 @@ fn seed_scenario_5_4_the_running_child_changes() {
     );
     let n = traced(db("{:a true}"), &t);
     assert_eq!(n.status, Status::Running);
-    assert_eq!(trace_text(&t, &n), ["cond-a:success", "async-1:running", "seq:running"]);
+    assert_eq!(
+        trace_text(&t, &n),
+        ["cond-a:success", "async-1:running", "seq:running"]
+    );
     let mut next = n.db;
     set(&mut next, "one", Value::keyword("done"));
     let n1 = traced(next, &t);
     assert_eq!(n1.status, Status::Running);
-    assert_eq!(trace_text(&t, &n1), ["cond-a:success", "async-1:success", "async-2:running", "seq:running"]);
+    assert_eq!(
+        trace_text(&t, &n1),
+        [
+            "cond-a:success",
+            "async-1:success",
+            "async-2:running",
+            "seq:running"
+        ]
+    );
     assert_eq!(get(&n1.db, "halted"), None);
     assert_eq!(get(&n1.db, "aido/running"), Some(db("[:seq :async-2]")));
 }
@@ -156,14 +210,28 @@ fn a_higher_priority_branch_taking_over_halts_the_running_one() {
            [:t/async {:id :walk :name :walk}]]",
     );
     let walking = traced(db("{}"), &t);
-    assert_eq!(trace_text(&t, &walking), ["enemy?:failure", "flee:failure", "walk:running", "root:running"]);
+    assert_eq!(
+        trace_text(&t, &walking),
+        [
+            "enemy?:failure",
+            "flee:failure",
+            "walk:running",
+            "root:running"
+        ]
+    );
     let mut next = walking.db;
     set(&mut next, "enemy", Value::Bool(true));
     let fleeing = traced(next, &t);
     assert_eq!(fleeing.status, Status::Running);
     assert_eq!(
         trace_text(&t, &fleeing),
-        ["enemy?:success", "run-away:running", "flee:running", "halt walk", "root:running"]
+        [
+            "enemy?:success",
+            "run-away:running",
+            "flee:running",
+            "halt walk",
+            "root:running"
+        ]
     );
     assert_eq!(get(&fleeing.db, "halted"), Some(db("[:walk]")));
 }
@@ -181,13 +249,29 @@ fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
     let mut d = db("{:p 1.0 :aido/seed 1}");
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Running);
-    assert!(get(&tick.db, "aido/memory").is_some(), "the choose-each pool is in memory");
+    assert!(
+        get(&tick.db, "aido/memory").is_some(),
+        "the choose-each pool is in memory"
+    );
     d = tick.db;
     set(&mut d, "p", Value::Float(0.0));
     let tick = traced(d, &t);
-    assert_eq!(trace_text(&t, &tick), ["right:running", "pick:running", "halt deep", "halt ce", "halt left"]);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "right:running",
+            "pick:running",
+            "halt deep",
+            "halt ce",
+            "halt left"
+        ]
+    );
     assert_eq!(get(&tick.db, "halted"), Some(db("[:deep]")));
-    assert_eq!(get(&tick.db, "aido/memory"), None, "the halted subtree's memory is cleared");
+    assert_eq!(
+        get(&tick.db, "aido/memory"),
+        None,
+        "the halted subtree's memory is cleared"
+    );
     assert_eq!(get(&tick.db, "aido/running"), Some(db("[:pick :right]")));
 }
 
@@ -201,7 +285,15 @@ fn wait_runs_n_ticks_then_succeeds_and_starts_over_after_a_halt() {
         statuses.push(tick.status);
         d = tick.db;
     }
-    assert_eq!(statuses, [Status::Running, Status::Running, Status::Success, Status::Running]);
+    assert_eq!(
+        statuses,
+        [
+            Status::Running,
+            Status::Running,
+            Status::Success,
+            Status::Running
+        ]
+    );
     // Halted after one Running tick, it starts from the beginning again.
     set(&mut d, "stop", Value::Bool(true));
     let tick = traced(d, &t);
@@ -216,7 +308,10 @@ fn wait_runs_n_ticks_then_succeeds_and_starts_over_after_a_halt() {
             tick.status
         })
         .collect();
-    assert_eq!(statuses, [Status::Running, Status::Running, Status::Success]);
+    assert_eq!(
+        statuses,
+        [Status::Running, Status::Running, Status::Success]
+    );
 }
 
 #[test]
@@ -245,7 +340,10 @@ fn memory_sequences_resume_where_reactive_ones_restart() {
         if memory.is_empty() {
             assert_eq!(get(&d, "aido/memory"), None);
         } else {
-            assert_eq!(d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]), Some(&db("{:index 2}")));
+            assert_eq!(
+                d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]),
+                Some(&db("{:index 2}"))
+            );
         }
     }
     // A failure resets the memory sequence's index.
@@ -283,20 +381,72 @@ fn skipped_children_are_passed_over_and_all_skipped_is_skipped() {
         assert_eq!(tick.status, status, "{src} with {start}");
         tick
     };
-    check("[:sequence [:success {:aido/skip-if true}] [:success]]", "{}", Status::Success);
-    check("[:sequence [:failure {:aido/skip-if true}] [:success]]", "{}", Status::Success);
-    check("[:sequence [:success {:aido/skip-if true}] [:success {:aido/skip-if true}]]", "{}", Status::Skipped);
-    check("[:selector [:success {:aido/skip-if true}] [:failure]]", "{}", Status::Failure);
-    check("[:selector [:success {:aido/skip-if 1}] [:failure {:aido/skip-if :yes}]]", "{}", Status::Skipped);
+    check(
+        "[:sequence [:success {:aido/skip-if true}] [:success]]",
+        "{}",
+        Status::Success,
+    );
+    check(
+        "[:sequence [:failure {:aido/skip-if true}] [:success]]",
+        "{}",
+        Status::Success,
+    );
+    check(
+        "[:sequence [:success {:aido/skip-if true}] [:success {:aido/skip-if true}]]",
+        "{}",
+        Status::Skipped,
+    );
+    check(
+        "[:selector [:success {:aido/skip-if true}] [:failure]]",
+        "{}",
+        Status::Failure,
+    );
+    check(
+        "[:selector [:success {:aido/skip-if 1}] [:failure {:aido/skip-if :yes}]]",
+        "{}",
+        Status::Skipped,
+    );
     // Only nil and false are falsy; the value may be dynamic.
-    check("[:sequence [:failure {:aido/skip-if [:aido/db :quiet]}]]", "{:quiet false}", Status::Failure);
-    check("[:sequence [:failure {:aido/skip-if [:aido/db :quiet]}]]", "{:quiet 0}", Status::Skipped);
-    check("[:inc! {:key :n :aido/success-if [:aido/db :done]}]", "{:done true}", Status::Success);
-    let tick = check("[:inc! {:key :n :aido/failure-if [:aido/db :broken]}]", "{:broken \"yes\"}", Status::Failure);
-    assert_eq!(get(&tick.db, "n"), None, "a short-circuited node is not ticked");
-    check("[:invert [:success {:aido/skip-if true}]]", "{}", Status::Skipped);
-    check("[:parallel {:mode :success :how-many 1} [:success {:aido/skip-if true}]]", "{}", Status::Skipped);
-    check("[:parallel {:policy :sequence} [:success {:aido/skip-if true}] [:success]]", "{}", Status::Success);
+    check(
+        "[:sequence [:failure {:aido/skip-if [:aido/db :quiet]}]]",
+        "{:quiet false}",
+        Status::Failure,
+    );
+    check(
+        "[:sequence [:failure {:aido/skip-if [:aido/db :quiet]}]]",
+        "{:quiet 0}",
+        Status::Skipped,
+    );
+    check(
+        "[:inc! {:key :n :aido/success-if [:aido/db :done]}]",
+        "{:done true}",
+        Status::Success,
+    );
+    let tick = check(
+        "[:inc! {:key :n :aido/failure-if [:aido/db :broken]}]",
+        "{:broken \"yes\"}",
+        Status::Failure,
+    );
+    assert_eq!(
+        get(&tick.db, "n"),
+        None,
+        "a short-circuited node is not ticked"
+    );
+    check(
+        "[:invert [:success {:aido/skip-if true}]]",
+        "{}",
+        Status::Skipped,
+    );
+    check(
+        "[:parallel {:mode :success :how-many 1} [:success {:aido/skip-if true}]]",
+        "{}",
+        Status::Skipped,
+    );
+    check(
+        "[:parallel {:policy :sequence} [:success {:aido/skip-if true}] [:success]]",
+        "{}",
+        Status::Success,
+    );
 }
 
 #[test]
@@ -332,15 +482,24 @@ fn parallel_sequence_policy_keeps_finished_children_and_halts_the_rest_on_failur
     // :a succeeds; it keeps its status and is not ticked again.
     set(&mut d, "a", Value::keyword("done"));
     let tick = traced(d, &t);
-    assert_eq!(trace_text(&t, &tick), ["a:success", "b:running", "c:running", "par:running"]);
+    assert_eq!(
+        trace_text(&t, &tick),
+        ["a:success", "b:running", "c:running", "par:running"]
+    );
     d = tick.db;
-    assert_eq!(d.get_in(&[Value::keyword("aido/memory"), Value::keyword("par")]), Some(&db("{:done [:success nil nil]}")));
+    assert_eq!(
+        d.get_in(&[Value::keyword("aido/memory"), Value::keyword("par")]),
+        Some(&db("{:done [:success nil nil]}"))
+    );
     set(&mut d, "a", Value::keyword("fail")); // would fail now, but :a is finished
     set(&mut d, "b", Value::keyword("fail"));
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Failure);
     // The decided parallel halts the child still running before it reports.
-    assert_eq!(trace_text(&t, &tick), ["b:failure", "halt c", "par:failure"]);
+    assert_eq!(
+        trace_text(&t, &tick),
+        ["b:failure", "halt c", "par:failure"]
+    );
     assert_eq!(get(&tick.db, "halted"), Some(db("[:c]")));
     assert_eq!(get(&tick.db, "aido/memory"), None);
     // The next tick starts a fresh round: :a is ticked again.
@@ -382,12 +541,16 @@ fn parallel_thresholds() {
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Failure);
     // The failure threshold is reached at :b; :c, running since the last tick, is halted.
-    assert_eq!(trace_text(&t, &tick), ["a:failure", "b:failure", "halt c", "par:failure"]);
+    assert_eq!(
+        trace_text(&t, &tick),
+        ["a:failure", "b:failure", "halt c", "par:failure"]
+    );
 }
 
 #[test]
 fn aidos_parallel_is_unchanged() {
-    let t = tree("[:parallel {:mode :success :how-many 1} [:t/async {:id :a :name :a}] [:failure]]");
+    let t =
+        tree("[:parallel {:mode :success :how-many 1} [:t/async {:id :a :name :a}] [:failure]]");
     let tick = traced(db("{}"), &t);
     // Running counts as succeeded; the parallel reports and keeps no memory.
     assert_eq!(tick.status, Status::Success);
@@ -410,10 +573,17 @@ fn deferred_actions_launch_complete_and_cancel() {
     );
     // Still pending: Running, no second launch.
     let second = traced(first.db, &t);
-    assert_eq!((second.status, second.launches().len()), (Status::Running, 0));
+    assert_eq!(
+        (second.status, second.launches().len()),
+        (Status::Running, 0)
+    );
     // The outside system reports completion in the db.
     let mut d = second.db;
-    set(&mut d, "aido/results", db("{:ask {:status :success, :result \"hi!\"}}"));
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:status :success, :result \"hi!\"}}"),
+    );
     let done = traced(d, &t);
     assert_eq!(done.status, Status::Success);
     assert_eq!(get(&done.db, "answer"), Some(Value::string("hi!")));
@@ -427,7 +597,10 @@ fn deferred_actions_launch_complete_and_cancel() {
     let cancelled = traced(d, &t);
     assert_eq!(cancelled.status, Status::Success);
     assert_eq!(cancelled.cancels().len(), 1);
-    assert_eq!(cancelled.cancels()[0].to_value(), db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}"));
+    assert_eq!(
+        cancelled.cancels()[0].to_value(),
+        db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}")
+    );
     // A bad completion is an Error, not a guess.
     let mut d = traced(db("{}"), &t).db;
     set(&mut d, "aido/results", db("{:ask {:status :maybe}}"));
@@ -456,7 +629,13 @@ fn running_state_survives_a_save_and_a_load() {
     let mut d = db(&saved);
     set(&mut d, "go", Value::Bool(false));
     let tick = traced(d, &t2);
-    assert_eq!(trace_text(&t2, &tick).iter().filter(|e| e.starts_with("halt")).count(), 1);
+    assert_eq!(
+        trace_text(&t2, &tick)
+            .iter()
+            .filter(|e| e.starts_with("halt"))
+            .count(),
+        1
+    );
     assert_eq!(get(&tick.db, "aido/memory"), None);
 }
 
@@ -464,7 +643,12 @@ fn running_state_survives_a_save_and_a_load() {
 fn a_db_from_another_tree_is_an_error() {
     let tick = traced(db("{:aido/running [\"0.7\"]}"), &tree("[:success]"));
     assert_eq!(tick.status, Status::Error);
-    assert!(tick.error.unwrap().message.contains("which this tree does not have"));
+    assert!(
+        tick.error
+            .unwrap()
+            .message
+            .contains("which this tree does not have")
+    );
 }
 
 fn runner(src: &str, start: &str) -> Runner {
@@ -478,7 +662,10 @@ fn runner_lifecycle_statuses_and_hooks() {
     let mut r = runner(LIFE, "{:go true}");
     assert_eq!(r.status(), TreeStatus::Reset);
     assert_eq!(get(r.db(), "events"), Some(db("[[:construct :job]]")));
-    assert!(r.update().unwrap().is_none(), "a reset tree does not run until played");
+    assert!(
+        r.update().unwrap().is_none(),
+        "a reset tree does not run until played"
+    );
     r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
     assert_eq!(r.status(), TreeStatus::Played);
     assert_eq!(r.update().unwrap().map(|t| t.status), Some(Status::Running));
@@ -487,7 +674,10 @@ fn runner_lifecycle_statuses_and_hooks() {
     r.pause().unwrap();
     assert_eq!(r.status(), TreeStatus::Paused);
     assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
-    assert_eq!(get(r.db(), "events"), Some(db("[[:construct :job] [:pause :job]]")));
+    assert_eq!(
+        get(r.db(), "events"),
+        Some(db("[[:construct :job] [:pause :job]]"))
+    );
     assert!(r.update().unwrap().is_none(), "paused");
     r.resume().unwrap();
     assert_eq!(r.status(), TreeStatus::Resumed);
@@ -501,7 +691,9 @@ fn runner_lifecycle_statuses_and_hooks() {
     assert_eq!(r.status(), TreeStatus::Destructed);
     assert_eq!(
         get(r.db(), "events"),
-        Some(db("[[:construct :job] [:pause :job] [:stop :job] [:reset :job] [:destruct :job]]"))
+        Some(db(
+            "[[:construct :job] [:pause :job] [:stop :job] [:reset :job] [:destruct :job]]"
+        ))
     );
     assert!(r.play(PlayMode::StopByExecuteLoopCount, 1).is_err());
     r.reload();
@@ -510,7 +702,11 @@ fn runner_lifecycle_statuses_and_hooks() {
 
 /// Plays `mode` with target 2 through a scripted world and returns the
 /// number of updates until the runner stopped.
-fn loops_until_stopped(mode: PlayMode, script: &[(&str, Value)], interrupt_after: Option<usize>) -> usize {
+fn loops_until_stopped(
+    mode: PlayMode,
+    script: &[(&str, Value)],
+    interrupt_after: Option<usize>,
+) -> usize {
     let mut r = runner(LIFE, "{:go true}");
     r.play(mode, 2).unwrap();
     for (i, (key, value)) in script.iter().enumerate() {
@@ -533,24 +729,45 @@ fn every_play_mode_counts_its_own_loops() {
     // Each step sets a key, then ticks: :job :done succeeds, :fail fails,
     // anything else runs; :go false fails at once.
     let script = [
-        ("job", k("working")),  // running
-        ("job", k("done")),     // success
-        ("job", k("working")),  // running
-        ("job", k("fail")),     // failure
-        ("job", k("done")),     // success
-        ("job", k("fail")),     // failure
-        ("job", k("working")),  // running
+        ("job", k("working")), // running
+        ("job", k("done")),    // success
+        ("job", k("working")), // running
+        ("job", k("fail")),    // failure
+        ("job", k("done")),    // success
+        ("job", k("fail")),    // failure
+        ("job", k("working")), // running
     ];
-    assert_eq!(loops_until_stopped(PlayMode::StopByExecuteLoopCount, &script, None), 2);
-    assert_eq!(loops_until_stopped(PlayMode::StopByReportLoopCount, &script, None), 4);
-    assert_eq!(loops_until_stopped(PlayMode::StopByReportSuccessLoopCount, &script, None), 5);
-    assert_eq!(loops_until_stopped(PlayMode::StopByReportFailureLoopCount, &script, None), 6);
-    assert_eq!(loops_until_stopped(PlayMode::StopByNotifyExecutingLoopCount, &script, None), 3);
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByExecuteLoopCount, &script, None),
+        2
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByReportLoopCount, &script, None),
+        4
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByReportSuccessLoopCount, &script, None),
+        5
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByReportFailureLoopCount, &script, None),
+        6
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByNotifyExecutingLoopCount, &script, None),
+        3
+    );
     // An interrupt of a running tree is a notify too: after tick 1 (running)
     // and its interrupt the target is reached, and the next update stops
     // the tree without ticking.
-    assert_eq!(loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, Some(0)), 2);
-    assert_eq!(loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, None), 3);
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, Some(0)),
+        2
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, None),
+        3
+    );
     // Interrupts alone: the 1st (tick 1 runs) and the 3rd (tick 3 runs) steps are interrupted.
     let mut r = runner(LIFE, "{:go true}");
     r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
@@ -558,7 +775,11 @@ fn every_play_mode_counts_its_own_loops() {
     r.pause().unwrap();
     assert_eq!(r.accumulated(), 1);
     r.pause().unwrap();
-    assert_eq!(r.accumulated(), 1, "pausing a tree with nothing running interrupts nothing");
+    assert_eq!(
+        r.accumulated(),
+        1,
+        "pausing a tree with nothing running interrupts nothing"
+    );
     r.resume().unwrap();
     r.update().unwrap();
     r.stop().unwrap();
@@ -578,12 +799,20 @@ fn the_property_view_shows_each_node_to_a_depth() {
     r.update().unwrap();
     let shallow = r.properties(0);
     assert_eq!(shallow.nodes.len(), 1);
-    assert_eq!((shallow.status, shallow.target, shallow.accumulated), (TreeStatus::Executing, 5, 1));
+    assert_eq!(
+        (shallow.status, shallow.target, shallow.accumulated),
+        (TreeStatus::Executing, 5, 1)
+    );
     let all = r.properties(9);
     let rows: Vec<String> = all
         .nodes
         .iter()
-        .map(|n| format!("{} {} {} {:?} {}", n.depth, n.node_type, n.id, n.last_status, n.running))
+        .map(|n| {
+            format!(
+                "{} {} {} {:?} {}",
+                n.depth, n.node_type, n.id, n.last_status, n.running
+            )
+        })
         .collect();
     assert_eq!(
         rows,
@@ -598,4 +827,36 @@ fn the_property_view_shows_each_node_to_a_depth() {
     assert_eq!(after.nodes[2].last_status, Some(Status::Idle));
     assert!(!after.nodes[2].running);
     let _ = Lifecycle::Construct;
+}
+
+#[test]
+fn functions_used_by_a_halted_node_get_their_halt_hook() {
+    let mut r = registry();
+    r.function("t/reserve", aido::Arity::Exactly(1), |_, args| {
+        Ok(args[0].clone())
+    })
+    .unwrap();
+    r.function_halt("t/reserve", |_, id| {
+        RELEASED.with(|released| released.borrow_mut().push(id.to_string()));
+    })
+    .unwrap();
+    assert!(r.function_halt("nope", |_, _| {}).is_err());
+    assert!(
+        r.function_halt("+", |_, _| {}).is_err(),
+        "standard functions have no halt hook"
+    );
+    let t = compile_str(
+        "t.edn",
+        "[:selector [:t/cond {:name :stop}] [:t/async {:id :job :name [:aido/fn t/reserve :job]}]]",
+        &r,
+    )
+    .unwrap();
+    let mut d = traced(db("{}"), &t).db;
+    set(&mut d, "stop", Value::Bool(true));
+    traced(d, &t);
+    RELEASED.with(|released| assert_eq!(*released.borrow(), [":job"]));
+}
+
+thread_local! {
+    static RELEASED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }

@@ -11,6 +11,8 @@ pub(crate) struct Spec {
     pub(crate) usage: &'static str,
     /// The flags that take a value, e.g. `"--ticks"`.
     pub(crate) value_flags: &'static [&'static str],
+    /// The flags that take no value, e.g. `"--trace"`.
+    pub(crate) switches: &'static [&'static str],
 }
 
 /// A parsed command line.
@@ -22,9 +24,16 @@ pub(crate) struct Parsed {
     values: Vec<(&'static str, OsString)>,
     /// Whether `--help` or `-h` was given.
     pub(crate) help: bool,
+    /// The switches given.
+    switches: Vec<&'static str>,
 }
 
 impl Parsed {
+    /// Whether the switch `flag` was given.
+    pub(crate) fn switch(&self, flag: &str) -> bool {
+        self.switches.contains(&flag)
+    }
+
     /// The value given for `flag`, if it was given.
     pub(crate) fn value(&self, flag: &str) -> Option<&OsStr> {
         self.values
@@ -71,6 +80,22 @@ pub(crate) fn parse(args: &[OsString], spec: &Spec) -> Result<Parsed, Failure> {
             Some((name, value)) => (name, Some(OsString::from(value))),
             None => (text, None),
         };
+        if let Some(&switch) = spec.switches.iter().find(|f| **f == name) {
+            if inline.is_some() {
+                return Err(Failure::usage(
+                    format!("`{switch}` takes no value"),
+                    spec.usage,
+                ));
+            }
+            if parsed.switch(switch) {
+                return Err(Failure::usage(
+                    format!("`{switch}` given more than once"),
+                    spec.usage,
+                ));
+            }
+            parsed.switches.push(switch);
+            continue;
+        }
         let Some(&flag) = spec.value_flags.iter().find(|f| **f == name) else {
             return Err(Failure::usage(format!("unknown flag `{name}`"), spec.usage));
         };
@@ -103,9 +128,25 @@ mod tests {
     use super::*;
 
     const SPEC: Spec = Spec {
-        usage: "t [--n N] ARG",
+        usage: "t [--n N] [--x] ARG",
         value_flags: &["--n"],
+        switches: &["--x"],
     };
+
+    #[test]
+    fn switches_take_no_value() {
+        let p = parse(&args(&["--x", "a"]), &SPEC).unwrap();
+        assert!(p.switch("--x"));
+        assert_eq!(p.positional, args(&["a"]));
+        assert_eq!(
+            reason(parse(&args(&["--x=1"]), &SPEC)),
+            "`--x` takes no value"
+        );
+        assert_eq!(
+            reason(parse(&args(&["--x", "--x"]), &SPEC)),
+            "`--x` given more than once"
+        );
+    }
 
     fn args(words: &[&str]) -> Vec<OsString> {
         words.iter().map(OsString::from).collect()

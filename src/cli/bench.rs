@@ -54,6 +54,7 @@ errors, 2 bad arguments or an unreadable or malformed file";
 const SPEC: Spec = Spec {
     usage: "aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]",
     value_flags: &["--db", "--ticks", "--agents", "--seed", "--format"],
+    switches: &[],
 };
 
 /// Ticks in the warm-up of a single agent, at most.

@@ -22,6 +22,7 @@ exit status: 0 all compile, 1 a tree has problems, 2 a file cannot be read";
 const SPEC: Spec = Spec {
     usage: "aido check FILE...",
     value_flags: &[],
+    switches: &[],
 };
 
 /// Checks every file, even after one fails, and exits with the worst outcome.

@@ -4,7 +4,10 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aido::{Map, Registry, Tick, Value, compile_document, run_tick};
+use aido::{
+    Map, Registry, Tick, TickOptions, TraceEvent, Tree, Value, compile_document,
+    run_tick_with_options,
+};
 
 use super::Failure;
 use super::args::{self, Parsed, Spec};
@@ -12,7 +15,7 @@ use super::load::{EdnFile, a_type, name, read_db, read_edn, read_tree};
 use super::save::save_db;
 
 pub(crate) const USAGE: &str = "\
-usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json]
+usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]
 
 Ticks TREE N times, each tick starting from the db the previous one left,
 and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
@@ -32,15 +35,18 @@ options:
   --save OUT       write the final db to OUT atomically (JSON if OUT ends in .json,
                    else EDN)
   --format F       print each tick as `edn` (default) or as a line of `json`
+  --trace          add :trace to each line: [node-id :status] for every node
+                   ticked and [:halt node-id] for every node halted, in order
 
 exit status: 0 every tick ran (whatever its status), 1 the tree has compile
 errors, 2 bad arguments or an unreadable or malformed file";
 
 const SPEC: Spec = Spec {
-    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json]",
+    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]",
     value_flags: &[
         "--db", "--ticks", "--seed", "--inputs", "--save", "--format",
     ],
+    switches: &["--trace"],
 };
 
 /// How each tick is printed.
@@ -60,6 +66,7 @@ struct Config {
     inputs: Option<PathBuf>,
     save: Option<PathBuf>,
     format: Format,
+    trace: bool,
 }
 
 impl Config {
@@ -114,6 +121,7 @@ impl Config {
             inputs: path("--inputs"),
             save: path("--save"),
             format,
+            trace: parsed.switch("--trace"),
         })
     }
 }
@@ -147,7 +155,11 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         if let Some(Some(input)) = input {
             merge(&mut db, input);
         }
-        let tick = run_tick(db, &tree);
+        let options = TickOptions {
+            trace: config.trace,
+            ..TickOptions::default()
+        };
+        let tick = run_tick_with_options(db, &tree, &options);
         if let Some(error) = &tick.error {
             out.flush()?;
             let _ = writeln!(
@@ -156,7 +168,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                 name(&config.tree)
             );
         }
-        db = print_tick(out, n, tick, config.format)?;
+        db = print_tick(out, n, tick, &tree, config.format)?;
     }
 
     if let Some(path) = &config.save {
@@ -166,9 +178,16 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 }
 
 /// Prints one tick's line and hands back its db.
-fn print_tick(out: &mut dyn Write, n: u64, tick: Tick, format: Format) -> Result<Value, Failure> {
+fn print_tick(
+    out: &mut dyn Write,
+    n: u64,
+    tick: Tick,
+    tree: &Tree,
+    format: Format,
+) -> Result<Value, Failure> {
     let launches = tick.launches().to_vec();
     let cancels = tick.cancels().to_vec();
+    let trace = trace_value(tree, tick.trace());
     let Tick { db, status, .. } = tick;
     let db_key = Value::keyword("db");
     let mut line = Map::default();
@@ -184,6 +203,9 @@ fn print_tick(out: &mut dyn Write, n: u64, tick: Tick, format: Format) -> Result
             line.insert(Value::keyword(key), Value::Vector(requests));
         }
     }
+    if let Some(trace) = trace {
+        line.insert(Value::keyword("trace"), trace);
+    }
     line.insert(db_key.clone(), db);
     let line = Value::Map(Box::new(line));
     match format {
@@ -194,6 +216,27 @@ fn print_tick(out: &mut dyn Write, n: u64, tick: Tick, format: Format) -> Result
         return Ok(Value::map());
     };
     Ok(line.shift_remove(&db_key).unwrap_or_else(Value::map))
+}
+
+/// A traced tick's events as `[[node-id :status] ... [:halt node-id] ...]`.
+fn trace_value(tree: &Tree, trace: &[TraceEvent]) -> Option<Value> {
+    if trace.is_empty() {
+        return None;
+    }
+    let id = |node| tree.node_id(node).cloned().unwrap_or_default();
+    let events = trace
+        .iter()
+        .filter_map(|event| match *event {
+            TraceEvent::Ticked { node, status } => {
+                Some(Value::Vector(vec![id(node), status.to_value()]))
+            }
+            TraceEvent::Halted { node } => {
+                Some(Value::Vector(vec![Value::keyword("halt"), id(node)]))
+            }
+            _ => None,
+        })
+        .collect();
+    Some(Value::Vector(events))
 }
 
 /// Seeds the random generator: a new seed starts a fresh stream, so any

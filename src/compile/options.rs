@@ -11,7 +11,8 @@ use crate::value::{Keyword, Map, Value, kw};
 use super::{Compiler, short};
 
 /// Option keys every node accepts.
-pub(crate) const GENERIC_KEYS: &[&str] = &["id", "aido/skip-if", "aido/success-if", "aido/failure-if"];
+pub(crate) const GENERIC_KEYS: &[&str] =
+    &["id", "aido/skip-if", "aido/success-if", "aido/failure-if"];
 
 pub(crate) struct Options {
     entries: Vec<(Keyword, Opt)>,
@@ -183,7 +184,10 @@ impl Options {
 }
 
 /// Where the precondition named by `key` goes, if `key` names one.
-fn precondition_slot(pre: &mut Option<Box<Preconditions>>, key: Keyword) -> Option<&mut Option<Opt>> {
+fn precondition_slot(
+    pre: &mut Option<Box<Preconditions>>,
+    key: Keyword,
+) -> Option<&mut Option<Opt>> {
     if key.namespace() != Some("aido") {
         return None;
     }

@@ -24,7 +24,9 @@ struct Flow {
 
 impl Engine<'_> {
     pub(super) fn selector(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
-        let flow = Flow { next: Status::Failure };
+        let flow = Flow {
+            next: Status::Failure,
+        };
         if memory {
             self.flow::<true>(id, kids, flow)
         } else {
@@ -33,7 +35,9 @@ impl Engine<'_> {
     }
 
     pub(super) fn sequence(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
-        let flow = Flow { next: Status::Success };
+        let flow = Flow {
+            next: Status::Success,
+        };
         if memory {
             self.flow::<true>(id, kids, flow)
         } else {
@@ -46,7 +50,11 @@ impl Engine<'_> {
     #[inline(always)]
     fn flow<const MEMORY: bool>(&mut self, id: u32, kids: &[u32], flow: Flow) -> Status {
         let memory = MEMORY;
-        let start = if memory { self.resume_index(id, kids.len()) } else { Ok(0) };
+        let start = if memory {
+            self.resume_index(id, kids.len())
+        } else {
+            Ok(0)
+        };
         let start = match start {
             Ok(i) => i,
             Err(status) => return status,
@@ -77,10 +85,17 @@ impl Engine<'_> {
                 }
             }
         }
-        if memory && start > 0 && let Err(e) = self.set_memory(id, None) {
+        if memory
+            && start > 0
+            && let Err(e) = self.set_memory(id, None)
+        {
             return self.fail(id, e);
         }
-        if all_skipped && start == 0 { Status::Skipped } else { flow.next }
+        if all_skipped && start == 0 {
+            Status::Skipped
+        } else {
+            flow.next
+        }
     }
 
     /// Where a memory composite resumes: the index in its memory, or 0.
@@ -88,7 +103,10 @@ impl Engine<'_> {
         let Some(memory) = self.memory(id) else {
             return Ok(0);
         };
-        match memory.get(&Value::Keyword(kw::INDEX)).and_then(Value::as_int) {
+        match memory
+            .get(&Value::Keyword(kw::INDEX))
+            .and_then(Value::as_int)
+        {
             Some(i) if i >= 0 && (i as usize) < n => Ok(i as usize),
             _ => {
                 let msg = format!("node memory {memory} is not {{:index i}} with i below {n}");
@@ -98,13 +116,20 @@ impl Engine<'_> {
     }
 
     fn set_resume_index(&mut self, id: u32, i: usize) -> Result<(), String> {
-        let state = (i > 0).then(|| Value::map_from([(Value::Keyword(kw::INDEX), Value::Int(i as i64))]));
+        let state =
+            (i > 0).then(|| Value::map_from([(Value::Keyword(kw::INDEX), Value::Int(i as i64))]));
         self.set_memory(id, state)
     }
 
     /// `:loop` (`keep_going` = Success: stops at the first status that is not
     /// Success) and `:loop-until-success` (`keep_going` = Failure).
-    pub(super) fn repeat(&mut self, id: u32, count: &Opt, kids: &[u32], keep_going: Status) -> Status {
+    pub(super) fn repeat(
+        &mut self,
+        id: u32,
+        count: &Opt,
+        kids: &[u32],
+        keep_going: Status,
+    ) -> Status {
         let count = match self.opt_as(id, "count", count, as_count, "a non-negative integer") {
             Ok(n) => n,
             Err(status) => return status,
@@ -156,10 +181,11 @@ impl Engine<'_> {
             Ok(m) => m,
             Err(status) => return status,
         };
-        let how_many = match self.opt_as(id, "how-many", how_many, as_count, "a non-negative integer") {
-            Ok(n) => n,
-            Err(status) => return status,
-        };
+        let how_many =
+            match self.opt_as(id, "how-many", how_many, as_count, "a non-negative integer") {
+                Ok(n) => n,
+                Err(status) => return status,
+            };
         let (mut succeeded, mut failed, mut skipped) = (0u64, 0u64, 0usize);
         for &child in kids {
             match self.tick(child) {
@@ -184,14 +210,22 @@ impl Engine<'_> {
     /// and fails once `need_failure` failed (or success is out of reach).
     /// When the outcome is decided, the children still running are halted
     /// before it reports, and the next tick starts a fresh round.
-    fn parallel_policy(&mut self, id: u32, kids: &[u32], need_success: u64, need_failure: u64) -> Status {
+    fn parallel_policy(
+        &mut self,
+        id: u32,
+        kids: &[u32],
+        need_success: u64,
+        need_failure: u64,
+    ) -> Status {
         let n = kids.len();
         let mut done: Vec<Option<Status>> = match self.memory(id) {
             None => vec![None; n],
             Some(memory) => match read_done(memory, n) {
                 Some(done) => done,
                 None => {
-                    let msg = format!("node memory {memory} is not {{:done [..]}} with one entry per child");
+                    let msg = format!(
+                        "node memory {memory} is not {{:done [..]}} with one entry per child"
+                    );
                     return self.fail(id, msg);
                 }
             },
@@ -235,8 +269,9 @@ impl Engine<'_> {
                 status
             }
             None => {
-                let state = done_value(&done);
-                if let Err(e) = self.set_memory(id, Some(state)) {
+                // Nothing finished yet is the default state: store nothing.
+                let state = done.iter().any(Option::is_some).then(|| done_value(&done));
+                if let Err(e) = self.set_memory(id, state) {
                     return self.fail(id, e);
                 }
                 Status::Running
@@ -268,7 +303,11 @@ fn done_value(done: &[Option<Status>]) -> Value {
     let mut m = Map::default();
     m.insert(
         Value::Keyword(kw::DONE),
-        Value::Vector(done.iter().map(|s| s.map_or(Value::Nil, Status::to_value)).collect()),
+        Value::Vector(
+            done.iter()
+                .map(|s| s.map_or(Value::Nil, Status::to_value))
+                .collect(),
+        ),
     );
     Value::Map(Box::new(m))
 }

@@ -32,7 +32,11 @@ impl Engine<'_> {
         } else {
             None
         };
-        let status = if state.is_some() { Status::Running } else { Status::Success };
+        let status = if state.is_some() {
+            Status::Running
+        } else {
+            Status::Success
+        };
         match self.set_memory(id, state) {
             Ok(()) => status,
             Err(e) => self.fail(id, e),
@@ -75,11 +79,18 @@ impl Engine<'_> {
                 Err(e) => return self.fail(id, e),
             }
         }
-        let state = Value::map_from([(Value::Keyword(kw::LAUNCHED), Value::Map(Box::new(resolved.clone())))]);
+        let state = Value::map_from([(
+            Value::Keyword(kw::LAUNCHED),
+            Value::Map(Box::new(resolved.clone())),
+        )]);
         if let Err(e) = self.set_memory(id, Some(state)) {
             return self.fail(id, e);
         }
-        self.long_state().launches.push(Request { node: node_id, action, options: resolved });
+        self.long_state().launches.push(Request {
+            node: node_id,
+            action,
+            options: resolved,
+        });
         Status::Running
     }
 
@@ -95,7 +106,10 @@ impl Engine<'_> {
     }
 
     fn complete(&mut self, id: u32, result: Value, into: Option<&KeyPath>) -> Status {
-        let status = match result.get(&Value::keyword("status")).and_then(Value::as_keyword) {
+        let status = match result
+            .get(&Value::keyword("status"))
+            .and_then(Value::as_keyword)
+        {
             Some(k) if k.as_str() == "success" => Status::Success,
             Some(k) if k.as_str() == "failure" => Status::Failure,
             _ => {

@@ -63,8 +63,18 @@ pub(crate) fn builtin_types() -> Vec<NodeType> {
     let count = ("count", T::Count, true);
     let p = ("p", T::Probability, true);
     vec![
-        NodeType::builtin("selector", some(), &[("memory", T::Flag, false)], B::Selector),
-        NodeType::builtin("sequence", some(), &[("memory", T::Flag, false)], B::Sequence),
+        NodeType::builtin(
+            "selector",
+            some(),
+            &[("memory", T::Flag, false)],
+            B::Selector,
+        ),
+        NodeType::builtin(
+            "sequence",
+            some(),
+            &[("memory", T::Flag, false)],
+            B::Sequence,
+        ),
         NodeType::builtin("selector-p", some(), std::slice::from_ref(&p), B::SelectorP),
         NodeType::builtin("loop", one(), std::slice::from_ref(&count), B::Loop),
         NodeType::builtin("loop-until-success", one(), &[count], B::LoopUntilSuccess),
@@ -197,14 +207,21 @@ fn lower_parallel(
         };
     }
     if count && !(has(opts, "mode") && has(opts, "how-many")) {
-        let missing = if has(opts, "mode") { ":how-many" } else { ":mode" };
+        let missing = if has(opts, "mode") {
+            ":how-many"
+        } else {
+            ":mode"
+        };
         c.error(
             Code::MissingOption,
             format!("`:parallel` with `:mode`/`:how-many` needs both: `{missing}` is missing"),
             span,
         );
     }
-    Parallel::Count { mode: opts.take("mode"), how_many: opts.take("how-many") }
+    Parallel::Count {
+        mode: opts.take("mode"),
+        how_many: opts.take("how-many"),
+    }
 }
 
 fn key_path(opt: Opt) -> KeyPath {
@@ -226,8 +243,12 @@ impl Builtin {
     ) -> Option<Kind> {
         use Builtin as B;
         Some(match self {
-            B::Selector => Kind::Selector { memory: flag(opts.take_opt("memory")) },
-            B::Sequence => Kind::Sequence { memory: flag(opts.take_opt("memory")) },
+            B::Selector => Kind::Selector {
+                memory: flag(opts.take_opt("memory")),
+            },
+            B::Sequence => Kind::Sequence {
+                memory: flag(opts.take_opt("memory")),
+            },
             B::SelectorP => Kind::SelectorP { p: opts.take("p") },
             B::Loop => Kind::Loop {
                 count: opts.take("count"),
@@ -306,14 +327,20 @@ impl Builtin {
             B::Dissoc => Kind::Dissoc {
                 key: key_path(opts.take("key")),
             },
-            B::Wait => Kind::Wait { ticks: opts.take("ticks") },
+            B::Wait => Kind::Wait {
+                ticks: opts.take("ticks"),
+            },
             B::Defer => {
                 let action = match opts.take("action") {
                     Opt::Const(Value::Keyword(k)) => k,
                     _ => crate::value::Keyword::new("aido/invalid"),
                 };
                 let into = opts.take_opt("into").map(key_path);
-                Kind::Defer { action, into, options: opts.into_custom() }
+                Kind::Defer {
+                    action,
+                    into,
+                    options: opts.into_custom(),
+                }
             }
             B::Emit => Kind::Emit {
                 key: key_path(opts.take("key")),
@@ -380,7 +407,11 @@ impl Engine<'_> {
             },
             Kind::Emit { key, val } => self.emit(id, key, val),
             Kind::Wait { ticks } => self.wait(id, ticks),
-            Kind::Defer { action, into, options } => self.defer(id, *action, into.as_ref(), options),
+            Kind::Defer {
+                action,
+                into,
+                options,
+            } => self.defer(id, *action, into.as_ref(), options),
             Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
         };
         if status == Status::Running {
@@ -391,11 +422,13 @@ impl Engine<'_> {
         // node cannot be halted while it is being ticked.)
         if self.watch {
             self.mark_visited(id);
-            self.note_trace(crate::tick::TraceEvent::Ticked { node: NodeId(id), status });
+            self.note_trace(crate::tick::TraceEvent::Ticked {
+                node: NodeId(id),
+                status,
+            });
         }
         status
     }
-
 
     #[inline(never)]
     fn custom(&mut self, id: u32, imp: &Imp) -> Status {

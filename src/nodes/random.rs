@@ -139,9 +139,7 @@ impl Engine<'_> {
 }
 
 fn read_pool(memory: &Value, n: usize) -> Option<Vec<usize>> {
-    let pool = memory
-        .get(&Value::Keyword(kw::POOL))?
-        .as_seq()?;
+    let pool = memory.get(&Value::Keyword(kw::POOL))?.as_seq()?;
     pool.iter()
         .map(|v| {
             v.as_int()

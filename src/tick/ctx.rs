@@ -71,7 +71,9 @@ impl NodeCtx<'_, '_> {
     /// Error, whatever this node returns.
     pub fn tick_child(&mut self, i: usize) -> Status {
         if self.engine.in_hook {
-            return self.engine.fail(self.node, "a halt or lifecycle hook cannot tick children");
+            return self
+                .engine
+                .fail(self.node, "a halt or lifecycle hook cannot tick children");
         }
         let (start, end) = self.engine.tree.nodes[self.node as usize].children;
         match self.engine.tree.child_ids.get(start as usize + i) {

@@ -34,7 +34,10 @@ impl Request {
         Value::map_from([
             (Value::keyword("node"), self.node.clone()),
             (Value::keyword("action"), Value::Keyword(self.action)),
-            (Value::keyword("options"), Value::Map(Box::new(self.options.clone()))),
+            (
+                Value::keyword("options"),
+                Value::Map(Box::new(self.options.clone())),
+            ),
         ])
     }
 }
@@ -65,7 +68,10 @@ impl Engine<'_> {
             return;
         };
         let Some(ids) = running.as_seq() else {
-            let msg = format!("`:aido/running` must be a vector of node ids, found {}", running.type_name());
+            let msg = format!(
+                "`:aido/running` must be a vector of node ids, found {}",
+                running.type_name()
+            );
             self.fail(0, msg);
             return;
         };
@@ -74,7 +80,8 @@ impl Engine<'_> {
             match self.tree.find(id) {
                 Some(node) => nodes.push((node.0, Fate::Pending)),
                 None => {
-                    let msg = format!("`:aido/running` names node {id}, which this tree does not have");
+                    let msg =
+                        format!("`:aido/running` names node {id}, which this tree does not have");
                     self.fail(0, msg);
                     return;
                 }
@@ -109,7 +116,11 @@ impl Engine<'_> {
     /// when nothing runs).
     pub(crate) fn store_running(&mut self) {
         let key = Value::Keyword(kw::RUNNING);
-        let mut now = self.long.as_mut().map(|l| std::mem::take(&mut l.now_running)).unwrap_or_default();
+        let mut now = self
+            .long
+            .as_mut()
+            .map(|l| std::mem::take(&mut l.now_running))
+            .unwrap_or_default();
         if now.is_empty() {
             if self.had_running {
                 self.db.shift_remove(&key);
@@ -119,7 +130,10 @@ impl Engine<'_> {
         now.sort_unstable();
         now.dedup();
         let tree = self.tree;
-        let ids = now.iter().map(|&n| tree.nodes[n as usize].id.clone()).collect();
+        let ids = now
+            .iter()
+            .map(|&n| tree.nodes[n as usize].id.clone())
+            .collect();
         *crate::value::map_slot(self.db, &key) = Value::Vector(ids);
     }
 
@@ -140,14 +154,20 @@ impl Engine<'_> {
     /// Whether anything in the tree is (or was, after the last tick) running.
     #[inline]
     pub(crate) fn anything_running(&self) -> bool {
-        self.long.as_ref().is_some_and(|l| !(l.prev_running.is_empty() && l.now_running.is_empty()))
+        self.long
+            .as_ref()
+            .is_some_and(|l| !(l.prev_running.is_empty() && l.now_running.is_empty()))
     }
 
     /// Halts the running nodes not reached in this tick, deepest first.
     pub(crate) fn sweep(&mut self) {
         let n = self.long.as_ref().map_or(0, |l| l.prev_running.len());
         for i in (0..n).rev() {
-            let pending = self.long.as_ref().and_then(|l| l.prev_running.get(i)).copied();
+            let pending = self
+                .long
+                .as_ref()
+                .and_then(|l| l.prev_running.get(i))
+                .copied();
             if let Some((node, Fate::Pending)) = pending {
                 self.halt_subtree(node);
             }
@@ -186,7 +206,12 @@ impl Engine<'_> {
             .iter()
             .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
             .map(|(n, _)| *n)
-            .chain(long.now_running.iter().copied().filter(|n| range.contains(n)))
+            .chain(
+                long.now_running
+                    .iter()
+                    .copied()
+                    .filter(|n| range.contains(n)),
+            )
             .collect();
         if active.is_empty() {
             return;
@@ -213,9 +238,17 @@ impl Engine<'_> {
         match &n.kind {
             Kind::Defer { action, .. } => {
                 if self.memory(node).is_some() {
-                    let options = self.memory(node).and_then(|m| m.get(&Value::Keyword(kw::LAUNCHED)))
-                        .and_then(Value::as_map).cloned().unwrap_or_default();
-                    self.long_state().cancels.push(Request { node: n.id.clone(), action: *action, options });
+                    let options = self
+                        .memory(node)
+                        .and_then(|m| m.get(&Value::Keyword(kw::LAUNCHED)))
+                        .and_then(Value::as_map)
+                        .cloned()
+                        .unwrap_or_default();
+                    self.long_state().cancels.push(Request {
+                        node: n.id.clone(),
+                        action: *action,
+                        options,
+                    });
                 }
             }
             Kind::Custom { node_type, options } => {
@@ -236,9 +269,16 @@ impl Engine<'_> {
         if let Opt::Call(function, args) = opt {
             if let Some(hook) = &function.halt {
                 let id = self.tree.nodes[node as usize].id.clone();
-                let mut ctx = FnCtx { db: &self.db, rng: &mut self.rng };
+                let mut ctx = FnCtx {
+                    db: &self.db,
+                    rng: &mut self.rng,
+                };
                 if let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(&mut ctx, &id))) {
-                    let msg = format!("halt hook of function `{}` panicked: {}", function.name.as_str(), panic_message(panic.as_ref()));
+                    let msg = format!(
+                        "halt hook of function `{}` panicked: {}",
+                        function.name.as_str(),
+                        panic_message(panic.as_ref())
+                    );
                     self.fail(node, msg);
                 }
             }
@@ -277,7 +317,11 @@ impl Engine<'_> {
 
     /// Checks a node's preconditions; `Some(status)` if one decided the
     /// outcome without ticking the node (which is then halted if it was running).
-    pub(crate) fn preconditions(&mut self, node: u32, pre: &crate::tree::Preconditions) -> Option<Status> {
+    pub(crate) fn preconditions(
+        &mut self,
+        node: u32,
+        pre: &crate::tree::Preconditions,
+    ) -> Option<Status> {
         let checks = [
             (&pre.failure_if, Status::Failure),
             (&pre.success_if, Status::Success),
@@ -294,7 +338,10 @@ impl Engine<'_> {
             };
             if holds {
                 self.halt_subtree(node);
-                self.note_trace(TraceEvent::Ticked { node: NodeId(node), status });
+                self.note_trace(TraceEvent::Ticked {
+                    node: NodeId(node),
+                    status,
+                });
                 return Some(status);
             }
         }

@@ -17,8 +17,8 @@ use crate::tree::Tree;
 use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
-pub use halt::{Request, TraceEvent};
 pub(crate) use eval::{eval, panic_message};
+pub use halt::{Request, TraceEvent};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -399,7 +399,10 @@ impl<'t> Engine<'t> {
         self.had_running = running_at.is_some();
         if self.had_running {
             self.load_running();
-            self.watch |= self.long.as_ref().is_some_and(|l| !l.prev_running.is_empty());
+            self.watch |= self
+                .long
+                .as_ref()
+                .is_some_and(|l| !l.prev_running.is_empty());
         }
     }
 
@@ -421,13 +424,27 @@ impl<'t> Engine<'t> {
         }
         let error = self.error.take();
         let extras = self.long.take().and_then(|long| {
-            let Long { launches, cancels, trace, .. } = *long;
+            let Long {
+                launches,
+                cancels,
+                trace,
+                ..
+            } = *long;
             let trace = trace.unwrap_or_default();
-            (!launches.is_empty() || !cancels.is_empty() || !trace.is_empty())
-                .then(|| Box::new(Extras { launches, cancels, trace }))
+            (!launches.is_empty() || !cancels.is_empty() || !trace.is_empty()).then(|| {
+                Box::new(Extras {
+                    launches,
+                    cancels,
+                    trace,
+                })
+            })
         });
         Outcome {
-            status: if error.is_some() { Status::Error } else { status },
+            status: if error.is_some() {
+                Status::Error
+            } else {
+                status
+            },
             error,
             steps: self.steps,
             extras,
