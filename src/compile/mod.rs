@@ -45,8 +45,13 @@ pub(crate) struct Compiler<'r> {
     child_ids: Vec<u32>,
     diags: Vec<Diagnostic>,
     path: Vec<usize>,
-    /// Every node id seen so far, with where it was first used.
-    ids: HashMap<Value, Option<Span>, FastBuildHasher>,
+    /// Every node id seen so far, with the index of the node that has it;
+    /// it becomes the tree's index of nodes by id.
+    ids: HashMap<Value, u32, FastBuildHasher>,
+    /// Where each node's id was written (its `:id` value, else the node).
+    id_spans: Vec<Option<Span>>,
+    /// Child indices of the nodes being compiled, as a stack.
+    kids: Vec<u32>,
 }
 
 /// Where a node sits: its parent and its position among the parent's children.
@@ -67,6 +72,8 @@ impl<'r> Compiler<'r> {
             diags: Vec::new(),
             path: Vec::new(),
             ids: HashMap::default(),
+            id_spans: Vec::new(),
+            kids: Vec::new(),
         }
     }
 
@@ -76,19 +83,18 @@ impl<'r> Compiler<'r> {
             index: 0,
             parent_id: "",
         };
+        let n = count_nodes(tree, 0);
+        self.nodes.reserve(n);
+        self.child_ids.reserve(n);
+        self.id_spans.reserve(n);
+        self.ids.reserve(n);
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
-            let index_by_id = self
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.id.clone(), i as u32))
-                .collect();
             Ok(Tree {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
                 source: self.source,
-                index_by_id,
+                index_by_id: self.ids,
             })
         } else {
             Err(Diagnostics {
@@ -198,7 +204,7 @@ impl<'r> Compiler<'r> {
             options_spans,
             head_span.or(span),
         );
-        let id = self.node_id(&options, place, span);
+        let id = self.node_id(&options, place, index, span);
         let id_text = id_text(&id);
 
         if let Some(nt) = &node_type
@@ -224,7 +230,7 @@ impl<'r> Compiler<'r> {
             span,
         });
 
-        let mut kids = Vec::with_capacity(children.len());
+        let kids_start = self.kids.len();
         for (i, child) in children.iter().enumerate() {
             let child_spans = spans.and_then(|s| s.child(first_child + i));
             self.path.push(i);
@@ -234,7 +240,7 @@ impl<'r> Compiler<'r> {
                 parent_id: &id_text,
             };
             if let Some(c) = self.node(child, child_spans, place) {
-                kids.push(c);
+                self.kids.push(c);
             }
             self.path.pop();
         }
@@ -249,7 +255,8 @@ impl<'r> Compiler<'r> {
             },
         };
         let start = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
-        self.child_ids.extend_from_slice(&kids);
+        self.child_ids.extend_from_slice(&self.kids[kids_start..]);
+        self.kids.truncate(kids_start);
         let end = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         let subtree_end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let node = self.nodes.get_mut(index as usize)?;
@@ -261,13 +268,21 @@ impl<'r> Compiler<'r> {
     }
 
     /// The node's stable id: its `:id`, or its parent's id and its position.
-    fn node_id(&mut self, options: &Options, place: Place<'_>, span: Option<Span>) -> Value {
+    fn node_id(
+        &mut self,
+        options: &Options,
+        place: Place<'_>,
+        index: u32,
+        span: Option<Span>,
+    ) -> Value {
         let (id, id_span) = match options.explicit_id() {
             Some((id, id_span)) => (id.clone(), id_span.or(span)),
             None if place.parent == u32::MAX => (Value::string("0"), span),
             None => (Value::string(&child_id(place.parent_id, place.index)), span),
         };
-        if let Some(first) = self.ids.get(&id).copied() {
+        self.id_spans.push(id_span);
+        if let Some(&first) = self.ids.get(&id) {
+            let first = self.id_spans.get(first as usize).copied().flatten();
             let at = match (first, &self.source) {
                 (Some(s), Some(src)) => format!(" (first used at {})", src.line_col(s.start)),
                 _ => String::new(),
@@ -278,9 +293,25 @@ impl<'r> Compiler<'r> {
                 id_span,
             );
         } else {
-            self.ids.insert(id.clone(), id_span);
+            self.ids.insert(id.clone(), index);
         }
         id
+    }
+}
+
+/// How many nodes `value` holds (vectors headed by a keyword), to size tables.
+fn count_nodes(value: &Value, depth: usize) -> usize {
+    match value {
+        Value::Vector(items)
+            if depth <= MAX_DEPTH && matches!(items.first(), Some(Value::Keyword(_))) =>
+        {
+            1 + items
+                .iter()
+                .skip(1)
+                .map(|v| count_nodes(v, depth + 1))
+                .sum::<usize>()
+        }
+        _ => 0,
     }
 }
 
