@@ -386,7 +386,7 @@ fn missing_and_malformed_trees_are_reported_with_their_place() {
     let run = dir.run(&["run", "open.edn"]);
     run.assert_fails(
         2,
-        "aido: open.edn:1:11: unexpected end of input: a form is not closed",
+        "aido: open.edn:1:1: `[` opened here is never closed",
     );
     assert_eq!(run.stderr.lines().count(), 1);
 }
@@ -507,7 +507,7 @@ fn inputs_that_are_not_a_vector_of_maps_are_refused() {
     let run = dir.run(&["run", "tree.edn", "--inputs", "open.edn"]);
     run.assert_fails(
         2,
-        "aido: open.edn:1:8: unexpected end of input: a form is not closed",
+        "aido: open.edn:1:1: `[` opened here is never closed",
     );
 }
 

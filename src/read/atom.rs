@@ -1,0 +1,502 @@
+//! Tokens: numbers, keywords, symbols, characters and strings.
+//!
+//! Each reader takes the whole text and the byte offset where its token
+//! starts, and returns the value with the offset just past the token. Offsets
+//! are always on character boundaries: the scans step over ASCII bytes one at
+//! a time and over anything else a whole character at a time.
+
+use std::sync::Arc;
+
+use super::ReadError;
+use crate::value::{Keyword, Symbol, Value};
+
+/// Whether an ASCII byte ends a token: whitespace, commas, brackets, a string
+/// quote or a comment.
+const BOUNDARY: [bool; 128] = {
+    let mut table = [false; 128];
+    let ends = b" \t\n\r\x0b\x0c,()[]{}\";";
+    let mut i = 0;
+    while i < ends.len() {
+        table[ends[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// Where the token that runs through `from` ends: at the first blank,
+/// bracket, string quote or `;` from `from` on, or at the end of the text.
+pub(super) fn token_end(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while let Some(&b) = bytes.get(i) {
+        if let Some(&ends) = BOUNDARY.get(usize::from(b)) {
+            if ends {
+                break;
+            }
+            i += 1;
+        } else {
+            // Non-ASCII: Unicode whitespace ends a token too.
+            match char_at(text, i) {
+                Some(c) if !c.is_whitespace() => i += c.len_utf8(),
+                _ => break,
+            }
+        }
+    }
+    i
+}
+
+/// The character at byte offset `at`, if there is one.
+pub(super) fn char_at(text: &str, at: usize) -> Option<char> {
+    text.get(at..).and_then(|s| s.chars().next())
+}
+
+fn slice(text: &str, start: usize, end: usize) -> &str {
+    text.get(start..end).unwrap_or("")
+}
+
+type Token = Result<(Value, usize), ReadError>;
+
+/// A symbol, or `nil`, `true` or `false`.
+pub(super) fn symbol(text: &str, start: usize) -> Token {
+    let end = token_end(text, start);
+    let token = slice(text, start, end);
+    let value = match token {
+        "nil" => Value::Nil,
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => {
+            if let Err(why) = check_symbol(token) {
+                return Err(ReadError::syntax(
+                    format!("invalid symbol `{token}`: {why}"),
+                    start,
+                    end,
+                ));
+            }
+            Value::Symbol(Symbol::new(token))
+        }
+    };
+    Ok((value, end))
+}
+
+/// Classes of ASCII bytes in keywords and symbols: a token's end, a name
+/// character, the namespace slash, or anything else (not allowed).
+const END: u8 = 0;
+const NAME: u8 = 1;
+const SLASH: u8 = 2;
+const OTHER: u8 = 3;
+const CLASS: [u8; 128] = {
+    let mut table = [OTHER; 128];
+    let mut b = 0;
+    while b < 128 {
+        if BOUNDARY[b] {
+            table[b] = END;
+        } else if (b as u8).is_ascii_alphanumeric() {
+            table[b] = NAME;
+        }
+        b += 1;
+    }
+    let punctuation = b".*+!-_?$%&=<>:#";
+    let mut i = 0;
+    while i < punctuation.len() {
+        table[punctuation[i] as usize] = NAME;
+        i += 1;
+    }
+    table[b'/' as usize] = SLASH;
+    table
+};
+
+/// A keyword; `start` is at its colon.
+#[inline]
+pub(super) fn keyword(text: &str, start: usize) -> Token {
+    // The fast path: plain ASCII with at most one inner slash, as nearly all
+    // keywords are; anything else is checked again slowly, to say why.
+    let bytes = text.as_bytes();
+    let from = start + 1;
+    let mut i = from;
+    let mut n_slashes = 0;
+    let mut slash_at = 0;
+    let mut plain = true;
+    while let Some(&b) = bytes.get(i) {
+        match CLASS.get(usize::from(b)) {
+            Some(&NAME) => i += 1,
+            Some(&SLASH) => {
+                n_slashes += 1;
+                slash_at = i;
+                i += 1;
+            }
+            Some(&END) => break,
+            _ => {
+                plain = false;
+                break;
+            }
+        }
+    }
+    let valid = plain
+        && i > from
+        && bytes.get(from) != Some(&b':')
+        && (n_slashes == 0 || (n_slashes == 1 && slash_at > from && slash_at + 1 < i));
+    if valid {
+        return Ok((Value::Keyword(Keyword::new(slice(text, from, i))), i));
+    }
+    let end = token_end(text, from);
+    let name = slice(text, from, end);
+    if let Err(why) = check_keyword(name) {
+        return Err(ReadError::syntax(
+            format!("invalid keyword `:{name}`: {why}"),
+            start,
+            end,
+        ));
+    }
+    Ok((Value::Keyword(Keyword::new(name)), end))
+}
+
+/// Characters allowed in symbols and keywords, besides the one `/`.
+fn is_constituent(c: char) -> bool {
+    match CLASS.get(c as usize) {
+        Some(&class) => class == NAME,
+        None => c.is_alphanumeric(),
+    }
+}
+
+/// Splits `ns/name` at its one slash, saying why if there is not exactly one
+/// non-empty part on each side.
+fn split_name<'a>(text: &'a str, what: &str) -> Result<(Option<&'a str>, &'a str), String> {
+    match text.split_once('/') {
+        None => Ok((None, text)),
+        Some((_, name)) if name.contains('/') => Err(format!("a {what} has at most one `/`")),
+        Some((ns, name)) if ns.is_empty() || name.is_empty() => {
+            Err("`/` must separate a namespace and a name, both non-empty".to_owned())
+        }
+        Some((ns, name)) => Ok((Some(ns), name)),
+    }
+}
+
+fn check_chars(part: &str, what: &str) -> Result<(), String> {
+    match part.chars().find(|&c| !is_constituent(c)) {
+        // Show invisible characters escaped, and quotes as they are.
+        Some(c @ ('\'' | '"' | '\\')) => Err(format!("`{c}` is not allowed in a {what}")),
+        Some(c) => Err(format!("`{}` is not allowed in a {what}", c.escape_debug())),
+        None => Ok(()),
+    }
+}
+
+/// The EDN rules for a symbol: `/` alone, or a name with an optional
+/// namespace, each starting with a non-digit other than `:` and `#`, and not
+/// with `-`, `+` or `.` followed by a digit (that would read as a number).
+pub(super) fn check_symbol(token: &str) -> Result<(), String> {
+    if token == "/" {
+        return Ok(());
+    }
+    let (ns, name) = split_name(token, "symbol")?;
+    for part in ns.into_iter().chain([name]) {
+        check_chars(part, "symbol")?;
+        let mut chars = part.chars();
+        let first = chars.next();
+        let second = chars.next();
+        match first {
+            Some(c) if c.is_numeric() => return Err("a symbol cannot start with a digit".into()),
+            Some(c @ (':' | '#')) => return Err(format!("a symbol cannot start with `{c}`")),
+            Some(c @ ('-' | '+' | '.')) if second.is_some_and(|d| d.is_ascii_digit()) => {
+                return Err(format!("a symbol cannot start with `{c}` and a digit"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The rules for a keyword's text after its colon: symbol characters, an
+/// optional namespace, no second colon in front (`::a` is Clojure code).
+fn check_keyword(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a keyword needs a name after `:`".into());
+    }
+    if name.starts_with(':') {
+        return Err("auto-resolved keywords (`::`) are Clojure code, not EDN".into());
+    }
+    let (ns, name) = split_name(name, "keyword")?;
+    for part in ns.into_iter().chain([name]) {
+        check_chars(part, "keyword")?;
+    }
+    Ok(())
+}
+
+/// A number; `start` is at a digit, or at a sign followed by a digit.
+pub(super) fn number(text: &str, start: usize) -> Token {
+    let end = token_end(text, start);
+    let token = slice(text, start, end);
+    let invalid = |why: &str| {
+        Err(ReadError::syntax(
+            format!("invalid number `{token}`{why}"),
+            start,
+            end,
+        ))
+    };
+    let bytes = token.as_bytes();
+    let (negative, digits_from) = match bytes.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let mut i = digits_from;
+    let mut int = Some(0i64);
+    while let Some(&d) = bytes.get(i).filter(|d| d.is_ascii_digit()) {
+        let d = i64::from(d - b'0');
+        // Accumulating negative numbers downwards reaches i64::MIN too.
+        int = int.and_then(|n| n.checked_mul(10)).and_then(|n| {
+            if negative {
+                n.checked_sub(d)
+            } else {
+                n.checked_add(d)
+            }
+        });
+        i += 1;
+    }
+    let n_digits = i - digits_from;
+    let leading_zero = n_digits > 1 && bytes.get(digits_from) == Some(&b'0');
+    let rest = bytes.get(i..).unwrap_or_default();
+    match rest {
+        [] if leading_zero => invalid(": a number cannot start with 0 (EDN has no octal numbers)"),
+        [] => match int {
+            Some(n) => Ok((Value::Int(n), end)),
+            None => Err(ReadError::syntax(
+                format!("integer `{token}` does not fit in 64 bits"),
+                start,
+                end,
+            )),
+        },
+        [b'N'] => Err(ReadError::unsupported(
+            "arbitrary-precision integers (the `N` suffix) are",
+            start,
+            end,
+        )),
+        [b'.' | b'e' | b'E', ..] => {
+            let Some(after) = float_end(bytes, i) else {
+                return invalid("");
+            };
+            match bytes.get(after..).unwrap_or_default() {
+                [] if leading_zero => {
+                    invalid(": a number cannot start with 0 (EDN has no octal numbers)")
+                }
+                [] => match token.parse::<f64>() {
+                    Ok(x) => Ok((Value::Float(x), end)),
+                    Err(_) => invalid(""),
+                },
+                [b'M'] => Err(ReadError::unsupported(
+                    "arbitrary-precision decimals (the `M` suffix) are",
+                    start,
+                    end,
+                )),
+                _ => invalid(""),
+            }
+        }
+        [b'M'] => Err(ReadError::unsupported(
+            "arbitrary-precision decimals (the `M` suffix) are",
+            start,
+            end,
+        )),
+        [b'/', denominator @ ..]
+            if !denominator.is_empty() && denominator.iter().all(u8::is_ascii_digit) =>
+        {
+            Err(ReadError::unsupported("ratios are", start, end))
+        }
+        [b'x' | b'X', ..] if n_digits == 1 && bytes.get(digits_from) == Some(&b'0') => {
+            invalid(": EDN has no hexadecimal numbers")
+        }
+        [b'r' | b'R', ..] => invalid(": EDN has no radix numbers"),
+        _ => invalid(""),
+    }
+}
+
+/// Where the fraction and exponent of a float that starts them at `i` end,
+/// or `None` if the exponent has no digits.
+fn float_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |mut i: usize| {
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    if bytes.get(i) == Some(&b'.') {
+        i = digits(i + 1);
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exponent_from = i;
+        i = digits(i);
+        if i == exponent_from {
+            return None;
+        }
+    }
+    Some(i)
+}
+
+/// A character literal; `start` is at its backslash.
+pub(super) fn character(text: &str, start: usize) -> Token {
+    let Some(first) = char_at(text, start + 1) else {
+        return Err(ReadError::syntax(
+            "a character literal needs a character after `\\`",
+            start,
+            start + 1,
+        ));
+    };
+    if first.is_whitespace() {
+        return Err(ReadError::syntax(
+            "`\\` followed by whitespace is not a character: write \\space, \\tab or \\newline",
+            start,
+            start + 1 + first.len_utf8(),
+        ));
+    }
+    // The first character is taken whatever it is, so `\(` and `\"` work.
+    let end = token_end(text, start + 1 + first.len_utf8());
+    let name = slice(text, start + 1, end);
+    let c = if name.len() == first.len_utf8() {
+        Some(first)
+    } else {
+        match name {
+            "newline" => Some('\n'),
+            "space" => Some(' '),
+            "tab" => Some('\t'),
+            "return" => Some('\r'),
+            "formfeed" => Some('\x0c'),
+            "backspace" => Some('\x08'),
+            _ => name
+                .strip_prefix('u')
+                .and_then(hex4)
+                .and_then(char::from_u32),
+        }
+    };
+    match c {
+        Some(c) => Ok((Value::Char(c), end)),
+        None => Err(ReadError::syntax(
+            format!("invalid character literal `\\{name}`"),
+            start,
+            end,
+        )),
+    }
+}
+
+/// Exactly four hexadecimal digits.
+fn hex4(digits: &str) -> Option<u32> {
+    if digits.len() == 4 && digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        u32::from_str_radix(digits, 16).ok()
+    } else {
+        None
+    }
+}
+
+/// A string; `start` is at its opening quote.
+pub(super) fn string(text: &str, start: usize) -> Token {
+    let bytes = text.as_bytes();
+    let from = start + 1;
+    let unclosed = || ReadError::syntax("string opened here is never closed", start, from);
+    // Most strings have no escapes: find the closing quote and copy once.
+    let mut i = from;
+    loop {
+        match bytes.get(i) {
+            None => return Err(unclosed()),
+            Some(b'"') => return Ok((Value::Str(Arc::from(slice(text, from, i))), i + 1)),
+            Some(b'\\') => break,
+            Some(_) => i += 1,
+        }
+    }
+    let mut out = String::with_capacity(i - from + 16);
+    out.push_str(slice(text, from, i));
+    loop {
+        match bytes.get(i) {
+            None => return Err(unclosed()),
+            Some(b'"') => return Ok((Value::Str(Arc::from(out)), i + 1)),
+            Some(b'\\') => {
+                if i + 1 >= bytes.len() {
+                    return Err(unclosed());
+                }
+                let (c, next) = escape(text, i)?;
+                out.push(c);
+                i = next;
+            }
+            Some(_) => {
+                let run = bytes
+                    .get(i..)
+                    .and_then(|rest| rest.iter().position(|&b| b == b'"' || b == b'\\'))
+                    .map_or(bytes.len(), |n| i + n);
+                out.push_str(slice(text, i, run));
+                i = run;
+            }
+        }
+    }
+}
+
+/// The escape sequence at `at` (a backslash inside a string) and the offset past it.
+fn escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
+    let bytes = text.as_bytes();
+    let simple = match bytes.get(at + 1) {
+        Some(b't') => Some('\t'),
+        Some(b'r') => Some('\r'),
+        Some(b'n') => Some('\n'),
+        Some(b'b') => Some('\x08'),
+        Some(b'f') => Some('\x0c'),
+        Some(b'\\') => Some('\\'),
+        Some(b'"') => Some('"'),
+        _ => None,
+    };
+    if let Some(c) = simple {
+        return Ok((c, at + 2));
+    }
+    if bytes.get(at + 1) == Some(&b'u') {
+        return unicode_escape(text, at);
+    }
+    let len = char_at(text, at + 1).map_or(0, char::len_utf8);
+    Err(ReadError::syntax(
+        format!(
+            r#"invalid escape `{}` in string (allowed: \t \r \n \b \f \\ \" \uXXXX)"#,
+            slice(text, at, at + 1 + len)
+        ),
+        at,
+        at + 1 + len,
+    ))
+}
+
+/// `\uXXXX`, or a surrogate pair `\uD83D\uDE00` for a character beyond the BMP.
+fn unicode_escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
+    let code = |at: usize| {
+        text.get(at + 2..at + 6)
+            .filter(|_| text.get(at..at + 2) == Some("\\u"))
+            .and_then(hex4)
+    };
+    let invalid = |end: usize, why: &str| {
+        let end = end.min(text.len());
+        let shown = text.get(at..end).unwrap_or("\\u");
+        Err(ReadError::syntax(
+            format!("invalid escape `{shown}` in string{why}"),
+            at,
+            end,
+        ))
+    };
+    let Some(high) = code(at) else {
+        let n_hex = text.get(at + 2..).map_or(0, |rest| {
+            rest.bytes()
+                .take(4)
+                .take_while(u8::is_ascii_hexdigit)
+                .count()
+        });
+        return invalid(at + 2 + n_hex, ": `\\u` needs four hexadecimal digits");
+    };
+    if let Some(c) = char::from_u32(high) {
+        return Ok((c, at + 6));
+    }
+    // A UTF-16 surrogate: only a high one followed by a low one makes a character.
+    let low = code(at + 6).filter(|low| (0xDC00..0xE000).contains(low));
+    match low {
+        Some(low) if (0xD800..0xDC00).contains(&high) => {
+            let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+            match char::from_u32(c) {
+                Some(c) => Ok((c, at + 12)),
+                None => invalid(at + 12, ""),
+            }
+        }
+        _ => invalid(at + 6, ": an unpaired UTF-16 surrogate"),
+    }
+}

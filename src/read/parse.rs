@@ -1,0 +1,501 @@
+//! Forms: collections, tags, discards and the one-form-per-text rule.
+//!
+//! A recursive descent over the bytes, bounded by [`MAX_DEPTH`]. Every form
+//! read is pushed onto one stack of values (and one of spans) shared by all
+//! collections; at its closing delimiter a collection moves its elements off
+//! the stack into a vector of exactly the right size, then pushes itself.
+//! That is one allocation per collection, none per leaf, and no large
+//! results passed back up the recursion.
+
+use indexmap::map::Entry;
+
+use super::atom::{self, char_at, token_end};
+use super::{MAX_DEPTH, ReadError, ReadErrorKind};
+use crate::source::{Span, Spans};
+use crate::value::{FastBuildHasher, Map, Set, Symbol, Value};
+
+/// Reads the one form in `text`.
+pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
+    let mut reader = Reader {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        values: Vec::new(),
+        spans: Vec::new(),
+    };
+    if text.starts_with('\u{feff}') {
+        return Err(ReadError::syntax(
+            "the text starts with a byte-order mark (U+FEFF): save it as UTF-8 without one",
+            0,
+            3,
+        ));
+    }
+    reader.skip_ignored(0)?;
+    match reader.peek() {
+        None => {
+            return Err(ReadError {
+                kind: ReadErrorKind::Empty,
+                span: Span::new(0, text.len()),
+            });
+        }
+        Some(b @ (b')' | b']' | b'}')) => return Err(reader.unmatched(b)),
+        Some(_) => {}
+    }
+    reader.read_form(0)?;
+    let (Some(value), Some(spans)) = (reader.values.pop(), reader.spans.pop()) else {
+        return Err(ReadError::syntax("no form read", 0, text.len()));
+    };
+    // Discarded forms may follow the form, but nothing else.
+    reader.skip_ignored(0)?;
+    match reader.peek() {
+        None => Ok((value, spans)),
+        Some(b @ (b')' | b']' | b'}')) => Err(reader.unmatched(b)),
+        Some(_) => {
+            let start = reader.pos;
+            let end = match reader.read_form(0) {
+                Ok(_) => reader.pos,
+                Err(_) => start + reader.char_len(start),
+            };
+            Err(ReadError {
+                kind: ReadErrorKind::TrailingForm,
+                span: Span::new(start, end),
+            })
+        }
+    }
+}
+
+struct Reader<'t> {
+    text: &'t str,
+    bytes: &'t [u8],
+    /// The offset of the next byte to read, always on a character boundary.
+    pos: usize,
+    /// The forms read and not yet placed in their collection, innermost last.
+    values: Vec<Value>,
+    /// Their spans, in step with `values`.
+    spans: Vec<Spans>,
+}
+
+#[inline(always)]
+fn leaf(start: usize, end: usize) -> Spans {
+    Spans {
+        span: Span::new(start, end),
+        children: Vec::new(),
+    }
+}
+
+impl Reader<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn char_len(&self, at: usize) -> usize {
+        char_at(self.text, at).map_or(0, char::len_utf8)
+    }
+
+    /// An error at the closing delimiter `b` at `pos` that closes nothing.
+    fn unmatched(&self, b: u8) -> ReadError {
+        ReadError::syntax(
+            format!("unmatched delimiter `{}`", char::from(b)),
+            self.pos,
+            self.pos + 1,
+        )
+    }
+
+    /// Skips whitespace, commas and comments.
+    #[inline]
+    fn skip_blank(&mut self) {
+        // Spaces and newlines are nearly all there is between forms.
+        while let Some(b) = self.peek() {
+            match b {
+                b' ' | b'\n' => self.pos += 1,
+                b'\t' | b'\r' | b',' | b'\x0b' | b'\x0c' | b';' | 0x80.. => {
+                    return self.skip_blank_slowly();
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn skip_blank_slowly(&mut self) {
+        while let Some(b) = self.peek() {
+            match b {
+                b' ' | b'\n' | b'\t' | b'\r' | b',' | b'\x0b' | b'\x0c' => self.pos += 1,
+                // A comment ends at a line break, `\r` included, as in Clojure.
+                b';' => {
+                    self.pos = self
+                        .bytes
+                        .get(self.pos..)
+                        .and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b'\r'))
+                        .map_or(self.bytes.len(), |n| self.pos + n);
+                }
+                0x80.. => match char_at(self.text, self.pos) {
+                    Some(c) if c.is_whitespace() => self.pos += c.len_utf8(),
+                    _ => return,
+                },
+                _ => return,
+            }
+        }
+    }
+
+    fn at_discard(&self) -> bool {
+        self.peek() == Some(b'#') && self.bytes.get(self.pos + 1) == Some(&b'_')
+    }
+
+    /// Skips blanks and discarded forms (`#_ form`), leaving `pos` at the
+    /// next form, at a closing delimiter or at the end.
+    #[inline]
+    fn skip_ignored(&mut self, depth: usize) -> Result<(), ReadError> {
+        self.skip_blank();
+        if self.at_discard() {
+            self.skip_discards(depth)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn skip_discards(&mut self, depth: usize) -> Result<(), ReadError> {
+        // `#_ #_ a b` discards both `a` and `b`: count the discards waiting
+        // for a form rather than recursing, so a long run of them is no risk.
+        let mut n_pending = 0usize;
+        let mut last_discard = 0;
+        loop {
+            self.skip_blank();
+            match self.peek() {
+                Some(b'#') if self.at_discard() => {
+                    n_pending += 1;
+                    last_discard = self.pos;
+                    self.pos += 2;
+                }
+                _ if n_pending == 0 => return Ok(()),
+                None | Some(b')' | b']' | b'}') => {
+                    return Err(ReadError::syntax(
+                        "`#_` needs a form after it to discard",
+                        last_discard,
+                        last_discard + 2,
+                    ));
+                }
+                Some(_) => {
+                    self.read_form(depth)?;
+                    self.values.pop();
+                    self.spans.pop();
+                    n_pending -= 1;
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, value: Value, spans: Spans) {
+        self.values.push(value);
+        self.spans.push(spans);
+    }
+
+    // The functions that recurse (read_form, read_elements, read_seq,
+    // read_map, read_set, read_dispatch, read_tagged, skip_discards) keep
+    // their frames small, leaving leaves, errors and the building of
+    // collections to functions outside the recursion: 256 levels then fit in
+    // a small stack even in a debug build.
+
+    /// Reads the form at `pos`, which is neither blank, a discard, a closing
+    /// delimiter nor the end, and pushes it.
+    fn read_form(&mut self, depth: usize) -> Result<(), ReadError> {
+        if depth > MAX_DEPTH {
+            return Err(self.too_deep());
+        }
+        match self.peek() {
+            Some(b'[') => self.read_seq(depth, b']'),
+            Some(b'(') => self.read_seq(depth, b')'),
+            Some(b'{') => self.read_map(depth),
+            Some(b'#') => self.read_dispatch(depth),
+            _ => self.read_leaf(),
+        }
+    }
+
+    #[cold]
+    fn too_deep(&self) -> ReadError {
+        ReadError {
+            kind: ReadErrorKind::TooDeep,
+            span: Span::new(self.pos, self.pos + self.char_len(self.pos)),
+        }
+    }
+
+    /// Reads and pushes a form that holds no other form.
+    fn read_leaf(&mut self) -> Result<(), ReadError> {
+        let start = self.pos;
+        let (value, end) = match self.peek() {
+            Some(b':') => atom::keyword(self.text, start)?,
+            Some(b'"') => atom::string(self.text, start)?,
+            Some(b'\\') => atom::character(self.text, start)?,
+            Some(b'0'..=b'9') => atom::number(self.text, start)?,
+            Some(b'+' | b'-')
+                if self
+                    .bytes
+                    .get(start + 1)
+                    .is_some_and(|b| b.is_ascii_digit()) =>
+            {
+                atom::number(self.text, start)?
+            }
+            Some(b @ (b')' | b']' | b'}')) => return Err(self.unmatched(b)),
+            None => {
+                return Err(ReadError::syntax("unexpected end of input", start, start));
+            }
+            Some(_) => atom::symbol(self.text, start)?,
+        };
+        self.pos = end;
+        self.push(value, leaf(start, end));
+        Ok(())
+    }
+
+    /// Reads and pushes the elements of the collection opened at `open` (by
+    /// `open_len` bytes), through its closing delimiter `close`.
+    fn read_elements(
+        &mut self,
+        open: usize,
+        open_len: usize,
+        depth: usize,
+        close: u8,
+    ) -> Result<(), ReadError> {
+        self.pos = open + open_len;
+        loop {
+            self.skip_ignored(depth + 1)?;
+            match self.peek() {
+                Some(b) if b == close => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b')' | b']' | b'}') | None => {
+                    return Err(self.not_closed(open, open_len, close));
+                }
+                Some(_) => self.read_form(depth + 1)?,
+            }
+        }
+    }
+
+    /// The error for a collection that ends at a wrong closing delimiter, or
+    /// at the end of the text.
+    #[cold]
+    fn not_closed(&self, open: usize, open_len: usize, close: u8) -> ReadError {
+        let opener = self.text.get(open..open + open_len).unwrap_or("");
+        match self.peek() {
+            Some(found) => ReadError::syntax(
+                format!(
+                    "`{}` cannot close `{opener}`: expected `{}`",
+                    char::from(found),
+                    char::from(close)
+                ),
+                self.pos,
+                self.pos + 1,
+            ),
+            None => ReadError::syntax(
+                format!("`{opener}` opened here is never closed"),
+                open,
+                open + open_len,
+            ),
+        }
+    }
+
+    /// A vector or a list.
+    fn read_seq(&mut self, depth: usize, close: u8) -> Result<(), ReadError> {
+        let start = self.pos;
+        let mark = self.values.len();
+        self.read_elements(start, 1, depth, close)?;
+        self.finish_seq(start, mark, close);
+        Ok(())
+    }
+
+    fn finish_seq(&mut self, start: usize, mark: usize, close: u8) {
+        let items: Vec<Value> = self.values.drain(mark..).collect();
+        let children: Vec<Spans> = self.spans.drain(mark..).collect();
+        let value = if close == b']' {
+            Value::Vector(items)
+        } else {
+            Value::List(items)
+        };
+        let span = Span::new(start, self.pos);
+        self.push(value, Spans { span, children });
+    }
+
+    fn read_map(&mut self, depth: usize) -> Result<(), ReadError> {
+        let start = self.pos;
+        let mark = self.values.len();
+        self.read_elements(start, 1, depth, b'}')?;
+        self.finish_map(start, mark)
+    }
+
+    fn finish_map(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
+        let n_forms = self.values.len() - mark;
+        if n_forms % 2 == 1 {
+            return Err(ReadError::syntax(
+                "a map needs a value for every key",
+                self.pos - 1,
+                self.pos,
+            ));
+        }
+        let mut map = Map::with_capacity_and_hasher(n_forms / 2, FastBuildHasher::default());
+        let mut forms = self.values.drain(mark..);
+        let mut key_idx = mark;
+        while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
+            match map.entry(key) {
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                // The key in the map equals the duplicate by Clojure's `=`
+                // (`[1]` and `(1)` are equal); the span shows the duplicate.
+                Entry::Occupied(first) => {
+                    return Err(ReadError {
+                        kind: ReadErrorKind::DuplicateKey(first.key().to_string()),
+                        span: self.spans.get(key_idx).map(|s| s.span).unwrap_or_default(),
+                    });
+                }
+            }
+            key_idx += 2;
+        }
+        drop(forms);
+        let children: Vec<Spans> = self.spans.drain(mark..).collect();
+        let span = Span::new(start, self.pos);
+        self.push(Value::Map(Box::new(map)), Spans { span, children });
+        Ok(())
+    }
+
+    fn read_set(&mut self, depth: usize) -> Result<(), ReadError> {
+        let start = self.pos;
+        let mark = self.values.len();
+        self.read_elements(start, 2, depth, b'}')?;
+        self.finish_set(start, mark)
+    }
+
+    fn finish_set(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
+        let mut set =
+            Set::with_capacity_and_hasher(self.values.len() - mark, FastBuildHasher::default());
+        for (i, element) in self.values.drain(mark..).enumerate() {
+            let (first_idx, is_new) = set.insert_full(element);
+            if !is_new {
+                // As for map keys: the element shown is the first of the two.
+                let first = set.get_index(first_idx).map(Value::to_string);
+                return Err(ReadError {
+                    kind: ReadErrorKind::DuplicateElement(first.unwrap_or_default()),
+                    span: self.spans.get(mark + i).map(|s| s.span).unwrap_or_default(),
+                });
+            }
+        }
+        let children: Vec<Spans> = self.spans.drain(mark..).collect();
+        let span = Span::new(start, self.pos);
+        self.push(Value::Set(Box::new(set)), Spans { span, children });
+        Ok(())
+    }
+
+    /// A form that starts with `#`: a set, a symbolic value or a tagged value.
+    fn read_dispatch(&mut self, depth: usize) -> Result<(), ReadError> {
+        match self.bytes.get(self.pos + 1) {
+            Some(b'{') => self.read_set(depth),
+            Some(b'#') => self.read_symbolic(),
+            Some(b':') => Err(ReadError::unsupported(
+                "namespaced map literals (`#:ns{..}`) are",
+                self.pos,
+                token_end(self.text, self.pos + 1),
+            )),
+            Some(b'_') => Err(ReadError::syntax(
+                "`#_` needs a form after it to discard",
+                self.pos,
+                self.pos + 2,
+            )),
+            _ => self.read_tagged(depth),
+        }
+    }
+
+    /// `##Inf`, `##-Inf` or `##NaN`.
+    fn read_symbolic(&mut self) -> Result<(), ReadError> {
+        let start = self.pos;
+        let end = token_end(self.text, start + 2);
+        let value = match self.text.get(start + 2..end) {
+            Some("Inf") => f64::INFINITY,
+            Some("-Inf") => f64::NEG_INFINITY,
+            Some("NaN") => f64::NAN,
+            _ => {
+                let end = end.max(start + 2);
+                return Err(ReadError::syntax(
+                    format!(
+                        "invalid symbolic value `{}`: expected ##Inf, ##-Inf or ##NaN",
+                        self.text.get(start..end).unwrap_or("##")
+                    ),
+                    start,
+                    end,
+                ));
+            }
+        };
+        self.pos = end;
+        self.push(Value::Float(value), leaf(start, end));
+        Ok(())
+    }
+
+    /// `#tag form`.
+    fn read_tagged(&mut self, depth: usize) -> Result<(), ReadError> {
+        let start = self.pos;
+        let tag_end = self.tag_end()?;
+        self.pos = tag_end;
+        self.skip_ignored(depth + 1)?;
+        if matches!(self.peek(), None | Some(b')' | b']' | b'}')) {
+            return Err(self.tag_without_form(start, tag_end));
+        }
+        self.read_form(depth + 1)?;
+        self.finish_tagged(start, tag_end)
+    }
+
+    /// The end of the tag at `pos`, a symbol that starts with a letter.
+    fn tag_end(&self) -> Result<usize, ReadError> {
+        let start = self.pos;
+        let end = token_end(self.text, start + 1);
+        let tag = self.text.get(start + 1..end).unwrap_or("");
+        if tag.is_empty() {
+            // `#(`, `#"` and `#'` are Clojure code; a `#` alone is nothing.
+            let next = char_at(self.text, start + 1).filter(|c| !c.is_whitespace());
+            let shown = next.map_or_else(|| "#".to_owned(), |c| format!("#{c}"));
+            return Err(ReadError::syntax(
+                format!(
+                    "`{shown}` is not EDN: `#` starts a set `#{{`, a discard `#_`, `##Inf` or a tag"
+                ),
+                start,
+                start + shown.len(),
+            ));
+        }
+        let starts_with_letter = tag.chars().next().is_some_and(char::is_alphabetic);
+        if !starts_with_letter || atom::check_symbol(tag).is_err() {
+            return Err(ReadError::syntax(
+                format!("invalid tag `#{tag}`: a tag is a symbol that starts with a letter"),
+                start,
+                end,
+            ));
+        }
+        Ok(end)
+    }
+
+    #[cold]
+    fn tag_without_form(&self, start: usize, tag_end: usize) -> ReadError {
+        let tag = self.text.get(start..tag_end).unwrap_or("#");
+        ReadError::syntax(
+            format!("the tag `{tag}` needs a form after it"),
+            start,
+            tag_end,
+        )
+    }
+
+    fn finish_tagged(&mut self, start: usize, tag_end: usize) -> Result<(), ReadError> {
+        let (Some(value), Some(spans)) = (self.values.pop(), self.spans.pop()) else {
+            return Err(ReadError::syntax(
+                "no form read after the tag",
+                start,
+                tag_end,
+            ));
+        };
+        let tag = Symbol::new(self.text.get(start + 1..tag_end).unwrap_or(""));
+        let span = Span::new(start, self.pos);
+        self.push(
+            Value::Tagged(tag, Box::new(value)),
+            Spans {
+                span,
+                children: vec![spans],
+            },
+        );
+        Ok(())
+    }
+}

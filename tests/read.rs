@@ -1,0 +1,1354 @@
+//! The reader: every error kind with its span, every kind of value read and
+//! printed back, spans of nested forms, and a differential test against
+//! clojure-reader over a few hundred valid and invalid texts.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use aido::{MAX_DEPTH, ReadError, ReadErrorKind, Span, Spans, Value, read_text, read_value};
+
+fn read_err(text: &str) -> ReadError {
+    match read_text(text) {
+        Ok((v, _)) => panic!("expected an error for {text:?}, read {v}"),
+        Err(e) => e,
+    }
+}
+
+/// Asserts that reading `text` fails with `kind` at bytes `start..end`.
+fn check_err(text: &str, kind: ReadErrorKind, (start, end): (usize, usize)) {
+    let e = read_err(text);
+    assert_eq!(
+        (&e.kind, e.span),
+        (&kind, Span::new(start, end)),
+        "for {text:?}: {e}"
+    );
+}
+
+fn syntax(message: &str) -> ReadErrorKind {
+    ReadErrorKind::Syntax(message.to_owned())
+}
+
+fn unsupported(what: &str) -> ReadErrorKind {
+    ReadErrorKind::Unsupported(what.to_owned())
+}
+
+/// Asserts that `text` reads to a value that prints as `printed`.
+fn check_ok(text: &str, printed: &str) {
+    match read_value(text) {
+        Ok(v) => assert_eq!(v.to_string(), printed, "for {text:?}"),
+        Err(e) => panic!("{text:?} should read, but: {e} at {:?}", e.span),
+    }
+}
+
+#[test]
+fn delimiters_must_match() {
+    check_err("[1 2", syntax("`[` opened here is never closed"), (0, 1));
+    check_err(
+        "{:a [1 (2 3]}",
+        syntax("`]` cannot close `(`: expected `)`"),
+        (11, 12),
+    );
+    check_err(
+        "[1 2}",
+        syntax("`}` cannot close `[`: expected `]`"),
+        (4, 5),
+    );
+    check_err(")", syntax("unmatched delimiter `)`"), (0, 1));
+    check_err("[:a]]", syntax("unmatched delimiter `]`"), (4, 5));
+    check_err(
+        "[:a #{1 (2)",
+        syntax("`#{` opened here is never closed"),
+        (4, 6),
+    );
+    check_err(
+        "[:a #{1 (2",
+        syntax("`(` opened here is never closed"),
+        (8, 9),
+    );
+    check_err("#{1 2", syntax("`#{` opened here is never closed"), (0, 2));
+    check_err("{:a 1", syntax("`{` opened here is never closed"), (0, 1));
+    check_err("(", syntax("`(` opened here is never closed"), (0, 1));
+}
+
+#[test]
+fn maps_need_a_value_for_every_key_and_distinct_keys() {
+    check_err(
+        "{:k 1 :j}",
+        syntax("a map needs a value for every key"),
+        (8, 9),
+    );
+    check_err("{:k}", syntax("a map needs a value for every key"), (3, 4));
+    check_err(
+        "{:k 1 :k 2}",
+        ReadErrorKind::DuplicateKey(":k".into()),
+        (6, 8),
+    );
+    // Clojure's `=`: a vector and a list with equal elements are equal.
+    check_err(
+        "{[1] 1 (1) 2}",
+        ReadErrorKind::DuplicateKey("[1]".into()),
+        (7, 10),
+    );
+    check_err(
+        "{{:a 1 :b 2} 1 {:b 2 :a 1} 2}",
+        ReadErrorKind::DuplicateKey("{:a 1, :b 2}".into()),
+        (15, 26),
+    );
+    check_err(
+        "#{1 1}",
+        ReadErrorKind::DuplicateElement("1".into()),
+        (4, 5),
+    );
+    check_err(
+        "#{[1] (1)}",
+        ReadErrorKind::DuplicateElement("[1]".into()),
+        (6, 9),
+    );
+    check_err(
+        "#{##NaN ##NaN}",
+        ReadErrorKind::DuplicateElement("##NaN".into()),
+        (8, 13),
+    );
+    // Discarded forms are read as strictly as any other.
+    check_err(
+        "[#_ {:a 1 :a 2} 3]",
+        ReadErrorKind::DuplicateKey(":a".into()),
+        (10, 12),
+    );
+    // An integer and a float are never equal, nor are a string and a keyword.
+    check_ok(
+        "{1 :a 1.0 :b \"k\" :c :k :d}",
+        r#"{1 :a, 1.0 :b, "k" :c, :k :d}"#,
+    );
+}
+
+#[test]
+fn numbers() {
+    check_ok("[0 -0 +5 42 -7]", "[0 0 5 42 -7]");
+    check_ok("9223372036854775807", "9223372036854775807");
+    check_ok("-9223372036854775808", "-9223372036854775808");
+    check_ok(
+        "[1.5 -2e10 1. 1.e5 2E-3 +0.5 -0.0]",
+        "[1.5 -20000000000.0 1.0 100000.0 0.002 0.5 -0.0]",
+    );
+    check_ok("[##Inf ##-Inf ##NaN]", "[##Inf ##-Inf ##NaN]");
+    check_ok("1e400", "##Inf");
+    check_err(
+        "99999999999999999999",
+        syntax("integer `99999999999999999999` does not fit in 64 bits"),
+        (0, 20),
+    );
+    check_err(
+        "[-9223372036854775809]",
+        syntax("integer `-9223372036854775809` does not fit in 64 bits"),
+        (1, 21),
+    );
+    check_err(
+        "1N",
+        unsupported("arbitrary-precision integers (the `N` suffix) are"),
+        (0, 2),
+    );
+    check_err(
+        "[1.5M]",
+        unsupported("arbitrary-precision decimals (the `M` suffix) are"),
+        (1, 5),
+    );
+    check_err(
+        "1M",
+        unsupported("arbitrary-precision decimals (the `M` suffix) are"),
+        (0, 2),
+    );
+    check_err("[1/2]", unsupported("ratios are"), (1, 4));
+    check_err("1.5.5", syntax("invalid number `1.5.5`"), (0, 5));
+    check_err("1e", syntax("invalid number `1e`"), (0, 2));
+    check_err("1e+", syntax("invalid number `1e+`"), (0, 3));
+    check_err("-1a", syntax("invalid number `-1a`"), (0, 3));
+    check_err("1/x", syntax("invalid number `1/x`"), (0, 3));
+    check_err(
+        "012",
+        syntax("invalid number `012`: a number cannot start with 0 (EDN has no octal numbers)"),
+        (0, 3),
+    );
+    check_err(
+        "00.5",
+        syntax("invalid number `00.5`: a number cannot start with 0 (EDN has no octal numbers)"),
+        (0, 4),
+    );
+    check_err(
+        "0x1F",
+        syntax("invalid number `0x1F`: EDN has no hexadecimal numbers"),
+        (0, 4),
+    );
+    check_err(
+        "2r101",
+        syntax("invalid number `2r101`: EDN has no radix numbers"),
+        (0, 5),
+    );
+    check_err(
+        "##Foo",
+        syntax("invalid symbolic value `##Foo`: expected ##Inf, ##-Inf or ##NaN"),
+        (0, 5),
+    );
+    check_err(
+        "## Inf",
+        syntax("invalid symbolic value `##`: expected ##Inf, ##-Inf or ##NaN"),
+        (0, 2),
+    );
+}
+
+#[test]
+fn keywords_and_symbols() {
+    check_ok(
+        "[:a :ns/name :a.b/c-d? :1 :é :a:b sym ns/sym / + - . <= a#b ->x é/ü nil true false]",
+        "[:a :ns/name :a.b/c-d? :1 :é :a:b sym ns/sym / + - . <= a#b ->x é/ü nil true false]",
+    );
+    check_err(
+        ":",
+        syntax("invalid keyword `:`: a keyword needs a name after `:`"),
+        (0, 1),
+    );
+    check_err(
+        "[: 1]",
+        syntax("invalid keyword `:`: a keyword needs a name after `:`"),
+        (1, 2),
+    );
+    check_err(
+        "::a",
+        syntax("invalid keyword `::a`: auto-resolved keywords (`::`) are Clojure code, not EDN"),
+        (0, 3),
+    );
+    let slash = "`/` must separate a namespace and a name, both non-empty";
+    check_err(
+        ":a/",
+        syntax(&format!("invalid keyword `:a/`: {slash}")),
+        (0, 3),
+    );
+    check_err(
+        ":/a",
+        syntax(&format!("invalid keyword `:/a`: {slash}")),
+        (0, 3),
+    );
+    check_err(
+        ":/",
+        syntax(&format!("invalid keyword `:/`: {slash}")),
+        (0, 2),
+    );
+    check_err(
+        ":a/b/c",
+        syntax("invalid keyword `:a/b/c`: a keyword has at most one `/`"),
+        (0, 6),
+    );
+    check_err(
+        ":a@b",
+        syntax("invalid keyword `:a@b`: `@` is not allowed in a keyword"),
+        (0, 4),
+    );
+    check_err(
+        "a/",
+        syntax(&format!("invalid symbol `a/`: {slash}")),
+        (0, 2),
+    );
+    check_err(
+        "/a",
+        syntax(&format!("invalid symbol `/a`: {slash}")),
+        (0, 2),
+    );
+    check_err(
+        "a/b/c",
+        syntax("invalid symbol `a/b/c`: a symbol has at most one `/`"),
+        (0, 5),
+    );
+    check_err(
+        "[a@b]",
+        syntax("invalid symbol `a@b`: `@` is not allowed in a symbol"),
+        (1, 4),
+    );
+    check_err(
+        "'a",
+        syntax("invalid symbol `'a`: `'` is not allowed in a symbol"),
+        (0, 2),
+    );
+    check_err(
+        "a\u{1}",
+        syntax("invalid symbol `a\u{1}`: `\\u{1}` is not allowed in a symbol"),
+        (0, 2),
+    );
+    check_err(
+        "a\u{feff}b",
+        syntax("invalid symbol `a\u{feff}b`: `\\u{feff}` is not allowed in a symbol"),
+        (0, 5),
+    );
+    check_err(
+        "a\\b",
+        syntax("invalid symbol `a\\b`: `\\` is not allowed in a symbol"),
+        (0, 3),
+    );
+    check_err(
+        ".5",
+        syntax("invalid symbol `.5`: a symbol cannot start with `.` and a digit"),
+        (0, 2),
+    );
+    check_err(
+        "a/-1",
+        syntax("invalid symbol `a/-1`: a symbol cannot start with `-` and a digit"),
+        (0, 4),
+    );
+    check_err(
+        "a/1",
+        syntax("invalid symbol `a/1`: a symbol cannot start with a digit"),
+        (0, 3),
+    );
+    check_err(
+        "a/:b",
+        syntax("invalid symbol `a/:b`: a symbol cannot start with `:`"),
+        (0, 4),
+    );
+}
+
+#[test]
+fn strings() {
+    check_ok(r#""""#, r#""""#);
+    check_ok(r#""plain é 😀""#, r#""plain é 😀""#);
+    check_ok(r#""a\tb\rc\nd\\e\"f""#, r#""a\tb\rc\nd\\e\"f""#);
+    check_ok("\"two\nlines\"", r#""two\nlines""#);
+    assert_eq!(
+        read_value(r#""\b\f\u00e9\u0041\uD83D\uDE00""#).unwrap(),
+        Value::string("\u{8}\u{c}éA😀")
+    );
+    let allowed = r#"(allowed: \t \r \n \b \f \\ \" \uXXXX)"#;
+    check_err(
+        r#"["ok" "a\x"]"#,
+        syntax(&format!("invalid escape `\\x` in string {allowed}")),
+        (8, 10),
+    );
+    check_err(
+        r#""\é""#,
+        syntax(&format!("invalid escape `\\é` in string {allowed}")),
+        (1, 4),
+    );
+    check_err(
+        r#""\u12""#,
+        syntax("invalid escape `\\u12` in string: `\\u` needs four hexadecimal digits"),
+        (1, 5),
+    );
+    check_err(
+        r#""\u+123""#,
+        syntax("invalid escape `\\u` in string: `\\u` needs four hexadecimal digits"),
+        (1, 3),
+    );
+    check_err(
+        r#""\uD83D""#,
+        syntax("invalid escape `\\uD83D` in string: an unpaired UTF-16 surrogate"),
+        (1, 7),
+    );
+    check_err(
+        r#""\uDE00\uD83D""#,
+        syntax("invalid escape `\\uDE00` in string: an unpaired UTF-16 surrogate"),
+        (1, 7),
+    );
+    check_err(
+        "[\"abc",
+        syntax("string opened here is never closed"),
+        (1, 2),
+    );
+    check_err(
+        "\"ab\\",
+        syntax("string opened here is never closed"),
+        (0, 1),
+    );
+}
+
+#[test]
+fn characters() {
+    check_ok(
+        r#"[\a \é \( \" \\ \newline \space \tab \return \u0041]"#,
+        r#"[\a \é \( \" \\ \newline \space \tab \return \A]"#,
+    );
+    assert_eq!(
+        read_value(r"[\formfeed \backspace]").unwrap(),
+        Value::Vector(vec![Value::Char('\u{c}'), Value::Char('\u{8}')])
+    );
+    // A character ends where a token ends: at blanks, brackets, quotes or `;`.
+    check_ok(r#"[\a"b" \c]"#, r#"[\a "b" \c]"#);
+    check_err(r"\abc", syntax(r"invalid character literal `\abc`"), (0, 4));
+    check_err(
+        r"[\a\b]",
+        syntax(r"invalid character literal `\a\b`"),
+        (1, 5),
+    );
+    check_err(
+        r"\uD800",
+        syntax(r"invalid character literal `\uD800`"),
+        (0, 6),
+    );
+    check_err(
+        r"\o101",
+        syntax(r"invalid character literal `\o101`"),
+        (0, 5),
+    );
+    check_err(
+        r"[\ ]",
+        syntax(r"`\` followed by whitespace is not a character: write \space, \tab or \newline"),
+        (1, 3),
+    );
+    check_err(
+        r"\",
+        syntax(r"a character literal needs a character after `\`"),
+        (0, 1),
+    );
+}
+
+#[test]
+fn tags_and_dispatch() {
+    check_ok(r#"#inst "2020-01-01""#, r#"#inst "2020-01-01""#);
+    check_ok(
+        r#"#uuid "f81d4fae-7dec-11d0-a765-00a0c91e6bf6""#,
+        r#"#uuid "f81d4fae-7dec-11d0-a765-00a0c91e6bf6""#,
+    );
+    check_ok("#my/tag [1 #other {:a 1}]", "#my/tag [1 #other {:a 1}]");
+    check_ok("#a #b 1", "#a #b 1");
+    check_ok("#a ; comment\n #_ 1 2", "#a 2");
+    check_err(
+        "#:ns{:a 1}",
+        unsupported("namespaced map literals (`#:ns{..}`) are"),
+        (0, 4),
+    );
+    check_err(
+        "#1 2",
+        syntax("invalid tag `#1`: a tag is a symbol that starts with a letter"),
+        (0, 2),
+    );
+    check_err(
+        "#-a 2",
+        syntax("invalid tag `#-a`: a tag is a symbol that starts with a letter"),
+        (0, 3),
+    );
+    check_err(
+        "#a/b/c 2",
+        syntax("invalid tag `#a/b/c`: a tag is a symbol that starts with a letter"),
+        (0, 6),
+    );
+    check_err(
+        "#foo",
+        syntax("the tag `#foo` needs a form after it"),
+        (0, 4),
+    );
+    check_err(
+        "[#foo ]",
+        syntax("the tag `#foo` needs a form after it"),
+        (1, 5),
+    );
+    let not_edn = "is not EDN: `#` starts a set `#{`, a discard `#_`, `##Inf` or a tag";
+    check_err("#(+ 1)", syntax(&format!("`#(` {not_edn}")), (0, 2));
+    check_err(r#"#"re""#, syntax(&format!("`#\"` {not_edn}")), (0, 2));
+    check_err("# a", syntax(&format!("`#` {not_edn}")), (0, 1));
+    check_err("#", syntax(&format!("`#` {not_edn}")), (0, 1));
+}
+
+#[test]
+fn comments_commas_and_discards() {
+    check_ok("; a tree\n[1, 2 ,3] ; done", "[1 2 3]");
+    check_ok("[1 ;c\r2]", "[1 2]");
+    check_ok("[1 #_ 2 3]", "[1 3]");
+    check_ok("[1 #_ #_ 2 3 4]", "[1 4]");
+    check_ok("[1 #_ [nested #_ x] 2]", "[1 2]");
+    check_ok("{:a #_ :b 1}", "{:a 1}");
+    check_ok("#_ 1 2", "2");
+    check_ok("[:a] #_ [:b]", "[:a]");
+    check_ok("[\u{a0}1\u{2003}2\u{3000}]", "[1 2]");
+    check_err(
+        "#_",
+        syntax("`#_` needs a form after it to discard"),
+        (0, 2),
+    );
+    check_err(
+        "[1 #_]",
+        syntax("`#_` needs a form after it to discard"),
+        (3, 5),
+    );
+    check_err(
+        "[1 #_ #_ 2]",
+        syntax("`#_` needs a form after it to discard"),
+        (6, 8),
+    );
+    check_err(
+        "[1] #_ [2",
+        syntax("`[` opened here is never closed"),
+        (7, 8),
+    );
+    // A long run of discards is counted, not recursed into.
+    let discards = format!("[{} 1]", "#_ ".repeat(100_000));
+    check_err(
+        &discards,
+        syntax("`#_` needs a form after it to discard"),
+        (299_998, 300_000),
+    );
+}
+
+#[test]
+fn a_text_holds_exactly_one_form() {
+    let empty = |text: &str| check_err(text, ReadErrorKind::Empty, (0, text.len()));
+    empty("");
+    empty("  \n\t, ");
+    empty("  ; only a comment\n");
+    empty("#_ [:a]");
+    empty("#_ #_ 1 2 ; and a comment");
+    check_err("[:a] [:b]", ReadErrorKind::TrailingForm, (5, 9));
+    check_err("1 2", ReadErrorKind::TrailingForm, (2, 3));
+    check_err("[:a] #_ 1 :b", ReadErrorKind::TrailingForm, (10, 12));
+    // A malformed second form is still a second form.
+    check_err("[:a] [:b", ReadErrorKind::TrailingForm, (5, 6));
+    check_err("[:a] é", ReadErrorKind::TrailingForm, (5, 7));
+    check_err(
+        "\u{feff}[:a]",
+        syntax("the text starts with a byte-order mark (U+FEFF): save it as UTF-8 without one"),
+        (0, 3),
+    );
+}
+
+#[test]
+fn nesting_is_limited_not_a_crash() {
+    let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    // The root is at depth 0, so MAX_DEPTH + 1 vectors fit.
+    let (v, spans) = read_text(&nested(MAX_DEPTH + 1)).unwrap();
+    assert_eq!(v.to_string(), nested(MAX_DEPTH + 1));
+    assert_eq!(spans.span, Span::new(0, 2 * (MAX_DEPTH + 1)));
+    check_err(
+        &nested(MAX_DEPTH + 2),
+        ReadErrorKind::TooDeep,
+        (MAX_DEPTH + 1, MAX_DEPTH + 2),
+    );
+    check_err(&nested(100_000), ReadErrorKind::TooDeep, (257, 258));
+    // A leaf counts as a level too, and so does a tag.
+    let leaf = format!(
+        "{}1{}",
+        "[".repeat(MAX_DEPTH + 1),
+        "]".repeat(MAX_DEPTH + 1)
+    );
+    check_err(
+        &leaf,
+        ReadErrorKind::TooDeep,
+        (MAX_DEPTH + 1, MAX_DEPTH + 2),
+    );
+    check_err(
+        &format!("{}1", "#t ".repeat(100_000)),
+        ReadErrorKind::TooDeep,
+        (3 * (MAX_DEPTH + 1), 3 * (MAX_DEPTH + 1) + 1),
+    );
+    // Unclosed deep nesting is reported at its innermost opening bracket.
+    check_err(
+        &"[".repeat(MAX_DEPTH),
+        syntax("`[` opened here is never closed"),
+        (MAX_DEPTH - 1, MAX_DEPTH),
+    );
+}
+
+#[test]
+fn the_deepest_text_reads_on_a_small_stack() {
+    // Five levels a repetition: a vector, a map, a set, a list and a tag.
+    let text = format!("{}1{}", "[{:a #{(#t ".repeat(60), ")}}]".repeat(60));
+    let handle = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || read_text(&text).map(|_| ()).map_err(|e| e.kind))
+        .unwrap();
+    assert_eq!(handle.join().unwrap(), Err(ReadErrorKind::TooDeep));
+}
+
+/// The spans of `value` as read from `text`: each lies inside its parent,
+/// after its previous sibling, and reading its text alone gives an equal value.
+fn check_spans(text: &str, value: &Value, spans: &Spans) {
+    let Span { start, end } = spans.span;
+    let own = text
+        .get(start as usize..end as usize)
+        .unwrap_or_else(|| panic!("span {start}..{end} is not in {text:?}"));
+    assert_eq!(
+        read_value(own).as_ref(),
+        Ok(value),
+        "the text {own:?} of a span"
+    );
+    let children: Vec<&Value> = match value {
+        Value::Vector(items) | Value::List(items) => items.iter().collect(),
+        Value::Set(items) => items.iter().collect(),
+        Value::Map(map) => map.iter().flat_map(|(k, v)| [k, v]).collect(),
+        Value::Tagged(_, inner) => vec![&**inner],
+        _ => Vec::new(),
+    };
+    assert_eq!(children.len(), spans.children.len(), "children of {own:?}");
+    let mut after = start;
+    for (child, child_spans) in children.into_iter().zip(&spans.children) {
+        assert!(
+            after <= child_spans.span.start && child_spans.span.end <= end,
+            "{:?} out of place in {own:?}",
+            child_spans.span
+        );
+        after = child_spans.span.end;
+        check_spans(text, child, child_spans);
+    }
+}
+
+#[test]
+fn spans_cover_each_form_in_bytes() {
+    let text = "[:a {:k 1}]";
+    let (v, spans) = read_text(text).unwrap();
+    assert_eq!(spans.span, Span::new(0, 11));
+    assert_eq!(spans.children[0].span, Span::new(1, 3));
+    assert_eq!(spans.children[1].span, Span::new(4, 10));
+    assert_eq!(spans.children[1].children[0].span, Span::new(5, 7));
+    assert_eq!(spans.children[1].children[1].span, Span::new(8, 9));
+    check_spans(text, &v, &spans);
+
+    // Offsets count bytes: `é` is two, `😀` four.
+    let text = "; é\n[\"é😀\" #{:ü} #_ skipped (x) #t \\é]";
+    let (v, spans) = read_text(text).unwrap();
+    let at = |needle: &str| text.find(needle).unwrap();
+    assert_eq!(spans.span, Span::new(at("["), text.len()));
+    assert_eq!(spans.children.len(), 4);
+    assert_eq!(spans.children[0].span, Span::new(6, 6 + 8));
+    assert_eq!(spans.children[1].span, Span::new(at("#{"), at("#{") + 6));
+    assert_eq!(
+        spans.children[1].children[0].span,
+        Span::new(at(":ü"), at(":ü") + 3)
+    );
+    assert_eq!(spans.children[2].span, Span::new(at("(x)"), at("(x)") + 3));
+    assert_eq!(spans.children[3].span, Span::new(at("#t"), text.len() - 1));
+    assert_eq!(
+        spans.children[3].children[0].span,
+        Span::new(at("\\é"), text.len() - 1)
+    );
+    check_spans(text, &v, &spans);
+}
+
+/// Texts that read; each is printed and read back in the round-trip test.
+const VALID: &[&str] = &[
+    "nil",
+    "true",
+    "false",
+    "0",
+    "-9223372036854775808",
+    "9223372036854775807",
+    "1.5",
+    "-0.0",
+    "1e300",
+    "1.5e-7",
+    "123456789.125",
+    "1e16",
+    "##Inf",
+    "##-Inf",
+    "##NaN",
+    r#""""#,
+    r#""a \"quoted\" \\ string\n\twith\r escapes""#,
+    r#""\u0000\u0007\b\f""#,
+    r#""é 😀 \uD83D\uDE00""#,
+    r"\a",
+    r"\é",
+    r"\newline",
+    r"\space",
+    r"\tab",
+    r"\return",
+    r"\formfeed",
+    r"\backspace",
+    r"\u0000",
+    r#"\""#,
+    r"\\",
+    r"\(",
+    ":kw",
+    ":ns/kw",
+    ":é",
+    "sym",
+    "ns/sym",
+    "/",
+    "+",
+    "[]",
+    "()",
+    "{}",
+    "#{}",
+    "[1 [2 [3 []]] (4 (5)) {:a {:b {}}}]",
+    "{:a 1, :b [2 3], [1 2] {:c #{4}}, nil 1, \"s\" 2, 1.5 3, \\c 4, sym 5}",
+    "#{1 [1 2] {:a 1} #{} nil \"x\" :k}",
+    r#"#inst "2020-01-01T00:00:00Z""#,
+    "#my/tag #other [1 #t {:a #u 1}]",
+    "[:selector [:sequence [:greater-than? {:key :hunger :val 8}] [:define! {:key :action :val :eat}]] [:inc! {:key :hunger}]]",
+];
+
+#[test]
+fn every_value_prints_as_edn_that_reads_back_equal() {
+    let mut values: Vec<Value> = VALID.iter().map(|t| read_value(t).unwrap()).collect();
+    values.extend([
+        Value::Float(f64::MIN_POSITIVE),
+        Value::Float(f64::MAX),
+        Value::Float(-1e-300),
+        Value::Float(0.1 + 0.2),
+        Value::Char('\u{7f}'),
+        Value::Char('\u{1b}'),
+        Value::string("\u{1}\u{1f}\u{7f}"),
+        Value::Vector(vec![Value::Int(1), Value::Float(1.0)]),
+    ]);
+    for text in corpus().iter().filter(|t| read_value(t).is_ok()) {
+        values.push(read_value(text).unwrap());
+    }
+    assert!(values.len() > 150, "only {} values", values.len());
+    for value in values {
+        let printed = value.to_string();
+        let back = read_value(&printed)
+            .unwrap_or_else(|e| panic!("{printed:?} does not read back: {e} at {:?}", e.span));
+        assert_eq!(back, value, "printed as {printed}");
+        assert_eq!(back.to_string(), printed);
+    }
+}
+
+#[test]
+fn every_kind_of_value() {
+    let v = read_value(r#"[nil true 1 -2.5 "a\nb" \x :k :ns/k sym (1) #{1} {:a 1} #inst "2020"]"#)
+        .unwrap();
+    let Value::Vector(items) = &v else {
+        panic!("{v}")
+    };
+    let kinds: Vec<&str> = items.iter().map(Value::type_name).collect();
+    assert_eq!(
+        kinds,
+        [
+            "nil",
+            "boolean",
+            "integer",
+            "float",
+            "string",
+            "character",
+            "keyword",
+            "keyword",
+            "symbol",
+            "list",
+            "set",
+            "map",
+            "tagged value"
+        ]
+    );
+    assert_eq!(
+        v.to_string(),
+        r#"[nil true 1 -2.5 "a\nb" \x :k :ns/k sym (1) #{1} {:a 1} #inst "2020"]"#
+    );
+    // Maps keep their keys in the order written.
+    assert_eq!(
+        read_value("{:z 1 :a 2 :m 3}").unwrap().to_string(),
+        "{:z 1, :a 2, :m 3}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Differential test against clojure-reader.
+
+mod oracle {
+    use aido::{Map, Set, Symbol, Value};
+    use clojure_reader::edn::{self, Edn};
+
+    /// What clojure-reader made of a text.
+    #[derive(Debug)]
+    pub enum Outcome {
+        Read(Value),
+        /// It read a ratio, which `Value` cannot hold.
+        Ratio,
+        /// It read a map or set with two keys equal by Clojure's `=` but not
+        /// by its own ordering (`[1]` and `(1)`).
+        EqualKeys,
+        Rejected(String),
+    }
+
+    pub fn read(text: &str) -> Outcome {
+        let (edn, rest) = match edn::read(text) {
+            Ok(read) => read,
+            Err(e) => return Outcome::Rejected(format!("{:?}", e.code)),
+        };
+        // Exactly one form: what is left must hold none (an error without a position).
+        match edn::read(rest) {
+            Err(e) if e.ptr.is_none() => {}
+            Ok(_) => return Outcome::Rejected("a second form".into()),
+            Err(e) => return Outcome::Rejected(format!("after the form: {:?}", e.code)),
+        }
+        match convert(&edn) {
+            Ok(v) => Outcome::Read(v),
+            Err(outcome) => outcome,
+        }
+    }
+
+    fn convert(edn: &Edn<'_>) -> Result<Value, Outcome> {
+        let all = |items: &mut dyn Iterator<Item = &Edn<'_>>| -> Result<Vec<Value>, Outcome> {
+            items.map(convert).collect()
+        };
+        Ok(match edn {
+            Edn::Nil => Value::Nil,
+            Edn::Bool(b) => Value::Bool(*b),
+            Edn::Int(i) => Value::Int(*i),
+            Edn::Double(x) => Value::Float(x.into_inner()),
+            Edn::Char(c) => Value::Char(*c),
+            Edn::Str(s) => Value::string(s),
+            Edn::Key(k) => Value::keyword(k),
+            Edn::Symbol(s) => Value::symbol(s),
+            Edn::Vector(items) => Value::Vector(all(&mut items.iter())?),
+            Edn::List(items) => Value::List(all(&mut items.iter())?),
+            Edn::Set(items) => {
+                let mut set = Set::default();
+                for item in all(&mut items.iter())? {
+                    if !set.insert(item) {
+                        return Err(Outcome::EqualKeys);
+                    }
+                }
+                Value::Set(Box::new(set))
+            }
+            Edn::Map(entries) => {
+                let mut map = Map::default();
+                for (k, v) in entries {
+                    if map.insert(convert(k)?, convert(v)?).is_some() {
+                        return Err(Outcome::EqualKeys);
+                    }
+                }
+                Value::Map(Box::new(map))
+            }
+            Edn::Tagged(tag, inner) => Value::Tagged(Symbol::new(tag), Box::new(convert(inner)?)),
+            Edn::Rational(_) => return Err(Outcome::Ratio),
+            other => return Err(Outcome::Rejected(format!("unexpected {other:?}"))),
+        })
+    }
+}
+
+use oracle::Outcome;
+
+/// A place where this reader and clojure-reader disagree on purpose.
+struct Difference {
+    name: &'static str,
+    why: &'static str,
+    applies: fn(text: &str, ours: &Result<Value, ReadError>, theirs: &Outcome) -> bool,
+}
+
+fn syntax_message(ours: &Result<Value, ReadError>) -> &str {
+    match ours {
+        Err(ReadError {
+            kind: ReadErrorKind::Syntax(message),
+            ..
+        }) => message,
+        _ => "",
+    }
+}
+
+fn theirs_read(theirs: &Outcome) -> bool {
+    !matches!(theirs, Outcome::Rejected(_))
+}
+
+fn rejected_as(theirs: &Outcome, code: &str) -> bool {
+    matches!(theirs, Outcome::Rejected(c) if c == code)
+}
+
+const DIFFERENCES: &[Difference] = &[
+    Difference {
+        name: "clojure equality",
+        why: "keys and set elements are compared with Clojure's `=` (Value's Eq), so `[1]` and `(1)` \
+              are the same key; clojure-reader orders them apart",
+        applies: |_, ours, theirs| {
+            matches!(
+                ours,
+                Err(ReadError {
+                    kind: ReadErrorKind::DuplicateKey(_) | ReadErrorKind::DuplicateElement(_),
+                    ..
+                })
+            ) && matches!(theirs, Outcome::EqualKeys)
+        },
+    },
+    Difference {
+        name: "duplicates in discarded forms",
+        why: "a discarded form is read as strictly as any other, as Clojure's reader does; \
+              clojure-reader skips the duplicate check under `#_`",
+        applies: |text, ours, theirs| {
+            text.contains("#_")
+                && theirs_read(theirs)
+                && matches!(
+                    ours,
+                    Err(ReadError {
+                        kind: ReadErrorKind::DuplicateKey(_) | ReadErrorKind::DuplicateElement(_),
+                        ..
+                    })
+                )
+        },
+    },
+    Difference {
+        name: "ratios",
+        why: "`Value` has no ratios, so `1/2` is unsupported rather than approximated",
+        applies: |_, ours, theirs| {
+            theirs_read(theirs)
+                && matches!(ours, Err(ReadError { kind: ReadErrorKind::Unsupported(what), .. }) if what == "ratios are")
+        },
+    },
+    Difference {
+        name: "non-decimal integers",
+        why: "EDN integers are decimal without leading zeros; clojure-reader reads `0x1F`, `2r101` \
+              and `012` (which Clojure would read as octal)",
+        applies: |_, ours, theirs| {
+            let message = syntax_message(ours);
+            theirs_read(theirs)
+                && ["octal", "hexadecimal", "radix"]
+                    .iter()
+                    .any(|what| message.contains(what))
+        },
+    },
+    Difference {
+        name: "strict symbols and keywords",
+        why: "symbols and keywords follow the EDN rules (constituent characters, one `/`, no `::`); \
+              clojure-reader takes any token that is not a number as a symbol or keyword",
+        applies: |_, ours, theirs| {
+            let message = syntax_message(ours);
+            theirs_read(theirs)
+                && (message.starts_with("invalid symbol") || message.starts_with("invalid keyword"))
+        },
+    },
+    Difference {
+        name: "string escapes",
+        why: "`\\b`, `\\f` and `\\uXXXX` are valid escapes in EDN and Clojure; clojure-reader \
+              knows only `\\t \\r \\n \\\\ \\\"`",
+        applies: |_, ours, theirs| ours.is_ok() && rejected_as(theirs, "InvalidEscape"),
+    },
+    Difference {
+        name: "character literals",
+        why: "`\\formfeed`, `\\backspace` and `\\uXXXX` are valid characters, and a character \
+              ends at a string quote as in Clojure (`\\a\"b\"`); clojure-reader rejects these",
+        applies: |_, ours, theirs| ours.is_ok() && rejected_as(theirs, "InvalidChar"),
+    },
+    Difference {
+        name: "backslash and whitespace",
+        why: "EDN says a backslash cannot be followed by whitespace; clojure-reader reads `\\ ` \
+              as a space",
+        applies: |_, ours, theirs| {
+            theirs_read(theirs) && syntax_message(ours).contains("followed by whitespace")
+        },
+    },
+    Difference {
+        name: "symbolic values",
+        why: "`##Inf`, `##-Inf` and `##NaN` are floats; clojure-reader has no symbolic values",
+        applies: |text, ours, theirs| text.contains("##") && ours.is_ok() && !theirs_read(theirs),
+    },
+    Difference {
+        name: "namespaced maps",
+        why: "`#:ns{..}` is unsupported here; clojure-reader reads it as a tagged map",
+        applies: |_, ours, theirs| {
+            theirs_read(theirs)
+                && matches!(ours, Err(ReadError { kind: ReadErrorKind::Unsupported(what), .. }) if what.starts_with("namespaced"))
+        },
+    },
+    Difference {
+        name: "nesting limit",
+        why: "forms nest at most MAX_DEPTH deep, so that no input can overflow the stack; \
+              clojure-reader parses without recursion and has no limit",
+        applies: |_, ours, theirs| {
+            theirs_read(theirs)
+                && matches!(
+                    ours,
+                    Err(ReadError {
+                        kind: ReadErrorKind::TooDeep,
+                        ..
+                    })
+                )
+        },
+    },
+];
+
+/// Hand-written texts, valid and not, covering each difference at least once.
+const HAND_WRITTEN: &[&str] = &[
+    "{[1] 1 (1) 2}",
+    "#{[1] (1)}",
+    "[#_ {:a 1 :a 2} 3]",
+    "#_ #{1 1} 2",
+    "1/2",
+    "[-3/4]",
+    "#_ 1/2 3",
+    "0x1F",
+    "-0X10",
+    "2r101",
+    "36rZZ",
+    "012",
+    "01.5",
+    "a@b",
+    "'a",
+    "a'",
+    ".5",
+    "a/b/c",
+    "a/",
+    "/a",
+    "a\\b",
+    "::a",
+    ":a/",
+    ":/a",
+    ":a@b",
+    "a\u{1}",
+    "\"\\b\\f\"",
+    "\"\\u00e9\"",
+    "\"\\uD83D\\uDE00\"",
+    "\\formfeed",
+    "\\backspace",
+    "\\u0041",
+    "[\\a\"b\"]",
+    "\\ ",
+    "[\\ ]",
+    "##Inf",
+    "[##-Inf ##NaN]",
+    "##Foo",
+    "##Inf 1",
+    "#:ns{:a 1}",
+    "#:ns [1]",
+    "#:ns{:a 1 :a 2}",
+    // Valid and invalid texts both readers agree on.
+    "",
+    "   ",
+    "; comment only",
+    "#_ 1",
+    "#_",
+    "#_ #_ 1 2",
+    "[1 #_ #_ 2 3 4]",
+    "{:a #_ :b 1}",
+    "[1 ;c\r2]",
+    "1 2",
+    "[1] [2",
+    "[1]]",
+    ")",
+    "[1 2",
+    "[1 2}",
+    "(1 2]",
+    "{:k 1 :j}",
+    "{:k 1 :k 2}",
+    "#{1 1}",
+    "99999999999999999999",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "1N",
+    "1.5M",
+    "1.5.5",
+    "1e",
+    "1.",
+    "1.e5",
+    "-2e10",
+    "+5",
+    "-0",
+    "+",
+    "-",
+    "-a",
+    "+.5",
+    "-1a",
+    ":",
+    ":a:b",
+    ":1",
+    "nil",
+    "true",
+    "false",
+    "nil/x",
+    "\"\\x\"",
+    "\"abc",
+    "\"ab\\",
+    "\"two\nlines\"",
+    "\\a",
+    "\\newline",
+    "\\space",
+    "\\tab",
+    "\\return",
+    "\\abc",
+    "\\",
+    "\\(",
+    "\\\\",
+    "[\\a\\b]",
+    "\\uD800",
+    "#inst \"2020\"",
+    "#uuid \"f81d4fae-7dec-11d0-a765-00a0c91e6bf6\"",
+    "#my/tag [1]",
+    "#a #b 1",
+    "#foo",
+    "[#foo]",
+    "#1 2",
+    "#(+ 1)",
+    "#\"re\"",
+    "# a",
+    "#",
+    "#a/b/c 1",
+    "[\u{a0}1\u{2003}2]",
+    "é",
+    "[:é :ü/ö \"é\"]",
+    "{:a 1, :b 2}",
+    "(a b c)",
+    "#{}",
+    "{}",
+    "#{1 [1 2] {:a 1}}",
+];
+
+/// A small deterministic random generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+/// Tokens, good and bad, for random soups.
+const TOKENS: &[&str] = &[
+    "1",
+    "-2",
+    "+3",
+    "0",
+    "012",
+    "1.5",
+    "-2e10",
+    "1.",
+    "1.5.5",
+    "1e",
+    "9223372036854775807",
+    "99999999999999999999",
+    "1N",
+    "1.5M",
+    "1/2",
+    "0x1F",
+    ":a",
+    ":b/c",
+    ":",
+    "::a",
+    ":a/",
+    "sym",
+    "ns/sym",
+    "/",
+    "a/b/c",
+    "a@b",
+    "'q",
+    ".5",
+    "-",
+    "+",
+    "nil",
+    "true",
+    "false",
+    "\"s\"",
+    "\"a\\nb\"",
+    "\"\\b\"",
+    "\"\\u00e9\"",
+    "\"\\x\"",
+    "\"open",
+    "\\c",
+    "\\newline",
+    "\\space",
+    "\\formfeed",
+    "\\u0041",
+    "\\abc",
+    "\\",
+    "[",
+    "]",
+    "(",
+    ")",
+    "{",
+    "}",
+    "#{",
+    "#_",
+    "#inst",
+    "#my/tag",
+    "#:ns",
+    "##Inf",
+    "##NaN",
+    "##Bad",
+    "#",
+    "#(",
+    "; comment\n",
+    ",",
+    "é",
+    "\"é\"",
+    "[]",
+    "{}",
+    "{:a 1}",
+    "#{1}",
+    "(1)",
+];
+
+fn soup(rng: &mut Rng) -> String {
+    let n = 1 + rng.below(8);
+    let mut text = String::new();
+    for _ in 0..n {
+        text.push_str(rng.pick(TOKENS));
+        text.push_str(rng.pick(&[" ", " ", "\n", ",", ""]));
+    }
+    text
+}
+
+/// A valid form both readers should read alike, with blanks, commas,
+/// comments and discards between the parts.
+fn valid_form(rng: &mut Rng, depth: usize) -> String {
+    let blank = |rng: &mut Rng| {
+        rng.pick(&[
+            " ",
+            " ",
+            " ",
+            "\n  ",
+            ", ",
+            " ; note\n ",
+            " #_ :gone ",
+            " #_ [1 2] ",
+        ])
+        .to_owned()
+    };
+    let leaf = |rng: &mut Rng| -> String {
+        match rng.below(9) {
+            0 => format!("{}", rng.next() as i64 >> rng.below(64)),
+            1 => rng
+                .pick(&["1.5", "-0.25", "1e10", "2.5E-3", "+7.0", "1.", "0.0"])
+                .to_owned(),
+            2 => rng
+                .pick(&[r#""""#, r#""text""#, r#""a\nb\t\"c\"\\""#, r#""é 😀""#])
+                .to_owned(),
+            3 => rng
+                .pick(&[":a", ":b", ":ns/key", ":é", ":a-b?", ":x1", ":k.j/l!"])
+                .to_owned(),
+            4 => rng
+                .pick(&["sym", "ns/sym", "+", "-", "a.b", "<=", "/", "->x", "é"])
+                .to_owned(),
+            5 => rng
+                .pick(&[r"\a", r"\newline", r"\space", r"\tab", r"\é", r"\("])
+                .to_owned(),
+            6 => rng.pick(&["nil", "true", "false"]).to_owned(),
+            7 => rng.pick(&[r#"#inst "2020""#, "#t 1"]).to_owned(),
+            _ => "-9223372036854775808".to_owned(),
+        }
+    };
+    if depth >= 4 || rng.below(3) == 0 {
+        return leaf(rng);
+    }
+    let n = rng.below(5);
+    match rng.below(5) {
+        0 | 1 => {
+            let (open, close) = if rng.below(2) == 0 {
+                ("[", "]")
+            } else {
+                ("(", ")")
+            };
+            let items: Vec<String> = (0..n)
+                .map(|_| format!("{}{}", blank(rng), valid_form(rng, depth + 1)))
+                .collect();
+            format!("{open}{}{}{close}", items.concat(), blank(rng))
+        }
+        2 => {
+            let entries: Vec<String> = (0..n)
+                .map(|i| {
+                    format!(
+                        "{}:k{i}{}{}",
+                        blank(rng),
+                        blank(rng),
+                        valid_form(rng, depth + 1)
+                    )
+                })
+                .collect();
+            format!("{{{}}}", entries.concat())
+        }
+        3 => {
+            let elements: Vec<String> = (0..n).map(|i| format!(" {i}")).collect();
+            format!("#{{{}}}", elements.concat())
+        }
+        _ => format!("#my/tag{}{}", blank(rng), valid_form(rng, depth + 1)),
+    }
+}
+
+/// Broken variants of a valid text: truncated, a delimiter swapped, a character dropped.
+fn mutations(rng: &mut Rng, text: &str) -> Vec<String> {
+    let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let mut out = Vec::new();
+    for _ in 0..2 {
+        let cut = boundaries[rng.below(boundaries.len())];
+        out.push(text[..cut].to_owned());
+    }
+    let delimiters: Vec<usize> = text
+        .char_indices()
+        .filter(|(_, c)| "[](){}".contains(*c))
+        .map(|(i, _)| i)
+        .collect();
+    if !delimiters.is_empty() {
+        let at = delimiters[rng.below(delimiters.len())];
+        let swapped = rng.pick(&["[", "]", "(", ")", "{", "}"]);
+        out.push(format!("{}{swapped}{}", &text[..at], &text[at + 1..]));
+    }
+    let drop_at = boundaries[rng.below(boundaries.len())];
+    let dropped_len = text[drop_at..].chars().next().map_or(0, char::len_utf8);
+    out.push(format!(
+        "{}{}",
+        &text[..drop_at],
+        &text[drop_at + dropped_len..]
+    ));
+    out
+}
+
+fn corpus() -> Vec<String> {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut texts: Vec<String> = HAND_WRITTEN.iter().map(|t| (*t).to_owned()).collect();
+    texts.extend(VALID.iter().map(|t| (*t).to_owned()));
+    texts.push(format!("{}{}", "[".repeat(300), "]".repeat(300)));
+    for _ in 0..200 {
+        texts.push(soup(&mut rng));
+    }
+    for _ in 0..120 {
+        let text = valid_form(&mut rng, 0);
+        texts.extend(mutations(&mut rng, &text));
+        texts.push(text);
+    }
+    texts
+}
+
+#[test]
+fn agrees_with_clojure_reader_but_for_documented_differences() {
+    let mut n_both_read = 0;
+    let mut n_both_rejected = 0;
+    let mut seen = vec![0usize; DIFFERENCES.len()];
+    let texts = corpus();
+    assert!(texts.len() > 600, "{} texts", texts.len());
+    for text in &texts {
+        let ours = read_value(text);
+        let theirs = oracle::read(text);
+        match (&ours, &theirs) {
+            (Ok(a), Outcome::Read(b)) => {
+                assert_eq!(a, b, "both read {text:?}, differently");
+                n_both_read += 1;
+            }
+            (Err(_), Outcome::Rejected(_)) => n_both_rejected += 1,
+            _ => {
+                let Some(i) = DIFFERENCES
+                    .iter()
+                    .position(|d| (d.applies)(text, &ours, &theirs))
+                else {
+                    panic!(
+                        "undocumented difference on {text:?}: ours {ours:?}, clojure-reader {theirs:?}"
+                    )
+                };
+                seen[i] += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{} texts: {n_both_read} read by both, {n_both_rejected} rejected by both",
+        texts.len()
+    );
+    for (difference, n) in DIFFERENCES.iter().zip(&seen) {
+        eprintln!("  {n:>3} × {}", difference.name);
+        assert!(
+            *n > 0,
+            "the difference {:?} ({}) never showed: remove it?",
+            difference.name,
+            difference.why
+        );
+    }
+    assert!(n_both_read > 200, "only {n_both_read} texts read by both");
+    assert!(
+        n_both_rejected > 200,
+        "only {n_both_rejected} texts rejected by both"
+    );
+}
+
+#[test]
+fn every_accepted_corpus_text_has_consistent_spans() {
+    for text in corpus() {
+        if let Ok((value, spans)) = read_text(&text) {
+            check_spans(&text, &value, &spans);
+        }
+    }
+}
