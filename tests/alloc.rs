@@ -57,7 +57,10 @@ fn npc() -> (aido::Tree, Value) {
     let dir = common::shared_dir().join("bench");
     let tree = std::fs::read_to_string(dir.join("npc.edn")).unwrap();
     let db = std::fs::read_to_string(dir.join("npc-db.edn")).unwrap();
-    (compile_str("npc.edn", &tree, &Registry::new()).unwrap(), read_value(&db).unwrap())
+    (
+        compile_str("npc.edn", &tree, &Registry::new()).unwrap(),
+        read_value(&db).unwrap(),
+    )
 }
 
 #[test]
@@ -94,7 +97,9 @@ fn a_million_npc_ticks_end_in_the_reference_db() {
     for _ in 0..1_000_000 {
         db = run_tick(db, &tree).db;
     }
-    let expected = read_value("{:hunger 0, :courage 7, :steps 900000, :wander 2700000, :action :eat}").unwrap();
+    let expected =
+        read_value("{:hunger 0, :courage 7, :steps 900000, :wander 2700000, :action :eat}")
+            .unwrap();
     assert_eq!(common::without_aido_keys(&db), expected);
 }
 
@@ -123,8 +128,13 @@ fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
     }
     assert_eq!(batch, one_by_one);
     // And with one thread.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    let mut single: Vec<Value> = (0..2000).map(|i| read_value(&format!("{{:aido/seed {i}}}")).unwrap()).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut single: Vec<Value> = (0..2000)
+        .map(|i| read_value(&format!("{{:aido/seed {i}}}")).unwrap())
+        .collect();
     pool.install(|| {
         for _ in 0..5 {
             aido::tick_all(&tree, &mut single);

@@ -384,10 +384,7 @@ fn missing_and_malformed_trees_are_reported_with_their_place() {
         .assert_fails(2, "aido: missing.edn: no such file or directory");
     dir.write("open.edn", "[:selector");
     let run = dir.run(&["run", "open.edn"]);
-    run.assert_fails(
-        2,
-        "aido: open.edn:1:1: `[` opened here is never closed",
-    );
+    run.assert_fails(2, "aido: open.edn:1:1: `[` opened here is never closed");
     assert_eq!(run.stderr.lines().count(), 1);
 }
 
@@ -505,10 +502,7 @@ fn inputs_that_are_not_a_vector_of_maps_are_refused() {
     );
     dir.write("open.edn", "[{:a 1}");
     let run = dir.run(&["run", "tree.edn", "--inputs", "open.edn"]);
-    run.assert_fails(
-        2,
-        "aido: open.edn:1:1: `[` opened here is never closed",
-    );
+    run.assert_fails(2, "aido: open.edn:1:1: `[` opened here is never closed");
 }
 
 #[test]

@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn mistakes_are_reported() {
-        assert_eq!(reason(parse(&args(&["--x"]), &SPEC)), "unknown flag `--x`");
+        assert_eq!(reason(parse(&args(&["--y"]), &SPEC)), "unknown flag `--y`");
         assert_eq!(reason(parse(&args(&["--n"]), &SPEC)), "`--n` needs a value");
         assert_eq!(
             reason(parse(&args(&["--n", "--help"]), &SPEC)),

@@ -106,8 +106,8 @@ fn holds_no_heap(v: &Value) -> bool {
 impl Engine<'_> {
     #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
-        let result = eval(v1, &self.db, &mut self.rng)
-            .and_then(|a| eval(v2, &self.db, &mut self.rng).map(|b| a == b));
+        let result = eval(v1, self.db, &mut self.rng)
+            .and_then(|a| eval(v2, self.db, &mut self.rng).map(|b| a == b));
         match result {
             Ok(same) => Status::from_bool(same),
             Err(e) => self.fail(id, e),
@@ -116,12 +116,12 @@ impl Engine<'_> {
 
     /// `db[key] OP val`. A missing key fails: the condition does not hold.
     pub(super) fn test(&mut self, id: u32, key: &KeyPath, oper: Operator, val: &Opt) -> Status {
-        let Some(lhs) = key.get(&self.db) else {
+        let Some(lhs) = key.get(self.db) else {
             return Status::Failure;
         };
         let result = match val {
             Opt::Const(rhs) => oper.apply(lhs, rhs),
-            _ => match eval(val, &self.db, &mut self.rng) {
+            _ => match eval(val, self.db, &mut self.rng) {
                 Ok(rhs) => oper.apply(lhs, &rhs),
                 Err(e) => Err(e),
             },
@@ -135,12 +135,12 @@ impl Engine<'_> {
     pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match val {
             Opt::Const(v) => v.clone(),
-            _ => match eval(val, &self.db, &mut self.rng) {
+            _ => match eval(val, self.db, &mut self.rng) {
                 Ok(v) => v.into_owned(),
                 Err(e) => return self.fail(id, e),
             },
         };
-        match key.slot(&mut self.db) {
+        match key.slot(self.db) {
             Ok(slot) => {
                 if holds_no_heap(slot) {
                     // Nothing to free: skip the drop glue of the old value.
@@ -156,7 +156,7 @@ impl Engine<'_> {
 
     /// Adds one to the number at `key`; a missing key counts as 0.
     pub(super) fn inc(&mut self, id: u32, key: &KeyPath) -> Status {
-        let problem = match key.slot(&mut self.db) {
+        let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Int(i) => match i.checked_add(1) {
                     Some(next) => {
@@ -186,11 +186,11 @@ impl Engine<'_> {
     /// Appends `val` to the vector at `key`, creating it.
     #[inline(never)]
     pub(super) fn emit(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
-        let value = match eval(val, &self.db, &mut self.rng) {
+        let value = match eval(val, self.db, &mut self.rng) {
             Ok(v) => v.into_owned(),
             Err(e) => return self.fail(id, e),
         };
-        let problem = match key.slot(&mut self.db) {
+        let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Vector(items) => {
                     items.push(value);

@@ -72,7 +72,7 @@ impl Engine<'_> {
         self.take_result(&node_id);
         let mut resolved = Map::default();
         for (key, opt) in options {
-            match eval(opt, &self.db, &mut self.rng) {
+            match eval(opt, self.db, &mut self.rng) {
                 Ok(v) => {
                     resolved.insert(Value::Keyword(*key), v.into_owned());
                 }
@@ -121,7 +121,7 @@ impl Engine<'_> {
         };
         if let (Some(into), Some(value)) = (into, result.get(&Value::keyword("result"))) {
             let value = value.clone();
-            match into.slot(&mut self.db) {
+            match into.slot(self.db) {
                 Ok(slot) => *slot = value,
                 Err(e) => return self.fail(id, format!("cannot write {into}: {e}")),
             }

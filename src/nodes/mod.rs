@@ -396,12 +396,12 @@ impl Engine<'_> {
             },
             Kind::Success => Status::Success,
             Kind::Failure => Status::Failure,
-            Kind::Present { key } => Status::from_bool(key.get(&self.db).is_some()),
+            Kind::Present { key } => Status::from_bool(key.get(self.db).is_some()),
             Kind::Equal { v1, v2 } => self.equal(id, v1, v2),
             Kind::Test { key, oper, val } => self.test(id, key, *oper, val),
             Kind::Define { key, val } => self.define(id, key, val),
             Kind::Inc { key } => self.inc(id, key),
-            Kind::Dissoc { key } => match key.remove(&mut self.db) {
+            Kind::Dissoc { key } => match key.remove(self.db) {
                 Ok(()) => Status::Success,
                 Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
             },
@@ -477,7 +477,7 @@ impl Engine<'_> {
         {
             return Ok(x);
         }
-        let value = match eval(opt, &self.db, &mut self.rng) {
+        let value = match eval(opt, self.db, &mut self.rng) {
             Ok(v) => v,
             Err(e) => {
                 let e = self.rng.error.take().unwrap_or(e);

@@ -19,12 +19,12 @@ pub struct NodeCtx<'e, 't> {
 impl NodeCtx<'_, '_> {
     /// The db as it is now.
     pub fn db(&self) -> &Map {
-        &self.engine.db
+        self.engine.db
     }
 
     /// The db, to change.
     pub fn db_mut(&mut self) -> &mut Map {
-        &mut self.engine.db
+        self.engine.db
     }
 
     /// The working memory passed to `run_tick_with`, if any.
@@ -49,7 +49,7 @@ impl NodeCtx<'_, '_> {
             return Ok(None);
         };
         let engine = &mut *self.engine;
-        let value = eval(opt, &engine.db, &mut engine.rng).map_err(NodeError)?;
+        let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
         if let Some(spec) = node_type.options.iter().find(|o| o.key == key) {
             spec.ty
                 .check(&value)
@@ -94,7 +94,7 @@ impl NodeCtx<'_, '_> {
 
     /// A random float in `[0, 1)` from the tick's (seeded) generator.
     pub fn random(&mut self) -> f64 {
-        self.engine.rng.next_f64(&self.engine.db)
+        self.engine.rng.next_f64(self.engine.db)
     }
 
     /// A random integer in `[0, n)`; 0 when `n` is 0.
@@ -102,7 +102,7 @@ impl NodeCtx<'_, '_> {
         if n == 0 {
             0
         } else {
-            self.engine.rng.below(&self.engine.db, n)
+            self.engine.rng.below(self.engine.db, n)
         }
     }
 }

@@ -64,7 +64,7 @@ impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree.
     pub(crate) fn load_running(&mut self) {
-        let Some(running) = crate::value::map_get(&self.db, &Value::Keyword(kw::RUNNING)) else {
+        let Some(running) = crate::value::map_get(self.db, &Value::Keyword(kw::RUNNING)) else {
             return;
         };
         let Some(ids) = running.as_seq() else {
@@ -236,20 +236,18 @@ impl Engine<'_> {
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         match &n.kind {
-            Kind::Defer { action, .. } => {
-                if self.memory(node).is_some() {
-                    let options = self
-                        .memory(node)
-                        .and_then(|m| m.get(&Value::Keyword(kw::LAUNCHED)))
-                        .and_then(Value::as_map)
-                        .cloned()
-                        .unwrap_or_default();
-                    self.long_state().cancels.push(Request {
-                        node: n.id.clone(),
-                        action: *action,
-                        options,
-                    });
-                }
+            Kind::Defer { action, .. } if self.memory(node).is_some() => {
+                let options = self
+                    .memory(node)
+                    .and_then(|m| m.get(&Value::Keyword(kw::LAUNCHED)))
+                    .and_then(Value::as_map)
+                    .cloned()
+                    .unwrap_or_default();
+                self.long_state().cancels.push(Request {
+                    node: n.id.clone(),
+                    action: *action,
+                    options,
+                });
             }
             Kind::Custom { node_type, options } => {
                 if let (Imp::Custom(_), Some(hook)) = (&node_type.imp, &node_type.halt) {
@@ -270,7 +268,7 @@ impl Engine<'_> {
             if let Some(hook) = &function.halt {
                 let id = self.tree.nodes[node as usize].id.clone();
                 let mut ctx = FnCtx {
-                    db: &self.db,
+                    db: self.db,
                     rng: &mut self.rng,
                 };
                 if let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(&mut ctx, &id))) {
@@ -329,7 +327,7 @@ impl Engine<'_> {
         ];
         for (opt, status) in checks {
             let Some(opt) = opt else { continue };
-            let holds = match eval(opt, &self.db, &mut self.rng) {
+            let holds = match eval(opt, self.db, &mut self.rng) {
                 Ok(v) => v.is_truthy(),
                 Err(e) => {
                     let e = self.rng.error.take().unwrap_or(e);

@@ -477,7 +477,7 @@ impl<'t> Engine<'t> {
     /// The memory of `node`, if it has any.
     pub(crate) fn memory(&self, node: u32) -> Option<&Value> {
         let id = &self.tree.nodes[node as usize].id;
-        crate::value::map_get(&self.db, &Value::Keyword(kw::MEMORY))?.get(id)
+        crate::value::map_get(self.db, &Value::Keyword(kw::MEMORY))?.get(id)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
@@ -487,7 +487,7 @@ impl<'t> Engine<'t> {
         let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {
-                let slot = crate::value::map_slot(&mut self.db, &key);
+                let slot = crate::value::map_slot(self.db, &key);
                 if slot.is_nil() {
                     *slot = Value::map();
                 }
@@ -513,7 +513,7 @@ impl<'t> Engine<'t> {
 
     /// A random float in `[0, 1)` from the tick's generator.
     pub(crate) fn random(&mut self) -> Result<f64, String> {
-        let x = self.rng.next_f64(&self.db);
+        let x = self.rng.next_f64(self.db);
         match self.rng.error.take() {
             Some(e) => Err(e),
             None => Ok(x),
@@ -522,7 +522,7 @@ impl<'t> Engine<'t> {
 
     /// A random integer in `[0, n)`, `n > 0`.
     pub(crate) fn random_below(&mut self, n: u64) -> Result<u64, String> {
-        let x = self.rng.below(&self.db, n);
+        let x = self.rng.below(self.db, n);
         match self.rng.error.take() {
             Some(e) => Err(e),
             None => Ok(x),
