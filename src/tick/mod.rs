@@ -200,7 +200,9 @@ impl Default for TickOptions {
 /// assert_eq!(tick.db.to_string(), "{:n 1}");
 /// ```
 pub fn run_tick(db: Value, tree: &Tree) -> Tick {
-    run_tick_with_options(db, tree, &TickOptions::default())
+    // Inlined with constant options, so that the checks for locals and
+    // tracing fold away on the most common path.
+    tick_inline(db, tree, &TickOptions::default())
 }
 
 /// Like [`run_tick`], with `locals` as working memory under `:aido/locals`.
@@ -214,6 +216,11 @@ pub fn run_tick_with(db: Value, tree: &Tree, locals: Value) -> Tick {
 
 /// Like [`run_tick`], with explicit [`TickOptions`].
 pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+    tick_inline(db, tree, options)
+}
+
+#[inline(always)]
+fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
     let mut map = match take_map(db, tree) {
         Ok(map) => map,
         Err(tick) => return *tick,
@@ -255,31 +262,35 @@ pub fn interrupt(db: Value, tree: &Tree) -> Tick {
 }
 
 /// The db's map; a db that is not a map (nor nil) is an Error tick.
-#[inline]
+#[inline(always)]
 pub(crate) fn take_map(db: Value, tree: &Tree) -> Result<Box<Map>, Box<Tick>> {
     match db {
         Value::Map(m) => Ok(m),
         Value::Nil => Ok(Box::default()),
-        other => {
-            let error = TickError {
-                node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
-                node_type: tree
-                    .node_type(tree.root())
-                    .unwrap_or_else(|| Keyword::new("aido/invalid")),
-                path: Vec::new(),
-                span: None,
-                location: None,
-                message: format!("the db must be a map, found a {}", other.type_name()),
-            };
-            Err(Box::new(Tick {
-                db: other,
-                status: Status::Error,
-                error: Some(Box::new(error)),
-                steps: 0,
-                extras: None,
-            }))
-        }
+        other => Err(not_a_map(other, tree)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
+    let error = TickError {
+        node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
+        node_type: tree
+            .node_type(tree.root())
+            .unwrap_or_else(|| Keyword::new("aido/invalid")),
+        path: Vec::new(),
+        span: None,
+        location: None,
+        message: format!("the db must be a map, found a {}", other.type_name()),
+    };
+    Box::new(Tick {
+        db: other,
+        status: Status::Error,
+        error: Some(Box::new(error)),
+        steps: 0,
+        extras: None,
+    })
 }
 
 /// What a finished tick produced, besides its db.
