@@ -50,7 +50,7 @@ impl SlotHint {
         {
             return Some(hint);
         }
-        let found = crate::value::find(db, &Value::Keyword(key));
+        let found = crate::value::find_kw(db, key);
         if let Some(i) = found {
             self.0.store(u32::try_from(i).unwrap_or(0), Relaxed);
         }

@@ -43,18 +43,23 @@ impl Operator {
         }
     }
 
+    /// `a OP b` for two integers.
+    #[inline(always)]
+    fn ints(self, a: i64, b: i64) -> bool {
+        match self {
+            Operator::Eq => a == b,
+            Operator::NotEq => a != b,
+            Operator::Lt => a < b,
+            Operator::Gt => a > b,
+            Operator::Le => a <= b,
+            Operator::Ge => a >= b,
+        }
+    }
+
     /// `lhs OP rhs`; ordering operators need two numbers.
-    #[inline]
     fn apply(self, lhs: &Value, rhs: &Value) -> Result<bool, String> {
         if let (Value::Int(a), Value::Int(b)) = (lhs, rhs) {
-            return Ok(match self {
-                Operator::Eq => a == b,
-                Operator::NotEq => a != b,
-                Operator::Lt => a < b,
-                Operator::Gt => a > b,
-                Operator::Le => a <= b,
-                Operator::Ge => a >= b,
-            });
+            return Ok(self.ints(*a, *b));
         }
         let ordering = match self {
             Operator::Eq => return Ok(lhs == rhs),
@@ -119,8 +124,10 @@ impl Engine<'_> {
         let Some(lhs) = key.get(self.db) else {
             return Status::Failure;
         };
-        let result = match val {
-            Opt::Const(rhs) => oper.apply(lhs, rhs),
+        let result = match (val, lhs) {
+            // The usual case, a number against a constant number, needs no detour.
+            (Opt::Const(Value::Int(b)), Value::Int(a)) => Ok(oper.ints(*a, *b)),
+            (Opt::Const(rhs), _) => oper.apply(lhs, rhs),
             _ => match eval(val, self.db, &mut self.rng) {
                 Ok(rhs) => oper.apply(lhs, &rhs),
                 Err(e) => Err(e),

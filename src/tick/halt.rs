@@ -315,6 +315,7 @@ impl Engine<'_> {
 
     /// Checks a node's preconditions; `Some(status)` if one decided the
     /// outcome without ticking the node (which is then halted if it was running).
+    #[inline(never)]
     pub(crate) fn preconditions(
         &mut self,
         node: u32,

@@ -185,6 +185,18 @@ pub(crate) fn find(map: &Map, key: &Value) -> Option<usize> {
     map.get_index_of(key)
 }
 
+/// The index of the keyword key `key` in `map` (see [`find`]), without
+/// making a `Value` for it.
+#[inline]
+pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
+    if map.len() <= SCAN_LIMIT {
+        map.keys()
+            .position(|e| matches!(e, Value::Keyword(x) if *x == key))
+    } else {
+        map.get_index_of(&Value::Keyword(key))
+    }
+}
+
 /// The value of `key` in `map`.
 #[inline]
 pub(crate) fn map_get<'a>(map: &'a Map, key: &Value) -> Option<&'a Value> {
