@@ -22,7 +22,7 @@ pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use intern::kw;
 pub use intern::{Keyword, Symbol};
 pub use path::PathError;
-pub(crate) use path::{find, find_kw, map_get, map_slot, slot_in, step as path_step};
+pub(crate) use path::{find_kw, map_get, map_slot, slot_in, step as path_step};
 
 /// An insertion-ordered map of values (the db is one of these).
 pub type Map = indexmap::IndexMap<Value, Value, FastBuildHasher>;
