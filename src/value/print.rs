@@ -83,7 +83,8 @@ fn write_char(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
         ' ' => f.write_str("\\space"),
         '\t' => f.write_str("\\tab"),
         '\r' => f.write_str("\\return"),
-        c if c.is_control() => write!(f, "\\u{:04x}", u32::from(c)),
+        // Other whitespace and control characters have no name: print the code.
+        c if c.is_control() || c.is_whitespace() => write!(f, "\\u{:04x}", u32::from(c)),
         c => write!(f, "\\{c}"),
     }
 }
@@ -110,5 +111,12 @@ mod tests {
             v.to_string(),
             r#"{:tick 1, :status :success, :xs [1.0 "a\"b" \space]}"#
         );
+    }
+
+    #[test]
+    fn unnamed_whitespace_characters_print_as_codes_and_read_back() {
+        let v = Value::Char('\u{a0}');
+        assert_eq!(v.to_string(), "\\u00a0");
+        assert_eq!(crate::read_value(&v.to_string()).ok(), Some(v));
     }
 }
