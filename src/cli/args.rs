@@ -2,6 +2,7 @@
 //! (or `--flag=VALUE`) pairs, in any order, with `--` ending the flags.
 
 use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 
 use super::Failure;
 
@@ -40,6 +41,46 @@ impl Parsed {
             .iter()
             .find(|(f, _)| *f == flag)
             .map(|(_, v)| v.as_os_str())
+    }
+
+    /// The one positional argument, TREE, of a command that ticks a tree.
+    pub(crate) fn one_tree(&self, command: &str, usage: &'static str) -> Result<PathBuf, Failure> {
+        match self.positional.as_slice() {
+            [tree] => Ok(PathBuf::from(tree)),
+            [] => Err(Failure::usage("no TREE given", usage)),
+            [_, extra, ..] => Err(Failure::usage(
+                format!(
+                    "unexpected argument `{}`: {command} takes one TREE",
+                    extra.to_string_lossy()
+                ),
+                usage,
+            )),
+        }
+    }
+
+    /// The value of `flag` as a positive integer, if given.
+    pub(crate) fn positive(&self, flag: &str) -> Result<Option<u64>, Failure> {
+        match self.text(flag)? {
+            None => Ok(None),
+            Some(text) => match text.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(Failure::input(
+                    flag,
+                    format!("expected a positive integer, got `{text}`"),
+                )),
+            },
+        }
+    }
+
+    /// The value of `flag` as an integer, if given.
+    pub(crate) fn integer(&self, flag: &str) -> Result<Option<i64>, Failure> {
+        match self.text(flag)? {
+            None => Ok(None),
+            Some(text) => text
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| Failure::input(flag, format!("expected an integer, got `{text}`"))),
+        }
     }
 
     /// The value given for `flag` as text; a value that is not UTF-8 is an error.

@@ -88,27 +88,15 @@ struct Config {
 
 impl Config {
     fn from_args(parsed: &Parsed) -> Result<Config, Failure> {
-        let tree = match parsed.positional.as_slice() {
-            [tree] => PathBuf::from(tree),
-            [] => return Err(Failure::usage("no TREE given", SPEC.usage)),
-            [_, extra, ..] => {
-                return Err(Failure::usage(
-                    format!(
-                        "unexpected argument `{}`: bench takes one TREE",
-                        extra.to_string_lossy()
-                    ),
-                    SPEC.usage,
-                ));
-            }
-        };
-        let agents = match positive(parsed, "--agents")? {
+        let tree = parsed.one_tree("bench", SPEC.usage)?;
+        let agents = match parsed.positive("--agents")? {
             None => 1,
             Some(m) => usize::try_from(m).map_err(|_| {
                 Failure::input("--agents", format!("{m} agents cannot be held in memory"))
             })?,
         };
         let agents_u64 = agents as u64;
-        let ticks = match positive(parsed, "--ticks")? {
+        let ticks = match parsed.positive("--ticks")? {
             Some(n) => n,
             None => (DEFAULT_TOTAL_TICKS / agents_u64).max(1),
         };
@@ -118,12 +106,9 @@ impl Config {
                 format!("{ticks} ticks x {agents} agents is more ticks than a 64-bit count holds"),
             ));
         };
-        let seed = match parsed.text("--seed")? {
+        let seed = match parsed.integer("--seed")? {
             None => None,
-            Some(text) => {
-                let seed = text.parse::<i64>().map_err(|_| {
-                    Failure::input("--seed", format!("expected an integer, got `{text}`"))
-                })?;
+            Some(seed) => {
                 // Agent i gets S + i: the last agent's seed must be an integer too.
                 let last = i64::try_from(agents - 1)
                     .ok()
@@ -156,20 +141,6 @@ impl Config {
             seed,
             format,
         })
-    }
-}
-
-/// The value of `flag` as a positive integer, if given.
-fn positive(parsed: &Parsed, flag: &str) -> Result<Option<u64>, Failure> {
-    match parsed.text(flag)? {
-        None => Ok(None),
-        Some(text) => match text.parse::<u64>() {
-            Ok(n) if n > 0 => Ok(Some(n)),
-            _ => Err(Failure::input(
-                flag,
-                format!("expected a positive integer, got `{text}`"),
-            )),
-        },
     }
 }
 

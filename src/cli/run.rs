@@ -71,37 +71,9 @@ struct Config {
 
 impl Config {
     fn from_args(parsed: &Parsed) -> Result<Config, Failure> {
-        let tree = match parsed.positional.as_slice() {
-            [tree] => PathBuf::from(tree),
-            [] => return Err(Failure::usage("no TREE given", SPEC.usage)),
-            [_, extra, ..] => {
-                return Err(Failure::usage(
-                    format!(
-                        "unexpected argument `{}`: run takes one TREE",
-                        extra.to_string_lossy()
-                    ),
-                    SPEC.usage,
-                ));
-            }
-        };
-        let ticks = match parsed.text("--ticks")? {
-            None => 1,
-            Some(text) => match text.parse::<i64>() {
-                Ok(n) if n > 0 => n.unsigned_abs(),
-                _ => {
-                    return Err(Failure::input(
-                        "--ticks",
-                        format!("expected a positive integer, got `{text}`"),
-                    ));
-                }
-            },
-        };
-        let seed = match parsed.text("--seed")? {
-            None => None,
-            Some(text) => Some(text.parse::<i64>().map_err(|_| {
-                Failure::input("--seed", format!("expected an integer, got `{text}`"))
-            })?),
-        };
+        let tree = parsed.one_tree("run", SPEC.usage)?;
+        let ticks = parsed.positive("--ticks")?.unwrap_or(1);
+        let seed = parsed.integer("--seed")?;
         let format = match parsed.text("--format")? {
             None | Some("edn") => Format::Edn,
             Some("json") => Format::Json,
