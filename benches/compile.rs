@@ -1,4 +1,6 @@
-//! Compile benchmarks: a generated tree of about 10,000 nodes, and the npc tree.
+//! Compile benchmarks: a generated tree of about 10,000 nodes, from text
+//! (read + compile, `10k_nodes`), read alone (`read_10k_nodes`) and compiled
+//! from an already read value (`10k_nodes_value`); and the npc tree.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -6,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use aido::{Registry, compile_str};
+use aido::{Registry, compile_str, read_value};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use common::{NPC, count_nodes, large_tree};
@@ -26,6 +28,11 @@ fn compile(c: &mut Criterion) {
     group.throughput(Throughput::Elements(nodes as u64));
     group.bench_function("10k_nodes", |b| {
         b.iter(|| compile_str("large.edn", &text, &registry).unwrap())
+    });
+    group.bench_function("read_10k_nodes", |b| b.iter(|| read_value(&text).unwrap()));
+    let value = read_value(&text).unwrap();
+    group.bench_function("10k_nodes_value", |b| {
+        b.iter(|| aido::compile(&value, &registry).unwrap())
     });
     group.throughput(Throughput::Elements(count_nodes(NPC) as u64));
     group.bench_function("npc", |b| {

@@ -278,7 +278,7 @@ impl<'r> Compiler<'r> {
         let (id, id_span) = match options.explicit_id() {
             Some((id, id_span)) => (id.clone(), id_span.or(span)),
             None if place.parent == u32::MAX => (Value::string("0"), span),
-            None => (Value::string(&child_id(place.parent_id, place.index)), span),
+            None => (Value::Str(child_id(place.parent_id, place.index)), span),
         };
         self.id_spans.push(id_span);
         if let Some(&first) = self.ids.get(&id) {
@@ -316,7 +316,7 @@ fn count_nodes(value: &Value, depth: usize) -> usize {
 }
 
 /// `parent.index`, without the formatting machinery: this runs once per node.
-fn child_id(parent: &str, index: u32) -> String {
+fn child_id(parent: &str, index: u32) -> Arc<str> {
     let mut digits = [0u8; 10];
     let mut n = index;
     let mut start = digits.len();
@@ -328,20 +328,30 @@ fn child_id(parent: &str, index: u32) -> String {
             break;
         }
     }
-    let mut id = String::with_capacity(parent.len() + 1 + digits.len() - start);
+    // Built on the stack when it fits: one allocation per node, the Arc's.
+    let mut buf = [0u8; 64];
+    let len = parent.len() + 1 + digits.len() - start;
+    if let Some(out) = buf.get_mut(..len) {
+        out[..parent.len()].copy_from_slice(parent.as_bytes());
+        out[parent.len()] = b'.';
+        out[parent.len() + 1..].copy_from_slice(&digits[start..]);
+        if let Ok(text) = std::str::from_utf8(out) {
+            return Arc::from(text);
+        }
+    }
+    let mut id = String::with_capacity(len);
     id.push_str(parent);
     id.push('.');
-    for &d in &digits[start..] {
-        id.push(char::from(d));
-    }
-    id
+    id.extend(digits[start..].iter().map(|&d| char::from(d)));
+    Arc::from(id)
 }
 
-fn id_text(id: &Value) -> String {
+/// The text children's ids are built from: shared with the id where it can be.
+fn id_text(id: &Value) -> Arc<str> {
     match id {
-        Value::Str(s) => s.to_string(),
-        Value::Keyword(k) => k.as_str().to_owned(),
-        other => other.to_string(),
+        Value::Str(s) => s.clone(),
+        Value::Keyword(k) => Arc::from(k.as_str()),
+        other => Arc::from(other.to_string()),
     }
 }
 
