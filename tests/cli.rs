@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::Run;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,14 +17,6 @@ use std::process::{Command, Stdio};
 use aido::{Value, read_value};
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
-
-/// What one run of the binary did.
-#[derive(Debug, PartialEq)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 impl Run {
     /// Each stdout line read as EDN.
@@ -54,16 +48,11 @@ fn assert_no_panic(stderr: &str) {
 
 /// Runs `aido args..` in `dir`.
 fn aido(dir: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_aido"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs");
-    Run {
-        code: output.status.code().expect("exited, not killed"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
+    Run::of(
+        Command::new(env!("CARGO_BIN_EXE_aido"))
+            .args(args)
+            .current_dir(dir),
+    )
 }
 
 /// A fresh folder under the system's temp dir, removed when dropped.

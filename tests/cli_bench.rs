@@ -11,26 +11,17 @@ use std::process::Command;
 
 use aido::{Map, Value, read_value};
 
-/// What one run of the binary did.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
+
+use common::Run;
 
 /// Runs `aido args..` with `env` set.
 fn aido_with(env: &[(&str, &str)], args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_aido"))
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("the binary runs");
-    Run {
-        code: output.status.code().expect("exited, not killed"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
+    Run::of(
+        Command::new(env!("CARGO_BIN_EXE_aido"))
+            .args(args)
+            .envs(env.iter().copied()),
+    )
 }
 
 fn aido(args: &[&str]) -> Run {

@@ -6,11 +6,11 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use aido::{Map, Registry, Status, Tree, Value, compile_document, run_tick, tick_all_into};
+use aido::{Map, Status, Tree, Value, run_tick, tick_all_into};
 
 use super::Failure;
 use super::args::{self, Parsed, Spec};
-use super::load::{name, read_db, read_tree};
+use super::load::{compile_tree, name, read_db_or_empty};
 use crate::alloc_count;
 
 pub(crate) const USAGE: &str = "\
@@ -163,13 +163,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     }
     let config = Config::from_args(&parsed)?;
 
-    let doc = read_tree(&config.tree)?;
-    let tree = compile_document(&doc, &Registry::new())
-        .map_err(|diags| Failure::Compile(diags.render()))?;
-    let template = match &config.db {
-        Some(path) => read_db(path)?,
-        None => Value::map(),
-    };
+    let tree = compile_tree(&config.tree)?;
+    let template = read_db_or_empty(config.db.as_deref())?;
 
     let measured = measure(&tree, &template, &config)?;
     let failed = measured

@@ -6,7 +6,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use aido::{Document, Source, Spans, Value};
+use aido::{Document, Registry, Source, Spans, Tree, Value, compile_document};
 
 use super::Failure;
 
@@ -88,6 +88,20 @@ pub(crate) fn read_tree(path: &Path) -> Result<Document, Failure> {
         let at = source.line_col(e.span.start);
         Failure::input(format!("{}:{at}", name(path)), e.to_string())
     })
+}
+
+/// Reads and compiles the tree file at `path` against the built-in registry.
+pub(crate) fn compile_tree(path: &Path) -> Result<Tree, Failure> {
+    let doc = read_tree(path)?;
+    compile_document(&doc, &Registry::new()).map_err(|diags| Failure::Compile(diags.render()))
+}
+
+/// The db file at `path` if one is given (see [`read_db`]), else an empty map.
+pub(crate) fn read_db_or_empty(path: Option<&Path>) -> Result<Value, Failure> {
+    match path {
+        Some(path) => read_db(path),
+        None => Ok(Value::map()),
+    }
 }
 
 /// Reads a db: JSON if `path` ends in `.json`, EDN otherwise. It must be a map.

@@ -4,14 +4,11 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aido::{
-    Map, Registry, Tick, TickOptions, TraceEvent, Tree, Value, compile_document,
-    run_tick_with_options,
-};
+use aido::{Map, Tick, TickOptions, TraceEvent, Tree, Value, run_tick_with_options};
 
 use super::Failure;
 use super::args::{self, Parsed, Spec};
-use super::load::{EdnFile, a_type, name, read_db, read_edn, read_tree};
+use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_edn};
 use super::save::save_db;
 
 pub(crate) const USAGE: &str = "\
@@ -107,13 +104,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let config = Config::from_args(&parsed)?;
 
     // Every file is read and checked before the first tick, so a bad one prints nothing.
-    let doc = read_tree(&config.tree)?;
-    let tree = compile_document(&doc, &Registry::new())
-        .map_err(|diags| Failure::Compile(diags.render()))?;
-    let mut db = match &config.db {
-        Some(path) => read_db(path)?,
-        None => Value::map(),
-    };
+    let tree = compile_tree(&config.tree)?;
+    let mut db = read_db_or_empty(config.db.as_deref())?;
     let inputs = match &config.inputs {
         Some(path) => read_inputs(path, config.ticks)?,
         None => Vec::new(),

@@ -68,3 +68,23 @@ pub fn without_aido_keys(db: &Value) -> Value {
             .map(|(k, v)| (k.clone(), v.clone())),
     )
 }
+
+/// What one run of the `aido` binary did.
+#[derive(Debug, PartialEq)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Runs `command` (an `aido` invocation) to completion.
+    pub fn of(command: &mut std::process::Command) -> Run {
+        let output = command.output().expect("the binary runs");
+        Run {
+            code: output.status.code().expect("exited, not killed"),
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+        }
+    }
+}
