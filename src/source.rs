@@ -22,20 +22,147 @@ impl Span {
     }
 }
 
-/// The spans of one form and, for a collection, of its elements: a vector's
-/// elements in order, or a map's keys and values interleaved (`k0 v0 k1 v1 ..`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The spans of a form and of every form inside it, kept in one table.
+///
+/// A form's elements are a vector's, list's or set's elements in order, a
+/// map's keys and values interleaved (`k0 v0 k1 v1 ..`), or a tagged value's
+/// one value. A form inside the whole form is named by its path: the index of
+/// the element at each level, so `[]` is the whole form and `[1, 0]` is the
+/// first element of its second element.
+///
+/// ```
+/// use aido::{Span, read_text};
+///
+/// let (_, spans) = read_text("[:a {:k 1}]").unwrap();
+/// assert_eq!(spans.span(), Span::new(0, 11));
+/// // The map is the second element; its elements are its key and value.
+/// assert_eq!(spans.span_at(&[1]), Some(Span::new(4, 10)));
+/// assert_eq!(spans.n_children_at(&[1]), Some(2));
+/// assert_eq!(spans.span_at(&[1, 1]), Some(Span::new(8, 9)));
+/// assert_eq!(spans.span_at(&[2]), None);
+/// ```
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Spans {
-    /// The span of the whole form.
-    pub span: Span,
-    /// The spans of the elements.
-    pub children: Vec<Spans>,
+    /// One entry per form. The elements of a collection are consecutive
+    /// entries, placed before the collection's own; the whole form comes last.
+    pub(crate) entries: Vec<SpanEntry>,
+}
+
+/// One form in [`Spans`]: its span and where its elements' entries are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SpanEntry {
+    pub(crate) span: Span,
+    /// The index of the first element's entry.
+    pub(crate) first_child: u32,
+    /// How many elements the form has.
+    pub(crate) n_children: u32,
+}
+
+impl SpanEntry {
+    /// A form without elements.
+    #[inline(always)]
+    pub(crate) fn leaf(span: Span) -> SpanEntry {
+        SpanEntry {
+            span,
+            first_child: 0,
+            n_children: 0,
+        }
+    }
 }
 
 impl Spans {
-    /// The spans of element `i`, if known.
-    pub fn child(&self, i: usize) -> Option<&Spans> {
-        self.children.get(i)
+    /// The span of the whole form (empty if there is none).
+    pub fn span(&self) -> Span {
+        self.root().span()
+    }
+
+    /// The span of the form at `path` (see [`Spans`]), if there is one.
+    pub fn span_at(&self, path: &[usize]) -> Option<Span> {
+        self.form_at(path).map(FormSpans::span)
+    }
+
+    /// How many elements the form at `path` has (none for a form that is
+    /// not a collection), if there is a form at `path`.
+    pub fn n_children_at(&self, path: &[usize]) -> Option<usize> {
+        self.form_at(path).map(FormSpans::n_children)
+    }
+
+    /// A view of the whole form.
+    pub(crate) fn root(&self) -> FormSpans<'_> {
+        FormSpans {
+            spans: self,
+            at: self.entries.len().wrapping_sub(1),
+        }
+    }
+
+    fn form_at(&self, path: &[usize]) -> Option<FormSpans<'_>> {
+        let root = self.root();
+        root.entry()?;
+        path.iter().try_fold(root, |form, &i| form.child(i))
+    }
+}
+
+impl fmt::Debug for Spans {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.root().fmt(f)
+    }
+}
+
+/// The spans of one form in [`Spans`] and of its elements: a borrowed view,
+/// cheap to copy, which the compiler carries down the tree.
+#[derive(Clone, Copy)]
+pub(crate) struct FormSpans<'a> {
+    spans: &'a Spans,
+    /// The form's entry.
+    at: usize,
+}
+
+impl<'a> FormSpans<'a> {
+    fn entry(self) -> Option<&'a SpanEntry> {
+        self.spans.entries.get(self.at)
+    }
+
+    /// The span of the form.
+    pub(crate) fn span(self) -> Span {
+        self.entry().map(|e| e.span).unwrap_or_default()
+    }
+
+    /// How many elements the form has.
+    pub(crate) fn n_children(self) -> usize {
+        self.entry().map_or(0, |e| e.n_children as usize)
+    }
+
+    /// The spans of element `i`, if the form has one.
+    #[inline]
+    pub(crate) fn child(self, i: usize) -> Option<FormSpans<'a>> {
+        let entry = self.entry()?;
+        (i < entry.n_children as usize).then_some(FormSpans {
+            spans: self.spans,
+            at: entry.first_child as usize + i,
+        })
+    }
+}
+
+impl fmt::Debug for FormSpans<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("Spans");
+        out.field("span", &self.span());
+        if self.n_children() > 0 {
+            out.field("children", &Elements(*self));
+        }
+        out.finish()
+    }
+}
+
+/// A form's elements, printed as a list.
+struct Elements<'a>(FormSpans<'a>);
+
+impl fmt::Debug for Elements<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let form = self.0;
+        f.debug_list()
+            .entries((0..form.n_children()).filter_map(|i| form.child(i)))
+            .finish()
     }
 }
 

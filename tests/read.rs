@@ -510,7 +510,7 @@ fn nesting_is_limited_not_a_crash() {
     // The root is at depth 0, so MAX_DEPTH + 1 vectors fit.
     let (v, spans) = read_text(&nested(MAX_DEPTH + 1)).unwrap();
     assert_eq!(v.to_string(), nested(MAX_DEPTH + 1));
-    assert_eq!(spans.span, Span::new(0, 2 * (MAX_DEPTH + 1)));
+    assert_eq!(spans.span(), Span::new(0, 2 * (MAX_DEPTH + 1)));
     check_err(
         &nested(MAX_DEPTH + 2),
         ReadErrorKind::TooDeep,
@@ -552,10 +552,11 @@ fn the_deepest_text_reads_on_a_small_stack() {
     assert_eq!(handle.join().unwrap(), Err(ReadErrorKind::TooDeep));
 }
 
-/// The spans of `value` as read from `text`: each lies inside its parent,
-/// after its previous sibling, and reading its text alone gives an equal value.
-fn check_spans(text: &str, value: &Value, spans: &Spans) {
-    let Span { start, end } = spans.span;
+/// The spans of `value`, the form at `path` in `spans` as read from `text`:
+/// each lies inside its parent, after its previous sibling, and reading its
+/// text alone gives an equal value.
+fn check_spans(text: &str, value: &Value, spans: &Spans, path: &mut Vec<usize>) {
+    let Span { start, end } = spans.span_at(path).unwrap();
     let own = text
         .get(start as usize..end as usize)
         .unwrap_or_else(|| panic!("span {start}..{end} is not in {text:?}"));
@@ -571,49 +572,71 @@ fn check_spans(text: &str, value: &Value, spans: &Spans) {
         Value::Tagged(_, inner) => vec![&**inner],
         _ => Vec::new(),
     };
-    assert_eq!(children.len(), spans.children.len(), "children of {own:?}");
+    let n_children = children.len();
+    assert_eq!(
+        Some(n_children),
+        spans.n_children_at(path),
+        "children of {own:?}"
+    );
     let mut after = start;
-    for (child, child_spans) in children.into_iter().zip(&spans.children) {
+    for (i, child) in children.into_iter().enumerate() {
+        path.push(i);
+        let child_span = spans.span_at(path).unwrap();
         assert!(
-            after <= child_spans.span.start && child_spans.span.end <= end,
-            "{:?} out of place in {own:?}",
-            child_spans.span
+            after <= child_span.start && child_span.end <= end,
+            "{child_span:?} out of place in {own:?}"
         );
-        after = child_spans.span.end;
-        check_spans(text, child, child_spans);
+        after = child_span.end;
+        check_spans(text, child, spans, path);
+        path.pop();
     }
+    // And no element after the last.
+    path.push(n_children);
+    assert_eq!(spans.span_at(path), None, "one element too many in {own:?}");
+    path.pop();
 }
 
 #[test]
 fn spans_cover_each_form_in_bytes() {
     let text = "[:a {:k 1}]";
     let (v, spans) = read_text(text).unwrap();
-    assert_eq!(spans.span, Span::new(0, 11));
-    assert_eq!(spans.children[0].span, Span::new(1, 3));
-    assert_eq!(spans.children[1].span, Span::new(4, 10));
-    assert_eq!(spans.children[1].children[0].span, Span::new(5, 7));
-    assert_eq!(spans.children[1].children[1].span, Span::new(8, 9));
-    check_spans(text, &v, &spans);
+    assert_eq!(spans.span(), Span::new(0, 11));
+    assert_eq!(spans.span_at(&[]), Some(Span::new(0, 11)));
+    assert_eq!(spans.span_at(&[0]), Some(Span::new(1, 3)));
+    assert_eq!(spans.span_at(&[1]), Some(Span::new(4, 10)));
+    assert_eq!(spans.span_at(&[1, 0]), Some(Span::new(5, 7)));
+    assert_eq!(spans.span_at(&[1, 1]), Some(Span::new(8, 9)));
+    assert_eq!(spans.span_at(&[1, 2]), None);
+    assert_eq!(spans.span_at(&[0, 0]), None);
+    assert_eq!(spans.n_children_at(&[0]), Some(0));
+    assert_eq!(spans.n_children_at(&[2]), None);
+    check_spans(text, &v, &spans, &mut Vec::new());
 
     // Offsets count bytes: `é` is two, `😀` four.
     let text = "; é\n[\"é😀\" #{:ü} #_ skipped (x) #t \\é]";
     let (v, spans) = read_text(text).unwrap();
     let at = |needle: &str| text.find(needle).unwrap();
-    assert_eq!(spans.span, Span::new(at("["), text.len()));
-    assert_eq!(spans.children.len(), 4);
-    assert_eq!(spans.children[0].span, Span::new(6, 6 + 8));
-    assert_eq!(spans.children[1].span, Span::new(at("#{"), at("#{") + 6));
+    assert_eq!(spans.span(), Span::new(at("["), text.len()));
+    assert_eq!(spans.n_children_at(&[]), Some(4));
+    assert_eq!(spans.span_at(&[0]), Some(Span::new(6, 6 + 8)));
+    assert_eq!(spans.span_at(&[1]), Some(Span::new(at("#{"), at("#{") + 6)));
     assert_eq!(
-        spans.children[1].children[0].span,
-        Span::new(at(":ü"), at(":ü") + 3)
+        spans.span_at(&[1, 0]),
+        Some(Span::new(at(":ü"), at(":ü") + 3))
     );
-    assert_eq!(spans.children[2].span, Span::new(at("(x)"), at("(x)") + 3));
-    assert_eq!(spans.children[3].span, Span::new(at("#t"), text.len() - 1));
     assert_eq!(
-        spans.children[3].children[0].span,
-        Span::new(at("\\é"), text.len() - 1)
+        spans.span_at(&[2]),
+        Some(Span::new(at("(x)"), at("(x)") + 3))
     );
-    check_spans(text, &v, &spans);
+    assert_eq!(
+        spans.span_at(&[3]),
+        Some(Span::new(at("#t"), text.len() - 1))
+    );
+    assert_eq!(
+        spans.span_at(&[3, 0]),
+        Some(Span::new(at("\\é"), text.len() - 1))
+    );
+    check_spans(text, &v, &spans, &mut Vec::new());
 }
 
 /// Texts that read; each is printed and read back in the round-trip test.
@@ -1285,7 +1308,7 @@ fn agrees_with_clojure_reader_but_for_documented_differences() {
 fn every_accepted_corpus_text_has_consistent_spans() {
     for text in corpus() {
         if let Ok((value, spans)) = read_text(&text) {
-            check_spans(&text, &value, &spans);
+            check_spans(&text, &value, &spans, &mut Vec::new());
         }
     }
 }

@@ -6,7 +6,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use aido::{Document, Registry, Source, Spans, Tree, Value, compile_document};
+use aido::{Document, Registry, Source, Span, Spans, Tree, Value, compile_document};
 
 use super::Failure;
 
@@ -21,12 +21,12 @@ pub(crate) struct EdnFile {
 }
 
 impl EdnFile {
-    /// `path:line:column` of the form at `spans`.
-    pub(crate) fn place(&self, spans: &Spans) -> String {
+    /// `path:line:column` of the start of `span`.
+    pub(crate) fn place(&self, span: Span) -> String {
         format!(
             "{}:{}",
             self.source.name(),
-            self.source.line_col(spans.span.start)
+            self.source.line_col(span.start)
         )
     }
 }

@@ -244,7 +244,9 @@ fn read_inputs(path: &Path, ticks: u64) -> Result<Vec<Option<Map>>, Failure> {
             Value::Nil => Ok(None),
             Value::Map(map) => Ok(Some(map.as_ref().clone())),
             other => {
-                let place = spans.child(i).map_or_else(|| name(path), |s| file.place(s));
+                let place = spans
+                    .span_at(&[i])
+                    .map_or_else(|| name(path), |s| file.place(s));
                 Err(Failure::input(
                     place,
                     format!(

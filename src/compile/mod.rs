@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
 use crate::read::{Document, MAX_DEPTH, read};
 use crate::registry::{Imp, Registry};
-use crate::source::{Source, Span, Spans};
+use crate::source::{FormSpans, Source, Span};
 use crate::tree::{Node, Tree};
 use crate::value::{FastBuildHasher, Keyword, Value};
 
@@ -25,7 +25,7 @@ pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
 
 /// Compiles a tree read from text, so that diagnostics point into that text.
 pub fn compile_document(doc: &Document, registry: &Registry) -> Result<Tree, Diagnostics> {
-    Compiler::new(registry, Some(doc.source.clone())).run(&doc.value, Some(&doc.spans))
+    Compiler::new(registry, Some(doc.source.clone())).run(&doc.value, Some(doc.spans.root()))
 }
 
 /// Reads and compiles the tree in `text`; `name` (usually the file's path) is
@@ -77,7 +77,7 @@ impl<'r> Compiler<'r> {
         }
     }
 
-    fn run(mut self, tree: &Value, spans: Option<&Spans>) -> Result<Tree, Diagnostics> {
+    fn run(mut self, tree: &Value, spans: Option<FormSpans<'_>>) -> Result<Tree, Diagnostics> {
         let root = Place {
             parent: u32::MAX,
             index: 0,
@@ -117,8 +117,13 @@ impl<'r> Compiler<'r> {
     }
 
     /// Compiles one node and its subtree; returns its index if it could be built.
-    fn node(&mut self, value: &Value, spans: Option<&Spans>, place: Place<'_>) -> Option<u32> {
-        let span = spans.map(|s| s.span);
+    fn node(
+        &mut self,
+        value: &Value,
+        spans: Option<FormSpans<'_>>,
+        place: Place<'_>,
+    ) -> Option<u32> {
+        let span = spans.map(FormSpans::span);
         if self.path.len() > MAX_DEPTH {
             self.error(
                 Code::TooDeep,
@@ -150,7 +155,7 @@ impl<'r> Compiler<'r> {
                 return None;
             }
         };
-        let head_span = spans.and_then(|s| s.child(0)).map(|s| s.span);
+        let head_span = spans.and_then(|s| s.child(0)).map(FormSpans::span);
         let type_name = match items.first() {
             Some(Value::Keyword(k)) => Some(*k),
             Some(other) => {

@@ -4,7 +4,7 @@
 
 use crate::diag::{Code, did_you_mean};
 use crate::registry::{NodeType, OptionType};
-use crate::source::{Span, Spans};
+use crate::source::{FormSpans, Span};
 use crate::tree::{KeyPath, Opt, Preconditions};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -26,7 +26,7 @@ impl Options {
         c: &mut Compiler<'_>,
         node_type: Option<&NodeType>,
         map: Option<&Map>,
-        spans: Option<&Spans>,
+        spans: Option<FormSpans<'_>>,
         node_span: Option<Span>,
     ) -> Options {
         let mut out = Options {
@@ -37,9 +37,9 @@ impl Options {
         };
         let id_key = kw::ID;
         for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
-            let key_span = spans.and_then(|s| s.child(2 * i)).map(|s| s.span);
+            let key_span = spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
             let value_spans = spans.and_then(|s| s.child(2 * i + 1));
-            let value_span = value_spans.map(|s| s.span);
+            let value_span = value_spans.map(FormSpans::span);
             let Value::Keyword(key) = key else {
                 c.error(
                     Code::UnknownOption,
@@ -227,10 +227,10 @@ fn lower_value(
     c: &mut Compiler<'_>,
     key: Keyword,
     value: &Value,
-    spans: Option<&Spans>,
+    spans: Option<FormSpans<'_>>,
     ty: Option<&OptionType>,
 ) -> Option<Opt> {
-    let span = spans.map(|s| s.span);
+    let span = spans.map(FormSpans::span);
     if dynamic_head(value).is_some() {
         if let Some(ty) = ty
             && !ty.allows_dynamic()
@@ -257,9 +257,9 @@ fn lower_value(
 pub(crate) fn lower_dynamic(
     c: &mut Compiler<'_>,
     value: &Value,
-    spans: Option<&Spans>,
+    spans: Option<FormSpans<'_>>,
 ) -> Option<Opt> {
-    let span = spans.map(|s| s.span);
+    let span = spans.map(FormSpans::span);
     let head = dynamic_head(value)?;
     let items = value.as_seq().unwrap_or(&[]);
     match head.name() {
@@ -277,7 +277,7 @@ pub(crate) fn lower_dynamic(
             ))))
         }
         "fn" => {
-            let name_span = spans.and_then(|s| s.child(1)).map(|s| s.span);
+            let name_span = spans.and_then(|s| s.child(1)).map(FormSpans::span);
             let name = match items.get(1) {
                 Some(Value::Keyword(k)) => Keyword::new(k.as_str()),
                 Some(Value::Symbol(s)) => Keyword::new(s.as_str()),
@@ -351,7 +351,7 @@ pub(crate) fn lower_dynamic(
             c.error(
                 Code::BadDynamic,
                 format!("unknown dynamic option `{head}`: use `[:aido/fn f args..]` or `[:aido/db key ..]`"),
-                spans.and_then(|s| s.child(0)).map(|s| s.span).or(span),
+                spans.and_then(|s| s.child(0)).map(FormSpans::span).or(span),
             )
             .help = help;
             None

@@ -119,9 +119,9 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 ///
 /// let (value, spans) = read_text("[:a {:k 1}]").unwrap();
 /// assert_eq!(value.to_string(), "[:a {:k 1}]");
-/// // The map is the second element; its children are its key and value.
-/// assert_eq!(spans.children[1].span, Span::new(4, 10));
-/// assert_eq!(spans.children[1].children[1].span, Span::new(8, 9));
+/// // The map is the second element; its elements are its key and value.
+/// assert_eq!(spans.span_at(&[1]), Some(Span::new(4, 10)));
+/// assert_eq!(spans.span_at(&[1, 1]), Some(Span::new(8, 9)));
 /// ```
 pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
     parse::read_one(text)

@@ -1,17 +1,19 @@
 //! Forms: collections, tags, discards and the one-form-per-text rule.
 //!
 //! A recursive descent over the bytes, bounded by [`MAX_DEPTH`]. Every form
-//! read is pushed onto one stack of values (and one of spans) shared by all
-//! collections; at its closing delimiter a collection moves its elements off
-//! the stack into a vector of exactly the right size, then pushes itself.
-//! That is one allocation per collection, none per leaf, and no large
-//! results passed back up the recursion.
+//! read is pushed onto one stack of values (and one of span entries) shared
+//! by all collections; at its closing delimiter a collection moves its
+//! elements' values off the stack into a vector of exactly the right size,
+//! appends their span entries to the document's one table of spans, then
+//! pushes itself. That is one allocation per vector (a map's value needs
+//! three), none per leaf and none for spans beyond the table's growth, and
+//! no large results passed back up the recursion.
 
 use indexmap::map::Entry;
 
 use super::atom::{self, char_at, token_end};
 use super::{MAX_DEPTH, ReadError, ReadErrorKind};
-use crate::source::{Span, Spans};
+use crate::source::{Span, SpanEntry, Spans};
 use crate::value::{FastBuildHasher, Map, Set, Symbol, Value};
 
 /// Reads the one form in `text`.
@@ -21,7 +23,10 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         bytes: text.as_bytes(),
         pos: 0,
         values: Vec::new(),
-        spans: Vec::new(),
+        pending: Vec::new(),
+        // Roughly one form per eight bytes in typical trees: a guess that
+        // saves the table most of its regrowth.
+        table: Vec::with_capacity(text.len() / 8),
     };
     if text.starts_with('\u{feff}') {
         return Err(ReadError::syntax(
@@ -42,13 +47,17 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         Some(_) => {}
     }
     reader.read_form(0)?;
-    let (Some(value), Some(spans)) = (reader.values.pop(), reader.spans.pop()) else {
+    let (Some(value), Some(root)) = (reader.values.pop(), reader.pending.pop()) else {
         return Err(ReadError::syntax("no form read", 0, text.len()));
     };
     // Discarded forms may follow the form, but nothing else.
     reader.skip_ignored(0)?;
     match reader.peek() {
-        None => Ok((value, spans)),
+        None => {
+            let mut entries = reader.table;
+            entries.push(root);
+            Ok((value, Spans { entries }))
+        }
         Some(b @ (b')' | b']' | b'}')) => Err(reader.unmatched(b)),
         Some(_) => {
             let start = reader.pos;
@@ -71,16 +80,15 @@ struct Reader<'t> {
     pos: usize,
     /// The forms read and not yet placed in their collection, innermost last.
     values: Vec<Value>,
-    /// Their spans, in step with `values`.
-    spans: Vec<Spans>,
+    /// Their span entries, in step with `values`.
+    pending: Vec<SpanEntry>,
+    /// The span entries of the elements of the collections read so far.
+    table: Vec<SpanEntry>,
 }
 
 #[inline(always)]
-fn leaf(start: usize, end: usize) -> Spans {
-    Spans {
-        span: Span::new(start, end),
-        children: Vec::new(),
-    }
+fn leaf(start: usize, end: usize) -> SpanEntry {
+    SpanEntry::leaf(Span::new(start, end))
 }
 
 impl Reader<'_> {
@@ -175,9 +183,12 @@ impl Reader<'_> {
                     ));
                 }
                 Some(_) => {
+                    // The discarded form's elements leave the table too.
+                    let table_len = self.table.len();
                     self.read_form(depth)?;
                     self.values.pop();
-                    self.spans.pop();
+                    self.pending.pop();
+                    self.table.truncate(table_len);
                     n_pending -= 1;
                 }
             }
@@ -185,9 +196,22 @@ impl Reader<'_> {
     }
 
     #[inline(always)]
-    fn push(&mut self, value: Value, spans: Spans) {
+    fn push(&mut self, value: Value, entry: SpanEntry) {
         self.values.push(value);
-        self.spans.push(spans);
+        self.pending.push(entry);
+    }
+
+    /// Moves the span entries of the collection's elements, from `mark` on,
+    /// into the table and returns the collection's own entry.
+    #[inline]
+    fn place_elements(&mut self, start: usize, mark: usize) -> SpanEntry {
+        let first_child = self.table.len();
+        self.table.extend(self.pending.drain(mark..));
+        SpanEntry {
+            span: Span::new(start, self.pos),
+            first_child: u32::try_from(first_child).unwrap_or(u32::MAX),
+            n_children: u32::try_from(self.table.len() - first_child).unwrap_or(u32::MAX),
+        }
     }
 
     // The functions that recurse (read_form, read_elements, read_seq,
@@ -305,14 +329,13 @@ impl Reader<'_> {
 
     fn finish_seq(&mut self, start: usize, mark: usize, close: u8) {
         let items: Vec<Value> = self.values.drain(mark..).collect();
-        let children: Vec<Spans> = self.spans.drain(mark..).collect();
         let value = if close == b']' {
             Value::Vector(items)
         } else {
             Value::List(items)
         };
-        let span = Span::new(start, self.pos);
-        self.push(value, Spans { span, children });
+        let entry = self.place_elements(start, mark);
+        self.push(value, entry);
     }
 
     fn read_map(&mut self, depth: usize) -> Result<(), ReadError> {
@@ -344,16 +367,19 @@ impl Reader<'_> {
                 Entry::Occupied(first) => {
                     return Err(ReadError {
                         kind: ReadErrorKind::DuplicateKey(first.key().to_string()),
-                        span: self.spans.get(key_idx).map(|s| s.span).unwrap_or_default(),
+                        span: self
+                            .pending
+                            .get(key_idx)
+                            .map(|e| e.span)
+                            .unwrap_or_default(),
                     });
                 }
             }
             key_idx += 2;
         }
         drop(forms);
-        let children: Vec<Spans> = self.spans.drain(mark..).collect();
-        let span = Span::new(start, self.pos);
-        self.push(Value::Map(Box::new(map)), Spans { span, children });
+        let entry = self.place_elements(start, mark);
+        self.push(Value::Map(Box::new(map)), entry);
         Ok(())
     }
 
@@ -374,13 +400,16 @@ impl Reader<'_> {
                 let first = set.get_index(first_idx).map(Value::to_string);
                 return Err(ReadError {
                     kind: ReadErrorKind::DuplicateElement(first.unwrap_or_default()),
-                    span: self.spans.get(mark + i).map(|s| s.span).unwrap_or_default(),
+                    span: self
+                        .pending
+                        .get(mark + i)
+                        .map(|e| e.span)
+                        .unwrap_or_default(),
                 });
             }
         }
-        let children: Vec<Spans> = self.spans.drain(mark..).collect();
-        let span = Span::new(start, self.pos);
-        self.push(Value::Set(Box::new(set)), Spans { span, children });
+        let entry = self.place_elements(start, mark);
+        self.push(Value::Set(Box::new(set)), entry);
         Ok(())
     }
 
@@ -480,7 +509,7 @@ impl Reader<'_> {
     }
 
     fn finish_tagged(&mut self, start: usize, tag_end: usize) -> Result<(), ReadError> {
-        let (Some(value), Some(spans)) = (self.values.pop(), self.spans.pop()) else {
+        let Some(value) = self.values.pop() else {
             return Err(ReadError::syntax(
                 "no form read after the tag",
                 start,
@@ -488,14 +517,28 @@ impl Reader<'_> {
             ));
         };
         let tag = Symbol::new(self.text.get(start + 1..tag_end).unwrap_or(""));
-        let span = Span::new(start, self.pos);
-        self.push(
-            Value::Tagged(tag, Box::new(value)),
-            Spans {
-                span,
-                children: vec![spans],
-            },
-        );
+        let entry = self.place_elements(start, self.values.len());
+        self.push(Value::Tagged(tag, Box::new(value)), entry);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_one;
+
+    /// How many entries the span table of `text` has.
+    fn n_entries(text: &str) -> usize {
+        read_one(text)
+            .map(|(_, spans)| spans.entries.len())
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_span_table_has_one_entry_per_form_kept() {
+        assert_eq!(n_entries("[:a {:k 1} #{x} #t (y)]"), 10);
+        // Discarded forms, and everything inside them, leave no entries.
+        assert_eq!(n_entries("[#_ [1 [2 3]] :a #_ #_ {:k 1} #{x}]"), 2);
+        assert_eq!(n_entries("#_ [1 2] :a #_ (3)"), 1);
     }
 }
