@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use super::ReadError;
+use super::names::NameCache;
 use crate::value::{Keyword, Symbol, Value};
 
 /// Whether an ASCII byte ends a token: whitespace, commas, brackets, a string
@@ -57,7 +58,7 @@ fn slice(text: &str, start: usize, end: usize) -> &str {
 type Token = Result<(Value, usize), ReadError>;
 
 /// A symbol, or `nil`, `true` or `false`.
-pub(super) fn symbol(text: &str, start: usize) -> Token {
+pub(super) fn symbol(text: &str, start: usize, names: &mut NameCache<Symbol>) -> Token {
     let end = token_end(text, start);
     let token = slice(text, start, end);
     let value = match token {
@@ -72,7 +73,10 @@ pub(super) fn symbol(text: &str, start: usize) -> Token {
                     end,
                 ));
             }
-            Value::Symbol(Symbol::new(token))
+            Value::Symbol(names.get(text, start, end, |t| {
+                let s = Symbol::new(t);
+                (s, s.as_str())
+            }))
         }
     };
     Ok((value, end))
@@ -105,9 +109,15 @@ const CLASS: [u8; 128] = {
     table
 };
 
+/// The interned keyword `text`, with its interned text.
+fn intern_keyword(text: &str) -> (Keyword, &'static str) {
+    let k = Keyword::new(text);
+    (k, k.as_str())
+}
+
 /// A keyword; `start` is at its colon.
 #[inline]
-pub(super) fn keyword(text: &str, start: usize) -> Token {
+pub(super) fn keyword(text: &str, start: usize, names: &mut NameCache<Keyword>) -> Token {
     // The fast path: plain ASCII with at most one inner slash, as nearly all
     // keywords are; anything else is checked again slowly, to say why.
     let bytes = text.as_bytes();
@@ -136,7 +146,8 @@ pub(super) fn keyword(text: &str, start: usize) -> Token {
         && bytes.get(from) != Some(&b':')
         && (n_slashes == 0 || (n_slashes == 1 && slash_at > from && slash_at + 1 < i));
     if valid {
-        return Ok((Value::Keyword(Keyword::new(slice(text, from, i))), i));
+        let name = names.get(text, from, i, intern_keyword);
+        return Ok((Value::Keyword(name), i));
     }
     let end = token_end(text, from);
     let name = slice(text, from, end);
@@ -147,7 +158,10 @@ pub(super) fn keyword(text: &str, start: usize) -> Token {
             end,
         ));
     }
-    Ok((Value::Keyword(Keyword::new(name)), end))
+    Ok((
+        Value::Keyword(names.get(text, from, end, intern_keyword)),
+        end,
+    ))
 }
 
 /// Characters allowed in symbols and keywords, besides the one `/`.

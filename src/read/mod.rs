@@ -10,6 +10,7 @@
 //! malformed is ever repaired: every mistake is an error with a byte span.
 
 mod atom;
+mod names;
 mod parse;
 
 use std::fmt;

@@ -12,9 +12,10 @@
 use indexmap::map::Entry;
 
 use super::atom::{self, char_at, token_end};
+use super::names::NameCache;
 use super::{MAX_DEPTH, ReadError, ReadErrorKind};
 use crate::source::{Span, SpanEntry, Spans};
-use crate::value::{FastBuildHasher, Map, Set, Symbol, Value};
+use crate::value::{FastBuildHasher, Keyword, Map, Set, Symbol, Value};
 
 /// Reads the one form in `text`.
 pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
@@ -27,6 +28,8 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         // Roughly one form per eight bytes in typical trees: a guess that
         // saves the table most of its regrowth.
         table: Vec::with_capacity(text.len() / 8),
+        keywords: NameCache::new(),
+        symbols: NameCache::new(),
     };
     if text.starts_with('\u{feff}') {
         return Err(ReadError::syntax(
@@ -84,6 +87,9 @@ struct Reader<'t> {
     pending: Vec<SpanEntry>,
     /// The span entries of the elements of the collections read so far.
     table: Vec<SpanEntry>,
+    /// The keywords and symbols read so far, to intern each name once.
+    keywords: NameCache<Keyword>,
+    symbols: NameCache<Symbol>,
 }
 
 #[inline(always)]
@@ -247,7 +253,7 @@ impl Reader<'_> {
     fn read_leaf(&mut self) -> Result<(), ReadError> {
         let start = self.pos;
         let (value, end) = match self.peek() {
-            Some(b':') => atom::keyword(self.text, start)?,
+            Some(b':') => atom::keyword(self.text, start, &mut self.keywords)?,
             Some(b'"') => atom::string(self.text, start)?,
             Some(b'\\') => atom::character(self.text, start)?,
             Some(b'0'..=b'9') => atom::number(self.text, start)?,
@@ -263,7 +269,7 @@ impl Reader<'_> {
             None => {
                 return Err(ReadError::syntax("unexpected end of input", start, start));
             }
-            Some(_) => atom::symbol(self.text, start)?,
+            Some(_) => atom::symbol(self.text, start, &mut self.symbols)?,
         };
         self.pos = end;
         self.push(value, leaf(start, end));

@@ -1,0 +1,148 @@
+//! A small cache of the keywords and symbols a read has interned.
+//!
+//! Interning a name takes the process-wide interner's lock and hashes the
+//! name into its table. A tree's text repeats a few names (node types, option
+//! keys, db keys) thousands of times, so each read remembers the names it
+//! interned in a small table indexed by a hash of the text, where a name may
+//! sit in one of two slots. A name seen before costs a hash and a comparison
+//! or two of its first eight bytes (and of the rest, for a longer name), and
+//! no lock.
+
+/// How many names the cache holds; a power of two.
+const N_SLOTS: usize = 128;
+
+/// Names interned as `T` (a [`Keyword`](crate::Keyword) or a
+/// [`Symbol`](crate::Symbol)).
+pub(super) struct NameCache<T> {
+    slots: [Option<Slot<T>>; N_SLOTS],
+}
+
+#[derive(Clone, Copy)]
+struct Slot<T> {
+    /// The name's first eight bytes, little-endian, zero-padded.
+    head: u64,
+    /// The name's interned text.
+    text: &'static str,
+    name: T,
+}
+
+impl<T: Copy> NameCache<T> {
+    pub(super) fn new() -> NameCache<T> {
+        NameCache {
+            slots: [None; N_SLOTS],
+        }
+    }
+
+    /// The interned name `text.get(from..to)`: from the cache, else from
+    /// `intern`, which returns the interned name and its text.
+    #[inline]
+    pub(super) fn get(
+        &mut self,
+        text: &str,
+        from: usize,
+        to: usize,
+        intern: impl FnOnce(&str) -> (T, &'static str),
+    ) -> T {
+        let name = text.get(from..to).unwrap_or("");
+        let bytes = name.as_bytes();
+        // Eight bytes read from the text and masked are the head of a short
+        // name, and cheaper than copying it byte by byte.
+        let head = match text.as_bytes().get(from..from + 8) {
+            Some(word) if bytes.len() < 8 => {
+                let mut buf = [0u8; 8];
+                buf.copy_from_slice(word);
+                u64::from_le_bytes(buf) & ((1u64 << (8 * bytes.len())) - 1)
+            }
+            _ => head_of(bytes),
+        };
+        let first = slot_of(head, bytes);
+        let second = (first + 1) % N_SLOTS;
+        for at in [first, second] {
+            if let Some(Some(slot)) = self.slots.get(at)
+                && slot.head == head
+                && slot.text.len() == bytes.len()
+                && (bytes.len() <= 8 || slot.text.as_bytes().get(8..) == bytes.get(8..))
+            {
+                return slot.name;
+            }
+        }
+        // A miss: fill the second slot if it is free, else the first.
+        self.insert(head, first, second, intern(name))
+    }
+
+    #[inline(never)]
+    fn insert(&mut self, head: u64, first: usize, second: usize, interned: (T, &'static str)) -> T {
+        let (name, text) = interned;
+        let at = match self.slots.get(second) {
+            Some(None) => second,
+            _ => first,
+        };
+        if let Some(slot) = self.slots.get_mut(at) {
+            *slot = Some(Slot { head, text, name });
+        }
+        name
+    }
+}
+
+/// The first eight bytes of `bytes`, little-endian, zero-padded.
+#[inline]
+fn head_of(bytes: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    match bytes.get(..8) {
+        Some(first) => buf.copy_from_slice(first),
+        None => {
+            for (b, &byte) in buf.iter_mut().zip(bytes) {
+                *b = byte;
+            }
+        }
+    }
+    u64::from_le_bytes(buf)
+}
+
+/// The slot for a name: the top bits of a multiply-rotate hash of its
+/// length, its `head` and its bytes past the eighth.
+#[inline]
+fn slot_of(head: u64, bytes: &[u8]) -> usize {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut hash = (head ^ bytes.len() as u64).wrapping_mul(K);
+    for rest in bytes.get(8..).unwrap_or_default().chunks(8) {
+        hash = (hash.rotate_left(5) ^ head_of(rest)).wrapping_mul(K);
+    }
+    (hash >> (64 - N_SLOTS.trailing_zeros())) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameCache;
+    use crate::value::Keyword;
+
+    fn intern(text: &str) -> (Keyword, &'static str) {
+        let k = Keyword::new(text);
+        (k, k.as_str())
+    }
+
+    #[test]
+    fn cached_names_equal_interned_names() {
+        let mut cache = NameCache::new();
+        // More names than slots, each asked for twice: hits and evictions;
+        // short and long names, some equal in their first eight bytes.
+        let names: Vec<String> = (0..300)
+            .map(|i| match i % 3 {
+                0 => format!("n{i}"),
+                1 => format!("greater-than-{i}?"),
+                _ => format!("ab{}", "c".repeat(i % 20)),
+            })
+            .collect();
+        for _ in 0..2 {
+            for name in &names {
+                // Alone, and inside a longer text.
+                assert_eq!(cache.get(name, 0, name.len(), intern), Keyword::new(name));
+                let text = format!(":{name} :more");
+                let got = cache.get(&text, 1, 1 + name.len(), intern);
+                assert_eq!(got, Keyword::new(name));
+            }
+        }
+        assert_eq!(cache.get("", 0, 0, intern), Keyword::new(""));
+        assert_eq!(cache.get("[:ab]", 2, 4, intern), Keyword::new("ab"));
+    }
+}
