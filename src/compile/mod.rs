@@ -9,11 +9,12 @@ mod options;
 pub(crate) use options::Options;
 
 use std::collections::HashMap;
+use std::fmt::Write;
 use std::sync::Arc;
 
 use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
 use crate::read::{Document, MAX_DEPTH, read};
-use crate::registry::{Imp, Registry};
+use crate::registry::{Imp, NodeType, Registry};
 use crate::source::{FormSpans, Source, Span};
 use crate::tree::{Node, Tree};
 use crate::value::{FastBuildHasher, Keyword, Value};
@@ -52,14 +53,21 @@ pub(crate) struct Compiler<'r> {
     id_spans: Vec<Option<Span>>,
     /// Child indices of the nodes being compiled, as a stack.
     kids: Vec<u32>,
+    /// The id texts of the nodes being compiled, as a stack: a derived id
+    /// extends its parent's text, an explicit one starts anew after it.
+    id_texts: String,
+    /// The node types looked up so far: the registry hashes more slowly.
+    node_types: HashMap<Keyword, Option<&'r Arc<NodeType>>, FastBuildHasher>,
 }
 
 /// Where a node sits: its parent and its position among the parent's children.
 #[derive(Clone, Copy)]
-struct Place<'a> {
+struct Place {
     parent: u32,
     index: u32,
-    parent_id: &'a str,
+    /// Where the parent's id text starts in `Compiler::id_texts`; it runs
+    /// to the end.
+    parent_id_from: usize,
 }
 
 impl<'r> Compiler<'r> {
@@ -74,6 +82,8 @@ impl<'r> Compiler<'r> {
             ids: HashMap::default(),
             id_spans: Vec::new(),
             kids: Vec::new(),
+            id_texts: String::new(),
+            node_types: HashMap::default(),
         }
     }
 
@@ -81,7 +91,7 @@ impl<'r> Compiler<'r> {
         let root = Place {
             parent: u32::MAX,
             index: 0,
-            parent_id: "",
+            parent_id_from: 0,
         };
         let n = count_nodes(tree, 0);
         self.nodes.reserve(n);
@@ -117,12 +127,7 @@ impl<'r> Compiler<'r> {
     }
 
     /// Compiles one node and its subtree; returns its index if it could be built.
-    fn node(
-        &mut self,
-        value: &Value,
-        spans: Option<FormSpans<'_>>,
-        place: Place<'_>,
-    ) -> Option<u32> {
+    fn node(&mut self, value: &Value, spans: Option<FormSpans<'_>>, place: Place) -> Option<u32> {
         let span = spans.map(FormSpans::span);
         if self.path.len() > MAX_DEPTH {
             self.error(
@@ -180,7 +185,11 @@ impl<'r> Compiler<'r> {
             }
         };
         let node_type = type_name.and_then(|name| {
-            let found = self.registry.lookup_node_type(name).cloned();
+            let registry = self.registry;
+            let found = *self
+                .node_types
+                .entry(name)
+                .or_insert_with(|| registry.lookup_node_type(name));
             if found.is_none() {
                 let help = did_you_mean(name.as_str(), self.registry.node_type_names())
                     .map(|s| format!("did you mean `:{s}`?"));
@@ -204,13 +213,13 @@ impl<'r> Compiler<'r> {
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let mut options = Options::lower(
             self,
-            node_type.as_deref(),
+            node_type.map(|nt| &**nt),
             options_value,
             options_spans,
             head_span.or(span),
         );
-        let id = self.node_id(&options, place, index, span);
-        let id_text = id_text(&id);
+        let id_texts_len = self.id_texts.len();
+        let (id, id_from) = self.node_id(&options, place, index, span);
 
         if let Some(nt) = &node_type
             && !nt.arity.allows(children.len())
@@ -242,13 +251,14 @@ impl<'r> Compiler<'r> {
             let place = Place {
                 parent: index,
                 index: u32::try_from(i).unwrap_or(u32::MAX),
-                parent_id: &id_text,
+                parent_id_from: id_from,
             };
             if let Some(c) = self.node(child, child_spans, place) {
                 self.kids.push(c);
             }
             self.path.pop();
         }
+        self.id_texts.truncate(id_texts_len);
 
         let pre = options.take_preconditions();
         let node_type = node_type?;
@@ -256,7 +266,7 @@ impl<'r> Compiler<'r> {
             Imp::Builtin(b) => b.lower(self, options, children.len(), head_span.or(span))?,
             Imp::Custom(_) => crate::tree::Kind::Custom {
                 options: options.into_custom(),
-                node_type: node_type.clone(),
+                node_type: Arc::clone(node_type),
             },
         };
         let start = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
@@ -272,18 +282,30 @@ impl<'r> Compiler<'r> {
         Some(index)
     }
 
-    /// The node's stable id: its `:id`, or its parent's id and its position.
+    /// The node's stable id (its `:id`, or its parent's id and its
+    /// position), with where its text starts in `id_texts`, which it ends.
     fn node_id(
         &mut self,
-        options: &Options,
-        place: Place<'_>,
+        options: &Options<'_>,
+        place: Place,
         index: u32,
         span: Option<Span>,
-    ) -> Value {
-        let (id, id_span) = match options.explicit_id() {
-            Some((id, id_span)) => (id.clone(), id_span.or(span)),
-            None if place.parent == u32::MAX => (Value::string("0"), span),
-            None => (Value::Str(child_id(place.parent_id, place.index)), span),
+    ) -> (Value, usize) {
+        let own_from = self.id_texts.len();
+        let (id, id_span, id_from) = match options.explicit_id() {
+            Some((id, id_span)) => {
+                push_id_text(&mut self.id_texts, id);
+                (id.clone(), id_span.or(span), own_from)
+            }
+            None if place.parent == u32::MAX => {
+                self.id_texts.push('0');
+                (Value::string("0"), span, own_from)
+            }
+            None => {
+                push_index(&mut self.id_texts, place.index);
+                let text = self.id_texts.get(place.parent_id_from..).unwrap_or("");
+                (Value::Str(Arc::from(text)), span, place.parent_id_from)
+            }
         };
         self.id_spans.push(id_span);
         if let Some(&first) = self.ids.get(&id) {
@@ -300,7 +322,7 @@ impl<'r> Compiler<'r> {
         } else {
             self.ids.insert(id.clone(), index);
         }
-        id
+        (id, id_from)
     }
 }
 
@@ -320,8 +342,9 @@ fn count_nodes(value: &Value, depth: usize) -> usize {
     }
 }
 
-/// `parent.index`, without the formatting machinery: this runs once per node.
-fn child_id(parent: &str, index: u32) -> Arc<str> {
+/// Appends `.index` to the id text of a node's parent: its own id text.
+/// This runs once per node, so it avoids the formatting machinery.
+fn push_index(id_texts: &mut String, index: u32) {
     let mut digits = [0u8; 10];
     let mut n = index;
     let mut start = digits.len();
@@ -333,30 +356,19 @@ fn child_id(parent: &str, index: u32) -> Arc<str> {
             break;
         }
     }
-    // Built on the stack when it fits: one allocation per node, the Arc's.
-    let mut buf = [0u8; 64];
-    let len = parent.len() + 1 + digits.len() - start;
-    if let Some(out) = buf.get_mut(..len) {
-        out[..parent.len()].copy_from_slice(parent.as_bytes());
-        out[parent.len()] = b'.';
-        out[parent.len() + 1..].copy_from_slice(&digits[start..]);
-        if let Ok(text) = std::str::from_utf8(out) {
-            return Arc::from(text);
-        }
-    }
-    let mut id = String::with_capacity(len);
-    id.push_str(parent);
-    id.push('.');
-    id.extend(digits[start..].iter().map(|&d| char::from(d)));
-    Arc::from(id)
+    id_texts.push('.');
+    id_texts.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
-/// The text children's ids are built from: shared with the id where it can be.
-fn id_text(id: &Value) -> Arc<str> {
+/// Appends the text that children's ids are built from.
+fn push_id_text(id_texts: &mut String, id: &Value) {
     match id {
-        Value::Str(s) => s.clone(),
-        Value::Keyword(k) => Arc::from(k.as_str()),
-        other => Arc::from(other.to_string()),
+        Value::Str(s) => id_texts.push_str(s),
+        Value::Keyword(k) => id_texts.push_str(k.as_str()),
+        other => {
+            // Writing to a String cannot fail.
+            let _ = write!(id_texts, "{other}");
+        }
     }
 }
 

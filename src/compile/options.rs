@@ -14,26 +14,32 @@ use super::{Compiler, short};
 pub(crate) const GENERIC_KEYS: &[&str] =
     &["id", "aido/skip-if", "aido/success-if", "aido/failure-if"];
 
-pub(crate) struct Options {
+/// A node's options, lowered: what the node type's own lowering takes apart.
+pub(crate) struct Options<'m> {
+    /// The options that lowered, in the map's order until one is taken.
     entries: Vec<(Keyword, Opt)>,
     pre: Option<Box<Preconditions>>,
-    spans: Vec<(Keyword, Option<Span>)>,
     id: Option<(Value, Option<Span>)>,
+    /// The options map as written, and its spans: what was given, valid or not.
+    map: Option<&'m Map>,
+    spans: Option<FormSpans<'m>>,
 }
 
-impl Options {
+impl<'m> Options<'m> {
     pub(crate) fn lower(
         c: &mut Compiler<'_>,
         node_type: Option<&NodeType>,
-        map: Option<&Map>,
-        spans: Option<FormSpans<'_>>,
+        map: Option<&'m Map>,
+        spans: Option<FormSpans<'m>>,
         node_span: Option<Span>,
-    ) -> Options {
+    ) -> Options<'m> {
         let mut out = Options {
-            entries: Vec::new(),
+            // Sized once: most options lower.
+            entries: Vec::with_capacity(map.map_or(0, |m| m.len())),
             pre: None,
-            spans: Vec::new(),
             id: None,
+            map,
+            spans,
         };
         let id_key = kw::ID;
         for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
@@ -106,7 +112,6 @@ impl Options {
                 },
                 None => None,
             };
-            out.spans.push((key, value_span));
             if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
                 out.entries.push((key, opt));
             }
@@ -141,8 +146,16 @@ impl Options {
 
     /// Whether the node's options map has `key`, valid or not.
     pub(crate) fn given(&self, key: &str) -> bool {
-        let key = kw::option(key);
-        self.spans.iter().any(|(k, _)| *k == key)
+        self.given_at(kw::option(key)).is_some()
+    }
+
+    /// Where the node-specific option `key` (not `:id` nor a precondition)
+    /// is in the options map, if it is there.
+    fn given_at(&self, key: Keyword) -> Option<usize> {
+        if key == kw::ID || is_precondition(key) {
+            return None;
+        }
+        self.map?.get_index_of(&Value::Keyword(key))
     }
 
     /// The option `key`, if present, without taking it.
@@ -162,11 +175,8 @@ impl Options {
 
     /// The span of option `key`'s value, if known.
     pub(crate) fn span_of(&self, key: &str) -> Option<Span> {
-        let key = kw::option(key);
-        self.spans
-            .iter()
-            .find(|(k, _)| *k == key)
-            .and_then(|(_, s)| *s)
+        let i = self.given_at(kw::option(key))?;
+        self.spans?.child(2 * i + 1).map(FormSpans::span)
     }
 
     /// Takes the node's preconditions, if it has any.
@@ -183,22 +193,26 @@ impl Options {
     }
 }
 
+/// Whether `key` names a precondition.
+fn is_precondition(key: Keyword) -> bool {
+    key == kw::SKIP_IF || key == kw::SUCCESS_IF || key == kw::FAILURE_IF
+}
+
 /// Where the precondition named by `key` goes, if `key` names one.
 fn precondition_slot(
     pre: &mut Option<Box<Preconditions>>,
     key: Keyword,
 ) -> Option<&mut Option<Opt>> {
-    if key.namespace() != Some("aido") {
+    if !is_precondition(key) {
         return None;
     }
-    let pre = match key.name() {
-        "skip-if" | "success-if" | "failure-if" => pre.get_or_insert_with(Box::default),
-        _ => return None,
-    };
-    Some(match key.name() {
-        "skip-if" => &mut pre.skip_if,
-        "success-if" => &mut pre.success_if,
-        _ => &mut pre.failure_if,
+    let pre = pre.get_or_insert_with(Box::default);
+    Some(if key == kw::SKIP_IF {
+        &mut pre.skip_if
+    } else if key == kw::SUCCESS_IF {
+        &mut pre.success_if
+    } else {
+        &mut pre.failure_if
     })
 }
 

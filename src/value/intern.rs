@@ -69,6 +69,9 @@ const RESERVED: &[&str] = &[
     "into",
     "index",
     "done",
+    "aido/skip-if",
+    "aido/success-if",
+    "aido/failure-if",
 ];
 
 /// The reserved keywords as constants.
@@ -99,6 +102,12 @@ pub(crate) mod kw {
     pub(crate) const INDEX: Keyword = Keyword(30);
     /// `:done`, in a policy parallel's node memory.
     pub(crate) const DONE: Keyword = Keyword(31);
+    /// `:aido/skip-if`, the precondition that skips a node.
+    pub(crate) const SKIP_IF: Keyword = Keyword(32);
+    /// `:aido/success-if`, the precondition that makes a node succeed.
+    pub(crate) const SUCCESS_IF: Keyword = Keyword(33);
+    /// `:aido/failure-if`, the precondition that makes a node fail.
+    pub(crate) const FAILURE_IF: Keyword = Keyword(34);
 
     /// The interned keyword of a built-in option key, without taking the
     /// interner's lock; other names are interned as usual.
@@ -209,6 +218,16 @@ mod tests {
     fn equal_texts_intern_to_equal_keywords() {
         assert_eq!(Keyword::new("a/b"), Keyword::new("a/b"));
         assert_ne!(Keyword::new("a/b"), Keyword::new("a/c"));
+    }
+
+    #[test]
+    fn reserved_keywords_have_their_names() {
+        assert_eq!(kw::ID.as_str(), "id");
+        assert_eq!(kw::DONE.as_str(), "done");
+        assert_eq!(kw::SKIP_IF.as_str(), "aido/skip-if");
+        assert_eq!(kw::SUCCESS_IF.as_str(), "aido/success-if");
+        assert_eq!(kw::FAILURE_IF.as_str(), "aido/failure-if");
+        assert_eq!(Keyword::new("aido/failure-if"), kw::FAILURE_IF);
     }
 
     #[test]
