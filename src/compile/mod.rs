@@ -9,6 +9,7 @@ mod options;
 pub(crate) use options::Options;
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
 use crate::read::{Document, MAX_DEPTH, read};
 use crate::registry::{Imp, NodeType, Registry};
 use crate::source::{FormSpans, Source, Span};
-use crate::tree::{Node, Tree};
+use crate::tree::{Node, Opt, Tree};
 use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// Compiles tree data that has no source text (built in Rust or read from a db).
@@ -56,6 +57,9 @@ pub(crate) struct Compiler<'r> {
     /// The id texts of the nodes being compiled, as a stack: a derived id
     /// extends its parent's text, an explicit one starts anew after it.
     id_texts: String,
+    /// Emptied vectors for nodes' options, kept to save an allocation a node
+    /// (as many as the tree is deep).
+    spare_entries: Vec<Vec<(Keyword, Opt)>>,
     /// The node types looked up so far: the registry hashes more slowly.
     node_types: HashMap<Keyword, Option<&'r Arc<NodeType>>, FastBuildHasher>,
 }
@@ -83,6 +87,7 @@ impl<'r> Compiler<'r> {
             id_spans: Vec::new(),
             kids: Vec::new(),
             id_texts: String::new(),
+            spare_entries: Vec::new(),
             node_types: HashMap::default(),
         }
     }
@@ -211,12 +216,14 @@ impl<'r> Compiler<'r> {
         let children = &items[first_child.min(items.len())..];
 
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        let mut entries = self.spare_entries.pop().unwrap_or_default();
         let mut options = Options::lower(
             self,
             node_type.map(|nt| &**nt),
             options_value,
             options_spans,
             head_span.or(span),
+            &mut entries,
         );
         let id_texts_len = self.id_texts.len();
         let (id, id_from) = self.node_id(&options, place, index, span);
@@ -261,14 +268,23 @@ impl<'r> Compiler<'r> {
         self.id_texts.truncate(id_texts_len);
 
         let pre = options.take_preconditions();
-        let node_type = node_type?;
-        let kind = match &node_type.imp {
-            Imp::Builtin(b) => b.lower(self, options, children.len(), head_span.or(span))?,
-            Imp::Custom(_) => crate::tree::Kind::Custom {
-                options: options.into_custom(),
-                node_type: Arc::clone(node_type),
+        let kind = match node_type {
+            Some(nt) => match &nt.imp {
+                Imp::Builtin(b) => b.lower(self, options, children.len(), head_span.or(span)),
+                Imp::Custom(_) => Some(crate::tree::Kind::Custom {
+                    options: options.into_custom(),
+                    node_type: Arc::clone(nt),
+                }),
             },
+            None => {
+                drop(options);
+                None
+            }
         };
+        // The options are used up: their vector serves a later node.
+        entries.clear();
+        self.spare_entries.push(entries);
+        let kind = kind?;
         let start = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         self.child_ids.extend_from_slice(&self.kids[kids_start..]);
         self.kids.truncate(kids_start);
@@ -308,7 +324,15 @@ impl<'r> Compiler<'r> {
             }
         };
         self.id_spans.push(id_span);
-        if let Some(&first) = self.ids.get(&id) {
+        // One hash and one probe: the id is nearly always new.
+        let first = match self.ids.entry(id.clone()) {
+            Entry::Vacant(slot) => {
+                slot.insert(index);
+                None
+            }
+            Entry::Occupied(slot) => Some(*slot.get()),
+        };
+        if let Some(first) = first {
             let first = self.id_spans.get(first as usize).copied().flatten();
             let at = match (first, &self.source) {
                 (Some(s), Some(src)) => format!(" (first used at {})", src.line_col(s.start)),
@@ -319,8 +343,6 @@ impl<'r> Compiler<'r> {
                 format!("duplicate node id {id}{at}"),
                 id_span,
             );
-        } else {
-            self.ids.insert(id.clone(), index);
         }
         (id, id_from)
     }

@@ -17,7 +17,7 @@ pub(crate) const GENERIC_KEYS: &[&str] =
 /// A node's options, lowered: what the node type's own lowering takes apart.
 pub(crate) struct Options<'m> {
     /// The options that lowered, in the map's order until one is taken.
-    entries: Vec<(Keyword, Opt)>,
+    entries: &'m mut Vec<(Keyword, Opt)>,
     pre: Option<Box<Preconditions>>,
     id: Option<(Value, Option<Span>)>,
     /// The options map as written, and its spans: what was given, valid or not.
@@ -32,10 +32,11 @@ impl<'m> Options<'m> {
         map: Option<&'m Map>,
         spans: Option<FormSpans<'m>>,
         node_span: Option<Span>,
+        entries: &'m mut Vec<(Keyword, Opt)>,
     ) -> Options<'m> {
+        entries.clear();
         let mut out = Options {
-            // Sized once: most options lower.
-            entries: Vec::with_capacity(map.map_or(0, |m| m.len())),
+            entries,
             pre: None,
             id: None,
             map,
@@ -155,7 +156,14 @@ impl<'m> Options<'m> {
         if key == kw::ID || is_precondition(key) {
             return None;
         }
-        self.map?.get_index_of(&Value::Keyword(key))
+        let map = self.map?;
+        // Options maps are small: comparing keys beats hashing one.
+        if map.len() <= 8 {
+            map.keys()
+                .position(|k| matches!(k, Value::Keyword(k) if *k == key))
+        } else {
+            map.get_index_of(&Value::Keyword(key))
+        }
     }
 
     /// The option `key`, if present, without taking it.
@@ -189,7 +197,7 @@ impl<'m> Options<'m> {
     }
 
     pub(crate) fn into_custom(self) -> Box<[(Keyword, Opt)]> {
-        self.entries.into_boxed_slice()
+        self.entries.drain(..).collect()
     }
 }
 
