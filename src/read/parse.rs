@@ -76,6 +76,31 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
     }
 }
 
+/// Whether a byte starts a form for certain: not blank, not a comment, not
+/// `#` (which may start a discard), not a closing delimiter and ASCII.
+const STARTS_FORM: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = !matches!(
+            b as u8,
+            b' ' | b'\n'
+                | b'\t'
+                | b'\r'
+                | b','
+                | b'\x0b'
+                | b'\x0c'
+                | b';'
+                | b'#'
+                | b')'
+                | b']'
+                | b'}'
+        );
+        b += 1;
+    }
+    table
+};
+
 struct Reader<'t> {
     text: &'t str,
     bytes: &'t [u8],
@@ -287,16 +312,30 @@ impl Reader<'_> {
     ) -> Result<(), ReadError> {
         self.pos = open + open_len;
         loop {
-            self.skip_ignored(depth + 1)?;
+            // Elements are nearly always apart by one space or none: then
+            // the next byte starts a form or closes the collection.
+            if self.peek() == Some(b' ') {
+                self.pos += 1;
+            }
             match self.peek() {
                 Some(b) if b == close => {
                     self.pos += 1;
                     return Ok(());
                 }
-                Some(b')' | b']' | b'}') | None => {
-                    return Err(self.not_closed(open, open_len, close));
+                Some(b) if STARTS_FORM[usize::from(b)] => self.read_form(depth + 1)?,
+                _ => {
+                    self.skip_ignored(depth + 1)?;
+                    match self.peek() {
+                        Some(b) if b == close => {
+                            self.pos += 1;
+                            return Ok(());
+                        }
+                        Some(b')' | b']' | b'}') | None => {
+                            return Err(self.not_closed(open, open_len, close));
+                        }
+                        Some(_) => self.read_form(depth + 1)?,
+                    }
                 }
-                Some(_) => self.read_form(depth + 1)?,
             }
         }
     }
@@ -334,7 +373,7 @@ impl Reader<'_> {
     }
 
     fn finish_seq(&mut self, start: usize, mark: usize, close: u8) {
-        let items: Vec<Value> = self.values.drain(mark..).collect();
+        let items = self.values.split_off(mark);
         let value = if close == b']' {
             Value::Vector(items)
         } else {
