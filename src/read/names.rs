@@ -35,7 +35,8 @@ impl<T: Copy> NameCache<T> {
 
     /// The interned name `text.get(from..to)`: from the cache, else from
     /// `intern`, which returns the interned name and its text.
-    #[inline]
+    // Inlined into the reader's loop: most names are hits.
+    #[inline(always)]
     pub(super) fn get(
         &mut self,
         text: &str,
