@@ -130,9 +130,13 @@ impl Engine<'_> {
         kids: &[u32],
         keep_going: Status,
     ) -> Status {
-        let count = match self.opt_as(id, "count", count, as_count, "a non-negative integer") {
-            Ok(n) => n,
-            Err(status) => return status,
+        let count = match count {
+            // The usual constant count, without the general conversion.
+            Opt::Const(Value::Int(n)) if *n >= 0 => *n as u64,
+            _ => match self.opt_as(id, "count", count, as_count, "a non-negative integer") {
+                Ok(n) => n,
+                Err(status) => return status,
+            },
         };
         for _ in 0..count {
             let status = self.tick(kids[0]);

@@ -108,6 +108,19 @@ fn holds_no_heap(v: &Value) -> bool {
     )
 }
 
+/// A clone of `v` that copies the common scalars in place and calls the
+/// general clone only for the rest.
+#[inline(always)]
+fn clone_inline(v: &Value) -> Value {
+    match v {
+        Value::Keyword(k) => Value::Keyword(*k),
+        Value::Int(i) => Value::Int(*i),
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Nil => Value::Nil,
+        other => other.clone(),
+    }
+}
+
 impl Engine<'_> {
     #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
@@ -141,7 +154,7 @@ impl Engine<'_> {
 
     pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match val {
-            Opt::Const(v) => v.clone(),
+            Opt::Const(v) => clone_inline(v),
             _ => match eval(val, self.db, &mut self.rng) {
                 Ok(v) => v.into_owned(),
                 Err(e) => return self.fail(id, e),

@@ -353,13 +353,9 @@ impl Builtin {
 impl Engine<'_> {
     /// Ticks node `id` and returns its status.
     pub(crate) fn tick(&mut self, id: u32) -> Status {
-        self.steps += 1;
-        if self.steps > self.budget {
-            let budget = self.budget;
-            return self.fail(
-                id,
-                format!("step budget exceeded ({budget} node visits in one tick)"),
-            );
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
         }
         let tree = self.tree;
         let node = &tree.nodes[id as usize];

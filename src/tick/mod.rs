@@ -318,7 +318,11 @@ impl Outcome {
 pub(crate) struct Engine<'t> {
     pub(crate) tree: &'t Tree,
     pub(crate) db: &'t mut Map,
-    pub(crate) steps: u64,
+    /// Visits left before the step budget is exceeded, plus one: counted
+    /// down on every visit, and the visit that takes it to zero fails.
+    pub(crate) fuel: u64,
+    /// Visits made after the budget ran out (an error is already recorded).
+    pub(crate) overrun: u64,
     pub(crate) budget: u64,
     pub(crate) rng: Rng,
     pub(crate) error: Option<Box<TickError>>,
@@ -370,7 +374,8 @@ impl<'t> Engine<'t> {
         Engine {
             tree,
             db: map,
-            steps: 0,
+            fuel: options.step_budget.saturating_add(1),
+            overrun: 0,
             budget: options.step_budget,
             rng: Rng::new(),
             error: None,
@@ -390,24 +395,27 @@ impl<'t> Engine<'t> {
     /// Clears the last error, adds the locals and loads the running set.
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
-        // One pass over the db's keys finds both reserved keys looked at here.
-        let (mut error_at, mut running_at) = (None, None);
-        for (i, key) in self.db.keys().enumerate() {
+        // One branch-free pass over the db's keys sets a bit per keyword
+        // (its interned index modulo 64). A clear bit proves that a reserved
+        // key looked at here is absent, as in most dbs; a set one is checked.
+        let error_bit = 1u64 << kw::ERROR.index();
+        let running_bit = 1u64 << kw::RUNNING.index();
+        let mut seen = 0u64;
+        for key in self.db.keys() {
             if let Value::Keyword(k) = key {
-                if *k == kw::ERROR {
-                    error_at = Some(i);
-                } else if *k == kw::RUNNING {
-                    running_at = Some(i);
-                }
+                seen |= 1u64 << (k.index() % 64);
             }
         }
-        if let Some(i) = error_at {
+        if seen & error_bit != 0
+            && let Some(i) = crate::value::find_kw(self.db, kw::ERROR)
+        {
             self.db.shift_remove_index(i);
         }
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
         }
-        self.had_running = running_at.is_some();
+        self.had_running =
+            seen & running_bit != 0 && crate::value::find_kw(self.db, kw::RUNNING).is_some();
         if self.had_running {
             self.load_running();
             self.watch |= self
@@ -421,7 +429,7 @@ impl<'t> Engine<'t> {
     /// what runs now, writes back the generator's position and any error.
     /// The db stays where it is (the engine only borrows it).
     #[inline(always)]
-    pub(crate) fn finish(&mut self, status: Status, options: &TickOptions) -> Outcome {
+    pub(crate) fn finish(mut self, status: Status, options: &TickOptions) -> Outcome {
         if self.error.is_none() && !self.keep_running && (self.had_running || self.long.is_some()) {
             self.sweep();
             self.store_running();
@@ -433,8 +441,10 @@ impl<'t> Engine<'t> {
         if let Some(e) = &self.error {
             self.db.insert(Value::Keyword(kw::ERROR), e.to_value());
         }
-        let error = self.error.take();
-        let extras = self.long.take().and_then(|long| {
+        let steps = self.steps();
+        // Taken apart by value, so that no drop glue for the whole engine runs.
+        let Engine { error, long, .. } = self;
+        let extras = long.and_then(|long| {
             let Long {
                 launches,
                 cancels,
@@ -457,9 +467,28 @@ impl<'t> Engine<'t> {
                 status
             },
             error,
-            steps: self.steps,
+            steps,
             extras,
         }
+    }
+
+    /// The node visits made so far, the one that exceeded the budget included.
+    pub(crate) fn steps(&self) -> u64 {
+        self.budget.saturating_add(1) - self.fuel + self.overrun
+    }
+
+    /// A visit found the step budget spent: an Error at `node`. The fuel is
+    /// topped up by one so that any later visit fails the same way.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn out_of_steps(&mut self, node: u32) -> Status {
+        self.overrun += 1;
+        self.fuel = 1;
+        let budget = self.budget;
+        self.fail(
+            node,
+            format!("step budget exceeded ({budget} node visits in one tick)"),
+        )
     }
 
     /// Records an error at `node` and returns [`Status::Error`]. The first
