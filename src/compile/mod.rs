@@ -105,6 +105,7 @@ impl<'r> Compiler<'r> {
         self.ids.reserve(n);
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
+            crate::nodes::mark_plain(&mut self.nodes, &self.child_ids);
             Ok(Tree {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
@@ -248,6 +249,7 @@ impl<'r> Compiler<'r> {
             index_in_parent: place.index,
             subtree_end: index + 1,
             pre: None,
+            plain: false,
             span,
         });
 

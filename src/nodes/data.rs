@@ -133,6 +133,7 @@ impl Engine<'_> {
     }
 
     /// `db[key] OP val`. A missing key fails: the condition does not hold.
+    #[inline(always)]
     pub(super) fn test(&mut self, id: u32, key: &KeyPath, oper: Operator, val: &Opt) -> Status {
         let Some(lhs) = key.get(self.db) else {
             return Status::Failure;
@@ -152,6 +153,7 @@ impl Engine<'_> {
         }
     }
 
+    #[inline(always)]
     pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match val {
             Opt::Const(v) => clone_inline(v),
@@ -175,6 +177,7 @@ impl Engine<'_> {
     }
 
     /// Adds one to the number at `key`; a missing key counts as 0.
+    #[inline(always)]
     pub(super) fn inc(&mut self, id: u32, key: &KeyPath) -> Status {
         let problem = match key.slot(self.db) {
             Ok(slot) => match slot {

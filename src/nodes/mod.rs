@@ -4,7 +4,10 @@
 mod composite;
 pub(crate) mod data;
 mod long;
+mod plain;
 mod random;
+
+pub(crate) use plain::mark_plain;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -353,12 +356,15 @@ impl Builtin {
 impl Engine<'_> {
     /// Ticks node `id` and returns its status.
     pub(crate) fn tick(&mut self, id: u32) -> Status {
+        let tree = self.tree;
+        let node = &tree.nodes[id as usize];
+        if node.plain && !self.watch {
+            return self.tick_plain(id);
+        }
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
-        let tree = self.tree;
-        let node = &tree.nodes[id as usize];
         if let Some(pre) = &node.pre
             && let Some(status) = self.preconditions(id, pre)
         {
@@ -390,18 +396,6 @@ impl Engine<'_> {
                 Status::Success => Status::Failure,
                 other => other,
             },
-            Kind::Success => Status::Success,
-            Kind::Failure => Status::Failure,
-            Kind::Present { key } => Status::from_bool(key.get(self.db).is_some()),
-            Kind::Equal { v1, v2 } => self.equal(id, v1, v2),
-            Kind::Test { key, oper, val } => self.test(id, key, *oper, val),
-            Kind::Define { key, val } => self.define(id, key, val),
-            Kind::Inc { key } => self.inc(id, key),
-            Kind::Dissoc { key } => match key.remove(self.db) {
-                Ok(()) => Status::Success,
-                Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
-            },
-            Kind::Emit { key, val } => self.emit(id, key, val),
             Kind::Wait { ticks } => self.wait(id, ticks),
             Kind::Defer {
                 action,
@@ -409,6 +403,7 @@ impl Engine<'_> {
                 options,
             } => self.defer(id, *action, into.as_ref(), options),
             Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
+            kind => self.leaf(id, kind),
         };
         if status == Status::Running {
             self.note_running(id);
@@ -424,6 +419,27 @@ impl Engine<'_> {
             });
         }
         status
+    }
+
+    /// Ticks a leaf that finishes in one visit: shared by the general and
+    /// the plain path.
+    #[inline(always)]
+    pub(super) fn leaf(&mut self, id: u32, kind: &Kind) -> Status {
+        match kind {
+            Kind::Success => Status::Success,
+            Kind::Failure => Status::Failure,
+            Kind::Present { key } => Status::from_bool(key.get(self.db).is_some()),
+            Kind::Equal { v1, v2 } => self.equal(id, v1, v2),
+            Kind::Test { key, oper, val } => self.test(id, key, *oper, val),
+            Kind::Define { key, val } => self.define(id, key, val),
+            Kind::Inc { key } => self.inc(id, key),
+            Kind::Dissoc { key } => match key.remove(self.db) {
+                Ok(()) => Status::Success,
+                Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
+            },
+            Kind::Emit { key, val } => self.emit(id, key, val),
+            _ => self.fail(id, "not a leaf node"),
+        }
     }
 
     #[inline(never)]

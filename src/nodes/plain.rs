@@ -1,0 +1,209 @@
+//! The plain path: a leaner tick for subtrees that cannot run long.
+//!
+//! Most of a typical tree is conditions and actions under reactive selectors,
+//! sequences and loops: nodes that finish in the tick they are visited. Such a
+//! subtree has no running children to halt, no skipped children to pass over
+//! and no preconditions to check, so when the tick is not watched (nothing
+//! ran after the last tick, and it is not traced) the engine walks it with a
+//! smaller interpreter that leaves out that bookkeeping. The results, the db
+//! and the step count are the same as the general path's; tests/plain.rs
+//! compares the two on generated trees.
+
+use crate::tick::{Engine, Status};
+use crate::tree::{Kind, Node, Opt};
+use crate::value::Value;
+
+/// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
+/// plain when its own kind finishes in one visit, it has no preconditions,
+/// and all its children are plain. Children are laid out in pre-order, which
+/// the plain path relies on; a node whose children are not is left general.
+pub(crate) fn mark_plain(nodes: &mut [Node], child_ids: &[u32]) {
+    for i in (0..nodes.len()).rev() {
+        let node = &nodes[i];
+        let kids = child_ids
+            .get(node.children.0 as usize..node.children.1 as usize)
+            .unwrap_or(&[]);
+        let own = node.pre.is_none()
+            && match &node.kind {
+                // An empty selector or sequence is skipped: general.
+                Kind::Selector { memory: false } | Kind::Sequence { memory: false } => {
+                    !kids.is_empty()
+                }
+                Kind::Loop { .. }
+                | Kind::LoopUntilSuccess { .. }
+                | Kind::Invert
+                | Kind::Always
+                | Kind::Never => kids.len() == 1,
+                Kind::Success
+                | Kind::Failure
+                | Kind::Present { .. }
+                | Kind::Equal { .. }
+                | Kind::Test { .. }
+                | Kind::Define { .. }
+                | Kind::Inc { .. }
+                | Kind::Dissoc { .. }
+                | Kind::Emit { .. } => kids.is_empty(),
+                _ => false,
+            };
+        let plain = own && in_pre_order(nodes, i, kids) && {
+            kids.iter()
+                .all(|&k| nodes.get(k as usize).is_some_and(|n| n.plain))
+        };
+        if let Some(node) = nodes.get_mut(i) {
+            node.plain = plain;
+        }
+    }
+}
+
+/// Whether node `i`'s children are `i + 1` and then each one's subtree end,
+/// the last ending where `i`'s subtree does.
+fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
+    let mut next = i + 1;
+    for &k in kids {
+        if k as usize != next {
+            return false;
+        }
+        match nodes.get(next) {
+            Some(n) => next = n.subtree_end as usize,
+            None => return false,
+        }
+    }
+    nodes.get(i).is_some_and(|n| n.subtree_end as usize == next)
+}
+
+impl Engine<'_> {
+    /// Ticks plain node `id` (see [`mark_plain`]).
+    pub(super) fn tick_plain(&mut self, id: u32) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
+        }
+        let tree = self.tree;
+        let node = &tree.nodes[id as usize];
+        match &node.kind {
+            Kind::Selector { .. } => self.plain_flow(id, node, Status::Failure),
+            Kind::Sequence { .. } => self.plain_flow(id, node, Status::Success),
+            Kind::Loop { count } => self.plain_repeat(id, count, Status::Success),
+            Kind::LoopUntilSuccess { count } => self.plain_repeat(id, count, Status::Failure),
+            Kind::Invert => match self.tick_plain(id + 1) {
+                Status::Success => Status::Failure,
+                Status::Failure => Status::Success,
+                other => other,
+            },
+            Kind::Always => match self.tick_plain(id + 1) {
+                Status::Failure => Status::Success,
+                other => other,
+            },
+            Kind::Never => match self.tick_plain(id + 1) {
+                Status::Success => Status::Failure,
+                other => other,
+            },
+            kind => self.leaf(id, kind),
+        }
+    }
+
+    /// Ticks plain child `id`: a leaf here, without a call, anything else
+    /// through [`Engine::tick_plain`].
+    #[inline(always)]
+    fn tick_child(&mut self, id: u32, node: &Node) -> Status {
+        if node.subtree_end == id + 1 {
+            self.fuel -= 1;
+            if self.fuel == 0 {
+                return self.out_of_steps(id);
+            }
+            self.leaf(id, &node.kind)
+        } else {
+            self.tick_plain(id)
+        }
+    }
+
+    /// A reactive selector (`next` = Failure) or sequence (`next` = Success)
+    /// over plain children, which return only Success, Failure or Error.
+    #[inline(always)]
+    fn plain_flow(&mut self, id: u32, node: &Node, next: Status) -> Status {
+        let tree = self.tree;
+        let mut child = id + 1;
+        while child < node.subtree_end {
+            let kid = &tree.nodes[child as usize];
+            let status = self.tick_child(child, kid);
+            if status != next {
+                return status;
+            }
+            child = kid.subtree_end;
+        }
+        next
+    }
+
+    /// `:loop` (`keep_going` = Success) and `:loop-until-success` (Failure)
+    /// over a plain child.
+    #[inline(always)]
+    fn plain_repeat(&mut self, id: u32, count: &Opt, keep_going: Status) -> Status {
+        let count = match count {
+            Opt::Const(Value::Int(n)) if *n >= 0 => *n as u64,
+            _ => match self.opt_as(
+                id,
+                "count",
+                count,
+                super::as_count,
+                "a non-negative integer",
+            ) {
+                Ok(n) => n,
+                Err(status) => return status,
+            },
+        };
+        let child = id + 1;
+        let kid = &self.tree.nodes[child as usize];
+        for _ in 0..count {
+            let status = self.tick_child(child, kid);
+            if status != keep_going {
+                return status;
+            }
+        }
+        keep_going
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Registry, compile_str};
+
+    /// The plain flags of a tree's nodes, in pre-order.
+    fn plain(text: &str) -> Vec<bool> {
+        match compile_str("t.edn", text, &Registry::new()) {
+            Ok(tree) => tree.nodes.iter().map(|n| n.plain).collect(),
+            Err(e) => vec![e.to_string().is_empty()],
+        }
+    }
+
+    #[test]
+    fn conditions_and_actions_under_reactive_composites_are_plain() {
+        assert_eq!(
+            plain(
+                "[:selector [:sequence [:present? {:key :a}] [:inc! {:key :a}]] [:loop {:count 2} [:invert [:success]]]]"
+            ),
+            vec![true; 7]
+        );
+    }
+
+    #[test]
+    fn what_can_run_be_skipped_or_remember_is_not_nor_is_anything_above_it() {
+        // A wait can run: its ancestors are general, its plain sibling stays plain.
+        assert_eq!(
+            plain("[:sequence [:selector [:wait {:ticks 1}] [:success]] [:failure]]"),
+            vec![false, false, false, true, true]
+        );
+        // Memory and preconditions make their own node general, not its children.
+        assert_eq!(
+            plain(
+                "[:sequence {:memory true} [:success] [:selector {:aido/skip-if true} [:success]]]"
+            ),
+            vec![false, true, false, true]
+        );
+        // An empty sequence is skipped, and a parallel keeps finished children.
+        assert_eq!(plain("[:sequence]"), vec![false]);
+        assert_eq!(
+            plain("[:parallel {:policy :selector} [:success]]"),
+            vec![false, true]
+        );
+    }
+}
