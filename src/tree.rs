@@ -271,11 +271,22 @@ pub(crate) enum Kind {
     },
 }
 
+/// What aido's parallel counts (`:mode`), resolved at compile time when constant.
+#[derive(Debug, Clone)]
+pub(crate) enum CountMode {
+    /// `:success`
+    Successes,
+    /// `:failure`
+    Failures,
+    /// Given by `[:aido/db ..]` or `[:aido/fn ..]`.
+    Dynamic(Opt),
+}
+
 /// How a `:parallel` decides.
 #[derive(Debug, Clone)]
 pub(crate) enum Parallel {
     /// aido's: count successes (Running included) or failures each tick.
-    Count { mode: Opt, how_many: Opt },
+    Count { mode: CountMode, how_many: Opt },
     /// Succeeds when every child has succeeded, fails at the first failure.
     Sequence,
     /// Succeeds at the first success, fails when every child has failed.

@@ -60,7 +60,8 @@ fn leaf(g: &mut Gen) -> String {
 }
 
 /// A random tree of at most `depth` levels of composites, now and then with
-/// a node the plain path does not take (memory, a precondition, `:parallel`).
+/// a node the plain path does not take (memory, a precondition, a
+/// parallel with a policy).
 fn tree(g: &mut Gen, depth: u32) -> String {
     if depth == 0 || g.below(4) == 0 {
         return leaf(g);
@@ -72,7 +73,7 @@ fn tree(g: &mut Gen, depth: u32) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    match g.below(12) {
+    match g.below(13) {
         0 | 1 => format!("[:selector {}]", kids(g, 4)),
         2 | 3 => format!("[:sequence {}]", kids(g, 4)),
         4 => format!("[:loop {{:count {}}} {}]", g.below(4), kids(g, 1)),
@@ -86,7 +87,13 @@ fn tree(g: &mut Gen, depth: u32) -> String {
         8 => format!("[:never {}]", kids(g, 1)),
         9 => format!("[:sequence {{:memory true}} {}]", kids(g, 3)),
         10 => format!("[:selector {{:aido/skip-if [:aido/db :c]}} {}]", kids(g, 3)),
-        _ => format!("[:parallel {{:policy :sequence}} {}]", kids(g, 3)),
+        11 => format!("[:parallel {{:policy :sequence}} {}]", kids(g, 3)),
+        _ => format!(
+            "[:parallel {{:mode {} :how-many {}}} {}]",
+            g.pick(&[":success", ":failure"]),
+            g.below(2),
+            [tree(g, depth - 1), kids(g, 2)].join(" ")
+        ),
     }
 }
 

@@ -10,7 +10,7 @@
 //! whose children were all skipped is skipped. Error always goes straight up.
 
 use crate::tick::{Engine, Status};
-use crate::tree::{Opt, Parallel};
+use crate::tree::{CountMode, Opt, Parallel};
 use crate::value::{Map, Value, kw};
 
 use super::as_count;
@@ -170,26 +170,17 @@ impl Engine<'_> {
     /// `:mode :success` it succeeds when at least `:how-many` children
     /// succeeded, else fails; with `:mode :failure` it fails when at least
     /// `:how-many` failed, else succeeds. Skipped children count as neither.
-    fn parallel_count(&mut self, id: u32, mode: &Opt, how_many: &Opt, kids: &[u32]) -> Status {
-        let count_failures = match self.opt_as(
-            id,
-            "mode",
-            mode,
-            |v| match v.as_keyword().map(|k| k.as_str()) {
-                Some("success") => Some(false),
-                Some("failure") => Some(true),
-                _ => None,
-            },
-            "one of :success :failure",
-        ) {
-            Ok(m) => m,
+    fn parallel_count(
+        &mut self,
+        id: u32,
+        mode: &CountMode,
+        how_many: &Opt,
+        kids: &[u32],
+    ) -> Status {
+        let (count_failures, how_many) = match self.count_options(id, mode, how_many) {
+            Ok(options) => options,
             Err(status) => return status,
         };
-        let how_many =
-            match self.opt_as(id, "how-many", how_many, as_count, "a non-negative integer") {
-                Ok(n) => n,
-                Err(status) => return status,
-            };
         let (mut succeeded, mut failed, mut skipped) = (0u64, 0u64, 0usize);
         for &child in kids {
             match self.tick(child) {
@@ -201,11 +192,40 @@ impl Engine<'_> {
         }
         if skipped == kids.len() {
             Status::Skipped
-        } else if count_failures {
-            Status::from_bool(failed < how_many)
         } else {
-            Status::from_bool(succeeded >= how_many)
+            count_decision(count_failures, how_many, succeeded, failed)
         }
+    }
+
+    /// The options of aido's parallel: whether it counts failures (`:mode
+    /// :failure`) rather than successes, and `:how-many`.
+    #[inline]
+    pub(super) fn count_options(
+        &mut self,
+        id: u32,
+        mode: &CountMode,
+        how_many: &Opt,
+    ) -> Result<(bool, u64), Status> {
+        let count_failures = match mode {
+            CountMode::Successes => false,
+            CountMode::Failures => true,
+            CountMode::Dynamic(mode) => self.opt_as(
+                id,
+                "mode",
+                mode,
+                |v| match v.as_keyword().map(|k| k.as_str()) {
+                    Some("success") => Some(false),
+                    Some("failure") => Some(true),
+                    _ => None,
+                },
+                "one of :success :failure",
+            )?,
+        };
+        let how_many = match how_many {
+            Opt::Const(Value::Int(n)) if *n >= 0 => *n as u64,
+            _ => self.opt_as(id, "how-many", how_many, as_count, "a non-negative integer")?,
+        };
+        Ok((count_failures, how_many))
     }
 
     /// A parallel with a policy: children that finished keep their status
@@ -281,6 +301,21 @@ impl Engine<'_> {
                 Status::Running
             }
         }
+    }
+}
+
+/// What aido's parallel reports once its children are counted.
+#[inline]
+pub(super) fn count_decision(
+    count_failures: bool,
+    how_many: u64,
+    succeeded: u64,
+    failed: u64,
+) -> Status {
+    if count_failures {
+        Status::from_bool(failed < how_many)
+    } else {
+        Status::from_bool(succeeded >= how_many)
     }
 }
 

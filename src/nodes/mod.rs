@@ -17,7 +17,7 @@ use crate::registry::{Arity, Imp, NodeType, OptionType};
 use crate::source::Span;
 use crate::tick::{Engine, NodeCtx, Status, eval};
 use crate::tree::NodeId;
-use crate::tree::{KeyPath, Kind, Opt, Parallel};
+use crate::tree::{CountMode, KeyPath, Kind, Opt, Parallel};
 use crate::value::Value;
 
 use data::Operator;
@@ -221,8 +221,13 @@ fn lower_parallel(
             span,
         );
     }
+    let mode = match opts.take("mode") {
+        Opt::Const(Value::Keyword(k)) if k.as_str() == "failure" => CountMode::Failures,
+        Opt::Const(Value::Keyword(k)) if k.as_str() == "success" => CountMode::Successes,
+        other => CountMode::Dynamic(other),
+    };
     Parallel::Count {
-        mode: opts.take("mode"),
+        mode,
         how_many: opts.take("how-many"),
     }
 }

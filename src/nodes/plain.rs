@@ -10,7 +10,7 @@
 //! compares the two on generated trees.
 
 use crate::tick::{Engine, Status};
-use crate::tree::{Kind, Node, Opt};
+use crate::tree::{CountMode, Kind, Node, Opt, Parallel};
 use crate::value::Value;
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
@@ -29,6 +29,9 @@ pub(crate) fn mark_plain(nodes: &mut [Node], child_ids: &[u32]) {
                 Kind::Selector { memory: false } | Kind::Sequence { memory: false } => {
                     !kids.is_empty()
                 }
+                // aido's counting parallel keeps no state; with none of its
+                // children able to run, it is a loop over them all.
+                Kind::Parallel(Parallel::Count { .. }) => !kids.is_empty(),
                 Kind::Loop { .. }
                 | Kind::LoopUntilSuccess { .. }
                 | Kind::Invert
@@ -83,6 +86,9 @@ impl Engine<'_> {
         match &node.kind {
             Kind::Selector { .. } => self.plain_flow(id, node, Status::Failure),
             Kind::Sequence { .. } => self.plain_flow(id, node, Status::Success),
+            Kind::Parallel(Parallel::Count { mode, how_many }) => {
+                self.plain_parallel(id, node, mode, how_many)
+            }
             Kind::Loop { count } => self.plain_repeat(id, count, Status::Success),
             Kind::LoopUntilSuccess { count } => self.plain_repeat(id, count, Status::Failure),
             Kind::Invert => match self.tick_plain(id + 1) {
@@ -134,6 +140,27 @@ impl Engine<'_> {
         next
     }
 
+    /// aido's counting parallel over plain children.
+    fn plain_parallel(&mut self, id: u32, node: &Node, mode: &CountMode, how_many: &Opt) -> Status {
+        let (count_failures, how_many) = match self.count_options(id, mode, how_many) {
+            Ok(options) => options,
+            Err(status) => return status,
+        };
+        let tree = self.tree;
+        let (mut succeeded, mut failed) = (0, 0);
+        let mut child = id + 1;
+        while child < node.subtree_end {
+            let kid = &tree.nodes[child as usize];
+            match self.tick_child(child, kid) {
+                Status::Success => succeeded += 1,
+                Status::Failure => failed += 1,
+                other => return other,
+            }
+            child = kid.subtree_end;
+        }
+        super::composite::count_decision(count_failures, how_many, succeeded, failed)
+    }
+
     /// `:loop` (`keep_going` = Success) and `:loop-until-success` (Failure)
     /// over a plain child.
     #[inline(always)]
@@ -182,6 +209,10 @@ mod tests {
                 "[:selector [:sequence [:present? {:key :a}] [:inc! {:key :a}]] [:loop {:count 2} [:invert [:success]]]]"
             ),
             vec![true; 7]
+        );
+        assert_eq!(
+            plain("[:parallel {:mode :success :how-many 1} [:failure] [:never [:success]]]"),
+            vec![true; 4]
         );
     }
 
