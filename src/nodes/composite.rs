@@ -13,8 +13,6 @@ use crate::tick::{Engine, Status};
 use crate::tree::{CountMode, Opt, Parallel};
 use crate::value::{Map, Value, kw};
 
-use super::as_count;
-
 /// How a selector and a sequence differ: which status moves on to the next child.
 #[derive(Clone, Copy)]
 struct Flow {
@@ -130,13 +128,9 @@ impl Engine<'_> {
         kids: &[u32],
         keep_going: Status,
     ) -> Status {
-        let count = match count {
-            // The usual constant count, without the general conversion.
-            Opt::Const(Value::Int(n)) if *n >= 0 => *n as u64,
-            _ => match self.opt_as(id, "count", count, as_count, "a non-negative integer") {
-                Ok(n) => n,
-                Err(status) => return status,
-            },
+        let count = match self.count_opt(id, "count", count) {
+            Ok(n) => n,
+            Err(status) => return status,
         };
         for _ in 0..count {
             let status = self.tick(kids[0]);
@@ -221,10 +215,7 @@ impl Engine<'_> {
                 "one of :success :failure",
             )?,
         };
-        let how_many = match how_many {
-            Opt::Const(Value::Int(n)) if *n >= 0 => *n as u64,
-            _ => self.opt_as(id, "how-many", how_many, as_count, "a non-negative integer")?,
-        };
+        let how_many = self.count_opt(id, "how-many", how_many)?;
         Ok((count_failures, how_many))
     }
 

@@ -4,15 +4,13 @@ use crate::tick::{Engine, Request, Status, eval};
 use crate::tree::{KeyPath, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
-use super::as_count;
-
 impl Engine<'_> {
     /// `[:wait {:ticks n}]`: Running the first n times it is ticked, then
     /// Success; it starts over after a Success or a halt. Its count so far
     /// is its node memory (`{:ticks k}`).
     #[inline(never)]
     pub(super) fn wait(&mut self, id: u32, ticks: &Opt) -> Status {
-        let n = match self.opt_as(id, "ticks", ticks, as_count, "a non-negative integer") {
+        let n = match self.count_opt(id, "ticks", ticks) {
             Ok(n) => n,
             Err(status) => return status,
         };

@@ -478,6 +478,16 @@ impl Engine<'_> {
         }
     }
 
+    /// Resolves a non-negative integer option (a count); a constant, the
+    /// usual case, is read in place without the general conversion.
+    #[inline(always)]
+    pub(crate) fn count_opt(&mut self, id: u32, name: &str, opt: &Opt) -> Result<u64, Status> {
+        match opt {
+            Opt::Const(Value::Int(n)) if *n >= 0 => Ok(*n as u64),
+            _ => self.opt_as(id, name, opt, as_count, "a non-negative integer"),
+        }
+    }
+
     /// Resolves `opt`, converting its value with `convert`; any problem is an Error at `id`.
     #[inline]
     pub(crate) fn opt_as<T>(

@@ -11,7 +11,6 @@
 
 use crate::tick::{Engine, Status};
 use crate::tree::{CountMode, Kind, Node, Opt, Parallel};
-use crate::value::Value;
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
 /// plain when its own kind finishes in one visit, it has no preconditions,
@@ -165,18 +164,9 @@ impl Engine<'_> {
     /// over a plain child.
     #[inline(always)]
     fn plain_repeat(&mut self, id: u32, count: &Opt, keep_going: Status) -> Status {
-        let count = match count {
-            Opt::Const(Value::Int(n)) if *n >= 0 => *n as u64,
-            _ => match self.opt_as(
-                id,
-                "count",
-                count,
-                super::as_count,
-                "a non-negative integer",
-            ) {
-                Ok(n) => n,
-                Err(status) => return status,
-            },
+        let count = match self.count_opt(id, "count", count) {
+            Ok(n) => n,
+            Err(status) => return status,
         };
         let child = id + 1;
         let kid = &self.tree.nodes[child as usize];
