@@ -8,15 +8,18 @@ use crate::tick::{Engine, Status, eval};
 use crate::tree::{KeyPath, Opt};
 use crate::value::Value;
 
-/// A comparison operator of `:test?`.
+/// A comparison operator of `:test?`. Each one's value is the set of
+/// orderings it accepts, one bit each (less, equal, greater from the lowest),
+/// so that comparing two integers needs no branch on the operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Operator {
-    Eq,
-    NotEq,
-    Lt,
-    Gt,
-    Le,
-    Ge,
+    Eq = 0b010,
+    NotEq = 0b101,
+    Lt = 0b001,
+    Gt = 0b100,
+    Le = 0b011,
+    Ge = 0b110,
 }
 
 impl Operator {
@@ -46,14 +49,9 @@ impl Operator {
     /// `a OP b` for two integers.
     #[inline(always)]
     fn ints(self, a: i64, b: i64) -> bool {
-        match self {
-            Operator::Eq => a == b,
-            Operator::NotEq => a != b,
-            Operator::Lt => a < b,
-            Operator::Gt => a > b,
-            Operator::Le => a <= b,
-            Operator::Ge => a >= b,
-        }
+        // -1, 0 or 1, shifted to the bit of that ordering.
+        let ordering = a.cmp(&b) as i8 + 1;
+        (self as u8 >> ordering) & 1 == 1
     }
 
     /// `lhs OP rhs`; ordering operators need two numbers.
@@ -237,6 +235,24 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_comparisons_agree_with_rusts_operators() {
+        type Compare = fn(&i64, &i64) -> bool;
+        let ops: [(Operator, Compare); 6] = [
+            (Operator::Eq, i64::eq),
+            (Operator::NotEq, i64::ne),
+            (Operator::Lt, i64::lt),
+            (Operator::Gt, i64::gt),
+            (Operator::Le, i64::le),
+            (Operator::Ge, i64::ge),
+        ];
+        for (op, expected) in ops {
+            for (a, b) in [(1, 2), (2, 2), (3, 2), (i64::MIN, i64::MAX), (-1, -1)] {
+                assert_eq!(op.ints(a, b), expected(&a, &b), "{a} {} {b}", op.as_str());
+            }
+        }
+    }
 
     #[test]
     fn operators_compare_numbers_across_int_and_float() {
