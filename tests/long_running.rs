@@ -558,6 +558,14 @@ fn aidos_parallel_is_unchanged() {
 }
 
 #[test]
+fn a_launch_request_lists_the_options_in_source_order() {
+    let t = tree("[:defer {:action :x/go :a 1 :into :r :b 2 :c 3 :d 4}]");
+    let tick = traced(db("{}"), &t);
+    let options = Value::Map(Box::new(tick.launches()[0].options.clone()));
+    assert_eq!(options.to_string(), "{:a 1, :b 2, :c 3, :d 4}");
+}
+
+#[test]
 fn deferred_actions_launch_complete_and_cancel() {
     let t = tree(
         "[:selector

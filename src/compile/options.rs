@@ -140,7 +140,7 @@ impl<'m> Options<'m> {
     pub(crate) fn take(&mut self, key: &str) -> Opt {
         let key = kw::option(key);
         match self.entries.iter().position(|(k, _)| *k == key) {
-            Some(i) => self.entries.swap_remove(i).1,
+            Some(i) => self.entries.remove(i).1,
             None => Opt::Const(Value::Nil),
         }
     }
@@ -178,7 +178,7 @@ impl<'m> Options<'m> {
         self.entries
             .iter()
             .position(|(k, _)| *k == key)
-            .map(|i| self.entries.swap_remove(i).1)
+            .map(|i| self.entries.remove(i).1)
     }
 
     /// The span of option `key`'s value, if known.
