@@ -8,18 +8,15 @@ use crate::tick::{Engine, Status, eval};
 use crate::tree::{KeyPath, Opt};
 use crate::value::Value;
 
-/// A comparison operator of `:test?`. Each one's value is the set of
-/// orderings it accepts, one bit each (less, equal, greater from the lowest),
-/// so that comparing two integers needs no branch on the operator.
+/// A comparison operator of `:test?`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
 pub(crate) enum Operator {
-    Eq = 0b010,
-    NotEq = 0b101,
-    Lt = 0b001,
-    Gt = 0b100,
-    Le = 0b011,
-    Ge = 0b110,
+    Eq,
+    NotEq,
+    Lt,
+    Gt,
+    Le,
+    Ge,
 }
 
 impl Operator {
@@ -49,9 +46,14 @@ impl Operator {
     /// `a OP b` for two integers.
     #[inline(always)]
     fn ints(self, a: i64, b: i64) -> bool {
-        // -1, 0 or 1, shifted to the bit of that ordering.
-        let ordering = a.cmp(&b) as i8 + 1;
-        (self as u8 >> ordering) & 1 == 1
+        match self {
+            Operator::Eq => a == b,
+            Operator::NotEq => a != b,
+            Operator::Lt => a < b,
+            Operator::Gt => a > b,
+            Operator::Le => a <= b,
+            Operator::Ge => a >= b,
+        }
     }
 
     /// `lhs OP rhs`; ordering operators need two numbers.
