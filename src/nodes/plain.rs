@@ -90,16 +90,16 @@ impl Engine<'_> {
             }
             Kind::Loop { count } => self.plain_repeat(id, count, Status::Success),
             Kind::LoopUntilSuccess { count } => self.plain_repeat(id, count, Status::Failure),
-            Kind::Invert => match self.tick_plain(id + 1) {
+            Kind::Invert => match self.tick_only_child(id) {
                 Status::Success => Status::Failure,
                 Status::Failure => Status::Success,
                 other => other,
             },
-            Kind::Always => match self.tick_plain(id + 1) {
+            Kind::Always => match self.tick_only_child(id) {
                 Status::Failure => Status::Success,
                 other => other,
             },
-            Kind::Never => match self.tick_plain(id + 1) {
+            Kind::Never => match self.tick_only_child(id) {
                 Status::Success => Status::Failure,
                 other => other,
             },
@@ -120,6 +120,13 @@ impl Engine<'_> {
         } else {
             self.tick_plain(id)
         }
+    }
+
+    /// Ticks the one child of decorator `id`, which comes right after it.
+    #[inline(always)]
+    fn tick_only_child(&mut self, id: u32) -> Status {
+        let tree = self.tree;
+        self.tick_child(id + 1, &tree.nodes[id as usize + 1])
     }
 
     /// A reactive selector (`next` = Failure) or sequence (`next` = Success)
