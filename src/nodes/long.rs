@@ -14,7 +14,7 @@ impl Engine<'_> {
             Ok(n) => n,
             Err(status) => return status,
         };
-        let key = Value::keyword("ticks");
+        let key = Value::Keyword(kw::TICKS);
         let done = match self.memory(id) {
             None => 0,
             Some(memory) => match memory.get(&key).and_then(Value::as_int) {

@@ -98,6 +98,8 @@ pub(crate) mod kw {
     pub(crate) const RESULTS: Keyword = Keyword(21);
     /// `:launched`, in a deferred action's node memory.
     pub(crate) const LAUNCHED: Keyword = Keyword(22);
+    /// `:ticks`, in a `:wait` node's memory.
+    pub(crate) const TICKS: Keyword = Keyword(27);
     /// `:index`, in a memory composite's node memory.
     pub(crate) const INDEX: Keyword = Keyword(30);
     /// `:done`, in a policy parallel's node memory.
@@ -224,6 +226,7 @@ mod tests {
     fn reserved_keywords_have_their_names() {
         assert_eq!(kw::ID.as_str(), "id");
         assert_eq!(kw::DONE.as_str(), "done");
+        assert_eq!(kw::TICKS.as_str(), "ticks");
         assert_eq!(kw::SKIP_IF.as_str(), "aido/skip-if");
         assert_eq!(kw::SUCCESS_IF.as_str(), "aido/success-if");
         assert_eq!(kw::FAILURE_IF.as_str(), "aido/failure-if");
