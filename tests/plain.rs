@@ -194,3 +194,42 @@ fn a_step_budget_spent_inside_a_plain_subtree_counts_every_visit() {
     let message = &t.error.as_ref().unwrap().message;
     assert!(message.contains("step budget exceeded (4"), "{message}");
 }
+
+#[test]
+fn a_db_that_says_a_plain_node_is_running_is_ticked_as_the_general_path_would() {
+    // Plain nodes cannot run; a db from elsewhere may still say one does,
+    // with memory for it. The general path visits it (so it is not halted
+    // and its memory stays); the plain path must not do otherwise.
+    let tree = compile_str(
+        "t.edn",
+        "[:sequence [:success {:id :s}] [:wait {:id :w :ticks 2}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let start = read_value("{:aido/running [:s :w], :aido/memory {:s 1, :w {:ticks 1}}}").unwrap();
+    assert_same_both_ways("a plain node said to run", &tree, &start, 3, 1_000);
+}
+
+#[test]
+fn plain_subtrees_beside_a_running_node_tick_the_same_as_on_the_general_path() {
+    let tree = compile_str(
+        "t.edn",
+        "[:selector [:sequence [:inc! {:key :n}] [:failure]]
+                    [:sequence [:wait {:ticks 3}] [:loop {:count 2} [:inc! {:key :m}]]]
+                    [:define! {:key :never :val true}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    assert_same_both_ways(
+        "a wait beside plain subtrees",
+        &tree,
+        &Value::map(),
+        6,
+        1_000,
+    );
+    let mut db = Value::map();
+    for _ in 0..4 {
+        db = tick(&tree, db, 1_000, false).db;
+    }
+    assert_eq!(db.to_string(), "{:n 4, :m 2}");
+}

@@ -363,7 +363,7 @@ impl Engine<'_> {
     pub(crate) fn tick(&mut self, id: u32) -> Status {
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
-        if node.plain && !self.watch {
+        if node.plain && self.plain_ok {
             return self.tick_plain(id);
         }
         self.fuel -= 1;

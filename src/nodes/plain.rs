@@ -3,11 +3,13 @@
 //! Most of a typical tree is conditions and actions under reactive selectors,
 //! sequences and loops: nodes that finish in the tick they are visited. Such a
 //! subtree has no running children to halt, no skipped children to pass over
-//! and no preconditions to check, so when the tick is not watched (nothing
-//! ran after the last tick, and it is not traced) the engine walks it with a
-//! smaller interpreter that leaves out that bookkeeping. The results, the db
-//! and the step count are the same as the general path's; tests/plain.rs
-//! compares the two on generated trees.
+//! and no preconditions to check, so unless the tick is traced the engine
+//! walks it with a smaller interpreter that leaves out that bookkeeping, also
+//! while other parts of the tree run long: no node in a plain subtree can be
+//! in the running set (a db that says otherwise came from elsewhere, and the
+//! tick then keeps to the general path). The results, the db and the step
+//! count are the same as the general path's; tests/plain.rs compares the two
+//! on generated trees.
 
 use crate::tick::{Engine, Status};
 use crate::tree::{CountMode, Kind, Node, Opt, Parallel};

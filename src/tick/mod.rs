@@ -339,6 +339,10 @@ pub(crate) struct Engine<'t> {
     /// Whether visits must be watched: something ran after the last tick, or
     /// the tick is traced (see `Engine::tick`).
     pub(crate) watch: bool,
+    /// Whether plain subtrees may take the plain path (see `nodes::plain`):
+    /// the tick is not traced, and no node that the db says is running is
+    /// plain (plain nodes cannot run, so only a db from elsewhere says so).
+    pub(crate) plain_ok: bool,
 }
 
 /// See [`Engine::long`].
@@ -389,6 +393,7 @@ impl<'t> Engine<'t> {
             keep_running: false,
             had_running: false,
             watch: options.trace,
+            plain_ok: !options.trace,
         }
     }
 
@@ -418,10 +423,14 @@ impl<'t> Engine<'t> {
             seen & running_bit != 0 && crate::value::find_kw(self.db, kw::RUNNING).is_some();
         if self.had_running {
             self.load_running();
-            self.watch |= self
-                .long
-                .as_ref()
-                .is_some_and(|l| !l.prev_running.is_empty());
+            if let Some(long) = &self.long {
+                let nodes = &self.tree.nodes;
+                self.watch |= !long.prev_running.is_empty();
+                self.plain_ok &= !long
+                    .prev_running
+                    .iter()
+                    .any(|&(n, _)| nodes.get(n as usize).is_some_and(|n| n.plain));
+            }
         }
     }
 
