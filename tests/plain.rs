@@ -111,6 +111,10 @@ fn db(g: &mut Gen) -> Value {
     read_value(&text).unwrap()
 }
 
+fn compile(text: &str) -> Tree {
+    compile_str("t.edn", text, &Registry::new()).unwrap()
+}
+
 fn tick(tree: &Tree, db: Value, budget: u64, trace: bool) -> Tick {
     let options = TickOptions {
         step_budget: budget,
@@ -182,12 +186,7 @@ fn the_conformance_suite_ticks_the_same_on_both_paths() {
 
 #[test]
 fn a_step_budget_spent_inside_a_plain_subtree_counts_every_visit() {
-    let tree = compile_str(
-        "t.edn",
-        "[:sequence [:inc! {:key :n}] [:loop {:count 5} [:inc! {:key :n}]]]",
-        &Registry::new(),
-    )
-    .unwrap();
+    let tree = compile("[:sequence [:inc! {:key :n}] [:loop {:count 5} [:inc! {:key :n}]]]");
     let t = tick(&tree, Value::map(), 4, false);
     assert_eq!((t.status, t.steps), (Status::Error, 5));
     assert_eq!(t.db.get(&Value::keyword("n")), Some(&Value::Int(2)));
@@ -200,26 +199,18 @@ fn a_db_that_says_a_plain_node_is_running_is_ticked_as_the_general_path_would() 
     // Plain nodes cannot run; a db from elsewhere may still say one does,
     // with memory for it. The general path visits it (so it is not halted
     // and its memory stays); the plain path must not do otherwise.
-    let tree = compile_str(
-        "t.edn",
-        "[:sequence [:success {:id :s}] [:wait {:id :w :ticks 2}]]",
-        &Registry::new(),
-    )
-    .unwrap();
+    let tree = compile("[:sequence [:success {:id :s}] [:wait {:id :w :ticks 2}]]");
     let start = read_value("{:aido/running [:s :w], :aido/memory {:s 1, :w {:ticks 1}}}").unwrap();
     assert_same_both_ways("a plain node said to run", &tree, &start, 3, 1_000);
 }
 
 #[test]
 fn plain_subtrees_beside_a_running_node_tick_the_same_as_on_the_general_path() {
-    let tree = compile_str(
-        "t.edn",
+    let tree = compile(
         "[:selector [:sequence [:inc! {:key :n}] [:failure]]
                     [:sequence [:wait {:ticks 3}] [:loop {:count 2} [:inc! {:key :m}]]]
                     [:define! {:key :never :val true}]]",
-        &Registry::new(),
-    )
-    .unwrap();
+    );
     assert_same_both_ways(
         "a wait beside plain subtrees",
         &tree,
