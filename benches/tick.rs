@@ -1,5 +1,6 @@
-//! Tick benchmarks: one npc agent, a large generated tree (per tick and per
-//! node visit), and 10,000 npc agents ticked together on every core and on one.
+//! Tick benchmarks: one npc agent (also with an action that runs long), a
+//! large generated tree (per tick and per node visit), and 10,000 npc agents
+//! ticked together on every core and on one.
 //!
 //! Before measuring, each workload is ticked until it settles and its mean
 //! node visits per tick are printed, so that ns per visit can be read off
@@ -74,8 +75,19 @@ fn tick(c: &mut Criterion) {
         count_nodes(&large_text)
     );
 
+    // npc whose wandering ends in a walk that runs long: nine ticks in ten
+    // continue it, the tenth (eating) halts it; the running set, node memory
+    // and halting are all at work.
+    let running_text = NPC.replace(
+        "[:define! {:key :action :val :wander}]",
+        "[:define! {:key :action :val :wander}] [:wait {:id :walk :ticks 1000000000}]",
+    );
+    let running = compile("npc-running.edn", &running_text);
+    let (running_db, _) = settle(&running, read_value(NPC_DB).unwrap(), 1_000, 1);
+
     let mut group = c.benchmark_group("tick");
     bench_ticks(&mut group, "npc", &npc, &npc_db);
+    bench_ticks(&mut group, "npc_running", &running, &running_db);
     group.throughput(Throughput::Elements(npc_visits.round() as u64));
     bench_ticks(&mut group, "npc_visits", &npc, &npc_db);
     group.throughput(Throughput::Elements(large_visits.round() as u64));

@@ -130,11 +130,16 @@ impl Engine<'_> {
         now.sort_unstable();
         now.dedup();
         let tree = self.tree;
-        let ids = now
-            .iter()
-            .map(|&n| tree.nodes[n as usize].id.clone())
-            .collect();
-        *crate::value::map_slot(self.db, &key) = Value::Vector(ids);
+        let id = |n: &u32| &tree.nodes[*n as usize].id;
+        let slot = crate::value::map_slot(self.db, &key);
+        // The same nodes as before, the usual case while something runs:
+        // the db already says so.
+        if let Value::Vector(old) = slot
+            && old.iter().eq(now.iter().map(id))
+        {
+            return;
+        }
+        *slot = Value::Vector(now.iter().map(|n| id(n).clone()).collect());
     }
 
     /// Notes that `node` was ticked again (it was running after the last tick).

@@ -529,6 +529,15 @@ impl<'t> Engine<'t> {
         crate::value::map_get(self.db, &Value::Keyword(kw::MEMORY))?.get(id)
     }
 
+    /// The memory of `node`, if it has any, to change in place.
+    pub(crate) fn memory_mut(&mut self, node: u32) -> Option<&mut Value> {
+        let id = &self.tree.nodes[node as usize].id;
+        match self.db.get_mut(&Value::Keyword(kw::MEMORY))? {
+            Value::Map(memory) => memory.get_mut(id),
+            _ => None,
+        }
+    }
+
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
     /// state is stored: clearing the last entry removes `:aido/memory`.
     pub(crate) fn set_memory(&mut self, node: u32, state: Option<Value>) -> Result<(), String> {
