@@ -1,5 +1,6 @@
-//! A steady-state tick of the npc workload makes no heap allocation: counted
-//! by a global allocator that wraps the system one (a count, not a timing).
+//! A steady-state tick of the npc workload makes no heap allocation, nor
+//! does one while an action runs long: counted by a global allocator that
+//! wraps the system one (a count, not a timing).
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 mod common;
@@ -77,6 +78,37 @@ fn a_steady_state_npc_tick_allocates_nothing() {
     let made = allocations() - before;
     assert_eq!(made, 0, "{made} allocations in 10,000 npc ticks");
     assert!(db.get(&Value::keyword("steps")).is_some());
+}
+
+#[test]
+fn a_tick_while_an_action_runs_long_allocates_nothing_once_warm() {
+    // The running set, the wait's memory and the engine's long-running
+    // state are all reused from tick to tick.
+    let tree = compile_str(
+        "t.edn",
+        "[:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 1000000}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let mut db = Value::map();
+    for _ in 0..3 {
+        db = run_tick(db, &tree).db;
+    }
+    let before = allocations();
+    for _ in 0..1_000 {
+        let tick = run_tick(db, &tree);
+        assert_eq!(tick.status, aido::Status::Running);
+        db = tick.db;
+    }
+    let made = allocations() - before;
+    assert_eq!(
+        made, 0,
+        "{made} allocations in 1,000 ticks of a running wait"
+    );
+    assert_eq!(
+        db.to_string(),
+        "{:n 1003, :aido/memory {:walk {:ticks 1003}}, :aido/running [\"0\" :walk]}"
+    );
 }
 
 #[test]

@@ -75,11 +75,16 @@ impl Engine<'_> {
             self.fail(0, msg);
             return;
         };
-        let mut nodes = Vec::with_capacity(ids.len());
+        // Filled in place: the long-running state may be this thread's
+        // spare, whose vectors have room from earlier ticks.
+        let long = self.long.get_or_insert_with(Long::fresh);
+        let nodes = &mut long.prev_running;
+        nodes.clear();
         for id in ids {
             match self.tree.find(id) {
                 Some(node) => nodes.push((node.0, Fate::Pending)),
                 None => {
+                    nodes.clear();
                     let msg =
                         format!("`:aido/running` names node {id}, which this tree does not have");
                     self.fail(0, msg);
@@ -89,14 +94,11 @@ impl Engine<'_> {
         }
         nodes.sort_unstable_by_key(|(n, _)| *n);
         nodes.dedup_by_key(|(n, _)| *n);
-        if !nodes.is_empty() {
-            self.long_state().prev_running = nodes;
-        }
     }
 
     /// The long-running state, made on first use.
     pub(crate) fn long_state(&mut self) -> &mut Long {
-        self.long.get_or_insert_with(Box::default)
+        self.long.get_or_insert_with(Long::fresh)
     }
 
     /// Notes that `node` returned Running.
@@ -116,17 +118,13 @@ impl Engine<'_> {
     /// when nothing runs).
     pub(crate) fn store_running(&mut self) {
         let key = Value::Keyword(kw::RUNNING);
-        let mut now = self
-            .long
-            .as_mut()
-            .map(|l| std::mem::take(&mut l.now_running))
-            .unwrap_or_default();
-        if now.is_empty() {
+        let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
             if self.had_running {
                 self.db.shift_remove(&key);
             }
             return;
-        }
+        };
+        let now = &mut long.now_running;
         now.sort_unstable();
         now.dedup();
         let tree = self.tree;

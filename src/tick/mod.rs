@@ -358,6 +358,31 @@ pub(crate) struct Long {
     pub(crate) trace: Option<Vec<TraceEvent>>,
 }
 
+thread_local! {
+    /// An emptied long-running state kept from an earlier tick on this
+    /// thread: ticks while something runs reuse it, and the room its vectors
+    /// have, instead of allocating afresh.
+    static SPARE_LONG: std::cell::Cell<Option<Box<Long>>> = const { std::cell::Cell::new(None) };
+}
+
+impl Long {
+    /// An empty state: this thread's spare if it has one.
+    pub(crate) fn fresh() -> Box<Long> {
+        SPARE_LONG.take().unwrap_or_default()
+    }
+
+    /// Empties `long` (what a tick hands out was moved out of it already)
+    /// and keeps it as this thread's spare.
+    fn recycle(mut long: Box<Long>) {
+        long.prev_running.clear();
+        long.now_running.clear();
+        long.launches.clear();
+        long.cancels.clear();
+        long.trace = None;
+        SPARE_LONG.set(Some(long));
+    }
+}
+
 /// What became, in this tick, of a node that was running after the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fate {
@@ -384,10 +409,9 @@ impl<'t> Engine<'t> {
             rng: Rng::new(),
             error: None,
             long: options.trace.then(|| {
-                Box::new(Long {
-                    trace: Some(Vec::new()),
-                    ..Long::default()
-                })
+                let mut long = Long::fresh();
+                long.trace = Some(Vec::new());
+                long
             }),
             in_hook: false,
             keep_running: false,
@@ -453,14 +477,11 @@ impl<'t> Engine<'t> {
         let steps = self.steps();
         // Taken apart by value, so that no drop glue for the whole engine runs.
         let Engine { error, long, .. } = self;
-        let extras = long.and_then(|long| {
-            let Long {
-                launches,
-                cancels,
-                trace,
-                ..
-            } = *long;
-            let trace = trace.unwrap_or_default();
+        let extras = long.and_then(|mut long| {
+            let launches = std::mem::take(&mut long.launches);
+            let cancels = std::mem::take(&mut long.cancels);
+            let trace = long.trace.take().unwrap_or_default();
+            Long::recycle(long);
             (!launches.is_empty() || !cancels.is_empty() || !trace.is_empty()).then(|| {
                 Box::new(Extras {
                     launches,
