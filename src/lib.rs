@@ -56,6 +56,7 @@ mod batch;
 mod compile;
 mod diag;
 mod funcs;
+mod migrate;
 mod nodes;
 mod read;
 mod registry;
@@ -68,6 +69,7 @@ mod value;
 
 pub use batch::{tick_all, tick_all_into};
 pub use compile::{compile, compile_document, compile_str};
+pub use migrate::{MigratedNode, Migration, migrate};
 pub use diag::{Code, Diagnostic, Diagnostics, path_text};
 pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, read_value};
 pub use registry::{

@@ -333,6 +333,14 @@ pub struct Tree {
     pub(crate) source: Option<Arc<Source>>,
     /// Node index by stable id: node memory and the running set name nodes by id.
     pub(crate) index_by_id: HashMap<Value, u32, FastBuildHasher>,
+    /// The tree data it was compiled from: edits (trims) change this data
+    /// and compile it again.
+    pub(crate) form: Arc<Value>,
+    /// The fingerprint a db records under `:aido/tree` (see
+    /// [`Tree::fingerprint`]); worked out on first use.
+    pub(crate) fingerprint: std::sync::OnceLock<i64>,
+    /// Where `:aido/tree` sat in the last db looked at.
+    pub(crate) fingerprint_hint: SlotHint,
 }
 
 impl Tree {
@@ -410,6 +418,34 @@ impl Tree {
         }
         path.reverse();
         path
+    }
+
+    /// The tree data it was compiled from.
+    pub fn form(&self) -> &Value {
+        &self.form
+    }
+
+    /// A fingerprint of the tree's data, the same in every process: a db
+    /// records the fingerprint of the tree it was last ticked with under
+    /// `:aido/tree`, and a tick with another tree carries the db over first
+    /// (see [`crate::migrate`]).
+    pub fn fingerprint(&self) -> i64 {
+        *self.fingerprint.get_or_init(|| {
+            use std::hash::Hasher;
+            let mut h = crate::value::FastHasher::default();
+            h.write(self.form.to_string().as_bytes());
+            // Non-negative, so that it prints without a sign.
+            (h.finish() >> 1) as i64
+        })
+    }
+
+    /// The `:aido/tree` entry of `db`, found by this tree's position hint.
+    #[inline(always)]
+    pub(crate) fn recorded_fingerprint<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        self.fingerprint_hint
+            .find(db, crate::value::kw::TREE)
+            .and_then(|i| db.get_index(i))
+            .map(|(_, v)| v)
     }
 
     /// A one-line-per-node outline: indentation, type, id and options.

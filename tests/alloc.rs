@@ -107,7 +107,10 @@ fn a_tick_while_an_action_runs_long_allocates_nothing_once_warm() {
     );
     assert_eq!(
         db.to_string(),
-        "{:n 1003, :aido/memory {:walk {:ticks 1003}}, :aido/running [\"0\" :walk]}"
+        format!(
+            "{{:n 1003, :aido/memory {{:walk {{:ticks 1003}}}}, :aido/running [\"0\" :walk], :aido/tree {}}}",
+            tree.fingerprint()
+        )
     );
 }
 

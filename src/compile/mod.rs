@@ -111,6 +111,9 @@ impl<'r> Compiler<'r> {
                 child_ids: self.child_ids,
                 source: self.source,
                 index_by_id: self.ids,
+                form: Arc::new(tree.clone()),
+                fingerprint: std::sync::OnceLock::new(),
+                fingerprint_hint: crate::tree::SlotHint::default(),
             })
         } else {
             Err(Diagnostics {

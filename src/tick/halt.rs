@@ -138,6 +138,7 @@ impl Engine<'_> {
             return;
         }
         *slot = Value::Vector(now.iter().map(|n| id(n).clone()).collect());
+        self.wrote_state = true;
     }
 
     /// Notes that `node` was ticked again (it was running after the last tick).

@@ -11,6 +11,7 @@ mod halt;
 
 use std::fmt;
 
+use crate::migrate::Migration;
 use crate::rng::Rng;
 use crate::source::{LineCol, Span};
 use crate::tree::Tree;
@@ -149,6 +150,7 @@ pub(crate) struct Extras {
     launches: Vec<Request>,
     cancels: Vec<Request>,
     trace: Vec<TraceEvent>,
+    migration: Option<Box<Migration>>,
 }
 
 impl Tick {
@@ -161,6 +163,13 @@ impl Tick {
     /// Deferred actions to abandon: their node was halted before completion.
     pub fn cancels(&self) -> &[Request] {
         self.extras.as_ref().map_or(&[], |e| &e.cancels)
+    }
+
+    /// What became of the db's state if it was last ticked with another
+    /// tree (its `:aido/tree` fingerprint differs): it was carried over to
+    /// this tree by node id first (see [`crate::migrate`]).
+    pub fn migration(&self) -> Option<&Migration> {
+        self.extras.as_ref().and_then(|e| e.migration.as_deref())
     }
 
     /// With [`TickOptions::trace`]: what each node returned, and each halt,
@@ -293,6 +302,15 @@ fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
     })
 }
 
+/// The tick's extras, with the report of the db's carrying over.
+#[cold]
+#[inline(never)]
+fn carried_over(extras: Option<Box<Extras>>, migration: Box<Migration>) -> Box<Extras> {
+    let mut extras = extras.unwrap_or_default();
+    extras.migration = Some(migration);
+    extras
+}
+
 /// What a finished tick produced, besides its db.
 pub(crate) struct Outcome {
     pub(crate) status: Status,
@@ -343,6 +361,14 @@ pub(crate) struct Engine<'t> {
     /// the tick is not traced, and no node that the db says is running is
     /// plain (plain nodes cannot run, so only a db from elsewhere says so).
     pub(crate) plain_ok: bool,
+    /// Whether the db records this tree's fingerprint (or was carried over
+    /// to this tree), so that it need not be stamped at the end.
+    pub(crate) had_tree: bool,
+    /// Whether the tick wrote node memory or a running set: a db with state
+    /// records the tree it belongs to.
+    pub(crate) wrote_state: bool,
+    /// The carrying over of a db last ticked with another tree.
+    pub(crate) migration: Option<Box<Migration>>,
 }
 
 /// See [`Engine::long`].
@@ -418,6 +444,9 @@ impl<'t> Engine<'t> {
             had_running: false,
             watch: options.trace,
             plain_ok: !options.trace,
+            had_tree: false,
+            wrote_state: false,
+            migration: None,
         }
     }
 
@@ -440,6 +469,15 @@ impl<'t> Engine<'t> {
         {
             self.db.shift_remove_index(i);
         }
+        let tree_bit = 1u64 << (kw::TREE.index() % 64);
+        if seen & tree_bit != 0 {
+            self.had_tree = true;
+            match self.tree.recorded_fingerprint(self.db) {
+                Some(Value::Int(f)) if *f == self.tree.fingerprint() => {}
+                Some(_) => self.carry_over(),
+                None => self.had_tree = false,
+            }
+        }
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
         }
@@ -458,6 +496,14 @@ impl<'t> Engine<'t> {
         }
     }
 
+    /// The db was last ticked with another tree: carries its state over.
+    #[cold]
+    #[inline(never)]
+    fn carry_over(&mut self) {
+        let report = crate::migrate::migrate_by_id(self.db, self.tree);
+        self.migration = Some(Box::new(report));
+    }
+
     /// Ends the tick: halts what was running and was not reached, records
     /// what runs now, writes back the generator's position and any error.
     /// The db stays where it is (the engine only borrows it).
@@ -468,6 +514,9 @@ impl<'t> Engine<'t> {
             self.store_running();
         }
         self.rng.store(self.db);
+        if self.wrote_state && !self.had_tree && self.error.is_none() {
+            crate::migrate::stamp(self.db, self.tree);
+        }
         if options.locals.is_some() {
             self.db.shift_remove(&Value::Keyword(kw::LOCALS));
         }
@@ -476,7 +525,12 @@ impl<'t> Engine<'t> {
         }
         let steps = self.steps();
         // Taken apart by value, so that no drop glue for the whole engine runs.
-        let Engine { error, long, .. } = self;
+        let Engine {
+            error,
+            long,
+            migration,
+            ..
+        } = self;
         let extras = long.and_then(|mut long| {
             let launches = std::mem::take(&mut long.launches);
             let cancels = std::mem::take(&mut long.cancels);
@@ -487,9 +541,14 @@ impl<'t> Engine<'t> {
                     launches,
                     cancels,
                     trace,
+                    migration: None,
                 })
             })
         });
+        let extras = match migration {
+            None => extras,
+            Some(m) => Some(carried_over(extras, m)),
+        };
         Outcome {
             status: if error.is_some() {
                 Status::Error
@@ -570,6 +629,7 @@ impl<'t> Engine<'t> {
                 if slot.is_nil() {
                     *slot = Value::map();
                 }
+                self.wrote_state = true;
                 let Value::Map(memory) = slot else {
                     return Err(format!(
                         "`:aido/memory` must be a map, found a {}",

@@ -72,6 +72,7 @@ const RESERVED: &[&str] = &[
     "aido/skip-if",
     "aido/success-if",
     "aido/failure-if",
+    "aido/tree",
 ];
 
 /// The reserved keywords as constants.
@@ -110,6 +111,8 @@ pub(crate) mod kw {
     pub(crate) const SUCCESS_IF: Keyword = Keyword(33);
     /// `:aido/failure-if`, the precondition that makes a node fail.
     pub(crate) const FAILURE_IF: Keyword = Keyword(34);
+    /// `:aido/tree`: the fingerprint of the tree the db was last ticked with.
+    pub(crate) const TREE: Keyword = Keyword(35);
 
     /// The interned keyword of a built-in option key, without taking the
     /// interner's lock; other names are interned as usual.

@@ -1,0 +1,416 @@
+//! Carrying a db over to another version of its tree.
+//!
+//! State follows the node, not its position. The two trees are matched
+//! node by node (see [`NodeMap`]); every node that still exists with the
+//! same node type keeps its memory and running state under its new id, the
+//! state of nodes that are gone or changed type is dropped, and running
+//! nodes that are gone are halted on the old tree (halt hooks, cancel
+//! requests). Memory that names children by position (a memory composite's
+//! `{:index i}`, a policy parallel's `{:done [..]}`, `:choose-each`'s
+//! `{:pool [..]}`) is rewritten to name the same children in the new tree.
+
+use crate::tick::{Request, interrupt};
+use crate::tree::{Kind, Tree};
+use crate::value::{Keyword, Map, Value, kw};
+
+/// One node whose state a migration kept, dropped or halted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MigratedNode {
+    /// The node's id in the old tree.
+    pub id: Value,
+    /// Its id in the new tree, if it is there.
+    pub new_id: Option<Value>,
+    /// Its node type, e.g. `:sequence` (in the old tree).
+    pub node_type: Keyword,
+}
+
+/// What [`migrate`] did with a db's state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Migration {
+    /// Nodes whose memory or running state was carried over.
+    pub kept: Vec<MigratedNode>,
+    /// Nodes whose memory was dropped: gone, changed type, or memory that
+    /// named a child that is gone.
+    pub dropped: Vec<MigratedNode>,
+    /// Running nodes that are gone, halted on the old tree.
+    pub halted: Vec<MigratedNode>,
+    /// Cancel requests of deferred actions halted with them.
+    pub cancels: Vec<Request>,
+}
+
+impl Migration {
+    /// Whether nothing was kept, dropped or halted.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty() && self.dropped.is_empty() && self.halted.is_empty()
+    }
+
+    /// The report as a map: `{:kept [..], :dropped [..], :halted [..]}`, each
+    /// a vector of node ids (a kept node whose id changed as `[old new]`).
+    pub fn to_value(&self) -> Value {
+        let ids = |nodes: &[MigratedNode]| {
+            Value::Vector(
+                nodes
+                    .iter()
+                    .map(|n| match &n.new_id {
+                        Some(new) if *new != n.id => Value::Vector(vec![n.id.clone(), new.clone()]),
+                        _ => n.id.clone(),
+                    })
+                    .collect(),
+            )
+        };
+        Value::map_from([
+            (Value::keyword("kept"), ids(&self.kept)),
+            (Value::keyword("dropped"), ids(&self.dropped)),
+            (Value::keyword("halted"), ids(&self.halted)),
+        ])
+    }
+}
+
+/// Which node of the new tree each node of the old tree became.
+///
+/// Nodes with an explicit `:id` are matched by id (and node type) wherever
+/// they moved. The rest are matched top-down: the roots, if of one type;
+/// then, under each matched pair of parents, children whose data is equal
+/// (wherever they moved among their siblings), then the remaining children
+/// in order, pair by pair, where their node types agree. So a derived id,
+/// which names a position, does not decide: a child inserted before a
+/// running one shifts it, and the running one is still found.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeMap {
+    /// By old node index: the new node index.
+    pub(crate) to_new: Vec<Option<u32>>,
+}
+
+impl NodeMap {
+    pub(crate) fn between(old: &Tree, new: &Tree) -> NodeMap {
+        let mut to_new = vec![None; old.nodes.len()];
+        let mut taken = vec![false; new.nodes.len()];
+        let old_forms = node_forms(old);
+        let new_forms = node_forms(new);
+        // Explicit ids first.
+        for (o, node) in old.nodes.iter().enumerate() {
+            if has_explicit_id(old_forms.get(o).copied())
+                && let Some(n) = new.find(&node.id)
+                && has_explicit_id(new_forms.get(n.index()).copied())
+            {
+                pair(old, new, o, n.index(), &mut to_new, &mut taken);
+            }
+        }
+        if !old.nodes.is_empty() && !new.nodes.is_empty() {
+            pair(old, new, 0, 0, &mut to_new, &mut taken);
+        }
+        // Pre-order: a parent is matched before its children are looked at.
+        for o in 0..old.nodes.len() {
+            let Some(n) = to_new[o] else { continue };
+            let old_kids: Vec<u32> = old
+                .children_of(&old.nodes[o])
+                .iter()
+                .copied()
+                .filter(|&c| to_new[c as usize].is_none())
+                .collect();
+            let mut new_kids: Vec<u32> = new
+                .children_of(&new.nodes[n as usize])
+                .to_vec();
+            new_kids.retain(|&c| !taken[c as usize]);
+            let mut rest_old = Vec::new();
+            for &oc in &old_kids {
+                let form = old_forms.get(oc as usize).copied();
+                let same = new_kids.iter().position(|&nc| {
+                    form.is_some() && new_forms.get(nc as usize).copied() == form
+                });
+                match same {
+                    Some(at)
+                        if pair(old, new, oc as usize, new_kids[at] as usize, &mut to_new, &mut taken) =>
+                    {
+                        new_kids.remove(at);
+                    }
+                    _ => rest_old.push(oc),
+                }
+            }
+            for (oc, nc) in rest_old.into_iter().zip(new_kids) {
+                pair(old, new, oc as usize, nc as usize, &mut to_new, &mut taken);
+            }
+        }
+        NodeMap { to_new }
+    }
+
+    pub(crate) fn get(&self, old: u32) -> Option<u32> {
+        self.to_new.get(old as usize).copied().flatten()
+    }
+}
+
+/// Matches old node `o` with new node `n` if both are free and of one type.
+fn pair(
+    old: &Tree,
+    new: &Tree,
+    o: usize,
+    n: usize,
+    to_new: &mut [Option<u32>],
+    taken: &mut [bool],
+) -> bool {
+    let free = to_new.get(o).is_some_and(Option::is_none) && taken.get(n) == Some(&false);
+    if free && old.nodes[o].type_name == new.nodes[n].type_name {
+        to_new[o] = Some(n as u32);
+        taken[n] = true;
+        true
+    } else {
+        false
+    }
+}
+
+/// Each node's data, by node index (the tree's pre-order).
+fn node_forms(tree: &Tree) -> Vec<&Value> {
+    fn walk<'a>(form: &'a Value, out: &mut Vec<&'a Value>) {
+        out.push(form);
+        if let Value::Vector(items) = form {
+            let skip = if matches!(items.get(1), Some(Value::Map(_))) {
+                2
+            } else {
+                1
+            };
+            for child in items.iter().skip(skip) {
+                walk(child, out);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(tree.nodes.len());
+    walk(&tree.form, &mut out);
+    if out.len() != tree.nodes.len() {
+        out.clear();
+    }
+    out
+}
+
+fn has_explicit_id(form: Option<&Value>) -> bool {
+    matches!(form, Some(Value::Vector(items))
+        if matches!(items.get(1), Some(Value::Map(m)) if m.contains_key(&Value::Keyword(kw::ID))))
+}
+
+/// Carries `db` over from `old` to `new` (see the module documentation):
+/// returns the new db and what was kept, dropped and halted. The db is
+/// stamped with `new`'s fingerprint. A db that is not a map is returned as
+/// it is.
+///
+/// ```
+/// use aido::{Registry, compile_str, migrate, read_value, run_tick};
+///
+/// let registry = Registry::new();
+/// let old = compile_str("v1", "[:sequence {:memory true} [:success] [:wait {:ticks 2}]]", &registry).unwrap();
+/// let new = compile_str("v2", "[:sequence {:memory true} [:inc! {:key :n}] [:success] [:wait {:ticks 2}]]", &registry).unwrap();
+/// let db = run_tick(read_value("{}").unwrap(), &old).db; // the wait runs
+/// let (db, report) = migrate(db, &old, &new);
+/// assert_eq!(report.dropped, vec![]);
+/// // The memory sequence resumes at the wait, now its third child.
+/// let tick = run_tick(db, &new);
+/// assert_eq!(tick.db.get(&aido::Value::keyword("n")), None);
+/// ```
+pub fn migrate(db: Value, old: &Tree, new: &Tree) -> (Value, Migration) {
+    let map = NodeMap::between(old, new);
+    migrate_with(db, old, new, &map)
+}
+
+pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> (Value, Migration) {
+    let mut report = Migration::default();
+    let Value::Map(mut db) = db else {
+        return (db, report);
+    };
+    let info = |tree: &Tree, id: &Value, new_id: Option<Value>| MigratedNode {
+        id: id.clone(),
+        new_id,
+        node_type: tree
+            .find(id)
+            .and_then(|n| tree.node_type(n))
+            .unwrap_or_else(|| Keyword::new("aido/unknown")),
+    };
+    // Running nodes that are gone are halted on the old tree first.
+    let running: Vec<Value> = db
+        .get(&Value::Keyword(kw::RUNNING))
+        .and_then(Value::as_seq)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let gone: Vec<Value> = running
+        .iter()
+        .filter(|id| old.find(id).and_then(|n| map.get(n.0)).is_none())
+        .cloned()
+        .collect();
+    if !gone.is_empty() {
+        db.insert(Value::Keyword(kw::RUNNING), Value::Vector(gone.clone()));
+        let tick = interrupt(Value::Map(db), old);
+        report.cancels = tick.cancels().to_vec();
+        db = match tick.db {
+            Value::Map(m) => m,
+            _ => Box::default(),
+        };
+        db.shift_remove(&Value::Keyword(kw::ERROR));
+        report.halted = gone.iter().map(|id| info(old, id, None)).collect();
+    }
+    // The running nodes that stay, under their new ids.
+    let staying: Vec<Value> = running
+        .iter()
+        .filter_map(|id| {
+            let n = map.get(old.find(id)?.0)?;
+            Some(new.nodes[n as usize].id.clone())
+        })
+        .collect();
+    if staying.is_empty() {
+        db.shift_remove(&Value::Keyword(kw::RUNNING));
+    } else {
+        db.insert(Value::Keyword(kw::RUNNING), Value::Vector(staying));
+    }
+    // Node memory, by new id.
+    if let Some(Value::Map(memory)) = db.get(&Value::Keyword(kw::MEMORY)) {
+        let mut moved = Map::default();
+        for (id, state) in memory.iter() {
+            let Some(o) = old.find(id) else {
+                // Not a node of the old tree: kept only if the new one has it.
+                if new.find(id).is_some() {
+                    moved.insert(id.clone(), state.clone());
+                } else {
+                    report.dropped.push(info(old, id, None));
+                }
+                continue;
+            };
+            let carried = map
+                .get(o.0)
+                .and_then(|n| Some((n, follow(state, old, o.0, new, n, map)?)));
+            match carried {
+                Some((n, state)) => {
+                    let new_id = new.nodes[n as usize].id.clone();
+                    report.kept.push(info(old, id, Some(new_id.clone())));
+                    moved.insert(new_id, state);
+                }
+                None => report.dropped.push(info(old, id, None)),
+            }
+        }
+        if moved.is_empty() {
+            db.shift_remove(&Value::Keyword(kw::MEMORY));
+        } else {
+            db.insert(Value::Keyword(kw::MEMORY), Value::Map(Box::new(moved)));
+        }
+    }
+    // Running nodes without memory are kept too.
+    for id in &running {
+        if gone.contains(id) || report.kept.iter().any(|k| k.id == *id) {
+            continue;
+        }
+        let new_id = old
+            .find(id)
+            .and_then(|o| map.get(o.0))
+            .map(|n| new.nodes[n as usize].id.clone());
+        report.kept.push(info(old, id, new_id));
+    }
+    stamp(&mut db, new);
+    (Value::Map(db), report)
+}
+
+/// Records `tree`'s fingerprint in the db.
+pub(crate) fn stamp(db: &mut Map, tree: &Tree) {
+    db.insert(Value::Keyword(kw::TREE), Value::Int(tree.fingerprint()));
+}
+
+/// The memory `state` of old node `o`, rewritten for new node `n`: child
+/// positions follow their children; `None` if a child it names is gone.
+fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) -> Option<Value> {
+    let old_kids = old.children_of(&old.nodes[o as usize]);
+    let new_kids = new.children_of(&new.nodes[n as usize]);
+    // The new position of the old child at `i`.
+    let position = |i: usize| -> Option<usize> {
+        let c = map.get(*old_kids.get(i)?)?;
+        new_kids.iter().position(|&k| k == c)
+    };
+    let kind = &old.nodes[o as usize].kind;
+    match kind {
+        Kind::Selector { memory: true } | Kind::Sequence { memory: true } => {
+            let i = state.get(&Value::Keyword(kw::INDEX))?.as_int()?;
+            let j = position(usize::try_from(i).ok()?)?;
+            Some(Value::map_from([(
+                Value::Keyword(kw::INDEX),
+                Value::Int(j as i64),
+            )]))
+        }
+        Kind::Parallel(_) => match state.get(&Value::Keyword(kw::DONE)) {
+            Some(Value::Vector(done)) => {
+                let mut out = vec![Value::Nil; new_kids.len()];
+                for (i, d) in done.iter().enumerate() {
+                    if let Some(j) = position(i) {
+                        out[j] = d.clone();
+                    }
+                }
+                let mut m = state.as_map()?.clone();
+                m.insert(Value::Keyword(kw::DONE), Value::Vector(out));
+                Some(Value::Map(Box::new(m)))
+            }
+            _ => Some(state.clone()),
+        },
+        Kind::ChooseEach { .. } => match state.get(&Value::Keyword(kw::POOL)) {
+            Some(Value::Vector(pool)) => {
+                let moved = pool
+                    .iter()
+                    .filter_map(|i| position(usize::try_from(i.as_int()?).ok()?))
+                    .map(|j| Value::Int(j as i64))
+                    .collect();
+                let mut m = state.as_map()?.clone();
+                m.insert(Value::Keyword(kw::POOL), Value::Vector(moved));
+                Some(Value::Map(Box::new(m)))
+            }
+            _ => Some(state.clone()),
+        },
+        _ => Some(state.clone()),
+    }
+}
+
+/// Carries `db` over to `tree` when the tree it was last ticked with is not
+/// known: state is kept by node id where `tree` has that id and the same
+/// node type cannot be checked, so memory that names children by position
+/// is dropped (its composite starts afresh rather than resume at the wrong
+/// child), and running nodes that are gone are dropped from the running
+/// set (reported as halted; without the old tree no hook can run).
+pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
+    let mut report = Migration::default();
+    let node = |id: &Value, new_id: Option<Value>| MigratedNode {
+        id: id.clone(),
+        new_id,
+        node_type: tree
+            .find(id)
+            .and_then(|n| tree.node_type(n))
+            .unwrap_or_else(|| Keyword::new("aido/unknown")),
+    };
+    if let Some(Value::Vector(running)) = db.get_mut(&Value::Keyword(kw::RUNNING)) {
+        running.retain(|id| {
+            let here = tree.find(id).is_some();
+            if !here {
+                report.halted.push(node(id, None));
+            }
+            here
+        });
+        if running.is_empty() {
+            db.shift_remove(&Value::Keyword(kw::RUNNING));
+        }
+    }
+    if let Some(Value::Map(memory)) = db.get_mut(&Value::Keyword(kw::MEMORY)) {
+        memory.retain(|id, _| {
+            let keep = tree.find(id).is_some_and(|n| {
+                !matches!(
+                    tree.nodes[n.index()].kind,
+                    Kind::Selector { memory: true }
+                        | Kind::Sequence { memory: true }
+                        | Kind::Parallel(_)
+                        | Kind::ChooseEach { .. }
+                )
+            });
+            if keep {
+                report.kept.push(node(id, Some(id.clone())));
+            } else {
+                report.dropped.push(node(id, None));
+            }
+            keep
+        });
+        if memory.is_empty() {
+            db.shift_remove(&Value::Keyword(kw::MEMORY));
+        }
+    }
+    // A running composite whose memory was dropped starts afresh: its
+    // running children are halted when they are not reached again.
+    stamp(db, tree);
+    report
+}
