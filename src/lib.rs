@@ -65,12 +65,13 @@ mod runner;
 mod source;
 mod tick;
 mod tree;
+mod trim;
 mod value;
 
 pub use batch::{tick_all, tick_all_into};
 pub use compile::{compile, compile_document, compile_str};
-pub use migrate::{MigratedNode, Migration, migrate};
 pub use diag::{Code, Diagnostic, Diagnostics, path_text};
+pub use migrate::{MigratedNode, Migration, migrate, state_without_id};
 pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, read_value};
 pub use registry::{
     Arity, Lifecycle, NodeError, NodeType, OptionSpec, OptionType, Registry, RegistryError,
@@ -82,6 +83,10 @@ pub use tick::{
     interrupt, run_tick, run_tick_with, run_tick_with_options,
 };
 pub use tree::{NodeId, Tree};
+pub use trim::{
+    AppliedChange, DataTask, Gap, TreeSnapshot, TrimChange, TrimOutcome, TrimReport, TrimRequest,
+    TrimTask, TrimTaskError, Trimmer,
+};
 #[cfg(feature = "edn-rs")]
 pub use value::EdnRsError;
 pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};

@@ -108,19 +108,24 @@ impl NodeMap {
                 .copied()
                 .filter(|&c| to_new[c as usize].is_none())
                 .collect();
-            let mut new_kids: Vec<u32> = new
-                .children_of(&new.nodes[n as usize])
-                .to_vec();
+            let mut new_kids: Vec<u32> = new.children_of(&new.nodes[n as usize]).to_vec();
             new_kids.retain(|&c| !taken[c as usize]);
             let mut rest_old = Vec::new();
             for &oc in &old_kids {
                 let form = old_forms.get(oc as usize).copied();
-                let same = new_kids.iter().position(|&nc| {
-                    form.is_some() && new_forms.get(nc as usize).copied() == form
-                });
+                let same = new_kids
+                    .iter()
+                    .position(|&nc| form.is_some() && new_forms.get(nc as usize).copied() == form);
                 match same {
                     Some(at)
-                        if pair(old, new, oc as usize, new_kids[at] as usize, &mut to_new, &mut taken) =>
+                        if pair(
+                            old,
+                            new,
+                            oc as usize,
+                            new_kids[at] as usize,
+                            &mut to_new,
+                            &mut taken,
+                        ) =>
                     {
                         new_kids.remove(at);
                     }
@@ -413,4 +418,26 @@ pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
     // running children are halted when they are not reached again.
     stamp(db, tree);
     report
+}
+
+/// The nodes of `tree` that keep state in the db (memory composites, policy
+/// parallels, `:choose-each`, `:wait`, `:defer`) and have no explicit `:id`:
+/// their id is derived from their position, so their state follows them
+/// through an edit only as far as the nodes can be matched by place.
+pub fn state_without_id(tree: &Tree) -> Vec<crate::tree::NodeId> {
+    let forms = node_forms(tree);
+    tree.nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, node)| {
+            let stateful = match &node.kind {
+                Kind::Selector { memory } | Kind::Sequence { memory } => *memory,
+                Kind::Parallel(p) => !matches!(p, crate::tree::Parallel::Count { .. }),
+                Kind::ChooseEach { .. } | Kind::Wait { .. } | Kind::Defer { .. } => true,
+                _ => false,
+            };
+            stateful && !has_explicit_id(forms.get(*i).copied())
+        })
+        .map(|(i, _)| crate::tree::NodeId(i as u32))
+        .collect()
 }

@@ -13,11 +13,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::registry::{Imp, Lifecycle};
+use crate::migrate::Migration;
+use crate::registry::{Imp, Lifecycle, Registry};
 use crate::tick::{
     Engine, Status, Tick, TickOptions, TraceEvent, interrupt, run_tick_with_options, take_map,
 };
 use crate::tree::{NodeId, Tree};
+use crate::trim::{TrimReport, TrimTask, Trimmer};
 use crate::value::{Keyword, Value, kw};
 
 /// Where a tree stands in its lifecycle.
@@ -148,6 +150,14 @@ pub struct Runner {
     accumulated: u64,
     last_status: Vec<Option<Status>>,
     options: TickOptions,
+    /// Trim tasks, worked through before each tick.
+    trimmer: Trimmer,
+    /// What compiles the trimmed trees.
+    registry: Registry,
+    /// Ticks run since the runner was loaded.
+    ticks: u64,
+    /// The tasks looked at before the last tick.
+    last_trims: Vec<TrimReport>,
 }
 
 impl Runner {
@@ -167,13 +177,50 @@ impl Runner {
                 trace: true,
                 ..TickOptions::default()
             },
+            trimmer: Trimmer::new(),
+            registry: Registry::new(),
+            ticks: 0,
+            last_trims: Vec::new(),
         };
         runner.hooks(Lifecycle::Construct);
         runner
     }
 
+    /// Swaps in another version of the tree between ticks: the db is
+    /// carried over to it (see [`crate::migrate()`]), and the report says
+    /// what was kept, dropped and halted.
+    pub fn reload(&mut self, tree: Arc<Tree>) -> Migration {
+        let db = std::mem::take(&mut self.db);
+        let (db, report) = crate::migrate::migrate(db, &self.tree, &tree);
+        self.db = db;
+        self.set_tree(tree);
+        report
+    }
+
+    fn set_tree(&mut self, tree: Arc<Tree>) {
+        self.last_status = vec![None; tree.len()];
+        self.tree = tree;
+    }
+
+    /// The registry that trimmed trees are compiled against (by default,
+    /// the built-in node types only).
+    pub fn set_registry(&mut self, registry: Registry) {
+        self.registry = registry;
+    }
+
+    /// Queues a trim task: tasks are worked through before each tick (see
+    /// [`Trimmer`]).
+    pub fn trim(&mut self, task: Box<dyn TrimTask>) {
+        self.trimmer.push(task);
+    }
+
+    /// What became of the trim tasks looked at before the last tick.
+    pub fn trims(&self) -> &[TrimReport] {
+        &self.last_trims
+    }
+
     /// Loads a destroyed runner's tree again (see [`Runner::load`]).
-    pub fn reload(&mut self) {
+    pub fn load_again(&mut self) {
         self.status = TreeStatus::Reset;
         self.accumulated = 0;
         self.last_status.iter_mut().for_each(|s| *s = None);
@@ -217,8 +264,20 @@ impl Runner {
             self.status = TreeStatus::Stopped;
             return Ok(None);
         }
-        let db = std::mem::take(&mut self.db);
+        let mut db = std::mem::take(&mut self.db);
+        self.last_trims.clear();
+        if !self.trimmer.is_empty() {
+            let gap = self
+                .trimmer
+                .between_ticks(self.ticks, db, &self.tree, &self.registry);
+            db = gap.db;
+            self.last_trims = gap.reports;
+            if let Some(tree) = gap.tree {
+                self.set_tree(Arc::new(tree));
+            }
+        }
         let tick = run_tick_with_options(db, &self.tree, &self.options);
+        self.ticks += 1;
         self.db = tick.db.clone();
         self.record(tick.trace());
         self.status = TreeStatus::Executing;

@@ -704,7 +704,7 @@ fn runner_lifecycle_statuses_and_hooks() {
         ))
     );
     assert!(r.play(PlayMode::StopByExecuteLoopCount, 1).is_err());
-    r.reload();
+    r.load_again();
     assert_eq!(r.status(), TreeStatus::Reset);
 }
 

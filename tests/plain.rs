@@ -223,7 +223,10 @@ fn plain_subtrees_beside_a_running_node_tick_the_same_as_on_the_general_path() {
         db = tick(&tree, db, 1_000, false).db;
     }
     // The db ran the wait, so it records the tree it belongs to.
-    let recorded = db.as_map_mut().unwrap().shift_remove(&Value::keyword("aido/tree"));
+    let recorded = db
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("aido/tree"));
     assert_eq!(recorded, Some(Value::Int(tree.fingerprint())));
     assert_eq!(db.to_string(), "{:n 4, :m 2}");
 }

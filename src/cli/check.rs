@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
 
-use aido::{Registry, compile_str};
+use aido::{Registry, compile_str, state_without_id};
 
 use super::Failure;
 use super::args::{self, Spec};
@@ -15,7 +15,10 @@ usage: aido check FILE...
 
 Compiles each tree file against the built-in node types and prints
 `ok: FILE (N nodes)` for each that compiles. Problems (including malformed
-EDN) are printed on stderr, rustc-style.
+EDN) are printed on stderr, rustc-style. A warning (on stderr; the exit
+status stays 0) names each node that keeps state in the db (a memory
+composite, a policy parallel, :choose-each, :wait, :defer) without an
+explicit :id: its state is stored under an id made from its position.
 
 exit status: 0 all compile, 1 a tree has problems, 2 a file cannot be read";
 
@@ -57,6 +60,25 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                     name(path),
                     if n == 1 { "" } else { "s" }
                 )?;
+                out.flush()?;
+                for node in state_without_id(&tree) {
+                    let at = match (tree.span(node), tree.source()) {
+                        (Some(span), Some(src)) => {
+                            format!("{}:{}", name(path), src.line_col(span.start))
+                        }
+                        _ => name(path),
+                    };
+                    let _ = writeln!(
+                        io::stderr(),
+                        "warning: {at}: `{}` node {} keeps state but has no :id; its state is \
+                         stored under an id made from its position, which an edit that moves \
+                         it changes",
+                        tree.node_type(node)
+                            .map(|k| k.to_string())
+                            .unwrap_or_default(),
+                        tree.node_id(node).cloned().unwrap_or_default(),
+                    );
+                }
             }
             Err(diags) => {
                 // Keep stdout and stderr in file order when both go to a terminal.

@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod check;
 mod load;
+mod migrate;
 mod run;
 mod save;
 
@@ -23,6 +24,8 @@ aido: behaviour trees written as EDN data
 usage:
   aido check FILE...        compile each tree and report every problem
   aido run TREE [options]   tick a tree and print the db after every tick
+  aido migrate OLD NEW --db SAVE [--save OUT]
+                            carry a saved db over to a new version of its tree
   aido bench TREE [options] time ticks of one or many agents, measure their memory
   aido help [COMMAND]       print this help, or a command's help
   aido --version            print the version
@@ -114,6 +117,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
     match first.to_str() {
         Some("check") => check::main(rest, out),
         Some("run") => run::main(rest, out),
+        Some("migrate") => migrate::main(rest, out),
         Some("bench") => bench::main(rest, out),
         Some("help" | "--help" | "-h") => help(rest, out),
         Some("--version" | "-V") => {
@@ -137,6 +141,7 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         None => USAGE,
         Some("check") => check::USAGE,
         Some("run") => run::USAGE,
+        Some("migrate") => migrate::USAGE,
         Some("bench") => bench::USAGE,
         Some(other) => {
             return Err(Failure::usage(

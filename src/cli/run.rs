@@ -4,7 +4,10 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aido::{Map, Tick, TickOptions, TraceEvent, Tree, Value, run_tick_with_options};
+use aido::{
+    DataTask, Map, Registry, Tick, TickOptions, TraceEvent, Tree, Trimmer, Value, migrate,
+    run_tick_with_options,
+};
 
 use super::Failure;
 use super::args::{self, Parsed, Spec};
@@ -13,6 +16,7 @@ use super::save::save_db;
 
 pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]
+                [--trims TRIMS] [--reload N=FILE]...
 
 Ticks TREE N times, each tick starting from the db the previous one left,
 and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
@@ -34,6 +38,19 @@ options:
   --format F       print each tick as `edn` (default) or as a line of `json`
   --trace          add :trace to each line: [node-id :status] for every node
                    ticked and [:halt node-id] for every node halted, in order
+                   (and :change to each applied trim task)
+  --trims TRIMS    an EDN vector of trim tasks, queued before tick 1 and worked
+                   through between ticks; each tick before which a task was looked
+                   at gets :trim [{:task t, :outcome :applied|:deferred|:rejected,
+                   :reason \"...\"} ...]
+  --reload N=FILE  switch to the tree in FILE before tick N, carrying the db over
+                   (repeatable); tick N's line gets :reload {:file ..., :kept [...],
+                   :dropped [...], :halted [...]}, or {:file ..., :rejected \"...\"}
+                   if FILE does not compile (the run goes on with the old tree)
+
+A db that was last ticked with another tree (its :aido/tree fingerprint
+differs) is carried over to TREE by node id first; that tick's line gets
+:migrated {:kept [...], :dropped [...], :halted [...]}.
 
 exit status: 0 every tick ran (whatever its status), 1 the tree has compile
 errors, 2 bad arguments or an unreadable or malformed file";
@@ -41,7 +58,7 @@ errors, 2 bad arguments or an unreadable or malformed file";
 const SPEC: Spec = Spec {
     usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]",
     value_flags: &[
-        "--db", "--ticks", "--seed", "--inputs", "--save", "--format",
+        "--db", "--ticks", "--seed", "--inputs", "--save", "--format", "--trims",
     ],
     switches: &["--trace"],
 };
@@ -64,10 +81,13 @@ struct Config {
     save: Option<PathBuf>,
     format: Format,
     trace: bool,
+    trims: Option<PathBuf>,
+    /// Tree files to switch to, by the tick before which to switch.
+    reloads: Vec<(u64, PathBuf)>,
 }
 
 impl Config {
-    fn from_args(parsed: &Parsed) -> Result<Config, Failure> {
+    fn from_args(parsed: &Parsed, reloads: Vec<(u64, PathBuf)>) -> Result<Config, Failure> {
         let tree = parsed.one_tree("run", SPEC.usage)?;
         let ticks = parsed.positive("--ticks")?.unwrap_or(1);
         let seed = parsed.integer("--seed")?;
@@ -91,20 +111,33 @@ impl Config {
             save: path("--save"),
             format,
             trace: parsed.switch("--trace"),
+            trims: path("--trims"),
+            reloads,
         })
     }
 }
 
 pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let parsed = args::parse(args, &SPEC)?;
+    let (args, reloads) = take_reloads(args)?;
+    let parsed = args::parse(&args, &SPEC)?;
     if parsed.help {
         writeln!(out, "{USAGE}")?;
         return Ok(0);
     }
-    let config = Config::from_args(&parsed)?;
+    let config = Config::from_args(&parsed, reloads)?;
 
     // Every file is read and checked before the first tick, so a bad one prints nothing.
-    let tree = compile_tree(&config.tree)?;
+    let mut tree = compile_tree(&config.tree)?;
+    let registry = Registry::new();
+    let mut trimmer = Trimmer::new();
+    if let Some(path) = &config.trims {
+        let tasks = read_edn(path)?;
+        let tasks =
+            DataTask::many(&tasks.value).map_err(|e| Failure::input(name(path), e.message))?;
+        for task in tasks {
+            trimmer.push(Box::new(task));
+        }
+    }
     let mut db = read_db_or_empty(config.db.as_deref())?;
     let inputs = match &config.inputs {
         Some(path) => read_inputs(path, config.ticks)?,
@@ -123,7 +156,32 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             trace: config.trace,
             ..TickOptions::default()
         };
+        let mut notes = Vec::new();
+        for (_, file) in config.reloads.iter().filter(|(at, _)| *at == n) {
+            let (new_db, note, new_tree) = reload(db, &tree, file);
+            db = new_db;
+            if let Some(new_tree) = new_tree {
+                tree = new_tree;
+            }
+            notes.push((Value::keyword("reload"), note));
+        }
+        if !trimmer.is_empty() {
+            let gap = trimmer.between_ticks(n - 1, db, &tree, &registry);
+            db = gap.db;
+            if let Some(new_tree) = gap.tree {
+                tree = new_tree;
+            }
+            let reports = gap
+                .reports
+                .iter()
+                .map(|r| r.to_value(config.trace))
+                .collect();
+            notes.push((Value::keyword("trim"), Value::Vector(reports)));
+        }
         let tick = run_tick_with_options(db, &tree, &options);
+        if let Some(m) = tick.migration() {
+            notes.push((Value::keyword("migrated"), m.to_value()));
+        }
         if let Some(error) = &tick.error {
             out.flush()?;
             let _ = writeln!(
@@ -132,7 +190,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                 name(&config.tree)
             );
         }
-        db = print_tick(out, n, tick, &tree, config.format)?;
+        db = print_tick(out, n, tick, &tree, notes, config.format)?;
     }
 
     if let Some(path) = &config.save {
@@ -147,6 +205,7 @@ fn print_tick(
     n: u64,
     tick: Tick,
     tree: &Tree,
+    notes: Vec<(Value, Value)>,
     format: Format,
 ) -> Result<Value, Failure> {
     let launches = tick.launches().to_vec();
@@ -160,6 +219,10 @@ fn print_tick(
         Value::Int(i64::try_from(n).unwrap_or(i64::MAX)),
     );
     line.insert(Value::keyword("status"), status.to_value());
+    // Changes to the tree before the tick: reloads, trims, a carried-over db.
+    for (key, note) in notes {
+        line.insert(key, note);
+    }
     // Deferred actions to start or abandon, only on the ticks that have any.
     for (key, requests) in [("launch", launches), ("cancel", cancels)] {
         if !requests.is_empty() {
@@ -201,6 +264,76 @@ fn trace_value(tree: &Tree, trace: &[TraceEvent]) -> Option<Value> {
         })
         .collect();
     Some(Value::Vector(events))
+}
+
+/// Tree files to switch to, each with the tick before which to switch.
+type Reloads = Vec<(u64, PathBuf)>;
+
+/// Takes every `--reload N=FILE` out of the arguments.
+fn take_reloads(args: &[OsString]) -> Result<(Vec<OsString>, Reloads), Failure> {
+    let mut rest = Vec::new();
+    let mut reloads = Vec::new();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let value = match arg.to_str() {
+            Some("--") => {
+                rest.push(arg.clone());
+                rest.extend(iter.by_ref().cloned());
+                break;
+            }
+            Some("--reload") => match iter.next() {
+                Some(v) => v.to_string_lossy().into_owned(),
+                None => return Err(Failure::usage("`--reload` needs a value", SPEC.usage)),
+            },
+            Some(text) if text.starts_with("--reload=") => text["--reload=".len()..].to_owned(),
+            _ => {
+                rest.push(arg.clone());
+                continue;
+            }
+        };
+        let parsed = value
+            .split_once('=')
+            .and_then(|(n, file)| Some((n.parse::<u64>().ok().filter(|&n| n > 0)?, file)));
+        match parsed {
+            Some((n, file)) if !file.is_empty() => reloads.push((n, PathBuf::from(file))),
+            _ => {
+                return Err(Failure::input(
+                    "--reload",
+                    format!("expected N=FILE with N a tick number from 1, got `{value}`"),
+                ));
+            }
+        }
+    }
+    Ok((rest, reloads))
+}
+
+/// Switches to the tree in `file`, carrying the db over; a file that does
+/// not read or compile is refused, with the reason.
+fn reload(db: Value, tree: &Tree, file: &Path) -> (Value, Value, Option<Tree>) {
+    let file_value = Value::string(&name(file));
+    match compile_tree(file) {
+        Ok(new_tree) => {
+            let (db, report) = migrate(db, tree, &new_tree);
+            let mut note = report.to_value();
+            if let Some(m) = note.as_map_mut() {
+                m.shift_insert(0, Value::keyword("file"), file_value);
+            }
+            (db, note, Some(new_tree))
+        }
+        Err(failure) => {
+            let reason = match failure {
+                Failure::Compile(text) => text.trim_end().to_owned(),
+                Failure::Input { what, why } => format!("{what}: {why}"),
+                Failure::Usage { reason, .. } => reason,
+                Failure::Stdout(e) => e.to_string(),
+            };
+            let note = Value::map_from([
+                (Value::keyword("file"), file_value),
+                (Value::keyword("rejected"), Value::string(&reason)),
+            ]);
+            (db, note, None)
+        }
+    }
 }
 
 /// Seeds the random generator: a new seed starts a fresh stream, so any

@@ -1,0 +1,691 @@
+//! Trimming: changing a running tree between ticks, from a queue of tasks.
+//!
+//! Between two ticks (never during one) [`Trimmer::between_ticks`] takes
+//! tasks from the head of its queue and, for each, either
+//! - **defers** it (to the back of the queue): the task declines this gap
+//!   (`:not-before` not reached, or [`TrimRequest::Skip`]), or its change
+//!   would touch a node that is running (a deferred action in flight is a
+//!   running node);
+//! - **rejects** it (dropped): its target does not exist, it replaces or
+//!   removes the root, the changed tree does not compile (the diagnostics
+//!   are the reason), or the task says [`TrimRequest::Reject`];
+//! - **applies** it: the changed tree data is compiled into a new [`Tree`]
+//!   and the db is carried over to it (see [`crate::migrate()`]).
+//!
+//! At most one task is applied in a gap; each task is looked at at most once
+//! per gap; a deferred or rejected task lets the next one be looked at, and
+//! the tasks not reached keep their order.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use crate::migrate::{Migration, NodeMap, migrate_with};
+use crate::registry::Registry;
+use crate::tree::{NodeId, Tree};
+use crate::value::{Value, kw};
+
+/// What a task can see of the tree between two ticks.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeSnapshot<'a> {
+    /// How many ticks have run so far (0 before the first).
+    pub tick: u64,
+    /// The db as the last tick left it.
+    pub db: &'a Value,
+    /// The tree as it is now.
+    pub tree: &'a Tree,
+    /// The ids of the nodes that ended the last tick Running.
+    pub running: &'a [Value],
+}
+
+/// A change to the tree's data, at a node named by its id (explicit, or
+/// derived from its position such as `"0.3"`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TrimChange {
+    /// Put `with` (tree data) in the place of the node `target`.
+    Replace {
+        /// The node to replace.
+        target: Value,
+        /// The tree data to put there.
+        with: Value,
+    },
+    /// Put the children of `target` in a new order: `order[i]` is the
+    /// current position of the child that comes `i`th.
+    Reorder {
+        /// The node whose children move.
+        target: Value,
+        /// A permutation of `0..n`.
+        order: Vec<usize>,
+    },
+    /// Insert `node` (tree data) among the children of `target` at `at`.
+    Insert {
+        /// The parent.
+        target: Value,
+        /// The tree data to insert.
+        node: Value,
+        /// The position, `0..=n`.
+        at: usize,
+    },
+    /// Remove the node `target` and its subtree.
+    Remove {
+        /// The node to remove.
+        target: Value,
+    },
+    /// Restore what the applied task named `task` changed.
+    Undo {
+        /// The name of the task to undo.
+        task: Value,
+    },
+}
+
+/// What a task asks for in one gap between ticks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TrimRequest {
+    /// Not now: the task goes to the back of the queue, with the reason.
+    Skip(String),
+    /// Never: the task is dropped, with the reason.
+    Reject(String),
+    /// Try this change.
+    Attempt(TrimChange),
+}
+
+/// A task in a [`Trimmer`]'s queue, written in Rust.
+pub trait TrimTask: Send {
+    /// The task's name, as reported and as named by an undo.
+    fn name(&self) -> Value;
+    /// Looks at the tree between two ticks and says what to do.
+    fn process(&mut self, snapshot: &TreeSnapshot<'_>) -> TrimRequest;
+}
+
+/// A bad trim task in data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrimTaskError {
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TrimTaskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TrimTaskError {}
+
+/// A task written as data, an EDN map:
+///
+/// ```clojure
+/// {:task :split-pick :target :pick :not-before 5
+///  :replace [:sequence {:id :complex-pick} [:present? {:key :item}] [:inc! {:key :picked}]]}
+/// {:task :reverse :target :queue :reorder [4 3 2 1 0]}
+/// {:task :extra :target :queue :insert [:inc! {:key :n}] :at 0}
+/// {:task :drop :target "0.3" :remove true}
+/// {:task :back :undo :split-pick}
+/// ```
+///
+/// `:not-before N` defers the task until N ticks have run (it can be
+/// applied in the gap after tick N at the earliest).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataTask {
+    name: Value,
+    not_before: u64,
+    change: TrimChange,
+}
+
+impl DataTask {
+    /// Reads a task from its map.
+    pub fn from_value(task: &Value) -> Result<DataTask, TrimTaskError> {
+        let bad = |message: String| TrimTaskError { message };
+        let Some(map) = task.as_map() else {
+            return Err(bad(format!(
+                "a trim task is a map, found {}",
+                task.type_name()
+            )));
+        };
+        for key in map.keys() {
+            let known = matches!(
+                key.as_keyword().map(|k| k.as_str()),
+                Some(
+                    "task"
+                        | "target"
+                        | "not-before"
+                        | "replace"
+                        | "reorder"
+                        | "insert"
+                        | "at"
+                        | "remove"
+                        | "undo"
+                )
+            );
+            if !known {
+                return Err(bad(format!("unknown key {key} in trim task {task}")));
+            }
+        }
+        let get = |k: &str| map.get(&Value::keyword(k));
+        let name = get("task").cloned().unwrap_or(Value::Nil);
+        let not_before = match get("not-before") {
+            None => 0,
+            Some(v) => v
+                .as_int()
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| bad(format!(":not-before must be a tick number, found {v}")))?,
+        };
+        let target = || {
+            get("target")
+                .cloned()
+                .ok_or_else(|| bad(format!("trim task {task} has no :target")))
+        };
+        let kinds = ["replace", "reorder", "insert", "remove", "undo"]
+            .iter()
+            .filter(|k| get(k).is_some())
+            .count();
+        if kinds != 1 {
+            return Err(bad(format!(
+                "trim task {task} needs exactly one of :replace :reorder :insert :remove :undo"
+            )));
+        }
+        let change = if let Some(with) = get("replace") {
+            TrimChange::Replace {
+                target: target()?,
+                with: with.clone(),
+            }
+        } else if let Some(order) = get("reorder") {
+            let order = order
+                .as_seq()
+                .and_then(|o| {
+                    o.iter()
+                        .map(|i| i.as_int().and_then(|i| usize::try_from(i).ok()))
+                        .collect::<Option<Vec<usize>>>()
+                })
+                .ok_or_else(|| {
+                    bad(format!(
+                        ":reorder must be a vector of positions, found {order}"
+                    ))
+                })?;
+            TrimChange::Reorder {
+                target: target()?,
+                order,
+            }
+        } else if let Some(node) = get("insert") {
+            let at = match get("at") {
+                None => return Err(bad(format!("trim task {task} has :insert without :at"))),
+                Some(v) => v
+                    .as_int()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| bad(format!(":at must be a position, found {v}")))?,
+            };
+            TrimChange::Insert {
+                target: target()?,
+                node: node.clone(),
+                at,
+            }
+        } else if let Some(task) = get("undo") {
+            TrimChange::Undo { task: task.clone() }
+        } else {
+            TrimChange::Remove { target: target()? }
+        };
+        Ok(DataTask {
+            name,
+            not_before,
+            change,
+        })
+    }
+
+    /// Reads a vector of task maps.
+    pub fn many(tasks: &Value) -> Result<Vec<DataTask>, TrimTaskError> {
+        match tasks {
+            Value::Vector(items) => items.iter().map(DataTask::from_value).collect(),
+            other => Err(TrimTaskError {
+                message: format!(
+                    "trim tasks are a vector of maps, found {}",
+                    other.type_name()
+                ),
+            }),
+        }
+    }
+}
+
+impl TrimTask for DataTask {
+    fn name(&self) -> Value {
+        self.name.clone()
+    }
+
+    fn process(&mut self, snapshot: &TreeSnapshot<'_>) -> TrimRequest {
+        if snapshot.tick < self.not_before {
+            return TrimRequest::Skip(format!(
+                "waits until {} ticks have run ({} so far)",
+                self.not_before, snapshot.tick
+            ));
+        }
+        TrimRequest::Attempt(self.change.clone())
+    }
+}
+
+/// What became of a task in one gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrimOutcome {
+    /// The tree was changed.
+    Applied,
+    /// Back to the end of the queue.
+    Deferred,
+    /// Dropped.
+    Rejected,
+}
+
+impl TrimOutcome {
+    /// `"applied"`, `"deferred"` or `"rejected"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrimOutcome::Applied => "applied",
+            TrimOutcome::Deferred => "deferred",
+            TrimOutcome::Rejected => "rejected",
+        }
+    }
+}
+
+/// A change that was applied: the node whose data changed, before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppliedChange {
+    /// The id (in the tree before) of the node whose data was replaced.
+    pub node: Value,
+    /// Its data before.
+    pub before: Value,
+    /// Its data after (nil if it was removed).
+    pub after: Value,
+    /// Ids of the nodes of the new tree that did not exist before.
+    pub inserted: Vec<Value>,
+    /// Ids of the nodes of the old tree that are gone.
+    pub removed: Vec<Value>,
+    /// What became of the db's state.
+    pub migration: Migration,
+}
+
+impl AppliedChange {
+    /// `{:node id, :before data, :after data, :inserted [..], :removed [..]}`.
+    pub fn to_value(&self) -> Value {
+        Value::map_from([
+            (Value::keyword("node"), self.node.clone()),
+            (Value::keyword("before"), self.before.clone()),
+            (Value::keyword("after"), self.after.clone()),
+            (
+                Value::keyword("inserted"),
+                Value::Vector(self.inserted.clone()),
+            ),
+            (
+                Value::keyword("removed"),
+                Value::Vector(self.removed.clone()),
+            ),
+        ])
+    }
+}
+
+/// One task looked at in a gap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrimReport {
+    /// The task's name.
+    pub task: Value,
+    /// What became of it.
+    pub outcome: TrimOutcome,
+    /// Why it was deferred or rejected.
+    pub reason: Option<String>,
+    /// The change, if it was applied.
+    pub change: Option<AppliedChange>,
+}
+
+impl TrimReport {
+    /// `{:task name, :outcome :deferred, :reason "..."}`; with `change`,
+    /// an applied task also gets `:change` (see [`AppliedChange::to_value`]).
+    pub fn to_value(&self, change: bool) -> Value {
+        let mut m = Value::map_from([
+            (Value::keyword("task"), self.task.clone()),
+            (
+                Value::keyword("outcome"),
+                Value::keyword(self.outcome.as_str()),
+            ),
+        ]);
+        if let Some(map) = m.as_map_mut() {
+            if let Some(reason) = &self.reason {
+                map.insert(Value::keyword("reason"), Value::string(reason));
+            }
+            if change && let Some(c) = &self.change {
+                map.insert(Value::keyword("change"), c.to_value());
+            }
+        }
+        m
+    }
+}
+
+/// What one gap between ticks did.
+#[derive(Debug, Clone)]
+pub struct Gap {
+    /// The db, carried over to the new tree if a task was applied.
+    pub db: Value,
+    /// The new tree, if a task was applied.
+    pub tree: Option<Tree>,
+    /// The tasks looked at, in order.
+    pub reports: Vec<TrimReport>,
+}
+
+/// An applied change, kept so that it can be undone.
+struct Done {
+    task: Value,
+    /// Where the node whose data changed sits: child positions from the root.
+    path: Vec<usize>,
+    /// Its data before.
+    before: Value,
+}
+
+/// A queue of trim tasks for one running tree.
+///
+/// ```
+/// use aido::{DataTask, Registry, Trimmer, compile_str, read_value, run_tick};
+///
+/// let registry = Registry::new();
+/// let mut tree = compile_str("t.edn", "[:sequence [:inc! {:key :a}]]", &registry).unwrap();
+/// let mut trimmer = Trimmer::new();
+/// let task = read_value("{:task :more, :target \"0\", :insert [:inc! {:key :b}], :at 1}").unwrap();
+/// trimmer.push(Box::new(DataTask::from_value(&task).unwrap()));
+///
+/// let mut db = run_tick(read_value("{}").unwrap(), &tree).db;
+/// let gap = trimmer.between_ticks(1, db, &tree, &registry);
+/// assert_eq!(gap.reports[0].outcome, aido::TrimOutcome::Applied);
+/// tree = gap.tree.unwrap();
+/// db = run_tick(gap.db, &tree).db;
+/// assert_eq!(db.to_string(), "{:a 2, :b 1}");
+/// ```
+#[derive(Default)]
+pub struct Trimmer {
+    queue: VecDeque<Box<dyn TrimTask>>,
+    done: Vec<Done>,
+}
+
+impl fmt::Debug for Trimmer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Trimmer")
+            .field("queued", &self.queue.len())
+            .field("applied", &self.done.len())
+            .finish()
+    }
+}
+
+impl Trimmer {
+    /// An empty queue.
+    pub fn new() -> Trimmer {
+        Trimmer::default()
+    }
+
+    /// Adds a task at the back of the queue.
+    pub fn push(&mut self, task: Box<dyn TrimTask>) {
+        self.queue.push_back(task);
+    }
+
+    /// How many tasks wait.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether no task waits.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Works through the queue between two ticks (`tick` ticks have run):
+    /// see the module documentation for the rules.
+    pub fn between_ticks(&mut self, tick: u64, db: Value, tree: &Tree, registry: &Registry) -> Gap {
+        let mut gap = Gap {
+            db,
+            tree: None,
+            reports: Vec::new(),
+        };
+        if self.queue.is_empty() {
+            return gap;
+        }
+        let running: Vec<Value> = gap
+            .db
+            .get(&Value::Keyword(kw::RUNNING))
+            .and_then(Value::as_seq)
+            .map(<[Value]>::to_vec)
+            .unwrap_or_default();
+        let mut deferred = Vec::new();
+        for _ in 0..self.queue.len() {
+            let Some(mut task) = self.queue.pop_front() else {
+                break;
+            };
+            let snapshot = TreeSnapshot {
+                tick,
+                db: &gap.db,
+                tree,
+                running: &running,
+            };
+            let request = task.process(&snapshot);
+            let name = task.name();
+            let attempt = match request {
+                TrimRequest::Skip(reason) => Err((TrimOutcome::Deferred, reason)),
+                TrimRequest::Reject(reason) => Err((TrimOutcome::Rejected, reason)),
+                TrimRequest::Attempt(change) => self.attempt(&change, tree, &running, registry),
+            };
+            match attempt {
+                Ok((new_tree, done, mut change)) => {
+                    let db = std::mem::take(&mut gap.db);
+                    let map = NodeMap::between(tree, &new_tree);
+                    let (db, migration) = migrate_with(db, tree, &new_tree, &map);
+                    change.inserted = (0..new_tree.nodes.len())
+                        .filter(|n| !map.to_new.contains(&Some(*n as u32)))
+                        .map(|n| new_tree.nodes[n].id.clone())
+                        .collect();
+                    change.removed = (0..tree.nodes.len())
+                        .filter(|&o| map.to_new[o].is_none())
+                        .map(|o| tree.nodes[o].id.clone())
+                        .collect();
+                    change.migration = migration;
+                    gap.db = db;
+                    gap.tree = Some(new_tree);
+                    self.done.push(Done {
+                        task: name.clone(),
+                        ..done
+                    });
+                    gap.reports.push(TrimReport {
+                        task: name,
+                        outcome: TrimOutcome::Applied,
+                        reason: None,
+                        change: Some(change),
+                    });
+                    break;
+                }
+                Err((outcome, reason)) => {
+                    gap.reports.push(TrimReport {
+                        task: name,
+                        outcome,
+                        reason: Some(reason),
+                        change: None,
+                    });
+                    if outcome == TrimOutcome::Deferred {
+                        deferred.push(task);
+                    }
+                }
+            }
+        }
+        self.queue.extend(deferred);
+        gap
+    }
+
+    /// Works out the changed tree, or why not.
+    fn attempt(
+        &self,
+        change: &TrimChange,
+        tree: &Tree,
+        running: &[Value],
+        registry: &Registry,
+    ) -> Result<(Tree, Done, AppliedChange), (TrimOutcome, String)> {
+        let reject = |reason: String| Err((TrimOutcome::Rejected, reason));
+        let find = |target: &Value| match tree.find(target) {
+            Some(n) => Ok(n),
+            None => Err((
+                TrimOutcome::Rejected,
+                format!("the tree has no node {target}"),
+            )),
+        };
+        // The node whose data is rewritten, and its new data.
+        let (node, after): (NodeId, Value) = match change {
+            TrimChange::Replace { target, with } => {
+                let n = find(target)?;
+                if n == tree.root() {
+                    return reject("a trim cannot replace the root".to_owned());
+                }
+                self.touches_running(tree, n, running)?;
+                (n, with.clone())
+            }
+            TrimChange::Remove { target } => {
+                let n = find(target)?;
+                if n == tree.root() {
+                    return reject("a trim cannot remove the root".to_owned());
+                }
+                self.touches_running(tree, n, running)?;
+                (n, Value::Nil)
+            }
+            TrimChange::Reorder { target, order } => {
+                let n = find(target)?;
+                let (head, kids) = split_node(node_form(tree, n));
+                let mut seen = vec![false; kids.len()];
+                let is_permutation = order.len() == kids.len()
+                    && order
+                        .iter()
+                        .all(|&i| i < seen.len() && !std::mem::replace(&mut seen[i], true));
+                if !is_permutation {
+                    return reject(format!(
+                        "{order:?} is not an order of the {} children of {target}",
+                        kids.len()
+                    ));
+                }
+                for child in tree.children(n) {
+                    self.touches_running(tree, child, running)?;
+                }
+                let mut items = head.to_vec();
+                items.extend(order.iter().map(|&i| kids[i].clone()));
+                (n, Value::Vector(items))
+            }
+            TrimChange::Insert { target, node, at } => {
+                let n = find(target)?;
+                let (head, kids) = split_node(node_form(tree, n));
+                if *at > kids.len() {
+                    return reject(format!(
+                        "cannot insert at {at}: {target} has {} children",
+                        kids.len()
+                    ));
+                }
+                let mut items = head.to_vec();
+                items.extend(kids[..*at].iter().cloned());
+                items.push(node.clone());
+                items.extend(kids[*at..].iter().cloned());
+                (n, Value::Vector(items))
+            }
+            TrimChange::Undo { task } => {
+                let Some(done) = self.done.iter().rev().find(|d| d.task == *task) else {
+                    return reject(format!("no applied task {task} to undo"));
+                };
+                let Some(n) = node_at(tree, &done.path) else {
+                    return reject(format!("the place task {task} changed is gone"));
+                };
+                self.touches_running(tree, n, running)?;
+                (n, done.before.clone())
+            }
+        };
+        let path = tree.path(node);
+        let before = node_form(tree, node).clone();
+        let form = replace_at(tree.form(), &path, &after);
+        let new_tree = crate::compile::compile(&form, registry)
+            .map_err(|d| (TrimOutcome::Rejected, d.render().trim_end().to_owned()))?;
+        let id = tree.node_id(node).cloned().unwrap_or_default();
+        Ok((
+            new_tree,
+            Done {
+                task: Value::Nil,
+                path,
+                before: before.clone(),
+            },
+            AppliedChange {
+                node: id,
+                before,
+                after,
+                inserted: Vec::new(),
+                removed: Vec::new(),
+                migration: Migration::default(),
+            },
+        ))
+    }
+
+    /// Defers (as an error) a change to the subtree of `n` while a node in
+    /// it runs.
+    fn touches_running(
+        &self,
+        tree: &Tree,
+        n: NodeId,
+        running: &[Value],
+    ) -> Result<(), (TrimOutcome, String)> {
+        let end = tree.nodes[n.index()].subtree_end as usize;
+        for id in running {
+            if let Some(r) = tree.find(id)
+                && (n.index()..end).contains(&r.index())
+            {
+                return Err((TrimOutcome::Deferred, format!("node {id} is running")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A node's data in the tree's data.
+fn node_form(tree: &Tree, node: NodeId) -> &Value {
+    let mut here = tree.form();
+    for i in tree.path(node) {
+        let (_, kids) = split_node(here);
+        match kids.get(i) {
+            Some(k) => here = k,
+            None => break,
+        }
+    }
+    here
+}
+
+/// The node at `path` (child positions from the root).
+fn node_at(tree: &Tree, path: &[usize]) -> Option<NodeId> {
+    let mut here = tree.root();
+    for &i in path {
+        here = tree.children(here).nth(i)?;
+    }
+    Some(here)
+}
+
+/// A node's data split into its head (type and options) and its children.
+fn split_node(form: &Value) -> (&[Value], &[Value]) {
+    match form {
+        Value::Vector(items) => {
+            let head = if matches!(items.get(1), Some(Value::Map(_))) {
+                2
+            } else {
+                1
+            };
+            items.split_at(head.min(items.len()))
+        }
+        _ => (&[], &[]),
+    }
+}
+
+/// `form` with the node at `path` replaced by `with` (removed if nil).
+fn replace_at(form: &Value, path: &[usize], with: &Value) -> Value {
+    let Some((&first, rest)) = path.split_first() else {
+        return with.clone();
+    };
+    let (head, kids) = split_node(form);
+    let mut items = head.to_vec();
+    for (i, kid) in kids.iter().enumerate() {
+        if i != first {
+            items.push(kid.clone());
+        } else if !rest.is_empty() {
+            items.push(replace_at(kid, rest, with));
+        } else if !with.is_nil() {
+            items.push(with.clone());
+        }
+    }
+    Value::Vector(items)
+}
