@@ -72,7 +72,7 @@ impl Migration {
 /// they moved. The rest are matched top-down: the roots, if of one type;
 /// then, under each matched pair of parents, children whose data is equal
 /// (wherever they moved among their siblings), then the remaining children
-/// in order, pair by pair, where their node types agree. So a derived id,
+/// in order, each with the next remaining child of the same node type. So a derived id,
 /// which names a position, does not decide: a child inserted before a
 /// running one shifts it, and the running one is still found.
 #[derive(Debug, Clone)]
@@ -132,8 +132,25 @@ impl NodeMap {
                     _ => rest_old.push(oc),
                 }
             }
-            for (oc, nc) in rest_old.into_iter().zip(new_kids) {
-                pair(old, new, oc as usize, nc as usize, &mut to_new, &mut taken);
+            // The rest in order: each with the next free child of its type.
+            let mut from = 0;
+            for oc in rest_old {
+                let ty = old.nodes[oc as usize].type_name;
+                let next = new_kids[from..]
+                    .iter()
+                    .position(|&nc| new.nodes[nc as usize].type_name == ty);
+                if let Some(at) = next
+                    && pair(
+                        old,
+                        new,
+                        oc as usize,
+                        new_kids[from + at] as usize,
+                        &mut to_new,
+                        &mut taken,
+                    )
+                {
+                    from += at + 1;
+                }
             }
         }
         NodeMap { to_new }
@@ -192,8 +209,8 @@ fn has_explicit_id(form: Option<&Value>) -> bool {
 }
 
 /// Carries `db` over from `old` to `new` (see the module documentation):
-/// returns the new db and what was kept, dropped and halted. The db is
-/// stamped with `new`'s fingerprint. A db that is not a map is returned as
+/// returns the new db and what was kept, dropped and halted. A db with
+/// state records `new`'s fingerprint (see [`Tree::fingerprint`]). A db that is not a map is returned as
 /// it is.
 ///
 /// ```
@@ -282,7 +299,9 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
                 Some((n, state)) => {
                     let new_id = new.nodes[n as usize].id.clone();
                     report.kept.push(info(old, id, Some(new_id.clone())));
-                    moved.insert(new_id, state);
+                    if !state.is_nil() {
+                        moved.insert(new_id, state);
+                    }
                 }
                 None => report.dropped.push(info(old, id, None)),
             }
@@ -304,7 +323,11 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
             .map(|n| new.nodes[n as usize].id.clone());
         report.kept.push(info(old, id, new_id));
     }
-    stamp(&mut db, new);
+    // Like a tick, only a db with state records its tree.
+    let has = |k| db.contains_key(&Value::Keyword(k));
+    if has(kw::MEMORY) || has(kw::RUNNING) || has(kw::TREE) {
+        stamp(&mut db, new);
+    }
     (Value::Map(db), report)
 }
 
@@ -314,7 +337,8 @@ pub(crate) fn stamp(db: &mut Map, tree: &Tree) {
 }
 
 /// The memory `state` of old node `o`, rewritten for new node `n`: child
-/// positions follow their children; `None` if a child it names is gone.
+/// positions follow their children; `None` if a child it names is gone,
+/// nil if the state became the default (which is not stored).
 fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) -> Option<Value> {
     let old_kids = old.children_of(&old.nodes[o as usize]);
     let new_kids = new.children_of(&new.nodes[n as usize]);
@@ -328,6 +352,10 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
         Kind::Selector { memory: true } | Kind::Sequence { memory: true } => {
             let i = state.get(&Value::Keyword(kw::INDEX))?.as_int()?;
             let j = position(usize::try_from(i).ok()?)?;
+            if j == 0 {
+                // At the first child: the default, which is not stored.
+                return Some(Value::Nil);
+            }
             Some(Value::map_from([(
                 Value::Keyword(kw::INDEX),
                 Value::Int(j as i64),

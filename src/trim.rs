@@ -19,6 +19,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
+use crate::diag::Diagnostics;
 use crate::migrate::{Migration, NodeMap, migrate_with};
 use crate::registry::Registry;
 use crate::tree::{NodeId, Tree};
@@ -320,7 +321,7 @@ impl AppliedChange {
 }
 
 /// One task looked at in a gap.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct TrimReport {
     /// The task's name.
     pub task: Value,
@@ -330,6 +331,8 @@ pub struct TrimReport {
     pub reason: Option<String>,
     /// The change, if it was applied.
     pub change: Option<AppliedChange>,
+    /// The compile errors of a change rejected because it did not compile.
+    pub diagnostics: Option<Diagnostics>,
 }
 
 impl TrimReport {
@@ -460,8 +463,8 @@ impl Trimmer {
             let request = task.process(&snapshot);
             let name = task.name();
             let attempt = match request {
-                TrimRequest::Skip(reason) => Err((TrimOutcome::Deferred, reason)),
-                TrimRequest::Reject(reason) => Err((TrimOutcome::Rejected, reason)),
+                TrimRequest::Skip(reason) => Err(Refusal::new(TrimOutcome::Deferred, reason)),
+                TrimRequest::Reject(reason) => Err(Refusal::new(TrimOutcome::Rejected, reason)),
                 TrimRequest::Attempt(change) => self.attempt(&change, tree, &running, registry),
             };
             match attempt {
@@ -489,15 +492,21 @@ impl Trimmer {
                         outcome: TrimOutcome::Applied,
                         reason: None,
                         change: Some(change),
+                        diagnostics: None,
                     });
                     break;
                 }
-                Err((outcome, reason)) => {
+                Err(Refusal {
+                    outcome,
+                    reason,
+                    diagnostics,
+                }) => {
                     gap.reports.push(TrimReport {
                         task: name,
                         outcome,
                         reason: Some(reason),
                         change: None,
+                        diagnostics,
                     });
                     if outcome == TrimOutcome::Deferred {
                         deferred.push(task);
@@ -516,11 +525,11 @@ impl Trimmer {
         tree: &Tree,
         running: &[Value],
         registry: &Registry,
-    ) -> Result<(Tree, Done, AppliedChange), (TrimOutcome, String)> {
-        let reject = |reason: String| Err((TrimOutcome::Rejected, reason));
+    ) -> Result<(Tree, Done, AppliedChange), Refusal> {
+        let reject = |reason: String| Err(Refusal::new(TrimOutcome::Rejected, reason));
         let find = |target: &Value| match tree.find(target) {
             Some(n) => Ok(n),
-            None => Err((
+            None => Err(Refusal::new(
                 TrimOutcome::Rejected,
                 format!("the tree has no node {target}"),
             )),
@@ -593,8 +602,11 @@ impl Trimmer {
         let path = tree.path(node);
         let before = node_form(tree, node).clone();
         let form = replace_at(tree.form(), &path, &after);
-        let new_tree = crate::compile::compile(&form, registry)
-            .map_err(|d| (TrimOutcome::Rejected, d.render().trim_end().to_owned()))?;
+        let new_tree = crate::compile::compile(&form, registry).map_err(|d| Refusal {
+            outcome: TrimOutcome::Rejected,
+            reason: d.render().trim_end().to_owned(),
+            diagnostics: Some(d),
+        })?;
         let id = tree.node_id(node).cloned().unwrap_or_default();
         Ok((
             new_tree,
@@ -616,21 +628,36 @@ impl Trimmer {
 
     /// Defers (as an error) a change to the subtree of `n` while a node in
     /// it runs.
-    fn touches_running(
-        &self,
-        tree: &Tree,
-        n: NodeId,
-        running: &[Value],
-    ) -> Result<(), (TrimOutcome, String)> {
+    fn touches_running(&self, tree: &Tree, n: NodeId, running: &[Value]) -> Result<(), Refusal> {
         let end = tree.nodes[n.index()].subtree_end as usize;
         for id in running {
             if let Some(r) = tree.find(id)
                 && (n.index()..end).contains(&r.index())
             {
-                return Err((TrimOutcome::Deferred, format!("node {id} is running")));
+                return Err(Refusal::new(
+                    TrimOutcome::Deferred,
+                    format!("node {id} is running"),
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// Why a task was deferred or rejected.
+struct Refusal {
+    outcome: TrimOutcome,
+    reason: String,
+    diagnostics: Option<Diagnostics>,
+}
+
+impl Refusal {
+    fn new(outcome: TrimOutcome, reason: String) -> Refusal {
+        Refusal {
+            outcome,
+            reason,
+            diagnostics: None,
+        }
     }
 }
 

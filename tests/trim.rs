@@ -1,0 +1,503 @@
+//! Changing a tree while it runs: trimming between ticks, migrating a db to
+//! another version of its tree, and the fingerprint that makes a tick carry
+//! a db over by itself.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use aido::{
+    Code, DataTask, PlayMode, Registry, Runner, Status, Tree, TreeSnapshot, TrimOutcome,
+    TrimRequest, TrimTask, Trimmer, Value, compile_str, migrate, read_value, run_tick, tick_all,
+};
+
+fn tree(src: &str) -> Tree {
+    compile_str("t.edn", src, &Registry::new()).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+fn db(src: &str) -> Value {
+    read_value(src).unwrap()
+}
+
+fn task(src: &str) -> Box<dyn TrimTask> {
+    Box::new(DataTask::from_value(&db(src)).unwrap())
+}
+
+/// The db printed without its `:aido/tree` fingerprint.
+fn shown(db: &Value) -> String {
+    let mut db = db.clone();
+    if let Some(m) = db.as_map_mut() {
+        m.shift_remove(&Value::keyword("aido/tree"));
+    }
+    db.to_string()
+}
+
+/// Ticks, then works through the trimmer, `ticks` times; returns the
+/// outcomes of each gap (as `[task outcome]` pairs) and the final state.
+struct Run {
+    tree: Tree,
+    db: Value,
+    trimmer: Trimmer,
+    ticks: u64,
+}
+
+impl Run {
+    fn new(src: &str, start: &str) -> Run {
+        Run {
+            tree: tree(src),
+            db: db(start),
+            trimmer: Trimmer::new(),
+            ticks: 0,
+        }
+    }
+
+    fn tick(&mut self) -> Status {
+        let t = run_tick(std::mem::take(&mut self.db), &self.tree);
+        assert!(t.error.is_none(), "{:?}", t.error);
+        self.db = t.db;
+        self.ticks += 1;
+        t.status
+    }
+
+    /// One gap: the outcome of each task looked at, with its reason.
+    fn gap(&mut self) -> Vec<(String, TrimOutcome, Option<String>)> {
+        let gap = self.trimmer.between_ticks(
+            self.ticks,
+            std::mem::take(&mut self.db),
+            &self.tree,
+            &Registry::new(),
+        );
+        self.db = gap.db;
+        if let Some(t) = gap.tree {
+            self.tree = t;
+        }
+        gap.reports
+            .into_iter()
+            .map(|r| (r.task.to_string(), r.outcome, r.reason))
+            .collect()
+    }
+
+    fn outcomes(&mut self) -> Vec<(String, TrimOutcome)> {
+        self.gap().into_iter().map(|(t, o, _)| (t, o)).collect()
+    }
+}
+
+use TrimOutcome::{Applied, Deferred, Rejected};
+
+fn o(task: &str, outcome: TrimOutcome) -> (String, TrimOutcome) {
+    (task.to_owned(), outcome)
+}
+
+#[test]
+fn a_change_to_a_running_node_is_deferred_and_applied_in_the_first_gap_after_it_stops() {
+    let mut run = Run::new(
+        "[:sequence [:wait {:id :walk :ticks 2}] [:inc! {:id :arrive :key :n}]]",
+        "{}",
+    );
+    run.trimmer.push(task(
+        "{:task :run, :target :walk, :replace [:inc! {:key :ran}]}",
+    ));
+    assert_eq!(run.tick(), Status::Running);
+    let gap = run.gap();
+    assert_eq!(gap.len(), 1);
+    assert_eq!(gap[0].1, Deferred);
+    assert_eq!(gap[0].2.as_deref(), Some("node :walk is running"));
+    assert_eq!(run.tick(), Status::Running);
+    assert_eq!(run.outcomes(), vec![o(":run", Deferred)]);
+    // The wait finishes in the third tick; the next gap applies the change.
+    assert_eq!(run.tick(), Status::Success);
+    assert_eq!(run.outcomes(), vec![o(":run", Applied)]);
+    assert_eq!(run.tick(), Status::Success);
+    assert_eq!(shown(&run.db), "{:n 2, :ran 1}");
+    assert!(run.trimmer.is_empty());
+}
+
+#[test]
+fn the_root_cannot_be_replaced_or_removed() {
+    let mut run = Run::new("[:sequence {:id :top} [:success]]", "{}");
+    run.trimmer
+        .push(task("{:task :a, :target :top, :replace [:failure]}"));
+    run.trimmer
+        .push(task("{:task :b, :target :top, :remove true}"));
+    run.tick();
+    let gap = run.gap();
+    assert_eq!(
+        gap.iter().map(|g| g.1).collect::<Vec<_>>(),
+        vec![Rejected, Rejected]
+    );
+    assert_eq!(gap[0].2.as_deref(), Some("a trim cannot replace the root"));
+    assert_eq!(gap[1].2.as_deref(), Some("a trim cannot remove the root"));
+    assert!(run.trimmer.is_empty());
+}
+
+#[test]
+fn a_change_that_does_not_compile_is_rejected_with_its_diagnostics() {
+    let t = tree("[:sequence [:success {:id :a}] [:success {:id :b}]]");
+    let registry = Registry::new();
+    for (change, code) in [
+        (
+            "{:task :x, :target :a, :replace [:no-such-node]}",
+            Code::UnknownNodeType,
+        ),
+        ("{:task :x, :target :a, :replace [:invert]}", Code::Arity),
+        (
+            "{:task :x, :target :a, :replace [:failure {:id :b}]}",
+            Code::DuplicateId,
+        ),
+    ] {
+        let mut trimmer = Trimmer::new();
+        trimmer.push(task(change));
+        let gap = trimmer.between_ticks(1, Value::map(), &t, &registry);
+        assert!(gap.tree.is_none());
+        let report = &gap.reports[0];
+        assert_eq!(report.outcome, Rejected, "{change}");
+        let diags = report.diagnostics.as_ref().expect("diagnostics");
+        assert_eq!(diags.items[0].code, code, "{change}");
+        assert!(report.reason.as_deref().is_some_and(|r| !r.is_empty()));
+    }
+}
+
+#[test]
+fn a_target_that_does_not_exist_is_rejected() {
+    let mut run = Run::new("[:sequence [:success]]", "{}");
+    run.trimmer
+        .push(task("{:task :x, :target :nope, :remove true}"));
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":x", Rejected)]);
+}
+
+#[test]
+fn at_most_one_task_is_applied_per_gap_and_the_rest_keep_their_order() {
+    let mut run = Run::new("[:sequence {:id :s} [:inc! {:key :a}]]", "{}");
+    for name in ["one", "two", "three"] {
+        run.trimmer.push(task(&format!(
+            "{{:task :{name}, :target :s, :insert [:inc! {{:key :{name}}}], :at 1}}"
+        )));
+    }
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":one", Applied)]);
+    assert_eq!(run.trimmer.len(), 2);
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":two", Applied)]);
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":three", Applied)]);
+    run.tick();
+    // Each insert went in at 1, so the last one runs first.
+    assert_eq!(shown(&run.db), "{:a 4, :one 3, :two 2, :three 1}");
+}
+
+#[test]
+fn deferred_and_rejected_tasks_let_the_next_one_be_looked_at_in_the_same_gap() {
+    let mut run = Run::new("[:sequence {:id :s} [:inc! {:key :a}]]", "{}");
+    run.trimmer.push(task(
+        "{:task :later, :target :s, :not-before 9, :remove true}",
+    ));
+    run.trimmer
+        .push(task("{:task :bad, :target :missing, :remove true}"));
+    run.trimmer.push(task(
+        "{:task :good, :target :s, :insert [:inc! {:key :b}], :at 0}",
+    ));
+    run.trimmer.push(task(
+        "{:task :next, :target :s, :insert [:inc! {:key :c}], :at 0}",
+    ));
+    run.tick();
+    assert_eq!(
+        run.outcomes(),
+        vec![
+            o(":later", Deferred),
+            o(":bad", Rejected),
+            o(":good", Applied)
+        ]
+    );
+    // `next` was not reached and stays ahead of the deferred `later`.
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":next", Applied)]);
+    run.tick();
+    // Each task is looked at at most once per gap.
+    assert_eq!(run.outcomes(), vec![o(":later", Deferred)]);
+}
+
+#[test]
+fn not_before_waits_until_that_many_ticks_have_run() {
+    let mut run = Run::new("[:sequence {:id :s} [:inc! {:key :a}]]", "{}");
+    run.trimmer.push(task(
+        "{:task :t, :target :s, :not-before 3, :insert [:inc! {:key :b}], :at 0}",
+    ));
+    for _ in 0..2 {
+        run.tick();
+        let gap = run.gap();
+        assert_eq!(gap[0].1, Deferred);
+        assert!(
+            gap[0]
+                .2
+                .as_deref()
+                .unwrap()
+                .starts_with("waits until 3 ticks")
+        );
+    }
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":t", Applied)]);
+}
+
+#[test]
+fn undo_restores_what_a_task_replaced() {
+    let mut run = Run::new("[:sequence [:inc! {:id :pick :key :picks}]]", "{}");
+    run.trimmer.push(task(
+        "{:task :split, :target :pick,
+          :replace [:sequence {:id :complex} [:inc! {:key :checks}] [:inc! {:key :picks}]]}",
+    ));
+    run.trimmer.push(task("{:task :back, :undo :split}"));
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":split", Applied)]);
+    run.tick();
+    assert_eq!(run.outcomes(), vec![o(":back", Applied)]);
+    run.tick();
+    assert_eq!(shown(&run.db), "{:picks 3, :checks 1}");
+    assert_eq!(
+        run.tree.form().to_string(),
+        "[:sequence [:inc! {:id :pick, :key :picks}]]"
+    );
+    run.trimmer
+        .push(task("{:task :again, :undo :nothing-like-it}"));
+    assert_eq!(run.outcomes(), vec![o(":again", Rejected)]);
+}
+
+#[test]
+fn memory_that_names_children_by_position_follows_reordered_children() {
+    // :choose-each remembers which children are left this round, by position.
+    let mut run = Run::new(
+        "[:choose-each {:id :pick-one}
+           [:define! {:key :said :val :a}] [:define! {:key :said :val :b}] [:define! {:key :said :val :c}]]",
+        "{:aido/seed 7}",
+    );
+    run.tick();
+    let said = run.db.get(&Value::keyword("said")).unwrap().clone();
+    let memory = |db: &Value| {
+        db.get(&Value::keyword("aido/memory"))
+            .and_then(|m| m.get(&Value::keyword("pick-one")))
+            .cloned()
+            .unwrap()
+    };
+    let before = memory(&run.db);
+    run.trimmer
+        .push(task("{:task :rev, :target :pick-one, :reorder [2 1 0]}"));
+    assert_eq!(run.outcomes(), vec![o(":rev", Applied)]);
+    // The pool names the same children at their new positions.
+    let moved: Vec<i64> = before
+        .get(&Value::keyword("pool"))
+        .unwrap()
+        .as_seq()
+        .unwrap()
+        .iter()
+        .map(|i| 2 - i.as_int().unwrap())
+        .collect();
+    let after = memory(&run.db);
+    let pool: Vec<i64> = after
+        .get(&Value::keyword("pool"))
+        .unwrap()
+        .as_seq()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_int().unwrap())
+        .collect();
+    assert_eq!(pool, moved);
+    // The two ticks left in the round say the two others.
+    let mut all = vec![said];
+    for _ in 0..2 {
+        run.tick();
+        all.push(run.db.get(&Value::keyword("said")).unwrap().clone());
+    }
+    all.sort_by_key(Value::to_string);
+    assert_eq!(Value::Vector(all).to_string(), "[:a :b :c]");
+}
+
+#[test]
+fn a_memory_sequence_resumes_at_its_running_child_after_a_reorder_by_reload() {
+    let old =
+        tree("[:sequence {:memory true} [:inc! {:key :a}] [:inc! {:key :b}] [:wait {:ticks 2}]]");
+    let new =
+        tree("[:sequence {:memory true} [:wait {:ticks 2}] [:inc! {:key :a}] [:inc! {:key :b}]]");
+    let t = run_tick(Value::map(), &old);
+    assert_eq!(t.status, Status::Running);
+    let (db, report) = migrate(t.db, &old, &new);
+    assert!(report.dropped.is_empty(), "{report:?}");
+    assert_eq!(
+        shown(&db),
+        "{:a 1, :b 1, :aido/memory {\"0.0\" {:ticks 1}}, :aido/running [\"0\" \"0.0\"]}"
+    );
+    let t = run_tick(db, &new);
+    assert_eq!(t.status, Status::Running);
+    let t = run_tick(t.db, &new);
+    // The wait finished, then a and b ran again: the sequence went on from
+    // the wait, not from its old position.
+    assert_eq!(t.status, Status::Success);
+    assert_eq!(shown(&t.db), "{:a 2, :b 2}");
+}
+
+#[test]
+fn a_memory_sequence_resumes_at_the_right_child_after_an_insertion() {
+    let src =
+        "[:sequence {:id :s :memory true} [:inc! {:key :a}] [:wait {:ticks 2}] [:inc! {:key :b}]]";
+    // By a trim, while the sequence runs: inserting touches no running node.
+    let mut run = Run::new(src, "{}");
+    assert_eq!(run.tick(), Status::Running);
+    run.trimmer.push(task(
+        "{:task :x, :target :s, :insert [:inc! {:key :x}], :at 0}",
+    ));
+    assert_eq!(run.outcomes(), vec![o(":x", Applied)]);
+    assert_eq!(run.tick(), Status::Running);
+    assert_eq!(run.tick(), Status::Success);
+    assert_eq!(shown(&run.db), "{:a 1, :b 1}");
+
+    // By a new version of the tree (derived ids all shift by one).
+    let old = tree(src);
+    let new = tree(
+        "[:sequence {:id :s :memory true} [:inc! {:key :x}] [:inc! {:key :a}] [:wait {:ticks 2}] [:inc! {:key :b}]]",
+    );
+    let t = run_tick(Value::map(), &old);
+    let (db, _) = migrate(t.db, &old, &new);
+    let t = run_tick(run_tick(db, &new).db, &new);
+    assert_eq!(t.status, Status::Success);
+    assert_eq!(shown(&t.db), "{:a 1, :b 1}");
+}
+
+#[test]
+fn a_renamed_id_keeps_its_state_and_never_ends_in_error() {
+    let old = tree("[:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 3}]]");
+    let new = tree("[:sequence [:inc! {:key :n}] [:wait {:id :stroll :ticks 3}]]");
+    let saved = run_tick(Value::map(), &old).db;
+    // Knowing both trees: the wait is matched by place and keeps its count.
+    let (db, report) = migrate(saved.clone(), &old, &new);
+    assert!(
+        report
+            .kept
+            .iter()
+            .any(|k| k.id == Value::keyword("walk") && k.new_id == Some(Value::keyword("stroll")))
+    );
+    assert_eq!(
+        shown(&db),
+        "{:n 1, :aido/memory {:stroll {:ticks 1}}, :aido/running [\"0\" :stroll]}"
+    );
+    // Knowing only the new tree: the tick sees another fingerprint, carries
+    // the db over by id first and says so; the gone node's state is dropped.
+    let t = run_tick(saved, &new);
+    assert_ne!(t.status, Status::Error);
+    let m = t.migration().expect("the tick carried the db over");
+    assert_eq!(m.halted[0].id, Value::keyword("walk"));
+    assert_eq!(m.dropped[0].id, Value::keyword("walk"));
+    assert_eq!(
+        t.db.get(&Value::keyword("aido/tree")),
+        Some(&Value::Int(new.fingerprint()))
+    );
+    // And the next tick has nothing to carry over.
+    assert!(run_tick(t.db, &new).migration().is_none());
+}
+
+#[test]
+fn a_db_records_the_fingerprint_of_the_tree_it_keeps_state_for() {
+    let t = tree("[:wait {:ticks 2}]");
+    let db = run_tick(Value::map(), &t).db;
+    assert_eq!(
+        db.get(&Value::keyword("aido/tree")),
+        Some(&Value::Int(t.fingerprint()))
+    );
+    // A stateless tree leaves the db as it was.
+    let plain = tree("[:inc! {:key :n}]");
+    assert_eq!(run_tick(Value::map(), &plain).db.to_string(), "{:n 1}");
+    // The fingerprint is of the tree's data: the same text, the same print.
+    assert_eq!(tree("[:wait {:ticks 2}]").fingerprint(), t.fingerprint());
+    assert_ne!(tree("[:wait {:ticks 3}]").fingerprint(), t.fingerprint());
+}
+
+#[test]
+fn a_rust_task_sees_a_snapshot_and_may_skip_reject_or_attempt() {
+    struct Breaker;
+    impl TrimTask for Breaker {
+        fn name(&self) -> Value {
+            Value::keyword("breaker")
+        }
+        fn process(&mut self, snapshot: &TreeSnapshot<'_>) -> TrimRequest {
+            if snapshot.tick < 2 {
+                return TrimRequest::Skip("still measuring".to_owned());
+            }
+            match snapshot.tree.find(&Value::keyword("pick")) {
+                Some(_) if snapshot.running.is_empty() => {
+                    TrimRequest::Attempt(aido::TrimChange::Replace {
+                        target: Value::keyword("pick"),
+                        with: read_value(
+                            "[:sequence [:inc! {:key :checked}] [:inc! {:key :picked}]]",
+                        )
+                        .unwrap(),
+                    })
+                }
+                Some(_) => TrimRequest::Skip("busy".to_owned()),
+                None => TrimRequest::Reject("no pick".to_owned()),
+            }
+        }
+    }
+    let mut runner = Runner::load(
+        Arc::new(tree("[:sequence [:inc! {:id :pick :key :picked}]]")),
+        Value::map(),
+    );
+    runner.trim(Box::new(Breaker));
+    runner.play(PlayMode::StopByExecuteLoopCount, 4).unwrap();
+    let mut seen = Vec::new();
+    while runner.update().unwrap().is_some() {
+        seen.push(runner.trims().iter().map(|r| r.outcome).collect::<Vec<_>>());
+    }
+    assert_eq!(
+        seen,
+        vec![vec![Deferred], vec![Deferred], vec![Applied], vec![]]
+    );
+    assert_eq!(shown(runner.db()), "{:picked 4, :checked 2}");
+}
+
+#[test]
+fn runner_reload_swaps_the_tree_between_ticks() {
+    let old = Arc::new(tree(
+        "[:sequence {:memory true} [:inc! {:key :a}] [:wait {:id :w :ticks 3}]]",
+    ));
+    let new = Arc::new(tree(
+        "[:sequence {:memory true} [:inc! {:key :z}] [:inc! {:key :a}] [:wait {:id :w :ticks 3}]]",
+    ));
+    let mut runner = Runner::load(old, Value::map());
+    runner.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    runner.update().unwrap();
+    let report = runner.reload(new);
+    assert!(report.dropped.is_empty());
+    assert!(report.kept.iter().any(|k| k.id == Value::keyword("w")));
+    runner.update().unwrap();
+    runner.update().unwrap();
+    assert_eq!(runner.db().get(&Value::keyword("z")), None);
+    assert_eq!(runner.db().get(&Value::keyword("a")), Some(&Value::Int(1)));
+}
+
+#[test]
+fn every_agent_is_carried_over_when_first_ticked_with_a_new_tree() {
+    let old = tree("[:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 5}]]");
+    let new = tree("[:sequence [:inc! {:key :n}] [:wait {:id :stroll :ticks 5}]]");
+    let mut dbs = vec![Value::map(); 200];
+    tick_all(&old, &mut dbs);
+    // Agents that keep the old tree are not disturbed.
+    let mut old_ones = dbs[..100].to_vec();
+    let statuses = tick_all(&old, &mut old_ones);
+    assert!(statuses.iter().all(|s| *s == Status::Running));
+    assert!(
+        old_ones
+            .iter()
+            .all(|db| shown(db).contains(":walk {:ticks 2}"))
+    );
+    // The others move to the new tree: each db is carried over once.
+    let mut new_ones = dbs[100..].to_vec();
+    let statuses = tick_all(&new, &mut new_ones);
+    assert!(statuses.iter().all(|s| *s == Status::Running));
+    for db in &new_ones {
+        assert_eq!(
+            db.get(&Value::keyword("aido/tree")),
+            Some(&Value::Int(new.fingerprint()))
+        );
+        assert_eq!(
+            shown(db),
+            "{:n 2, :aido/running [\"0\" :stroll], :aido/memory {:stroll {:ticks 1}}}"
+        );
+    }
+}
