@@ -55,7 +55,7 @@ fn allocations() -> u64 {
 }
 
 fn npc() -> (aido::Tree, Value) {
-    let dir = common::shared_dir().join("bench");
+    let dir = common::examples_dir();
     let tree = std::fs::read_to_string(dir.join("npc.edn")).unwrap();
     let db = std::fs::read_to_string(dir.join("npc-db.edn")).unwrap();
     (
