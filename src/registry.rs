@@ -36,20 +36,29 @@ impl Arity {
     }
 }
 
-impl fmt::Display for Arity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Arity {
+    /// The arity in words, counting `one`s (singular) and `many` (plural):
+    /// `arity.counted("argument", "arguments")` gives "exactly 2 arguments".
+    pub(crate) fn counted(&self, one: &str, many: &str) -> String {
         match self {
-            Arity::Exactly(0) => f.write_str("no children"),
-            Arity::Exactly(1) => f.write_str("exactly 1 child"),
-            Arity::Exactly(k) => write!(f, "exactly {k} children"),
+            Arity::Exactly(0) => format!("no {many}"),
+            Arity::Exactly(1) => format!("exactly 1 {one}"),
+            Arity::Exactly(k) => format!("exactly {k} {many}"),
             Arity::OneOf(ks) => {
                 let ks: Vec<String> = ks.iter().map(ToString::to_string).collect();
-                write!(f, "{} children", ks.join(" or "))
+                format!("{} {many}", ks.join(" or "))
             }
-            Arity::AtLeast(1) => f.write_str("at least 1 child"),
-            Arity::AtLeast(k) => write!(f, "at least {k} children"),
-            Arity::Any => f.write_str("any number of children"),
+            Arity::AtLeast(1) => format!("at least 1 {one}"),
+            Arity::AtLeast(k) => format!("at least {k} {many}"),
+            Arity::Any => format!("any number of {many}"),
         }
+    }
+}
+
+/// The arity as a node's child count: "exactly 1 child", "at least 2 children".
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.counted("child", "children"))
     }
 }
 
@@ -138,11 +147,9 @@ fn is_key(v: &Value) -> bool {
 }
 
 fn describe(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 40 {
-        format!("a {}", value.type_name())
-    } else {
-        format!("{} `{text}`", value.type_name())
+    match value.abbreviated(40) {
+        (_, true) => value.type_with_article().to_owned(),
+        (text, false) => format!("{} `{text}`", value.type_name()),
     }
 }
 

@@ -398,11 +398,5 @@ fn push_id_text(id_texts: &mut String, id: &Value) {
 
 /// A value's text, cut short for messages.
 pub(crate) fn short(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 40 {
-        let cut: String = text.chars().take(37).collect();
-        format!("{cut}...")
-    } else {
-        text
-    }
+    v.abbreviated(40).0
 }
