@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::tick::{FnCtx, NodeCtx, Status};
-use crate::value::{Keyword, Value};
+use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// How many children a node type takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -416,8 +416,10 @@ impl std::error::Error for RegistryError {}
 /// Node types and functions, by name. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Registry {
-    node_types: HashMap<Keyword, Arc<NodeType>>,
-    functions: HashMap<Keyword, Arc<Function>>,
+    // Keys are interned keywords (numbers the process hands out), so the
+    // fast hasher is safe here.
+    node_types: HashMap<Keyword, Arc<NodeType>, FastBuildHasher>,
+    functions: HashMap<Keyword, Arc<Function>, FastBuildHasher>,
 }
 
 impl Default for Registry {
@@ -430,8 +432,8 @@ impl Registry {
     /// A registry holding the built-in node types and the standard functions.
     pub fn new() -> Registry {
         let mut reg = Registry {
-            node_types: HashMap::new(),
-            functions: HashMap::new(),
+            node_types: HashMap::default(),
+            functions: HashMap::default(),
         };
         for nt in crate::nodes::builtin_types() {
             reg.node_types.insert(nt.name, Arc::new(nt));
