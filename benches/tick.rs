@@ -85,8 +85,18 @@ fn tick(c: &mut Criterion) {
     let running = compile("npc-running.edn", &running_text);
     let (running_db, _) = settle(&running, read_value(NPC_DB).unwrap(), 1_000, 1);
 
+    // npc whose db also holds 10,000 keys the tree never reads: a tick must
+    // cost about what it costs with the five keys of npc_db.
+    let mut big_db = npc_db.clone();
+    if let Value::Map(map) = &mut big_db {
+        for i in 0..10_000 {
+            map.insert(Value::keyword(&format!("other-{i}")), Value::Int(i));
+        }
+    }
+
     let mut group = c.benchmark_group("tick");
     bench_ticks(&mut group, "npc", &npc, &npc_db);
+    bench_ticks(&mut group, "npc_10k_other_keys", &npc, &big_db);
     bench_ticks(&mut group, "npc_running", &running, &running_db);
     group.throughput(Throughput::Elements(npc_visits.round() as u64));
     bench_ticks(&mut group, "npc_visits", &npc, &npc_db);

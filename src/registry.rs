@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::tick::{FnCtx, NodeCtx, Status};
-use crate::value::{Keyword, Value};
+use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// How many children a node type takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,20 +36,29 @@ impl Arity {
     }
 }
 
-impl fmt::Display for Arity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Arity {
+    /// The arity in words, counting `one`s (singular) and `many` (plural):
+    /// `arity.counted("argument", "arguments")` gives "exactly 2 arguments".
+    pub(crate) fn counted(&self, one: &str, many: &str) -> String {
         match self {
-            Arity::Exactly(0) => f.write_str("no children"),
-            Arity::Exactly(1) => f.write_str("exactly 1 child"),
-            Arity::Exactly(k) => write!(f, "exactly {k} children"),
+            Arity::Exactly(0) => format!("no {many}"),
+            Arity::Exactly(1) => format!("exactly 1 {one}"),
+            Arity::Exactly(k) => format!("exactly {k} {many}"),
             Arity::OneOf(ks) => {
                 let ks: Vec<String> = ks.iter().map(ToString::to_string).collect();
-                write!(f, "{} children", ks.join(" or "))
+                format!("{} {many}", ks.join(" or "))
             }
-            Arity::AtLeast(1) => f.write_str("at least 1 child"),
-            Arity::AtLeast(k) => write!(f, "at least {k} children"),
-            Arity::Any => f.write_str("any number of children"),
+            Arity::AtLeast(1) => format!("at least 1 {one}"),
+            Arity::AtLeast(k) => format!("at least {k} {many}"),
+            Arity::Any => format!("any number of {many}"),
         }
+    }
+}
+
+/// The arity as a node's child count: "exactly 1 child", "at least 2 children".
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.counted("child", "children"))
     }
 }
 
@@ -138,11 +147,9 @@ fn is_key(v: &Value) -> bool {
 }
 
 fn describe(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 40 {
-        format!("a {}", value.type_name())
-    } else {
-        format!("{} `{text}`", value.type_name())
+    match value.abbreviated(40) {
+        (_, true) => value.type_with_article().to_owned(),
+        (text, false) => format!("{} `{text}`", value.type_name()),
     }
 }
 
@@ -409,8 +416,10 @@ impl std::error::Error for RegistryError {}
 /// Node types and functions, by name. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Registry {
-    node_types: HashMap<Keyword, Arc<NodeType>>,
-    functions: HashMap<Keyword, Arc<Function>>,
+    // Keys are interned keywords (numbers the process hands out), so the
+    // fast hasher is safe here.
+    node_types: HashMap<Keyword, Arc<NodeType>, FastBuildHasher>,
+    functions: HashMap<Keyword, Arc<Function>, FastBuildHasher>,
 }
 
 impl Default for Registry {
@@ -423,8 +432,8 @@ impl Registry {
     /// A registry holding the built-in node types and the standard functions.
     pub fn new() -> Registry {
         let mut reg = Registry {
-            node_types: HashMap::new(),
-            functions: HashMap::new(),
+            node_types: HashMap::default(),
+            functions: HashMap::default(),
         };
         for nt in crate::nodes::builtin_types() {
             reg.node_types.insert(nt.name, Arc::new(nt));

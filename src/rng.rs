@@ -10,6 +10,15 @@ use crate::value::{Map, Value, kw};
 
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// A fresh random base for a tick without a seed. The standard library's
+/// `RandomState` draws its keys from the operating system once per thread
+/// and makes each new state differ, which is all an unseeded tick needs; a
+/// seeded tick never comes here.
+fn entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::hash::RandomState::new().build_hasher().finish()
+}
+
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -52,7 +61,7 @@ impl Rng {
         let pos = db.get(&Value::Keyword(kw::RNG_POS));
         self.state = match (seed, pos) {
             (None | Some(Value::Nil), _) => State::Entropy {
-                base: rand::random::<u64>(),
+                base: entropy(),
                 pos: 0,
             },
             (Some(Value::Int(seed)), None | Some(Value::Nil)) => State::Seeded {
@@ -150,6 +159,14 @@ mod tests {
             assert!((0.0..1.0).contains(&x));
             assert!(r.below(&db, 3) < 3);
         }
+    }
+
+    #[test]
+    fn unseeded_generators_draw_different_streams() {
+        let db = Map::default();
+        let firsts: std::collections::HashSet<u64> =
+            (0..100).map(|_| Rng::new().next_u64(&db)).collect();
+        assert_eq!(firsts.len(), 100);
     }
 
     #[test]

@@ -29,20 +29,25 @@ fn note_allocation() {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note_allocation();
+        // SAFETY: the caller's contract for `alloc` is passed on as it is.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         note_allocation();
+        // SAFETY: the caller's contract for `alloc_zeroed` is passed on as it is.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         note_allocation();
+        // SAFETY: `ptr` and `layout` come from this allocator, which got them
+        // from `System`; the rest of the contract is the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` and `layout` come from this allocator, which got them from `System`.
         unsafe { System.dealloc(ptr, layout) }
     }
 }
@@ -55,7 +60,7 @@ fn allocations() -> u64 {
 }
 
 fn npc() -> (aido::Tree, Value) {
-    let dir = common::shared_dir().join("bench");
+    let dir = common::examples_dir();
     let tree = std::fs::read_to_string(dir.join("npc.edn")).unwrap();
     let db = std::fs::read_to_string(dir.join("npc-db.edn")).unwrap();
     (

@@ -127,7 +127,7 @@ fn ints(v: &Value) -> Vec<i64> {
 fn every_case_of_aidos_suite_passes_through_the_cli() {
     let suite = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/conformance/aido-suite.edn"
+        "/tests/data/conformance/aido-suite.edn"
     );
     assert!(Path::new(suite).exists(), "{suite}");
     let cases = common::conformance_cases();

@@ -30,7 +30,7 @@ fn aido(args: &[&str]) -> Run {
 
 fn bench_file(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/bench")
+        .join("examples")
         .join(name)
         .display()
         .to_string()

@@ -1,6 +1,6 @@
-//! aido's own test suite (../shared/conformance/aido-suite.edn), run through
-//! the library: every case's every tick must match what the Clojure original
-//! produced (status, and the db without aido-namespaced keys).
+//! aido's own test suite (tests/data/conformance/aido-suite.edn, the cases of
+//! the Clojure original), run through the library: every case's every tick
+//! must match what the Clojure original produced (status, and the db without aido-namespaced keys).
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 mod common;

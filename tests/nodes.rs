@@ -643,7 +643,7 @@ fn the_db_must_be_a_map() {
     assert_eq!((t.status, t.db), (Status::Error, Value::Int(3)));
     assert_eq!(
         t.error.unwrap().message,
-        "the db must be a map, found a integer"
+        "the db must be a map, found an integer"
     );
     // nil is the empty db.
     assert_eq!(

@@ -6,16 +6,10 @@
 use std::fmt::Write;
 
 /// The reference npc tree: an agent's needs-driven loop.
-pub const NPC: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/bench/npc.edn"
-));
+pub const NPC: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/npc.edn"));
 
 /// The npc's starting db.
-pub const NPC_DB: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/bench/npc-db.edn"
-));
+pub const NPC_DB: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/npc-db.edn"));
 
 /// The keywords the generated trees read and write.
 const KEYS: [&str; 10] = [

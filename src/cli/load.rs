@@ -143,10 +143,6 @@ fn read_json(path: &Path) -> Result<Value, Failure> {
 }
 
 /// The value's type with an article: `a map`, `an integer`, `nil`.
-pub(crate) fn a_type(value: &Value) -> String {
-    match value.type_name() {
-        "nil" => "nil".to_owned(),
-        name if name.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {name}"),
-        name => format!("a {name}"),
-    }
+pub(crate) fn a_type(value: &Value) -> &'static str {
+    value.type_with_article()
 }

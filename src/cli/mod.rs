@@ -39,6 +39,7 @@ run options:
                    before tick i+1
   --save OUT       write the final db to OUT (JSON if OUT ends in .json, else EDN)
   --format F       print each tick as `edn` (default) or `json`
+  --trace          add `:trace` to each tick: the nodes ticked and halted, in order
 
 bench options:
   --db DB          the starting db of every agent (default: an empty map)

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
 use crate::read::{Document, MAX_DEPTH, read};
-use crate::registry::{Imp, NodeType, Registry};
+use crate::registry::{Imp, Registry};
 use crate::source::{FormSpans, Source, Span};
 use crate::tree::{Node, Opt, Tree};
 use crate::value::{FastBuildHasher, Keyword, Value};
@@ -60,8 +60,6 @@ pub(crate) struct Compiler<'r> {
     /// Emptied vectors for nodes' options, kept to save an allocation a node
     /// (as many as the tree is deep).
     spare_entries: Vec<Vec<(Keyword, Opt)>>,
-    /// The node types looked up so far: the registry hashes more slowly.
-    node_types: HashMap<Keyword, Option<&'r Arc<NodeType>>, FastBuildHasher>,
 }
 
 /// Where a node sits: its parent and its position among the parent's children.
@@ -88,7 +86,6 @@ impl<'r> Compiler<'r> {
             kids: Vec::new(),
             id_texts: String::new(),
             spare_entries: Vec::new(),
-            node_types: HashMap::default(),
         }
     }
 
@@ -194,11 +191,7 @@ impl<'r> Compiler<'r> {
             }
         };
         let node_type = type_name.and_then(|name| {
-            let registry = self.registry;
-            let found = *self
-                .node_types
-                .entry(name)
-                .or_insert_with(|| registry.lookup_node_type(name));
+            let found = self.registry.lookup_node_type(name);
             if found.is_none() {
                 let help = did_you_mean(name.as_str(), self.registry.node_type_names())
                     .map(|s| format!("did you mean `:{s}`?"));
@@ -401,11 +394,5 @@ fn push_id_text(id_texts: &mut String, id: &Value) {
 
 /// A value's text, cut short for messages.
 pub(crate) fn short(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 40 {
-        let cut: String = text.chars().take(37).collect();
-        format!("{cut}...")
-    } else {
-        text
-    }
+    v.abbreviated(40).0
 }

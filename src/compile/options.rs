@@ -337,11 +337,7 @@ pub(crate) fn lower_dynamic(
             };
             let arg_values = &items[2..];
             if !function.arity.allows(arg_values.len()) {
-                let arity = function
-                    .arity
-                    .to_string()
-                    .replace("children", "arguments")
-                    .replace("child", "argument");
+                let arity = function.arity.counted("argument", "arguments");
                 c.error(
                     Code::BadDynamic,
                     format!(

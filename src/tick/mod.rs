@@ -291,7 +291,7 @@ fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
         path: Vec::new(),
         span: None,
         location: None,
-        message: format!("the db must be a map, found a {}", other.type_name()),
+        message: format!("the db must be a map, found {}", other.type_with_article()),
     };
     Box::new(Tick {
         db: other,
@@ -453,20 +453,15 @@ impl<'t> Engine<'t> {
     /// Clears the last error, adds the locals and loads the running set.
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
-        // One branch-free pass over the db's keys sets a bit per keyword
-        // (its interned index modulo 64). A clear bit proves that a reserved
-        // key looked at here is absent, as in most dbs; a set one is checked.
-        let error_bit = 1u64 << kw::ERROR.index();
-        let running_bit = 1u64 << kw::RUNNING.index();
-        let mut seen = 0u64;
-        for key in self.db.keys() {
-            if let Value::Keyword(k) = key {
-                seen |= 1u64 << (k.index() % 64);
-            }
-        }
-        if seen & error_bit != 0
-            && let Some(i) = crate::value::find_kw(self.db, kw::ERROR)
-        {
+        // The reserved keys are looked up directly (a short pass over a
+        // small db, hash lookups in a large one), so that the cost of a tick
+        // does not grow with the db.
+        let (error_at, running_at) = if self.db.len() <= crate::value::SCAN_LIMIT {
+            crate::value::find_two_kws(self.db, kw::ERROR, kw::RUNNING)
+        } else {
+            crate::value::find_two_kws_hashed(self.db, kw::ERROR, kw::RUNNING)
+        };
+        if let Some(i) = error_at {
             self.db.shift_remove_index(i);
         }
         let tree_bit = 1u64 << (kw::TREE.index() % 64);
@@ -481,8 +476,7 @@ impl<'t> Engine<'t> {
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
         }
-        self.had_running =
-            seen & running_bit != 0 && crate::value::find_kw(self.db, kw::RUNNING).is_some();
+        self.had_running = running_at.is_some();
         if self.had_running {
             self.load_running();
             if let Some(long) = &self.long {
@@ -632,8 +626,8 @@ impl<'t> Engine<'t> {
                 self.wrote_state = true;
                 let Value::Map(memory) = slot else {
                     return Err(format!(
-                        "`:aido/memory` must be a map, found a {}",
-                        slot.type_name()
+                        "`:aido/memory` must be a map, found {}",
+                        slot.type_with_article()
                     ));
                 };
                 *crate::value::map_slot(memory, id) = state;

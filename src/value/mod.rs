@@ -22,7 +22,10 @@ pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use intern::kw;
 pub use intern::{Keyword, Symbol};
 pub use path::PathError;
-pub(crate) use path::{find_kw, map_get, map_slot, slot_in, step as path_step};
+pub(crate) use path::{
+    SCAN_LIMIT, find_kw, find_two_kws, find_two_kws_hashed, map_get, map_slot, slot_in,
+    step as path_step,
+};
 
 /// An insertion-ordered map of values (the db is one of these).
 pub type Map = indexmap::IndexMap<Value, Value, FastBuildHasher>;
@@ -180,6 +183,26 @@ impl Value {
             Value::Set(_) => "set",
             Value::Map(_) => "map",
             Value::Tagged(..) => "tagged value",
+        }
+    }
+
+    /// The type's name with its article, for messages: `"nil"`, `"an
+    /// integer"`, `"a map"`.
+    pub fn type_with_article(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::Str(_) => "a string",
+            Value::Char(_) => "a character",
+            Value::Keyword(_) => "a keyword",
+            Value::Symbol(_) => "a symbol",
+            Value::Vector(_) => "a vector",
+            Value::List(_) => "a list",
+            Value::Set(_) => "a set",
+            Value::Map(_) => "a map",
+            Value::Tagged(..) => "a tagged value",
         }
     }
 }

@@ -169,7 +169,7 @@ pub(crate) fn slot_in<'a>(root: &'a mut Value, path: &[Value]) -> Result<&'a mut
 }
 
 /// Maps up to this size are searched by scanning rather than hashing.
-const SCAN_LIMIT: usize = 8;
+pub(crate) const SCAN_LIMIT: usize = 8;
 
 /// The index of `key` in `map`. A db is usually a handful of keyword keys,
 /// and comparing a few interned keywords is cheaper than hashing and probing.
@@ -195,6 +195,54 @@ pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
     } else {
         map.get_index_of(&Value::Keyword(key))
     }
+}
+
+/// The positions of two keyword keys in a small map (at most
+/// [`SCAN_LIMIT`] entries): one branch-free pass sets a bit per keyword key
+/// (its interned index modulo 64), so that a clear bit proves a key absent,
+/// as it usually is.
+#[inline]
+pub(crate) fn find_two_kws(
+    map: &Map,
+    a: super::Keyword,
+    b: super::Keyword,
+) -> (Option<usize>, Option<usize>) {
+    let mut seen = 0u64;
+    for key in map.keys() {
+        if let Value::Keyword(k) = key {
+            seen |= 1u64 << (k.index() % 64);
+        }
+    }
+    let a_at = if seen & (1u64 << (a.index() % 64)) == 0 {
+        None
+    } else {
+        scan_kw(map, a)
+    };
+    let b_at = if seen & (1u64 << (b.index() % 64)) == 0 {
+        None
+    } else {
+        scan_kw(map, b)
+    };
+    (a_at, b_at)
+}
+
+/// The positions of two keyword keys in a map of any size, by hash lookups.
+#[cold]
+pub(crate) fn find_two_kws_hashed(
+    map: &Map,
+    a: super::Keyword,
+    b: super::Keyword,
+) -> (Option<usize>, Option<usize>) {
+    (
+        map.get_index_of(&Value::Keyword(a)),
+        map.get_index_of(&Value::Keyword(b)),
+    )
+}
+
+#[cold]
+fn scan_kw(map: &Map, key: super::Keyword) -> Option<usize> {
+    map.keys()
+        .position(|e| matches!(e, Value::Keyword(x) if *x == key))
 }
 
 /// The value of `key` in `map`.

@@ -33,6 +33,56 @@ impl fmt::Display for Value {
     }
 }
 
+impl Value {
+    /// The value's EDN text if it has at most `max_chars` characters, else
+    /// its first `max_chars - 3` characters and `...`, with whether it was
+    /// cut. Printing stops as soon as the limit is passed, so a huge value
+    /// costs no more than a small one.
+    pub(crate) fn abbreviated(&self, max_chars: usize) -> (String, bool) {
+        let mut out = Bounded {
+            text: String::new(),
+            chars: 0,
+            max_chars,
+            cut: false,
+        };
+        // The only error is the one `Bounded` returns when it is full.
+        let _ = write!(out, "{self}");
+        if out.cut {
+            let keep = max_chars.saturating_sub(3);
+            let end = out
+                .text
+                .char_indices()
+                .nth(keep)
+                .map_or(out.text.len(), |(i, _)| i);
+            out.text.truncate(end);
+            out.text.push_str("...");
+        }
+        (out.text, out.cut)
+    }
+}
+
+/// A writer that takes at most `max_chars` characters, then fails.
+struct Bounded {
+    text: String,
+    chars: usize,
+    max_chars: usize,
+    cut: bool,
+}
+
+impl Write for Bounded {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for c in s.chars() {
+            if self.chars == self.max_chars {
+                self.cut = true;
+                return Err(fmt::Error);
+            }
+            self.text.push(c);
+            self.chars += 1;
+        }
+        Ok(())
+    }
+}
+
 fn write_seq<'a>(
     f: &mut fmt::Formatter<'_>,
     open: &str,
@@ -111,6 +161,19 @@ mod tests {
             v.to_string(),
             r#"{:tick 1, :status :success, :xs [1.0 "a\"b" \space]}"#
         );
+    }
+
+    #[test]
+    fn abbreviated_text_is_cut_at_the_limit_and_says_so() {
+        let short = Value::Vector(vec![Value::Int(1), Value::Int(2)]);
+        assert_eq!(short.abbreviated(5), ("[1 2]".to_owned(), false));
+        assert_eq!(short.abbreviated(4), ("[...".to_owned(), true));
+        // A value of a million elements is cut without printing it all.
+        let long = Value::Vector(vec![Value::string("é"); 1_000_000]);
+        let (text, cut) = long.abbreviated(10);
+        assert!(cut);
+        assert_eq!(text, "[\"é\" \"é...");
+        assert_eq!(text.chars().count(), 10);
     }
 
     #[test]

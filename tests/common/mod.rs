@@ -5,9 +5,15 @@ use std::path::PathBuf;
 
 use aido::{Value, read_value};
 
-/// The folder that holds the project's shared material (`../shared`).
-pub fn shared_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")
+/// The folder of the repository's shipped examples (the bench workload
+/// `npc.edn` and `npc-db.edn` among them).
+pub fn examples_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+/// The folder of the test data (`tests/data`).
+pub fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 pub struct Expected {
@@ -30,7 +36,7 @@ fn field<'a>(m: &'a Value, key: &str) -> &'a Value {
 
 /// The cases of aido's own suite.
 pub fn conformance_cases() -> Vec<Case> {
-    let path = shared_dir().join("conformance/aido-suite.edn");
+    let path = data_dir().join("conformance/aido-suite.edn");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let suite = read_value(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     suite
