@@ -456,23 +456,34 @@ impl<'t> Engine<'t> {
         // The reserved keys are looked up directly (a short pass over a
         // small db, hash lookups in a large one), so that the cost of a tick
         // does not grow with the db.
-        let (error_at, running_at) = if self.db.len() <= crate::value::SCAN_LIMIT {
-            crate::value::find_two_kws(self.db, kw::ERROR, kw::RUNNING)
+        // `:aido/tree` may be present: in a small db, unless the pass that
+        // finds the other two proves it absent; in a large one, the tree's
+        // position hint finds it with one comparison in the usual case.
+        let (error_at, running_at, tree_maybe) = if self.db.len() <= crate::value::SCAN_LIMIT {
+            crate::value::find_two_kws_and_bit(self.db, kw::ERROR, kw::RUNNING, kw::TREE)
         } else {
-            crate::value::find_two_kws_hashed(self.db, kw::ERROR, kw::RUNNING)
+            let (e, r) = crate::value::find_two_kws_hashed(self.db, kw::ERROR, kw::RUNNING);
+            (e, r, true)
         };
         if let Some(i) = error_at {
             self.db.shift_remove_index(i);
         }
-        let tree_bit = 1u64 << (kw::TREE.index() % 64);
-        if seen & tree_bit != 0 {
-            self.had_tree = true;
+        if tree_maybe {
+            // A u64 compare against the tree's cached fingerprint.
             match self.tree.recorded_fingerprint(self.db) {
-                Some(Value::Int(f)) if *f == self.tree.fingerprint() => {}
-                Some(_) => self.carry_over(),
-                None => self.had_tree = false,
+                Some(Value::Int(f)) if *f == self.tree.fingerprint() => self.had_tree = true,
+                Some(_) => {
+                    self.had_tree = true;
+                    self.carry_over();
+                }
+                None => {}
             }
         }
+        // A carried-over db may have lost its running set.
+        let running_at = match &self.migration {
+            None => running_at,
+            Some(_) => crate::value::find_kw(self.db, kw::RUNNING),
+        };
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
         }

@@ -197,33 +197,26 @@ pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
     }
 }
 
-/// The positions of two keyword keys in a small map (at most
-/// [`SCAN_LIMIT`] entries): one branch-free pass sets a bit per keyword key
-/// (its interned index modulo 64), so that a clear bit proves a key absent,
-/// as it usually is.
+/// The positions of two keyword keys in a small map, and whether a third
+/// may be present: one pass sets a bit per keyword (interned index modulo
+/// 64), and a clear bit proves a key absent; a set one is checked.
 #[inline]
-pub(crate) fn find_two_kws(
+pub(crate) fn find_two_kws_and_bit(
     map: &Map,
     a: super::Keyword,
     b: super::Keyword,
-) -> (Option<usize>, Option<usize>) {
+    c: super::Keyword,
+) -> (Option<usize>, Option<usize>, bool) {
     let mut seen = 0u64;
     for key in map.keys() {
         if let Value::Keyword(k) = key {
             seen |= 1u64 << (k.index() % 64);
         }
     }
-    let a_at = if seen & (1u64 << (a.index() % 64)) == 0 {
-        None
-    } else {
-        scan_kw(map, a)
-    };
-    let b_at = if seen & (1u64 << (b.index() % 64)) == 0 {
-        None
-    } else {
-        scan_kw(map, b)
-    };
-    (a_at, b_at)
+    let bit = |k: super::Keyword| seen & (1u64 << (k.index() % 64)) != 0;
+    let a_at = if bit(a) { scan_kw(map, a) } else { None };
+    let b_at = if bit(b) { scan_kw(map, b) } else { None };
+    (a_at, b_at, bit(c))
 }
 
 /// The positions of two keyword keys in a map of any size, by hash lookups.
