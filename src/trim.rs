@@ -15,6 +15,43 @@
 //! At most one task is applied in a gap; each task is looked at at most once
 //! per gap; a deferred or rejected task lets the next one be looked at, and
 //! the tasks not reached keep their order.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use aido::{DataTask, PlayMode, Registry, Runner, TrimOutcome, Value, compile_str, read_value};
+//!
+//! let registry = Registry::new();
+//! let tree = compile_str(
+//!     "patrol.edn",
+//!     "[:sequence {:id :patrol :memory true}
+//!        [:inc! {:key :rounds}]
+//!        [:wait {:id :walk :ticks 2}]
+//!        [:inc! {:id :report :key :reports}]]",
+//!     &registry,
+//! )
+//! .map_err(|d| d.render())?;
+//!
+//! let mut runner = Runner::load(Arc::new(tree), Value::map());
+//! runner.set_registry(registry);
+//! // After two ticks, report twice as loud; a change to a running node waits.
+//! runner.trim(Box::new(DataTask::from_value(&read_value(
+//!     "{:task :louder, :target :report, :not-before 2,
+//!       :replace [:sequence [:inc! {:key :reports}] [:inc! {:key :reports}]]}",
+//! )?)?));
+//! runner.play(PlayMode::StopByExecuteLoopCount, 6)?;
+//! let mut outcomes = Vec::new();
+//! while runner.update()?.is_some() {
+//!     outcomes.extend(runner.trims().iter().map(|t| t.outcome));
+//! }
+//! // Deferred twice (`:not-before`), applied in the gap after tick 2; the
+//! // walk went on where it was.
+//! assert_eq!(
+//!     outcomes,
+//!     [TrimOutcome::Deferred, TrimOutcome::Deferred, TrimOutcome::Applied]
+//! );
+//! assert_eq!(runner.db().get(&Value::keyword("reports")), Some(&Value::Int(4)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::VecDeque;
 use std::fmt;

@@ -501,3 +501,36 @@ fn every_agent_is_carried_over_when_first_ticked_with_a_new_tree() {
         );
     }
 }
+
+/// The Rust example of the README's "Changing trees at run time" is the
+/// module example of `aido::trim`, which `cargo test` runs as a doc test.
+#[test]
+fn the_readme_shows_the_doc_tested_trimming_example() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(root.join("src/trim.rs")).unwrap();
+    let doc: Vec<&str> = source
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .map(|l| {
+            l.strip_prefix("//! ")
+                .unwrap_or(l.trim_start_matches("//!"))
+        })
+        .skip_while(|l| !l.starts_with("```"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .filter(|l| !l.starts_with("# "))
+        .collect();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("## Changing trees at run time")
+        .nth(1)
+        .expect("the README has the section");
+    let block: Vec<&str> = section
+        .lines()
+        .skip_while(|l| *l != "```rust")
+        .skip(1)
+        .take_while(|l| *l != "```")
+        .collect();
+    assert!(!doc.is_empty());
+    assert_eq!(block, doc);
+}
