@@ -228,3 +228,71 @@ fn check_warns_about_stateful_nodes_without_an_id() {
             .starts_with("warning: examples/chatbot.edn:15:4: `:choose-each` node \"0.1.0.1\"")
     );
 }
+
+#[test]
+fn bad_trim_files_and_reload_flags_are_clear_errors() {
+    let dir = Scratch::new("bad");
+    let trims = dir.file("trims.edn");
+    for (text, why) in [
+        ("{:task :x}", "trim tasks are a vector of maps, found map"),
+        (
+            "[{:task :x, :target :a, :remove true, :colour :red}]",
+            "unknown key :colour in trim task",
+        ),
+        (
+            "[{:task :x, :target :a}]",
+            "needs exactly one of :replace :reorder :insert :remove :undo",
+        ),
+        (
+            "[{:task :x, :target :a, :insert [:success]}]",
+            "has :insert without :at",
+        ),
+        (
+            "[{:task :x, :target :a, :reorder [0 :b]}]",
+            ":reorder must be a vector of positions",
+        ),
+        (
+            "[{:task :x, :target :a, :remove true, :not-before -1}]",
+            ":not-before must be a tick number",
+        ),
+    ] {
+        std::fs::write(&trims, text).unwrap();
+        let run = aido(&["run", "tests/data/trim/v1.edn", "--trims", &trims]);
+        assert_eq!(run.code, 2, "{text}: {run:?}");
+        assert_eq!(run.stdout, "", "{text}");
+        assert!(run.stderr.contains(why), "{text}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"));
+    }
+    for flag in ["--reload=0=x.edn", "--reload=x.edn", "--reload=2="] {
+        let run = aido(&["run", "tests/data/trim/v1.edn", flag]);
+        assert_eq!(run.code, 2, "{flag}: {run:?}");
+        assert!(
+            run.stderr.starts_with("aido: --reload: expected N=FILE"),
+            "{}",
+            run.stderr
+        );
+    }
+    // A reload file that cannot be read is refused like one that does not compile.
+    let run = aido(&[
+        "run",
+        "tests/data/trim/v1.edn",
+        "--ticks",
+        "2",
+        "--reload",
+        "2=no/such.edn",
+    ]);
+    let line = &lines(&run)[1];
+    assert!(
+        key(&key(line, "reload"), "rejected")
+            .as_str()
+            .unwrap()
+            .starts_with("no/such.edn: ")
+    );
+    let run = aido(&[
+        "migrate",
+        "tests/data/trim/v1.edn",
+        "tests/data/trim/v2.edn",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("`--db SAVE` is required"));
+}

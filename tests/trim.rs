@@ -534,3 +534,58 @@ fn the_readme_shows_the_doc_tested_trimming_example() {
     assert!(!doc.is_empty());
     assert_eq!(block, doc);
 }
+
+#[test]
+fn a_running_node_that_is_gone_is_halted_with_its_cancel_request() {
+    let old = tree(
+        "[:sequence {:id :answer} [:defer {:id :ask :action :llm/ask :prompt \"hi\"}] [:inc! {:key :n}]]",
+    );
+    let new = tree("[:sequence {:id :answer} [:inc! {:key :n}]]");
+    let t = run_tick(Value::map(), &old);
+    assert_eq!(t.status, Status::Running);
+    assert_eq!(t.launches().len(), 1);
+    let (db, report) = migrate(t.db, &old, &new);
+    assert_eq!(report.halted.len(), 1);
+    assert_eq!(report.halted[0].id, Value::keyword("ask"));
+    assert_eq!(report.halted[0].node_type, aido::Keyword::new("defer"));
+    assert_eq!(report.cancels.len(), 1);
+    assert_eq!(report.cancels[0].node, Value::keyword("ask"));
+    // Nothing of the halted node is left; the sequence is still running.
+    assert_eq!(shown(&db), "{:aido/running [:answer]}");
+    let t = run_tick(db, &new);
+    assert_eq!(t.status, Status::Success);
+    assert_eq!(shown(&t.db), "{:n 1}");
+}
+
+#[test]
+fn the_memory_of_a_node_that_changed_type_is_dropped() {
+    let old = tree("[:sequence [:success] [:wait {:ticks 3}]]");
+    let new = tree("[:sequence [:success] [:inc! {:key :n}]]");
+    let t = run_tick(Value::map(), &old);
+    let (db, report) = migrate(t.db, &old, &new);
+    // The wait was running: it is halted (which clears its memory).
+    assert_eq!(report.halted.len(), 1);
+    assert_eq!(report.halted[0].id, Value::string("0.1"));
+    assert_eq!(report.halted[0].node_type, aido::Keyword::new("wait"));
+    assert_eq!(shown(&db), "{:aido/running [\"0\"]}");
+    let t = run_tick(db, &new);
+    assert_eq!(
+        (t.status, shown(&t.db)),
+        (Status::Success, "{:n 1}".to_owned())
+    );
+    // Memory of a node that is not running is dropped.
+    let old = tree("[:sequence [:choose-each [:success] [:success]] [:wait {:ticks 3}]]");
+    let new = tree("[:sequence [:choose [:success] [:success]] [:wait {:ticks 3}]]");
+    let t = run_tick(read_value("{:aido/seed 1}").unwrap(), &old);
+    assert!(shown(&t.db).contains("\"0.0\" {:pool"));
+    let (db, report) = migrate(t.db, &old, &new);
+    assert_eq!(report.dropped.len(), 1);
+    assert_eq!(report.dropped[0].id, Value::string("0.0"));
+    assert_eq!(
+        report.dropped[0].node_type,
+        aido::Keyword::new("choose-each")
+    );
+    assert!(!shown(&db).contains(":pool"));
+    // The wait kept its count.
+    assert!(shown(&db).contains("\"0.1\" {:ticks 1}"));
+}
