@@ -40,6 +40,8 @@ run options:
   --save OUT       write the final db to OUT (JSON if OUT ends in .json, else EDN)
   --format F       print each tick as `edn` (default) or `json`
   --trace          add `:trace` to each tick: the nodes ticked and halted, in order
+  --trims TRIMS    an EDN vector of trim tasks, worked through between ticks
+  --reload N=FILE  switch to the tree in FILE before tick N (repeatable)
 
 bench options:
   --db DB          the starting db of every agent (default: an empty map)
