@@ -222,6 +222,14 @@ impl DataTask {
                 "trim task {task} needs exactly one of :replace :reorder :insert :remove :undo"
             )));
         }
+        if get("at").is_some() && get("insert").is_none() {
+            return Err(bad(format!("trim task {task} has :at without :insert")));
+        }
+        if get("undo").is_some() && get("target").is_some() {
+            return Err(bad(format!(
+                "trim task {task} has :undo and :target (an undo restores the place its task changed)"
+            )));
+        }
         let change = if let Some(with) = get("replace") {
             TrimChange::Replace {
                 target: target()?,

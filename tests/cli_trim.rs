@@ -248,6 +248,14 @@ fn bad_trim_files_and_reload_flags_are_clear_errors() {
             "has :insert without :at",
         ),
         (
+            "[{:task :x, :target :a, :remove true, :at 1}]",
+            "has :at without :insert",
+        ),
+        (
+            "[{:task :x, :target :a, :undo :y}]",
+            "has :undo and :target",
+        ),
+        (
             "[{:task :x, :target :a, :reorder [0 :b]}]",
             ":reorder must be a vector of positions",
         ),

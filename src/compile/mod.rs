@@ -22,12 +22,18 @@ use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// Compiles tree data that has no source text (built in Rust or read from a db).
 pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
-    Compiler::new(registry, None).run(tree, None)
+    let mut compiled = Compiler::new(registry, None).run(tree, None)?;
+    // The tree keeps its data (for trims): a copy, as it is only borrowed.
+    compiled.form = Arc::new(tree.clone());
+    Ok(compiled)
 }
 
 /// Compiles a tree read from text, so that diagnostics point into that text.
 pub fn compile_document(doc: &Document, registry: &Registry) -> Result<Tree, Diagnostics> {
-    Compiler::new(registry, Some(doc.source.clone())).run(&doc.value, Some(doc.spans.root()))
+    let mut tree = Compiler::new(registry, Some(doc.source.clone()))
+        .run(&doc.value, Some(doc.spans.root()))?;
+    tree.form = Arc::new(doc.value.clone());
+    Ok(tree)
 }
 
 /// Reads and compiles the tree in `text`; `name` (usually the file's path) is
@@ -35,7 +41,13 @@ pub fn compile_document(doc: &Document, registry: &Registry) -> Result<Tree, Dia
 pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, Diagnostics> {
     let source = Arc::new(Source::new(name, text));
     match read(source.clone()) {
-        Ok(doc) => compile_document(&doc, registry),
+        Ok(doc) => {
+            let mut tree = Compiler::new(registry, Some(doc.source.clone()))
+                .run(&doc.value, Some(doc.spans.root()))?;
+            // The document was read here: its data moves into the tree.
+            tree.form = Arc::new(doc.value);
+            Ok(tree)
+        }
         Err(e) => Err(Diagnostics::from_read_error(&e, source)),
     }
 }
@@ -108,7 +120,8 @@ impl<'r> Compiler<'r> {
                 child_ids: self.child_ids,
                 source: self.source,
                 index_by_id: self.ids,
-                form: Arc::new(tree.clone()),
+                // Set by the caller, who may own the data.
+                form: Arc::new(Value::Nil),
                 fingerprint: std::sync::OnceLock::new(),
                 fingerprint_hint: crate::tree::SlotHint::default(),
             })
