@@ -114,12 +114,12 @@ fn breaking_pick_into_a_subtree_keeps_the_memory_of_the_nodes_around_it() {
 fn a_reload_switches_trees_and_a_file_that_does_not_compile_is_refused() {
     let run = aido(&[
         "run",
-        "tests/data/trim/v1.edn",
+        "examples/trim/patrol.edn",
         "--ticks",
         "5",
         "--reload",
         "2=tests/data/trim/bad.edn",
-        "--reload=3=tests/data/trim/v2.edn",
+        "--reload=3=examples/trim/patrol-v2.edn",
     ]);
     let lines = lines(&run);
     let refused = key(&lines[1], "reload");
@@ -137,7 +137,7 @@ fn a_reload_switches_trees_and_a_file_that_does_not_compile_is_refused() {
     let reload = key(&lines[2], "reload");
     assert_eq!(
         key(&reload, "file"),
-        Value::string("tests/data/trim/v2.edn")
+        Value::string("examples/trim/patrol-v2.edn")
     );
     assert_eq!(
         key(&reload, "kept").to_string(),
@@ -160,12 +160,12 @@ fn a_saved_db_is_migrated_in_another_process() {
     let dir = Scratch::new("migrate");
     let (save, out) = (dir.file("save.edn"), dir.file("out.edn"));
     // A first process walks for one tick and saves.
-    lines(&aido(&["run", "tests/data/trim/v1.edn", "--save", &save]));
+    lines(&aido(&["run", "examples/trim/patrol.edn", "--save", &save]));
     // A second one carries the save over to version 2.
     let run = aido(&[
         "migrate",
-        "tests/data/trim/v1.edn",
-        "tests/data/trim/v2.edn",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
         "--db",
         &save,
         "--save",
@@ -183,7 +183,7 @@ fn a_saved_db_is_migrated_in_another_process() {
     // end of the walk and the report.
     let run = aido(&[
         "run",
-        "tests/data/trim/v2.edn",
+        "examples/trim/patrol-v2.edn",
         "--db",
         &out,
         "--ticks",
@@ -198,8 +198,8 @@ fn a_saved_db_is_migrated_in_another_process() {
     // A save that was made with another tree is refused.
     let again = aido(&[
         "migrate",
-        "tests/data/trim/v1.edn",
-        "tests/data/trim/v2.edn",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
         "--db",
         &out,
     ]);
@@ -207,10 +207,10 @@ fn a_saved_db_is_migrated_in_another_process() {
     assert!(
         again
             .stderr
-            .contains("last ticked with tests/data/trim/v2.edn already")
+            .contains("last ticked with examples/trim/patrol-v2.edn already")
     );
     // Ticking the old save with the new tree carries it over by id and says so.
-    let direct = aido(&["run", "tests/data/trim/v2.edn", "--db", &save]);
+    let direct = aido(&["run", "examples/trim/patrol-v2.edn", "--db", &save]);
     let line = &lines(&direct)[0];
     assert_ne!(key(line, "status"), Value::keyword("error"));
     assert_eq!(key(&key(line, "migrated"), "halted").to_string(), "[:walk]");
@@ -218,7 +218,7 @@ fn a_saved_db_is_migrated_in_another_process() {
 
 #[test]
 fn check_warns_about_stateful_nodes_without_an_id() {
-    let run = aido(&["check", "tests/data/trim/v1.edn", "examples/chatbot.edn"]);
+    let run = aido(&["check", "examples/trim/patrol.edn", "examples/chatbot.edn"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout.lines().count(), 2);
     let warnings: Vec<&str> = run.stderr.lines().collect();
@@ -265,14 +265,14 @@ fn bad_trim_files_and_reload_flags_are_clear_errors() {
         ),
     ] {
         std::fs::write(&trims, text).unwrap();
-        let run = aido(&["run", "tests/data/trim/v1.edn", "--trims", &trims]);
+        let run = aido(&["run", "examples/trim/patrol.edn", "--trims", &trims]);
         assert_eq!(run.code, 2, "{text}: {run:?}");
         assert_eq!(run.stdout, "", "{text}");
         assert!(run.stderr.contains(why), "{text}: {}", run.stderr);
         assert!(!run.stderr.contains("panicked"));
     }
     for flag in ["--reload=0=x.edn", "--reload=x.edn", "--reload=2="] {
-        let run = aido(&["run", "tests/data/trim/v1.edn", flag]);
+        let run = aido(&["run", "examples/trim/patrol.edn", flag]);
         assert_eq!(run.code, 2, "{flag}: {run:?}");
         assert!(
             run.stderr.starts_with("aido: --reload: expected N=FILE"),
@@ -283,7 +283,7 @@ fn bad_trim_files_and_reload_flags_are_clear_errors() {
     // A reload file that cannot be read is refused like one that does not compile.
     let run = aido(&[
         "run",
-        "tests/data/trim/v1.edn",
+        "examples/trim/patrol.edn",
         "--ticks",
         "2",
         "--reload",
@@ -298,8 +298,8 @@ fn bad_trim_files_and_reload_flags_are_clear_errors() {
     );
     let run = aido(&[
         "migrate",
-        "tests/data/trim/v1.edn",
-        "tests/data/trim/v2.edn",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
     ]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("`--db SAVE` is required"));
