@@ -393,11 +393,12 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
 }
 
 /// Carries `db` over to `tree` when the tree it was last ticked with is not
-/// known: state is kept by node id where `tree` has that id and the same
-/// node type cannot be checked, so memory that names children by position
-/// is dropped (its composite starts afresh rather than resume at the wrong
-/// child), and running nodes that are gone are dropped from the running
-/// set (reported as halted; without the old tree no hook can run).
+/// known: state is kept by node id where `tree` has that id and the memory
+/// has the shape that node keeps (the node type it had cannot be checked);
+/// memory that names children by position is dropped (its composite starts
+/// afresh rather than resume at the wrong child); running nodes that are
+/// gone are dropped from the running set (reported as halted; without the
+/// old tree no hook can run).
 pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
     let mut report = Migration::default();
     let node = |id: &Value, new_id: Option<Value>| MigratedNode {
@@ -421,16 +422,19 @@ pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
         }
     }
     if let Some(Value::Map(memory)) = db.get_mut(&Value::Keyword(kw::MEMORY)) {
-        memory.retain(|id, _| {
-            let keep = tree.find(id).is_some_and(|n| {
-                !matches!(
-                    tree.nodes[n.index()].kind,
-                    Kind::Selector { memory: true }
-                        | Kind::Sequence { memory: true }
-                        | Kind::Parallel(_)
-                        | Kind::ChooseEach { .. }
-                )
-            });
+        memory.retain(|id, state| {
+            // The node under this id may be another one now: its memory is
+            // kept only if it has the shape this node keeps. Memory that names
+            // children by position cannot be trusted at all.
+            let has = |k| state.get(&Value::Keyword(k)).is_some();
+            let keep = tree
+                .find(id)
+                .is_some_and(|n| match &tree.nodes[n.index()].kind {
+                    Kind::Wait { .. } => has(kw::TICKS),
+                    Kind::Defer { .. } => has(kw::LAUNCHED),
+                    Kind::Custom { .. } => true,
+                    _ => false,
+                });
             if keep {
                 report.kept.push(node(id, Some(id.clone())));
             } else {

@@ -589,3 +589,17 @@ fn the_memory_of_a_node_that_changed_type_is_dropped() {
     // The wait kept its count.
     assert!(shown(&db).contains("\"0.1\" {:ticks 1}"));
 }
+
+#[test]
+fn a_tick_with_another_tree_keeps_memory_only_where_it_fits_the_node_now_there() {
+    let old = tree("[:sequence [:wait {:ticks 3}] [:success]]");
+    let new = tree("[:sequence [:defer {:action :x}] [:success]]");
+    let saved = run_tick(Value::map(), &old).db;
+    // "0.0" was a wait and is a deferred action now: the wait's count is no
+    // state of a deferred action, so it is dropped, not misread.
+    let t = run_tick(saved, &new);
+    assert_eq!(t.status, Status::Running, "{:?}", t.error);
+    let m = t.migration().unwrap();
+    assert_eq!(m.dropped[0].id, Value::string("0.0"));
+    assert_eq!(t.launches().len(), 1);
+}
