@@ -59,6 +59,7 @@ mod funcs;
 mod migrate;
 mod nodes;
 mod read;
+pub mod record;
 mod registry;
 mod rng;
 mod runner;

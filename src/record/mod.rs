@@ -1,0 +1,591 @@
+//! Recording a run: what every tick did, node by node, in one format shared
+//! by the text timeline, the visual timeline page and scenario tests.
+//!
+//! A [`Recorder`] is attached to a sequence of ticks. It ticks with tracing
+//! on, and for each tick keeps a [`TickRecord`]: the root's status, the
+//! nodes visited in tree order with their depth and status, the events
+//! (halts, skips, launches, cancels, errors, trims, reloads), the input
+//! merged before the tick and the db's changes against the tick before.
+//! The finished [`RunRecord`] also holds the shape of every tree the run
+//! used (a trim or a reload changes it) and the starting db, so the db at
+//! any tick can be rebuilt from the changes alone.
+//!
+//! ```
+//! use aido::record::{Recorder, TimelineOptions, timeline};
+//! use aido::{Registry, Status, compile_str, read_value};
+//!
+//! let tree = compile_str(
+//!     "count.edn",
+//!     "[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 2}]]",
+//!     &Registry::new(),
+//! )
+//! .unwrap();
+//! let mut db = read_value("{}").unwrap();
+//! let mut recorder = Recorder::new(&tree, &db);
+//! for _ in 0..2 {
+//!     db = recorder.tick(db, &tree).db;
+//! }
+//! let run = recorder.finish();
+//! assert_eq!(run.ticks[0].status, Status::Success);
+//! assert_eq!(run.ticks[1].status, Status::Failure);
+//! assert_eq!(
+//!     timeline(&run, &TimelineOptions::default()),
+//!     "tick 1: success\n  + :n 1\n\ntick 2: failure\n  ~ :n 1 -> 2\n"
+//! );
+//! ```
+
+mod timeline;
+
+use std::sync::Arc;
+
+use crate::source::{Source, Span};
+use crate::tick::{
+    Request, Status, Tick, TickError, TickOptions, TraceEvent, run_tick_with_options,
+};
+use crate::tree::{NodeId, Tree};
+use crate::value::{Keyword, Map, Value};
+
+pub use timeline::{TimelineOptions, timeline};
+
+/// A whole recorded run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunRecord {
+    /// The shape of every tree the run used, in the order they were first
+    /// used; [`TickRecord::tree`] indexes into it.
+    pub trees: Vec<TreeRecord>,
+    /// The db before the first tick (before its input was merged).
+    pub start_db: Value,
+    /// One record per tick, in order.
+    pub ticks: Vec<TickRecord>,
+}
+
+/// The shape of a tree, as a run record keeps it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TreeRecord {
+    /// Every node, in tree order (pre-order: a node before its children).
+    pub nodes: Vec<NodeRecord>,
+    /// The text the tree was compiled from, if it was read from text.
+    pub source: Option<Arc<Source>>,
+    /// The tree's fingerprint (see [`Tree::fingerprint`]).
+    pub fingerprint: i64,
+}
+
+/// One node of a recorded tree.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct NodeRecord {
+    /// The stable id.
+    pub id: Value,
+    /// The node type, e.g. `:selector`.
+    pub node_type: Keyword,
+    /// How deep it sits: 0 for the root.
+    pub depth: u32,
+    /// Its parent's index in [`TreeRecord::nodes`], `None` for the root.
+    pub parent: Option<u32>,
+    /// Its span in the source, if the tree was read from text.
+    pub span: Option<Span>,
+    /// Its 1-based source line, if the tree was read from text.
+    pub line: Option<usize>,
+}
+
+/// What one tick did.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TickRecord {
+    /// The tick's number, from 1.
+    pub tick: u64,
+    /// The tree it ran: an index into [`RunRecord::trees`].
+    pub tree: usize,
+    /// The root's status.
+    pub status: Status,
+    /// How many node visits it made.
+    pub steps: u64,
+    /// The input merged into the db just before the tick, if any.
+    pub input: Option<Map>,
+    /// Every node ticked, once each, in tree order (see [`Visit`]).
+    pub visits: Vec<Visit>,
+    /// What happened besides visits: first what was done between the
+    /// ticks (trims, reloads, a carried-over db), then, in the order they
+    /// happened, halts, skips, launches, cancels and the error.
+    pub events: Vec<Event>,
+    /// The db's changes against the db the tick before left (or the
+    /// starting db), by top-level key, sorted by the key's EDN text.
+    /// Inputs, trims and reloads show here too.
+    pub changes: Vec<DbChange>,
+}
+
+/// A node ticked during a tick.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Visit {
+    /// The node, in the tick's tree.
+    pub node: NodeId,
+    /// Its stable id.
+    pub id: Value,
+    /// How deep it sits: 0 for the root.
+    pub depth: u32,
+    /// What it returned the last time it was ticked in this tick
+    /// ([`Status::Skipped`] when a precondition skipped it).
+    pub status: Status,
+    /// How many times it was ticked (a loop ticks its child again and again).
+    pub count: u32,
+    /// Whether it was halted after it was last ticked in this tick.
+    pub halted: bool,
+}
+
+/// Something a tick did besides visiting nodes, or something done to the
+/// tree or the db just before it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A running node was halted.
+    Halted {
+        /// The node's id.
+        node: Value,
+    },
+    /// A precondition skipped the node.
+    Skipped {
+        /// The node's id.
+        node: Value,
+    },
+    /// A deferred action was launched.
+    Launched(Request),
+    /// A deferred action was cancelled.
+    Cancelled(Request),
+    /// The tick ended in Error (with the node's span).
+    Error(Box<TickError>),
+    /// A trim task was looked at before the tick: its report, as
+    /// `{:task t, :outcome :applied|:deferred|:rejected, ...}`.
+    Trim(Value),
+    /// The tree was switched for another before the tick: the report, as
+    /// `{:file f, :kept [...], :dropped [...], :halted [...]}` or
+    /// `{:file f, :rejected "..."}`.
+    Reload(Value),
+    /// The db was last ticked with another tree and was carried over by
+    /// node id: `{:kept [...], :dropped [...], :halted [...]}`.
+    Migrated(Value),
+    /// Anything else a host wants on the timeline: a kind and its data.
+    Note {
+        /// What kind of note, e.g. `:chat/said`.
+        kind: Keyword,
+        /// Its data.
+        data: Value,
+    },
+}
+
+impl Event {
+    /// The event's kind as a word: `halt`, `skip`, `launch`, `cancel`,
+    /// `error`, `trim`, `reload`, `migrated`, or a note's kind without its colon.
+    pub fn kind(&self) -> String {
+        match self {
+            Event::Halted { .. } => "halt".into(),
+            Event::Skipped { .. } => "skip".into(),
+            Event::Launched(_) => "launch".into(),
+            Event::Cancelled(_) => "cancel".into(),
+            Event::Error(_) => "error".into(),
+            Event::Trim(_) => "trim".into(),
+            Event::Reload(_) => "reload".into(),
+            Event::Migrated(_) => "migrated".into(),
+            Event::Note { kind, .. } => kind.to_string().trim_start_matches(':').to_owned(),
+        }
+    }
+
+    /// The id of the node the event is about, if it is about one.
+    pub fn node(&self) -> Option<&Value> {
+        match self {
+            Event::Halted { node } | Event::Skipped { node } => Some(node),
+            Event::Launched(r) | Event::Cancelled(r) => Some(&r.node),
+            Event::Error(e) => Some(&e.node),
+            Event::Trim(_) | Event::Reload(_) | Event::Migrated(_) | Event::Note { .. } => None,
+        }
+    }
+}
+
+/// A change to one top-level key of the db.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum DbChange {
+    /// The key was not there before.
+    Added {
+        /// The key.
+        key: Value,
+        /// Its value now.
+        value: Value,
+    },
+    /// The key's value changed.
+    Changed {
+        /// The key.
+        key: Value,
+        /// Its value before.
+        old: Value,
+        /// Its value now.
+        new: Value,
+    },
+    /// The key is gone.
+    Removed {
+        /// The key.
+        key: Value,
+        /// Its value before.
+        old: Value,
+    },
+}
+
+impl DbChange {
+    /// The key that changed.
+    pub fn key(&self) -> &Value {
+        match self {
+            DbChange::Added { key, .. }
+            | DbChange::Changed { key, .. }
+            | DbChange::Removed { key, .. } => key,
+        }
+    }
+
+    /// Whether the key is one of the library's own, `:aido/*`.
+    pub fn is_aido_key(&self) -> bool {
+        is_aido_key(self.key())
+    }
+}
+
+/// Whether `key` is one of the library's own keys, `:aido/*`.
+pub(crate) fn is_aido_key(key: &Value) -> bool {
+    key.as_keyword()
+        .is_some_and(|k| k.to_string().starts_with(":aido/"))
+}
+
+/// The changes that turn `old` into `new`, by top-level key, sorted by the
+/// key's EDN text. A db that is not a map counts as an empty one.
+pub fn diff(old: &Value, new: &Value) -> Vec<DbChange> {
+    let empty = Map::default();
+    let old = old.as_map().unwrap_or(&empty);
+    let new = new.as_map().unwrap_or(&empty);
+    let mut changes = Vec::new();
+    for (key, value) in new {
+        match old.get(key) {
+            None => changes.push(DbChange::Added {
+                key: key.clone(),
+                value: value.clone(),
+            }),
+            Some(before) if !same(before, value) => changes.push(DbChange::Changed {
+                key: key.clone(),
+                old: before.clone(),
+                new: value.clone(),
+            }),
+            Some(_) => {}
+        }
+    }
+    for (key, value) in old {
+        if !new.contains_key(key) {
+            changes.push(DbChange::Removed {
+                key: key.clone(),
+                old: value.clone(),
+            });
+        }
+    }
+    sort_by_key_text(&mut changes, |c| c.key());
+    changes
+}
+
+/// Equal, and printed alike: `1` and `1.0` are equal in Clojure, but a
+/// change from one to the other is worth showing.
+fn same(a: &Value, b: &Value) -> bool {
+    a == b && std::mem::discriminant(a) == std::mem::discriminant(b)
+}
+
+/// Sorts by the EDN text of a key (stable, so that two runs that end in
+/// equal dbs list their keys alike).
+pub(crate) fn sort_by_key_text<T>(items: &mut [T], key: impl Fn(&T) -> &Value) {
+    items.sort_by_cached_key(|item| key(item).to_string());
+}
+
+impl TreeRecord {
+    /// The shape of `tree`.
+    pub fn of(tree: &Tree) -> TreeRecord {
+        let source = tree.source().cloned();
+        let mut nodes: Vec<NodeRecord> = Vec::with_capacity(tree.len());
+        for node in &tree.nodes {
+            let parent = (node.parent != u32::MAX).then_some(node.parent);
+            let depth = parent
+                .and_then(|p| nodes.get(p as usize))
+                .map_or(0, |p| p.depth + 1);
+            let line = match (&source, node.span) {
+                (Some(source), Some(span)) => Some(source.line_col(span.start).line),
+                _ => None,
+            };
+            nodes.push(NodeRecord {
+                id: node.id.clone(),
+                node_type: node.type_name,
+                depth,
+                parent,
+                span: node.span,
+                line,
+            });
+        }
+        TreeRecord {
+            nodes,
+            source,
+            fingerprint: tree.fingerprint(),
+        }
+    }
+
+    /// The index of the node whose id is `id`.
+    pub fn find(&self, id: &Value) -> Option<usize> {
+        self.nodes.iter().position(|n| &n.id == id)
+    }
+}
+
+/// The state of a node at a tick, as the timeline page shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NodeState {
+    /// Ticked; its last status.
+    Ticked(Status),
+    /// Halted (and not ticked after that in the same tick).
+    Halted,
+    /// Not ticked this tick.
+    None,
+}
+
+impl NodeState {
+    /// `success`, `failure`, `running`, `error`, `skipped`, `idle`,
+    /// `halted` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Ticked(status) => status.as_str(),
+            NodeState::Halted => "halted",
+            NodeState::None => "none",
+        }
+    }
+}
+
+impl TickRecord {
+    /// The state of every node of the tick's tree (`n_nodes` of them), by
+    /// node index: its last status if ticked, Halted if halted after that,
+    /// else None.
+    pub fn node_states(&self, n_nodes: usize) -> Vec<NodeState> {
+        let mut states = vec![NodeState::None; n_nodes];
+        for visit in &self.visits {
+            if let Some(state) = states.get_mut(visit.node.index()) {
+                *state = if visit.halted {
+                    NodeState::Halted
+                } else {
+                    NodeState::Ticked(visit.status)
+                };
+            }
+        }
+        states
+    }
+
+    /// The ids of the nodes halted in this tick, in the order they were halted.
+    pub fn halted(&self) -> impl Iterator<Item = &Value> {
+        self.events.iter().filter_map(|e| match e {
+            Event::Halted { node } => Some(node),
+            _ => None,
+        })
+    }
+}
+
+/// Records ticks as they are run.
+///
+/// Tick through [`Recorder::tick`] (or tick with [`TickOptions::trace`] on
+/// and hand each tick to [`Recorder::record`]); tell it about inputs with
+/// [`Recorder::input`] and about trims, reloads and notes with
+/// [`Recorder::event`] before the tick they precede.
+#[derive(Debug)]
+pub struct Recorder {
+    run: RunRecord,
+    /// The db as the last tick left it (or the starting db).
+    last_db: Value,
+    input: Option<Map>,
+    events: Vec<Event>,
+}
+
+impl Recorder {
+    /// A recorder for a run of `tree` that starts from `db`.
+    pub fn new(tree: &Tree, db: &Value) -> Recorder {
+        Recorder {
+            run: RunRecord {
+                trees: vec![TreeRecord::of(tree)],
+                start_db: db.clone(),
+                ticks: Vec::new(),
+            },
+            last_db: db.clone(),
+            input: None,
+            events: Vec::new(),
+        }
+    }
+
+    /// Notes an input merged into the db before the next tick.
+    pub fn input(&mut self, input: &Map) {
+        match &mut self.input {
+            Some(merged) => merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            None => self.input = Some(input.clone()),
+        }
+    }
+
+    /// Notes an event that happened before the next tick: a trim, a reload, a note.
+    pub fn event(&mut self, event: Event) {
+        self.events.push(event);
+    }
+
+    /// Runs one traced tick and records it.
+    pub fn tick(&mut self, db: Value, tree: &Tree) -> Tick {
+        self.tick_with_options(db, tree, &TickOptions::default())
+    }
+
+    /// Runs one tick with `options`, traced whatever they say, and records it.
+    pub fn tick_with_options(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+        let tick = if options.trace {
+            run_tick_with_options(db, tree, options)
+        } else {
+            let options = TickOptions {
+                trace: true,
+                ..options.clone()
+            };
+            run_tick_with_options(db, tree, &options)
+        };
+        self.record(tree, &tick);
+        tick
+    }
+
+    /// Records a tick that has been run with [`TickOptions::trace`] on
+    /// (without it, the record has no visits or halts).
+    pub fn record(&mut self, tree: &Tree, tick: &Tick) {
+        let tree_index = self.tree_index(tree);
+        let shape = &self.run.trees[tree_index];
+
+        // Each node once, with its last status; halts in the order they came.
+        let mut at = vec![u32::MAX; shape.nodes.len()];
+        let mut visits: Vec<Visit> = Vec::new();
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(m) = tick.migration() {
+            events.push(Event::Migrated(m.to_value()));
+        }
+        for event in tick.trace() {
+            match *event {
+                TraceEvent::Ticked { node, status } => {
+                    let Some(slot) = at.get_mut(node.index()) else {
+                        continue;
+                    };
+                    if let Some(visit) = visits.get_mut(*slot as usize) {
+                        visit.status = status;
+                        visit.count += 1;
+                        visit.halted = false;
+                    } else {
+                        *slot = visits.len() as u32;
+                        let (id, depth) = shape
+                            .nodes
+                            .get(node.index())
+                            .map_or((Value::Nil, 0), |n| (n.id.clone(), n.depth));
+                        visits.push(Visit {
+                            node,
+                            id,
+                            depth,
+                            status,
+                            count: 1,
+                            halted: false,
+                        });
+                    }
+                    if status == Status::Skipped {
+                        let id = tree.node_id(node).cloned().unwrap_or_default();
+                        events.push(Event::Skipped { node: id });
+                    }
+                }
+                TraceEvent::Halted { node } => {
+                    if let Some(visit) = at
+                        .get(node.index())
+                        .and_then(|&slot| visits.get_mut(slot as usize))
+                    {
+                        visit.halted = true;
+                    }
+                    let id = tree.node_id(node).cloned().unwrap_or_default();
+                    events.push(Event::Halted { node: id });
+                }
+            }
+        }
+        visits.sort_by_key(|v| v.node.index());
+        events.extend(tick.launches().iter().cloned().map(Event::Launched));
+        events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
+        if let Some(error) = &tick.error {
+            events.push(Event::Error(error.clone()));
+        }
+
+        let changes = diff(&self.last_db, &tick.db);
+        self.last_db = tick.db.clone();
+        self.run.ticks.push(TickRecord {
+            tick: self.run.ticks.len() as u64 + 1,
+            tree: tree_index,
+            status: tick.status,
+            steps: tick.steps,
+            input: self.input.take(),
+            visits,
+            events,
+            changes,
+        });
+    }
+
+    /// The index of `tree`'s shape in the record, adding it if it is new.
+    fn tree_index(&mut self, tree: &Tree) -> usize {
+        let fingerprint = tree.fingerprint();
+        let last = self.run.ticks.last().map_or(0, |t| t.tree);
+        if self.run.trees.get(last).map(|t| t.fingerprint) == Some(fingerprint) {
+            return last;
+        }
+        if let Some(i) = self
+            .run
+            .trees
+            .iter()
+            .position(|t| t.fingerprint == fingerprint)
+        {
+            return i;
+        }
+        self.run.trees.push(TreeRecord::of(tree));
+        self.run.trees.len() - 1
+    }
+
+    /// The ticks recorded so far.
+    pub fn ticks(&self) -> &[TickRecord] {
+        &self.run.ticks
+    }
+
+    /// The record of the run.
+    pub fn finish(self) -> RunRecord {
+        self.run
+    }
+}
+
+impl RunRecord {
+    /// The db as it stood after tick `n` (0: the starting db), rebuilt from
+    /// the starting db and the changes.
+    pub fn db_after(&self, n: usize) -> Value {
+        let mut db = self.start_db.clone();
+        for tick in self.ticks.iter().take(n) {
+            apply(&mut db, &tick.changes);
+        }
+        db
+    }
+}
+
+/// Applies changes to a db map (added keys go to the end).
+pub(crate) fn apply(db: &mut Value, changes: &[DbChange]) {
+    if db.as_map().is_none() {
+        *db = Value::map();
+    }
+    let Some(map) = db.as_map_mut() else {
+        return;
+    };
+    for change in changes {
+        match change {
+            DbChange::Added { key, value } => {
+                map.insert(key.clone(), value.clone());
+            }
+            DbChange::Changed { key, new, .. } => {
+                map.insert(key.clone(), new.clone());
+            }
+            DbChange::Removed { key, .. } => {
+                map.shift_remove(key);
+            }
+        }
+    }
+}

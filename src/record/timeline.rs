@@ -1,0 +1,124 @@
+//! The text timeline: a recorded run as short blocks, one a tick.
+//!
+//! ```text
+//! tick 3: running
+//!   input {:input "And a selector?"}
+//!   + :input "And a selector?"
+//!   ~ :replies ["A"] -> ["A" "B"]
+//!   - :reply
+//!   launch :ask :llm/ask {:prompt "And a selector?"}
+//!   nodes:
+//!     :selector :bot running
+//!       :sequence :stop failure
+//! ```
+//!
+//! Lines, in this order: the tick's number and status; the input merged
+//! before it; the db's changes (`+` added, `~` changed, `-` removed; keys in
+//! the order of their EDN text; `:aido/*` keys only on request); the events
+//! in the order they happened; with `trace`, every node ticked, indented by
+//! depth, in tree order, with its status (`x3` when ticked three times,
+//! `halted` when halted after its last visit).
+
+use std::fmt::Write;
+
+use super::{DbChange, Event, RunRecord, TickRecord};
+
+/// What the text timeline shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimelineOptions {
+    /// Show changes to the library's own `:aido/*` keys.
+    pub aido_keys: bool,
+    /// Show the nodes ticked, as an indented tree.
+    pub trace: bool,
+}
+
+/// The run as text, one block a tick, blocks apart by a blank line.
+pub fn timeline(run: &RunRecord, options: &TimelineOptions) -> String {
+    let mut out = String::new();
+    for (i, tick) in run.ticks.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        write_tick(&mut out, run, tick, options);
+    }
+    out
+}
+
+/// One tick's block.
+pub(crate) fn write_tick(
+    out: &mut String,
+    run: &RunRecord,
+    tick: &TickRecord,
+    options: &TimelineOptions,
+) {
+    let _ = writeln!(out, "tick {}: {}", tick.tick, tick.status);
+    if let Some(input) = &tick.input {
+        let _ = writeln!(
+            out,
+            "  input {}",
+            crate::Value::Map(Box::new(input.clone()))
+        );
+    }
+    for change in &tick.changes {
+        if change.is_aido_key() && !options.aido_keys {
+            continue;
+        }
+        let _ = match change {
+            DbChange::Added { key, value } => writeln!(out, "  + {key} {value}"),
+            DbChange::Changed { key, old, new } => writeln!(out, "  ~ {key} {old} -> {new}"),
+            DbChange::Removed { key, .. } => writeln!(out, "  - {key}"),
+        };
+    }
+    for event in &tick.events {
+        let _ = writeln!(out, "  {}", event_text(event));
+    }
+    if options.trace && !tick.visits.is_empty() {
+        let nodes = run.trees.get(tick.tree).map_or(&[][..], |t| &t.nodes[..]);
+        out.push_str("  nodes:\n");
+        for visit in &tick.visits {
+            let node_type = nodes
+                .get(visit.node.index())
+                .map(|n| n.node_type.to_string())
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "    {}{node_type} {} {}",
+                "  ".repeat(visit.depth as usize),
+                visit.id,
+                visit.status
+            );
+            if visit.count > 1 {
+                let _ = write!(out, " x{}", visit.count);
+            }
+            if visit.halted {
+                out.push_str(", halted");
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// An event as one line of text, without indentation.
+pub(crate) fn event_text(event: &Event) -> String {
+    match event {
+        Event::Halted { node } => format!("halt {node}"),
+        Event::Skipped { node } => format!("skip {node}"),
+        Event::Launched(r) => format!(
+            "launch {} {} {}",
+            r.node,
+            r.action,
+            crate::Value::Map(Box::new(r.options.clone()))
+        ),
+        Event::Cancelled(r) => format!(
+            "cancel {} {} {}",
+            r.node,
+            r.action,
+            crate::Value::Map(Box::new(r.options.clone()))
+        ),
+        Event::Error(e) => format!("error {e}"),
+        Event::Trim(report) => format!("trim {report}"),
+        Event::Reload(report) => format!("reload {report}"),
+        Event::Migrated(report) => format!("migrated {report}"),
+        Event::Note { kind, data } => format!("{kind} {data}"),
+    }
+}
