@@ -39,6 +39,8 @@ pub(crate) fn standard_functions() -> Vec<Function> {
                 arity: arity(),
                 f: Arc::new(body),
                 halt: None,
+                doc: None,
+                declared: false,
             }
         })
         .collect()

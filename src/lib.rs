@@ -52,11 +52,16 @@
 
 #![forbid(unsafe_code)]
 
+// The CLI (`aido::cli`) is written against the public face, as `aido::` paths.
+extern crate self as aido;
+
 mod batch;
+pub mod cli;
 mod compile;
 mod diag;
 mod funcs;
 mod migrate;
+pub mod model;
 mod nodes;
 mod read;
 pub mod record;
@@ -90,4 +95,7 @@ pub use trim::{
 };
 #[cfg(feature = "edn-rs")]
 pub use value::EdnRsError;
+// Testing trees as data: node models, stubs, scenarios.
+pub use model::{ModelError, ModelErrorKind, ModelErrors};
+pub use registry::Function;
 pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};

@@ -258,6 +258,10 @@ pub struct NodeType {
     pub(crate) imp: Imp,
     pub(crate) halt: Option<Arc<HaltFn>>,
     pub(crate) lifecycle: Option<Arc<LifecycleFn>>,
+    /// What the node type does, for the reference (`aido nodes`) and models.
+    pub(crate) doc: Option<Arc<str>>,
+    /// Declared in a node model: known to the compiler, without behaviour.
+    pub(crate) declared: bool,
 }
 
 impl fmt::Debug for NodeType {
@@ -282,6 +286,8 @@ impl NodeType {
             imp: Imp::Custom(Arc::new(|_: &mut NodeCtx<'_, '_>| Ok(Status::Success))),
             halt: None,
             lifecycle: None,
+            doc: None,
+            declared: false,
         }
     }
 
@@ -306,6 +312,8 @@ impl NodeType {
             imp: Imp::Builtin(builtin),
             halt: None,
             lifecycle: None,
+            doc: None,
+            declared: false,
         }
     }
 
@@ -370,6 +378,43 @@ impl NodeType {
     pub fn name(&self) -> Keyword {
         self.name
     }
+
+    /// Sets the documentation: one or a few sentences saying what the node
+    /// does, shown by `aido nodes` and written into the registry's model.
+    pub fn doc(mut self, text: &str) -> NodeType {
+        self.doc = Some(Arc::from(text));
+        self
+    }
+
+    /// The options it accepts.
+    pub fn options(&self) -> &[OptionSpec] {
+        &self.options
+    }
+
+    /// How many children it takes.
+    pub fn arity(&self) -> &Arity {
+        &self.arity
+    }
+
+    /// Whether it accepts options beyond [`NodeType::options`].
+    pub fn open_options(&self) -> bool {
+        self.open_options
+    }
+
+    /// Its documentation, if it has some.
+    pub fn documentation(&self) -> Option<&str> {
+        self.doc.as_deref()
+    }
+
+    /// Whether it is one of the built-in node types.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.imp, Imp::Builtin(_))
+    }
+
+    /// Whether it was declared by a node model (it has no behaviour).
+    pub fn is_declared(&self) -> bool {
+        self.declared
+    }
 }
 
 /// A function callable from `[:aido/fn name args..]`.
@@ -379,6 +424,32 @@ pub struct Function {
     pub(crate) arity: Arity,
     pub(crate) f: Arc<FunctionFn>,
     pub(crate) halt: Option<Arc<FnHaltFn>>,
+    /// What the function does, for the reference and models.
+    pub(crate) doc: Option<Arc<str>>,
+    /// Declared in a node model: known to the compiler, without behaviour.
+    pub(crate) declared: bool,
+}
+
+impl Function {
+    /// The function's name.
+    pub fn name(&self) -> Keyword {
+        self.name
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(&self) -> &Arity {
+        &self.arity
+    }
+
+    /// Its documentation, if it has some.
+    pub fn documentation(&self) -> Option<&str> {
+        self.doc.as_deref()
+    }
+
+    /// Whether it was declared by a node model (it has no behaviour).
+    pub fn is_declared(&self) -> bool {
+        self.declared
+    }
 }
 
 impl fmt::Debug for Function {
@@ -475,6 +546,8 @@ impl Registry {
                 arity,
                 f: Arc::new(f),
                 halt: None,
+                doc: None,
+                declared: false,
             }),
         );
         Ok(self)
@@ -515,5 +588,67 @@ impl Registry {
 
     pub(crate) fn function_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.functions.keys().map(|k| k.as_str())
+    }
+
+    /// Gives the registered function `name` its documentation (shown by
+    /// `aido nodes` and written into the registry's model).
+    pub fn function_doc(&mut self, name: &str, doc: &str) -> Result<&mut Registry, RegistryError> {
+        let key = Keyword::new(name.trim_start_matches(':'));
+        match self.functions.get_mut(&key) {
+            Some(function) => {
+                let mut updated = Function::clone(function);
+                updated.doc = Some(Arc::from(doc));
+                *function = Arc::new(updated);
+                Ok(self)
+            }
+            None => Err(RegistryError::UnknownFunction(name.to_owned())),
+        }
+    }
+
+    /// The node type called `name` (`"selector"`, `"guard/sees?"`), if registered.
+    pub fn get_node_type(&self, name: &str) -> Option<&NodeType> {
+        self.node_types
+            .get(&Keyword::new(name.trim_start_matches(':')))
+            .map(|nt| &**nt)
+    }
+
+    /// The function called `name`, if registered.
+    pub fn get_function(&self, name: &str) -> Option<&Function> {
+        self.functions
+            .get(&Keyword::new(name.trim_start_matches(':')))
+            .map(|f| &**f)
+    }
+
+    /// Every node type, sorted by name.
+    pub fn node_types(&self) -> Vec<&NodeType> {
+        let mut all: Vec<&NodeType> = self.node_types.values().map(|nt| &**nt).collect();
+        all.sort_by_key(|nt| nt.name.as_str());
+        all
+    }
+
+    /// Every function, sorted by name.
+    pub fn functions(&self) -> Vec<&Function> {
+        let mut all: Vec<&Function> = self.functions.values().map(|f| &**f).collect();
+        all.sort_by_key(|f| f.name.as_str());
+        all
+    }
+
+    /// Adds a node type only if no node type of that name is registered
+    /// (a model's declaration never replaces real behaviour).
+    pub(crate) fn declare_node_type(&mut self, node_type: NodeType) -> bool {
+        if self.node_types.contains_key(&node_type.name) {
+            return false;
+        }
+        self.node_types.insert(node_type.name, Arc::new(node_type));
+        true
+    }
+
+    /// Adds a function only if none of that name is registered.
+    pub(crate) fn declare_function(&mut self, function: Function) -> bool {
+        if self.functions.contains_key(&function.name) {
+            return false;
+        }
+        self.functions.insert(function.name, Arc::new(function));
+        true
     }
 }

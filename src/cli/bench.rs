@@ -11,7 +11,7 @@ use aido::{Map, Status, Tree, Value, run_tick, tick_all_into};
 use super::Failure;
 use super::args::{self, Parsed, Spec};
 use super::load::{compile_tree, name, read_db_or_empty};
-use crate::alloc_count;
+use super::alloc_count;
 
 pub(crate) const USAGE: &str = "\
 usage: aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]
@@ -295,12 +295,20 @@ fn report(out: &mut dyn Write, config: &Config, measured: Measured) -> Result<()
                 plural(config.ticks, "tick"),
                 elapsed.as_secs_f64()
             )?;
-            writeln!(
-                out,
-                "  {ns_per_tick:.1} ns per tick, {} ticks per second, {bytes_per_agent} bytes per agent, {} allocations per tick",
-                scaled(ticks_per_second),
-                decimal(allocations_per_tick)
-            )?;
+            if alloc_count::counting() {
+                writeln!(
+                    out,
+                    "  {ns_per_tick:.1} ns per tick, {} ticks per second, {bytes_per_agent} bytes per agent, {} allocations per tick",
+                    scaled(ticks_per_second),
+                    decimal(allocations_per_tick)
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "  {ns_per_tick:.1} ns per tick, {} ticks per second (memory not measured: this program hands the CLI no allocation counter)",
+                    scaled(ticks_per_second),
+                )?;
+            }
         }
         Format::Edn => {
             let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
@@ -312,14 +320,16 @@ fn report(out: &mut dyn Write, config: &Config, measured: Measured) -> Result<()
                 Value::keyword("ticks-per-second"),
                 Value::Float(ticks_per_second),
             );
-            line.insert(
-                Value::keyword("bytes-per-agent"),
-                int(bytes_per_agent as u64),
-            );
-            line.insert(
-                Value::keyword("allocations-per-tick"),
-                Value::Float(allocations_per_tick),
-            );
+            if alloc_count::counting() {
+                line.insert(
+                    Value::keyword("bytes-per-agent"),
+                    int(bytes_per_agent as u64),
+                );
+                line.insert(
+                    Value::keyword("allocations-per-tick"),
+                    Value::Float(allocations_per_tick),
+                );
+            }
             let db = dbs.first_mut().map(std::mem::take).unwrap_or_default();
             line.insert(Value::keyword("db"), db);
             writeln!(out, "{}", Value::Map(Box::new(line)))?;

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
 
-use aido::{Registry, compile_str, state_without_id};
+use aido::{compile_str, state_without_id};
 
 use super::Failure;
 use super::args::{self, Spec};
@@ -38,7 +38,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     if parsed.positional.is_empty() {
         return Err(Failure::usage("no FILE given", SPEC.usage));
     }
-    let registry = Registry::new();
+    let registry = super::registry();
     let mut code = 0;
     for file in &parsed.positional {
         let path = Path::new(file);

@@ -6,7 +6,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use aido::{Document, Registry, Source, Span, Spans, Tree, Value, compile_document};
+use aido::{Document, Source, Span, Spans, Tree, Value, compile_document};
 
 use super::Failure;
 
@@ -90,10 +90,10 @@ pub(crate) fn read_tree(path: &Path) -> Result<Document, Failure> {
     })
 }
 
-/// Reads and compiles the tree file at `path` against the built-in registry.
+/// Reads and compiles the tree file at `path` against the command's registry.
 pub(crate) fn compile_tree(path: &Path) -> Result<Tree, Failure> {
     let doc = read_tree(path)?;
-    compile_document(&doc, &Registry::new()).map_err(|diags| Failure::Compile(diags.render()))
+    compile_document(&doc, &super::registry()).map_err(|diags| Failure::Compile(diags.render()))
 }
 
 /// The db file at `path` if one is given (see [`read_db`]), else an empty map.

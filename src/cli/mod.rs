@@ -5,7 +5,24 @@
 //! bad arguments and for files that cannot be read or are malformed. Every
 //! failure is one line on stderr, `aido: <what>: <why>`, except compile errors,
 //! which are rendered rustc-style.
+//!
+//! An application ships the tool with its own node types and functions by
+//! handing its registry to [`main_with`] (or [`Cli`]) from its own `main`:
+//!
+//! ```no_run
+//! use aido::{NodeType, Registry, Status};
+//!
+//! let mut registry = Registry::new();
+//! registry
+//!     .node_type(NodeType::new("guard/sees?").tick(|_| Ok(Status::Failure)))
+//!     .unwrap();
+//! aido::cli::main_with(registry);
+//! ```
+// The CLI is written as a user of the library: its matches on the library's
+// `#[non_exhaustive]` enums keep the wildcard arm they need outside the crate.
+#![allow(unreachable_patterns)]
 
+mod alloc_count;
 mod args;
 mod bench;
 mod check;
@@ -16,6 +33,12 @@ mod save;
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
+
+pub use alloc_count::AllocCounter;
+pub use context::{Cli, main_with};
+pub(crate) use context::registry;
+
+mod context;
 
 /// The overview printed by `aido --help`.
 const USAGE: &str = "\
@@ -100,7 +123,7 @@ impl From<io::Error> for Failure {
 }
 
 /// Runs the command line `args` (without the program name) and returns the exit code.
-pub(crate) fn run(args: &[OsString]) -> i32 {
+fn run(args: &[OsString]) -> i32 {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = dispatch(args, &mut out);

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use aido::{
-    DataTask, Map, Registry, Tick, TickOptions, TraceEvent, Tree, Trimmer, Value, migrate,
+    DataTask, Map, Tick, TickOptions, TraceEvent, Tree, Trimmer, Value, migrate,
     run_tick_with_options,
 };
 
@@ -128,7 +128,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 
     // Every file is read and checked before the first tick, so a bad one prints nothing.
     let mut tree = compile_tree(&config.tree)?;
-    let registry = Registry::new();
+    let registry = super::registry();
     let mut trimmer = Trimmer::new();
     if let Some(path) = &config.trims {
         let tasks = read_edn(path)?;
