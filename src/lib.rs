@@ -59,6 +59,7 @@ mod batch;
 pub mod cli;
 mod compile;
 mod diag;
+mod file;
 mod funcs;
 mod migrate;
 pub mod model;
@@ -68,7 +69,9 @@ pub mod record;
 mod registry;
 mod rng;
 mod runner;
+pub mod scenario;
 mod source;
+pub mod stub;
 mod tick;
 mod tree;
 mod trim;
@@ -97,5 +100,11 @@ pub use trim::{
 pub use value::EdnRsError;
 // Testing trees as data: node models, stubs, scenarios.
 pub use model::{ModelError, ModelErrorKind, ModelErrors};
+pub use file::{CompileFileError, compile_file};
 pub use registry::Function;
+pub use scenario::{
+    Coverage, Expectation, GoldenDiff, Mismatch, Scenario, ScenarioError, ScenarioErrorKind,
+    ScenarioRun, golden_diff,
+};
+pub use stub::{Stub, StubError, StubErrorKind, StubStep, StubbedCompileError, Stubs};
 pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};

@@ -76,3 +76,15 @@ pub fn main_with(registry: Registry) -> ! {
 pub(crate) fn registry() -> Registry {
     REGISTRY.with(|r| r.borrow().clone()).unwrap_or_default()
 }
+
+/// Adds the node model at `path`, if one is given, to the registry of the
+/// running command (`--nodes MODEL`).
+pub(crate) fn use_model(path: Option<&std::ffi::OsStr>) -> Result<(), super::Failure> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let mut registry = registry();
+    super::test::declare_model(&mut registry, std::path::Path::new(path))?;
+    REGISTRY.with(|r| r.replace(Some(registry)));
+    Ok(())
+}

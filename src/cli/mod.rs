@@ -28,15 +28,17 @@ mod bench;
 mod check;
 mod load;
 mod migrate;
+mod nodes;
 mod run;
 mod save;
+mod test;
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 
 pub use alloc_count::AllocCounter;
 pub use context::{Cli, main_with};
-pub(crate) use context::registry;
+pub(crate) use context::{registry, use_model};
 
 mod context;
 
@@ -50,6 +52,9 @@ usage:
   aido migrate OLD NEW --db SAVE [--save OUT]
                             carry a saved db over to a new version of its tree
   aido bench TREE [options] time ticks of one or many agents, measure their memory
+  aido test [PATH...]       run the scenarios (*.test.edn) under PATH: expectations,
+                            golden timelines, --accept, --coverage
+  aido nodes                print every node type and function: options, arity, doc
   aido help [COMMAND]       print this help, or a command's help
   aido --version            print the version
 
@@ -65,6 +70,9 @@ run options:
   --trace          add `:trace` to each tick: the nodes ticked and halted, in order
   --trims TRIMS    an EDN vector of trim tasks, worked through between ticks
   --reload N=FILE  switch to the tree in FILE before tick N (repeatable)
+  --stubs STUBS    an EDN map of stubs by node id or node type (see `aido help test`)
+  --nodes MODEL    a node model declaring the application's node types and functions
+                   (also for check, test and nodes)
 
 bench options:
   --db DB          the starting db of every agent (default: an empty map)
@@ -145,6 +153,8 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("run") => run::main(rest, out),
         Some("migrate") => migrate::main(rest, out),
         Some("bench") => bench::main(rest, out),
+        Some("test") => test::main(rest, out),
+        Some("nodes") => nodes::main(rest, out),
         Some("help" | "--help" | "-h") => help(rest, out),
         Some("--version" | "-V") => {
             writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
@@ -169,6 +179,8 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("run") => run::USAGE,
         Some("migrate") => migrate::USAGE,
         Some("bench") => bench::USAGE,
+        Some("test") => test::USAGE,
+        Some("nodes") => nodes::USAGE,
         Some(other) => {
             return Err(Failure::usage(
                 format!("no help for unknown command `{other}`"),

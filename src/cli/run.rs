@@ -43,6 +43,9 @@ options:
                    through between ticks; each tick before which a task was looked
                    at gets :trim [{:task t, :outcome :applied|:deferred|:rejected,
                    :reason \"...\"} ...]
+  --stubs STUBS    an EDN map of stubs, {node-id-or-type stub ...}, put in place of
+                   nodes of TREE (see `aido help test`)
+  --nodes MODEL    a node model: the application's node types and functions
   --reload N=FILE  switch to the tree in FILE before tick N, carrying the db over
                    (repeatable); tick N's line gets :reload {:file ..., :kept [...],
                    :dropped [...], :halted [...]}, or {:file ..., :rejected \"...\"}
@@ -59,6 +62,7 @@ const SPEC: Spec = Spec {
     usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]",
     value_flags: &[
         "--db", "--ticks", "--seed", "--inputs", "--save", "--format", "--trims",
+        "--stubs", "--nodes",
     ],
     switches: &["--trace"],
 };
@@ -127,7 +131,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let config = Config::from_args(&parsed, reloads)?;
 
     // Every file is read and checked before the first tick, so a bad one prints nothing.
-    let mut tree = compile_tree(&config.tree)?;
+    super::use_model(parsed.value("--nodes"))?;
+    let stubs = parsed.value("--stubs").map(|p| super::test::read_stubs(Path::new(p))).transpose()?;
+    let mut tree = match &stubs {
+        Some(stubs) => super::test::compile_stubbed(&config.tree, stubs)?,
+        None => compile_tree(&config.tree)?,
+    };
     let registry = super::registry();
     let mut trimmer = Trimmer::new();
     if let Some(path) = &config.trims {
@@ -148,6 +157,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     }
 
     for n in 1..=config.ticks {
+        if let Some(stubs) = &stubs {
+            stubs.stubs.set_tick(n);
+        }
         let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));
         if let Some(Some(input)) = input {
             merge(&mut db, input);

@@ -2,7 +2,7 @@
 //! reference `aido nodes` prints.
 
 /// The documentation of the built-in node type or standard function `name`.
-pub(crate) fn builtin_doc(name: &str) -> Option<&'static str> {
+pub fn builtin_doc(name: &str) -> Option<&'static str> {
     DOCS.iter().find(|(n, _)| *n == name).map(|(_, doc)| *doc)
 }
 

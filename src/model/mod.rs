@@ -49,7 +49,7 @@ use crate::source::{LineCol, Source, Span, Spans};
 use crate::tick::NodeCtx;
 use crate::value::{Keyword, Map, Value};
 
-pub(crate) use builtin_docs::builtin_doc;
+pub use builtin_docs::builtin_doc;
 
 /// What is wrong with a node model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,294 @@
+//! `aido test [PATH...]`: run every `*.test.edn` scenario, compare with
+//! expectations and golden timelines, report coverage.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use aido::{Coverage, Registry, Scenario, ScenarioErrorKind, Stubs, Tree, golden_diff};
+
+use super::Failure;
+use super::args::{self, Spec};
+use super::load::{io_reason, name, read_edn, read_file, read_tree};
+
+pub(crate) const USAGE: &str = "\
+usage: aido test [PATH...] [--accept] [--coverage] [--nodes MODEL]
+
+Runs every scenario file (NAME.test.edn) under the PATHs (files, or folders
+searched recursively, skipping hidden folders and `target`; default: the
+current folder) and prints `ok NAME` or `FAILED NAME` for each, the reasons
+under a failure, then `N passed, M failed`.
+
+A scenario is an EDN map:
+  {:tree \"guard.edn\"            ; relative to the scenario, or an inline tree
+   :nodes \"game-nodes.edn\"      ; a node model (optional)
+   :db {:pos 0}                 ; or a db file's name
+   :seed 7
+   :ticks 12                    ; default: the last tick :expect names
+   :inputs [nil {:intruder 3}]  ; merged before each tick, or a file's name
+   :stubs {:guard/sees? [:failure :failure :success]   ; by node type or id
+           :patrol {:status :running}}
+   :expect [{:tick 3 :status :running :db {:action :chase}}]}
+
+When NAME.timeline sits beside NAME.test.edn, the run's text timeline (as
+`aido run --format pretty --trace` prints it) must equal it; a difference is
+shown from the first tick that differs. A scenario with neither :expect nor a
+golden timeline fails: it could never fail otherwise.
+
+options:
+  --accept         write or update the golden timelines (NAME.timeline), saying which
+  --coverage       after the results, per tree: nodes never ticked, and statuses a
+                   node can return that no scenario saw
+  --nodes MODEL    a node model every scenario's tree is checked against
+
+exit status: 0 all passed, 1 a scenario failed, 2 bad arguments or an
+unreadable or malformed scenario";
+
+const SPEC: Spec = Spec {
+    usage: "aido test [PATH...] [--accept] [--coverage] [--nodes MODEL]",
+    value_flags: &["--nodes"],
+    switches: &["--accept", "--coverage"],
+};
+
+/// How one scenario went.
+enum Outcome {
+    Passed,
+    Failed,
+    /// Unreadable or malformed.
+    Broken,
+}
+
+pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
+    let parsed = args::parse(args, &SPEC)?;
+    if parsed.help {
+        writeln!(out, "{USAGE}")?;
+        return Ok(0);
+    }
+    super::use_model(parsed.value("--nodes"))?;
+    let registry = super::registry();
+    let accept = parsed.switch("--accept");
+    let roots: Vec<PathBuf> = if parsed.positional.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        parsed.positional.iter().map(PathBuf::from).collect()
+    };
+    let mut files = Vec::new();
+    for root in &roots {
+        find_scenarios(root, &mut files)?;
+    }
+    if files.is_empty() {
+        let roots: Vec<String> = roots.iter().map(|r| name(r)).collect();
+        return Err(Failure::input(
+            roots.join(" "),
+            "no scenario files (*.test.edn) found",
+        ));
+    }
+
+    let mut coverage = Coverage::new();
+    let (mut passed, mut failed, mut broken) = (0, 0, 0);
+    for file in &files {
+        match run_one(file, &registry, accept, &mut coverage, out)? {
+            Outcome::Passed => passed += 1,
+            Outcome::Failed => failed += 1,
+            Outcome::Broken => broken += 1,
+        }
+    }
+    writeln!(out, "{passed} passed, {} failed", failed + broken)?;
+    if parsed.switch("--coverage") {
+        write!(out, "{}", coverage.report())?;
+    }
+    Ok(if broken > 0 {
+        2
+    } else if failed > 0 {
+        1
+    } else {
+        0
+    })
+}
+
+/// Runs one scenario and prints its line (and reasons).
+fn run_one(
+    file: &Path,
+    registry: &Registry,
+    accept: bool,
+    coverage: &mut Coverage,
+    out: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let shown = name(file);
+    let scenario = match Scenario::load(file, registry) {
+        Ok(scenario) => scenario,
+        Err(e) if e.kind == ScenarioErrorKind::Compile => {
+            writeln!(out, "FAILED {shown}")?;
+            writeln!(out, "  {e}:")?;
+            if let Some(d) = &e.diagnostics {
+                for line in d.render().lines() {
+                    writeln!(out, "    {line}")?;
+                }
+            }
+            return Ok(Outcome::Failed);
+        }
+        Err(e) => {
+            writeln!(out, "FAILED {shown}")?;
+            out.flush()?;
+            let _ = writeln!(io::stderr(), "aido: {}: {}", e.place, e.message);
+            return Ok(Outcome::Broken);
+        }
+    };
+    let run = scenario.run();
+    coverage.add(&scenario.tree_name, &run.record);
+
+    let mut reasons: Vec<String> = run
+        .check(&scenario.expect)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let mut notes = Vec::new();
+    if let Some(golden) = &scenario.golden {
+        match std::fs::read_to_string(golden) {
+            Ok(text) if text == run.timeline => {}
+            Ok(text) if accept => {
+                write_file(golden, &run.timeline)?;
+                notes.push(format!("updated {}", name(golden)));
+                let _ = text;
+            }
+            Ok(text) => {
+                if let Some(diff) = golden_diff(&text, &run.timeline) {
+                    reasons.push(format!("{}: {}", name(golden), diff.to_string().trim_end()));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if accept {
+                    write_file(golden, &run.timeline)?;
+                    notes.push(format!("wrote {}", name(golden)));
+                } else if scenario.expect.is_empty() {
+                    reasons.push(format!(
+                        "no :expect and no golden timeline {}: this scenario cannot fail; add \
+                         :expect, or write the golden file with `aido test --accept`",
+                        name(golden)
+                    ));
+                }
+            }
+            Err(e) => {
+                writeln!(out, "FAILED {shown}")?;
+                out.flush()?;
+                let _ = writeln!(io::stderr(), "aido: {}: {}", name(golden), io_reason(&e));
+                return Ok(Outcome::Broken);
+            }
+        }
+    } else if scenario.expect.is_empty() {
+        reasons.push("no :expect and no golden timeline: this scenario cannot fail".to_owned());
+    }
+
+    let passed = reasons.is_empty();
+    writeln!(out, "{} {shown}", if passed { "ok" } else { "FAILED" })?;
+    for reason in reasons {
+        for (i, line) in reason.lines().enumerate() {
+            let indent = if i == 0 { "  " } else { "    " };
+            writeln!(out, "{indent}{line}")?;
+        }
+    }
+    for note in notes {
+        writeln!(out, "  {note}")?;
+    }
+    Ok(if passed {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    })
+}
+
+/// Collects the scenario files under `root`, in name order.
+fn find_scenarios(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    let meta = std::fs::metadata(root).map_err(|e| Failure::input(name(root), io_reason(&e)))?;
+    if meta.is_file() {
+        files.push(root.to_path_buf());
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(root).map_err(|e| Failure::input(name(root), io_reason(&e)))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        let file_name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if path.is_dir() {
+            if !file_name.starts_with('.') && file_name != "target" {
+                find_scenarios(&path, files)?;
+            }
+        } else if file_name.ends_with(".test.edn") {
+            // A path under "." prints without its "./".
+            files.push(path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path));
+        }
+    }
+    Ok(())
+}
+
+/// Writes a golden file whole: to a temporary file beside it, then renamed over it.
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    let file_name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
+    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Failure::input(name(path), io_reason(&e)));
+    }
+    Ok(())
+}
+
+/// Stubs read from a file for `aido run --stubs`, with the file's text to
+/// point into.
+pub(crate) struct StubsFile {
+    /// The stubs.
+    pub(crate) stubs: Stubs,
+    file: super::load::EdnFile,
+}
+
+/// Reads a stubs file for `aido run --stubs`.
+pub(crate) fn read_stubs(path: &Path) -> Result<StubsFile, Failure> {
+    let file = read_edn(path)?;
+    let stubs = Stubs::from_value_with_spans(&file.value, Some(&file.spans)).map_err(|e| {
+        let place = e.span.map_or_else(|| name(path), |s| file.place(s));
+        Failure::input(place, e.message)
+    })?;
+    Ok(StubsFile { stubs, file })
+}
+
+/// Reads and compiles the tree at `path` with the stubs in place.
+pub(crate) fn compile_stubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Failure> {
+    let doc = read_tree(path)?;
+    stubs
+        .stubs
+        .compile_document(&doc, &super::registry())
+        .map_err(|e| match e {
+            aido::StubbedCompileError::Compile(d) => Failure::Compile(d.render()),
+            aido::StubbedCompileError::Stub(e) => {
+                let place = e
+                    .span
+                    .map_or_else(|| stubs.file.source.name().to_owned(), |s| stubs.file.place(s));
+                Failure::input(place, e.message)
+            }
+            _ => Failure::input(name(path), e.to_string()),
+        })
+}
+
+/// Reads a node model file and declares it in `registry`.
+pub(crate) fn declare_model(registry: &mut Registry, path: &Path) -> Result<(), Failure> {
+    let text = read_file(path)?;
+    registry.declare_model_text(&name(path), &text).map_err(|errors| {
+        let first = errors.errors.first();
+        let place = match first.and_then(|e| errors.line_col(e)) {
+            Some(at) => format!("{}:{at}", name(path)),
+            None => name(path),
+        };
+        let why: Vec<String> = errors.errors.iter().map(|e| e.message.clone()).collect();
+        Failure::input(place, why.join("; "))
+    })?;
+    Ok(())
+}

@@ -1,0 +1,519 @@
+//! Reading a scenario file and the files it names.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Expectation, Scenario, ScenarioError, ScenarioErrorKind as K};
+use crate::diag::did_you_mean;
+use crate::read::{read, read_text};
+use crate::registry::Registry;
+use crate::source::{Source, Spans};
+use crate::stub::{StubbedCompileError, Stubs};
+use crate::tick::Status;
+use crate::value::{Map, Value};
+
+const KEYS: &[&str] = &[
+    "tree", "nodes", "db", "seed", "ticks", "inputs", "stubs", "expect", "doc",
+];
+
+/// The scenario file's text, value and spans, to point at its parts.
+struct File {
+    source: Arc<Source>,
+    value: Value,
+    spans: Spans,
+    dir: PathBuf,
+}
+
+impl File {
+    /// An error at the form at `path`.
+    fn error(&self, kind: K, path: &[usize], message: String) -> ScenarioError {
+        let place = match self.spans.span_at(path) {
+            Some(span) => format!("{}:{}", self.source.name(), self.source.line_col(span.start)),
+            None => self.source.name().to_owned(),
+        };
+        ScenarioError {
+            kind,
+            place,
+            message,
+            diagnostics: None,
+        }
+    }
+
+    /// A file named relative to the scenario's folder.
+    fn relative(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+fn io_error(path: &Path, e: &std::io::Error) -> ScenarioError {
+    let why = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+        std::io::ErrorKind::InvalidData => "not valid UTF-8 text".to_owned(),
+        std::io::ErrorKind::IsADirectory => "is a directory".to_owned(),
+        _ => e.to_string(),
+    };
+    ScenarioError {
+        kind: K::Io,
+        place: path.display().to_string(),
+        message: why,
+        diagnostics: None,
+    }
+}
+
+fn read_source(path: &Path) -> Result<Arc<Source>, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+    Ok(Arc::new(Source::new(path.display().to_string(), text)))
+}
+
+fn read_error(source: &Source, e: &crate::ReadError) -> ScenarioError {
+    ScenarioError {
+        kind: K::Read,
+        place: format!("{}:{}", source.name(), source.line_col(e.span.start)),
+        message: e.to_string(),
+        diagnostics: None,
+    }
+}
+
+/// Reads an EDN file (or JSON, for `json`) named by the scenario.
+fn read_data(path: &Path, json: bool) -> Result<Value, ScenarioError> {
+    let source = read_source(path)?;
+    if json {
+        return serde_json::from_str::<Value>(source.text()).map_err(|e| ScenarioError {
+            kind: K::Read,
+            place: format!("{}:{}:{}", source.name(), e.line(), e.column().max(1)),
+            message: e.to_string(),
+            diagnostics: None,
+        });
+    }
+    read_text(source.text())
+        .map(|(value, _)| value)
+        .map_err(|e| read_error(&source, &e))
+}
+
+pub(super) fn load(path: &Path, registry: &Registry) -> Result<Scenario, ScenarioError> {
+    let source = read_source(path)?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut scenario = parse_source(source, dir, registry)?;
+    scenario.golden = Some(golden_path(path));
+    Ok(scenario)
+}
+
+/// `NAME.timeline` beside `NAME.test.edn` (or beside any other name).
+pub(crate) fn golden_path(path: &Path) -> PathBuf {
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = file
+        .strip_suffix(".test.edn")
+        .or_else(|| file.strip_suffix(".edn"))
+        .unwrap_or(&file);
+    path.with_file_name(format!("{stem}.timeline"))
+}
+
+pub(super) fn parse(
+    name: &str,
+    text: &str,
+    dir: &Path,
+    registry: &Registry,
+) -> Result<Scenario, ScenarioError> {
+    parse_source(Arc::new(Source::new(name, text)), dir.to_path_buf(), registry)
+}
+
+fn parse_source(
+    source: Arc<Source>,
+    dir: PathBuf,
+    registry: &Registry,
+) -> Result<Scenario, ScenarioError> {
+    let (value, spans) = read_text(source.text()).map_err(|e| read_error(&source, &e))?;
+    let file = File {
+        source,
+        value,
+        spans,
+        dir,
+    };
+    let Some(map) = file.value.as_map() else {
+        return Err(file.error(
+            K::BadValue,
+            &[],
+            format!(
+                "a scenario is a map {{:tree .. :ticks .. :expect [..]}}, found {}",
+                file.value.type_with_article()
+            ),
+        ));
+    };
+    for (i, key) in map.keys().enumerate() {
+        let name = key.as_keyword().map(|k| k.as_str());
+        if name.is_some_and(|n| KEYS.contains(&n)) {
+            continue;
+        }
+        let help = name
+            .and_then(|n| did_you_mean(n, KEYS.iter().copied()))
+            .map(|s| format!(" (did you mean `:{s}`?)"))
+            .unwrap_or_default();
+        return Err(file.error(
+            K::UnknownKey,
+            &[2 * i],
+            format!(
+                "unknown key `{}` in a scenario{help}; it takes :{}",
+                key.abbreviated(40).0,
+                KEYS.join(" :")
+            ),
+        ));
+    }
+    let entry = |key: &str| {
+        map.get_full(&Value::keyword(key))
+            .map(|(i, _, v)| (vec![2 * i + 1], v))
+    };
+
+    // The node model, then the stubs, then the tree compiled with both.
+    let mut registry = registry.clone();
+    if let Some((path, value)) = entry("nodes") {
+        let Value::Str(name) = value else {
+            return Err(file.error(
+                K::BadValue,
+                &path,
+                format!("`:nodes` names a node model file, found {}", value.type_with_article()),
+            ));
+        };
+        let model_path = file.relative(name);
+        let model = read_source(&model_path)?;
+        if let Err(errors) = registry.declare_model_text(model.name(), model.text()) {
+            let first = errors.errors.first();
+            let place = match first.and_then(|e| errors.line_col(e)) {
+                Some(at) => format!("{}:{at}", model.name()),
+                None => model.name().to_owned(),
+            };
+            let message = errors
+                .errors
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(ScenarioError {
+                kind: K::Model,
+                place,
+                message,
+                diagnostics: None,
+            });
+        }
+    }
+    let stubs = match entry("stubs") {
+        None => Stubs::new(),
+        Some((path, Value::Str(name))) => {
+            let stub_path = file.relative(name);
+            let stub_source = read_source(&stub_path)?;
+            let (value, spans) =
+                read_text(stub_source.text()).map_err(|e| read_error(&stub_source, &e))?;
+            let _ = path;
+            Stubs::from_value_with_spans(&value, Some(&spans)).map_err(|e| {
+                ScenarioError {
+                    kind: K::Stub,
+                    place: match e.span {
+                        Some(s) => format!("{}:{}", stub_source.name(), stub_source.line_col(s.start)),
+                        None => stub_source.name().to_owned(),
+                    },
+                    message: e.message,
+                    diagnostics: None,
+                }
+            })?
+        }
+        Some((path, value)) => Stubs::at_path(value, Some(&file.spans), &path)
+            .map_err(|e| stub_error(&file, &path, e))?,
+    };
+    let stubs_path = entry("stubs").map(|(p, _)| p).unwrap_or_default();
+    let (tree, tree_name) = match entry("tree") {
+        None => {
+            return Err(file.error(
+                K::BadValue,
+                &[],
+                "a scenario needs `:tree`: a tree file's name or an inline tree".to_owned(),
+            ));
+        }
+        Some((_, Value::Str(name))) => {
+            let tree_path = file.relative(name);
+            let tree_source = read_source(&tree_path)?;
+            let doc = read(tree_source.clone()).map_err(|e| read_error(&tree_source, &e))?;
+            let tree = stubs
+                .compile_document(&doc, &registry)
+                .map_err(|e| compiled_error(&file, &stubs_path, tree_source.name(), e))?;
+            (tree, tree_source.name().to_owned())
+        }
+        Some((_, value @ Value::Vector(_))) => {
+            let tree = stubs
+                .compile(value, &registry)
+                .map_err(|e| compiled_error(&file, &stubs_path, file.source.name(), e))?;
+            (tree, file.source.name().to_owned())
+        }
+        Some((path, other)) => {
+            return Err(file.error(
+                K::BadValue,
+                &path,
+                format!(
+                    "`:tree` is a tree file's name or an inline tree, found {}",
+                    other.type_with_article()
+                ),
+            ));
+        }
+    };
+
+    let db = match entry("db") {
+        None => Value::map(),
+        Some((_, Value::Str(name))) => {
+            let db_path = file.relative(name);
+            let json = db_path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            let db = read_data(&db_path, json)?;
+            if db.as_map().is_none() {
+                return Err(ScenarioError {
+                    kind: K::BadValue,
+                    place: db_path.display().to_string(),
+                    message: format!("the db must be a map, found {}", db.type_with_article()),
+                    diagnostics: None,
+                });
+            }
+            db
+        }
+        Some((_, db @ Value::Map(_))) => db.clone(),
+        Some((path, other)) => {
+            return Err(file.error(
+                K::BadValue,
+                &path,
+                format!("`:db` is a map or a db file's name, found {}", other.type_with_article()),
+            ));
+        }
+    };
+    let seed = match entry("seed") {
+        None => None,
+        Some((_, Value::Int(s))) => Some(*s),
+        Some((path, other)) => {
+            return Err(file.error(
+                K::BadValue,
+                &path,
+                format!("`:seed` is an integer, found {}", other.type_with_article()),
+            ));
+        }
+    };
+    let inputs = match entry("inputs") {
+        None => Vec::new(),
+        Some((path, value)) => inputs(&file, &path, value)?,
+    };
+    let expect = match entry("expect") {
+        None => Vec::new(),
+        Some((path, value)) => expectations(&file, &path, value)?,
+    };
+    let last_expected = expect.iter().map(|e| e.tick).max().unwrap_or(1);
+    let ticks = match entry("ticks") {
+        None => last_expected,
+        Some((_, Value::Int(n))) if *n > 0 => *n as u64,
+        Some((path, other)) => {
+            return Err(file.error(
+                K::BadValue,
+                &path,
+                format!("`:ticks` is a positive integer, found `{}`", other.abbreviated(40).0),
+            ));
+        }
+    };
+    if let Some((path, _)) = entry("expect")
+        && let Some(i) = expect.iter().position(|e| e.tick > ticks)
+    {
+        let mut at = path.clone();
+        at.push(i);
+        return Err(file.error(
+            K::BadValue,
+            &at,
+            format!(
+                "expects tick {} but the scenario runs {ticks} tick{}",
+                expect[i].tick,
+                if ticks == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+
+    let mut scenario = Scenario::new(file.source.name().to_owned(), tree);
+    scenario.tree_name = tree_name;
+    scenario.db = db;
+    scenario.seed = seed;
+    scenario.ticks = ticks;
+    scenario.inputs = inputs;
+    scenario.stubs = stubs;
+    scenario.expect = expect;
+    Ok(scenario)
+}
+
+fn stub_error(file: &File, path: &[usize], e: crate::StubError) -> ScenarioError {
+    let place = match e.span {
+        Some(span) => format!("{}:{}", file.source.name(), file.source.line_col(span.start)),
+        None => match file.spans.span_at(path) {
+            Some(span) => format!("{}:{}", file.source.name(), file.source.line_col(span.start)),
+            None => file.source.name().to_owned(),
+        },
+    };
+    ScenarioError {
+        kind: K::Stub,
+        place,
+        message: e.message,
+        diagnostics: None,
+    }
+}
+
+fn compiled_error(
+    file: &File,
+    stubs_path: &[usize],
+    tree_name: &str,
+    e: StubbedCompileError,
+) -> ScenarioError {
+    match e {
+        StubbedCompileError::Compile(diagnostics) => ScenarioError {
+            kind: K::Compile,
+            place: tree_name.to_owned(),
+            message: format!(
+                "the tree has {} compile error{}",
+                diagnostics.items.len(),
+                if diagnostics.items.len() == 1 { "" } else { "s" }
+            ),
+            diagnostics: Some(diagnostics),
+        },
+        StubbedCompileError::Stub(e) => stub_error(file, stubs_path, e),
+    }
+}
+
+fn inputs(file: &File, path: &[usize], value: &Value) -> Result<Vec<Option<Map>>, ScenarioError> {
+    let (items, from_file) = match value {
+        Value::Str(name) => {
+            let input_path = file.relative(name);
+            (read_data(&input_path, false)?, Some(input_path))
+        }
+        other => (other.clone(), None),
+    };
+    let error = |at: &[usize], message: String| match &from_file {
+        Some(p) => ScenarioError {
+            kind: K::BadValue,
+            place: p.display().to_string(),
+            message,
+            diagnostics: None,
+        },
+        None => file.error(K::BadValue, at, message),
+    };
+    let Value::Vector(items) = items else {
+        return Err(error(
+            path,
+            format!(
+                "`:inputs` is a vector of maps or nils (or its file's name), found {}",
+                items.type_with_article()
+            ),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::Nil => Ok(None),
+            Value::Map(m) => Ok(Some(m.as_ref().clone())),
+            other => {
+                let mut at = path.to_vec();
+                at.push(i);
+                Err(error(
+                    &at,
+                    format!(
+                        "input {i} (merged before tick {}) must be a map or nil, found {}",
+                        i + 1,
+                        other.type_with_article()
+                    ),
+                ))
+            }
+        })
+        .collect()
+}
+
+fn expectations(file: &File, path: &[usize], value: &Value) -> Result<Vec<Expectation>, ScenarioError> {
+    let Value::Vector(items) = value else {
+        return Err(file.error(
+            K::BadValue,
+            path,
+            format!(
+                "`:expect` is a vector of {{:tick n :status s :db {{..}}}}, found {}",
+                value.type_with_article()
+            ),
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let mut at = path.to_vec();
+        at.push(i);
+        let Value::Map(map) = item else {
+            return Err(file.error(
+                K::BadValue,
+                &at,
+                format!("an expectation is a map {{:tick n :status s :db {{..}}}}, found {}", item.type_with_article()),
+            ));
+        };
+        for (j, key) in map.keys().enumerate() {
+            let known = key
+                .as_keyword()
+                .is_some_and(|k| matches!(k.as_str(), "tick" | "status" | "db"));
+            if !known {
+                let mut key_at = at.clone();
+                key_at.push(2 * j);
+                return Err(file.error(
+                    K::UnknownKey,
+                    &key_at,
+                    format!("unknown key `{}` in an expectation; it takes :tick :status :db", key.abbreviated(40).0),
+                ));
+            }
+        }
+        let field = |name: &str| {
+            map.get_full(&Value::keyword(name)).map(|(j, _, v)| {
+                let mut p = at.clone();
+                p.push(2 * j + 1);
+                (p, v)
+            })
+        };
+        let tick = match field("tick") {
+            Some((_, Value::Int(n))) if *n > 0 => *n as u64,
+            Some((p, other)) => {
+                return Err(file.error(
+                    K::BadValue,
+                    &p,
+                    format!("`:tick` is a tick number from 1, found `{}`", other.abbreviated(40).0),
+                ));
+            }
+            None => return Err(file.error(K::BadValue, &at, "an expectation needs `:tick`".to_owned())),
+        };
+        let status = match field("status") {
+            None => None,
+            Some((p, v)) => Some(status(v).ok_or_else(|| {
+                file.error(
+                    K::BadValue,
+                    &p,
+                    format!(
+                        "`:status` is :success, :failure, :running, :error or :skipped, found `{}`",
+                        v.abbreviated(40).0
+                    ),
+                )
+            })?),
+        };
+        let db = match field("db") {
+            None => Map::default(),
+            Some((_, Value::Map(m))) => m.as_ref().clone(),
+            Some((p, other)) => {
+                return Err(file.error(
+                    K::BadValue,
+                    &p,
+                    format!("`:db` is a map of the keys to compare, found {}", other.type_with_article()),
+                ));
+            }
+        };
+        out.push(Expectation { tick, status, db });
+    }
+    Ok(out)
+}
+
+fn status(value: &Value) -> Option<Status> {
+    match value.as_keyword()?.as_str() {
+        "success" => Some(Status::Success),
+        "failure" => Some(Status::Failure),
+        "running" => Some(Status::Running),
+        "error" => Some(Status::Error),
+        "skipped" => Some(Status::Skipped),
+        _ => None,
+    }
+}
