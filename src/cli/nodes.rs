@@ -51,7 +51,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     super::use_model(parsed.value("--nodes"))?;
     let registry = super::registry();
     if edn {
-        print_edn(out, &registry.reference())?;
+        write!(out, "{}", aido::model::model_text(&registry.reference()))?;
         return Ok(0);
     }
     writeln!(out, "node types")?;
@@ -115,33 +115,4 @@ fn arguments(arity: &Arity) -> String {
         Arity::AtLeast(n) => format!("at least {n} arguments"),
         Arity::Any => "any number of arguments".to_owned(),
     }
-}
-
-/// Prints a model one entry a line, so that it reads (and diffs) well.
-fn print_edn(out: &mut dyn Write, model: &Value) -> Result<(), Failure> {
-    let Some(map) = model.as_map() else {
-        writeln!(out, "{model}")?;
-        return Ok(());
-    };
-    let n = map.len();
-    for (i, (section, entries)) in map.iter().enumerate() {
-        let open = if i == 0 { "{" } else { " " };
-        writeln!(out, "{open}{section}")?;
-        match entries.as_map() {
-            Some(entries) if !entries.is_empty() => {
-                let m = entries.len();
-                for (j, (name, spec)) in entries.iter().enumerate() {
-                    let open = if j == 0 { " {" } else { "  " };
-                    let close = if j + 1 == m { "}" } else { "" };
-                    let end = if j + 1 == m && i + 1 == n { "}" } else { "" };
-                    writeln!(out, "{open}{name} {spec}{close}{end}")?;
-                }
-            }
-            _ => {
-                let end = if i + 1 == n { "}" } else { "" };
-                writeln!(out, " {{}}{end}")?;
-            }
-        }
-    }
-    Ok(())
 }

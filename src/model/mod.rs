@@ -628,3 +628,47 @@ pub(crate) fn type_name(ty: &OptionType) -> &'static str {
         OptionType::Name => "name",
     }
 }
+
+/// A model as text, one node type or function a line, so that it reads and
+/// diffs well (what `aido nodes --format edn` prints). It reads back as the
+/// same model.
+///
+/// ```
+/// use aido::{NodeType, Registry};
+///
+/// let mut registry = Registry::new();
+/// registry.node_type(NodeType::new("guard/patrol").doc("Walks the beat.")).unwrap();
+/// assert_eq!(
+///     aido::model::model_text(&registry.model()),
+///     "{:nodes\n {:guard/patrol {:doc \"Walks the beat.\", :children 0}}\n :functions\n {}}\n"
+/// );
+/// ```
+pub fn model_text(model: &Value) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let Some(map) = model.as_map() else {
+        let _ = writeln!(out, "{model}");
+        return out;
+    };
+    let n = map.len();
+    for (i, (section, entries)) in map.iter().enumerate() {
+        let open = if i == 0 { "{" } else { " " };
+        let _ = writeln!(out, "{open}{section}");
+        let end = if i + 1 == n { "}" } else { "" };
+        match entries.as_map() {
+            Some(entries) if !entries.is_empty() => {
+                let m = entries.len();
+                for (j, (name, spec)) in entries.iter().enumerate() {
+                    let open = if j == 0 { " {" } else { "  " };
+                    let close = if j + 1 == m { "}" } else { "" };
+                    let end = if j + 1 == m { end } else { "" };
+                    let _ = writeln!(out, "{open}{name} {spec}{close}{end}");
+                }
+            }
+            _ => {
+                let _ = writeln!(out, " {{}}{end}");
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,36 @@
+//! A small game's domain: a guard who sees intruders within range, and a
+//! grid distance function. They live in one [`registry`], which the game's
+//! own `game` binary (the aido tool with these nodes) and its tests share;
+//! `game-nodes.edn` is its model, for designers who use the plain `aido`.
+
+use aido::{Arity, NodeType, OptionType, Registry, Status, Value};
+
+/// The built-in node types and functions plus the game's own.
+pub fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry
+        .node_type(
+            NodeType::new("guard/sees?")
+                .doc("Succeeds when the intruder (at :intruder in the db) is within :range of the guard (at :pos).")
+                .required("range", OptionType::Int)
+                .tick(|ctx| {
+                    let range = ctx.option("range")?.and_then(|v| v.as_int()).unwrap_or(0);
+                    let at = |key: &str| ctx.db().get(&Value::keyword(key)).and_then(Value::as_int);
+                    Ok(match (at("pos"), at("intruder")) {
+                        (Some(pos), Some(intruder)) => Status::from_bool((pos - intruder).abs() <= range),
+                        _ => Status::Failure,
+                    })
+                }),
+        )
+        .expect("guard/sees? is not a built-in name");
+    registry
+        .function("dist", Arity::Exactly(2), |_, args| match args {
+            [Value::Int(a), Value::Int(b)] => Ok(Value::Int((a - b).abs())),
+            _ => Err("dist takes two integers".to_owned()),
+        })
+        .expect("dist is not a standard function");
+    registry
+        .function_doc("dist", "The grid distance between two positions.")
+        .expect("dist was just registered");
+    registry
+}
