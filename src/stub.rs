@@ -16,8 +16,9 @@
 //! **How a stub takes a node's place.** The tree is compiled as it is, so
 //! every id, derived or explicit, is the one the real tree has, and every
 //! compile check still applies. Node types that the registry does not know
-//! and that a stub names are first registered as placeholders that take
-//! any options and children. After compiling, each stubbed node's
+//! and that a stub names (by the type, or by the explicit `:id` of a node
+//! of that type) are first registered as placeholders that take any
+//! options and children. After compiling, each stubbed node's
 //! behaviour is replaced by the stub's (its children stay in the tree but
 //! are not ticked; its preconditions still apply). A key that is both a
 //! node's id and a node type names the node. The sequence of a stub counts
@@ -331,14 +332,12 @@ impl Stubs {
     /// `registry` with a placeholder for every node type that a stub names,
     /// `tree` uses and the registry does not know.
     pub fn registry_for(&self, tree: &Value, registry: &Registry) -> Registry {
+        let keys: Vec<&Value> = self.entries.iter().map(|e| &e.key).collect();
         let mut used = Vec::new();
-        node_types_in(tree, &mut used, 0);
+        node_types_in(tree, &keys, &mut used, 0);
         let mut registry = registry.clone();
-        for entry in &self.entries {
-            let Some(name) = entry.key.as_keyword() else {
-                continue;
-            };
-            if used.contains(&name) && registry.lookup_node_type(name).is_none() {
+        for name in used {
+            if registry.lookup_node_type(name).is_none() {
                 let mut placeholder = NodeType::new(name.as_str()).children(Arity::Any);
                 placeholder.open_options = true;
                 placeholder.declared = true;
@@ -453,19 +452,26 @@ fn stub_tick(ctx: &mut NodeCtx<'_, '_>, stub: &Stub, tick: u64) -> Result<Status
     }
 }
 
-/// The node type keywords `value` uses as node heads.
-fn node_types_in(value: &Value, out: &mut Vec<Keyword>, depth: usize) {
+/// The node types of `value` that a stub names: by the type itself, or by
+/// a node's explicit `:id`. (A node stubbed by its derived id must have a
+/// known type.)
+fn node_types_in(value: &Value, keys: &[&Value], out: &mut Vec<Keyword>, depth: usize) {
     if depth > crate::read::MAX_DEPTH {
         return;
     }
     if let Value::Vector(items) = value
         && let Some(Value::Keyword(head)) = items.first()
     {
-        if !out.contains(head) {
+        let id = items
+            .get(1)
+            .and_then(|o| o.get(&Value::keyword("id")));
+        let named = keys.iter().any(|k| matches!(k, Value::Keyword(k) if k == head))
+            || id.is_some_and(|id| keys.contains(&id));
+        if named && !out.contains(head) {
             out.push(*head);
         }
         for item in &items[1..] {
-            node_types_in(item, out, depth + 1);
+            node_types_in(item, keys, out, depth + 1);
         }
     }
 }
