@@ -43,6 +43,17 @@ impl File {
     fn relative(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
+
+    /// Reads the file that the value at `path` (of the key `key`) names.
+    fn named(&self, key: &str, path: &[usize], name: &str) -> Result<Arc<Source>, ScenarioError> {
+        read_source(&self.relative(name)).map_err(|e| {
+            self.error(
+                K::Io,
+                path,
+                format!("`:{key}` names a file that cannot be read: {name}: {}", e.message),
+            )
+        })
+    }
 }
 
 fn io_error(path: &Path, e: &std::io::Error) -> ScenarioError {
@@ -74,9 +85,10 @@ fn read_error(source: &Source, e: &crate::ReadError) -> ScenarioError {
     }
 }
 
-/// Reads an EDN file (or JSON, for `json`) named by the scenario.
-fn read_data(path: &Path, json: bool) -> Result<Value, ScenarioError> {
-    let source = read_source(path)?;
+/// Reads an EDN file (or JSON, for `json`) that the value at `at` (of the
+/// key `key`) names.
+fn read_data(file: &File, key: &str, at: &[usize], name: &str, json: bool) -> Result<Value, ScenarioError> {
+    let source = file.named(key, at, name)?;
     if json {
         return serde_json::from_str::<Value>(source.text()).map_err(|e| ScenarioError {
             kind: K::Read,
@@ -173,8 +185,7 @@ fn parse_source(
                 format!("`:nodes` names a node model file, found {}", value.type_with_article()),
             ));
         };
-        let model_path = file.relative(name);
-        let model = read_source(&model_path)?;
+        let model = file.named("nodes", &path, name)?;
         if let Err(errors) = registry.declare_model_text(model.name(), model.text()) {
             let first = errors.errors.first();
             let place = match first.and_then(|e| errors.line_col(e)) {
@@ -198,11 +209,9 @@ fn parse_source(
     let stubs = match entry("stubs") {
         None => Stubs::new(),
         Some((path, Value::Str(name))) => {
-            let stub_path = file.relative(name);
-            let stub_source = read_source(&stub_path)?;
+            let stub_source = file.named("stubs", &path, name)?;
             let (value, spans) =
                 read_text(stub_source.text()).map_err(|e| read_error(&stub_source, &e))?;
-            let _ = path;
             Stubs::from_value_with_spans(&value, Some(&spans)).map_err(|e| {
                 ScenarioError {
                     kind: K::Stub,
@@ -227,9 +236,8 @@ fn parse_source(
                 "a scenario needs `:tree`: a tree file's name or an inline tree".to_owned(),
             ));
         }
-        Some((_, Value::Str(name))) => {
-            let tree_path = file.relative(name);
-            let tree_source = read_source(&tree_path)?;
+        Some((path, Value::Str(name))) => {
+            let tree_source = file.named("tree", &path, name)?;
             let doc = read(tree_source.clone()).map_err(|e| read_error(&tree_source, &e))?;
             let tree = stubs
                 .compile_document(&doc, &registry)
@@ -256,12 +264,12 @@ fn parse_source(
 
     let db = match entry("db") {
         None => Value::map(),
-        Some((_, Value::Str(name))) => {
+        Some((path, Value::Str(name))) => {
             let db_path = file.relative(name);
             let json = db_path
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-            let db = read_data(&db_path, json)?;
+            let db = read_data(&file, "db", &path, name, json)?;
             if db.as_map().is_none() {
                 return Err(ScenarioError {
                     kind: K::BadValue,
@@ -380,7 +388,7 @@ fn inputs(file: &File, path: &[usize], value: &Value) -> Result<Vec<Option<Map>>
     let (items, from_file) = match value {
         Value::Str(name) => {
             let input_path = file.relative(name);
-            (read_data(&input_path, false)?, Some(input_path))
+            (read_data(file, "inputs", path, name, false)?, Some(input_path))
         }
         other => (other.clone(), None),
     };
