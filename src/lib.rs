@@ -99,8 +99,8 @@ pub use trim::{
 #[cfg(feature = "edn-rs")]
 pub use value::EdnRsError;
 // Testing trees as data: node models, stubs, scenarios.
-pub use model::{ModelError, ModelErrorKind, ModelErrors};
 pub use file::{CompileFileError, compile_file};
+pub use model::{ModelError, ModelErrorKind, ModelErrors};
 pub use registry::Function;
 pub use scenario::{
     Coverage, Expectation, GoldenDiff, Mismatch, Scenario, ScenarioError, ScenarioErrorKind,

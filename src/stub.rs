@@ -446,7 +446,9 @@ fn stub_tick(ctx: &mut NodeCtx<'_, '_>, stub: &Stub, tick: u64) -> Result<Status
     }
     match step.status {
         Status::Error => Err(NodeError(
-            step.message.clone().unwrap_or_else(|| "stubbed error".to_owned()),
+            step.message
+                .clone()
+                .unwrap_or_else(|| "stubbed error".to_owned()),
         )),
         status => Ok(status),
     }
@@ -462,10 +464,10 @@ fn node_types_in(value: &Value, keys: &[&Value], out: &mut Vec<Keyword>, depth: 
     if let Value::Vector(items) = value
         && let Some(Value::Keyword(head)) = items.first()
     {
-        let id = items
-            .get(1)
-            .and_then(|o| o.get(&Value::keyword("id")));
-        let named = keys.iter().any(|k| matches!(k, Value::Keyword(k) if k == head))
+        let id = items.get(1).and_then(|o| o.get(&Value::keyword("id")));
+        let named = keys
+            .iter()
+            .any(|k| matches!(k, Value::Keyword(k) if k == head))
             || id.is_some_and(|id| keys.contains(&id));
         if named && !out.contains(head) {
             out.push(*head);

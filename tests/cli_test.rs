@@ -15,12 +15,18 @@ fn root() -> &'static Path {
 }
 
 fn aido(dir: &Path, args: &[&str]) -> Run {
-    Run::of(Command::new(env!("CARGO_BIN_EXE_aido")).current_dir(dir).args(args))
+    Run::of(
+        Command::new(env!("CARGO_BIN_EXE_aido"))
+            .current_dir(dir)
+            .args(args),
+    )
 }
 
 /// A fresh folder holding `files` (name, text).
 fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_test").join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli_test")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (file, text) in files {
@@ -37,7 +43,8 @@ macro_rules! snapshot {
     };
 }
 
-const COUNT: &str = "[:sequence {:id :count} [:inc! {:key :n}] [:less-than? {:id :small? :key :n :val 3}]]";
+const COUNT: &str =
+    "[:sequence {:id :count} [:inc! {:key :n}] [:less-than? {:id :small? :key :n :val 3}]]";
 
 #[test]
 fn every_shipped_scenario_passes_and_the_exit_code_is_0() {
@@ -52,8 +59,14 @@ fn a_failing_expectation_fails_with_exit_code_1_and_says_why() {
         "expect",
         &[
             ("count.edn", COUNT),
-            ("count.test.edn", "{:tree \"count.edn\" :ticks 3 :expect [{:tick 2 :status :success :db {:n 2}} {:tick 3 :status :success :db {:n 4 :m 1}}]}"),
-            ("fine.test.edn", "{:tree \"count.edn\" :expect [{:tick 1 :db {:n 1}}]}"),
+            (
+                "count.test.edn",
+                "{:tree \"count.edn\" :ticks 3 :expect [{:tick 2 :status :success :db {:n 2}} {:tick 3 :status :success :db {:n 4 :m 1}}]}",
+            ),
+            (
+                "fine.test.edn",
+                "{:tree \"count.edn\" :expect [{:tick 1 :db {:n 1}}]}",
+            ),
         ],
     );
     let run = aido(&dir, &["test"]);
@@ -100,10 +113,16 @@ fn accept_writes_and_updates_golden_timelines_and_says_which() {
     let run = aido(&dir, &["test", "--accept"]);
     assert_eq!(
         (run.code, run.stdout.as_str()),
-        (0, "ok count.test.edn\n  wrote count.timeline\n1 passed, 0 failed\n")
+        (
+            0,
+            "ok count.test.edn\n  wrote count.timeline\n1 passed, 0 failed\n"
+        )
     );
     let golden = std::fs::read_to_string(dir.join("count.timeline")).unwrap();
-    assert!(golden.starts_with("tick 1: success\n  + :n 1\n  nodes:\n"), "{golden}");
+    assert!(
+        golden.starts_with("tick 1: success\n  + :n 1\n  nodes:\n"),
+        "{golden}"
+    );
 
     // Accepting again changes nothing and says nothing.
     let run = aido(&dir, &["test", "--accept"]);
@@ -114,7 +133,10 @@ fn accept_writes_and_updates_golden_timelines_and_says_which() {
     let run = aido(&dir, &["test", "--accept"]);
     assert_eq!(
         (run.code, run.stdout.as_str()),
-        (0, "ok count.test.edn\n  updated count.timeline\n1 passed, 0 failed\n")
+        (
+            0,
+            "ok count.test.edn\n  updated count.timeline\n1 passed, 0 failed\n"
+        )
     );
     assert_eq!(aido(&dir, &["test"]).code, 0);
     // No temporary file is left behind.
@@ -132,11 +154,20 @@ fn malformed_or_unreadable_scenarios_are_located_errors_with_exit_code_2() {
         "malformed",
         &[
             ("count.edn", COUNT),
-            ("a.test.edn", "{:tree \"count.edn\"\n :expect [{:tick 1 :status :fine}]}"),
+            (
+                "a.test.edn",
+                "{:tree \"count.edn\"\n :expect [{:tick 1 :status :fine}]}",
+            ),
             ("b.test.edn", "{:tree \"count.edn\" :expect [{:tick 1}"),
             ("c.test.edn", "{:tree \"missing.edn\" :expect [{:tick 1}]}"),
-            ("d.test.edn", "{:tree \"count.edn\" :stubs {:nobody :success} :expect [{:tick 1}]}"),
-            ("e.test.edn", "{:tree \"count.edn\" :expect [{:tick 1 :status :success}]}"),
+            (
+                "d.test.edn",
+                "{:tree \"count.edn\" :stubs {:nobody :success} :expect [{:tick 1}]}",
+            ),
+            (
+                "e.test.edn",
+                "{:tree \"count.edn\" :expect [{:tick 1 :status :success}]}",
+            ),
         ],
     );
     let run = aido(&dir, &["test"]);
@@ -154,10 +185,16 @@ fn malformed_or_unreadable_scenarios_are_located_errors_with_exit_code_2() {
     );
 
     let missing = aido(&dir, &["test", "nothere"]);
-    assert_eq!((missing.code, missing.stderr.as_str()), (2, "aido: nothere: no such file or directory\n"));
+    assert_eq!(
+        (missing.code, missing.stderr.as_str()),
+        (2, "aido: nothere: no such file or directory\n")
+    );
     let empty = folder("empty", &[("count.edn", COUNT)]);
     let none = aido(&empty, &["test"]);
-    assert_eq!((none.code, none.stderr.as_str()), (2, "aido: .: no scenario files (*.test.edn) found\n"));
+    assert_eq!(
+        (none.code, none.stderr.as_str()),
+        (2, "aido: .: no scenario files (*.test.edn) found\n")
+    );
     let flag = aido(&dir, &["test", "--acept"]);
     assert_eq!(flag.code, 2);
 }
@@ -178,7 +215,15 @@ fn a_tree_that_does_not_compile_fails_its_scenario_with_the_diagnostics() {
 
 #[test]
 fn coverage_lists_nodes_never_ticked_and_statuses_never_seen() {
-    let run = aido(root(), &["test", "examples/long/guard.test.edn", "examples/npc.test.edn", "--coverage"]);
+    let run = aido(
+        root(),
+        &[
+            "test",
+            "examples/long/guard.test.edn",
+            "examples/npc.test.edn",
+            "--coverage",
+        ],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     snapshot!(run.stdout);
 }
@@ -188,15 +233,32 @@ fn stubs_by_type_and_by_id_in_a_scenario_and_in_aido_run() {
     let dir = folder(
         "stubs",
         &[
-            ("guard.edn", "[:selector [:sequence [:guard/sees? {:range 3}] [:define! {:key :action :val :chase}]] [:sequence [:walk {:id :patrol}] [:define! {:key :action :val :patrol}]]]"),
-            ("stubs.edn", "{:guard/sees? [:failure :failure :success] :patrol {:status :success :db {:walked true}}}"),
-            ("guard.test.edn", "{:tree \"guard.edn\" :ticks 3 :stubs \"stubs.edn\" :expect [{:tick 2 :status :success :db {:action :patrol :walked true}} {:tick 3 :db {:action :chase}}]}"),
+            (
+                "guard.edn",
+                "[:selector [:sequence [:guard/sees? {:range 3}] [:define! {:key :action :val :chase}]] [:sequence [:walk {:id :patrol}] [:define! {:key :action :val :patrol}]]]",
+            ),
+            (
+                "stubs.edn",
+                "{:guard/sees? [:failure :failure :success] :patrol {:status :success :db {:walked true}}}",
+            ),
+            (
+                "guard.test.edn",
+                "{:tree \"guard.edn\" :ticks 3 :stubs \"stubs.edn\" :expect [{:tick 2 :status :success :db {:action :patrol :walked true}} {:tick 3 :db {:action :chase}}]}",
+            ),
         ],
     );
     let run = aido(&dir, &["test"]);
-    assert_eq!((run.code, run.stdout.as_str()), (0, "ok guard.test.edn\n1 passed, 0 failed\n"), "{}", run.stderr);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "ok guard.test.edn\n1 passed, 0 failed\n"),
+        "{}",
+        run.stderr
+    );
 
-    let run = aido(&dir, &["run", "guard.edn", "--stubs", "stubs.edn", "--ticks", "3"]);
+    let run = aido(
+        &dir,
+        &["run", "guard.edn", "--stubs", "stubs.edn", "--ticks", "3"],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     snapshot!(run.stdout);
 
@@ -206,7 +268,10 @@ fn stubs_by_type_and_by_id_in_a_scenario_and_in_aido_run() {
     let bad = aido(&dir, &["run", "guard.edn", "--stubs", "bad-stubs.edn"]);
     assert_eq!(
         (bad.code, bad.stderr.as_str()),
-        (2, "aido: bad-stubs.edn:1:15: stub :guard/sees?: a stub's status is :success, :failure, :running or :error, found `:maybe`\n")
+        (
+            2,
+            "aido: bad-stubs.edn:1:15: stub :guard/sees?: a stub's status is :success, :failure, :running or :error, found `:maybe`\n"
+        )
     );
 }
 
@@ -215,30 +280,62 @@ fn check_and_run_know_the_node_types_a_model_declares() {
     let game = root().join("examples/game");
     let plain = aido(&game, &["check", "trees/guard.edn"]);
     assert_eq!(plain.code, 1);
-    assert!(plain.stderr.contains("error[E0003]: unknown node type `:guard/sees?`"), "{}", plain.stderr);
-    let checked = aido(&game, &["check", "--nodes", "game-nodes.edn", "trees/guard.edn"]);
-    assert_eq!((checked.code, checked.stdout.as_str(), checked.stderr.as_str()), (0, "ok: trees/guard.edn (8 nodes)\n", ""));
+    assert!(
+        plain
+            .stderr
+            .contains("error[E0003]: unknown node type `:guard/sees?`"),
+        "{}",
+        plain.stderr
+    );
+    let checked = aido(
+        &game,
+        &["check", "--nodes", "game-nodes.edn", "trees/guard.edn"],
+    );
+    assert_eq!(
+        (
+            checked.code,
+            checked.stdout.as_str(),
+            checked.stderr.as_str()
+        ),
+        (0, "ok: trees/guard.edn (8 nodes)\n", "")
+    );
 
     let dir = folder(
         "model",
-        &[("bad.edn", "[:selector [:guard/see? {:range 3}] [:guard/sees? {:range \"far\" :mod 1}] [:guard/sees?]]")],
+        &[(
+            "bad.edn",
+            "[:selector [:guard/see? {:range 3}] [:guard/sees? {:range \"far\" :mod 1}] [:guard/sees?]]",
+        )],
     );
     let model = game.join("game-nodes.edn");
-    let run = aido(&dir, &["check", "--nodes", model.to_str().unwrap(), "bad.edn"]);
+    let run = aido(
+        &dir,
+        &["check", "--nodes", model.to_str().unwrap(), "bad.edn"],
+    );
     assert_eq!(run.code, 1);
     snapshot!(run.stderr);
 
-    std::fs::write(dir.join("bad-model.edn"), "{:nodes {:x/y {:children :lots}}}").unwrap();
+    std::fs::write(
+        dir.join("bad-model.edn"),
+        "{:nodes {:x/y {:children :lots}}}",
+    )
+    .unwrap();
     let bad = aido(&dir, &["check", "--nodes", "bad-model.edn", "bad.edn"]);
     assert_eq!(
         (bad.code, bad.stderr.as_str()),
-        (2, "aido: bad-model.edn:1:26: `:children` must be a count n, counts [n m ..], :some, :any or {:at-least n}, found `:lots`\n")
+        (
+            2,
+            "aido: bad-model.edn:1:26: `:children` must be a count n, counts [n m ..], :some, :any or {:at-least n}, found `:lots`\n"
+        )
     );
 }
 
 #[test]
 fn nodes_prints_the_reference_with_the_models_node_types() {
-    let run = aido(root(), &["nodes", "--nodes", "examples/game/game-nodes.edn"]);
+    let run = aido(
+        root(),
+        &["nodes", "--nodes", "examples/game/game-nodes.edn"],
+    );
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     snapshot!(run.stdout);
 

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use aido::{Map, Status, Tree, Value, run_tick, tick_all_into};
 
 use super::Failure;
+use super::alloc_count;
 use super::args::{self, Parsed, Spec};
 use super::load::{compile_tree, name, read_db_or_empty};
-use super::alloc_count;
 
 pub(crate) const USAGE: &str = "\
 usage: aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]

@@ -61,7 +61,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         } else {
             ""
         };
-        writeln!(out, "\n  {}  {}{origin}", Value::Keyword(nt.name()), nt.arity())?;
+        writeln!(
+            out,
+            "\n  {}  {}{origin}",
+            Value::Keyword(nt.name()),
+            nt.arity()
+        )?;
         let doc = nt
             .documentation()
             .or_else(|| aido::model::builtin_doc(nt.name().as_str()));
@@ -90,7 +95,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         } else {
             ""
         };
-        writeln!(out, "\n  {}  {}{origin}", f.name().as_str(), arguments(f.arity()))?;
+        writeln!(
+            out,
+            "\n  {}  {}{origin}",
+            f.name().as_str(),
+            arguments(f.arity())
+        )?;
         let doc = f
             .documentation()
             .or_else(|| aido::model::builtin_doc(f.name().as_str()));

@@ -61,8 +61,8 @@ errors, 2 bad arguments or an unreadable or malformed file";
 const SPEC: Spec = Spec {
     usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]",
     value_flags: &[
-        "--db", "--ticks", "--seed", "--inputs", "--save", "--format", "--trims",
-        "--stubs", "--nodes",
+        "--db", "--ticks", "--seed", "--inputs", "--save", "--format", "--trims", "--stubs",
+        "--nodes",
     ],
     switches: &["--trace"],
 };
@@ -132,7 +132,10 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 
     // Every file is read and checked before the first tick, so a bad one prints nothing.
     super::use_model(parsed.value("--nodes"))?;
-    let stubs = parsed.value("--stubs").map(|p| super::test::read_stubs(Path::new(p))).transpose()?;
+    let stubs = parsed
+        .value("--stubs")
+        .map(|p| super::test::read_stubs(Path::new(p)))
+        .transpose()?;
     let mut tree = match &stubs {
         Some(stubs) => super::test::compile_stubbed(&config.tree, stubs)?,
         None => compile_tree(&config.tree)?,

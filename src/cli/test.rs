@@ -205,10 +205,7 @@ fn find_scenarios(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> 
         return Ok(());
     }
     let entries = std::fs::read_dir(root).map_err(|e| Failure::input(name(root), io_reason(&e)))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .collect();
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     paths.sort();
     for path in paths {
         let file_name = path
@@ -221,7 +218,11 @@ fn find_scenarios(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> 
             }
         } else if file_name.ends_with(".test.edn") {
             // A path under "." prints without its "./".
-            files.push(path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path));
+            files.push(
+                path.strip_prefix(".")
+                    .map(Path::to_path_buf)
+                    .unwrap_or(path),
+            );
         }
     }
     Ok(())
@@ -269,9 +270,10 @@ pub(crate) fn compile_stubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Fa
         .map_err(|e| match e {
             aido::StubbedCompileError::Compile(d) => Failure::Compile(d.render()),
             aido::StubbedCompileError::Stub(e) => {
-                let place = e
-                    .span
-                    .map_or_else(|| stubs.file.source.name().to_owned(), |s| stubs.file.place(s));
+                let place = e.span.map_or_else(
+                    || stubs.file.source.name().to_owned(),
+                    |s| stubs.file.place(s),
+                );
                 Failure::input(place, e.message)
             }
             _ => Failure::input(name(path), e.to_string()),
@@ -281,14 +283,16 @@ pub(crate) fn compile_stubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Fa
 /// Reads a node model file and declares it in `registry`.
 pub(crate) fn declare_model(registry: &mut Registry, path: &Path) -> Result<(), Failure> {
     let text = read_file(path)?;
-    registry.declare_model_text(&name(path), &text).map_err(|errors| {
-        let first = errors.errors.first();
-        let place = match first.and_then(|e| errors.line_col(e)) {
-            Some(at) => format!("{}:{at}", name(path)),
-            None => name(path),
-        };
-        let why: Vec<String> = errors.errors.iter().map(|e| e.message.clone()).collect();
-        Failure::input(place, why.join("; "))
-    })?;
+    registry
+        .declare_model_text(&name(path), &text)
+        .map_err(|errors| {
+            let first = errors.errors.first();
+            let place = match first.and_then(|e| errors.line_col(e)) {
+                Some(at) => format!("{}:{at}", name(path)),
+                None => name(path),
+            };
+            let why: Vec<String> = errors.errors.iter().map(|e| e.message.clone()).collect();
+            Failure::input(place, why.join("; "))
+        })?;
     Ok(())
 }

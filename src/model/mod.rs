@@ -214,14 +214,19 @@ impl Reader<'_> {
             Value::Int(_) => count(value).map(Arity::Exactly),
             Value::Keyword(k) if k.as_str() == "some" => Some(Arity::AtLeast(1)),
             Value::Keyword(k) if k.as_str() == "any" => Some(Arity::Any),
-            Value::Vector(items) if !items.is_empty() => {
-                items.iter().map(count).collect::<Option<Vec<_>>>().map(|mut ns| {
+            Value::Vector(items) if !items.is_empty() => items
+                .iter()
+                .map(count)
+                .collect::<Option<Vec<_>>>()
+                .map(|mut ns| {
                     ns.sort_unstable();
                     ns.dedup();
                     Arity::OneOf(ns)
-                })
-            }
-            Value::Map(m) if m.len() == 1 => m.get(&Value::keyword("at-least")).and_then(count).map(Arity::AtLeast),
+                }),
+            Value::Map(m) if m.len() == 1 => m
+                .get(&Value::keyword("at-least"))
+                .and_then(count)
+                .map(Arity::AtLeast),
             _ => None,
         };
         if arity.is_none() {
@@ -236,7 +241,11 @@ impl Reader<'_> {
         arity
     }
 
-    fn option_type(&mut self, value: &Value, values: Option<(usize, &Value)>) -> Option<OptionType> {
+    fn option_type(
+        &mut self,
+        value: &Value,
+        values: Option<(usize, &Value)>,
+    ) -> Option<OptionType> {
         let name = value.as_keyword().map(|k| k.as_str());
         let ty = match name {
             Some("int") => OptionType::Int,
@@ -262,7 +271,9 @@ impl Reader<'_> {
                 match names {
                     // Option types name their keywords statically; a model's
                     // list lives as long as the process (names are interned).
-                    Some(names) if !names.is_empty() => OptionType::OneOf(Box::leak(names.into_boxed_slice())),
+                    Some(names) if !names.is_empty() => {
+                        OptionType::OneOf(Box::leak(names.into_boxed_slice()))
+                    }
                     _ => {
                         self.error(
                             ModelErrorKind::BadOptionType,
@@ -321,7 +332,10 @@ impl Reader<'_> {
                 self.at(i, true, |r| {
                     r.error(
                         ModelErrorKind::BadValue,
-                        format!("`:required` must be true or false, found {}", other.type_with_article()),
+                        format!(
+                            "`:required` must be true or false, found {}",
+                            other.type_with_article()
+                        ),
                     );
                 });
                 false
@@ -333,7 +347,11 @@ impl Reader<'_> {
 
     fn node_type(&mut self, name: Keyword, value: &Value) -> Option<NodeType> {
         let spec = self.map(value, &format!("node type `{name}`"))?;
-        self.known_keys(spec, &["doc", "children", "options", "open-options"], "a node type");
+        self.known_keys(
+            spec,
+            &["doc", "children", "options", "open-options"],
+            "a node type",
+        );
         let mut node_type = NodeType::new(name.as_str());
         node_type.declared = true;
         let shown = name;
@@ -343,10 +361,10 @@ impl Reader<'_> {
             )))
         });
         node_type.doc = self.doc(spec);
-        if let Some((i, children)) = Self::entry(spec, "children") {
-            if let Some(arity) = self.at(i, true, |r| r.arity(children, "children")) {
-                node_type.arity = arity;
-            }
+        if let Some((i, children)) = Self::entry(spec, "children")
+            && let Some(arity) = self.at(i, true, |r| r.arity(children, "children"))
+        {
+            node_type.arity = arity;
         }
         match Self::entry(spec, "open-options") {
             None => {}
@@ -354,7 +372,10 @@ impl Reader<'_> {
             Some((i, other)) => self.at(i, true, |r| {
                 r.error(
                     ModelErrorKind::BadValue,
-                    format!("`:open-options` must be true or false, found {}", other.type_with_article()),
+                    format!(
+                        "`:open-options` must be true or false, found {}",
+                        other.type_with_article()
+                    ),
                 );
             }),
         }
@@ -368,7 +389,10 @@ impl Reader<'_> {
                         r.at(j, false, |r| {
                             r.error(
                                 ModelErrorKind::BadName,
-                                format!("an option's name must be a keyword, found {}", key.type_with_article()),
+                                format!(
+                                    "an option's name must be a keyword, found {}",
+                                    key.type_with_article()
+                                ),
                             );
                         });
                         continue;
@@ -407,8 +431,20 @@ impl Reader<'_> {
 
 /// The option type names a model may use.
 const TYPE_NAMES: &[&str] = &[
-    "int", "number", "bool", "string", "keyword", "key", "any", "count", "probability", "weights",
-    "operator", "flag", "name", "one-of",
+    "int",
+    "number",
+    "bool",
+    "string",
+    "keyword",
+    "key",
+    "any",
+    "count",
+    "probability",
+    "weights",
+    "operator",
+    "flag",
+    "name",
+    "one-of",
 ];
 
 impl Registry {
@@ -421,7 +457,11 @@ impl Registry {
 
     /// Reads a model from `text` (`name` is its file's name, for messages)
     /// and declares it; problems point into the text.
-    pub fn declare_model_text(&mut self, name: &str, text: &str) -> Result<&mut Registry, ModelErrors> {
+    pub fn declare_model_text(
+        &mut self,
+        name: &str,
+        text: &str,
+    ) -> Result<&mut Registry, ModelErrors> {
         let source = Arc::new(Source::new(name, text));
         match crate::read::read_text(text) {
             Ok((value, spans)) => self.declare_model_with_spans(&value, Some(&spans), Some(source)),
@@ -461,14 +501,23 @@ impl Registry {
                             r.at(j, false, |r| {
                                 r.error(
                                     ModelErrorKind::BadName,
-                                    format!("a node type's name must be a keyword, found {}", name.type_with_article()),
+                                    format!(
+                                        "a node type's name must be a keyword, found {}",
+                                        name.type_with_article()
+                                    ),
                                 );
                             });
                             continue;
                         };
-                        if self.lookup_node_type(name).is_some_and(|nt| matches!(nt.imp, Imp::Builtin(_))) {
+                        if self
+                            .lookup_node_type(name)
+                            .is_some_and(|nt| matches!(nt.imp, Imp::Builtin(_)))
+                        {
                             r.at(j, false, |r| {
-                                r.error(ModelErrorKind::Builtin, format!("`{name}` is a built-in node type"));
+                                r.error(
+                                    ModelErrorKind::Builtin,
+                                    format!("`{name}` is a built-in node type"),
+                                );
                             });
                             continue;
                         }

@@ -136,7 +136,10 @@ impl Coverage {
                 tree.nodes.len()
             );
             for node in &tree.nodes {
-                let line = node.line.map(|l| format!(" (line {l})")).unwrap_or_default();
+                let line = node
+                    .line
+                    .map(|l| format!(" (line {l})"))
+                    .unwrap_or_default();
                 let what = if !node.ticked {
                     "never ticked".to_owned()
                 } else {

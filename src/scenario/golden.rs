@@ -22,7 +22,11 @@ pub struct GoldenDiff {
 
 impl fmt::Display for GoldenDiff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the timeline differs from the golden file at tick {}", self.tick)?;
+        write!(
+            f,
+            "the timeline differs from the golden file at tick {}",
+            self.tick
+        )?;
         let mut what = Vec::new();
         if let Some(node) = &self.node {
             what.push(format!("node {node}"));
@@ -88,7 +92,10 @@ pub fn golden_diff(golden: &str, actual: &str) -> Option<GoldenDiff> {
         .filter(|&i| expected.get(i) != got.get(i))
         .count();
     let lines = line_diff(e, a);
-    let changed = lines.iter().filter(|l| !l.starts_with(' ')).map(|l| &l[1..]);
+    let changed = lines
+        .iter()
+        .filter(|l| !l.starts_with(' '))
+        .map(|l| &l[1..]);
     let mut node = None;
     let mut key = None;
     for line in changed {

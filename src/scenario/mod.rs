@@ -186,13 +186,19 @@ impl fmt::Display for Mismatch {
                 key,
                 expected,
                 actual: Some(actual),
-            } => write!(f, "tick {tick}: db key {key}: expected {expected}, got {actual}"),
+            } => write!(
+                f,
+                "tick {tick}: db key {key}: expected {expected}, got {actual}"
+            ),
             Mismatch::Db {
                 tick,
                 key,
                 expected,
                 actual: None,
-            } => write!(f, "tick {tick}: db key {key}: expected {expected}, but the key is absent"),
+            } => write!(
+                f,
+                "tick {tick}: db key {key}: expected {expected}, but the key is absent"
+            ),
             Mismatch::NoTick { tick } => write!(f, "tick {tick}: the run has no such tick"),
         }
     }

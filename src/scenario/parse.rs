@@ -28,7 +28,11 @@ impl File {
     /// An error at the form at `path`.
     fn error(&self, kind: K, path: &[usize], message: String) -> ScenarioError {
         let place = match self.spans.span_at(path) {
-            Some(span) => format!("{}:{}", self.source.name(), self.source.line_col(span.start)),
+            Some(span) => format!(
+                "{}:{}",
+                self.source.name(),
+                self.source.line_col(span.start)
+            ),
             None => self.source.name().to_owned(),
         };
         ScenarioError {
@@ -50,7 +54,10 @@ impl File {
             self.error(
                 K::Io,
                 path,
-                format!("`:{key}` names a file that cannot be read: {name}: {}", e.message),
+                format!(
+                    "`:{key}` names a file that cannot be read: {name}: {}",
+                    e.message
+                ),
             )
         })
     }
@@ -87,7 +94,13 @@ fn read_error(source: &Source, e: &crate::ReadError) -> ScenarioError {
 
 /// Reads an EDN file (or JSON, for `json`) that the value at `at` (of the
 /// key `key`) names.
-fn read_data(file: &File, key: &str, at: &[usize], name: &str, json: bool) -> Result<Value, ScenarioError> {
+fn read_data(
+    file: &File,
+    key: &str,
+    at: &[usize],
+    name: &str,
+    json: bool,
+) -> Result<Value, ScenarioError> {
     let source = file.named(key, at, name)?;
     if json {
         return serde_json::from_str::<Value>(source.text()).map_err(|e| ScenarioError {
@@ -112,7 +125,10 @@ pub(super) fn load(path: &Path, registry: &Registry) -> Result<Scenario, Scenari
 
 /// `NAME.timeline` beside `NAME.test.edn` (or beside any other name).
 pub(crate) fn golden_path(path: &Path) -> PathBuf {
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let stem = file
         .strip_suffix(".test.edn")
         .or_else(|| file.strip_suffix(".edn"))
@@ -126,7 +142,11 @@ pub(super) fn parse(
     dir: &Path,
     registry: &Registry,
 ) -> Result<Scenario, ScenarioError> {
-    parse_source(Arc::new(Source::new(name, text)), dir.to_path_buf(), registry)
+    parse_source(
+        Arc::new(Source::new(name, text)),
+        dir.to_path_buf(),
+        registry,
+    )
 }
 
 fn parse_source(
@@ -182,7 +202,10 @@ fn parse_source(
             return Err(file.error(
                 K::BadValue,
                 &path,
-                format!("`:nodes` names a node model file, found {}", value.type_with_article()),
+                format!(
+                    "`:nodes` names a node model file, found {}",
+                    value.type_with_article()
+                ),
             ));
         };
         let model = file.named("nodes", &path, name)?;
@@ -212,16 +235,14 @@ fn parse_source(
             let stub_source = file.named("stubs", &path, name)?;
             let (value, spans) =
                 read_text(stub_source.text()).map_err(|e| read_error(&stub_source, &e))?;
-            Stubs::from_value_with_spans(&value, Some(&spans)).map_err(|e| {
-                ScenarioError {
-                    kind: K::Stub,
-                    place: match e.span {
-                        Some(s) => format!("{}:{}", stub_source.name(), stub_source.line_col(s.start)),
-                        None => stub_source.name().to_owned(),
-                    },
-                    message: e.message,
-                    diagnostics: None,
-                }
+            Stubs::from_value_with_spans(&value, Some(&spans)).map_err(|e| ScenarioError {
+                kind: K::Stub,
+                place: match e.span {
+                    Some(s) => format!("{}:{}", stub_source.name(), stub_source.line_col(s.start)),
+                    None => stub_source.name().to_owned(),
+                },
+                message: e.message,
+                diagnostics: None,
             })?
         }
         Some((path, value)) => Stubs::at_path(value, Some(&file.spans), &path)
@@ -285,7 +306,10 @@ fn parse_source(
             return Err(file.error(
                 K::BadValue,
                 &path,
-                format!("`:db` is a map or a db file's name, found {}", other.type_with_article()),
+                format!(
+                    "`:db` is a map or a db file's name, found {}",
+                    other.type_with_article()
+                ),
             ));
         }
     };
@@ -316,7 +340,10 @@ fn parse_source(
             return Err(file.error(
                 K::BadValue,
                 &path,
-                format!("`:ticks` is a positive integer, found `{}`", other.abbreviated(40).0),
+                format!(
+                    "`:ticks` is a positive integer, found `{}`",
+                    other.abbreviated(40).0
+                ),
             ));
         }
     };
@@ -349,9 +376,17 @@ fn parse_source(
 
 fn stub_error(file: &File, path: &[usize], e: crate::StubError) -> ScenarioError {
     let place = match e.span {
-        Some(span) => format!("{}:{}", file.source.name(), file.source.line_col(span.start)),
+        Some(span) => format!(
+            "{}:{}",
+            file.source.name(),
+            file.source.line_col(span.start)
+        ),
         None => match file.spans.span_at(path) {
-            Some(span) => format!("{}:{}", file.source.name(), file.source.line_col(span.start)),
+            Some(span) => format!(
+                "{}:{}",
+                file.source.name(),
+                file.source.line_col(span.start)
+            ),
             None => file.source.name().to_owned(),
         },
     };
@@ -376,7 +411,11 @@ fn compiled_error(
             message: format!(
                 "the tree has {} compile error{}",
                 diagnostics.items.len(),
-                if diagnostics.items.len() == 1 { "" } else { "s" }
+                if diagnostics.items.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             ),
             diagnostics: Some(diagnostics),
         },
@@ -388,7 +427,10 @@ fn inputs(file: &File, path: &[usize], value: &Value) -> Result<Vec<Option<Map>>
     let (items, from_file) = match value {
         Value::Str(name) => {
             let input_path = file.relative(name);
-            (read_data(file, "inputs", path, name, false)?, Some(input_path))
+            (
+                read_data(file, "inputs", path, name, false)?,
+                Some(input_path),
+            )
         }
         other => (other.clone(), None),
     };
@@ -432,7 +474,11 @@ fn inputs(file: &File, path: &[usize], value: &Value) -> Result<Vec<Option<Map>>
         .collect()
 }
 
-fn expectations(file: &File, path: &[usize], value: &Value) -> Result<Vec<Expectation>, ScenarioError> {
+fn expectations(
+    file: &File,
+    path: &[usize],
+    value: &Value,
+) -> Result<Vec<Expectation>, ScenarioError> {
     let Value::Vector(items) = value else {
         return Err(file.error(
             K::BadValue,
@@ -451,7 +497,10 @@ fn expectations(file: &File, path: &[usize], value: &Value) -> Result<Vec<Expect
             return Err(file.error(
                 K::BadValue,
                 &at,
-                format!("an expectation is a map {{:tick n :status s :db {{..}}}}, found {}", item.type_with_article()),
+                format!(
+                    "an expectation is a map {{:tick n :status s :db {{..}}}}, found {}",
+                    item.type_with_article()
+                ),
             ));
         };
         for (j, key) in map.keys().enumerate() {
@@ -464,7 +513,10 @@ fn expectations(file: &File, path: &[usize], value: &Value) -> Result<Vec<Expect
                 return Err(file.error(
                     K::UnknownKey,
                     &key_at,
-                    format!("unknown key `{}` in an expectation; it takes :tick :status :db", key.abbreviated(40).0),
+                    format!(
+                        "unknown key `{}` in an expectation; it takes :tick :status :db",
+                        key.abbreviated(40).0
+                    ),
                 ));
             }
         }
@@ -481,10 +533,19 @@ fn expectations(file: &File, path: &[usize], value: &Value) -> Result<Vec<Expect
                 return Err(file.error(
                     K::BadValue,
                     &p,
-                    format!("`:tick` is a tick number from 1, found `{}`", other.abbreviated(40).0),
+                    format!(
+                        "`:tick` is a tick number from 1, found `{}`",
+                        other.abbreviated(40).0
+                    ),
                 ));
             }
-            None => return Err(file.error(K::BadValue, &at, "an expectation needs `:tick`".to_owned())),
+            None => {
+                return Err(file.error(
+                    K::BadValue,
+                    &at,
+                    "an expectation needs `:tick`".to_owned(),
+                ));
+            }
         };
         let status = match field("status") {
             None => None,
@@ -506,7 +567,10 @@ fn expectations(file: &File, path: &[usize], value: &Value) -> Result<Vec<Expect
                 return Err(file.error(
                     K::BadValue,
                     &p,
-                    format!("`:db` is a map of the keys to compare, found {}", other.type_with_article()),
+                    format!(
+                        "`:db` is a map of the keys to compare, found {}",
+                        other.type_with_article()
+                    ),
                 ));
             }
         };

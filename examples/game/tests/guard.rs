@@ -25,7 +25,10 @@ fn the_guard_chases_an_intruder_within_range() {
     let statuses: Vec<Status> = run.record.ticks.iter().map(|t| t.status).collect();
     assert_eq!(statuses, [Status::Success; 3]);
     // Out of range (4 > 3): patrol one step; at pos 1 the intruder is 3 away: chase.
-    assert_eq!(run.db.to_string(), "{:pos 1, :intruder 4, :action :chase, :gap 3}");
+    assert_eq!(
+        run.db.to_string(),
+        "{:pos 1, :intruder 4, :action :chase, :gap 3}"
+    );
 }
 
 fn game(args: &[&str]) -> (i32, String, String) {
@@ -44,17 +47,41 @@ fn game(args: &[&str]) -> (i32, String, String) {
 #[test]
 fn the_game_binary_checks_runs_and_tests_trees_with_its_own_nodes() {
     let (code, out, err) = game(&["check", "trees/guard.edn"]);
-    assert_eq!((code, out.as_str(), err.as_str()), (0, "ok: trees/guard.edn (8 nodes)\n", ""));
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "ok: trees/guard.edn (8 nodes)\n", "")
+    );
 
-    let (code, out, _) = game(&["run", "trees/guard.edn", "--db", "trees/near.db.edn", "--ticks", "1"]);
+    let (code, out, _) = game(&[
+        "run",
+        "trees/guard.edn",
+        "--db",
+        "trees/near.db.edn",
+        "--ticks",
+        "1",
+    ]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("{:tick 1, :status :success, :db {:pos 0, :intruder 2, :action :chase, :gap 2"), "{out}");
+    assert!(
+        out.starts_with(
+            "{:tick 1, :status :success, :db {:pos 0, :intruder 2, :action :chase, :gap 2"
+        ),
+        "{out}"
+    );
 
     let (code, out, _) = game(&["test", "trees"]);
-    assert_eq!((code, out.as_str()), (0, "ok trees/guard.test.edn\n1 passed, 0 failed\n"));
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "ok trees/guard.test.edn\n1 passed, 0 failed\n")
+    );
 
     let (code, out, _) = game(&["nodes"]);
     assert_eq!(code, 0);
-    assert!(out.contains("\n  :guard/sees?  no children\n    Succeeds when the intruder"), "{out}");
-    assert!(out.contains("\n  dist  2 arguments\n    The grid distance between two positions.\n"), "{out}");
+    assert!(
+        out.contains("\n  :guard/sees?  no children\n    Succeeds when the intruder"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  dist  2 arguments\n    The grid distance between two positions.\n"),
+        "{out}"
+    );
 }

@@ -12,5 +12,8 @@ fn the_model_file_is_the_registrys_model() {
         std::fs::write(path, &model).expect("game-nodes.edn is writable");
     }
     let on_disk = std::fs::read_to_string(path).expect("game-nodes.edn exists");
-    assert_eq!(on_disk, model, "run `WRITE_MODEL=1 cargo test` to update game-nodes.edn");
+    assert_eq!(
+        on_disk, model,
+        "run `WRITE_MODEL=1 cargo test` to update game-nodes.edn"
+    );
 }
