@@ -371,33 +371,33 @@ impl Stubs {
     /// Replaces the behaviour of every stubbed node of a compiled tree. Ids
     /// are looked up first, then node types; a stub that names neither is
     /// an error.
-    pub fn apply(&self, mut tree: Tree) -> Result<Tree, StubError> {
+    pub fn apply(&self, tree: Tree) -> Result<Tree, StubError> {
+        if let Some(entry) = self
+            .entries
+            .iter()
+            .find(|e| targets(&tree, &e.key).is_empty())
+        {
+            return Err(StubError {
+                kind: StubErrorKind::NoMatch,
+                key: Some(entry.key.clone()),
+                message: format!(
+                    "stub {} names no node of the tree, by id or by node type",
+                    entry.key.abbreviated(40).0
+                ),
+                span: entry.span,
+            });
+        }
+        Ok(self.apply_matching(tree))
+    }
+
+    /// Like [`Stubs::apply`], skipping stubs that name nothing in `tree`
+    /// (a trim may have removed a stubbed node).
+    pub fn apply_matching(&self, mut tree: Tree) -> Tree {
+        if self.entries.is_empty() {
+            return tree;
+        }
         for entry in &self.entries {
-            let targets: Vec<usize> = match tree.find(&entry.key) {
-                Some(node) => vec![node.index()],
-                None => match entry.key.as_keyword() {
-                    Some(name) => tree
-                        .nodes
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, n)| n.type_name == name)
-                        .map(|(i, _)| i)
-                        .collect(),
-                    None => Vec::new(),
-                },
-            };
-            if targets.is_empty() {
-                return Err(StubError {
-                    kind: StubErrorKind::NoMatch,
-                    key: Some(entry.key.clone()),
-                    message: format!(
-                        "stub {} names no node of the tree, by id or by node type",
-                        entry.key.abbreviated(40).0
-                    ),
-                    span: entry.span,
-                });
-            }
-            for i in targets {
+            for i in targets(&tree, &entry.key) {
                 let Some(node) = tree.nodes.get_mut(i) else {
                     continue;
                 };
@@ -409,7 +409,7 @@ impl Stubs {
         }
         // A stub may run: the nodes above it leave the plain path.
         crate::nodes::mark_plain(&mut tree.nodes, &tree.child_ids);
-        Ok(tree)
+        tree
     }
 
     /// The node type a stubbed node gets: its name kept, the stub's behaviour.
@@ -419,6 +419,24 @@ impl Stubs {
         NodeType::new(name.as_str())
             .children(Arity::Any)
             .tick(move |ctx| stub_tick(ctx, &stub, tick.load(Ordering::Relaxed)))
+    }
+}
+
+/// The nodes a stub's key names: the node with that id, else every node of
+/// that type.
+fn targets(tree: &Tree, key: &Value) -> Vec<usize> {
+    match tree.find(key) {
+        Some(node) => vec![node.index()],
+        None => match key.as_keyword() {
+            Some(name) => tree
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.type_name == name)
+                .map(|(i, _)| i)
+                .collect(),
+            None => Vec::new(),
+        },
     }
 }
 

@@ -524,3 +524,28 @@ fn a_golden_diff_starts_at_the_first_tick_that_differs() {
     );
     assert_eq!(diff.later, 3);
 }
+
+/// After a trim the tree is compiled again; the stubs are put back in place
+/// on whatever nodes they still name.
+#[test]
+fn stubs_stay_in_place_after_a_trim() {
+    let text = "{:tree [:sequence {:id :main} [:guard/sees?] [:inc! {:id :count :key :n}]]
+                 :stubs {:guard/sees? :success}
+                 :trims [{:task :more :target :count :not-before 2
+                          :replace [:sequence {:id :count} [:guard/sees?] [:inc! {:key :n}] [:inc! {:key :n}]]}]
+                 :ticks 3}";
+    let scenario = Scenario::parse("t.test.edn", text, Path::new("."), &Registry::new()).unwrap();
+    let run = scenario.run();
+    let n: Vec<String> = (1..=3)
+        .map(|t| {
+            run.record
+                .db_after(t)
+                .get(&Value::keyword("n"))
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(n, ["1", "2", "4"]);
+    assert!(run.record.ticks.iter().all(|t| t.status == Status::Success));
+    assert_eq!(run.record.trees.len(), 2);
+}

@@ -28,6 +28,7 @@ A scenario is an EDN map:
    :inputs [nil {:intruder 3}]  ; merged before each tick, or a file's name
    :stubs {:guard/sees? [:failure :failure :success]   ; by node type or id
            :patrol {:status :running}}
+   :trims [{:task :t :target :patrol :not-before 5 :remove true}]  ; or a file's name
    :expect [{:tick 3 :status :running :db {:action :chase}}]}
 
 When NAME.timeline sits beside NAME.test.edn, the run's text timeline (as
@@ -144,7 +145,8 @@ fn run_one(
         .collect();
     let mut notes = Vec::new();
     if let Some(golden) = &scenario.golden {
-        match std::fs::read_to_string(golden) {
+        // A golden file checked out with CRLF line ends compares as LF.
+        match std::fs::read_to_string(golden).map(|t| t.replace("\r\n", "\n")) {
             Ok(text) if text == run.timeline => {}
             Ok(text) if accept => {
                 write_file(golden, &run.timeline)?;
@@ -291,8 +293,18 @@ pub(crate) fn declare_model(registry: &mut Registry, path: &Path) -> Result<(), 
                 Some(at) => format!("{}:{at}", name(path)),
                 None => name(path),
             };
-            let why: Vec<String> = errors.errors.iter().map(|e| e.message.clone()).collect();
-            Failure::input(place, why.join("; "))
+            // One line a problem: the first is the failure, the others follow it.
+            let why: Vec<String> = errors
+                .errors
+                .iter()
+                .enumerate()
+                .map(|(i, e)| match (i, errors.line_col(e)) {
+                    (0, _) => e.message.clone(),
+                    (_, Some(at)) => format!("\naido: {}:{at}: {}", name(path), e.message),
+                    (_, None) => format!("\naido: {}: {}", name(path), e.message),
+                })
+                .collect();
+            Failure::input(place, why.concat())
         })?;
     Ok(())
 }

@@ -12,6 +12,7 @@
 //!  :inputs [nil {:intruder 3}]       ; merged before each tick; or a file name
 //!  :stubs {:guard/sees? [:failure :failure :success]  ; by node type or node id
 //!          :patrol {:status :running}}
+//!  :trims "guard.trims.edn"          ; trim tasks between ticks, or inline
 //!  :expect [{:tick 3 :status :running :db {:action :chase}}  ; only the listed db keys
 //!           {:tick 12 :status :success}]}
 //! ```
@@ -40,14 +41,17 @@ mod coverage;
 mod golden;
 mod parse;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::diag::Diagnostics;
-use crate::record::{Recorder, RunRecord, TimelineOptions, timeline};
+use crate::record::{Event, Recorder, RunRecord, TimelineOptions, timeline};
+use crate::registry::Registry;
 use crate::stub::Stubs;
 use crate::tick::Status;
 use crate::tree::Tree;
+use crate::trim::{DataTask, Trimmer};
 use crate::value::{Map, Value};
 
 pub use coverage::{Coverage, NodeCoverage, TreeCoverage};
@@ -121,10 +125,15 @@ pub struct Scenario {
     pub seed: Option<i64>,
     /// How many ticks to run.
     pub ticks: u64,
-    /// Element i is merged into the db before tick i+1.
-    pub inputs: Vec<Option<Map>>,
-    /// The stubs the tree was compiled with (told the tick before each).
+    /// Inputs by tick (from 1): merged into the db before that tick.
+    pub inputs: BTreeMap<u64, Map>,
+    /// The stubs the tree was compiled with (told the tick before each,
+    /// and put back in place after a trim).
     pub stubs: Stubs,
+    /// Trim tasks, queued before tick 1 and worked through between ticks.
+    pub trims: Vec<DataTask>,
+    /// The registry the tree was compiled against, for the trims.
+    pub registry: Registry,
     /// What must hold after given ticks.
     pub expect: Vec<Expectation>,
     /// The golden timeline's path: `NAME.timeline` beside `NAME.test.edn`.
@@ -218,8 +227,10 @@ impl Scenario {
             db: Value::map(),
             seed: None,
             ticks: 1,
-            inputs: Vec::new(),
+            inputs: BTreeMap::new(),
             stubs: Stubs::new(),
+            trims: Vec::new(),
+            registry: Registry::new(),
             expect: Vec::new(),
             golden: None,
         }
@@ -262,16 +273,20 @@ impl Scenario {
 
     /// Merges `input` into the db before tick `tick` (from 1).
     pub fn input(mut self, tick: u64, input: Map) -> Scenario {
-        let i = usize::try_from(tick.saturating_sub(1)).unwrap_or(usize::MAX);
-        if i < 1 << 20 {
-            if self.inputs.len() <= i {
-                self.inputs.resize(i + 1, None);
-            }
-            match &mut self.inputs[i] {
-                Some(old) => old.extend(input),
-                slot => *slot = Some(input),
-            }
-        }
+        self.inputs.entry(tick).or_default().extend(input);
+        self
+    }
+
+    /// Queues a trim task (see [`DataTask`]); the tree is recompiled
+    /// against the scenario's registry ([`Scenario::registry`]).
+    pub fn trim(mut self, task: DataTask) -> Scenario {
+        self.trims.push(task);
+        self
+    }
+
+    /// Sets the registry the tree was compiled against (default: the built-ins).
+    pub fn registry(mut self, registry: Registry) -> Scenario {
+        self.registry = registry;
         self
     }
 
@@ -296,9 +311,14 @@ impl Scenario {
             map.shift_remove(&Value::keyword("aido/rng-pos"));
         }
         let mut recorder = Recorder::new(&self.tree, &db);
+        let mut trimmer = Trimmer::new();
+        for task in &self.trims {
+            trimmer.push(Box::new(task.clone()));
+        }
+        // The tree after a trim, if one was applied.
+        let mut trimmed: Option<Tree> = None;
         for n in 1..=self.ticks {
-            let input = usize::try_from(n - 1).ok().and_then(|i| self.inputs.get(i));
-            if let Some(Some(input)) = input {
+            if let Some(input) = self.inputs.get(&n) {
                 if let Some(map) = db.as_map_mut() {
                     for (key, value) in input {
                         map.insert(key.clone(), value.clone());
@@ -306,8 +326,20 @@ impl Scenario {
                 }
                 recorder.input(input);
             }
+            if !trimmer.is_empty() {
+                let tree = trimmed.as_ref().unwrap_or(&self.tree);
+                let gap = trimmer.between_ticks(n - 1, db, tree, &self.registry);
+                db = gap.db;
+                if let Some(new_tree) = gap.tree {
+                    trimmed = Some(self.stubs.apply_matching(new_tree));
+                }
+                for report in &gap.reports {
+                    recorder.event(Event::Trim(report.to_value(true)));
+                }
+            }
             self.stubs.set_tick(n);
-            db = recorder.tick(db, &self.tree).db;
+            let tree = trimmed.as_ref().unwrap_or(&self.tree);
+            db = recorder.tick(db, tree).db;
         }
         let record = recorder.finish();
         let timeline = timeline(

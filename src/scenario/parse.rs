@@ -10,10 +10,11 @@ use crate::registry::Registry;
 use crate::source::{Source, Spans};
 use crate::stub::{StubbedCompileError, Stubs};
 use crate::tick::Status;
+use crate::trim::DataTask;
 use crate::value::{Map, Value};
 
 const KEYS: &[&str] = &[
-    "tree", "nodes", "db", "seed", "ticks", "inputs", "stubs", "expect", "doc",
+    "tree", "nodes", "db", "seed", "ticks", "inputs", "stubs", "trims", "expect", "doc",
 ];
 
 /// The scenario file's text, value and spans, to point at its parts.
@@ -218,9 +219,13 @@ fn parse_source(
             let message = errors
                 .errors
                 .iter()
-                .map(|e| e.message.clone())
+                .enumerate()
+                .map(|(i, e)| match (i, errors.line_col(e)) {
+                    (0, _) | (_, None) => e.message.clone(),
+                    (_, Some(at)) => format!("{at}: {}", e.message),
+                })
                 .collect::<Vec<_>>()
-                .join("; ");
+                .join("; and at ");
             return Err(ScenarioError {
                 kind: K::Model,
                 place,
@@ -249,6 +254,7 @@ fn parse_source(
             .map_err(|e| stub_error(&file, &path, e))?,
     };
     let stubs_path = entry("stubs").map(|(p, _)| p).unwrap_or_default();
+
     let (tree, tree_name) = match entry("tree") {
         None => {
             return Err(file.error(
@@ -283,6 +289,8 @@ fn parse_source(
         }
     };
 
+    // Trims compile against the same registry, stub placeholders included.
+    let registry = stubs.registry_for(tree.form(), &registry);
     let db = match entry("db") {
         None => Value::map(),
         Some((path, Value::Str(name))) => {
@@ -328,6 +336,17 @@ fn parse_source(
         None => Vec::new(),
         Some((path, value)) => inputs(&file, &path, value)?,
     };
+    let trims = match entry("trims") {
+        None => Vec::new(),
+        Some((path, value)) => {
+            let tasks = match value {
+                Value::Str(name) => read_data(&file, "trims", &path, name, false)?,
+                other => other.clone(),
+            };
+            DataTask::many(&tasks)
+                .map_err(|e| file.error(K::BadValue, &path, format!("`:trims`: {}", e.message)))?
+        }
+    };
     let expect = match entry("expect") {
         None => Vec::new(),
         Some((path, value)) => expectations(&file, &path, value)?,
@@ -368,7 +387,13 @@ fn parse_source(
     scenario.db = db;
     scenario.seed = seed;
     scenario.ticks = ticks;
-    scenario.inputs = inputs;
+    scenario.inputs = inputs
+        .into_iter()
+        .zip(1u64..)
+        .filter_map(|(input, tick)| Some((tick, input?)))
+        .collect();
+    scenario.trims = trims;
+    scenario.registry = registry;
     scenario.stubs = stubs;
     scenario.expect = expect;
     Ok(scenario)
