@@ -186,6 +186,8 @@ pub struct OptionSpec {
     pub ty: OptionType,
     /// Whether the node must have it.
     pub required: bool,
+    /// What it means, for the reference (`aido nodes`) and models.
+    pub doc: Option<Arc<str>>,
 }
 
 /// Why a node's tick failed: becomes the Error status with this message.
@@ -305,6 +307,7 @@ impl NodeType {
                     key: Keyword::new(key),
                     ty: ty.clone(),
                     required: *required,
+                    doc: None,
                 })
                 .collect(),
             open_options: false,
@@ -338,7 +341,12 @@ impl NodeType {
     fn push_option(&mut self, key: &str, ty: OptionType, required: bool) {
         let key = Keyword::new(key.trim_start_matches(':'));
         self.options.retain(|o| o.key != key);
-        self.options.push(OptionSpec { key, ty, required });
+        self.options.push(OptionSpec {
+            key,
+            ty,
+            required,
+            doc: None,
+        });
     }
 
     /// Sets how many children the node takes (default: none).
@@ -383,6 +391,16 @@ impl NodeType {
     /// does, shown by `aido nodes` and written into the registry's model.
     pub fn doc(mut self, text: &str) -> NodeType {
         self.doc = Some(Arc::from(text));
+        self
+    }
+
+    /// Documents the option `key` (declared before with
+    /// [`NodeType::option`] or [`NodeType::required`]).
+    pub fn option_doc(mut self, key: &str, text: &str) -> NodeType {
+        let key = Keyword::new(key.trim_start_matches(':'));
+        if let Some(option) = self.options.iter_mut().find(|o| o.key == key) {
+            option.doc = Some(Arc::from(text));
+        }
         self
     }
 

@@ -315,6 +315,63 @@ fn check_and_run_know_the_node_types_a_model_declares() {
     assert_eq!(run.code, 1);
     snapshot!(run.stderr);
 
+    // Run: a declared node without a stub ends the tick in Error; with one it runs.
+    let db = ["--db", "trees/near.db.edn"];
+    let unstubbed = aido(
+        &game,
+        &[
+            &["run", "trees/guard.edn", "--nodes", "game-nodes.edn"][..],
+            &db,
+        ]
+        .concat(),
+    );
+    assert_eq!(unstubbed.code, 0);
+    assert!(
+        unstubbed.stdout.starts_with("{:tick 1, :status :error,"),
+        "{}",
+        unstubbed.stdout
+    );
+    assert!(
+        unstubbed
+            .stderr
+            .contains("`:guard/sees?` is declared in a node model and has no behaviour here"),
+        "{}",
+        unstubbed.stderr
+    );
+    std::fs::write(
+        dir.join("sees.edn"),
+        "{:guard/sees? :success :measure {:status :success :db {:gap 9}}}",
+    )
+    .unwrap();
+    let stubs = dir.join("sees.edn");
+    let stubbed = aido(
+        &game,
+        &[
+            &[
+                "run",
+                "trees/guard.edn",
+                "--nodes",
+                "game-nodes.edn",
+                "--stubs",
+                stubs.to_str().unwrap(),
+            ][..],
+            &db,
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        (
+            stubbed.code,
+            stubbed.stdout.as_str(),
+            stubbed.stderr.as_str()
+        ),
+        (
+            0,
+            "{:tick 1, :status :success, :db {:pos 0, :intruder 2, :action :chase, :gap 9}}\n",
+            ""
+        )
+    );
+
     std::fs::write(
         dir.join("bad-model.edn"),
         "{:nodes {:x/y {:children :lots}}}",
@@ -345,4 +402,22 @@ fn nodes_prints_the_reference_with_the_models_node_types() {
     let reference = aido::read_value(&edn.stdout).unwrap();
     assert_eq!(reference, aido::Registry::new().reference());
     assert_eq!(aido(root(), &["nodes", "--format", "xml"]).code, 2);
+}
+
+/// A program's own registry reaches every command through `aido::cli::Cli`.
+#[test]
+fn the_cli_as_a_library_checks_trees_against_the_programs_registry() {
+    let dir = folder(
+        "library",
+        &[("tea.edn", "[:beverage/drink! {:beverage :tea}]")],
+    );
+    let args: Vec<std::ffi::OsString> = vec!["check".into(), dir.join("tea.edn").into()];
+    assert_eq!(aido::cli::Cli::new(aido::Registry::new()).run(&args), 1);
+    let mut registry = aido::Registry::new();
+    registry
+        .node_type(
+            aido::NodeType::new("beverage/drink!").required("beverage", aido::OptionType::Keyword),
+        )
+        .unwrap();
+    assert_eq!(aido::cli::Cli::new(registry).run(&args), 0);
 }

@@ -330,7 +330,7 @@ fn bad_stubs_are_errors_of_their_kind() {
 }
 
 const MODEL: &str = "{:nodes {:guard/sees? {:doc \"Is the intruder within range?\" :children 0
-                       :options {:range {:type :int :required true} :mode {:type :keyword}}}
+                       :options {:range {:type :int :required true :doc \"In steps\"} :mode {:type :keyword}}}
          :guard/patrol {:children :some}
          :guard/pick {:children [1 2] :options {:how {:type :one-of :values [:fast :slow]}}}}
  :functions {dist {:arity 2 :doc \"Grid distance\"}}}";

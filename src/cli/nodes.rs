@@ -83,6 +83,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             let key = format!(":{}", option.key.as_str());
             let required = if option.required { ", required" } else { "" };
             writeln!(out, "    {key:<width$}  {}{required}", option.ty)?;
+            if let Some(doc) = &option.doc {
+                writeln!(out, "    {:width$}  {doc}", "")?;
+            }
         }
         if nt.open_options() {
             writeln!(out, "    (takes other options too)")?;

@@ -311,6 +311,7 @@ impl Reader<'_> {
                 key,
                 ty,
                 required: false,
+                doc: None,
             });
         };
         self.known_keys(spec, &["type", "required", "doc", "values"], "an option");
@@ -341,8 +342,13 @@ impl Reader<'_> {
                 false
             }
         };
-        self.doc(spec);
-        Some(OptionSpec { key, ty, required })
+        let doc = self.doc(spec);
+        Some(OptionSpec {
+            key,
+            ty,
+            required,
+            doc,
+        })
     }
 
     fn node_type(&mut self, name: Keyword, value: &Value) -> Option<NodeType> {
@@ -635,6 +641,9 @@ fn node_type_value(nt: &NodeType) -> Value {
             }
             if o.required {
                 option.insert(Value::keyword("required"), Value::Bool(true));
+            }
+            if let Some(doc) = &o.doc {
+                option.insert(Value::keyword("doc"), Value::string(doc));
             }
             (Value::Keyword(o.key), Value::Map(Box::new(option)))
         });

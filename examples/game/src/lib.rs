@@ -13,6 +13,7 @@ pub fn registry() -> Registry {
             NodeType::new("guard/sees?")
                 .doc("Succeeds when the intruder (at :intruder in the db) is within :range of the guard (at :pos).")
                 .required("range", OptionType::Int)
+                .option_doc("range", "How far the guard sees, in grid steps.")
                 .tick(|ctx| {
                     let range = ctx.option("range")?.and_then(|v| v.as_int()).unwrap_or(0);
                     let at = |key: &str| ctx.db().get(&Value::keyword(key)).and_then(Value::as_int);
