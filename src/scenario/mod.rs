@@ -23,18 +23,20 @@
 //! [`golden_diff`] with a golden timeline.
 //!
 //! ```
-//! use aido::record::{Recorder, TimelineOptions};
-//! use aido::{Registry, Scenario, Status, compile_str, read_value};
+//! use aido::{Registry, Scenario, Status, compile_str};
 //!
 //! let tree = compile_str("t.edn", "[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 2}]]", &Registry::new()).unwrap();
 //! let scenario = Scenario::new("count", tree).ticks(2);
 //! let run = scenario.run();
 //! assert_eq!(run.record.ticks[1].status, Status::Failure);
-//! assert_eq!(
-//!     run.timeline,
-//!     "tick 1: success\n  + :n 1\n  nodes:\n    :sequence \"0\" success\n      :inc! \"0.0\" success\n      :less-than? \"0.1\" success\n\n\
-//!      tick 2: failure\n  ~ :n 1 -> 2\n  nodes:\n    :sequence \"0\" failure\n      :inc! \"0.0\" success\n      :less-than? \"0.1\" failure\n"
-//! );
+//! // The text timeline, one block a tick, with the nodes visited:
+//! // tick 1: success
+//! //   + :n 1
+//! //   nodes:
+//! //     :sequence "0" success
+//! //       :inc! "0.0" success
+//! //       :less-than? "0.1" success
+//! assert!(run.timeline.starts_with("tick 1: success\n  + :n 1\n"));
 //! ```
 
 mod coverage;
