@@ -50,6 +50,13 @@
 //! assert_eq!(run_tick(Value::map(), &tree).db.to_string(), "{:drank :tea}");
 //! ```
 
+//! Trees are tested as data: a [`Scenario`] runs a tree tick by tick from a
+//! db with scripted inputs and [`Stubs`] in place of domain nodes, and
+//! gives the recorded run and its text timeline for a snapshot; a node
+//! model ([`Registry::declare_model`]) makes an application's node types
+//! known to the tools, and [`cli`] is the `aido` tool itself, to ship with
+//! an application's own registry.
+
 #![forbid(unsafe_code)]
 
 // The CLI (`aido::cli`) is written against the public face, as `aido::` paths.

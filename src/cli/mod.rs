@@ -1,7 +1,8 @@
 //! Subcommands of the `aido` tool: parse the arguments, call the library,
 //! render the results and turn the outcome into an exit code.
 //!
-//! Exit codes: 0 when all went well, 1 when a tree has compile errors, 2 for
+//! Exit codes: 0 when all went well, 1 when a tree has compile errors (or,
+//! for `aido test`, a scenario fails), 2 for
 //! bad arguments and for files that cannot be read or are malformed. Every
 //! failure is one line on stderr, `aido: <what>: <why>`, except compile errors,
 //! which are rendered rustc-style.
@@ -81,7 +82,8 @@ bench options:
   --seed S         give agent i the seed S + i
   --format F       print the results as `text` (default) or as one `edn` map
 
-exit status: 0 ok, 1 the tree has compile errors, 2 bad arguments or input files
+exit status: 0 ok, 1 the tree has compile errors (test: a scenario failed),
+2 bad arguments or input files
 ";
 
 /// Why a subcommand stopped early.
