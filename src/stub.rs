@@ -368,6 +368,21 @@ impl Stubs {
         self.apply(compiled).map_err(StubbedCompileError::Stub)
     }
 
+    /// Like [`Stubs::compile`], for a form inside a document read from
+    /// `source` (a scenario's inline tree): diagnostics point into it.
+    pub(crate) fn compile_form(
+        &self,
+        value: &Value,
+        spans: crate::source::FormSpans<'_>,
+        source: Arc<crate::source::Source>,
+        registry: &Registry,
+    ) -> Result<Tree, StubbedCompileError> {
+        let registry = self.registry_for(value, registry);
+        let compiled = crate::compile::compile_form(value, spans, source, &registry)
+            .map_err(StubbedCompileError::Compile)?;
+        self.apply(compiled).map_err(StubbedCompileError::Stub)
+    }
+
     /// Replaces the behaviour of every stubbed node of a compiled tree. Ids
     /// are looked up first, then node types; a stub that names neither is
     /// an error.

@@ -498,6 +498,16 @@ fn scenario_files_with_mistakes_are_located_errors() {
         error("{:tree [:selector [:nope]]}").0,
         ScenarioErrorKind::Compile
     );
+    // An inline tree's diagnostics point into the scenario file.
+    let inline = Scenario::parse(
+        "s.test.edn",
+        "{:tree [:selector [:nope]]}",
+        &dir,
+        &Registry::new(),
+    )
+    .unwrap_err();
+    let rendered = inline.diagnostics.unwrap().render();
+    assert!(rendered.contains("--> s.test.edn:1:20"), "{rendered}");
     assert_eq!(error("{:tree \"npc.edn\"").0, ScenarioErrorKind::Read);
     assert_eq!(
         error("{:ticks 1}"),

@@ -214,7 +214,9 @@ fn find_scenarios(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> 
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if path.is_dir() {
+        // Links to folders are not followed: a loop of them would never end.
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir {
             if !file_name.starts_with('.') && file_name != "target" {
                 find_scenarios(&path, files)?;
             }

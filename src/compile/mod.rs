@@ -36,6 +36,19 @@ pub fn compile_document(doc: &Document, registry: &Registry) -> Result<Tree, Dia
     Ok(tree)
 }
 
+/// Compiles the form `value` found inside a larger document (a scenario's
+/// inline tree), so that diagnostics point into that document's text.
+pub(crate) fn compile_form(
+    value: &Value,
+    spans: FormSpans<'_>,
+    source: Arc<Source>,
+    registry: &Registry,
+) -> Result<Tree, Diagnostics> {
+    let mut tree = Compiler::new(registry, Some(source)).run(value, Some(spans))?;
+    tree.form = Arc::new(value.clone());
+    Ok(tree)
+}
+
 /// Reads and compiles the tree in `text`; `name` (usually the file's path) is
 /// used in diagnostics. A reading error is reported as a diagnostic too.
 pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, Diagnostics> {

@@ -271,10 +271,14 @@ fn parse_source(
                 .map_err(|e| compiled_error(&file, &stubs_path, tree_source.name(), e))?;
             (tree, tree_source.name().to_owned())
         }
-        Some((_, value @ Value::Vector(_))) => {
-            let tree = stubs
-                .compile(value, &registry)
-                .map_err(|e| compiled_error(&file, &stubs_path, file.source.name(), e))?;
+        Some((path, value @ Value::Vector(_))) => {
+            let spans = path.iter().try_fold(file.spans.root(), |s, &i| s.child(i));
+            let compiled = match spans {
+                Some(spans) => stubs.compile_form(value, spans, file.source.clone(), &registry),
+                None => stubs.compile(value, &registry),
+            };
+            let tree =
+                compiled.map_err(|e| compiled_error(&file, &stubs_path, file.source.name(), e))?;
             (tree, file.source.name().to_owned())
         }
         Some((path, other)) => {
