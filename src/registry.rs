@@ -258,6 +258,9 @@ pub struct NodeType {
     pub(crate) imp: Imp,
     pub(crate) halt: Option<Arc<HaltFn>>,
     pub(crate) lifecycle: Option<Arc<LifecycleFn>>,
+    /// Whether the node's memory is persistent state, kept when it is halted
+    /// (else run state, cleared by a halt).
+    pub(crate) persistent: bool,
 }
 
 impl fmt::Debug for NodeType {
@@ -282,6 +285,7 @@ impl NodeType {
             imp: Imp::Custom(Arc::new(|_: &mut NodeCtx<'_, '_>| Ok(Status::Success))),
             halt: None,
             lifecycle: None,
+            persistent: false,
         }
     }
 
@@ -306,6 +310,7 @@ impl NodeType {
             imp: Imp::Builtin(builtin),
             halt: None,
             lifecycle: None,
+            persistent: false,
         }
     }
 
@@ -363,6 +368,28 @@ impl NodeType {
         f: impl Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync + 'static,
     ) -> NodeType {
         self.lifecycle = Some(Arc::new(f));
+        self
+    }
+
+    /// Declares what kind of state the node's memory is. Run state (the
+    /// default: a step in progress, a running child) is cleared when the
+    /// node is halted, so that it starts afresh when reached again;
+    /// persistent state (`true`: a cooldown, a run-once mark, choices
+    /// already made) survives a halt. [`Runner::reset`](crate::Runner::reset)
+    /// clears both.
+    ///
+    /// ```
+    /// use aido::{NodeType, Status, Value};
+    /// // Counts its visits across halts.
+    /// let visits = NodeType::new("visits!").persistent_memory(true).tick(|ctx| {
+    ///     let n = ctx.memory().and_then(|m| m.as_int()).unwrap_or(0);
+    ///     ctx.set_memory(Some(Value::Int(n + 1)))?;
+    ///     Ok(Status::Running)
+    /// });
+    /// assert_eq!(visits.name().as_str(), "visits!");
+    /// ```
+    pub fn persistent_memory(mut self, persistent: bool) -> NodeType {
+        self.persistent = persistent;
         self
     }
 

@@ -293,9 +293,10 @@ pub(crate) enum Parallel {
     Selector,
     /// Succeeds when `success` children succeeded (default: all), fails when
     /// `failure` failed (default: 1).
+    /// Either may be dynamic, resolved each time the parallel is ticked.
     Thresholds {
-        success: Option<u64>,
-        failure: Option<u64>,
+        success: Option<Opt>,
+        failure: Option<Opt>,
     },
 }
 

@@ -60,6 +60,19 @@ fn registry() -> Registry {
     .unwrap();
     r.node_type(NodeType::new("t/idle").tick(|_| Ok(Status::Idle)))
         .unwrap();
+    r.node_type(
+        NodeType::new("t/switch")
+            .children(aido::Arity::AtLeast(1))
+            .tick(|ctx| {
+                let which = ctx
+                    .db()
+                    .get(&Value::keyword("which"))
+                    .and_then(Value::as_int)
+                    .unwrap_or(0);
+                Ok(ctx.tick_child(which as usize))
+            }),
+    )
+    .unwrap();
     r
 }
 
@@ -238,15 +251,16 @@ fn a_higher_priority_branch_taking_over_halts_the_running_one() {
 
 #[test]
 fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
-    // :randomly takes its first child with p = [:aido/db :p]; switching p
-    // moves to the other child: nothing reactive halts the first, the
-    // end-of-tick sweep does, deepest first, and clears the subtree's memory.
+    // :t/switch ticks the child that `:which` names; switching it moves to
+    // the other child: nothing reactive halts the first, the end-of-tick
+    // sweep does, deepest first, and clears the subtree's run state (the
+    // choose-each's pool is persistent state and stays).
     let t = tree(
-        "[:randomly {:id :pick :p [:aido/db :p]}
+        "[:t/switch {:id :pick}
            [:sequence {:id :left} [:choose-each {:id :ce} [:t/async {:id :deep :name :deep}]]]
            [:t/async {:id :right :name :right}]]",
     );
-    let mut d = db("{:p 1.0 :aido/seed 1}");
+    let mut d = db("{:which 0 :aido/seed 1}");
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Running);
     assert!(
@@ -254,7 +268,7 @@ fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
         "the choose-each pool is in memory"
     );
     d = tick.db;
-    set(&mut d, "p", Value::Float(0.0));
+    set(&mut d, "which", Value::Int(1));
     let tick = traced(d, &t);
     assert_eq!(
         trace_text(&t, &tick),
@@ -269,8 +283,8 @@ fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
     assert_eq!(get(&tick.db, "halted"), Some(db("[:deep]")));
     assert_eq!(
         get(&tick.db, "aido/memory"),
-        None,
-        "the halted subtree's memory is cleared"
+        Some(db("{:ce {:pool []}}")),
+        "the halted subtree's run state is cleared, the pool kept"
     );
     assert_eq!(get(&tick.db, "aido/running"), Some(db("[:pick :right]")));
 }
@@ -323,6 +337,8 @@ fn memory_sequences_resume_where_reactive_ones_restart() {
         )
     };
     for (memory, counts) in [("", [1, 2, 3]), (":memory true", [1, 1, 1])] {
+        // Reactive: :inc! is ticked every tick; with memory only at the start.
+        // In both, :one, once finished, is not started over while :two runs.
         let t = tree(&src(memory));
         let mut d = db("{}");
         let mut seen = vec![];
@@ -335,10 +351,12 @@ fn memory_sequences_resume_where_reactive_ones_restart() {
             seen.push(get(&tick.db, "n").and_then(|v| v.as_int()).unwrap());
             d = tick.db;
         }
-        // Reactive: :inc! is ticked every tick; with memory only at the start.
         assert_eq!(seen, counts, "memory: {memory:?}");
         if memory.is_empty() {
-            assert_eq!(get(&d, "aido/memory"), None);
+            assert_eq!(
+                d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]),
+                Some(&db("{:done [nil :success nil]}"))
+            );
         } else {
             assert_eq!(
                 d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]),
@@ -381,15 +399,21 @@ fn skipped_children_are_passed_over_and_all_skipped_is_skipped() {
         assert_eq!(tick.status, status, "{src} with {start}");
         tick
     };
+    // A sequence with a skipped child and none failed or running is Skipped.
     check(
         "[:sequence [:success {:aido/skip-if true}] [:success]]",
         "{}",
-        Status::Success,
+        Status::Skipped,
     );
     check(
         "[:sequence [:failure {:aido/skip-if true}] [:success]]",
         "{}",
-        Status::Success,
+        Status::Skipped,
+    );
+    check(
+        "[:sequence [:success {:aido/skip-if true}] [:failure]]",
+        "{}",
+        Status::Failure,
     );
     check(
         "[:sequence [:success {:aido/skip-if true}] [:success {:aido/skip-if true}]]",
@@ -495,10 +519,11 @@ fn parallel_sequence_policy_keeps_finished_children_and_halts_the_rest_on_failur
     set(&mut d, "b", Value::keyword("fail"));
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Failure);
-    // The decided parallel halts the child still running before it reports.
+    // Every child not finished is ticked; the decided parallel then halts
+    // the child still running before it reports.
     assert_eq!(
         trace_text(&t, &tick),
-        ["b:failure", "halt c", "par:failure"]
+        ["b:failure", "c:running", "halt c", "par:failure"]
     );
     assert_eq!(get(&tick.db, "halted"), Some(db("[:c]")));
     assert_eq!(get(&tick.db, "aido/memory"), None);
@@ -540,10 +565,10 @@ fn parallel_thresholds() {
     set(&mut d, "b", Value::keyword("fail"));
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Failure);
-    // The failure threshold is reached at :b; :c, running since the last tick, is halted.
+    // The failure threshold is reached at :b; :c is still ticked, then halted.
     assert_eq!(
         trace_text(&t, &tick),
-        ["a:failure", "b:failure", "halt c", "par:failure"]
+        ["a:failure", "b:failure", "c:running", "halt c", "par:failure"]
     );
 }
 
@@ -577,7 +602,7 @@ fn deferred_actions_launch_complete_and_cancel() {
     assert_eq!(first.launches().len(), 1);
     assert_eq!(
         first.launches()[0].to_value(),
-        db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}")
+        db("{:node :ask, :request 1, :action :llm/ask, :options {:prompt \"hello?\"}}")
     );
     // Still pending: Running, no second launch.
     let second = traced(first.db, &t);
@@ -590,7 +615,7 @@ fn deferred_actions_launch_complete_and_cancel() {
     set(
         &mut d,
         "aido/results",
-        db("{:ask {:status :success, :result \"hi!\"}}"),
+        db("{:ask {:request 1, :status :success, :result \"hi!\"}}"),
     );
     let done = traced(d, &t);
     assert_eq!(done.status, Status::Success);
@@ -607,11 +632,11 @@ fn deferred_actions_launch_complete_and_cancel() {
     assert_eq!(cancelled.cancels().len(), 1);
     assert_eq!(
         cancelled.cancels()[0].to_value(),
-        db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}")
+        db("{:node :ask, :request 2, :action :llm/ask, :options {:prompt \"hello?\"}}")
     );
     // A bad completion is an Error, not a guess.
     let mut d = traced(db("{}"), &t).db;
-    set(&mut d, "aido/results", db("{:ask {:status :maybe}}"));
+    set(&mut d, "aido/results", db("{:ask {:request 1, :status :maybe}}"));
     assert_eq!(traced(d, &t).status, Status::Error);
 }
 
@@ -678,10 +703,11 @@ fn runner_lifecycle_statuses_and_hooks() {
     assert_eq!(r.status(), TreeStatus::Played);
     assert_eq!(r.update().unwrap().map(|t| t.status), Some(Status::Running));
     assert_eq!(r.status(), TreeStatus::Executing);
-    // Pausing interrupts the running node (its halt hook runs), then the pause hooks.
+    // Pausing keeps the running node (no halt hook runs); only the pause hooks run.
     r.pause().unwrap();
     assert_eq!(r.status(), TreeStatus::Paused);
-    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "halted"), None);
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
     assert_eq!(
         get(r.db(), "events"),
         Some(db("[[:construct :job] [:pause :job]]"))
@@ -689,12 +715,21 @@ fn runner_lifecycle_statuses_and_hooks() {
     assert!(r.update().unwrap().is_none(), "paused");
     r.resume().unwrap();
     assert_eq!(r.status(), TreeStatus::Resumed);
-    r.update().unwrap();
+    // Resume goes on from the running node: it is ticked, never halted.
+    let tick = r.update().unwrap().unwrap();
+    assert_eq!(tick.status, Status::Running);
+    assert!(!tick.trace().iter().any(|e| matches!(e, TraceEvent::Halted { .. })));
     assert_eq!(r.accumulated(), 2, "resume goes on with the loop count");
     r.stop().unwrap();
     assert_eq!(r.status(), TreeStatus::Stopped);
-    r.reset().unwrap();
+    assert_eq!(get(r.db(), "halted"), None, "stopping halts nothing");
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
+    // Reset halts what runs and clears the state.
+    let tick = r.reset().unwrap();
     assert_eq!((r.status(), r.accumulated()), (TreeStatus::Reset, 0));
+    assert_eq!(trace_text(r.tree(), &tick), ["halt job", "halt \"0\""]);
+    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "aido/running"), None);
     r.destroy().unwrap();
     assert_eq!(r.status(), TreeStatus::Destructed);
     assert_eq!(
@@ -792,12 +827,18 @@ fn every_play_mode_counts_its_own_loops() {
     r.update().unwrap();
     r.stop().unwrap();
     assert_eq!(r.accumulated(), 2);
-    // Reaching the target stops the tree and interrupts what still runs.
+    // Reaching the target stops the tree and keeps what still runs; playing
+    // again goes on from it.
     let mut r = runner(LIFE, "{:go true}");
     r.play(PlayMode::StopByExecuteLoopCount, 1).unwrap();
     r.update().unwrap();
     assert_eq!(r.status(), TreeStatus::Stopped);
-    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "halted"), None);
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
+    r.play(PlayMode::StopByExecuteLoopCount, 1).unwrap();
+    set(r.db_mut(), "job", Value::keyword("done"));
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Success);
+    assert_eq!(get(r.db(), "halted"), None);
 }
 
 #[test]
@@ -830,9 +871,14 @@ fn the_property_view_shows_each_node_to_a_depth() {
             "1 :t/async :job Some(Running) true",
         ]
     );
+    // Paused, the node is still running; reset halts it (Idle).
     r.pause().unwrap();
     let after = r.properties(9);
-    assert_eq!(after.nodes[2].last_status, Some(Status::Idle));
+    assert_eq!(after.nodes[2].last_status, Some(Status::Running));
+    assert!(after.nodes[2].running);
+    r.reset().unwrap();
+    let after = r.properties(9);
+    assert_eq!(after.nodes[2].last_status, None);
     assert!(!after.nodes[2].running);
     let _ = Lifecycle::Construct;
 }

@@ -480,7 +480,7 @@ fn every_agent_is_carried_over_when_first_ticked_with_a_new_tree() {
     // Agents that keep the old tree are not disturbed.
     let mut old_ones = dbs[..100].to_vec();
     let statuses = tick_all(&old, &mut old_ones);
-    assert!(statuses.iter().all(|s| *s == Status::Running));
+    assert!(statuses.iter().all(|s| s.status == Status::Running));
     assert!(
         old_ones
             .iter()
@@ -489,7 +489,7 @@ fn every_agent_is_carried_over_when_first_ticked_with_a_new_tree() {
     // The others move to the new tree: each db is carried over once.
     let mut new_ones = dbs[100..].to_vec();
     let statuses = tick_all(&new, &mut new_ones);
-    assert!(statuses.iter().all(|s| *s == Status::Running));
+    assert!(statuses.iter().all(|s| s.status == Status::Running));
     for db in &new_ones {
         assert_eq!(
             db.get(&Value::keyword("aido/tree")),

@@ -21,9 +21,11 @@ usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save 
 Ticks TREE N times, each tick starting from the db the previous one left,
 and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
 that launches or cancels deferred actions (`:defer`) also has
-:launch [{:node id, :action :name, :options {...}} ...] and/or :cancel [...];
-an outside system's completions can be scripted with --inputs as
-{:aido/results {node-id {:status :success, :result x}}}.
+:launch [{:node id, :request n, :action :name, :options {...}} ...] and/or
+:cancel [...]; an outside system's completions can be scripted with --inputs as
+{:aido/results {node-id {:request n, :status :success, :result x}}}. A
+completion that answers no request in flight is not applied: the tick lists it
+under :dropped [{:node id, :reason :not-in-flight, :completion {...}} ...].
 
 options:
   --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
@@ -210,6 +212,7 @@ fn print_tick(
 ) -> Result<Value, Failure> {
     let launches = tick.launches().to_vec();
     let cancels = tick.cancels().to_vec();
+    let dropped: Vec<Value> = tick.dropped().iter().map(|d| d.to_value()).collect();
     let trace = trace_value(tree, tick.trace());
     let Tick { db, status, .. } = tick;
     let db_key = Value::keyword("db");
@@ -229,6 +232,10 @@ fn print_tick(
             let requests = requests.iter().map(aido::Request::to_value).collect();
             line.insert(Value::keyword(key), Value::Vector(requests));
         }
+    }
+    // Completions that answered no request in flight.
+    if !dropped.is_empty() {
+        line.insert(Value::keyword("dropped"), Value::Vector(dropped));
     }
     if let Some(trace) = trace {
         line.insert(Value::keyword("trace"), trace);

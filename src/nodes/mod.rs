@@ -205,8 +205,8 @@ fn lower_parallel(
     }
     if thresholds {
         return Parallel::Thresholds {
-            success: constant_count(opts, "success-threshold"),
-            failure: constant_count(opts, "failure-threshold"),
+            success: opts.take_opt("success-threshold"),
+            failure: opts.take_opt("failure-threshold"),
         };
     }
     if count && !(has(opts, "mode") && has(opts, "how-many")) {

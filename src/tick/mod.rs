@@ -19,7 +19,7 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{eval, panic_message};
-pub use halt::{Request, TraceEvent};
+pub use halt::{DropReason, DroppedResult, Request, TraceEvent};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -149,6 +149,7 @@ pub struct Tick {
 pub(crate) struct Extras {
     launches: Vec<Request>,
     cancels: Vec<Request>,
+    dropped: Vec<DroppedResult>,
     trace: Vec<TraceEvent>,
     migration: Option<Box<Migration>>,
 }
@@ -165,6 +166,14 @@ impl Tick {
         self.extras.as_ref().map_or(&[], |e| &e.cancels)
     }
 
+    /// Completions under `:aido/results` that the tick dropped without
+    /// applying them: written under a node id the tree does not have, for a
+    /// request that is not in flight, without naming their request, or a
+    /// `:aido/results` that is not a map (see [`DroppedResult`]).
+    pub fn dropped(&self) -> &[DroppedResult] {
+        self.extras.as_ref().map_or(&[], |e| &e.dropped)
+    }
+
     /// What became of the db's state if it was last ticked with another
     /// tree (its `:aido/tree` fingerprint differs): it was carried over to
     /// this tree by node id first (see [`crate::migrate`]).
@@ -176,6 +185,66 @@ impl Tick {
     /// in the order they happened.
     pub fn trace(&self) -> &[TraceEvent] {
         self.extras.as_ref().map_or(&[], |e| &e.trace)
+    }
+
+    /// The tick taken apart: its db, and the rest as an [`AgentTick`].
+    pub(crate) fn split(self) -> (Value, AgentTick) {
+        let rest = AgentTick {
+            status: self.status,
+            error: self.error,
+            steps: self.steps,
+            extras: self.extras,
+        };
+        (self.db, rest)
+    }
+}
+
+/// What one agent's tick produced besides its db: a [`Tick`] without the
+/// db, as [`crate::tick_all`] hands it back (the dbs stay in place).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AgentTick {
+    /// The root's status.
+    pub status: Status,
+    /// Why the tick ended in Error, if it did.
+    pub error: Option<Box<TickError>>,
+    /// How many node visits the tick made.
+    pub steps: u64,
+    extras: Option<Box<Extras>>,
+}
+
+impl Default for AgentTick {
+    /// A Success with nothing else: what a slot holds before its agent is ticked.
+    fn default() -> AgentTick {
+        AgentTick {
+            status: Status::Success,
+            error: None,
+            steps: 0,
+            extras: None,
+        }
+    }
+}
+
+impl AgentTick {
+    /// Deferred actions to start (see [`Tick::launches`]).
+    pub fn launches(&self) -> &[Request] {
+        self.extras.as_ref().map_or(&[], |e| &e.launches)
+    }
+
+    /// Deferred actions to abandon (see [`Tick::cancels`]).
+    pub fn cancels(&self) -> &[Request] {
+        self.extras.as_ref().map_or(&[], |e| &e.cancels)
+    }
+
+    /// Completions dropped without being applied (see [`Tick::dropped`]).
+    pub fn dropped(&self) -> &[DroppedResult] {
+        self.extras.as_ref().map_or(&[], |e| &e.dropped)
+    }
+
+    /// The carrying over of the agent's db to this tree, if there was one
+    /// (see [`Tick::migration`]).
+    pub fn migration(&self) -> Option<&Migration> {
+        self.extras.as_ref().and_then(|e| e.migration.as_deref())
     }
 }
 
@@ -369,6 +438,9 @@ pub(crate) struct Engine<'t> {
     pub(crate) wrote_state: bool,
     /// The carrying over of a db last ticked with another tree.
     pub(crate) migration: Option<Box<Migration>>,
+    /// Whether the db may hold `:aido/results` (a small db's key pass
+    /// proves it absent): completions left there at the end are dropped.
+    pub(crate) results_maybe: bool,
 }
 
 /// See [`Engine::long`].
@@ -381,6 +453,7 @@ pub(crate) struct Long {
     pub(crate) now_running: Vec<u32>,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
+    pub(crate) dropped: Vec<DroppedResult>,
     pub(crate) trace: Option<Vec<TraceEvent>>,
 }
 
@@ -404,6 +477,7 @@ impl Long {
         long.now_running.clear();
         long.launches.clear();
         long.cancels.clear();
+        long.dropped.clear();
         long.trace = None;
         SPARE_LONG.set(Some(long));
     }
@@ -447,6 +521,7 @@ impl<'t> Engine<'t> {
             had_tree: false,
             wrote_state: false,
             migration: None,
+            results_maybe: false,
         }
     }
 
@@ -460,9 +535,12 @@ impl<'t> Engine<'t> {
         // finds the other two proves it absent; in a large one, the tree's
         // position hint finds it with one comparison in the usual case.
         let (error_at, running_at, tree_maybe) = if self.db.len() <= crate::value::SCAN_LIMIT {
-            crate::value::find_two_kws_and_bit(self.db, kw::ERROR, kw::RUNNING, kw::TREE)
+            let (e, r, seen) = crate::value::find_two_kws_and_bits(self.db, kw::ERROR, kw::RUNNING);
+            self.results_maybe = crate::value::kw_bit(seen, kw::RESULTS);
+            (e, r, crate::value::kw_bit(seen, kw::TREE))
         } else {
             let (e, r) = crate::value::find_two_kws_hashed(self.db, kw::ERROR, kw::RUNNING);
+            self.results_maybe = true;
             (e, r, true)
         };
         if let Some(i) = error_at {
@@ -518,6 +596,9 @@ impl<'t> Engine<'t> {
             self.sweep();
             self.store_running();
         }
+        if self.results_maybe && self.error.is_none() && !self.keep_running {
+            self.drop_stale_results();
+        }
         self.rng.store(self.db);
         if self.wrote_state && !self.had_tree && self.error.is_none() {
             crate::migrate::stamp(self.db, self.tree);
@@ -539,12 +620,18 @@ impl<'t> Engine<'t> {
         let extras = long.and_then(|mut long| {
             let launches = std::mem::take(&mut long.launches);
             let cancels = std::mem::take(&mut long.cancels);
+            let dropped = std::mem::take(&mut long.dropped);
             let trace = long.trace.take().unwrap_or_default();
             Long::recycle(long);
-            (!launches.is_empty() || !cancels.is_empty() || !trace.is_empty()).then(|| {
+            (!launches.is_empty()
+                || !cancels.is_empty()
+                || !dropped.is_empty()
+                || !trace.is_empty())
+            .then(|| {
                 Box::new(Extras {
                     launches,
                     cancels,
+                    dropped,
                     trace,
                     migration: None,
                 })
