@@ -12,7 +12,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aido::{AgentTick, Registry, Status, Tree, Value, compile_str, read_value, run_tick, tick_all_into};
+use aido::{
+    AgentTick, Registry, Status, Tree, Value, compile_str, read_value, run_tick, tick_all_into,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use common::{NPC, NPC_DB, count_nodes, large_tree};

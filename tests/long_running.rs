@@ -568,7 +568,13 @@ fn parallel_thresholds() {
     // The failure threshold is reached at :b; :c is still ticked, then halted.
     assert_eq!(
         trace_text(&t, &tick),
-        ["a:failure", "b:failure", "c:running", "halt c", "par:failure"]
+        [
+            "a:failure",
+            "b:failure",
+            "c:running",
+            "halt c",
+            "par:failure"
+        ]
     );
 }
 
@@ -636,7 +642,11 @@ fn deferred_actions_launch_complete_and_cancel() {
     );
     // A bad completion is an Error, not a guess.
     let mut d = traced(db("{}"), &t).db;
-    set(&mut d, "aido/results", db("{:ask {:request 1, :status :maybe}}"));
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1, :status :maybe}}"),
+    );
     assert_eq!(traced(d, &t).status, Status::Error);
 }
 
@@ -718,7 +728,12 @@ fn runner_lifecycle_statuses_and_hooks() {
     // Resume goes on from the running node: it is ticked, never halted.
     let tick = r.update().unwrap().unwrap();
     assert_eq!(tick.status, Status::Running);
-    assert!(!tick.trace().iter().any(|e| matches!(e, TraceEvent::Halted { .. })));
+    assert!(
+        !tick
+            .trace()
+            .iter()
+            .any(|e| matches!(e, TraceEvent::Halted { .. }))
+    );
     assert_eq!(r.accumulated(), 2, "resume goes on with the loop count");
     r.stop().unwrap();
     assert_eq!(r.status(), TreeStatus::Stopped);

@@ -219,7 +219,8 @@ impl Engine<'_> {
             {
                 Some(k) if k > 0 => k as u64,
                 _ => {
-                    let msg = format!("node memory {memory} is not {{:iteration k}} with k above 0");
+                    let msg =
+                        format!("node memory {memory} is not {{:iteration k}} with k above 0");
                     return self.fail(id, msg);
                 }
             },
@@ -233,9 +234,8 @@ impl Engine<'_> {
                 // Still at the iteration the memory names.
                 return status;
             }
-            let state = (status == Status::Running && i > 0).then(|| {
-                Value::map_from([(Value::Keyword(kw::ITERATION), Value::Int(i as i64))])
-            });
+            let state = (status == Status::Running && i > 0)
+                .then(|| Value::map_from([(Value::Keyword(kw::ITERATION), Value::Int(i as i64))]));
             if (state.is_some() || start > 0)
                 && let Err(e) = self.set_memory(id, state)
             {
@@ -263,9 +263,8 @@ impl Engine<'_> {
                     None => Ok(default),
                     Some(opt) => self.count_opt(id, name, opt).and_then(|k| {
                         if k > n {
-                            let msg = format!(
-                                "`:{name}` is {k} but the node has only {n} children"
-                            );
+                            let msg =
+                                format!("`:{name}` is {k} but the node has only {n} children");
                             Err(self.fail(id, msg))
                         } else {
                             Ok(k)

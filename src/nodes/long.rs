@@ -149,7 +149,9 @@ impl Engine<'_> {
                 ));
             }
         };
-        let next = last.checked_add(1).ok_or("`:aido/requests` is at its limit")?;
+        let next = last
+            .checked_add(1)
+            .ok_or("`:aido/requests` is at its limit")?;
         *slot = Value::Int(next);
         Ok(next)
     }

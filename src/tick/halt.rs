@@ -92,7 +92,10 @@ impl DroppedResult {
     pub fn to_value(&self) -> Value {
         Value::map_from([
             (Value::keyword("node"), self.node.clone()),
-            (Value::keyword("reason"), Value::keyword(self.reason.as_str())),
+            (
+                Value::keyword("reason"),
+                Value::keyword(self.reason.as_str()),
+            ),
             (Value::keyword("completion"), self.completion.clone()),
         ])
     }

@@ -212,8 +212,16 @@ pub(crate) fn find_two_kws_and_bits(
             seen |= 1u64 << (k.index() % 64);
         }
     }
-    let a_at = if kw_bit(seen, a) { scan_kw(map, a) } else { None };
-    let b_at = if kw_bit(seen, b) { scan_kw(map, b) } else { None };
+    let a_at = if kw_bit(seen, a) {
+        scan_kw(map, a)
+    } else {
+        None
+    };
+    let b_at = if kw_bit(seen, b) {
+        scan_kw(map, b)
+    } else {
+        None
+    };
     (a_at, b_at, seen)
 }
 
