@@ -929,3 +929,201 @@ fn functions_used_by_a_halted_node_get_their_halt_hook() {
 thread_local! {
     static RELEASED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// The tree of the runner tests below: a memory sequence of errands, the
+/// second a deferred action; `:t/async` records its halts under `:halted`.
+const ERRANDS: &str = "[:sequence {:id :errands :memory true}
+   [:inc! {:id :left :key :left}]
+   [:defer {:id :ask :action :x/ask}]
+   [:t/async {:id :walk :name :walk}]]";
+
+#[test]
+fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
+    let mut r = runner(ERRANDS, "{}");
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let first = r.update().unwrap().unwrap();
+    assert_eq!(first.launches().len(), 1);
+    // Deliver the answer, then run on to :walk.
+    let request = first.launches()[0].request;
+    let results = format!("{{:ask {{:request {request}, :status :success}}}}");
+    set(r.db_mut(), "aido/results", db(&results));
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Running);
+    let before = r.db().clone();
+    assert_eq!(
+        get(&before, "aido/memory"),
+        Some(db("{:errands {:index 2}}"))
+    );
+    // Pause: nothing halted or cancelled, the db's progress untouched; only
+    // the pause hook ran (it appends to :events).
+    r.pause().unwrap();
+    let mut after = r.db().clone();
+    let events = after.as_map_mut().unwrap().shift_remove(&Value::keyword("events"));
+    let mut before = before;
+    before.as_map_mut().unwrap().shift_remove(&Value::keyword("events"));
+    assert_eq!(after, before);
+    assert_eq!(events, Some(db("[[:construct :walk] [:pause :walk]]")));
+    assert_eq!(r.status(), TreeStatus::Paused);
+    // Resume: the memory sequence goes on at :walk; :left is not run again.
+    r.resume().unwrap();
+    set(r.db_mut(), "walk", Value::keyword("done"));
+    let tick = r.update().unwrap().unwrap();
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(trace_text(r.tree(), &tick), ["walk:success", "errands:success"]);
+    assert_eq!(get(r.db(), "left"), Some(Value::Int(1)));
+    // A deferred action in flight survives a stop; play goes on with it.
+    let mut r = runner(ERRANDS, "{}");
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let request = r.update().unwrap().unwrap().launches()[0].request;
+    r.stop().unwrap();
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert!(r.update().unwrap().is_none(), "stopped");
+    assert_eq!(
+        get(r.db(), "aido/memory").and_then(|m| m.get(&Value::keyword("ask")).cloned()),
+        Some(db(&format!("{{:launched {{}}, :request {request}}}")))
+    );
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let results = format!("{{:ask {{:request {request}, :status :success}}}}");
+    set(r.db_mut(), "aido/results", db(&results));
+    let tick = r.update().unwrap().unwrap();
+    assert!(tick.cancels().is_empty() && tick.dropped().is_empty());
+    assert_eq!(trace_text(r.tree(), &tick), ["ask:success", "walk:running", "errands:running"]);
+}
+
+#[test]
+fn reset_and_destroy_halt_cancel_and_clear() {
+    for destroy in [false, true] {
+        let mut r = runner(ERRANDS, "{}");
+        r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+        let launched = r.update().unwrap().unwrap().launches()[0].clone();
+        let tick = if destroy {
+            r.destroy().unwrap()
+        } else {
+            r.reset().unwrap()
+        };
+        assert_eq!(tick.cancels(), [launched]);
+        assert_eq!(trace_text(r.tree(), &tick), ["halt ask", "halt errands"]);
+        assert_eq!(get(r.db(), "aido/memory"), None);
+        assert_eq!(get(r.db(), "aido/running"), None);
+        // The request counter stays: ids are never handed out twice.
+        assert_eq!(get(r.db(), "aido/requests"), Some(Value::Int(1)));
+    }
+}
+
+#[test]
+fn interrupts_count_only_for_an_executing_tree() {
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 3).unwrap();
+    // Played but not ticked yet: nothing runs, nothing to interrupt.
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 0);
+    r.resume().unwrap();
+    r.update().unwrap(); // Running: the tree is executing.
+    r.stop().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    // A stopped tree is not executing: stopping, pausing or resetting it interrupts nothing.
+    r.stop().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.resume().unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 2);
+    // The target was reached while paused: the next update stops the tree,
+    // keeping what runs.
+    r.resume().unwrap();
+    assert!(r.update().unwrap().is_none());
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert_eq!(get(r.db(), "halted"), None);
+    // A tree whose last tick reported has nothing running to interrupt.
+    let mut r = runner(LIFE, "{:go true :job :done}");
+    r.play(PlayMode::StopByNotifyLoopCount, 5).unwrap();
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Success);
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 0);
+}
+
+#[test]
+fn user_node_types_declare_persistent_memory() {
+    // :t/tally counts its ticks in node memory and runs for ever.
+    let tally = |name: &str, persistent: bool| {
+        NodeType::new(name)
+            .persistent_memory(persistent)
+            .tick(|ctx| {
+                let n = ctx.memory().and_then(Value::as_int).unwrap_or(0);
+                ctx.set_memory(Some(Value::Int(n + 1)))?;
+                Ok(Status::Running)
+            })
+    };
+    let mut reg = registry();
+    reg.node_type(tally("t/tally", false)).unwrap();
+    reg.node_type(tally("t/tally-kept", true)).unwrap();
+    let t = compile_str(
+        "t.edn",
+        "[:selector [:t/cond {:name :stop}]
+           [:parallel {:policy :sequence} [:t/tally {:id :run}] [:t/tally-kept {:id :kept}]]]",
+        &reg,
+    )
+    .unwrap();
+    let mut d = db("{}");
+    for _ in 0..2 {
+        d = traced(d, &t).db;
+    }
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:run 2, :kept 2}")));
+    // Halted: run state is cleared, persistent state kept.
+    set(&mut d, "stop", Value::Bool(true));
+    d = traced(d, &t).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:kept 2}")));
+    set(&mut d, "stop", Value::Bool(false));
+    d = traced(d, &t).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:kept 3, :run 1}")));
+}
+
+#[test]
+fn tick_all_hands_back_every_agents_requests_and_errors() {
+    let t = tree(
+        "[:selector [:t/cond {:name :stop}]
+           [:sequence [:test? {:key :n :oper < :val 10}] [:defer {:id :ask :action :x/ask :n [:aido/db :n]}]]]",
+    );
+    let mut agents: Vec<Value> = (0..300)
+        .map(|i| {
+            let n = if i == 7 {
+                "\"x\"".to_owned()
+            } else {
+                (i % 12).to_string()
+            };
+            db(&format!("{{:n {n}}}"))
+        })
+        .collect();
+    let ticks = aido::tick_all(&t, &mut agents);
+    assert_eq!(ticks.len(), 300);
+    for (i, tick) in ticks.iter().enumerate() {
+        let n = i % 12;
+        if i == 7 {
+            // Comparing a string with `<` is an Error, handed back with the agent's tick.
+            assert_eq!(tick.status, Status::Error);
+            assert!(tick.error.is_some());
+        } else if n < 10 {
+            assert_eq!(tick.status, Status::Running);
+            assert_eq!(tick.launches().len(), 1, "agent {i}");
+            assert_eq!(
+                tick.launches()[0].to_value(),
+                db(&format!("{{:node :ask, :request 1, :action :x/ask, :options {{:n {n}}}}}"))
+            );
+        } else {
+            assert_eq!((tick.status, tick.launches().len()), (Status::Failure, 0));
+        }
+    }
+    // Stopping cancels each running agent's request, and the batch says so.
+    for agent in agents.iter_mut() {
+        set(agent, "stop", Value::Bool(true));
+    }
+    let ticks = aido::tick_all(&t, &mut agents);
+    let cancels: usize = ticks.iter().map(|t| t.cancels().len()).sum();
+    let running = (0..300).filter(|i| i % 12 < 10 && *i != 7).count();
+    assert_eq!(cancels, running);
+    assert!(ticks.iter().all(|t| t.status == Status::Success));
+}
