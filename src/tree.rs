@@ -293,11 +293,15 @@ pub(crate) enum Parallel {
     Selector,
     /// Succeeds when `success` children succeeded (default: all), fails when
     /// `failure` failed (default: 1).
-    /// Either may be dynamic, resolved each time the parallel is ticked.
     Thresholds {
-        success: Option<Opt>,
-        failure: Option<Opt>,
+        success: Option<u64>,
+        failure: Option<u64>,
     },
+    /// Thresholds of which one or both are dynamic (`[:aido/db ..]`),
+    /// resolved each time the parallel is ticked; one not given is the
+    /// constant nil. (Boxed, so that the rare case leaves the layout of the
+    /// node table as it is.)
+    DynamicThresholds(Box<[Opt; 2]>),
 }
 
 /// One node of a compiled tree.

@@ -957,9 +957,15 @@ fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
     // the pause hook ran (it appends to :events).
     r.pause().unwrap();
     let mut after = r.db().clone();
-    let events = after.as_map_mut().unwrap().shift_remove(&Value::keyword("events"));
+    let events = after
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("events"));
     let mut before = before;
-    before.as_map_mut().unwrap().shift_remove(&Value::keyword("events"));
+    before
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("events"));
     assert_eq!(after, before);
     assert_eq!(events, Some(db("[[:construct :walk] [:pause :walk]]")));
     assert_eq!(r.status(), TreeStatus::Paused);
@@ -968,7 +974,10 @@ fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
     set(r.db_mut(), "walk", Value::keyword("done"));
     let tick = r.update().unwrap().unwrap();
     assert_eq!(tick.status, Status::Success);
-    assert_eq!(trace_text(r.tree(), &tick), ["walk:success", "errands:success"]);
+    assert_eq!(
+        trace_text(r.tree(), &tick),
+        ["walk:success", "errands:success"]
+    );
     assert_eq!(get(r.db(), "left"), Some(Value::Int(1)));
     // A deferred action in flight survives a stop; play goes on with it.
     let mut r = runner(ERRANDS, "{}");
@@ -986,7 +995,10 @@ fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
     set(r.db_mut(), "aido/results", db(&results));
     let tick = r.update().unwrap().unwrap();
     assert!(tick.cancels().is_empty() && tick.dropped().is_empty());
-    assert_eq!(trace_text(r.tree(), &tick), ["ask:success", "walk:running", "errands:running"]);
+    assert_eq!(
+        trace_text(r.tree(), &tick),
+        ["ask:success", "walk:running", "errands:running"]
+    );
 }
 
 #[test]
@@ -1111,7 +1123,9 @@ fn tick_all_hands_back_every_agents_requests_and_errors() {
             assert_eq!(tick.launches().len(), 1, "agent {i}");
             assert_eq!(
                 tick.launches()[0].to_value(),
-                db(&format!("{{:node :ask, :request 1, :action :x/ask, :options {{:n {n}}}}}"))
+                db(&format!(
+                    "{{:node :ask, :request 1, :action :x/ask, :options {{:n {n}}}}}"
+                ))
             );
         } else {
             assert_eq!((tick.status, tick.launches().len()), (Status::Failure, 0));

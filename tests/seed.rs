@@ -28,7 +28,11 @@ fn kw(name: &str) -> Value {
 fn halts_and_ticks(line: &Value) -> (Vec<Value>, Vec<Value>) {
     let mut halts = vec![];
     let mut ticked = vec![];
-    for event in line.get(&kw("trace")).and_then(Value::as_seq).unwrap_or(&[]) {
+    for event in line
+        .get(&kw("trace"))
+        .and_then(Value::as_seq)
+        .unwrap_or(&[])
+    {
         let pair = event.as_seq().unwrap();
         if pair[0] == kw("halt") {
             halts.push(pair[1].clone());
@@ -41,14 +45,28 @@ fn halts_and_ticks(line: &Value) -> (Vec<Value>, Vec<Value>) {
 
 fn check_tick(name: &str, n: usize, line: &Value, expect: &Value) {
     let at = format!("{name}, tick {n}");
-    let expect_map = expect.as_map().unwrap_or_else(|| panic!("{at}: expectation is not a map"));
+    let expect_map = expect
+        .as_map()
+        .unwrap_or_else(|| panic!("{at}: expectation is not a map"));
     for key in expect_map.keys() {
-        let known = ["status", "db", "absent", "halts", "ticked", "launch", "cancel", "dropped"];
-        let k = key.as_keyword().map(|k| k.as_str().to_owned()).unwrap_or_default();
-        assert!(known.contains(&k.as_str()), "{at}: unknown expectation key {key}");
+        let known = [
+            "status", "db", "absent", "halts", "ticked", "launch", "cancel", "dropped",
+        ];
+        let k = key
+            .as_keyword()
+            .map(|k| k.as_str().to_owned())
+            .unwrap_or_default();
+        assert!(
+            known.contains(&k.as_str()),
+            "{at}: unknown expectation key {key}"
+        );
     }
     assert_eq!(line.get(&kw("tick")), Some(&Value::Int(n as i64)), "{at}");
-    assert_eq!(line.get(&kw("status")), expect.get(&kw("status")), "{at}: status");
+    assert_eq!(
+        line.get(&kw("status")),
+        expect.get(&kw("status")),
+        "{at}: status"
+    );
     let db = line.get(&kw("db")).unwrap();
     if let Some(want) = expect.get(&kw("db")) {
         for (key, value) in want.as_map().unwrap() {
@@ -57,7 +75,11 @@ fn check_tick(name: &str, n: usize, line: &Value, expect: &Value) {
     }
     if let Some(absent) = expect.get(&kw("absent")) {
         for key in absent.as_seq().unwrap() {
-            assert_eq!(db.get(key), None, "{at}: db key {key} should be absent in {db}");
+            assert_eq!(
+                db.get(key),
+                None,
+                "{at}: db key {key} should be absent in {db}"
+            );
         }
     }
     let (halts, ticked) = halts_and_ticks(line);
@@ -91,7 +113,11 @@ fn run_scenario(tree: &Path) -> String {
         cmd.args(["--inputs", &rel(&inputs)]);
     }
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<Value> = stdout.lines().map(|l| read_value(l).unwrap()).collect();
     assert_eq!(lines.len(), expect.len(), "{name}: one line a tick");
@@ -113,4 +139,27 @@ fn seed_scenarios() {
             insta::assert_snapshot!(stdout);
         });
     });
+}
+
+/// The form in seed 004's README, `[:aido/fn rand 5]`, uses `rand` as the
+/// user registered it there (Clojure's `rand-int`); here `rand` is the
+/// standard float function, and a float count is an Error at the loop, never
+/// a silent rounding. (tests/data/seed/readme-dynamic-count.edn runs the
+/// form that works: `rand-int`.)
+#[test]
+fn a_float_count_from_rand_is_an_error_at_the_loop() {
+    let tree = aido::compile_str(
+        "t.edn",
+        "[:loop {:count [:aido/fn rand 5]} [:inc! {:key :steps}]]",
+        &aido::Registry::new(),
+    )
+    .unwrap();
+    let tick = aido::run_tick(read_value("{:aido/seed 1}").unwrap(), &tree);
+    assert_eq!(tick.status, aido::Status::Error);
+    let error = tick.error.unwrap();
+    assert_eq!(
+        (error.node_type.as_str(), error.path.as_slice()),
+        ("loop", &[][..])
+    );
+    assert_eq!(tick.db.get(&kw("steps")), None);
 }

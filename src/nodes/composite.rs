@@ -259,9 +259,13 @@ impl Engine<'_> {
             Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
             Parallel::Selector => self.parallel_policy(id, kids, 1, n),
             Parallel::Thresholds { success, failure } => {
-                let mut threshold = |name: &str, opt: &Option<Opt>, default: u64| match opt {
-                    None => Ok(default),
-                    Some(opt) => self.count_opt(id, name, opt).and_then(|k| {
+                self.parallel_policy(id, kids, success.unwrap_or(n), failure.unwrap_or(1))
+            }
+            Parallel::DynamicThresholds(thresholds) => {
+                let [success, failure] = &**thresholds;
+                let mut threshold = |name: &str, opt: &Opt, default: u64| match opt {
+                    Opt::Const(Value::Nil) => Ok(default),
+                    opt => self.count_opt(id, name, opt).and_then(|k| {
                         if k > n {
                             let msg =
                                 format!("`:{name}` is {k} but the node has only {n} children");
