@@ -9,8 +9,8 @@
 //!   `:absent`: keys that must not be in the db;
 //! - `:halts`: the ids of the nodes halted, in order (none if left out);
 //! - `:ticked`: the ids of the nodes ticked, in order (not checked if left out);
-//! - `:launch`, `:cancel`, `:dropped`: exactly these requests or dropped
-//!   completions (none if left out).
+//! - `:launch`, `:cancel`, `:dropped`, `:warnings`: exactly these requests,
+//!   dropped completions or warnings (none if left out).
 //!
 //! The whole run is also snapshotted, so every change shows as a diff.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
@@ -50,7 +50,7 @@ fn check_tick(name: &str, n: usize, line: &Value, expect: &Value) {
         .unwrap_or_else(|| panic!("{at}: expectation is not a map"));
     for key in expect_map.keys() {
         let known = [
-            "status", "db", "absent", "halts", "ticked", "launch", "cancel", "dropped",
+            "status", "db", "absent", "halts", "ticked", "launch", "cancel", "dropped", "warnings",
         ];
         let k = key
             .as_keyword()
@@ -91,7 +91,7 @@ fn check_tick(name: &str, n: usize, line: &Value, expect: &Value) {
     if let Some(want) = expect.get(&kw("ticked")) {
         assert_eq!(ticked, want.as_seq().unwrap(), "{at}: ticked");
     }
-    for key in ["launch", "cancel", "dropped"] {
+    for key in ["launch", "cancel", "dropped", "warnings"] {
         assert_eq!(line.get(&kw(key)), expect.get(&kw(key)), "{at}: {key}");
     }
 }

@@ -26,6 +26,7 @@ that launches or cancels deferred actions (`:defer`) also has
 {:aido/results {node-id {:request n, :status :success, :result x}}}. A
 completion that answers no request in flight is not applied: the tick lists it
 under :dropped [{:node id, :reason :not-in-flight, :completion {...}} ...].
+A tick that noticed a likely mistake in the tree lists it under :warnings.
 
 options:
   --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
@@ -213,6 +214,7 @@ fn print_tick(
     let launches = tick.launches().to_vec();
     let cancels = tick.cancels().to_vec();
     let dropped: Vec<Value> = tick.dropped().iter().map(|d| d.to_value()).collect();
+    let warnings: Vec<Value> = tick.warnings().iter().map(|w| w.to_value()).collect();
     let trace = trace_value(tree, tick.trace());
     let Tick { db, status, .. } = tick;
     let db_key = Value::keyword("db");
@@ -236,6 +238,10 @@ fn print_tick(
     // Completions that answered no request in flight.
     if !dropped.is_empty() {
         line.insert(Value::keyword("dropped"), Value::Vector(dropped));
+    }
+    // What may be a mistake in the tree (a reactive selector's children taking turns).
+    if !warnings.is_empty() {
+        line.insert(Value::keyword("warnings"), Value::Vector(warnings));
     }
     if let Some(trace) = trace {
         line.insert(Value::keyword("trace"), trace);

@@ -6,8 +6,9 @@
 //! sequence, Running or Success for a selector) every later child that is
 //! still running from an earlier tick is halted. With `{:memory true}` they
 //! resume from the child that was running (SequenceWithMemory), keeping its
-//! index in node memory. Skipped children are passed over; a composite
-//! whose children were all skipped is skipped. Error always goes straight up.
+//! index in node memory. Skipped children are passed over; a sequence with
+//! a skipped child (and none failed or running) is Skipped, a selector only
+//! when every child was. Error always goes straight up.
 
 use crate::tick::{Engine, Status};
 use crate::tree::{CountMode, Opt, Parallel};
@@ -46,12 +47,15 @@ impl Engine<'_> {
     /// The loop shared by selectors and sequences; `MEMORY` picks the
     /// resuming variant (a constant, so the reactive one carries no trace of it).
     ///
-    /// A reactive composite that is still running keeps, in node memory
+    /// A reactive composite that is still running marks, in node memory
     /// (`{:done [nil :success ..]}`, run state), the children that were
     /// running after the last tick and have since finished with the status
-    /// that moves on: they are not ticked again until the composite finishes
-    /// or is halted, so a finished action is not started over. Children that
-    /// finish in the tick they are ticked (conditions) are checked every tick.
+    /// that moves on. A sequence does not tick a marked child again until it
+    /// finishes or is halted, so a finished action is not started over. A
+    /// selector ticks every child again (a higher-priority branch may take
+    /// over); a marked child that runs again while a later one was running
+    /// is reported (see [`crate::TickWarning`]). Children that finish in the
+    /// tick they are ticked (conditions) are checked every tick.
     ///
     /// Skipped children are passed over. A sequence with a skipped child and
     /// none that failed or runs is Skipped; a selector is Skipped only when
@@ -66,22 +70,35 @@ impl Engine<'_> {
         } else {
             (0, false)
         };
+        let sequence = flow.next == Status::Success;
         // Only a composite that was running can have kept children.
         let keeps = !MEMORY && self.was_running(id);
         let mut has_kept = keeps && self.memory(id).is_some();
         let mut all_skipped = true;
         for (i, &child) in kids.iter().enumerate().skip(start) {
+            let mut marked = false;
             if has_kept {
                 match self.kept_status(id, i, kids.len()) {
-                    Ok(Some(_)) => {
+                    // A sequence keeps its finished children's Success.
+                    Ok(Some(_)) if sequence => {
                         all_skipped = false;
                         continue;
                     }
+                    // A selector checks its children again every tick, so
+                    // that a higher-priority branch can take over; a mark
+                    // only says that this one ran and failed.
+                    Ok(Some(_)) => marked = true,
                     Ok(None) => {}
                     Err(status) => return status,
                 }
             }
             let status = self.tick(child);
+            if marked
+                && status == Status::Running
+                && let Err(status) = self.restarted(id, kids, i)
+            {
+                return status;
+            }
             if status == flow.next {
                 all_skipped = false;
                 if keeps && self.was_running(child) {
@@ -121,12 +138,45 @@ impl Engine<'_> {
         {
             return self.fail(id, e);
         }
-        let sequence = flow.next == Status::Success;
         if (all_skipped && start == 0) || (sequence && any_skipped) {
             Status::Skipped
         } else {
             flow.next
         }
+    }
+
+    /// Child `i` of reactive selector `id` ran and failed since the selector
+    /// began running, and runs again: its mark goes, and if a later child
+    /// was running (and is now halted) the tick reports it. Two long-running
+    /// children that take turns this way loop for ever.
+    #[cold]
+    #[inline(never)]
+    fn restarted(&mut self, id: u32, kids: &[u32], i: usize) -> Result<(), Status> {
+        let n = kids.len();
+        let mut done = self
+            .memory(id)
+            .and_then(|m| read_done(m, n))
+            .unwrap_or_else(|| vec![None; n]);
+        done[i] = None;
+        let state = done.iter().any(Option::is_some).then(|| done_value(&done));
+        if let Err(e) = self.set_memory(id, state) {
+            return Err(self.fail(id, e));
+        }
+        let tree = self.tree;
+        let halted: Vec<Value> = kids[i + 1..]
+            .iter()
+            .filter(|&&k| self.was_running(k))
+            .map(|&k| tree.nodes[k as usize].id.clone())
+            .collect();
+        if !halted.is_empty() {
+            let warning = crate::tick::TickWarning::RunningChildChanged {
+                node: tree.nodes[id as usize].id.clone(),
+                restarted: tree.nodes[kids[i] as usize].id.clone(),
+                halted,
+            };
+            self.long_state().warnings.push(warning);
+        }
+        Ok(())
     }
 
     /// Whether `node` ended the last tick Running.

@@ -101,6 +101,48 @@ impl DroppedResult {
     }
 }
 
+/// Something a tick noticed that may be a mistake in the tree; the tick
+/// goes on.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TickWarning {
+    /// A reactive selector ticked again a child that had run and failed
+    /// since the selector began running; it runs again, and the later
+    /// children that were running are halted. Two long-running children
+    /// that take turns this way loop for ever (BehaviorTree.CPP's "only a
+    /// single child can return RUNNING"); a higher-priority branch taking
+    /// over on purpose looks the same, so the tick is not stopped.
+    RunningChildChanged {
+        /// The selector's id.
+        node: Value,
+        /// The child that runs again.
+        restarted: Value,
+        /// The later children that were running, now halted.
+        halted: Vec<Value>,
+    },
+}
+
+impl TickWarning {
+    /// `{:warning :running-child-changed, :node id, :restarted id, :halted [id ..]}`.
+    pub fn to_value(&self) -> Value {
+        match self {
+            TickWarning::RunningChildChanged {
+                node,
+                restarted,
+                halted,
+            } => Value::map_from([
+                (
+                    Value::keyword("warning"),
+                    Value::keyword("running-child-changed"),
+                ),
+                (Value::keyword("node"), node.clone()),
+                (Value::keyword("restarted"), restarted.clone()),
+                (Value::keyword("halted"), Value::Vector(halted.clone())),
+            ]),
+        }
+    }
+}
+
 /// One event of a traced tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

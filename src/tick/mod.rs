@@ -19,7 +19,7 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{eval, panic_message};
-pub use halt::{DropReason, DroppedResult, Request, TraceEvent};
+pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -150,6 +150,7 @@ pub(crate) struct Extras {
     launches: Vec<Request>,
     cancels: Vec<Request>,
     dropped: Vec<DroppedResult>,
+    warnings: Vec<TickWarning>,
     trace: Vec<TraceEvent>,
     migration: Option<Box<Migration>>,
 }
@@ -172,6 +173,11 @@ impl Tick {
     /// `:aido/results` that is not a map (see [`DroppedResult`]).
     pub fn dropped(&self) -> &[DroppedResult] {
         self.extras.as_ref().map_or(&[], |e| &e.dropped)
+    }
+
+    /// What the tick noticed that may be a mistake in the tree (see [`TickWarning`]).
+    pub fn warnings(&self) -> &[TickWarning] {
+        self.extras.as_ref().map_or(&[], |e| &e.warnings)
     }
 
     /// What became of the db's state if it was last ticked with another
@@ -239,6 +245,11 @@ impl AgentTick {
     /// Completions dropped without being applied (see [`Tick::dropped`]).
     pub fn dropped(&self) -> &[DroppedResult] {
         self.extras.as_ref().map_or(&[], |e| &e.dropped)
+    }
+
+    /// What the tick noticed that may be a mistake in the tree (see [`Tick::warnings`]).
+    pub fn warnings(&self) -> &[TickWarning] {
+        self.extras.as_ref().map_or(&[], |e| &e.warnings)
     }
 
     /// The carrying over of the agent's db to this tree, if there was one
@@ -454,6 +465,7 @@ pub(crate) struct Long {
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
     pub(crate) dropped: Vec<DroppedResult>,
+    pub(crate) warnings: Vec<TickWarning>,
     pub(crate) trace: Option<Vec<TraceEvent>>,
 }
 
@@ -478,6 +490,7 @@ impl Long {
         long.launches.clear();
         long.cancels.clear();
         long.dropped.clear();
+        long.warnings.clear();
         long.trace = None;
         SPARE_LONG.set(Some(long));
     }
@@ -621,17 +634,20 @@ impl<'t> Engine<'t> {
             let launches = std::mem::take(&mut long.launches);
             let cancels = std::mem::take(&mut long.cancels);
             let dropped = std::mem::take(&mut long.dropped);
+            let warnings = std::mem::take(&mut long.warnings);
             let trace = long.trace.take().unwrap_or_default();
             Long::recycle(long);
             (!launches.is_empty()
                 || !cancels.is_empty()
                 || !dropped.is_empty()
+                || !warnings.is_empty()
                 || !trace.is_empty())
             .then(|| {
                 Box::new(Extras {
                     launches,
                     cancels,
                     dropped,
+                    warnings,
                     trace,
                     migration: None,
                 })
