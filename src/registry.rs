@@ -217,7 +217,7 @@ pub type TickFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Se
 /// A registered function: called with its evaluated arguments.
 pub type FunctionFn = dyn Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> + Send + Sync;
 /// A node type's halt hook: runs when a running node of that type is halted,
-/// before its node memory is cleared.
+/// before its run state is cleared.
 pub type HaltFn = dyn Fn(&mut NodeCtx<'_, '_>) + Send + Sync;
 /// A node type's lifecycle hook (see [`Lifecycle`]).
 pub type LifecycleFn = dyn Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync;
@@ -354,8 +354,10 @@ impl NodeType {
     }
 
     /// Sets the halt hook: it runs when a node of this type that returned
-    /// Running is halted (no longer reached, or interrupted), before the
-    /// node's memory is cleared. It may change the db; it cannot tick children.
+    /// Running is halted (no longer reached, a precondition fired, or the
+    /// runner was reset or destroyed), before the node's memory is cleared
+    /// (unless it is persistent: see [`NodeType::persistent_memory`]). It may
+    /// change the db; it cannot tick children.
     pub fn on_halt(mut self, f: impl Fn(&mut NodeCtx<'_, '_>) + Send + Sync + 'static) -> NodeType {
         self.halt = Some(Arc::new(f));
         self

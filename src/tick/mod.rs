@@ -37,8 +37,9 @@ pub enum Status {
     /// Something is wrong with the tree or the db: goes straight to the root.
     Error,
     /// The node was not ticked: a precondition (`:aido/skip-if`) said so.
-    /// Sequences and selectors go on to the next child; a composite whose
-    /// children were all skipped is skipped itself.
+    /// Sequences and selectors go on to the next child. A sequence with a
+    /// skipped child and none that failed or runs is skipped itself; a
+    /// selector or parallel only when all its children were.
     Skipped,
     /// Not a result: the state of a node that is not running. A user node
     /// type that returns it breaks the protocol, and the tick ends in Error.
@@ -327,9 +328,10 @@ fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
     outcome.into_tick(map)
 }
 
-/// Halts every node of `tree` that the db says is running, as pausing or
-/// stopping a tree does: halt hooks run, cancel requests for deferred actions
-/// are emitted, and the node memory of the halted subtrees is cleared. The
+/// Halts every node of `tree` that the db says is running, as resetting or
+/// destroying a tree does: halt hooks run, cancel requests for deferred
+/// actions are emitted, and the run state of the halted subtrees is cleared
+/// (persistent state stays; see [`crate::NodeType::persistent_memory`]). The
 /// returned tick's status is Success (Error if a halt hook failed); its trace
 /// lists the halts.
 pub fn interrupt(db: Value, tree: &Tree) -> Tick {
