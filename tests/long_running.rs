@@ -1141,3 +1141,41 @@ fn tick_all_hands_back_every_agents_requests_and_errors() {
     assert_eq!(cancels, running);
     assert!(ticks.iter().all(|t| t.status == Status::Success));
 }
+
+#[test]
+fn a_completion_waiting_across_a_reload_is_applied_by_the_next_tick() {
+    let old = tree(
+        "[:sequence [:inc! {:key :n}] [:defer {:id :ask :action :x/ask}] [:t/async {:id :gone :name :gone}]]",
+    );
+    let new = tree("[:sequence [:inc! {:key :n}] [:defer {:id :ask :action :x/ask}]]");
+    let mut d = traced(db("{}"), &old).db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1, :status :success}}"),
+    );
+    // The reload halts nothing that the completion answers, and keeps it.
+    let (d, _) = aido::migrate(d, &old, &new);
+    assert_eq!(
+        get(&d, "aido/results"),
+        Some(db("{:ask {:request 1, :status :success}}"))
+    );
+    let tick = traced(d, &new);
+    assert_eq!(tick.status, Status::Success);
+    assert!(tick.dropped().is_empty());
+    // `interrupt` leaves completions alone too: the next tick drops this one,
+    // whose request was cancelled.
+    let mut d = traced(db("{}"), &new).db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 2, :status :success}}"),
+    );
+    let halted = aido::interrupt(d, &new);
+    assert_eq!(halted.cancels().len(), 1);
+    assert!(get(&halted.db, "aido/results").is_some());
+    let tick = traced(halted.db, &new);
+    assert_eq!(tick.dropped().len(), 1);
+    assert_eq!(tick.dropped()[0].reason, aido::DropReason::NotInFlight);
+    assert_eq!(tick.launches().len(), 1, "a fresh request");
+}

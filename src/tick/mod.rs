@@ -331,7 +331,8 @@ fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
 /// Halts every node of `tree` that the db says is running, as resetting or
 /// destroying a tree does: halt hooks run, cancel requests for deferred
 /// actions are emitted, and the run state of the halted subtrees is cleared
-/// (persistent state stays; see [`crate::NodeType::persistent_memory`]). The
+/// (persistent state stays; see [`crate::NodeType::persistent_memory`]).
+/// Completions under `:aido/results` are left as they are. The
 /// returned tick's status is Success (Error if a halt hook failed); its trace
 /// lists the halts.
 pub fn interrupt(db: Value, tree: &Tree) -> Tick {
@@ -346,6 +347,8 @@ pub fn interrupt(db: Value, tree: &Tree) -> Tick {
     let outcome = {
         let mut engine = Engine::new(tree, &mut map, &options);
         engine.prepare(&options);
+        // No node is ticked: completions wait for the tick that can take them.
+        engine.results_maybe = false;
         engine.sweep();
         engine.finish(Status::Success, &options)
     };
