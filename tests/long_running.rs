@@ -1179,3 +1179,18 @@ fn a_completion_waiting_across_a_reload_is_applied_by_the_next_tick() {
     assert_eq!(tick.dropped()[0].reason, aido::DropReason::NotInFlight);
     assert_eq!(tick.launches().len(), 1, "a fresh request");
 }
+
+#[test]
+fn a_request_counter_that_is_not_a_count_is_an_error_at_the_defer() {
+    let t = tree("[:defer {:id :ask :action :x/ask}]");
+    for bad in ["{:aido/requests \"7\"}", "{:aido/requests -1}"] {
+        let tick = traced(db(bad), &t);
+        assert_eq!(tick.status, Status::Error, "{bad}");
+        assert!(tick.launches().is_empty());
+        assert_eq!(tick.error.unwrap().node, Value::keyword("ask"));
+    }
+    // Ids go on from the counter.
+    let tick = traced(db("{:aido/requests 41}"), &t);
+    assert_eq!(tick.launches()[0].request, 42);
+    assert_eq!(get(&tick.db, "aido/requests"), Some(Value::Int(42)));
+}
