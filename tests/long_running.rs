@@ -1194,3 +1194,51 @@ fn a_request_counter_that_is_not_a_count_is_an_error_at_the_defer() {
     assert_eq!(tick.launches()[0].request, 42);
     assert_eq!(get(&tick.db, "aido/requests"), Some(Value::Int(42)));
 }
+
+#[test]
+fn migration_moves_kept_children_and_running_picks_with_their_children() {
+    let memory_of = |d: &Value, id: &str| {
+        d.get_in(&[Value::keyword("aido/memory"), Value::keyword(id)])
+            .cloned()
+    };
+    // A sequence keeps :w1's Success; a child inserted before it shifts it.
+    let old = tree("[:sequence {:id :seq} [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 2}]]");
+    let new = tree(
+        "[:sequence {:id :seq} [:success {:id :ok}] [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 2}]]",
+    );
+    let mut d = db("{}");
+    for _ in 0..2 {
+        d = traced(d, &old).db;
+    }
+    assert_eq!(memory_of(&d, "seq"), Some(db("{:done [:success nil]}")));
+    let (d, _) = aido::migrate(d, &old, &new);
+    assert_eq!(memory_of(&d, "seq"), Some(db("{:done [nil :success nil]}")));
+    let tick = traced(d, &new);
+    assert_eq!(
+        trace_text(&new, &tick),
+        ["ok:success", "w2:running", "seq:running"]
+    );
+    // A random decider's running pick follows its child.
+    let old = tree("[:choose {:id :c} [:wait {:id :a :ticks 3}] [:wait {:id :b :ticks 3}]]");
+    let new = tree(
+        "[:choose {:id :c} [:success {:id :new}] [:wait {:id :a :ticks 3}] [:wait {:id :b :ticks 3}]]",
+    );
+    let d = traced(db("{:aido/seed 1}"), &old).db;
+    let picked = memory_of(&d, "c").unwrap();
+    let i = picked
+        .get(&Value::keyword("running"))
+        .unwrap()
+        .as_int()
+        .unwrap();
+    let (d, _) = aido::migrate(d, &old, &new);
+    assert_eq!(
+        memory_of(&d, "c"),
+        Some(db(&format!("{{:running {}}}", i + 1)))
+    );
+    let tick = traced(d, &new);
+    let child = if i == 0 { "a" } else { "b" };
+    assert_eq!(
+        trace_text(&new, &tick),
+        [format!("{child}:running"), "c:running".to_owned()]
+    );
+}
