@@ -43,7 +43,9 @@ impl Engine<'_> {
     fn tick_pick(&mut self, id: u32, kids: &[u32], i: usize) -> Status {
         let status = self.tick(kids[i]);
         let pick = (status == Status::Running).then_some(i);
+        // Only a decider that was running can have a pick to forget.
         if status != Status::Error
+            && (pick.is_some() || self.was_running(id))
             && let Err(e) = self.set_running_child(id, pick)
         {
             return self.fail(id, e);
