@@ -71,13 +71,18 @@ impl Engine<'_> {
             (0, false)
         };
         let sequence = flow.next == Status::Success;
-        // Only a composite that was running can have kept children.
+        // Only a composite that was running can have marked children, and
+        // only a child that can run (not plain) and did not run in the last
+        // tick can be marked: the look-up in node memory is made for those
+        // alone, so a composite whose running child goes on pays nothing.
         let keeps = !MEMORY && self.was_running(id);
-        let mut has_kept = keeps && self.memory(id).is_some();
+        let tree = self.tree;
         let mut all_skipped = true;
         for (i, &child) in kids.iter().enumerate().skip(start) {
+            let can_run = keeps && !tree.nodes[child as usize].plain;
+            let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
-            if has_kept {
+            if can_run && !child_was_running {
                 match self.kept_status(id, i, kids.len()) {
                     // A sequence keeps its finished children's Success.
                     Ok(Some(_)) if sequence => {
@@ -101,11 +106,8 @@ impl Engine<'_> {
             }
             if status == flow.next {
                 all_skipped = false;
-                if keeps && self.was_running(child) {
-                    if let Err(e) = self.keep_done(id, i, kids.len(), flow.next) {
-                        return self.fail(id, e);
-                    }
-                    has_kept = true;
+                if child_was_running && let Err(e) = self.keep_done(id, i, kids.len(), flow.next) {
+                    return self.fail(id, e);
                 }
                 continue;
             }
@@ -124,7 +126,8 @@ impl Engine<'_> {
                 }
                 decided => {
                     self.halt_children_after(kids, i);
-                    if (MEMORY || has_kept)
+                    // Finished: its marks go (resetAllChildren).
+                    if (MEMORY || keeps)
                         && let Err(e) = self.set_memory(id, None)
                     {
                         return self.fail(id, e);
@@ -133,7 +136,7 @@ impl Engine<'_> {
                 }
             }
         }
-        if ((MEMORY && start > 0) || has_kept)
+        if ((MEMORY && start > 0) || keeps)
             && let Err(e) = self.set_memory(id, None)
         {
             return self.fail(id, e);
