@@ -73,16 +73,17 @@ impl Engine<'_> {
         let sequence = flow.next == Status::Success;
         // Only a composite that was running can have marked children, and
         // only a child that can run (not plain) and did not run in the last
-        // tick can be marked: the look-up in node memory is made for those
-        // alone, so a composite whose running child goes on pays nothing.
-        let keeps = !MEMORY && self.was_running(id);
+        // tick can be marked: node memory is looked at for those alone, and
+        // whether the composite was running is worked out only when a child
+        // needs it, so a composite whose running child goes on pays little.
+        let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
         for (i, &child) in kids.iter().enumerate().skip(start) {
-            let can_run = keeps && !tree.nodes[child as usize].plain;
+            let can_run = !MEMORY && !tree.nodes[child as usize].plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
-            if can_run && !child_was_running {
+            if can_run && !child_was_running && *keeps.get_or_insert_with(|| self.was_running(id)) {
                 match self.kept_status(id, i, kids.len()) {
                     // A sequence keeps its finished children's Success.
                     Ok(Some(_)) if sequence => {
@@ -106,7 +107,10 @@ impl Engine<'_> {
             }
             if status == flow.next {
                 all_skipped = false;
-                if child_was_running && let Err(e) = self.keep_done(id, i, kids.len(), flow.next) {
+                if child_was_running
+                    && *keeps.get_or_insert_with(|| self.was_running(id))
+                    && let Err(e) = self.keep_done(id, i, kids.len(), flow.next)
+                {
                     return self.fail(id, e);
                 }
                 continue;
@@ -127,7 +131,7 @@ impl Engine<'_> {
                 decided => {
                     self.halt_children_after(kids, i);
                     // Finished: its marks go (resetAllChildren).
-                    if (MEMORY || keeps)
+                    if (MEMORY || self.marks_maybe(id, keeps))
                         && let Err(e) = self.set_memory(id, None)
                     {
                         return self.fail(id, e);
@@ -136,7 +140,7 @@ impl Engine<'_> {
                 }
             }
         }
-        if ((MEMORY && start > 0) || keeps)
+        if ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
             && let Err(e) = self.set_memory(id, None)
         {
             return self.fail(id, e);
@@ -180,6 +184,13 @@ impl Engine<'_> {
             self.long_state().warnings.push(warning);
         }
         Ok(())
+    }
+
+    /// Whether reactive composite `id` may have marks to clear: it was
+    /// running (`keeps`, if already worked out).
+    #[inline]
+    fn marks_maybe(&self, id: u32, keeps: Option<bool>) -> bool {
+        keeps.unwrap_or_else(|| self.was_running(id))
     }
 
     /// Whether `node` ended the last tick Running.

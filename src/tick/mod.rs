@@ -636,27 +636,25 @@ impl<'t> Engine<'t> {
             ..
         } = self;
         let extras = long.and_then(|mut long| {
-            let launches = std::mem::take(&mut long.launches);
-            let cancels = std::mem::take(&mut long.cancels);
-            let dropped = std::mem::take(&mut long.dropped);
-            let warnings = std::mem::take(&mut long.warnings);
+            // Most ticks produce nothing: then nothing is moved out.
             let trace = long.trace.take().unwrap_or_default();
-            Long::recycle(long);
-            (!launches.is_empty()
-                || !cancels.is_empty()
-                || !dropped.is_empty()
-                || !warnings.is_empty()
-                || !trace.is_empty())
-            .then(|| {
+            let any = !long.launches.is_empty()
+                || !long.cancels.is_empty()
+                || !long.dropped.is_empty()
+                || !long.warnings.is_empty()
+                || !trace.is_empty();
+            let extras = any.then(|| {
                 Box::new(Extras {
-                    launches,
-                    cancels,
-                    dropped,
-                    warnings,
+                    launches: std::mem::take(&mut long.launches),
+                    cancels: std::mem::take(&mut long.cancels),
+                    dropped: std::mem::take(&mut long.dropped),
+                    warnings: std::mem::take(&mut long.warnings),
                     trace,
                     migration: None,
                 })
-            })
+            });
+            Long::recycle(long);
+            extras
         });
         let extras = match migration {
             None => extras,
