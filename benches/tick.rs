@@ -12,7 +12,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aido::{Registry, Status, Tree, Value, compile_str, read_value, run_tick, tick_all_into};
+use aido::{
+    AgentTick, Registry, Status, Tree, Value, compile_str, read_value, run_tick, tick_all_into,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use common::{NPC, NPC_DB, count_nodes, large_tree};
@@ -109,7 +111,7 @@ fn tick_all(c: &mut Criterion) {
     let npc = compile("npc.edn", NPC);
     let (npc_db, _) = settle(&npc, read_value(NPC_DB).unwrap(), 1_000, 1);
     let mut dbs = vec![npc_db; AGENTS];
-    let mut statuses = vec![Status::Success; AGENTS];
+    let mut statuses = vec![AgentTick::default(); AGENTS];
     let one_thread = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::tick::{Status, run_tick};
+use crate::tick::{AgentTick, run_tick};
 use crate::tree::Tree;
 use crate::value::Value;
 
@@ -12,7 +12,10 @@ use crate::value::Value;
 const CHUNK: usize = 64;
 
 /// Ticks every agent's db once against the shared `tree`, in parallel across
-/// the cores of rayon's global pool, and returns each agent's status.
+/// the cores of rayon's global pool, and returns what each agent's tick
+/// produced besides its db: its status and error, and the launch and cancel
+/// requests of its deferred actions (and any completions it dropped), so
+/// that a host can hand every agent's requests to the systems that do the work.
 ///
 /// Each agent's tick reads and writes only its own db, so the results are the
 /// same whatever the number of threads, and the same as ticking the agents one
@@ -21,26 +24,27 @@ const CHUNK: usize = 64;
 /// ```
 /// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
 /// let mut agents = vec![aido::Value::map(); 1000];
-/// let statuses = aido::tick_all(&tree, &mut agents);
-/// assert!(statuses.iter().all(|s| *s == aido::Status::Success));
+/// let ticks = aido::tick_all(&tree, &mut agents);
+/// assert!(ticks.iter().all(|t| t.status == aido::Status::Success && t.launches().is_empty()));
 /// assert_eq!(agents[999].to_string(), "{:n 1}");
 /// ```
-pub fn tick_all(tree: &Tree, dbs: &mut [Value]) -> Vec<Status> {
-    let mut statuses = vec![Status::Success; dbs.len()];
-    tick_all_into(tree, dbs, &mut statuses);
-    statuses
+pub fn tick_all(tree: &Tree, dbs: &mut [Value]) -> Vec<AgentTick> {
+    let mut ticks = vec![AgentTick::default(); dbs.len()];
+    tick_all_into(tree, dbs, &mut ticks);
+    ticks
 }
 
-/// Like [`tick_all`], writing the statuses into `statuses` (which must be as
-/// long as `dbs`; extra entries on either side are left alone). Allocates nothing.
-pub fn tick_all_into(tree: &Tree, dbs: &mut [Value], statuses: &mut [Status]) {
+/// Like [`tick_all`], writing each agent's [`AgentTick`] into `ticks` (which
+/// must be as long as `dbs`; extra entries on either side are left alone).
+/// Allocates nothing for agents whose ticks make no requests.
+pub fn tick_all_into(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
     dbs.par_chunks_mut(CHUNK)
-        .zip(statuses.par_chunks_mut(CHUNK))
-        .for_each(|(dbs, statuses)| {
-            for (db, status) in dbs.iter_mut().zip(statuses.iter_mut()) {
-                let tick = run_tick(std::mem::take(db), tree);
-                *db = tick.db;
-                *status = tick.status;
+        .zip(ticks.par_chunks_mut(CHUNK))
+        .for_each(|(dbs, ticks)| {
+            for (db, slot) in dbs.iter_mut().zip(ticks.iter_mut()) {
+                let (new_db, tick) = run_tick(std::mem::take(db), tree).split();
+                *db = new_db;
+                *slot = tick;
             }
         });
 }

@@ -94,6 +94,7 @@ pub use registry::{
 };
 pub use runner::{NodeProperties, PlayMode, Properties, Runner, RunnerError, TreeStatus};
 pub use source::{LineCol, Source, Span, Spans};
+pub use tick::{AgentTick, DropReason, DroppedResult, TickWarning};
 pub use tick::{
     DEFAULT_STEP_BUDGET, FnCtx, NodeCtx, Request, Status, Tick, TickError, TickOptions, TraceEvent,
     interrupt, run_tick, run_tick_with, run_tick_with_options,

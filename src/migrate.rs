@@ -6,8 +6,9 @@
 //! state of nodes that are gone or changed type is dropped, and running
 //! nodes that are gone are halted on the old tree (halt hooks, cancel
 //! requests). Memory that names children by position (a memory composite's
-//! `{:index i}`, a policy parallel's `{:done [..]}`, `:choose-each`'s
-//! `{:pool [..]}`) is rewritten to name the same children in the new tree.
+//! `{:index i}`, a policy parallel's or a running reactive composite's
+//! `{:done [..]}`, `:choose-each`'s `{:pool [..]}`, a random decider's
+//! `{:running i}`) is rewritten to name the same children in the new tree.
 
 use crate::tick::{Request, interrupt};
 use crate::tree::{Kind, Tree};
@@ -356,40 +357,61 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
                 // At the first child: the default, which is not stored.
                 return Some(Value::Nil);
             }
-            Some(Value::map_from([(
-                Value::Keyword(kw::INDEX),
-                Value::Int(j as i64),
-            )]))
+            let mut m = state.as_map()?.clone();
+            m.insert(Value::Keyword(kw::INDEX), Value::Int(j as i64));
+            Some(Value::Map(Box::new(m)))
         }
-        Kind::Parallel(_) => match state.get(&Value::Keyword(kw::DONE)) {
-            Some(Value::Vector(done)) => {
-                let mut out = vec![Value::Nil; new_kids.len()];
-                for (i, d) in done.iter().enumerate() {
-                    if let Some(j) = position(i) {
-                        out[j] = d.clone();
+        Kind::Parallel(_) | Kind::Selector { .. } | Kind::Sequence { .. } => {
+            match state.get(&Value::Keyword(kw::DONE)) {
+                Some(Value::Vector(done)) => {
+                    let mut out = vec![Value::Nil; new_kids.len()];
+                    for (i, d) in done.iter().enumerate() {
+                        if let Some(j) = position(i) {
+                            out[j] = d.clone();
+                        }
                     }
+                    let mut m = state.as_map()?.clone();
+                    m.insert(Value::Keyword(kw::DONE), Value::Vector(out));
+                    Some(Value::Map(Box::new(m)))
                 }
-                let mut m = state.as_map()?.clone();
-                m.insert(Value::Keyword(kw::DONE), Value::Vector(out));
-                Some(Value::Map(Box::new(m)))
+                _ => Some(state.clone()),
             }
-            _ => Some(state.clone()),
-        },
-        Kind::ChooseEach { .. } => match state.get(&Value::Keyword(kw::POOL)) {
-            Some(Value::Vector(pool)) => {
-                let moved = pool
-                    .iter()
-                    .filter_map(|i| position(usize::try_from(i.as_int()?).ok()?))
-                    .map(|j| Value::Int(j as i64))
-                    .collect();
-                let mut m = state.as_map()?.clone();
-                m.insert(Value::Keyword(kw::POOL), Value::Vector(moved));
-                Some(Value::Map(Box::new(m)))
+        }
+        Kind::ChooseEach { .. } => {
+            let state = follow_running_child(state, position)?;
+            match state.get(&Value::Keyword(kw::POOL)) {
+                Some(Value::Vector(pool)) => {
+                    let moved = pool
+                        .iter()
+                        .filter_map(|i| position(usize::try_from(i.as_int()?).ok()?))
+                        .map(|j| Value::Int(j as i64))
+                        .collect();
+                    let mut m = state.as_map()?.clone();
+                    m.insert(Value::Keyword(kw::POOL), Value::Vector(moved));
+                    Some(Value::Map(Box::new(m)))
+                }
+                _ => Some(state),
             }
-            _ => Some(state.clone()),
-        },
+        }
+        Kind::Choose
+        | Kind::Randomly { .. }
+        | Kind::SelectorP { .. }
+        | Kind::WeightedChoice { .. } => follow_running_child(state, position),
         _ => Some(state.clone()),
     }
+}
+
+/// A random decider's memory with its running child (`{:running i}`) moved
+/// to where that child is now; `None` if the child is gone.
+fn follow_running_child(state: &Value, position: impl Fn(usize) -> Option<usize>) -> Option<Value> {
+    let key = Value::Keyword(kw::RUNNING_CHILD);
+    let Some(i) = state.get(&key) else {
+        return Some(state.clone());
+    };
+    let j = position(usize::try_from(i.as_int()?).ok()?)?;
+    let mut m = state.as_map()?.clone();
+    m.insert(key, Value::Int(j as i64));
+    Some(Value::Map(Box::new(m)))
 }
 
 /// Carries `db` over to `tree` when the tree it was last ticked with is not
@@ -432,6 +454,7 @@ pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
                 .is_some_and(|n| match &tree.nodes[n.index()].kind {
                     Kind::Wait { .. } => has(kw::TICKS),
                     Kind::Defer { .. } => has(kw::LAUNCHED),
+                    Kind::Loop { .. } | Kind::LoopUntilSuccess { .. } => has(kw::ITERATION),
                     Kind::Custom { .. } => true,
                     _ => false,
                 });

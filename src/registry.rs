@@ -219,7 +219,7 @@ pub type TickFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Se
 /// A registered function: called with its evaluated arguments.
 pub type FunctionFn = dyn Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> + Send + Sync;
 /// A node type's halt hook: runs when a running node of that type is halted,
-/// before its node memory is cleared.
+/// before its run state is cleared.
 pub type HaltFn = dyn Fn(&mut NodeCtx<'_, '_>) + Send + Sync;
 /// A node type's lifecycle hook (see [`Lifecycle`]).
 pub type LifecycleFn = dyn Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync;
@@ -264,6 +264,9 @@ pub struct NodeType {
     pub(crate) doc: Option<Arc<str>>,
     /// Declared in a node model: known to the compiler, without behaviour.
     pub(crate) declared: bool,
+    /// Whether the node's memory is persistent state, kept when it is halted
+    /// (else run state, cleared by a halt).
+    pub(crate) persistent: bool,
 }
 
 impl fmt::Debug for NodeType {
@@ -290,6 +293,7 @@ impl NodeType {
             lifecycle: None,
             doc: None,
             declared: false,
+            persistent: false,
         }
     }
 
@@ -317,6 +321,7 @@ impl NodeType {
             lifecycle: None,
             doc: None,
             declared: false,
+            persistent: false,
         }
     }
 
@@ -365,8 +370,10 @@ impl NodeType {
     }
 
     /// Sets the halt hook: it runs when a node of this type that returned
-    /// Running is halted (no longer reached, or interrupted), before the
-    /// node's memory is cleared. It may change the db; it cannot tick children.
+    /// Running is halted (no longer reached, a precondition fired, or the
+    /// runner was reset or destroyed), before the node's memory is cleared
+    /// (unless it is persistent: see [`NodeType::persistent_memory`]). It may
+    /// change the db; it cannot tick children.
     pub fn on_halt(mut self, f: impl Fn(&mut NodeCtx<'_, '_>) + Send + Sync + 'static) -> NodeType {
         self.halt = Some(Arc::new(f));
         self
@@ -379,6 +386,28 @@ impl NodeType {
         f: impl Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync + 'static,
     ) -> NodeType {
         self.lifecycle = Some(Arc::new(f));
+        self
+    }
+
+    /// Declares what kind of state the node's memory is. Run state (the
+    /// default: a step in progress, a running child) is cleared when the
+    /// node is halted, so that it starts afresh when reached again;
+    /// persistent state (`true`: a cooldown, a run-once mark, choices
+    /// already made) survives a halt. [`Runner::reset`](crate::Runner::reset)
+    /// clears both.
+    ///
+    /// ```
+    /// use aido::{NodeType, Status, Value};
+    /// // Counts its visits across halts.
+    /// let visits = NodeType::new("visits!").persistent_memory(true).tick(|ctx| {
+    ///     let n = ctx.memory().and_then(|m| m.as_int()).unwrap_or(0);
+    ///     ctx.set_memory(Some(Value::Int(n + 1)))?;
+    ///     Ok(Status::Running)
+    /// });
+    /// assert_eq!(visits.name().as_str(), "visits!");
+    /// ```
+    pub fn persistent_memory(mut self, persistent: bool) -> NodeType {
+        self.persistent = persistent;
         self
     }
 

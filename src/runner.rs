@@ -4,11 +4,18 @@
 //!
 //! One loop is one tick. A *report* is a tick that ends in Success or
 //! Failure; a *notify* is a tick that ends Running (notify executing) or an
-//! interrupt of a tree that had running nodes (notify interrupt). Pausing,
-//! stopping, resetting or destroying a tree with running nodes interrupts
-//! them: they are halted as if no longer reached (halt hooks, cancel
-//! requests, node memory cleared). Then every node type's lifecycle hook
-//! runs for each of its nodes, in depth-first order.
+//! interrupt (notify interrupt): pausing, stopping, resetting or destroying
+//! a tree that is executing (played or resumed, its last tick Running).
+//! The same operation on a paused, stopped, reported or reset tree
+//! interrupts nothing.
+//!
+//! Pause and stop keep the tree's progress: the running set and all node
+//! memory stay in the db, no halt hook runs and no cancel request is made,
+//! and resume (or play) goes on from the interrupted nodes. Reset and
+//! destroy halt the running nodes (halt hooks, cancel requests) and clear
+//! all node memory, persistent state included. Each operation then runs
+//! every node type's lifecycle hook for each of its nodes, in depth-first
+//! order.
 
 use std::fmt;
 use std::sync::Arc;
@@ -52,11 +59,13 @@ pub enum PlayMode {
     StopByReportSuccessLoopCount,
     /// Ticks that end in Failure.
     StopByReportFailureLoopCount,
-    /// Ticks that end Running, and interrupts of a tree with running nodes.
+    /// Ticks that end Running, and interrupts of an executing tree.
     StopByNotifyLoopCount,
     /// Ticks that end Running.
     StopByNotifyExecutingLoopCount,
-    /// Interrupts (pause, stop, reset, destroy) of a tree with running nodes.
+    /// Interrupts: pausing, stopping, resetting or destroying an executing
+    /// tree (played or resumed, its last tick Running). Operating on a
+    /// paused or stopped tree again interrupts nothing.
     StopByNotifyInterruptLoopCount,
 }
 
@@ -259,7 +268,6 @@ impl Runner {
         }
         // An interrupt may have reached the target while the tree was paused.
         if self.accumulated >= self.target {
-            self.halt_all();
             self.hooks(Lifecycle::Stop);
             self.status = TreeStatus::Stopped;
             return Ok(None);
@@ -283,20 +291,22 @@ impl Runner {
         self.status = TreeStatus::Executing;
         self.count(Event::Ticked(tick.status));
         if self.accumulated >= self.target {
-            self.halt_all();
+            // Stopped with its progress kept, as `stop` does.
             self.hooks(Lifecycle::Stop);
             self.status = TreeStatus::Stopped;
         }
         Ok(Some(tick))
     }
 
-    /// Pauses: interrupts running nodes, then [`Lifecycle::Pause`] hooks.
-    pub fn pause(&mut self) -> Result<Tick, RunnerError> {
+    /// Pauses, keeping the tree's progress (running nodes, node memory,
+    /// deferred actions in flight): only the [`Lifecycle::Pause`] hooks run.
+    /// [`Runner::resume`] goes on from where the tree was.
+    pub fn pause(&mut self) -> Result<(), RunnerError> {
         self.alive()?;
-        let tick = self.interrupt();
+        self.count_interrupt();
         self.hooks(Lifecycle::Pause);
         self.status = TreeStatus::Paused;
-        Ok(tick)
+        Ok(())
     }
 
     /// Resumes a paused tree with its remaining loop count.
@@ -308,39 +318,54 @@ impl Runner {
         Ok(())
     }
 
-    /// Stops: interrupts running nodes, then [`Lifecycle::Stop`] hooks.
-    pub fn stop(&mut self) -> Result<Tick, RunnerError> {
+    /// Stops, keeping the tree's progress as [`Runner::pause`] does: only
+    /// the [`Lifecycle::Stop`] hooks run. [`Runner::play`] goes on from the
+    /// interrupted nodes with a new loop count.
+    pub fn stop(&mut self) -> Result<(), RunnerError> {
         self.alive()?;
-        let tick = self.interrupt();
+        self.count_interrupt();
         self.hooks(Lifecycle::Stop);
         self.status = TreeStatus::Stopped;
-        Ok(tick)
+        Ok(())
     }
 
-    /// Resets: interrupts running nodes, runs [`Lifecycle::Reset`] hooks,
-    /// then clears all node memory and the loop count.
+    /// Resets: halts the running nodes (halt hooks, cancel requests), runs
+    /// the [`Lifecycle::Reset`] hooks, then clears all node memory
+    /// (persistent state too), pending completions and the loop count. The
+    /// request counter `:aido/requests` stays, so request ids stay unique.
+    /// The returned tick lists the halts and cancels.
     pub fn reset(&mut self) -> Result<Tick, RunnerError> {
         self.alive()?;
-        let tick = self.interrupt();
+        self.count_interrupt();
+        let tick = self.halt_all();
         self.hooks(Lifecycle::Reset);
-        if let Some(db) = self.db.as_map_mut() {
-            db.shift_remove(&Value::Keyword(kw::MEMORY));
-            db.shift_remove(&Value::Keyword(kw::RESULTS));
-        }
+        self.clear_state();
         self.accumulated = 0;
         self.last_status.iter_mut().for_each(|s| *s = None);
         self.status = TreeStatus::Reset;
         Ok(tick)
     }
 
-    /// Destroys: interrupts running nodes, then [`Lifecycle::Destruct`]
-    /// hooks. The db is kept (see [`Runner::db`]).
+    /// Destroys: halts the running nodes (halt hooks, cancel requests),
+    /// runs the [`Lifecycle::Destruct`] hooks, then clears all node memory
+    /// as [`Runner::reset`] does. The rest of the db is kept (see
+    /// [`Runner::db`]).
     pub fn destroy(&mut self) -> Result<Tick, RunnerError> {
         self.alive()?;
-        let tick = self.interrupt();
+        self.count_interrupt();
+        let tick = self.halt_all();
         self.hooks(Lifecycle::Destruct);
+        self.clear_state();
         self.status = TreeStatus::Destructed;
         Ok(tick)
+    }
+
+    /// Removes all node memory and pending completions.
+    fn clear_state(&mut self) {
+        if let Some(db) = self.db.as_map_mut() {
+            db.shift_remove(&Value::Keyword(kw::MEMORY));
+            db.shift_remove(&Value::Keyword(kw::RESULTS));
+        }
     }
 
     /// The tree's lifecycle status.
@@ -442,14 +467,17 @@ impl Runner {
         }
     }
 
-    /// Halts all running nodes; counts an interrupt if there were any.
-    fn interrupt(&mut self) -> Tick {
-        let was_running = self.db.get(&Value::Keyword(kw::RUNNING)).is_some();
-        let tick = self.halt_all();
-        if was_running && self.status != TreeStatus::Stopped {
+    /// Counts an interrupt if the tree is executing: played or resumed,
+    /// with nodes that ended the last tick Running. A paused, stopped,
+    /// reported or reset tree has nothing to interrupt.
+    fn count_interrupt(&mut self) {
+        let executing = matches!(
+            self.status,
+            TreeStatus::Played | TreeStatus::Resumed | TreeStatus::Executing
+        );
+        if executing && self.db.get(&Value::Keyword(kw::RUNNING)).is_some() {
             self.count(Event::Interrupted);
         }
-        tick
     }
 
     fn halt_all(&mut self) -> Tick {

@@ -297,6 +297,11 @@ pub(crate) enum Parallel {
         success: Option<u64>,
         failure: Option<u64>,
     },
+    /// Thresholds of which one or both are dynamic (`[:aido/db ..]`),
+    /// resolved each time the parallel is ticked; one not given is the
+    /// constant nil. (Boxed, so that the rare case leaves the layout of the
+    /// node table as it is.)
+    DynamicThresholds(Box<[Opt; 2]>),
 }
 
 /// One node of a compiled tree.

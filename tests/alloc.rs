@@ -162,7 +162,7 @@ fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
         let statuses = aido::tick_all(&tree, &mut batch);
         for (db, status) in one_by_one.iter_mut().zip(&statuses) {
             let tick = run_tick(std::mem::take(db), &tree);
-            assert_eq!(tick.status, *status);
+            assert_eq!(tick.status, status.status);
             *db = tick.db;
         }
     }

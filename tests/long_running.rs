@@ -60,6 +60,19 @@ fn registry() -> Registry {
     .unwrap();
     r.node_type(NodeType::new("t/idle").tick(|_| Ok(Status::Idle)))
         .unwrap();
+    r.node_type(
+        NodeType::new("t/switch")
+            .children(aido::Arity::AtLeast(1))
+            .tick(|ctx| {
+                let which = ctx
+                    .db()
+                    .get(&Value::keyword("which"))
+                    .and_then(Value::as_int)
+                    .unwrap_or(0);
+                Ok(ctx.tick_child(which as usize))
+            }),
+    )
+    .unwrap();
     r
 }
 
@@ -238,15 +251,16 @@ fn a_higher_priority_branch_taking_over_halts_the_running_one() {
 
 #[test]
 fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
-    // :randomly takes its first child with p = [:aido/db :p]; switching p
-    // moves to the other child: nothing reactive halts the first, the
-    // end-of-tick sweep does, deepest first, and clears the subtree's memory.
+    // :t/switch ticks the child that `:which` names; switching it moves to
+    // the other child: nothing reactive halts the first, the end-of-tick
+    // sweep does, deepest first, and clears the subtree's run state (the
+    // choose-each's pool is persistent state and stays).
     let t = tree(
-        "[:randomly {:id :pick :p [:aido/db :p]}
+        "[:t/switch {:id :pick}
            [:sequence {:id :left} [:choose-each {:id :ce} [:t/async {:id :deep :name :deep}]]]
            [:t/async {:id :right :name :right}]]",
     );
-    let mut d = db("{:p 1.0 :aido/seed 1}");
+    let mut d = db("{:which 0 :aido/seed 1}");
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Running);
     assert!(
@@ -254,7 +268,7 @@ fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
         "the choose-each pool is in memory"
     );
     d = tick.db;
-    set(&mut d, "p", Value::Float(0.0));
+    set(&mut d, "which", Value::Int(1));
     let tick = traced(d, &t);
     assert_eq!(
         trace_text(&t, &tick),
@@ -269,8 +283,8 @@ fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
     assert_eq!(get(&tick.db, "halted"), Some(db("[:deep]")));
     assert_eq!(
         get(&tick.db, "aido/memory"),
-        None,
-        "the halted subtree's memory is cleared"
+        Some(db("{:ce {:pool []}}")),
+        "the halted subtree's run state is cleared, the pool kept"
     );
     assert_eq!(get(&tick.db, "aido/running"), Some(db("[:pick :right]")));
 }
@@ -323,6 +337,8 @@ fn memory_sequences_resume_where_reactive_ones_restart() {
         )
     };
     for (memory, counts) in [("", [1, 2, 3]), (":memory true", [1, 1, 1])] {
+        // Reactive: :inc! is ticked every tick; with memory only at the start.
+        // In both, :one, once finished, is not started over while :two runs.
         let t = tree(&src(memory));
         let mut d = db("{}");
         let mut seen = vec![];
@@ -335,10 +351,12 @@ fn memory_sequences_resume_where_reactive_ones_restart() {
             seen.push(get(&tick.db, "n").and_then(|v| v.as_int()).unwrap());
             d = tick.db;
         }
-        // Reactive: :inc! is ticked every tick; with memory only at the start.
         assert_eq!(seen, counts, "memory: {memory:?}");
         if memory.is_empty() {
-            assert_eq!(get(&d, "aido/memory"), None);
+            assert_eq!(
+                d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]),
+                Some(&db("{:done [nil :success nil]}"))
+            );
         } else {
             assert_eq!(
                 d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]),
@@ -381,15 +399,21 @@ fn skipped_children_are_passed_over_and_all_skipped_is_skipped() {
         assert_eq!(tick.status, status, "{src} with {start}");
         tick
     };
+    // A sequence with a skipped child and none failed or running is Skipped.
     check(
         "[:sequence [:success {:aido/skip-if true}] [:success]]",
         "{}",
-        Status::Success,
+        Status::Skipped,
     );
     check(
         "[:sequence [:failure {:aido/skip-if true}] [:success]]",
         "{}",
-        Status::Success,
+        Status::Skipped,
+    );
+    check(
+        "[:sequence [:success {:aido/skip-if true}] [:failure]]",
+        "{}",
+        Status::Failure,
     );
     check(
         "[:sequence [:success {:aido/skip-if true}] [:success {:aido/skip-if true}]]",
@@ -495,10 +519,11 @@ fn parallel_sequence_policy_keeps_finished_children_and_halts_the_rest_on_failur
     set(&mut d, "b", Value::keyword("fail"));
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Failure);
-    // The decided parallel halts the child still running before it reports.
+    // Every child not finished is ticked; the decided parallel then halts
+    // the child still running before it reports.
     assert_eq!(
         trace_text(&t, &tick),
-        ["b:failure", "halt c", "par:failure"]
+        ["b:failure", "c:running", "halt c", "par:failure"]
     );
     assert_eq!(get(&tick.db, "halted"), Some(db("[:c]")));
     assert_eq!(get(&tick.db, "aido/memory"), None);
@@ -540,10 +565,16 @@ fn parallel_thresholds() {
     set(&mut d, "b", Value::keyword("fail"));
     let tick = traced(d, &t);
     assert_eq!(tick.status, Status::Failure);
-    // The failure threshold is reached at :b; :c, running since the last tick, is halted.
+    // The failure threshold is reached at :b; :c is still ticked, then halted.
     assert_eq!(
         trace_text(&t, &tick),
-        ["a:failure", "b:failure", "halt c", "par:failure"]
+        [
+            "a:failure",
+            "b:failure",
+            "c:running",
+            "halt c",
+            "par:failure"
+        ]
     );
 }
 
@@ -577,7 +608,7 @@ fn deferred_actions_launch_complete_and_cancel() {
     assert_eq!(first.launches().len(), 1);
     assert_eq!(
         first.launches()[0].to_value(),
-        db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}")
+        db("{:node :ask, :request 1, :action :llm/ask, :options {:prompt \"hello?\"}}")
     );
     // Still pending: Running, no second launch.
     let second = traced(first.db, &t);
@@ -590,7 +621,7 @@ fn deferred_actions_launch_complete_and_cancel() {
     set(
         &mut d,
         "aido/results",
-        db("{:ask {:status :success, :result \"hi!\"}}"),
+        db("{:ask {:request 1, :status :success, :result \"hi!\"}}"),
     );
     let done = traced(d, &t);
     assert_eq!(done.status, Status::Success);
@@ -607,11 +638,15 @@ fn deferred_actions_launch_complete_and_cancel() {
     assert_eq!(cancelled.cancels().len(), 1);
     assert_eq!(
         cancelled.cancels()[0].to_value(),
-        db("{:node :ask, :action :llm/ask, :options {:prompt \"hello?\"}}")
+        db("{:node :ask, :request 2, :action :llm/ask, :options {:prompt \"hello?\"}}")
     );
     // A bad completion is an Error, not a guess.
     let mut d = traced(db("{}"), &t).db;
-    set(&mut d, "aido/results", db("{:ask {:status :maybe}}"));
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1, :status :maybe}}"),
+    );
     assert_eq!(traced(d, &t).status, Status::Error);
 }
 
@@ -678,10 +713,11 @@ fn runner_lifecycle_statuses_and_hooks() {
     assert_eq!(r.status(), TreeStatus::Played);
     assert_eq!(r.update().unwrap().map(|t| t.status), Some(Status::Running));
     assert_eq!(r.status(), TreeStatus::Executing);
-    // Pausing interrupts the running node (its halt hook runs), then the pause hooks.
+    // Pausing keeps the running node (no halt hook runs); only the pause hooks run.
     r.pause().unwrap();
     assert_eq!(r.status(), TreeStatus::Paused);
-    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "halted"), None);
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
     assert_eq!(
         get(r.db(), "events"),
         Some(db("[[:construct :job] [:pause :job]]"))
@@ -689,12 +725,26 @@ fn runner_lifecycle_statuses_and_hooks() {
     assert!(r.update().unwrap().is_none(), "paused");
     r.resume().unwrap();
     assert_eq!(r.status(), TreeStatus::Resumed);
-    r.update().unwrap();
+    // Resume goes on from the running node: it is ticked, never halted.
+    let tick = r.update().unwrap().unwrap();
+    assert_eq!(tick.status, Status::Running);
+    assert!(
+        !tick
+            .trace()
+            .iter()
+            .any(|e| matches!(e, TraceEvent::Halted { .. }))
+    );
     assert_eq!(r.accumulated(), 2, "resume goes on with the loop count");
     r.stop().unwrap();
     assert_eq!(r.status(), TreeStatus::Stopped);
-    r.reset().unwrap();
+    assert_eq!(get(r.db(), "halted"), None, "stopping halts nothing");
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
+    // Reset halts what runs and clears the state.
+    let tick = r.reset().unwrap();
     assert_eq!((r.status(), r.accumulated()), (TreeStatus::Reset, 0));
+    assert_eq!(trace_text(r.tree(), &tick), ["halt job", "halt \"0\""]);
+    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "aido/running"), None);
     r.destroy().unwrap();
     assert_eq!(r.status(), TreeStatus::Destructed);
     assert_eq!(
@@ -792,12 +842,18 @@ fn every_play_mode_counts_its_own_loops() {
     r.update().unwrap();
     r.stop().unwrap();
     assert_eq!(r.accumulated(), 2);
-    // Reaching the target stops the tree and interrupts what still runs.
+    // Reaching the target stops the tree and keeps what still runs; playing
+    // again goes on from it.
     let mut r = runner(LIFE, "{:go true}");
     r.play(PlayMode::StopByExecuteLoopCount, 1).unwrap();
     r.update().unwrap();
     assert_eq!(r.status(), TreeStatus::Stopped);
-    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "halted"), None);
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
+    r.play(PlayMode::StopByExecuteLoopCount, 1).unwrap();
+    set(r.db_mut(), "job", Value::keyword("done"));
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Success);
+    assert_eq!(get(r.db(), "halted"), None);
 }
 
 #[test]
@@ -830,9 +886,14 @@ fn the_property_view_shows_each_node_to_a_depth() {
             "1 :t/async :job Some(Running) true",
         ]
     );
+    // Paused, the node is still running; reset halts it (Idle).
     r.pause().unwrap();
     let after = r.properties(9);
-    assert_eq!(after.nodes[2].last_status, Some(Status::Idle));
+    assert_eq!(after.nodes[2].last_status, Some(Status::Running));
+    assert!(after.nodes[2].running);
+    r.reset().unwrap();
+    let after = r.properties(9);
+    assert_eq!(after.nodes[2].last_status, None);
     assert!(!after.nodes[2].running);
     let _ = Lifecycle::Construct;
 }
@@ -867,4 +928,317 @@ fn functions_used_by_a_halted_node_get_their_halt_hook() {
 
 thread_local! {
     static RELEASED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The tree of the runner tests below: a memory sequence of errands, the
+/// second a deferred action; `:t/async` records its halts under `:halted`.
+const ERRANDS: &str = "[:sequence {:id :errands :memory true}
+   [:inc! {:id :left :key :left}]
+   [:defer {:id :ask :action :x/ask}]
+   [:t/async {:id :walk :name :walk}]]";
+
+#[test]
+fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
+    let mut r = runner(ERRANDS, "{}");
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let first = r.update().unwrap().unwrap();
+    assert_eq!(first.launches().len(), 1);
+    // Deliver the answer, then run on to :walk.
+    let request = first.launches()[0].request;
+    let results = format!("{{:ask {{:request {request}, :status :success}}}}");
+    set(r.db_mut(), "aido/results", db(&results));
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Running);
+    let before = r.db().clone();
+    assert_eq!(
+        get(&before, "aido/memory"),
+        Some(db("{:errands {:index 2}}"))
+    );
+    // Pause: nothing halted or cancelled, the db's progress untouched; only
+    // the pause hook ran (it appends to :events).
+    r.pause().unwrap();
+    let mut after = r.db().clone();
+    let events = after
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("events"));
+    let mut before = before;
+    before
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("events"));
+    assert_eq!(after, before);
+    assert_eq!(events, Some(db("[[:construct :walk] [:pause :walk]]")));
+    assert_eq!(r.status(), TreeStatus::Paused);
+    // Resume: the memory sequence goes on at :walk; :left is not run again.
+    r.resume().unwrap();
+    set(r.db_mut(), "walk", Value::keyword("done"));
+    let tick = r.update().unwrap().unwrap();
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(
+        trace_text(r.tree(), &tick),
+        ["walk:success", "errands:success"]
+    );
+    assert_eq!(get(r.db(), "left"), Some(Value::Int(1)));
+    // A deferred action in flight survives a stop; play goes on with it.
+    let mut r = runner(ERRANDS, "{}");
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let request = r.update().unwrap().unwrap().launches()[0].request;
+    r.stop().unwrap();
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert!(r.update().unwrap().is_none(), "stopped");
+    assert_eq!(
+        get(r.db(), "aido/memory").and_then(|m| m.get(&Value::keyword("ask")).cloned()),
+        Some(db(&format!("{{:launched {{}}, :request {request}}}")))
+    );
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let results = format!("{{:ask {{:request {request}, :status :success}}}}");
+    set(r.db_mut(), "aido/results", db(&results));
+    let tick = r.update().unwrap().unwrap();
+    assert!(tick.cancels().is_empty() && tick.dropped().is_empty());
+    assert_eq!(
+        trace_text(r.tree(), &tick),
+        ["ask:success", "walk:running", "errands:running"]
+    );
+}
+
+#[test]
+fn reset_and_destroy_halt_cancel_and_clear() {
+    for destroy in [false, true] {
+        let mut r = runner(ERRANDS, "{}");
+        r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+        let launched = r.update().unwrap().unwrap().launches()[0].clone();
+        let tick = if destroy {
+            r.destroy().unwrap()
+        } else {
+            r.reset().unwrap()
+        };
+        assert_eq!(tick.cancels(), [launched]);
+        assert_eq!(trace_text(r.tree(), &tick), ["halt ask", "halt errands"]);
+        assert_eq!(get(r.db(), "aido/memory"), None);
+        assert_eq!(get(r.db(), "aido/running"), None);
+        // The request counter stays: ids are never handed out twice.
+        assert_eq!(get(r.db(), "aido/requests"), Some(Value::Int(1)));
+    }
+}
+
+#[test]
+fn interrupts_count_only_for_an_executing_tree() {
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 3).unwrap();
+    // Played but not ticked yet: nothing runs, nothing to interrupt.
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 0);
+    r.resume().unwrap();
+    r.update().unwrap(); // Running: the tree is executing.
+    r.stop().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    // A stopped tree is not executing: stopping, pausing or resetting it interrupts nothing.
+    r.stop().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.resume().unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 2);
+    // The target was reached while paused: the next update stops the tree,
+    // keeping what runs.
+    r.resume().unwrap();
+    assert!(r.update().unwrap().is_none());
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert_eq!(get(r.db(), "halted"), None);
+    // A tree whose last tick reported has nothing running to interrupt.
+    let mut r = runner(LIFE, "{:go true :job :done}");
+    r.play(PlayMode::StopByNotifyLoopCount, 5).unwrap();
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Success);
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 0);
+}
+
+#[test]
+fn user_node_types_declare_persistent_memory() {
+    // :t/tally counts its ticks in node memory and runs for ever.
+    let tally = |name: &str, persistent: bool| {
+        NodeType::new(name)
+            .persistent_memory(persistent)
+            .tick(|ctx| {
+                let n = ctx.memory().and_then(Value::as_int).unwrap_or(0);
+                ctx.set_memory(Some(Value::Int(n + 1)))?;
+                Ok(Status::Running)
+            })
+    };
+    let mut reg = registry();
+    reg.node_type(tally("t/tally", false)).unwrap();
+    reg.node_type(tally("t/tally-kept", true)).unwrap();
+    let t = compile_str(
+        "t.edn",
+        "[:selector [:t/cond {:name :stop}]
+           [:parallel {:policy :sequence} [:t/tally {:id :run}] [:t/tally-kept {:id :kept}]]]",
+        &reg,
+    )
+    .unwrap();
+    let mut d = db("{}");
+    for _ in 0..2 {
+        d = traced(d, &t).db;
+    }
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:run 2, :kept 2}")));
+    // Halted: run state is cleared, persistent state kept.
+    set(&mut d, "stop", Value::Bool(true));
+    d = traced(d, &t).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:kept 2}")));
+    set(&mut d, "stop", Value::Bool(false));
+    d = traced(d, &t).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:kept 3, :run 1}")));
+}
+
+#[test]
+fn tick_all_hands_back_every_agents_requests_and_errors() {
+    let t = tree(
+        "[:selector [:t/cond {:name :stop}]
+           [:sequence [:test? {:key :n :oper < :val 10}] [:defer {:id :ask :action :x/ask :n [:aido/db :n]}]]]",
+    );
+    let mut agents: Vec<Value> = (0..300)
+        .map(|i| {
+            let n = if i == 7 {
+                "\"x\"".to_owned()
+            } else {
+                (i % 12).to_string()
+            };
+            db(&format!("{{:n {n}}}"))
+        })
+        .collect();
+    let ticks = aido::tick_all(&t, &mut agents);
+    assert_eq!(ticks.len(), 300);
+    for (i, tick) in ticks.iter().enumerate() {
+        let n = i % 12;
+        if i == 7 {
+            // Comparing a string with `<` is an Error, handed back with the agent's tick.
+            assert_eq!(tick.status, Status::Error);
+            assert!(tick.error.is_some());
+        } else if n < 10 {
+            assert_eq!(tick.status, Status::Running);
+            assert_eq!(tick.launches().len(), 1, "agent {i}");
+            assert_eq!(
+                tick.launches()[0].to_value(),
+                db(&format!(
+                    "{{:node :ask, :request 1, :action :x/ask, :options {{:n {n}}}}}"
+                ))
+            );
+        } else {
+            assert_eq!((tick.status, tick.launches().len()), (Status::Failure, 0));
+        }
+    }
+    // Stopping cancels each running agent's request, and the batch says so.
+    for agent in agents.iter_mut() {
+        set(agent, "stop", Value::Bool(true));
+    }
+    let ticks = aido::tick_all(&t, &mut agents);
+    let cancels: usize = ticks.iter().map(|t| t.cancels().len()).sum();
+    let running = (0..300).filter(|i| i % 12 < 10 && *i != 7).count();
+    assert_eq!(cancels, running);
+    assert!(ticks.iter().all(|t| t.status == Status::Success));
+}
+
+#[test]
+fn a_completion_waiting_across_a_reload_is_applied_by_the_next_tick() {
+    let old = tree(
+        "[:sequence [:inc! {:key :n}] [:defer {:id :ask :action :x/ask}] [:t/async {:id :gone :name :gone}]]",
+    );
+    let new = tree("[:sequence [:inc! {:key :n}] [:defer {:id :ask :action :x/ask}]]");
+    let mut d = traced(db("{}"), &old).db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1, :status :success}}"),
+    );
+    // The reload halts nothing that the completion answers, and keeps it.
+    let (d, _) = aido::migrate(d, &old, &new);
+    assert_eq!(
+        get(&d, "aido/results"),
+        Some(db("{:ask {:request 1, :status :success}}"))
+    );
+    let tick = traced(d, &new);
+    assert_eq!(tick.status, Status::Success);
+    assert!(tick.dropped().is_empty());
+    // `interrupt` leaves completions alone too: the next tick drops this one,
+    // whose request was cancelled.
+    let mut d = traced(db("{}"), &new).db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 2, :status :success}}"),
+    );
+    let halted = aido::interrupt(d, &new);
+    assert_eq!(halted.cancels().len(), 1);
+    assert!(get(&halted.db, "aido/results").is_some());
+    let tick = traced(halted.db, &new);
+    assert_eq!(tick.dropped().len(), 1);
+    assert_eq!(tick.dropped()[0].reason, aido::DropReason::NotInFlight);
+    assert_eq!(tick.launches().len(), 1, "a fresh request");
+}
+
+#[test]
+fn a_request_counter_that_is_not_a_count_is_an_error_at_the_defer() {
+    let t = tree("[:defer {:id :ask :action :x/ask}]");
+    for bad in ["{:aido/requests \"7\"}", "{:aido/requests -1}"] {
+        let tick = traced(db(bad), &t);
+        assert_eq!(tick.status, Status::Error, "{bad}");
+        assert!(tick.launches().is_empty());
+        assert_eq!(tick.error.unwrap().node, Value::keyword("ask"));
+    }
+    // Ids go on from the counter.
+    let tick = traced(db("{:aido/requests 41}"), &t);
+    assert_eq!(tick.launches()[0].request, 42);
+    assert_eq!(get(&tick.db, "aido/requests"), Some(Value::Int(42)));
+}
+
+#[test]
+fn migration_moves_kept_children_and_running_picks_with_their_children() {
+    let memory_of = |d: &Value, id: &str| {
+        d.get_in(&[Value::keyword("aido/memory"), Value::keyword(id)])
+            .cloned()
+    };
+    // A sequence keeps :w1's Success; a child inserted before it shifts it.
+    let old = tree("[:sequence {:id :seq} [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 2}]]");
+    let new = tree(
+        "[:sequence {:id :seq} [:success {:id :ok}] [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 2}]]",
+    );
+    let mut d = db("{}");
+    for _ in 0..2 {
+        d = traced(d, &old).db;
+    }
+    assert_eq!(memory_of(&d, "seq"), Some(db("{:done [:success nil]}")));
+    let (d, _) = aido::migrate(d, &old, &new);
+    assert_eq!(memory_of(&d, "seq"), Some(db("{:done [nil :success nil]}")));
+    let tick = traced(d, &new);
+    assert_eq!(
+        trace_text(&new, &tick),
+        ["ok:success", "w2:running", "seq:running"]
+    );
+    // A random decider's running pick follows its child.
+    let old = tree("[:choose {:id :c} [:wait {:id :a :ticks 3}] [:wait {:id :b :ticks 3}]]");
+    let new = tree(
+        "[:choose {:id :c} [:success {:id :new}] [:wait {:id :a :ticks 3}] [:wait {:id :b :ticks 3}]]",
+    );
+    let d = traced(db("{:aido/seed 1}"), &old).db;
+    let picked = memory_of(&d, "c").unwrap();
+    let i = picked
+        .get(&Value::keyword("running"))
+        .unwrap()
+        .as_int()
+        .unwrap();
+    let (d, _) = aido::migrate(d, &old, &new);
+    assert_eq!(
+        memory_of(&d, "c"),
+        Some(db(&format!("{{:running {}}}", i + 1)))
+    );
+    let tick = traced(d, &new);
+    let child = if i == 0 { "a" } else { "b" };
+    assert_eq!(
+        trace_text(&new, &tick),
+        [format!("{child}:running"), "c:running".to_owned()]
+    );
 }

@@ -106,16 +106,22 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
     let keys: Vec<String> = first.changes.iter().map(|c| c.key().to_string()).collect();
     assert_eq!(
         keys,
-        [":aido/memory", ":aido/running", ":aido/tree", ":input"]
+        [
+            ":aido/memory",
+            ":aido/requests",
+            ":aido/running",
+            ":aido/tree",
+            ":input"
+        ]
     );
     assert_eq!(
-        first.changes[3],
+        first.changes[4],
         DbChange::Added {
             key: Value::keyword("input"),
             value: Value::string("hi")
         }
     );
-    assert!(first.changes[1].is_aido_key() && !first.changes[3].is_aido_key());
+    assert!(first.changes[1].is_aido_key() && !first.changes[4].is_aido_key());
     assert_eq!(
         third
             .changes

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use aido::{Map, Status, Tree, Value, run_tick, tick_all_into};
+use aido::{AgentTick, Map, Tree, Value, run_tick, tick_all_into};
 
 use super::Failure;
 use super::alloc_count;
@@ -200,12 +200,12 @@ fn measure(tree: &Tree, template: &Value, config: &Config) -> Result<Measured, F
     };
     let mut dbs: Vec<Value> = Vec::new();
     dbs.try_reserve_exact(config.agents).map_err(too_many)?;
-    let mut statuses: Vec<Status> = Vec::new();
+    let mut statuses: Vec<AgentTick> = Vec::new();
     if config.agents > 1 {
         statuses
             .try_reserve_exact(config.agents)
             .map_err(too_many)?;
-        statuses.resize(config.agents, Status::Success);
+        statuses.resize(config.agents, AgentTick::default());
     }
 
     let baseline = alloc_count::bytes_in_use();
@@ -248,7 +248,7 @@ fn warm_up(tree: &Tree, config: &Config, agent_db: impl Fn(usize) -> Value) {
     } else {
         let n = config.agents.min(WARM_UP_AGENTS);
         let mut dbs: Vec<Value> = (0..n).map(agent_db).collect();
-        let mut statuses = vec![Status::Success; n];
+        let mut statuses = vec![AgentTick::default(); n];
         tick_all_into(tree, &mut dbs, &mut statuses);
     }
 }

@@ -21,9 +21,12 @@ usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save 
 Ticks TREE N times, each tick starting from the db the previous one left,
 and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
 that launches or cancels deferred actions (`:defer`) also has
-:launch [{:node id, :action :name, :options {...}} ...] and/or :cancel [...];
-an outside system's completions can be scripted with --inputs as
-{:aido/results {node-id {:status :success, :result x}}}.
+:launch [{:node id, :request n, :action :name, :options {...}} ...] and/or
+:cancel [...]; an outside system's completions can be scripted with --inputs as
+{:aido/results {node-id {:request n, :status :success, :result x}}}. A
+completion that answers no request in flight is not applied: the tick lists it
+under :dropped [{:node id, :reason :not-in-flight, :completion {...}} ...].
+A tick that noticed a likely mistake in the tree lists it under :warnings.
 
 options:
   --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
@@ -225,6 +228,8 @@ fn print_tick(
 ) -> Result<Value, Failure> {
     let launches = tick.launches().to_vec();
     let cancels = tick.cancels().to_vec();
+    let dropped: Vec<Value> = tick.dropped().iter().map(|d| d.to_value()).collect();
+    let warnings: Vec<Value> = tick.warnings().iter().map(|w| w.to_value()).collect();
     let trace = trace_value(tree, tick.trace());
     let Tick { db, status, .. } = tick;
     let db_key = Value::keyword("db");
@@ -244,6 +249,14 @@ fn print_tick(
             let requests = requests.iter().map(aido::Request::to_value).collect();
             line.insert(Value::keyword(key), Value::Vector(requests));
         }
+    }
+    // Completions that answered no request in flight.
+    if !dropped.is_empty() {
+        line.insert(Value::keyword("dropped"), Value::Vector(dropped));
+    }
+    // What may be a mistake in the tree (a reactive selector's children taking turns).
+    if !warnings.is_empty() {
+        line.insert(Value::keyword("warnings"), Value::Vector(warnings));
     }
     if let Some(trace) = trace {
         line.insert(Value::keyword("trace"), trace);

@@ -6,8 +6,9 @@
 //! sequence, Running or Success for a selector) every later child that is
 //! still running from an earlier tick is halted. With `{:memory true}` they
 //! resume from the child that was running (SequenceWithMemory), keeping its
-//! index in node memory. Skipped children are passed over; a composite
-//! whose children were all skipped is skipped. Error always goes straight up.
+//! index in node memory. Skipped children are passed over; a sequence with
+//! a skipped child (and none failed or running) is Skipped, a selector only
+//! when every child was. Error always goes straight up.
 
 use crate::tick::{Engine, Status};
 use crate::tree::{CountMode, Opt, Parallel};
@@ -45,67 +46,200 @@ impl Engine<'_> {
 
     /// The loop shared by selectors and sequences; `MEMORY` picks the
     /// resuming variant (a constant, so the reactive one carries no trace of it).
+    ///
+    /// A reactive composite that is still running marks, in node memory
+    /// (`{:done [nil :success ..]}`, run state), the children that were
+    /// running after the last tick and have since finished with the status
+    /// that moves on. A sequence does not tick a marked child again until it
+    /// finishes or is halted, so a finished action is not started over. A
+    /// selector ticks every child again (a higher-priority branch may take
+    /// over); a marked child that runs again while a later one was running
+    /// is reported (see [`crate::TickWarning`]). Children that finish in the
+    /// tick they are ticked (conditions) are checked every tick.
+    ///
+    /// Skipped children are passed over. A sequence with a skipped child and
+    /// none that failed or runs is Skipped; a selector is Skipped only when
+    /// every child was.
     #[inline(always)]
     fn flow<const MEMORY: bool>(&mut self, id: u32, kids: &[u32], flow: Flow) -> Status {
-        let memory = MEMORY;
-        let start = if memory {
-            self.resume_index(id, kids.len())
+        let (start, mut any_skipped) = if MEMORY {
+            match self.resume_state(id, kids.len()) {
+                Ok(state) => state,
+                Err(status) => return status,
+            }
         } else {
-            Ok(0)
+            (0, false)
         };
-        let start = match start {
-            Ok(i) => i,
-            Err(status) => return status,
-        };
+        let sequence = flow.next == Status::Success;
+        // Only a composite that was running can have marked children, and
+        // only a child that can run (not plain) and did not run in the last
+        // tick can be marked: node memory is looked at for those alone, and
+        // whether the composite was running is worked out only when a child
+        // needs it, so a composite whose running child goes on pays little.
+        let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
+        let tree = self.tree;
         let mut all_skipped = true;
         for (i, &child) in kids.iter().enumerate().skip(start) {
+            let can_run = !MEMORY && !tree.nodes[child as usize].plain;
+            let child_was_running = can_run && self.was_running(child);
+            let mut marked = false;
+            if can_run && !child_was_running && *keeps.get_or_insert_with(|| self.was_running(id)) {
+                match self.kept_status(id, i, kids.len()) {
+                    // A sequence keeps its finished children's Success.
+                    Ok(Some(_)) if sequence => {
+                        all_skipped = false;
+                        continue;
+                    }
+                    // A selector checks its children again every tick, so
+                    // that a higher-priority branch can take over; a mark
+                    // only says that this one ran and failed.
+                    Ok(Some(_)) => marked = true,
+                    Ok(None) => {}
+                    Err(status) => return status,
+                }
+            }
             let status = self.tick(child);
+            if marked
+                && status == Status::Running
+                && let Err(status) = self.restarted(id, kids, i)
+            {
+                return status;
+            }
             if status == flow.next {
                 all_skipped = false;
+                if child_was_running
+                    && *keeps.get_or_insert_with(|| self.was_running(id))
+                    && let Err(e) = self.keep_done(id, i, kids.len(), flow.next)
+                {
+                    return self.fail(id, e);
+                }
                 continue;
             }
             match status {
-                Status::Skipped => continue,
+                Status::Skipped => {
+                    any_skipped = true;
+                    continue;
+                }
                 Status::Error => return Status::Error,
                 Status::Running => {
                     self.halt_children_after(kids, i);
-                    if memory && let Err(e) = self.set_resume_index(id, i) {
+                    if MEMORY && let Err(e) = self.set_resume_state(id, i, any_skipped) {
                         return self.fail(id, e);
                     }
                     return Status::Running;
                 }
                 decided => {
                     self.halt_children_after(kids, i);
-                    if memory && let Err(e) = self.set_memory(id, None) {
+                    // Finished: its marks go (resetAllChildren).
+                    if (MEMORY || self.marks_maybe(id, keeps))
+                        && let Err(e) = self.set_memory(id, None)
+                    {
                         return self.fail(id, e);
                     }
                     return decided;
                 }
             }
         }
-        if memory
-            && start > 0
+        if ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
             && let Err(e) = self.set_memory(id, None)
         {
             return self.fail(id, e);
         }
-        if all_skipped && start == 0 {
+        if (all_skipped && start == 0) || (sequence && any_skipped) {
             Status::Skipped
         } else {
             flow.next
         }
     }
 
-    /// Where a memory composite resumes: the index in its memory, or 0.
-    fn resume_index(&mut self, id: u32, n: usize) -> Result<usize, Status> {
+    /// Child `i` of reactive selector `id` ran and failed since the selector
+    /// began running, and runs again: its mark goes, and if a later child
+    /// was running (and is now halted) the tick reports it. Two long-running
+    /// children that take turns this way loop for ever.
+    #[cold]
+    #[inline(never)]
+    fn restarted(&mut self, id: u32, kids: &[u32], i: usize) -> Result<(), Status> {
+        let n = kids.len();
+        let mut done = self
+            .memory(id)
+            .and_then(|m| read_done(m, n))
+            .unwrap_or_else(|| vec![None; n]);
+        done[i] = None;
+        let state = done.iter().any(Option::is_some).then(|| done_value(&done));
+        if let Err(e) = self.set_memory(id, state) {
+            return Err(self.fail(id, e));
+        }
+        let tree = self.tree;
+        let halted: Vec<Value> = kids[i + 1..]
+            .iter()
+            .filter(|&&k| self.was_running(k))
+            .map(|&k| tree.nodes[k as usize].id.clone())
+            .collect();
+        if !halted.is_empty() {
+            let warning = crate::tick::TickWarning::RunningChildChanged {
+                node: tree.nodes[id as usize].id.clone(),
+                restarted: tree.nodes[kids[i] as usize].id.clone(),
+                halted,
+            };
+            self.long_state().warnings.push(warning);
+        }
+        Ok(())
+    }
+
+    /// Whether reactive composite `id` may have marks to clear: it was
+    /// running (`keeps`, if already worked out).
+    #[inline]
+    fn marks_maybe(&self, id: u32, keeps: Option<bool>) -> bool {
+        keeps.unwrap_or_else(|| self.was_running(id))
+    }
+
+    /// Whether `node` ended the last tick Running.
+    #[inline]
+    pub(crate) fn was_running(&self, node: u32) -> bool {
+        self.long.as_ref().is_some_and(|l| {
+            l.prev_running
+                .binary_search_by_key(&node, |(n, _)| *n)
+                .is_ok()
+        })
+    }
+
+    /// The status reactive composite `id` keeps for its child `i`, if any.
+    fn kept_status(&mut self, id: u32, i: usize, n: usize) -> Result<Option<Status>, Status> {
         let Some(memory) = self.memory(id) else {
-            return Ok(0);
+            return Ok(None);
         };
+        match read_done(memory, n) {
+            Some(done) => Ok(done[i]),
+            None => {
+                let msg =
+                    format!("node memory {memory} is not {{:done [..]}} with one entry per child");
+                Err(self.fail(id, msg))
+            }
+        }
+    }
+
+    /// Keeps `status` for child `i` of reactive composite `id`.
+    fn keep_done(&mut self, id: u32, i: usize, n: usize, status: Status) -> Result<(), String> {
+        let mut done = self
+            .memory(id)
+            .and_then(|m| read_done(m, n))
+            .unwrap_or_else(|| vec![None; n]);
+        done[i] = Some(status);
+        self.set_memory(id, Some(done_value(&done)))
+    }
+
+    /// Where a memory composite resumes (the index in its memory, or 0) and
+    /// whether a child was skipped before it in this round.
+    fn resume_state(&mut self, id: u32, n: usize) -> Result<(usize, bool), Status> {
+        let Some(memory) = self.memory(id) else {
+            return Ok((0, false));
+        };
+        let skipped = memory.get(&Value::Keyword(kw::SKIPPED)) == Some(&Value::Bool(true));
         match memory
             .get(&Value::Keyword(kw::INDEX))
             .and_then(Value::as_int)
         {
-            Some(i) if i >= 0 && (i as usize) < n => Ok(i as usize),
+            Some(i) if i >= 0 && (i as usize) < n => Ok((i as usize, skipped)),
             _ => {
                 let msg = format!("node memory {memory} is not {{:index i}} with i below {n}");
                 Err(self.fail(id, msg))
@@ -113,14 +247,23 @@ impl Engine<'_> {
         }
     }
 
-    fn set_resume_index(&mut self, id: u32, i: usize) -> Result<(), String> {
-        let state =
-            (i > 0).then(|| Value::map_from([(Value::Keyword(kw::INDEX), Value::Int(i as i64))]));
-        self.set_memory(id, state)
+    fn set_resume_state(&mut self, id: u32, i: usize, skipped: bool) -> Result<(), String> {
+        if i == 0 {
+            return self.set_memory(id, None);
+        }
+        let mut m = Map::default();
+        m.insert(Value::Keyword(kw::INDEX), Value::Int(i as i64));
+        if skipped {
+            m.insert(Value::Keyword(kw::SKIPPED), Value::Bool(true));
+        }
+        self.set_memory(id, Some(Value::Map(Box::new(m))))
     }
 
     /// `:loop` (`keep_going` = Success: stops at the first status that is not
-    /// Success) and `:loop-until-success` (`keep_going` = Failure).
+    /// Success) and `:loop-until-success` (`keep_going` = Failure). While the
+    /// child runs, the iterations finished so far are node memory
+    /// (`{:iteration k}`, run state): the next tick goes on with iteration
+    /// k + 1 rather than starting over. Finishing clears it.
     pub(super) fn repeat(
         &mut self,
         id: u32,
@@ -132,30 +275,79 @@ impl Engine<'_> {
             Ok(n) => n,
             Err(status) => return status,
         };
-        for _ in 0..count {
+        let start = match self.memory(id) {
+            None => 0,
+            Some(memory) => match memory
+                .get(&Value::Keyword(kw::ITERATION))
+                .and_then(Value::as_int)
+            {
+                Some(k) if k > 0 => k as u64,
+                _ => {
+                    let msg =
+                        format!("node memory {memory} is not {{:iteration k}} with k above 0");
+                    return self.fail(id, msg);
+                }
+            },
+        };
+        for i in start..count {
             let status = self.tick(kids[0]);
-            if status != keep_going {
+            if status == keep_going {
+                continue;
+            }
+            if status == Status::Running && i == start {
+                // Still at the iteration the memory names.
                 return status;
             }
+            let state = (status == Status::Running && i > 0)
+                .then(|| Value::map_from([(Value::Keyword(kw::ITERATION), Value::Int(i as i64))]));
+            if (state.is_some() || start > 0)
+                && let Err(e) = self.set_memory(id, state)
+            {
+                return self.fail(id, e);
+            }
+            return status;
+        }
+        if start > 0
+            && let Err(e) = self.set_memory(id, None)
+        {
+            return self.fail(id, e);
         }
         keep_going
     }
 
     #[inline(never)]
     pub(super) fn parallel(&mut self, id: u32, how: &Parallel, kids: &[u32]) -> Status {
+        let n = kids.len() as u64;
         match how {
             Parallel::Count { mode, how_many } => self.parallel_count(id, mode, how_many, kids),
-            Parallel::Sequence => {
-                let n = kids.len() as u64;
-                self.parallel_policy(id, kids, n, 1)
-            }
-            Parallel::Selector => {
-                let n = kids.len() as u64;
-                self.parallel_policy(id, kids, 1, n)
-            }
+            Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
+            Parallel::Selector => self.parallel_policy(id, kids, 1, n),
             Parallel::Thresholds { success, failure } => {
-                let n = kids.len() as u64;
                 self.parallel_policy(id, kids, success.unwrap_or(n), failure.unwrap_or(1))
+            }
+            Parallel::DynamicThresholds(thresholds) => {
+                let [success, failure] = &**thresholds;
+                let mut threshold = |name: &str, opt: &Opt, default: u64| match opt {
+                    Opt::Const(Value::Nil) => Ok(default),
+                    opt => self.count_opt(id, name, opt).and_then(|k| {
+                        if k > n {
+                            let msg =
+                                format!("`:{name}` is {k} but the node has only {n} children");
+                            Err(self.fail(id, msg))
+                        } else {
+                            Ok(k)
+                        }
+                    }),
+                };
+                let success = match threshold("success-threshold", success, n) {
+                    Ok(k) => k,
+                    Err(status) => return status,
+                };
+                let failure = match threshold("failure-threshold", failure, 1) {
+                    Ok(k) => k,
+                    Err(status) => return status,
+                };
+                self.parallel_policy(id, kids, success, failure)
             }
         }
     }
@@ -219,12 +411,15 @@ impl Engine<'_> {
         Ok((count_failures, how_many))
     }
 
-    /// A parallel with a policy: children that finished keep their status
-    /// (in node memory, `{:done [..]}`) and are not ticked again until the
-    /// parallel reports; it succeeds once `need_success` children succeeded
-    /// and fails once `need_failure` failed (or success is out of reach).
-    /// When the outcome is decided, the children still running are halted
-    /// before it reports, and the next tick starts a fresh round.
+    /// A parallel with a policy. Each tick it ticks every child that has not
+    /// finished in this round (so every child starts on the first tick);
+    /// children that finished keep their status (in node memory,
+    /// `{:done [..]}`) and are not ticked again until the parallel reports.
+    /// Then it decides: Success once `need_success` children succeeded,
+    /// Failure once `need_failure` failed (or success is out of reach). When
+    /// decided, the children still running are halted (launches they made in
+    /// this tick are taken back) before it reports, and the next tick starts
+    /// a fresh round.
     fn parallel_policy(
         &mut self,
         id: u32,
@@ -245,7 +440,6 @@ impl Engine<'_> {
                 }
             },
         };
-        let mut decided = None;
         for (i, &child) in kids.iter().enumerate() {
             if done[i].is_some() {
                 continue;
@@ -255,21 +449,24 @@ impl Engine<'_> {
                 Status::Error => return Status::Error,
                 finished => done[i] = Some(finished),
             }
-            let succeeded = done.iter().filter(|s| **s == Some(Status::Success)).count() as u64;
-            let failed = done.iter().filter(|s| **s == Some(Status::Failure)).count() as u64;
-            let skipped = done.iter().filter(|s| **s == Some(Status::Skipped)).count() as u64;
-            let reachable = n as u64 - failed - skipped;
-            if skipped == n as u64 {
-                decided = Some(Status::Skipped);
-            } else if succeeded >= need_success.min(n as u64 - skipped) && succeeded > 0 {
-                decided = Some(Status::Success);
-            } else if failed >= need_failure || reachable < need_success.min(n as u64 - skipped) {
-                decided = Some(Status::Failure);
-            }
-            if decided.is_some() {
-                break;
-            }
         }
+        let count = |s: Status| done.iter().filter(|d| **d == Some(s)).count() as u64;
+        let (succeeded, failed, skipped) = (
+            count(Status::Success),
+            count(Status::Failure),
+            count(Status::Skipped),
+        );
+        let n = n as u64;
+        let reachable = n - failed - skipped;
+        let decided = if skipped == n {
+            Some(Status::Skipped)
+        } else if succeeded >= need_success.min(n - skipped) && succeeded > 0 {
+            Some(Status::Success)
+        } else if failed >= need_failure || reachable < need_success.min(n - skipped) {
+            Some(Status::Failure)
+        } else {
+            None
+        };
         match decided {
             Some(status) => {
                 // Terminate what is still running, then report; the next tick starts afresh.

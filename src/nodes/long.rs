@@ -1,6 +1,6 @@
 //! Long-running leaves: `:wait` and `:defer`.
 
-use crate::tick::{Engine, Request, Status, eval};
+use crate::tick::{DropReason, Engine, Request, Status, eval};
 use crate::tree::{KeyPath, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -52,12 +52,16 @@ impl Engine<'_> {
     }
 
     /// `[:defer {:action :name ...}]`: a deferred action, done by an outside
-    /// system. When first ticked it emits a launch request (with its other
-    /// options resolved) and returns Running. The outside system reports
-    /// completion under `:aido/results {node-id {:status :success|:failure,
-    /// :result x}}`; the next tick takes that entry out of the db, stores
-    /// `:result` at `:into` if the node has that option, and returns the
-    /// status. Halted before completion, it emits a cancel request.
+    /// system. When first ticked it takes the next request id from the db
+    /// (`:aido/requests` counts the requests handed out), emits a launch
+    /// request (with that id and its other options resolved) and returns
+    /// Running. The outside system reports completion under `:aido/results
+    /// {node-id {:request n, :status :success|:failure, :result x}}`; the next
+    /// tick takes that entry out of the db, stores `:result` at `:into` if
+    /// the node has that option, and returns the status. A completion that
+    /// names another request (a late answer to a cancelled one) is dropped
+    /// and reported, never applied. Halted before completion, it emits a
+    /// cancel request.
     #[inline(never)]
     pub(super) fn defer(
         &mut self,
@@ -67,17 +71,38 @@ impl Engine<'_> {
         options: &[(Keyword, Opt)],
     ) -> Status {
         let node_id = self.tree.nodes[id as usize].id.clone();
-        if self.memory(id).is_some() {
+        if let Some(memory) = self.memory(id) {
+            let in_flight = memory.get(&Value::Keyword(kw::REQUEST)).cloned();
             let Some(result) = self.take_result(&node_id) else {
                 return Status::Running;
             };
+            let named = result.get(&Value::Keyword(kw::REQUEST)).cloned();
+            match (&named, &in_flight) {
+                (Some(named), Some(in_flight)) if named == in_flight => {}
+                _ => {
+                    let reason = if named.is_none() {
+                        DropReason::NoRequest
+                    } else {
+                        DropReason::NotInFlight
+                    };
+                    self.drop_result(node_id, reason, result);
+                    return Status::Running;
+                }
+            }
             if let Err(e) = self.set_memory(id, None) {
                 return self.fail(id, e);
             }
             return self.complete(id, result, into);
         }
-        // A result left over from an earlier launch must not complete this one.
-        self.take_result(&node_id);
+        // A completion waiting when nothing is in flight answers nothing.
+        if let Some(result) = self.take_result(&node_id) {
+            let reason = if result.get(&Value::Keyword(kw::REQUEST)).is_none() {
+                DropReason::NoRequest
+            } else {
+                DropReason::NotInFlight
+            };
+            self.drop_result(node_id.clone(), reason, result);
+        }
         let mut resolved = Map::default();
         for (key, opt) in options {
             match eval(opt, self.db, &mut self.rng) {
@@ -87,25 +112,59 @@ impl Engine<'_> {
                 Err(e) => return self.fail(id, e),
             }
         }
-        let state = Value::map_from([(
-            Value::Keyword(kw::LAUNCHED),
-            Value::Map(Box::new(resolved.clone())),
-        )]);
+        let request = match self.next_request_id() {
+            Ok(n) => n,
+            Err(e) => return self.fail(id, e),
+        };
+        let state = Value::map_from([
+            (
+                Value::Keyword(kw::LAUNCHED),
+                Value::Map(Box::new(resolved.clone())),
+            ),
+            (Value::Keyword(kw::REQUEST), Value::Int(request)),
+        ]);
         if let Err(e) = self.set_memory(id, Some(state)) {
             return self.fail(id, e);
         }
         self.long_state().launches.push(Request {
             node: node_id,
+            request,
             action,
             options: resolved,
         });
         Status::Running
     }
 
+    /// Hands out the next request id: one more than `:aido/requests`, which
+    /// it then becomes, so ids are unique within the db.
+    fn next_request_id(&mut self) -> Result<i64, String> {
+        let slot = crate::value::map_slot(self.db, &Value::Keyword(kw::REQUESTS));
+        let last = match slot {
+            Value::Nil => 0,
+            Value::Int(n) if *n >= 0 => *n,
+            other => {
+                return Err(format!(
+                    "`:aido/requests` must be a non-negative integer, found {}",
+                    other.type_with_article()
+                ));
+            }
+        };
+        let next = last
+            .checked_add(1)
+            .ok_or("`:aido/requests` is at its limit")?;
+        *slot = Value::Int(next);
+        Ok(next)
+    }
+
     /// Removes and returns the completion reported for `node_id`, if any.
+    /// A `:aido/results` that is not a map is dropped and reported.
     fn take_result(&mut self, node_id: &Value) -> Option<Value> {
         let key = Value::Keyword(kw::RESULTS);
-        let results = self.db.get_mut(&key)?.as_map_mut()?;
+        let results = self.db.get_mut(&key)?;
+        let Some(results) = results.as_map_mut() else {
+            self.drop_results_not_a_map();
+            return None;
+        };
         let result = results.shift_remove(node_id)?;
         if results.is_empty() {
             self.db.shift_remove(&key);

@@ -204,9 +204,16 @@ fn lower_parallel(
         };
     }
     if thresholds {
-        return Parallel::Thresholds {
-            success: constant_count(opts, "success-threshold"),
-            failure: constant_count(opts, "failure-threshold"),
+        let success = opts.take("success-threshold");
+        let failure = opts.take("failure-threshold");
+        let constant = |opt: &Opt| match opt {
+            Opt::Const(Value::Int(n)) => Some(Some((*n).max(0) as u64)),
+            Opt::Const(Value::Nil) => Some(None),
+            _ => None,
+        };
+        return match (constant(&success), constant(&failure)) {
+            (Some(success), Some(failure)) => Parallel::Thresholds { success, failure },
+            _ => Parallel::DynamicThresholds(Box::new([success, failure])),
         };
     }
     if count && !(has(opts, "mode") && has(opts, "how-many")) {

@@ -229,6 +229,11 @@ mod tests {
             ),
             vec![false, true, false, true]
         );
+        // A loop over a child that can run keeps its iteration: general.
+        assert_eq!(
+            plain("[:loop {:count 2} [:wait {:ticks 1}]]"),
+            vec![false, false]
+        );
         // An empty sequence is skipped, and a parallel keeps finished children.
         assert_eq!(plain("[:sequence]"), vec![false]);
         assert_eq!(

@@ -19,20 +19,88 @@ impl Engine<'_> {
             .map_err(|e| self.fail(id, e))
     }
 
+    /// The child a random decider picked in an earlier tick and that was
+    /// still running after the last one (node memory `{:running i}`, run
+    /// state): it is ticked again instead of drawing.
+    fn running_pick(&mut self, id: u32, n: usize) -> Result<Option<usize>, Status> {
+        if !self.was_running(id) {
+            return Ok(None);
+        }
+        let Some(memory) = self.memory(id) else {
+            return Ok(None);
+        };
+        match memory.get(&Value::Keyword(kw::RUNNING_CHILD)) {
+            None => Ok(None),
+            Some(Value::Int(i)) if *i >= 0 && (*i as usize) < n => Ok(Some(*i as usize)),
+            Some(_) => {
+                let msg = format!("node memory {memory} is not {{:running i}} with i below {n}");
+                Err(self.fail(id, msg))
+            }
+        }
+    }
+
+    /// Ticks child `i` of random decider `id`, remembering it while it runs.
+    fn tick_pick(&mut self, id: u32, kids: &[u32], i: usize) -> Status {
+        let status = self.tick(kids[i]);
+        let pick = (status == Status::Running).then_some(i);
+        // Only a decider that was running can have a pick to forget.
+        if status != Status::Error
+            && (pick.is_some() || self.was_running(id))
+            && let Err(e) = self.set_running_child(id, pick)
+        {
+            return self.fail(id, e);
+        }
+        status
+    }
+
+    /// Sets (or clears) `:running` in node `id`'s memory, keeping the rest.
+    fn set_running_child(&mut self, id: u32, pick: Option<usize>) -> Result<(), String> {
+        let key = Value::Keyword(kw::RUNNING_CHILD);
+        let current = self.memory(id);
+        let now = current.and_then(|m| m.get(&key));
+        if now.and_then(Value::as_int) == pick.map(|i| i as i64) {
+            return Ok(());
+        }
+        let mut m = current.and_then(Value::as_map).cloned().unwrap_or_default();
+        match pick {
+            Some(i) => {
+                m.insert(key, Value::Int(i as i64));
+            }
+            None => {
+                m.shift_remove(&key);
+            }
+        }
+        self.set_memory(id, (!m.is_empty()).then(|| Value::Map(Box::new(m))))
+    }
+
+    /// Like a selector, but each child is tried only if a draw is below p.
+    /// A child left running goes on without a draw; if it then fails, the
+    /// children after it are tried as usual.
     #[inline(never)]
     pub(super) fn selector_p(&mut self, id: u32, p: &Opt, kids: &[u32]) -> Status {
         let p = match self.opt_as(id, "p", p, as_probability, "a number from 0 to 1") {
             Ok(p) => p,
             Err(status) => return status,
         };
-        for &child in kids {
-            match self.draw(id) {
-                Ok(x) if x < p => match self.tick(child) {
+        let (start, resumed) = match self.running_pick(id, kids.len()) {
+            Ok(Some(i)) => (i, true),
+            Ok(None) => (0, false),
+            Err(status) => return status,
+        };
+        for i in start..kids.len() {
+            let chosen = if resumed && i == start {
+                true
+            } else {
+                match self.draw(id) {
+                    Ok(x) => x < p,
+                    Err(status) => return status,
+                }
+            };
+            if chosen {
+                match self.tick_pick(id, kids, i) {
                     Status::Failure => {}
                     other => return other,
-                },
-                Ok(_) => {}
-                Err(status) => return status,
+                }
             }
         }
         Status::Failure
@@ -46,36 +114,52 @@ impl Engine<'_> {
             Ok(p) => p,
             Err(status) => return status,
         };
+        match self.running_pick(id, kids.len()) {
+            Ok(Some(i)) => return self.tick_pick(id, kids, i),
+            Ok(None) => {}
+            Err(status) => return status,
+        }
         match self.draw(id) {
-            Ok(x) if x < p => self.tick(kids[0]),
-            Ok(_) => match kids.get(1) {
-                Some(&second) => self.tick(second),
-                None => Status::Failure,
-            },
+            Ok(x) if x < p => self.tick_pick(id, kids, 0),
+            Ok(_) if kids.len() > 1 => self.tick_pick(id, kids, 1),
+            Ok(_) => Status::Failure,
             Err(status) => status,
         }
     }
 
     #[inline(never)]
     pub(super) fn choose(&mut self, id: u32, kids: &[u32]) -> Status {
+        match self.running_pick(id, kids.len()) {
+            Ok(Some(i)) => return self.tick_pick(id, kids, i),
+            Ok(None) => {}
+            Err(status) => return status,
+        }
         match self.draw_below(id, kids.len()) {
-            Ok(i) => self.tick(kids[i]),
+            Ok(i) => self.tick_pick(id, kids, i),
             Err(status) => status,
         }
     }
 
     /// Every child once per round, in random order. The children not yet
     /// chosen this round are kept in node memory as `{:pool [i ..]}` (child
-    /// indices); a node with no memory is at the start of a round.
+    /// indices, persistent state: a halt keeps it); a node with no pool is at
+    /// the start of a round. A picked child that runs is ticked again on
+    /// the next tick, without a draw.
     #[inline(never)]
     pub(super) fn choose_each(&mut self, id: u32, repeat: &Opt, kids: &[u32]) -> Status {
         let repeat = match self.opt_as(id, "repeat", repeat, as_bool, "true or false") {
             Ok(r) => r,
             Err(status) => return status,
         };
-        let mut pool = match self.memory(id) {
-            None => (0..kids.len()).collect(),
-            Some(memory) => match read_pool(memory, kids.len()) {
+        match self.running_pick(id, kids.len()) {
+            Ok(Some(i)) => return self.tick_pick(id, kids, i),
+            Ok(None) => {}
+            Err(status) => return status,
+        }
+        let memory = self.memory(id);
+        let mut pool = match memory.map(|m| (m, m.get(&Value::Keyword(kw::POOL)))) {
+            None | Some((_, None)) => (0..kids.len()).collect(),
+            Some((memory, Some(_))) => match read_pool(memory, kids.len()) {
                 Some(pool) => pool,
                 None => {
                     let msg = format!(
@@ -105,12 +189,19 @@ impl Engine<'_> {
         if let Err(e) = self.set_memory(id, state) {
             return self.fail(id, e);
         }
-        self.tick(kids[pick])
+        self.tick_pick(id, kids, pick)
     }
 
+    /// A child picked with probability proportional to its weight; a picked
+    /// child that runs is ticked again on the next tick, without a draw.
     #[inline(never)]
     pub(super) fn weighted_choice(&mut self, id: u32, weights: &Opt, kids: &[u32]) -> Status {
         let n = kids.len();
+        match self.running_pick(id, n) {
+            Ok(Some(i)) => return self.tick_pick(id, kids, i),
+            Ok(None) => {}
+            Err(status) => return status,
+        }
         let expected = format!("a vector of {n} non-negative numbers");
         let weights = match self.opt_as(id, "weights", weights, |v| read_weights(v, n), &expected) {
             Ok(ws) => ws,
@@ -126,13 +217,13 @@ impl Engine<'_> {
         };
         for (i, w) in weights.iter().enumerate() {
             if target < *w {
-                return self.tick(kids[i]);
+                return self.tick_pick(id, kids, i);
             }
             target -= w;
         }
         // Rounding can leave the target just past the last positive weight.
         match weights.iter().rposition(|w| *w > 0.0) {
-            Some(i) => self.tick(kids[i]),
+            Some(i) => self.tick_pick(id, kids, i),
             None => Status::Failure,
         }
     }

@@ -22,6 +22,11 @@ pub struct Request {
     /// The stable id of the `:defer` node: the key of its completion under
     /// `:aido/results`.
     pub node: Value,
+    /// The request's id, unique within the db (handed out from the counter
+    /// `:aido/requests`): a completion names it under `:request`, so that a
+    /// late answer to an abandoned request is never taken for the answer
+    /// to a newer one.
+    pub request: i64,
     /// The action's name, its `:action` option.
     pub action: Keyword,
     /// The node's other options, resolved when the action was launched.
@@ -29,16 +34,112 @@ pub struct Request {
 }
 
 impl Request {
-    /// `{:node id, :action :name, :options {...}}`.
+    /// `{:node id, :request n, :action :name, :options {...}}`.
     pub fn to_value(&self) -> Value {
         Value::map_from([
             (Value::keyword("node"), self.node.clone()),
+            (Value::Keyword(kw::REQUEST), Value::Int(self.request)),
             (Value::keyword("action"), Value::Keyword(self.action)),
             (
                 Value::keyword("options"),
                 Value::Map(Box::new(self.options.clone())),
             ),
         ])
+    }
+}
+
+/// Why a completion under `:aido/results` was dropped without being applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DropReason {
+    /// The tree has no node with that id.
+    UnknownNode,
+    /// The node has no request in flight with the id the completion names
+    /// (it was cancelled, already answered, or never launched).
+    NotInFlight,
+    /// The completion does not name its request (`:request`).
+    NoRequest,
+    /// `:aido/results` itself is not a map of completions by node id.
+    NotAMap,
+}
+
+impl DropReason {
+    /// `"unknown-node"`, `"not-in-flight"`, `"no-request"` or `"not-a-map"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::UnknownNode => "unknown-node",
+            DropReason::NotInFlight => "not-in-flight",
+            DropReason::NoRequest => "no-request",
+            DropReason::NotAMap => "not-a-map",
+        }
+    }
+}
+
+/// A completion that a tick took out of `:aido/results` and dropped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DroppedResult {
+    /// The node id it was written under (nil when `:aido/results` was not a map).
+    pub node: Value,
+    /// Why it was dropped.
+    pub reason: DropReason,
+    /// The completion as it was written (the whole `:aido/results` value
+    /// when that was not a map).
+    pub completion: Value,
+}
+
+impl DroppedResult {
+    /// `{:node id, :reason :not-in-flight, :completion {...}}`.
+    pub fn to_value(&self) -> Value {
+        Value::map_from([
+            (Value::keyword("node"), self.node.clone()),
+            (
+                Value::keyword("reason"),
+                Value::keyword(self.reason.as_str()),
+            ),
+            (Value::keyword("completion"), self.completion.clone()),
+        ])
+    }
+}
+
+/// Something a tick noticed that may be a mistake in the tree; the tick
+/// goes on.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TickWarning {
+    /// A reactive selector ticked again a child that had run and failed
+    /// since the selector began running; it runs again, and the later
+    /// children that were running are halted. Two long-running children
+    /// that take turns this way loop for ever (BehaviorTree.CPP's "only a
+    /// single child can return RUNNING"); a higher-priority branch taking
+    /// over on purpose looks the same, so the tick is not stopped.
+    RunningChildChanged {
+        /// The selector's id.
+        node: Value,
+        /// The child that runs again.
+        restarted: Value,
+        /// The later children that were running, now halted.
+        halted: Vec<Value>,
+    },
+}
+
+impl TickWarning {
+    /// `{:warning :running-child-changed, :node id, :restarted id, :halted [id ..]}`.
+    pub fn to_value(&self) -> Value {
+        match self {
+            TickWarning::RunningChildChanged {
+                node,
+                restarted,
+                halted,
+            } => Value::map_from([
+                (
+                    Value::keyword("warning"),
+                    Value::keyword("running-child-changed"),
+                ),
+                (Value::keyword("node"), node.clone()),
+                (Value::keyword("restarted"), restarted.clone()),
+                (Value::keyword("halted"), Value::Vector(halted.clone())),
+            ]),
+        }
     }
 }
 
@@ -105,6 +206,51 @@ impl Engine<'_> {
     #[inline(never)]
     pub(crate) fn note_running(&mut self, node: u32) {
         self.long_state().now_running.push(node);
+    }
+
+    /// Reports a completion dropped without being applied.
+    #[cold]
+    pub(crate) fn drop_result(&mut self, node: Value, reason: DropReason, completion: Value) {
+        self.long_state().dropped.push(DroppedResult {
+            node,
+            reason,
+            completion,
+        });
+    }
+
+    /// Drops a `:aido/results` that is not a map, reporting it.
+    #[cold]
+    pub(crate) fn drop_results_not_a_map(&mut self) {
+        if let Some(results) = self.db.shift_remove(&Value::Keyword(kw::RESULTS)) {
+            self.drop_result(Value::Nil, DropReason::NotAMap, results);
+        }
+    }
+
+    /// At the end of a tick, drops every completion still under
+    /// `:aido/results`: no node took it, so it answers no request in flight
+    /// (its node is unknown, was not reached and so was halted, or has
+    /// another request in flight).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn drop_stale_results(&mut self) {
+        let key = Value::Keyword(kw::RESULTS);
+        let Some(results) = self.db.shift_remove(&key) else {
+            return;
+        };
+        let Value::Map(results) = results else {
+            self.drop_result(Value::Nil, DropReason::NotAMap, results);
+            return;
+        };
+        for (node, completion) in *results {
+            let reason = if self.tree.find(&node).is_none() {
+                DropReason::UnknownNode
+            } else if completion.get(&Value::Keyword(kw::REQUEST)).is_none() {
+                DropReason::NoRequest
+            } else {
+                DropReason::NotInFlight
+            };
+            self.drop_result(node, reason, completion);
+        }
     }
 
     /// Notes a trace event, if the tick is traced.
@@ -241,14 +387,26 @@ impl Engine<'_> {
         let n = &tree.nodes[node as usize];
         match &n.kind {
             Kind::Defer { action, .. } if self.memory(node).is_some() => {
-                let options = self
-                    .memory(node)
+                // Launched in this tick: the launch is taken back, and there
+                // is nothing to cancel.
+                let launches = &mut self.long_state().launches;
+                if let Some(i) = launches.iter().position(|r| r.node == n.id) {
+                    launches.remove(i);
+                    return;
+                }
+                let memory = self.memory(node);
+                let options = memory
                     .and_then(|m| m.get(&Value::Keyword(kw::LAUNCHED)))
                     .and_then(Value::as_map)
                     .cloned()
                     .unwrap_or_default();
+                let request = memory
+                    .and_then(|m| m.get(&Value::Keyword(kw::REQUEST)))
+                    .and_then(Value::as_int)
+                    .unwrap_or(0);
                 self.long_state().cancels.push(Request {
                     node: n.id.clone(),
+                    request,
                     action: *action,
                     options,
                 });
@@ -305,12 +463,32 @@ impl Engine<'_> {
         }
     }
 
-    /// Removes the node memory of every node in `start..end`.
+    /// Clears the run state of every node in `start..end`: what a halt
+    /// abandons (a running child, a count in progress, a loop's iteration, a
+    /// deferred action in flight). Persistent state stays: `:choose-each`'s
+    /// pool, and the memory of user node types that declare theirs
+    /// persistent ([`crate::NodeType::persistent_memory`]).
     fn clear_memory(&mut self, start: u32, end: u32) {
         let key = Value::Keyword(kw::MEMORY);
         let tree = self.tree;
         if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
-            memory.retain(|id, _| tree.find(id).is_none_or(|n| !(start..end).contains(&n.0)));
+            memory.retain(|id, state| {
+                let Some(node) = tree.find(id).filter(|n| (start..end).contains(&n.0)) else {
+                    return true;
+                };
+                match &tree.nodes[node.index()].kind {
+                    Kind::ChooseEach { .. } => {
+                        if let Value::Map(m) = state {
+                            m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
+                            !m.is_empty()
+                        } else {
+                            false
+                        }
+                    }
+                    Kind::Custom { node_type, .. } => node_type.persistent,
+                    _ => false,
+                }
+            });
             if memory.is_empty() {
                 self.db.shift_remove(&key);
             }

@@ -19,7 +19,7 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{eval, panic_message};
-pub use halt::{Request, TraceEvent};
+pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -37,8 +37,9 @@ pub enum Status {
     /// Something is wrong with the tree or the db: goes straight to the root.
     Error,
     /// The node was not ticked: a precondition (`:aido/skip-if`) said so.
-    /// Sequences and selectors go on to the next child; a composite whose
-    /// children were all skipped is skipped itself.
+    /// Sequences and selectors go on to the next child. A sequence with a
+    /// skipped child and none that failed or runs is skipped itself; a
+    /// selector or parallel only when all its children were.
     Skipped,
     /// Not a result: the state of a node that is not running. A user node
     /// type that returns it breaks the protocol, and the tick ends in Error.
@@ -149,6 +150,8 @@ pub struct Tick {
 pub(crate) struct Extras {
     launches: Vec<Request>,
     cancels: Vec<Request>,
+    dropped: Vec<DroppedResult>,
+    warnings: Vec<TickWarning>,
     trace: Vec<TraceEvent>,
     migration: Option<Box<Migration>>,
 }
@@ -165,6 +168,19 @@ impl Tick {
         self.extras.as_ref().map_or(&[], |e| &e.cancels)
     }
 
+    /// Completions under `:aido/results` that the tick dropped without
+    /// applying them: written under a node id the tree does not have, for a
+    /// request that is not in flight, without naming their request, or a
+    /// `:aido/results` that is not a map (see [`DroppedResult`]).
+    pub fn dropped(&self) -> &[DroppedResult] {
+        self.extras.as_ref().map_or(&[], |e| &e.dropped)
+    }
+
+    /// What the tick noticed that may be a mistake in the tree (see [`TickWarning`]).
+    pub fn warnings(&self) -> &[TickWarning] {
+        self.extras.as_ref().map_or(&[], |e| &e.warnings)
+    }
+
     /// What became of the db's state if it was last ticked with another
     /// tree (its `:aido/tree` fingerprint differs): it was carried over to
     /// this tree by node id first (see [`crate::migrate`]).
@@ -176,6 +192,71 @@ impl Tick {
     /// in the order they happened.
     pub fn trace(&self) -> &[TraceEvent] {
         self.extras.as_ref().map_or(&[], |e| &e.trace)
+    }
+
+    /// The tick taken apart: its db, and the rest as an [`AgentTick`].
+    pub(crate) fn split(self) -> (Value, AgentTick) {
+        let rest = AgentTick {
+            status: self.status,
+            error: self.error,
+            steps: self.steps,
+            extras: self.extras,
+        };
+        (self.db, rest)
+    }
+}
+
+/// What one agent's tick produced besides its db: a [`Tick`] without the
+/// db, as [`crate::tick_all`] hands it back (the dbs stay in place).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AgentTick {
+    /// The root's status.
+    pub status: Status,
+    /// Why the tick ended in Error, if it did.
+    pub error: Option<Box<TickError>>,
+    /// How many node visits the tick made.
+    pub steps: u64,
+    extras: Option<Box<Extras>>,
+}
+
+impl Default for AgentTick {
+    /// A Success with nothing else: what a slot holds before its agent is ticked.
+    fn default() -> AgentTick {
+        AgentTick {
+            status: Status::Success,
+            error: None,
+            steps: 0,
+            extras: None,
+        }
+    }
+}
+
+impl AgentTick {
+    /// Deferred actions to start (see [`Tick::launches`]).
+    pub fn launches(&self) -> &[Request] {
+        self.extras.as_ref().map_or(&[], |e| &e.launches)
+    }
+
+    /// Deferred actions to abandon (see [`Tick::cancels`]).
+    pub fn cancels(&self) -> &[Request] {
+        self.extras.as_ref().map_or(&[], |e| &e.cancels)
+    }
+
+    /// Completions dropped without being applied (see [`Tick::dropped`]).
+    pub fn dropped(&self) -> &[DroppedResult] {
+        self.extras.as_ref().map_or(&[], |e| &e.dropped)
+    }
+
+    /// What the tick noticed that may be a mistake in the tree (see [`Tick::warnings`]).
+    pub fn warnings(&self) -> &[TickWarning] {
+        self.extras.as_ref().map_or(&[], |e| &e.warnings)
+    }
+
+    /// The carrying over of the agent's db to this tree, if there was one
+    /// (see [`Tick::migration`]).
+    pub fn migration(&self) -> Option<&Migration> {
+        self.extras.as_ref().and_then(|e| e.migration.as_deref())
     }
 }
 
@@ -247,9 +328,11 @@ fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
     outcome.into_tick(map)
 }
 
-/// Halts every node of `tree` that the db says is running, as pausing or
-/// stopping a tree does: halt hooks run, cancel requests for deferred actions
-/// are emitted, and the node memory of the halted subtrees is cleared. The
+/// Halts every node of `tree` that the db says is running, as resetting or
+/// destroying a tree does: halt hooks run, cancel requests for deferred
+/// actions are emitted, and the run state of the halted subtrees is cleared
+/// (persistent state stays; see [`crate::NodeType::persistent_memory`]).
+/// Completions under `:aido/results` are left as they are. The
 /// returned tick's status is Success (Error if a halt hook failed); its trace
 /// lists the halts.
 pub fn interrupt(db: Value, tree: &Tree) -> Tick {
@@ -264,6 +347,8 @@ pub fn interrupt(db: Value, tree: &Tree) -> Tick {
     let outcome = {
         let mut engine = Engine::new(tree, &mut map, &options);
         engine.prepare(&options);
+        // No node is ticked: completions wait for the tick that can take them.
+        engine.results_maybe = false;
         engine.sweep();
         engine.finish(Status::Success, &options)
     };
@@ -369,6 +454,9 @@ pub(crate) struct Engine<'t> {
     pub(crate) wrote_state: bool,
     /// The carrying over of a db last ticked with another tree.
     pub(crate) migration: Option<Box<Migration>>,
+    /// Whether the db may hold `:aido/results` (a small db's key pass
+    /// proves it absent): completions left there at the end are dropped.
+    pub(crate) results_maybe: bool,
 }
 
 /// See [`Engine::long`].
@@ -381,6 +469,8 @@ pub(crate) struct Long {
     pub(crate) now_running: Vec<u32>,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
+    pub(crate) dropped: Vec<DroppedResult>,
+    pub(crate) warnings: Vec<TickWarning>,
     pub(crate) trace: Option<Vec<TraceEvent>>,
 }
 
@@ -404,6 +494,8 @@ impl Long {
         long.now_running.clear();
         long.launches.clear();
         long.cancels.clear();
+        long.dropped.clear();
+        long.warnings.clear();
         long.trace = None;
         SPARE_LONG.set(Some(long));
     }
@@ -447,6 +539,7 @@ impl<'t> Engine<'t> {
             had_tree: false,
             wrote_state: false,
             migration: None,
+            results_maybe: false,
         }
     }
 
@@ -460,9 +553,12 @@ impl<'t> Engine<'t> {
         // finds the other two proves it absent; in a large one, the tree's
         // position hint finds it with one comparison in the usual case.
         let (error_at, running_at, tree_maybe) = if self.db.len() <= crate::value::SCAN_LIMIT {
-            crate::value::find_two_kws_and_bit(self.db, kw::ERROR, kw::RUNNING, kw::TREE)
+            let (e, r, seen) = crate::value::find_two_kws_and_bits(self.db, kw::ERROR, kw::RUNNING);
+            self.results_maybe = crate::value::kw_bit(seen, kw::RESULTS);
+            (e, r, crate::value::kw_bit(seen, kw::TREE))
         } else {
             let (e, r) = crate::value::find_two_kws_hashed(self.db, kw::ERROR, kw::RUNNING);
+            self.results_maybe = true;
             (e, r, true)
         };
         if let Some(i) = error_at {
@@ -518,6 +614,9 @@ impl<'t> Engine<'t> {
             self.sweep();
             self.store_running();
         }
+        if self.results_maybe && self.error.is_none() && !self.keep_running {
+            self.drop_stale_results();
+        }
         self.rng.store(self.db);
         if self.wrote_state && !self.had_tree && self.error.is_none() {
             crate::migrate::stamp(self.db, self.tree);
@@ -537,18 +636,25 @@ impl<'t> Engine<'t> {
             ..
         } = self;
         let extras = long.and_then(|mut long| {
-            let launches = std::mem::take(&mut long.launches);
-            let cancels = std::mem::take(&mut long.cancels);
+            // Most ticks produce nothing: then nothing is moved out.
             let trace = long.trace.take().unwrap_or_default();
-            Long::recycle(long);
-            (!launches.is_empty() || !cancels.is_empty() || !trace.is_empty()).then(|| {
+            let any = !long.launches.is_empty()
+                || !long.cancels.is_empty()
+                || !long.dropped.is_empty()
+                || !long.warnings.is_empty()
+                || !trace.is_empty();
+            let extras = any.then(|| {
                 Box::new(Extras {
-                    launches,
-                    cancels,
+                    launches: std::mem::take(&mut long.launches),
+                    cancels: std::mem::take(&mut long.cancels),
+                    dropped: std::mem::take(&mut long.dropped),
+                    warnings: std::mem::take(&mut long.warnings),
                     trace,
                     migration: None,
                 })
-            })
+            });
+            Long::recycle(long);
+            extras
         });
         let extras = match migration {
             None => extras,

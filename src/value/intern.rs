@@ -73,6 +73,12 @@ const RESERVED: &[&str] = &[
     "aido/success-if",
     "aido/failure-if",
     "aido/tree",
+    // Node memory and deferred-action bookkeeping of long-running behaviours.
+    "iteration",
+    "running",
+    "request",
+    "aido/requests",
+    "skipped",
 ];
 
 /// The reserved keywords as constants.
@@ -113,6 +119,16 @@ pub(crate) mod kw {
     pub(crate) const FAILURE_IF: Keyword = Keyword(34);
     /// `:aido/tree`: the fingerprint of the tree the db was last ticked with.
     pub(crate) const TREE: Keyword = Keyword(35);
+    /// `:iteration`, in a loop's node memory: iterations finished.
+    pub(crate) const ITERATION: Keyword = Keyword(36);
+    /// `:running`, in a random decider's node memory: the child it picked.
+    pub(crate) const RUNNING_CHILD: Keyword = Keyword(37);
+    /// `:request`, a deferred action's request id.
+    pub(crate) const REQUEST: Keyword = Keyword(38);
+    /// `:aido/requests`: how many deferred-action requests the db handed out.
+    pub(crate) const REQUESTS: Keyword = Keyword(39);
+    /// `:skipped`, in a memory sequence's node memory.
+    pub(crate) const SKIPPED: Keyword = Keyword(40);
 
     /// The interned keyword of a built-in option key, without taking the
     /// interner's lock; other names are interned as usual.

@@ -23,8 +23,8 @@ pub(crate) use intern::kw;
 pub use intern::{Keyword, Symbol};
 pub use path::PathError;
 pub(crate) use path::{
-    SCAN_LIMIT, find_kw, find_two_kws_and_bit, find_two_kws_hashed, map_get, map_slot, slot_in,
-    step as path_step,
+    SCAN_LIMIT, find_kw, find_two_kws_and_bits, find_two_kws_hashed, kw_bit, map_get, map_slot,
+    slot_in, step as path_step,
 };
 
 /// An insertion-ordered map of values (the db is one of these).

@@ -197,26 +197,39 @@ pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
     }
 }
 
-/// The positions of two keyword keys in a small map, and whether a third
-/// may be present: one pass sets a bit per keyword (interned index modulo
-/// 64), and a clear bit proves a key absent; a set one is checked.
+/// The positions of two keyword keys in a small map, and the keyword bits
+/// of its keys: one pass sets a bit per keyword (interned index modulo 64),
+/// and a clear bit proves a key absent (see [`kw_bit`]); a set one is checked.
 #[inline]
-pub(crate) fn find_two_kws_and_bit(
+pub(crate) fn find_two_kws_and_bits(
     map: &Map,
     a: super::Keyword,
     b: super::Keyword,
-    c: super::Keyword,
-) -> (Option<usize>, Option<usize>, bool) {
+) -> (Option<usize>, Option<usize>, u64) {
     let mut seen = 0u64;
     for key in map.keys() {
         if let Value::Keyword(k) = key {
             seen |= 1u64 << (k.index() % 64);
         }
     }
-    let bit = |k: super::Keyword| seen & (1u64 << (k.index() % 64)) != 0;
-    let a_at = if bit(a) { scan_kw(map, a) } else { None };
-    let b_at = if bit(b) { scan_kw(map, b) } else { None };
-    (a_at, b_at, bit(c))
+    let a_at = if kw_bit(seen, a) {
+        scan_kw(map, a)
+    } else {
+        None
+    };
+    let b_at = if kw_bit(seen, b) {
+        scan_kw(map, b)
+    } else {
+        None
+    };
+    (a_at, b_at, seen)
+}
+
+/// Whether keyword `k` may be among the keys whose bits are `seen` (see
+/// [`find_two_kws_and_bits`]).
+#[inline(always)]
+pub(crate) fn kw_bit(seen: u64, k: super::Keyword) -> bool {
+    seen & (1u64 << (k.index() % 64)) != 0
 }
 
 /// The positions of two keyword keys in a map of any size, by hash lookups.
