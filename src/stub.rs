@@ -195,6 +195,7 @@ pub enum StubErrorKind {
 
 /// One problem with a stub, with where it was written.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StubError {
     /// What kind of problem.
     pub kind: StubErrorKind,

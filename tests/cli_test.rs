@@ -421,3 +421,44 @@ fn the_cli_as_a_library_checks_trees_against_the_programs_registry() {
         .unwrap();
     assert_eq!(aido::cli::Cli::new(registry).run(&args), 0);
 }
+
+/// A stub alone accepts any options on an unknown node type; with the
+/// model (`--nodes`, or a scenario's `:nodes`) a misspelt option fails.
+#[test]
+fn test_checks_stubbed_trees_against_a_model() {
+    let model = root().join("examples/game/game-nodes.edn");
+    let dir = folder(
+        "test-nodes",
+        &[
+            ("t.edn", "[:guard/sees? {:rang 3}]"),
+            (
+                "t.test.edn",
+                "{:tree \"t.edn\" :stubs {:guard/sees? :success} :expect [{:tick 1 :status :success}]}",
+            ),
+        ],
+    );
+    let run = aido(&dir, &["test"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "ok t.test.edn\n1 passed, 0 failed\n")
+    );
+    let run = aido(&dir, &["test", "--nodes", model.to_str().unwrap()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .starts_with("FAILED t.test.edn\n  t.edn: the tree has 2 compile errors:\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("error[E0005]: `:guard/sees?` has no option `:rang`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("help: did you mean `:range`?"),
+        "{}",
+        run.stdout
+    );
+}

@@ -75,6 +75,7 @@ pub enum ModelErrorKind {
 
 /// One problem in a node model, with where it is.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ModelError {
     /// What kind of problem.
     pub kind: ModelErrorKind,
@@ -86,6 +87,7 @@ pub struct ModelError {
 
 /// Every problem found in a node model.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ModelErrors {
     /// The problems, in the order they were found.
     pub errors: Vec<ModelError>,

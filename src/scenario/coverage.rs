@@ -9,6 +9,7 @@ use crate::value::{Keyword, Value};
 
 /// What a set of runs covered, tree by tree.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Coverage {
     /// Every tree seen, in the order first seen.
     pub trees: Vec<TreeCoverage>,
@@ -16,6 +17,7 @@ pub struct Coverage {
 
 /// What the runs of one tree covered.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TreeCoverage {
     /// The tree's file (or scenario) name.
     pub name: String,
@@ -27,6 +29,7 @@ pub struct TreeCoverage {
 
 /// What the runs did with one node.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct NodeCoverage {
     /// Its id.
     pub id: Value,

@@ -6,6 +6,7 @@ use std::fmt;
 /// differs, naming that tick, the first node and the first db key whose
 /// lines differ in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GoldenDiff {
     /// The first tick that differs (the tick's number as the timelines
     /// write it; 0 if one timeline is empty).

@@ -81,6 +81,7 @@ pub enum ScenarioErrorKind {
 
 /// Why a scenario cannot be run, with where.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ScenarioError {
     /// What kind of problem.
     pub kind: ScenarioErrorKind,
@@ -114,6 +115,7 @@ pub struct Expectation {
 
 /// A run to make and check: see [the module](crate::scenario).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Scenario {
     /// The scenario's name (its file's path, for a file).
     pub name: String,
@@ -144,6 +146,7 @@ pub struct Scenario {
 
 /// A scenario's recorded run.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ScenarioRun {
     /// Every tick, recorded.
     pub record: RunRecord,
