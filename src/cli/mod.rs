@@ -2,10 +2,10 @@
 //! render the results and turn the outcome into an exit code.
 //!
 //! Exit codes: 0 when all went well, 1 when a tree has compile errors (or,
-//! for `aido test`, a scenario fails), 2 for
-//! bad arguments and for files that cannot be read or are malformed. Every
-//! failure is one line on stderr, `aido: <what>: <why>`, except compile errors,
-//! which are rendered rustc-style.
+//! for `aido test`, a scenario fails), 2 for bad arguments and for files
+//! that cannot be read or are malformed. Every failure is one line on
+//! stderr, `aido: <what>: <why>`, except compile errors, which are rendered
+//! rustc-style.
 //!
 //! An application ships the tool with its own node types and functions by
 //! handing its registry to [`main_with`] (or [`Cli`]) from its own `main`:
@@ -52,10 +52,10 @@ usage:
   aido run TREE [options]   tick a tree and print the db after every tick
   aido migrate OLD NEW --db SAVE [--save OUT]
                             carry a saved db over to a new version of its tree
-  aido bench TREE [options] time ticks of one or many agents, measure their memory
   aido test [PATH...]       run the scenarios (*.test.edn) under PATH: expectations,
                             golden timelines, --accept, --coverage
   aido nodes                print every node type and function: options, arity, doc
+  aido bench TREE [options] time ticks of one or many agents, measure their memory
   aido help [COMMAND]       print this help, or a command's help
   aido --version            print the version
 
@@ -154,9 +154,9 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("check") => check::main(rest, out),
         Some("run") => run::main(rest, out),
         Some("migrate") => migrate::main(rest, out),
-        Some("bench") => bench::main(rest, out),
         Some("test") => test::main(rest, out),
         Some("nodes") => nodes::main(rest, out),
+        Some("bench") => bench::main(rest, out),
         Some("help" | "--help" | "-h") => help(rest, out),
         Some("--version" | "-V") => {
             writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
@@ -180,9 +180,9 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("check") => check::USAGE,
         Some("run") => run::USAGE,
         Some("migrate") => migrate::USAGE,
-        Some("bench") => bench::USAGE,
         Some("test") => test::USAGE,
         Some("nodes") => nodes::USAGE,
+        Some("bench") => bench::USAGE,
         Some(other) => {
             return Err(Failure::usage(
                 format!("no help for unknown command `{other}`"),
