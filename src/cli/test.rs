@@ -148,10 +148,9 @@ fn run_one(
         // A golden file checked out with CRLF line ends compares as LF.
         match std::fs::read_to_string(golden).map(|t| t.replace("\r\n", "\n")) {
             Ok(text) if text == run.timeline => {}
-            Ok(text) if accept => {
+            Ok(_) if accept => {
                 write_file(golden, &run.timeline)?;
                 notes.push(format!("updated {}", name(golden)));
-                let _ = text;
             }
             Ok(text) => {
                 if let Some(diff) = golden_diff(&text, &run.timeline) {
