@@ -13,6 +13,7 @@ mod load;
 mod migrate;
 mod run;
 mod save;
+mod show;
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -27,6 +28,8 @@ usage:
   aido migrate OLD NEW --db SAVE [--save OUT]
                             carry a saved db over to a new version of its tree
   aido bench TREE [options] time ticks of one or many agents, measure their memory
+  aido show TREE [--format text|dot|mermaid]
+                            print a tree as an outline, a Graphviz or a Mermaid graph
   aido help [COMMAND]       print this help, or a command's help
   aido --version            print the version
 
@@ -38,8 +41,12 @@ run options:
   --inputs INPUTS  an EDN vector; element i (a map or nil) is merged into the db
                    before tick i+1
   --save OUT       write the final db to OUT (JSON if OUT ends in .json, else EDN)
-  --format F       print each tick as `edn` (default) or `json`
+  --format F       print each tick as `edn` (default), `json`, or a `pretty` block
+                   (status, db changes, events)
   --trace          add `:trace` to each tick: the nodes ticked and halted, in order
+                   (pretty: the nodes ticked as an indented tree)
+  --aido-keys      pretty: show changes to the :aido/* keys too
+  --timeline OUT   write the run as a self-contained HTML page to OUT
   --trims TRIMS    an EDN vector of trim tasks, worked through between ticks
   --reload N=FILE  switch to the tree in FILE before tick N (repeatable)
 
@@ -122,6 +129,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("run") => run::main(rest, out),
         Some("migrate") => migrate::main(rest, out),
         Some("bench") => bench::main(rest, out),
+        Some("show") => show::main(rest, out),
         Some("help" | "--help" | "-h") => help(rest, out),
         Some("--version" | "-V") => {
             writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
@@ -146,6 +154,7 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("run") => run::USAGE,
         Some("migrate") => migrate::USAGE,
         Some("bench") => bench::USAGE,
+        Some("show") => show::USAGE,
         Some(other) => {
             return Err(Failure::usage(
                 format!("no help for unknown command `{other}`"),

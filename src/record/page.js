@@ -1,0 +1,476 @@
+// The timeline page's script: reads the run from #run-data and draws the
+// tree and timeline grid, the db, the events and the source at the
+// selected tick. Nothing is fetched; everything is worked out from the
+// starting db and each tick's changes.
+(function () {
+  "use strict";
+
+  var data = JSON.parse(document.getElementById("run-data").textContent);
+  var trees = data.trees;
+  // A tick: [tree, status, steps, states, input, events, changes].
+  var ticks = data.ticks;
+  var T = ticks.length;
+  var LETTER = { s: "success", f: "failure", r: "running", e: "error", k: "skipped", h: "halted", i: "idle" };
+  var MARK = { launch: "▲", cancel: "✕", error: "!", input: "●", trim: "✂", reload: "↻", migrated: "↻" };
+  var $ = function (id) { return document.getElementById(id); };
+
+  function esc(text) {
+    return String(text).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
+    });
+  }
+
+  // ---- Rows: every node id of every tree, in tree order. ----
+  var byId = trees.map(function (tree) {
+    var m = new Map();
+    tree.nodes.forEach(function (n, i) { m.set(n[0], i); });
+    return m;
+  });
+  var rows = [];
+  trees.forEach(function (tree) {
+    var previous = null;
+    tree.nodes.forEach(function (n) {
+      var row = rows.find(function (r) { return r.id === n[0]; });
+      if (!row) {
+        row = { id: n[0] };
+        // A node new in a later tree goes right after the node before it there.
+        var at = previous ? rows.indexOf(previous) + 1 : 0;
+        rows.splice(at, 0, row);
+      }
+      previous = row;
+    });
+  });
+  function rowDepthHint(row) {
+    for (var t = 0; t < trees.length; t++) {
+      var i = byId[t].get(row.id);
+      if (i !== undefined) { return trees[t].nodes[i][2]; }
+    }
+    return 0;
+  }
+  var rowIndex = new Map();
+  rows.forEach(function (r, i) { rowIndex.set(r.id, i); });
+
+  // ---- Node states per tick, decoded on demand. ----
+  var decoded = new Map();
+  function states(t) {
+    var s = decoded.get(t);
+    if (s) { return s; }
+    if (decoded.size > 4000) { decoded.clear(); }
+    s = [];
+    var text = ticks[t - 1][3];
+    var at = -1, num = 0;
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charCodeAt(i);
+      if (c >= 48 && c <= 57) { num = num * 10 + (c - 48); }
+      else { at += num || 1; num = 0; s[at] = LETTER[text[i]] || "none"; }
+    }
+    decoded.set(t, s);
+    return s;
+  }
+  // The state of a row's node at tick t: a status, "none", or "gone" when
+  // that tick's tree has no such node.
+  function stateAt(row, t) {
+    var i = byId[ticks[t - 1][0]].get(row.id);
+    if (i === undefined) { return "gone"; }
+    return states(t)[i] || "none";
+  }
+  // The last state of each row before tick t, for rows not ticked at t.
+  function lastStates(t, wanted) {
+    var out = new Map();
+    var left = wanted.length;
+    for (var u = t - 1; u >= 1 && left > 0 && t - u <= 5000; u--) {
+      for (var w = 0; w < wanted.length; w++) {
+        var row = wanted[w];
+        if (out.has(row.id)) { continue; }
+        var st = stateAt(row, u);
+        if (st !== "none" && st !== "gone") { out.set(row.id, st); left--; }
+      }
+    }
+    return out;
+  }
+
+  // ---- The db at any tick, from checkpoints and changes. ----
+  var EVERY = 256;
+  var checkpoints = [new Map(data.start)];
+  function apply(db, t) {
+    var changes = ticks[t - 1][6];
+    for (var i = 0; i < changes.length; i++) {
+      var c = changes[i];
+      if (c[0] === "-") { db.delete(c[1]); } else { db.set(c[1], c[2]); }
+    }
+  }
+  function dbAt(n) {
+    var k = Math.floor(n / EVERY);
+    while (checkpoints.length <= k) {
+      var c = checkpoints.length;
+      var m = new Map(checkpoints[c - 1]);
+      for (var t = (c - 1) * EVERY + 1; t <= c * EVERY; t++) { apply(m, t); }
+      checkpoints.push(m);
+    }
+    var db = new Map(checkpoints[k]);
+    for (var u = k * EVERY + 1; u <= n; u++) { apply(db, u); }
+    return db;
+  }
+
+  // ---- Selection and the window of ticks the grid shows. ----
+  var sel = { tick: T > 0 ? 1 : 0, node: null };
+  var win = { start: 1, size: 0 };
+  var shownTree = -1;
+  var grid = $("grid");
+
+  // Columns are 18px wide, wider (up to 30px) when a short run leaves room.
+  var column = 18;
+  function windowSize() {
+    var label = 400;
+    var room = Math.max(grid.clientWidth - label - 24, 180);
+    column = Math.max(18, Math.min(30, Math.floor(room / Math.max(T, 1))));
+    grid.style.setProperty("--col", column + "px");
+    grid.style.setProperty("--cellw", (column - 4) + "px");
+    return Math.max(10, Math.min(T, Math.floor(room / column)));
+  }
+
+  function marksOf(t) {
+    var tick = ticks[t - 1];
+    var kinds = [];
+    if (tick[4] !== null) { kinds.push("input"); }
+    tick[5].forEach(function (e) {
+      if (MARK[e[0]] && kinds.indexOf(e[0]) < 0) { kinds.push(e[0]); }
+    });
+    return kinds;
+  }
+
+  function renderGrid() {
+    var size = windowSize();
+    if (sel.tick < win.start || sel.tick >= win.start + size || size !== win.size) {
+      win.start = Math.max(1, Math.min(sel.tick - Math.floor(size / 4), T - size + 1));
+    }
+    win.size = size;
+    var end = Math.min(T, win.start + size - 1);
+    var html = ['<div class="row head"><div class="corner">tree</div>'];
+    var every = T >= 1000 ? 10 : 5;
+    for (var t = win.start; t <= end; t++) {
+      var marks = marksOf(t).map(function (k) {
+        return '<b class="mk ' + k + '" title="' + k + '">' + MARK[k] + "</b>";
+      }).join("");
+      var label = t === 1 || t % every === 0 ? t : "";
+      html.push('<div class="th" data-tick="' + t + '" title="tick ' + t + ": " + ticks[t - 1][1] +
+        '"><span class="n">' + label + '</span><span class="marks">' + marks + "</span></div>");
+    }
+    html.push("</div>");
+    // Per tick, the markers that belong to a node's cell.
+    var cellMarks = [];
+    for (var u = win.start; u <= end; u++) {
+      var m = new Map();
+      ticks[u - 1][5].forEach(function (e) {
+        if (e[1] !== null && (e[0] === "launch" || e[0] === "cancel" || e[0] === "error")) {
+          m.set(e[1], MARK[e[0]]);
+        }
+      });
+      cellMarks.push(m);
+    }
+    rows.forEach(function (row, r) {
+      html.push('<div class="row" data-row="' + r + '">' + labelHtml(row));
+      for (var t = win.start; t <= end; t++) {
+        var st = stateAt(row, t);
+        var mark = cellMarks[t - win.start].get(row.id) || "";
+        if (st === "gone") {
+          html.push('<div class="cell gone" data-node-id="' + esc(row.id) + '" data-tick="' + t +
+            '" data-status="none"></div>');
+        } else {
+          html.push('<div class="cell" data-node-id="' + esc(row.id) + '" data-tick="' + t +
+            '" data-status="' + st + '" title="' + esc(row.id) + " at tick " + t + ": " + st + '">' +
+            mark + "</div>");
+        }
+      }
+      html.push("</div>");
+    });
+    grid.innerHTML = html.join("");
+    shownTree = -1;
+    // The elements updated at every step, found once.
+    rowEls = Array.from(grid.querySelectorAll(".row[data-row]"));
+    nodeEls = rowEls.map(function (el) { return el.querySelector(".node"); });
+    columnEls = [];
+    for (var c = win.start; c <= end; c++) { columnEls.push([]); }
+    grid.querySelectorAll("[data-tick]").forEach(function (el) {
+      columnEls[+el.dataset.tick - win.start].push(el);
+    });
+    selectedEls = [];
+  }
+  var rowEls = [], nodeEls = [], columnEls = [], selectedEls = [];
+
+  // A node's label, shaped like the EDN it was written as.
+  function labelHtml(row) {
+    return '<div class="node" data-node-id="' + esc(row.id) + '" data-status="none">' +
+      '<span class="dot"></span><span class="code"></span><span class="st"></span></div>';
+  }
+
+  function fillLabels(treeIndex) {
+    var tree = trees[treeIndex];
+    var nodes = tree.nodes;
+    rowEls.forEach(function (el, r) {
+      var row = rows[r];
+      var i = byId[treeIndex].get(row.id);
+      var code = el.querySelector(".code");
+      el.classList.toggle("absent", i === undefined);
+      if (i === undefined) {
+        el.querySelector(".node").style.paddingLeft = (10 + rowDepthHint(row) * 16) + "px";
+        code.innerHTML = '<span class="id">' + esc(row.id) + "</span>";
+        return;
+      }
+      var n = nodes[i];
+      var next = i + 1 < nodes.length ? nodes[i + 1][2] : 0;
+      var closers = n[2] >= next ? n[2] - next + 1 : 0;
+      el.querySelector(".node").style.paddingLeft = (10 + n[2] * 16) + "px";
+      code.innerHTML = '<span class="br">[</span><span class="ty">' + esc(n[1]) + '</span> <span class="id">' +
+        esc(n[0]) + "</span>" + (n[5] ? ' <span class="opts">' + esc(n[5]) + "</span>" : "") +
+        (closers ? '<span class="br">' + "]".repeat(closers) + "</span>" : "");
+      el.querySelector(".node").title = n[1] + " " + n[0] + (n[5] ? " " + n[5] : "") +
+        (n[4] ? "  (line " + n[4] + ")" : "");
+    });
+    shownTree = treeIndex;
+  }
+
+  function update() {
+    if (T === 0) { return; }
+    var t = sel.tick;
+    if (t < win.start || t > win.start + win.size - 1 || windowSize() !== win.size) { renderGrid(); }
+    var tick = ticks[t - 1];
+    if (shownTree !== tick[0]) { fillLabels(tick[0]); }
+
+    var began = performance.now();
+    selectedEls.forEach(function (el) { el.classList.remove("sel"); });
+    selectedEls = columnEls[t - win.start] || [];
+    selectedEls.forEach(function (el) { el.classList.add("sel"); });
+
+    var quiet = [];
+    rowEls.forEach(function (el, r) {
+      var row = rows[r];
+      var st = stateAt(row, t);
+      var node = nodeEls[r];
+      node.dataset.status = st === "gone" ? "none" : st;
+      el.classList.toggle("sel", row.id === sel.node);
+      if (st === "none") { quiet.push(row); }
+      node.querySelector(".st").textContent = st === "gone" ? "" : st === "none" ? "" : st;
+      node.style.removeProperty("--last");
+    });
+    var last = lastStates(t, quiet);
+    quiet.forEach(function (row) {
+      var el = nodeEls[rowIndex.get(row.id)];
+      var st = last.get(row.id);
+      if (el && st) {
+        el.style.setProperty("--last", "var(--" + st + ")");
+        el.querySelector(".st").textContent = "· " + st;
+      }
+    });
+
+    $("ticknum").value = t;
+    $("tickcount").textContent = "of " + T;
+    $("tickstatus").dataset.status = tick[1];
+    $("tickstatus").textContent = tick[1];
+    $("ticksteps").textContent = tick[2] + " steps";
+    renderDb(t);
+    renderEvents(t);
+    renderSource(tick[0]);
+    drawOverview();
+    writeHash();
+    document.body.dataset.stepMs = String(Math.round(performance.now() - began));
+  }
+
+  // ---- The db pane. ----
+  var aidoOpen = false;
+  function renderDb(t) {
+    var before = dbAt(t - 1), now = dbAt(t);
+    var keys = Array.from(new Set(Array.from(before.keys()).concat(Array.from(now.keys()))));
+    keys.sort(function (a, b) { return a < b ? -1 : a > b ? 1 : 0; });
+    var mine = [], aido = [], changed = 0, aidoChanged = 0;
+    keys.forEach(function (k) {
+      var was = before.get(k), is = now.get(k);
+      var kind = was === undefined ? "added" : is === undefined ? "removed" : was === is ? "same" : "changed";
+      var sign = { added: "+", removed: "-", changed: "~", same: "" }[kind];
+      var value = kind === "removed" ? esc(was) : kind === "changed"
+        ? '<span class="old">' + esc(was) + '</span><span class="arrow">→</span>' + esc(is) : esc(is);
+      var html = '<div class="kv ' + kind + '"><span class="sign">' + sign + '</span><span class="k">' +
+        esc(k) + '</span><span class="v">' + value + "</span></div>";
+      if (k.indexOf(":aido/") === 0) { aido.push(html); if (kind !== "same") { aidoChanged++; } }
+      else { mine.push(html); if (kind !== "same") { changed++; } }
+    });
+    $("dbsummary").textContent = "at tick " + t + " · " + changed + " changed";
+    $("db").innerHTML = (mine.length ? mine.join("") : '<div class="empty">no keys</div>') +
+      (aido.length ? '<details class="aido"' + (aidoOpen ? " open" : "") + "><summary>:aido/* keys · " +
+        aido.length + (aidoChanged ? " · " + aidoChanged + " changed" : "") + "</summary>" + aido.join("") +
+        "</details>" : "");
+    var details = $("db").querySelector("details");
+    if (details) { details.addEventListener("toggle", function () { aidoOpen = details.open; }); }
+  }
+
+  // ---- The events pane. ----
+  function renderEvents(t) {
+    var tick = ticks[t - 1];
+    var items = [];
+    if (tick[4] !== null) {
+      items.push('<li><span class="kind input">input</span><span class="text">' + esc(tick[4]) +
+        "</span><span></span></li>");
+    }
+    tick[5].forEach(function (e) {
+      var node = e[1] !== null ? ' data-node-id="' + esc(e[1]) + '"' : "";
+      var text = e[2] !== null ? e[2] : e[0] + " " + e[1];
+      items.push("<li" + node + '><span class="kind ' + esc(e[0]) + '">' + esc(e[0]) + '</span><span class="text">' +
+        esc(text) + "</span>" + (e[3] !== null ? '<span class="line"' + node + ">line " + e[3] + "</span>" : "<span></span>") +
+        "</li>");
+    });
+    $("events").innerHTML = items.length ? items.join("") : '<li class="empty">nothing happened besides the visits</li>';
+  }
+
+  // ---- The source pane. ----
+  function renderSource(treeIndex) {
+    var tree = trees[treeIndex];
+    $("srcname").textContent = tree.name || "";
+    var i = sel.node === null ? undefined : byId[treeIndex].get(sel.node);
+    var n = i === undefined ? null : tree.nodes[i];
+    $("nodeinfo").innerHTML = n
+      ? "<b>" + esc(n[1]) + "</b> " + esc(n[0]) + (n[5] ? " " + esc(n[5]) : "") + (n[4] ? " · line " + n[4] : "") +
+        " · at tick " + sel.tick + ": <b>" + esc(stateAt(rows[rowIndex.get(n[0])], sel.tick)) + "</b>"
+      : "select a node to see it in its source";
+    var box = $("source");
+    if (tree.source === null) {
+      box.innerHTML = '<span class="none">no source: the tree was built from data</span>';
+      return;
+    }
+    // One block a line, the selected node's span marked within them.
+    var text = tree.source;
+    var from = n && n[6] !== null ? n[6] : -1, to = n && n[6] !== null ? n[7] : -1;
+    var html = [], start = 0;
+    text.split("\n").forEach(function (line) {
+      var end = start + line.length;
+      var a = Math.max(from, start) - start, b = Math.min(to, end) - start;
+      html.push('<span class="ln">' + (a < b || (a === b && from <= start && to > end)
+        ? esc(line.slice(0, a)) + "<mark>" + esc(line.slice(a, b)) + "</mark>" + esc(line.slice(b))
+        : esc(line)) + "</span>");
+      start = end + 1;
+    });
+    box.innerHTML = html.join("");
+    var mark = box.querySelector("mark");
+    var pane = box.parentNode;
+    if (mark) { pane.scrollTop = Math.max(0, mark.offsetTop - pane.offsetTop - pane.clientHeight / 3); }
+  }
+
+  // ---- The overview strip: the root's status at every tick. ----
+  var overview = $("overview");
+  var strip = null; // the statuses drawn once, at the strip's size
+  function drawOverview() {
+    var dpr = window.devicePixelRatio || 1;
+    var w = overview.clientWidth, h = overview.clientHeight;
+    if (!w) { return; }
+    var pw = Math.round(w * dpr), ph = Math.round(h * dpr);
+    if (!strip || strip.width !== pw || strip.height !== ph) {
+      strip = document.createElement("canvas");
+      strip.width = pw;
+      strip.height = ph;
+      var s = strip.getContext("2d");
+      s.scale(dpr, dpr);
+      var css = getComputedStyle(document.documentElement);
+      var colour = {};
+      ["success", "failure", "running", "error", "skipped", "halted", "idle"].forEach(function (st) {
+        colour[st] = css.getPropertyValue("--" + st).trim();
+      });
+      s.fillStyle = "#f0f1f6";
+      s.fillRect(0, 0, w, h);
+      var step = w / T;
+      for (var t = 1; t <= T; t++) {
+        s.fillStyle = colour[ticks[t - 1][1]] || "#ccc";
+        s.fillRect((t - 1) * step, 3, Math.max(step, 1), h - 6);
+      }
+    }
+    overview.width = pw;
+    overview.height = ph;
+    var g = overview.getContext("2d");
+    g.drawImage(strip, 0, 0);
+    g.scale(dpr, dpr);
+    var per = w / T;
+    g.strokeStyle = "#4f46e5";
+    g.lineWidth = 1.5;
+    g.strokeRect((win.start - 1) * per + 0.75, 0.75, Math.max(win.size * per, 2) - 1.5, h - 1.5);
+    g.fillStyle = "#1d2230";
+    g.fillRect((sel.tick - 1) * per + per / 2 - 1, 0, 2, h);
+  }
+  overview.addEventListener("click", function (ev) {
+    var rect = overview.getBoundingClientRect();
+    setTick(1 + Math.floor((ev.clientX - rect.left) / rect.width * T));
+  });
+
+  // ---- Stepping, selecting, the address fragment. ----
+  function setTick(t) {
+    if (T === 0) { return; }
+    t = Math.max(1, Math.min(T, t | 0));
+    sel.tick = t;
+    update();
+  }
+  function setNode(id) {
+    sel.node = id;
+    update();
+    var row = rowEls[rowIndex.get(id)];
+    if (row) { row.scrollIntoView({ block: "nearest" }); }
+  }
+  function writeHash() {
+    var hash = "#tick=" + sel.tick + (sel.node !== null ? "&node=" + encodeURIComponent(sel.node) : "");
+    if (location.hash !== hash) {
+      try { history.replaceState(null, "", hash); } catch (e) { /* some hosts refuse; the page works on */ }
+    }
+  }
+  function readHash() {
+    var tick = sel.tick, node = sel.node;
+    location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+      var eq = part.indexOf("=");
+      if (eq < 0) { return; }
+      var key = part.slice(0, eq), value;
+      try { value = decodeURIComponent(part.slice(eq + 1)); } catch (e) { return; }
+      if (key === "tick" && /^\d+$/.test(value)) { tick = +value; }
+      if (key === "node" && rowIndex.has(value)) { node = value; }
+    });
+    sel.node = node;
+    setTick(tick);
+  }
+
+  $("first").addEventListener("click", function () { setTick(1); });
+  $("prev").addEventListener("click", function () { setTick(sel.tick - 1); });
+  $("next").addEventListener("click", function () { setTick(sel.tick + 1); });
+  $("last").addEventListener("click", function () { setTick(T); });
+  $("ticknum").addEventListener("change", function () { setTick(+$("ticknum").value); });
+  grid.addEventListener("click", function (ev) {
+    var el = ev.target.closest("[data-tick], .node");
+    if (!el) { return; }
+    if (el.dataset.tick) { sel.tick = +el.dataset.tick; }
+    if (el.dataset.nodeId !== undefined) { sel.node = el.dataset.nodeId; }
+    update();
+  });
+  $("events").addEventListener("click", function (ev) {
+    var el = ev.target.closest("[data-node-id]");
+    if (el && rowIndex.has(el.dataset.nodeId)) { setNode(el.dataset.nodeId); }
+  });
+  document.addEventListener("keydown", function (ev) {
+    if (ev.target && ev.target.tagName === "INPUT") { return; }
+    var step = ev.shiftKey ? 10 : 1;
+    var handled = true;
+    if (ev.key === "ArrowRight") { setTick(sel.tick + step); }
+    else if (ev.key === "ArrowLeft") { setTick(sel.tick - step); }
+    else if (ev.key === "Home") { setTick(1); }
+    else if (ev.key === "End") { setTick(T); }
+    else if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+      var r = sel.node === null ? -1 : rowIndex.get(sel.node);
+      r = ev.key === "ArrowDown" ? Math.min(rows.length - 1, r + 1) : Math.max(0, r - 1);
+      if (rows[r]) { setNode(rows[r].id); }
+    } else { handled = false; }
+    if (handled) { ev.preventDefault(); }
+  });
+  window.addEventListener("hashchange", readHash);
+  window.addEventListener("resize", function () { if (T > 0 && windowSize() !== win.size) { update(); } else { drawOverview(); } });
+
+  $("title").textContent = data.title;
+  if (T === 0) {
+    grid.innerHTML = '<p class="empty" style="padding:12px">the run has no ticks</p>';
+  } else {
+    readHash();
+  }
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
+  document.body.dataset.ready = "true";
+})();
