@@ -147,7 +147,7 @@
     win.size = size;
     var end = Math.min(T, win.start + size - 1);
     var html = ['<div class="row head"><div class="corner">tree</div>'];
-    var every = T >= 1000 ? 10 : 5;
+    var every = T <= 30 ? 1 : T >= 1000 ? 10 : 5;
     for (var t = win.start; t <= end; t++) {
       var marks = marksOf(t).map(function (k) {
         return '<b class="mk ' + k + '" title="' + k + '">' + MARK[k] + "</b>";
@@ -333,7 +333,7 @@
       : "select a node to see it in its source";
     var box = $("source");
     if (tree.source === null) {
-      box.innerHTML = '<span class="none">no source: the tree was built from data</span>';
+      box.innerHTML = '<span class="none">no source text: this version of the tree was built from data (a trim, or a tree made in code)</span>';
       return;
     }
     // One block a line, the selected node's span marked within them.
@@ -350,8 +350,11 @@
     });
     box.innerHTML = html.join("");
     var mark = box.querySelector("mark");
-    var pane = box.parentNode;
-    if (mark) { pane.scrollTop = Math.max(0, mark.offsetTop - pane.offsetTop - pane.clientHeight / 3); }
+    var pane = box;
+    if (mark) {
+      var below = mark.getBoundingClientRect().top - pane.getBoundingClientRect().top;
+      pane.scrollTop = Math.max(0, pane.scrollTop + below - pane.clientHeight / 3);
+    }
   }
 
   // ---- The overview strip: the root's status at every tick. ----
