@@ -10,6 +10,10 @@
 //! used (a trim or a reload changes it) and the starting db, so the db at
 //! any tick can be rebuilt from the changes alone.
 //!
+//! From a record come the text timeline ([`timeline`], what `aido run
+//! --format pretty` prints) and the timeline page ([`page`], `aido run
+//! --timeline`); [`outline`], [`dot`] and [`mermaid`] show a tree itself.
+//!
 //! ```
 //! use aido::record::{Recorder, TimelineOptions, timeline};
 //! use aido::{Registry, Status, compile_str, read_value};
