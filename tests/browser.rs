@@ -399,6 +399,28 @@ fn node_statuses_at_each_tick_match_the_recorded_run() {
     });
     assert!(halted_somewhere, "some page shows a halted node");
 
+    // The error run's third tick lists the error with its line, and its
+    // column is marked.
+    let error_page = &scenarios[3];
+    chrome.open(&error_page.html, "tick=3");
+    let shown = chrome.json(
+        "JSON.stringify([Array.from(document.querySelectorAll('#events li')).map(li => li.textContent), \
+          Array.from(document.querySelectorAll('.th[data-tick=\"3\"] .mk')).map(m => m.className)])",
+    );
+    let items: Vec<&str> = shown[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        items
+            .iter()
+            .any(|li| li.starts_with("errorerror") && li.ends_with("line 5")),
+        "{items:?}"
+    );
+    assert_eq!(shown[1], serde_json::json!(["mk error"]));
+
     for s in &scenarios {
         for &n in &s.ticks_to_check {
             chrome.open(&s.html, &format!("tick={n}"));

@@ -91,6 +91,12 @@ fn the_examples_as_text_timelines() {
         ]);
         assert!(pick.contains("\n  trim {:task "), "{pick}");
         insta::assert_snapshot!("trim_pick", pick);
+        let reload = ok(&[
+            "run", "examples/trim/patrol.edn", "--ticks", "5",
+            "--reload", "3=examples/trim/patrol-v2.edn", "--format", "pretty", "--trace",
+        ]);
+        assert!(reload.contains("\n  reload {:file \"examples/trim/patrol-v2.edn\", :kept [[:walk :stroll] :patrol]"), "{reload}");
+        insta::assert_snapshot!("trim_patrol_reload", reload);
     });
 }
 

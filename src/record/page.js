@@ -121,7 +121,7 @@
   // Columns are 18px wide, wider (up to 30px) when a short run leaves room.
   var column = 18;
   function windowSize() {
-    var label = 400;
+    var label = parseInt(getComputedStyle(document.documentElement).getPropertyValue("--label"), 10) || 400;
     var room = Math.max(grid.clientWidth - label - 24, 180);
     column = Math.max(18, Math.min(30, Math.floor(room / Math.max(T, 1))));
     grid.style.setProperty("--col", column + "px");
