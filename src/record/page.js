@@ -376,7 +376,7 @@
       ["success", "failure", "running", "error", "skipped", "halted", "idle"].forEach(function (st) {
         colour[st] = css.getPropertyValue("--" + st).trim();
       });
-      s.fillStyle = "#f0f1f6";
+      s.fillStyle = css.getPropertyValue("--none").trim();
       s.fillRect(0, 0, w, h);
       var step = w / T;
       for (var t = 1; t <= T; t++) {
@@ -390,10 +390,11 @@
     g.drawImage(strip, 0, 0);
     g.scale(dpr, dpr);
     var per = w / T;
-    g.strokeStyle = "#4f46e5";
+    var css = getComputedStyle(document.documentElement);
+    g.strokeStyle = css.getPropertyValue("--accent").trim();
     g.lineWidth = 1.5;
     g.strokeRect((win.start - 1) * per + 0.75, 0.75, Math.max(win.size * per, 2) - 1.5, h - 1.5);
-    g.fillStyle = "#1d2230";
+    g.fillStyle = css.getPropertyValue("--ink").trim();
     g.fillRect((sel.tick - 1) * per + per / 2 - 1, 0, 2, h);
   }
   overview.addEventListener("click", function (ev) {
