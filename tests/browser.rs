@@ -167,12 +167,24 @@ impl Chromium {
         serde_json::from_str(&text).unwrap()
     }
 
-    /// The tree pane's nodes as `[id, status]`.
+    /// The tree pane's nodes as `[id, status]`: the nodes of the selected
+    /// tick's tree (rows of nodes that only other versions of the tree
+    /// have are marked `absent`).
     fn tree_pane(&self) -> Vec<(String, String)> {
         pairs(self.json(
-            "JSON.stringify(Array.from(document.querySelectorAll('.node[data-node-id]'))\
+            "JSON.stringify(Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
              .map(e => [e.dataset.nodeId, e.dataset.status]))",
         ))
+    }
+
+    /// The row (its `data-row`) whose node has the id `id` now.
+    fn row_of(&self, id: &str) -> u64 {
+        let js = format!(
+            "JSON.stringify(+Array.from(document.querySelectorAll('.node[data-node-id]'))\
+             .find(e => e.dataset.nodeId === {}).closest('.row').dataset.row)",
+            serde_json::to_string(id).unwrap()
+        );
+        self.json(&js).as_u64().unwrap()
     }
 
     /// Every timeline cell as `[tick, id, status]`.
@@ -567,5 +579,75 @@ fn a_long_run_of_a_big_tree_opens_in_a_few_seconds() {
     let step_ms = chrome.json("JSON.stringify(+document.body.dataset.stepMs)");
     eprintln!("in the page: a jump to the last tick {jump_ms} ms, a step back {step_ms} ms");
     assert!(opened < Duration::from_secs(15), "opening took {opened:?}");
+    chrome.assert_quiet();
+}
+
+#[test]
+fn a_reloaded_tree_keeps_a_renamed_node_on_its_row() {
+    let Some(path) = chromium() else { return };
+    let chrome = Chromium::launch(path, "reload");
+    let html = chrome.dir.join("patrol.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_aido"))
+        .current_dir(root())
+        .args(["run", "examples/trim/patrol.edn", "--ticks", "5"])
+        .args(["--reload", "3=examples/trim/patrol-v2.edn", "--timeline"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The same run through the library: the reload carries the db over
+    // and is told to the recorder before tick 3.
+    let compile = |file: &str| {
+        let text = std::fs::read_to_string(root().join(file)).unwrap();
+        compile_str(file, &text, &Registry::new()).unwrap()
+    };
+    let mut tree = compile("examples/trim/patrol.edn");
+    let mut db = Value::map();
+    let mut recorder = Recorder::new(&tree, &db);
+    for n in 1..=5 {
+        if n == 3 {
+            let new_tree = compile("examples/trim/patrol-v2.edn");
+            let (carried, report) = aido::migrate(db, &tree, &new_tree);
+            let mut note = report.to_value();
+            note.as_map_mut().unwrap().shift_insert(
+                0,
+                Value::keyword("file"),
+                Value::string("examples/trim/patrol-v2.edn"),
+            );
+            recorder.event(aido::record::Event::Reload(note));
+            db = carried;
+            tree = new_tree;
+        }
+        db = recorder.tick(db, &tree).db;
+    }
+    let run = recorder.finish();
+    assert_eq!(run.trees.len(), 2);
+    assert!(
+        std::fs::read_to_string(&html).unwrap()
+            == page(&run, &PageOptions::titled("examples/trim/patrol.edn")),
+        "the page of `aido run --reload --timeline` is the library's page of the same run"
+    );
+
+    chrome.open(&html, "tick=2");
+    assert_eq!(chrome.tree_pane(), expected(&run, 2));
+    let walk = chrome.row_of(":walk");
+    chrome.tab.press_key("ArrowRight").unwrap();
+    chrome.tab.press_key("ArrowRight").unwrap();
+    assert_eq!(chrome.tree_pane(), expected(&run, 4));
+    assert_eq!(
+        chrome.row_of(":stroll"),
+        walk,
+        ":walk, renamed :stroll, keeps its row"
+    );
+    // The reload is marked above tick 3.
+    let marks = chrome.json(
+        "JSON.stringify(Array.from(document.querySelectorAll('.th[data-tick=\"3\"] .mk')).map(m => m.className))",
+    );
+    assert_eq!(marks, serde_json::json!(["mk reload"]));
     chrome.assert_quiet();
 }

@@ -20,35 +20,52 @@
     });
   }
 
-  // ---- Rows: every node id of every tree, in tree order. ----
-  var byId = trees.map(function (tree) {
-    var m = new Map();
-    tree.nodes.forEach(function (n, i) { m.set(n[0], i); });
-    return m;
-  });
+  // ---- Rows: every node of every tree, in tree order. ----
+  // A row is one node across the trees of the run (a trim or a reload
+  // makes a new tree): the node with the same id, or the id it was renamed
+  // from (`renamed`, from the reload's report). row.nodes[tree] is the
+  // node's index in that tree.
   var rows = [];
-  trees.forEach(function (tree) {
+  var rowById = new Map();
+  trees.forEach(function (tree, ti) {
+    var renamed = new Map(tree.renamed || []);
+    var taken = new Set();
     var previous = null;
-    tree.nodes.forEach(function (n) {
-      var row = rows.find(function (r) { return r.id === n[0]; });
-      if (!row) {
-        row = { id: n[0] };
-        // A node new in a later tree goes right after the node before it there.
-        var at = previous ? rows.indexOf(previous) + 1 : 0;
-        rows.splice(at, 0, row);
+    tree.nodes.forEach(function (n, ni) {
+      var row = null;
+      var names = renamed.has(n[0]) ? [renamed.get(n[0]), n[0]] : [n[0]];
+      for (var k = 0; k < names.length && !row; k++) {
+        var found = rowById.get(names[k]);
+        if (found && !taken.has(found)) { row = found; }
       }
+      if (!row) {
+        row = { id: n[0], nodes: [] };
+        // A node new in a later tree goes right after the node before it there.
+        rows.splice(previous ? rows.indexOf(previous) + 1 : 0, 0, row);
+      }
+      row.nodes[ti] = ni;
+      row.id = n[0];
+      taken.add(row);
+      rowById.set(n[0], row);
       previous = row;
     });
   });
+  rows.forEach(function (r, i) { r.index = i; });
+  // The row's node id in tree ti (its latest id when the tree lacks it).
+  function idIn(row, ti) {
+    var i = row.nodes[ti];
+    return i === undefined ? row.id : trees[ti].nodes[i][0];
+  }
   function rowDepthHint(row) {
     for (var t = 0; t < trees.length; t++) {
-      var i = byId[t].get(row.id);
+      var i = row.nodes[t];
       if (i !== undefined) { return trees[t].nodes[i][2]; }
     }
     return 0;
   }
-  var rowIndex = new Map();
-  rows.forEach(function (r, i) { rowIndex.set(r.id, i); });
+  function selectedRow() {
+    return sel.node === null ? null : rowById.get(sel.node) || null;
+  }
 
   // ---- Node states per tick, decoded on demand. ----
   var decoded = new Map();
@@ -70,7 +87,7 @@
   // The state of a row's node at tick t: a status, "none", or "gone" when
   // that tick's tree has no such node.
   function stateAt(row, t) {
-    var i = byId[ticks[t - 1][0]].get(row.id);
+    var i = row.nodes[ticks[t - 1][0]];
     if (i === undefined) { return "gone"; }
     return states(t)[i] || "none";
   }
@@ -81,9 +98,9 @@
     for (var u = t - 1; u >= 1 && left > 0 && t - u <= 5000; u--) {
       for (var w = 0; w < wanted.length; w++) {
         var row = wanted[w];
-        if (out.has(row.id)) { continue; }
+        if (out.has(row)) { continue; }
         var st = stateAt(row, u);
-        if (st !== "none" && st !== "gone") { out.set(row.id, st); left--; }
+        if (st !== "none" && st !== "gone") { out.set(row, st); left--; }
       }
     }
     return out;
@@ -172,13 +189,14 @@
       html.push('<div class="row" data-row="' + r + '">' + labelHtml(row));
       for (var t = win.start; t <= end; t++) {
         var st = stateAt(row, t);
-        var mark = cellMarks[t - win.start].get(row.id) || "";
+        var id = idIn(row, ticks[t - 1][0]);
+        var mark = cellMarks[t - win.start].get(id) || "";
         if (st === "gone") {
-          html.push('<div class="cell gone" data-node-id="' + esc(row.id) + '" data-tick="' + t +
+          html.push('<div class="cell gone" data-node-id="' + esc(id) + '" data-tick="' + t +
             '" data-status="none"></div>');
         } else {
-          html.push('<div class="cell" data-node-id="' + esc(row.id) + '" data-tick="' + t +
-            '" data-status="' + st + '" title="' + esc(row.id) + " at tick " + t + ": " + st + '">' +
+          html.push('<div class="cell" data-node-id="' + esc(id) + '" data-tick="' + t +
+            '" data-status="' + st + '" title="' + esc(id) + " at tick " + t + ": " + st + '">' +
             mark + "</div>");
         }
       }
@@ -209,8 +227,9 @@
     var nodes = tree.nodes;
     rowEls.forEach(function (el, r) {
       var row = rows[r];
-      var i = byId[treeIndex].get(row.id);
+      var i = row.nodes[treeIndex];
       var code = el.querySelector(".code");
+      nodeEls[r].dataset.nodeId = idIn(row, treeIndex);
       el.classList.toggle("absent", i === undefined);
       if (i === undefined) {
         el.querySelector(".node").style.paddingLeft = (10 + rowDepthHint(row) * 16) + "px";
@@ -236,6 +255,9 @@
     if (t < win.start || t > win.start + win.size - 1 || windowSize() !== win.size) { renderGrid(); }
     var tick = ticks[t - 1];
     if (shownTree !== tick[0]) { fillLabels(tick[0]); }
+    // A selected node is named by its id in this tick's tree.
+    var chosen = selectedRow();
+    if (chosen) { sel.node = idIn(chosen, tick[0]); }
 
     var began = performance.now();
     selectedEls.forEach(function (el) { el.classList.remove("sel"); });
@@ -248,15 +270,15 @@
       var st = stateAt(row, t);
       var node = nodeEls[r];
       node.dataset.status = st === "gone" ? "none" : st;
-      el.classList.toggle("sel", row.id === sel.node);
+      el.classList.toggle("sel", row === chosen);
       if (st === "none") { quiet.push(row); }
       node.querySelector(".st").textContent = st === "gone" ? "" : st === "none" ? "" : st;
       node.style.removeProperty("--last");
     });
     var last = lastStates(t, quiet);
     quiet.forEach(function (row) {
-      var el = nodeEls[rowIndex.get(row.id)];
-      var st = last.get(row.id);
+      var el = nodeEls[row.index];
+      var st = last.get(row);
       if (el && st) {
         el.style.setProperty("--last", "var(--" + st + ")");
         el.querySelector(".st").textContent = "· " + st;
@@ -325,11 +347,12 @@
   function renderSource(treeIndex) {
     var tree = trees[treeIndex];
     $("srcname").textContent = tree.name || "";
-    var i = sel.node === null ? undefined : byId[treeIndex].get(sel.node);
+    var chosen = selectedRow();
+    var i = chosen ? chosen.nodes[treeIndex] : undefined;
     var n = i === undefined ? null : tree.nodes[i];
     $("nodeinfo").innerHTML = n
       ? "<b>" + esc(n[1]) + "</b> " + esc(n[0]) + (n[5] ? " " + esc(n[5]) : "") + (n[4] ? " · line " + n[4] : "") +
-        " · at tick " + sel.tick + ": <b>" + esc(stateAt(rows[rowIndex.get(n[0])], sel.tick)) + "</b>"
+        " · at tick " + sel.tick + ": <b>" + esc(stateAt(chosen, sel.tick)) + "</b>"
       : "select a node to see it in its source";
     var box = $("source");
     if (tree.source === null) {
@@ -412,7 +435,7 @@
   function setNode(id) {
     sel.node = id;
     update();
-    var row = rowEls[rowIndex.get(id)];
+    var row = rowById.has(id) ? rowEls[rowById.get(id).index] : null;
     if (row) { row.scrollIntoView({ block: "nearest" }); }
   }
   function writeHash() {
@@ -429,7 +452,7 @@
       var key = part.slice(0, eq), value;
       try { value = decodeURIComponent(part.slice(eq + 1)); } catch (e) { return; }
       if (key === "tick" && /^\d+$/.test(value)) { tick = +value; }
-      if (key === "node" && rowIndex.has(value)) { node = value; }
+      if (key === "node" && rowById.has(value)) { node = value; }
     });
     sel.node = node;
     setTick(tick);
@@ -449,7 +472,7 @@
   });
   $("events").addEventListener("click", function (ev) {
     var el = ev.target.closest("[data-node-id]");
-    if (el && rowIndex.has(el.dataset.nodeId)) { setNode(el.dataset.nodeId); }
+    if (el && rowById.has(el.dataset.nodeId)) { setNode(el.dataset.nodeId); }
   });
   document.addEventListener("keydown", function (ev) {
     if (ev.target && ev.target.tagName === "INPUT") { return; }
@@ -460,9 +483,9 @@
     else if (ev.key === "Home") { setTick(1); }
     else if (ev.key === "End") { setTick(T); }
     else if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
-      var r = sel.node === null ? -1 : rowIndex.get(sel.node);
+      var r = selectedRow() ? selectedRow().index : -1;
       r = ev.key === "ArrowDown" ? Math.min(rows.length - 1, r + 1) : Math.max(0, r - 1);
-      if (rows[r]) { setNode(rows[r].id); }
+      if (rows[r]) { setNode(idIn(rows[r], ticks[sel.tick - 1][0])); }
     } else { handled = false; }
     if (handled) { ev.preventDefault(); }
   });

@@ -85,11 +85,12 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
     out.push_str("{\"title\":");
     json_str(&mut out, &options.title);
     out.push_str(",\"trees\":[");
+    let renamed = renames(run);
     for (i, tree) in run.trees.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        write_tree(&mut out, tree);
+        write_tree(&mut out, tree, renamed.get(i).map_or(&[][..], |r| &r[..]));
     }
     out.push_str("],\"start\":[");
     if let Some(map) = run.start_db.as_map() {
@@ -169,11 +170,44 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
     out
 }
 
-/// `{"source": text|null, "name": name|null, "nodes": [[id, type, depth,
-/// parent (-1 for the root), line|null, options|null, from|null, to|null]]}`,
-/// where `from` and `to` are the node's span in UTF-16 units, as the
-/// page's script indexes text.
-fn write_tree(out: &mut String, tree: &TreeRecord) {
+/// For each tree of the run, the ids renamed on the way to it, `(new,
+/// old)`, as the reload or carry-over before its first tick reported them
+/// (`:kept [[:old :new] ...]`), so that the page shows a renamed node on
+/// one row.
+fn renames(run: &RunRecord) -> Vec<Vec<(String, String)>> {
+    let mut renamed = vec![Vec::new(); run.trees.len()];
+    let mut seen = vec![false; run.trees.len()];
+    let kept = Value::keyword("kept");
+    for tick in &run.ticks {
+        let Some(first) = seen.get_mut(tick.tree).filter(|s| !**s) else {
+            continue;
+        };
+        *first = true;
+        for event in &tick.events {
+            let (Event::Reload(report) | Event::Migrated(report)) = event else {
+                continue;
+            };
+            let Some(Value::Vector(entries)) = report.get(&kept) else {
+                continue;
+            };
+            for entry in entries {
+                if let Value::Vector(pair) = entry
+                    && let [old, new] = &pair[..]
+                    && let Some(list) = renamed.get_mut(tick.tree)
+                {
+                    list.push((new.to_string(), old.to_string()));
+                }
+            }
+        }
+    }
+    renamed
+}
+
+/// `{"source": text|null, "name": name|null, "renamed": [[new id, old id]],
+/// "nodes": [[id, type, depth, parent (-1 for the root), line|null,
+/// options|null, from|null, to|null]]}`, where `from` and `to` are the
+/// node's span in UTF-16 units, as the page's script indexes text.
+fn write_tree(out: &mut String, tree: &TreeRecord, renamed: &[(String, String)]) {
     let text = tree.source.as_ref().map(|s| s.text());
     out.push_str("{\"source\":");
     match text {
@@ -185,6 +219,18 @@ fn write_tree(out: &mut String, tree: &TreeRecord) {
         Some(source) => json_str(out, source.name()),
         None => out.push_str("null"),
     }
+    out.push_str(",\"renamed\":[");
+    for (i, (new, old)) in renamed.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        json_str(out, new);
+        out.push(',');
+        json_str(out, old);
+        out.push(']');
+    }
+    out.push(']');
     // Byte offset to UTF-16 offset, for the spans.
     let utf16: Vec<u32> = match text {
         Some(text) => {
