@@ -299,4 +299,17 @@ fn the_timeline_page_is_saved_whole_or_not_at_all() {
         Some(format!("aido: {nowhere}: cannot save: no such file or directory").as_str())
     );
     assert!(!Path::new(&nowhere).exists());
+
+    // A folder, or no name at all: refused before the first tick.
+    for bad in [dir.0.to_string_lossy().into_owned(), String::new()] {
+        let out = aido(&["run", "examples/npc.edn", "--timeline", &bad]);
+        assert_eq!(out.code, 2, "{bad}");
+        assert_eq!(out.stdout, "", "nothing is printed");
+        assert!(
+            out.stderr
+                .starts_with("aido: --timeline: expected a file to write the page to"),
+            "{}",
+            out.stderr
+        );
+    }
 }

@@ -133,6 +133,20 @@ impl Config {
             ));
         }
         let path = |flag: &str| parsed.value(flag).map(PathBuf::from);
+        // The page is written after the last tick: a path that cannot be a
+        // file is refused before the first.
+        let timeline = path("--timeline");
+        if let Some(page) = &timeline
+            && (page.as_os_str().is_empty() || page.is_dir() || page.file_name().is_none())
+        {
+            return Err(Failure::input(
+                "--timeline",
+                format!(
+                    "expected a file to write the page to, got `{}`",
+                    page.display()
+                ),
+            ));
+        }
         Ok(Config {
             tree,
             db: path("--db"),
@@ -143,7 +157,7 @@ impl Config {
             format,
             trace: parsed.switch("--trace"),
             aido_keys,
-            timeline: path("--timeline"),
+            timeline,
             trims: path("--trims"),
             reloads,
         })
