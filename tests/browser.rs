@@ -428,7 +428,7 @@ fn node_statuses_at_each_tick_match_the_recorded_run() {
     assert!(
         items
             .iter()
-            .any(|li| li.starts_with("errorerror") && li.ends_with("line 5")),
+            .any(|li| li.starts_with("errorcannot compare string") && li.ends_with("line 5")),
         "{items:?}"
     );
     assert_eq!(shown[1], serde_json::json!(["mk error"]));

@@ -335,7 +335,9 @@
     }
     tick[5].forEach(function (e) {
       var node = e[1] !== null ? ' data-node-id="' + esc(e[1]) + '"' : "";
+      // The text without the kind its badge already shows.
       var text = e[2] !== null ? e[2] : e[0] + " " + e[1];
+      if (text.indexOf(e[0] + " ") === 0) { text = text.slice(e[0].length + 1); }
       items.push("<li" + node + '><span class="kind ' + esc(e[0]) + '">' + esc(e[0]) + '</span><span class="text">' +
         esc(text) + "</span>" + (e[3] !== null ? '<span class="line"' + node + ">line " + e[3] + "</span>" : "<span></span>") +
         "</li>");
