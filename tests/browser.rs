@@ -532,6 +532,17 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted() {
     if let Some(out) = std::env::var_os("AIDO_SCREENSHOT") {
         std::fs::write(out, &png).unwrap();
     }
+    // Space plays the run and stops it; a step by hand stops it too.
+    let playing = || chrome.json("JSON.stringify(document.body.dataset.playing)");
+    assert_eq!(playing(), "false");
+    chrome.tab.press_key(" ").unwrap();
+    assert_eq!(playing(), "true");
+    chrome.tab.press_key(" ").unwrap();
+    assert_eq!(playing(), "false");
+    chrome.tab.press_key(" ").unwrap();
+    chrome.tab.press_key("Home").unwrap();
+    assert_eq!(playing(), "false");
+    assert_eq!(chrome.tree_pane(), expected(&s.run, 1));
     chrome.assert_quiet();
 }
 

@@ -430,6 +430,7 @@
   // ---- Stepping, selecting, the address fragment. ----
   function setTick(t) {
     if (T === 0) { return; }
+    if (player !== null) { play(false); }
     t = Math.max(1, Math.min(T, t | 0));
     sel.tick = t;
     update();
@@ -460,6 +461,24 @@
     setTick(tick);
   }
 
+  // Playing steps on by itself, faster through long runs, and stops at
+  // the last tick or at any step by hand.
+  var player = null;
+  function play(on) {
+    if (player !== null) { clearInterval(player); player = null; }
+    if (on && T > 0) {
+      if (sel.tick >= T) { setTick(1); }
+      player = setInterval(function () {
+        if (sel.tick >= T) { play(false); } else { sel.tick++; update(); }
+      }, Math.max(40, Math.min(600, 20000 / T)));
+    }
+    document.body.dataset.playing = String(player !== null);
+  }
+  $("play").addEventListener("click", function () { play(player === null); });
+  // A click on a button does not keep the focus, so the keys keep working.
+  document.querySelectorAll(".controls button").forEach(function (b) {
+    b.addEventListener("mousedown", function (ev) { ev.preventDefault(); });
+  });
   $("first").addEventListener("click", function () { setTick(1); });
   $("prev").addEventListener("click", function () { setTick(sel.tick - 1); });
   $("next").addEventListener("click", function () { setTick(sel.tick + 1); });
@@ -478,12 +497,15 @@
   });
   document.addEventListener("keydown", function (ev) {
     if (ev.target && ev.target.tagName === "INPUT") { return; }
+    // A focused button takes its own space and enter.
+    if (ev.target && ev.target.tagName === "BUTTON" && (ev.key === " " || ev.key === "Enter")) { return; }
     var step = ev.shiftKey ? 10 : 1;
     var handled = true;
     if (ev.key === "ArrowRight") { setTick(sel.tick + step); }
     else if (ev.key === "ArrowLeft") { setTick(sel.tick - step); }
     else if (ev.key === "Home") { setTick(1); }
     else if (ev.key === "End") { setTick(T); }
+    else if (ev.key === " ") { play(player === null); }
     else if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
       var r = selectedRow() ? selectedRow().index : -1;
       r = ev.key === "ArrowDown" ? Math.min(rows.length - 1, r + 1) : Math.max(0, r - 1);
@@ -500,6 +522,7 @@
   } else {
     readHash();
   }
+  document.body.dataset.playing = "false";
   document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = "true";
 })();
