@@ -258,8 +258,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         if let Some(recorder) = &mut recorder {
             recorder.record(&tree, &tick);
         }
-        db = match (config.format, &recorder) {
-            (Format::Pretty, Some(recorder)) => {
+        let line = LineFormat {
+            json: config.format == Format::Json,
+            trace: config.trace,
+        };
+        db = match &recorder {
+            // The pretty format is the recorder's text timeline, a block a tick.
+            Some(recorder) if config.format == Format::Pretty => {
                 if n > 1 {
                     writeln!(out)?;
                 }
@@ -267,13 +272,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                 write!(out, "{}", timeline_block(recorder.run(), index, &pretty))?;
                 tick.db
             }
-            (format, _) => {
-                let line = LineFormat {
-                    format,
-                    trace: config.trace,
-                };
-                print_tick(out, n, tick, &tree, notes, line)?
-            }
+            _ => print_tick(out, n, tick, &tree, notes, line)?,
         };
     }
 
@@ -295,7 +294,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 /// How a tick's line is printed.
 #[derive(Debug, Clone, Copy)]
 struct LineFormat {
-    format: Format,
+    /// A line of JSON, else of EDN.
+    json: bool,
     /// Whether the line has `:trace` (a tick may be traced for a recorder
     /// without it).
     trace: bool,
@@ -341,9 +341,10 @@ fn print_tick(
     }
     line.insert(db_key.clone(), db);
     let line = Value::Map(Box::new(line));
-    match line_format.format {
-        Format::Edn | Format::Pretty => writeln!(out, "{line}")?,
-        Format::Json => writeln!(out, "{}", line.to_json())?,
+    if line_format.json {
+        writeln!(out, "{}", line.to_json())?;
+    } else {
+        writeln!(out, "{line}")?;
     }
     let Value::Map(mut line) = line else {
         return Ok(Value::map());
