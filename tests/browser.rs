@@ -543,6 +543,18 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted() {
     chrome.tab.press_key("Home").unwrap();
     assert_eq!(playing(), "false");
     assert_eq!(chrome.tree_pane(), expected(&s.run, 1));
+
+    // A run without ticks (the library can record one) still opens quietly.
+    let tree = compile_str("one.edn", "[:success]", &Registry::new()).unwrap();
+    let empty = chrome.dir.join("empty.html");
+    let run = Recorder::new(&tree, &Value::map()).finish();
+    std::fs::write(&empty, page(&run, &PageOptions::titled("one.edn"))).unwrap();
+    chrome.open(&empty, "tick=3");
+    for key in ["ArrowRight", "ArrowDown", "End", " "] {
+        chrome.tab.press_key(key).unwrap();
+    }
+    let text = chrome.json("JSON.stringify(document.getElementById('grid').textContent)");
+    assert_eq!(text, "the run has no ticks");
     chrome.assert_quiet();
 }
 

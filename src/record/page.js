@@ -496,7 +496,7 @@
     if (el && rowById.has(el.dataset.nodeId)) { setNode(el.dataset.nodeId); }
   });
   document.addEventListener("keydown", function (ev) {
-    if (ev.target && ev.target.tagName === "INPUT") { return; }
+    if (T === 0 || (ev.target && ev.target.tagName === "INPUT")) { return; }
     // A focused button takes its own space and enter.
     if (ev.target && ev.target.tagName === "BUTTON" && (ev.key === " " || ev.key === "Enter")) { return; }
     var step = ev.shiftKey ? 10 : 1;
@@ -514,7 +514,10 @@
     if (handled) { ev.preventDefault(); }
   });
   window.addEventListener("hashchange", readHash);
-  window.addEventListener("resize", function () { if (T > 0 && windowSize() !== win.size) { update(); } else { drawOverview(); } });
+  window.addEventListener("resize", function () {
+    if (T === 0) { return; }
+    if (windowSize() !== win.size) { update(); } else { drawOverview(); }
+  });
 
   $("title").textContent = data.title;
   if (T === 0) {
