@@ -251,6 +251,7 @@
 
   function update() {
     if (T === 0) { return; }
+    var began = performance.now();
     var t = sel.tick;
     if (t < win.start || t > win.start + win.size - 1 || windowSize() !== win.size) { renderGrid(); }
     var tick = ticks[t - 1];
@@ -259,7 +260,6 @@
     var chosen = selectedRow();
     if (chosen) { sel.node = idIn(chosen, tick[0]); }
 
-    var began = performance.now();
     selectedEls.forEach(function (el) { el.classList.remove("sel"); });
     selectedEls = columnEls[t - win.start] || [];
     selectedEls.forEach(function (el) { el.classList.add("sel"); });
