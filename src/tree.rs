@@ -453,28 +453,9 @@ impl Tree {
             .map(|(_, v)| v)
     }
 
-    /// A one-line-per-node outline: indentation, type, id and options.
+    /// A one-line-per-node outline: indentation, node type, id, the options
+    /// as written and the source line (see [`crate::record::outline`]).
     pub fn outline(&self) -> String {
-        let mut out = String::new();
-        self.outline_node(&mut out, 0, 0);
-        out
-    }
-
-    fn outline_node(&self, out: &mut String, node: u32, depth: usize) {
-        let Some(n) = self.nodes.get(node as usize) else {
-            return;
-        };
-        let _ = writeln!(
-            out,
-            "{}{} #{} id={}",
-            "  ".repeat(depth),
-            n.type_name,
-            node,
-            n.id
-        );
-        let (start, end) = n.children;
-        for &child in &self.child_ids[start as usize..end as usize] {
-            self.outline_node(out, child, depth + 1);
-        }
+        crate::record::outline(self)
     }
 }

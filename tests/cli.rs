@@ -403,7 +403,10 @@ fn bad_flags_are_reported_with_the_usage() {
     dir.run(&["run", "tree.edn", "--seed", "1.5"])
         .assert_fails(2, "aido: --seed: expected an integer, got `1.5`");
     dir.run(&["run", "tree.edn", "--format", "xml"])
-        .assert_fails(2, "aido: --format: expected `edn` or `json`, got `xml`");
+        .assert_fails(
+            2,
+            "aido: --format: expected `edn`, `json` or `pretty`, got `xml`",
+        );
 
     let run = dir.run(&["run", "tree.edn", "--tick", "3"]);
     run.assert_fails(2, "aido: unknown flag `--tick`");

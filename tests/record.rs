@@ -100,7 +100,8 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
     );
     // `:ask` was not ticked in the third tick: halted, not visited.
     let ask = t.find(&Value::keyword("ask")).unwrap();
-    assert_eq!(third.node_states(t.len())[ask.index()], NodeState::None);
+    assert_eq!(third.node_states(t.len())[ask.index()], NodeState::Halted);
+    assert_eq!(third.halts.len(), 2);
     assert!(third.visits.iter().all(|v| v.id != Value::keyword("ask")));
     // The input shows in the changes, and so do the library's keys.
     let keys: Vec<String> = first.changes.iter().map(|c| c.key().to_string()).collect();

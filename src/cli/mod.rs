@@ -32,6 +32,7 @@ mod migrate;
 mod nodes;
 mod run;
 mod save;
+mod show;
 mod test;
 
 use std::ffi::OsString;
@@ -56,6 +57,8 @@ usage:
                             golden timelines, --accept, --coverage
   aido nodes                print every node type and function: options, arity, doc
   aido bench TREE [options] time ticks of one or many agents, measure their memory
+  aido show TREE [--format text|dot|mermaid]
+                            print a tree as an outline, a Graphviz or a Mermaid graph
   aido help [COMMAND]       print this help, or a command's help
   aido --version            print the version
 
@@ -67,8 +70,12 @@ run options:
   --inputs INPUTS  an EDN vector; element i (a map or nil) is merged into the db
                    before tick i+1
   --save OUT       write the final db to OUT (JSON if OUT ends in .json, else EDN)
-  --format F       print each tick as `edn` (default) or `json`
+  --format F       print each tick as `edn` (default), `json`, or a `pretty` block
+                   (status, db changes, events)
   --trace          add `:trace` to each tick: the nodes ticked and halted, in order
+                   (pretty: the nodes ticked as an indented tree)
+  --aido-keys      pretty: show changes to the :aido/* keys too
+  --timeline OUT   write the run as a self-contained HTML page to OUT
   --trims TRIMS    an EDN vector of trim tasks, worked through between ticks
   --reload N=FILE  switch to the tree in FILE before tick N (repeatable)
   --stubs STUBS    an EDN map of stubs by node id or node type (see `aido help test`)
@@ -157,6 +164,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("test") => test::main(rest, out),
         Some("nodes") => nodes::main(rest, out),
         Some("bench") => bench::main(rest, out),
+        Some("show") => show::main(rest, out),
         Some("help" | "--help" | "-h") => help(rest, out),
         Some("--version" | "-V") => {
             writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
@@ -183,6 +191,7 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("test") => test::USAGE,
         Some("nodes") => nodes::USAGE,
         Some("bench") => bench::USAGE,
+        Some("show") => show::USAGE,
         Some(other) => {
             return Err(Failure::usage(
                 format!("no help for unknown command `{other}`"),

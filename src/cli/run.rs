@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use aido::record::{Event, PageOptions, Recorder, TimelineOptions, page, timeline_block};
 use aido::{
     DataTask, Map, Tick, TickOptions, TraceEvent, Tree, Trimmer, Value, migrate,
     run_tick_with_options,
@@ -12,11 +13,11 @@ use aido::{
 use super::Failure;
 use super::args::{self, Parsed, Spec};
 use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_edn};
-use super::save::save_db;
+use super::save::{save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
-usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]
-                [--trims TRIMS] [--reload N=FILE]...
+usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
+                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]...
 
 Ticks TREE N times, each tick starting from the db the previous one left,
 and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
@@ -38,10 +39,19 @@ options:
                    before tick i+1; elements past the last tick are ignored
   --save OUT       write the final db to OUT atomically (JSON if OUT ends in .json,
                    else EDN)
-  --format F       print each tick as `edn` (default) or as a line of `json`
+  --format F       print each tick as `edn` (default), as a line of `json`, or as
+                   a short `pretty` block: the status, the input merged, the db's
+                   changes (`+ :key value` added, `~ :key old -> new` changed,
+                   `- :key` removed; keys sorted) and the events (halts, skips,
+                   launches, cancels, errors, trims, reloads)
   --trace          add :trace to each line: [node-id :status] for every node
                    ticked and [:halt node-id] for every node halted, in order
-                   (and :change to each applied trim task)
+                   (and :change to each applied trim task); with --format pretty,
+                   the nodes ticked as an indented tree: type, id, status
+  --aido-keys      with --format pretty, show changes to the library's :aido/* keys too
+  --timeline OUT   write the whole run to OUT as one self-contained HTML page (the
+                   tree, a grid of node statuses per tick, the db with its changes,
+                   the events, the source), saved atomically after the last tick
   --trims TRIMS    an EDN vector of trim tasks, queued before tick 1 and worked
                    through between ticks; each tick before which a task was looked
                    at gets :trim [{:task t, :outcome :applied|:deferred|:rejected,
@@ -62,12 +72,20 @@ exit status: 0 every tick ran (whatever its status), 1 the tree has compile
 errors, 2 bad arguments or an unreadable or malformed file";
 
 const SPEC: Spec = Spec {
-    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]",
+    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]",
     value_flags: &[
-        "--db", "--ticks", "--seed", "--inputs", "--save", "--format", "--trims", "--stubs",
+        "--db",
+        "--ticks",
+        "--seed",
+        "--inputs",
+        "--save",
+        "--format",
+        "--trims",
+        "--stubs",
         "--nodes",
+        "--timeline",
     ],
-    switches: &["--trace"],
+    switches: &["--trace", "--aido-keys"],
 };
 
 /// How each tick is printed.
@@ -75,6 +93,8 @@ const SPEC: Spec = Spec {
 enum Format {
     Edn,
     Json,
+    /// The text timeline, one block a tick.
+    Pretty,
 }
 
 /// The checked settings of one run.
@@ -88,6 +108,10 @@ struct Config {
     save: Option<PathBuf>,
     format: Format,
     trace: bool,
+    /// Show `:aido/*` keys in the pretty format.
+    aido_keys: bool,
+    /// Where to write the timeline page.
+    timeline: Option<PathBuf>,
     trims: Option<PathBuf>,
     /// Tree files to switch to, by the tick before which to switch.
     reloads: Vec<(u64, PathBuf)>,
@@ -101,14 +125,36 @@ impl Config {
         let format = match parsed.text("--format")? {
             None | Some("edn") => Format::Edn,
             Some("json") => Format::Json,
+            Some("pretty") => Format::Pretty,
             Some(other) => {
                 return Err(Failure::input(
                     "--format",
-                    format!("expected `edn` or `json`, got `{other}`"),
+                    format!("expected `edn`, `json` or `pretty`, got `{other}`"),
                 ));
             }
         };
+        let aido_keys = parsed.switch("--aido-keys");
+        if aido_keys && format != Format::Pretty {
+            return Err(Failure::input(
+                "--aido-keys",
+                "shows :aido/* keys in `--format pretty` only; the edn and json lines always have them",
+            ));
+        }
         let path = |flag: &str| parsed.value(flag).map(PathBuf::from);
+        // The page is written after the last tick: a path that cannot be a
+        // file is refused before the first.
+        let timeline = path("--timeline");
+        if let Some(page) = &timeline
+            && (page.as_os_str().is_empty() || page.is_dir() || page.file_name().is_none())
+        {
+            return Err(Failure::input(
+                "--timeline",
+                format!(
+                    "expected a file to write the page to, got `{}`",
+                    page.display()
+                ),
+            ));
+        }
         Ok(Config {
             tree,
             db: path("--db"),
@@ -118,6 +164,8 @@ impl Config {
             save: path("--save"),
             format,
             trace: parsed.switch("--trace"),
+            aido_keys,
+            timeline,
             trims: path("--trims"),
             reloads,
         })
@@ -161,6 +209,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     if let Some(seed) = config.seed {
         seed_db(&mut db, seed);
     }
+    // The pretty format and the timeline page are made from a run record.
+    let mut recorder = (config.format == Format::Pretty || config.timeline.is_some())
+        .then(|| Recorder::new(&tree, &db));
+    let pretty = TimelineOptions {
+        aido_keys: config.aido_keys,
+        trace: config.trace,
+    };
 
     for n in 1..=config.ticks {
         if let Some(stubs) = &stubs {
@@ -169,9 +224,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));
         if let Some(Some(input)) = input {
             merge(&mut db, input);
+            if let Some(recorder) = &mut recorder {
+                recorder.input(input);
+            }
         }
         let options = TickOptions {
-            trace: config.trace,
+            trace: config.trace || recorder.is_some(),
             ..TickOptions::default()
         };
         let mut notes = Vec::new();
@@ -181,6 +239,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             if let Some(new_tree) = new_tree {
                 tree = new_tree;
             }
+            if let Some(recorder) = &mut recorder {
+                recorder.event(Event::Reload(note.clone()));
+            }
             notes.push((Value::keyword("reload"), note));
         }
         if !trimmer.is_empty() {
@@ -189,11 +250,16 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             if let Some(new_tree) = gap.tree {
                 tree = new_tree;
             }
-            let reports = gap
+            let reports: Vec<Value> = gap
                 .reports
                 .iter()
                 .map(|r| r.to_value(config.trace))
                 .collect();
+            if let Some(recorder) = &mut recorder {
+                for report in &reports {
+                    recorder.event(Event::Trim(report.clone()));
+                }
+            }
             notes.push((Value::keyword("trim"), Value::Vector(reports)));
         }
         let tick = run_tick_with_options(db, &tree, &options);
@@ -208,13 +274,50 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                 name(&config.tree)
             );
         }
-        db = print_tick(out, n, tick, &tree, notes, config.format)?;
+        if let Some(recorder) = &mut recorder {
+            recorder.record(&tree, &tick);
+        }
+        let line = LineFormat {
+            json: config.format == Format::Json,
+            trace: config.trace,
+        };
+        db = match &recorder {
+            // The pretty format is the recorder's text timeline, a block a tick.
+            Some(recorder) if config.format == Format::Pretty => {
+                if n > 1 {
+                    writeln!(out)?;
+                }
+                let index = recorder.ticks().len().saturating_sub(1);
+                write!(out, "{}", timeline_block(recorder.run(), index, &pretty))?;
+                tick.db
+            }
+            _ => print_tick(out, n, tick, &tree, notes, line)?,
+        };
     }
 
     if let Some(path) = &config.save {
         save_db(path, &db)?;
     }
+    if let (Some(path), Some(recorder)) = (&config.timeline, recorder) {
+        let html = page(&recorder.finish(), &PageOptions::titled(name(&config.tree)));
+        write_atomically(path, html.as_bytes()).map_err(|e| {
+            Failure::input(
+                name(path),
+                format!("cannot save: {}", super::load::io_reason(&e)),
+            )
+        })?;
+    }
     Ok(0)
+}
+
+/// How a tick's line is printed.
+#[derive(Debug, Clone, Copy)]
+struct LineFormat {
+    /// A line of JSON, else of EDN.
+    json: bool,
+    /// Whether the line has `:trace` (a tick may be traced for a recorder
+    /// without it).
+    trace: bool,
 }
 
 /// Prints one tick's line and hands back its db.
@@ -224,13 +327,17 @@ fn print_tick(
     tick: Tick,
     tree: &Tree,
     notes: Vec<(Value, Value)>,
-    format: Format,
+    line_format: LineFormat,
 ) -> Result<Value, Failure> {
     let launches = tick.launches().to_vec();
     let cancels = tick.cancels().to_vec();
     let dropped: Vec<Value> = tick.dropped().iter().map(|d| d.to_value()).collect();
     let warnings: Vec<Value> = tick.warnings().iter().map(|w| w.to_value()).collect();
-    let trace = trace_value(tree, tick.trace());
+    let trace = if line_format.trace {
+        trace_value(tree, tick.trace())
+    } else {
+        None
+    };
     let Tick { db, status, .. } = tick;
     let db_key = Value::keyword("db");
     let mut line = Map::default();
@@ -263,9 +370,10 @@ fn print_tick(
     }
     line.insert(db_key.clone(), db);
     let line = Value::Map(Box::new(line));
-    match format {
-        Format::Edn => writeln!(out, "{line}")?,
-        Format::Json => writeln!(out, "{}", line.to_json())?,
+    if line_format.json {
+        writeln!(out, "{}", line.to_json())?;
+    } else {
+        writeln!(out, "{line}")?;
     }
     let Value::Map(mut line) = line else {
         return Ok(Value::map());

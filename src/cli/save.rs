@@ -26,7 +26,7 @@ pub(crate) fn save_db(path: &Path, db: &Value) -> Result<(), Failure> {
 
 /// Writes `bytes` to `OUT.tmp-<pid>` next to `path`, syncs it and renames it
 /// over `path`. On failure the temporary file is removed.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temp_path(path)?;
     let result = write_synced(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
     match result {

@@ -10,6 +10,10 @@
 //! used (a trim or a reload changes it) and the starting db, so the db at
 //! any tick can be rebuilt from the changes alone.
 //!
+//! From a record come the text timeline ([`timeline`], what `aido run
+//! --format pretty` prints) and the timeline page ([`page`], `aido run
+//! --timeline`); [`outline`], [`dot`] and [`mermaid`] show a tree itself.
+//!
 //! ```
 //! use aido::record::{Recorder, TimelineOptions, timeline};
 //! use aido::{Registry, Status, compile_str, read_value};
@@ -34,6 +38,8 @@
 //! );
 //! ```
 
+mod page;
+mod show;
 mod timeline;
 
 use std::sync::Arc;
@@ -45,7 +51,9 @@ use crate::tick::{
 use crate::tree::{NodeId, Tree};
 use crate::value::{Keyword, Map, Value};
 
-pub use timeline::{TimelineOptions, timeline};
+pub use page::{PageOptions, page};
+pub use show::{dot, mermaid, node_options, outline};
+pub use timeline::{TimelineOptions, timeline, timeline_block};
 
 /// A whole recorded run.
 #[derive(Debug, Clone)]
@@ -88,6 +96,8 @@ pub struct NodeRecord {
     pub span: Option<Span>,
     /// Its 1-based source line, if the tree was read from text.
     pub line: Option<usize>,
+    /// Its options as written, without `:id` (see [`node_options`]).
+    pub options: Option<Map>,
 }
 
 /// What one tick did.
@@ -106,6 +116,9 @@ pub struct TickRecord {
     pub input: Option<Map>,
     /// Every node ticked, once each, in tree order (see [`Visit`]).
     pub visits: Vec<Visit>,
+    /// Every node halted in this tick, in the order they were halted
+    /// (ticked or not; see [`Visit::halted`] for the ones ticked).
+    pub halts: Vec<NodeId>,
     /// What happened besides visits: first what was done between the
     /// ticks (trims, reloads, a carried-over db), then, in the order they
     /// happened, halts, skips, launches, cancels and the error.
@@ -320,6 +333,7 @@ impl TreeRecord {
                 parent,
                 span: node.span,
                 line,
+                options: node_options(tree, NodeId(nodes.len() as u32)),
             });
         }
         TreeRecord {
@@ -361,10 +375,15 @@ impl NodeState {
 
 impl TickRecord {
     /// The state of every node of the tick's tree (`n_nodes` of them), by
-    /// node index: its last status if ticked, Halted if halted after that,
-    /// else None.
+    /// node index: its last status if ticked, Halted if halted after that
+    /// (or halted without being ticked), else None.
     pub fn node_states(&self, n_nodes: usize) -> Vec<NodeState> {
         let mut states = vec![NodeState::None; n_nodes];
+        for node in &self.halts {
+            if let Some(state) = states.get_mut(node.index()) {
+                *state = NodeState::Halted;
+            }
+        }
         for visit in &self.visits {
             if let Some(state) = states.get_mut(visit.node.index()) {
                 *state = if visit.halted {
@@ -458,6 +477,7 @@ impl Recorder {
         // Each node once, with its last status; halts in the order they came.
         let mut at = vec![u32::MAX; shape.nodes.len()];
         let mut visits: Vec<Visit> = Vec::new();
+        let mut halts: Vec<NodeId> = Vec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));
@@ -493,6 +513,7 @@ impl Recorder {
                     }
                 }
                 TraceEvent::Halted { node } => {
+                    halts.push(node);
                     if let Some(visit) = at
                         .get(node.index())
                         .and_then(|&slot| visits.get_mut(slot as usize))
@@ -520,6 +541,7 @@ impl Recorder {
             steps: tick.steps,
             input: self.input.take(),
             visits,
+            halts,
             events,
             changes,
         });
@@ -547,6 +569,11 @@ impl Recorder {
     /// The ticks recorded so far.
     pub fn ticks(&self) -> &[TickRecord] {
         &self.run.ticks
+    }
+
+    /// The run recorded so far.
+    pub fn run(&self) -> &RunRecord {
+        &self.run
     }
 
     /// The record of the run.

@@ -44,13 +44,19 @@ pub fn timeline(run: &RunRecord, options: &TimelineOptions) -> String {
     out
 }
 
+/// The block of one tick (`run.ticks[index]`), as [`timeline`] prints it,
+/// for printing a run tick by tick as it is recorded. Empty if there is no
+/// such tick.
+pub fn timeline_block(run: &RunRecord, index: usize, options: &TimelineOptions) -> String {
+    let mut out = String::new();
+    if let Some(tick) = run.ticks.get(index) {
+        write_tick(&mut out, run, tick, options);
+    }
+    out
+}
+
 /// One tick's block.
-pub(crate) fn write_tick(
-    out: &mut String,
-    run: &RunRecord,
-    tick: &TickRecord,
-    options: &TimelineOptions,
-) {
+fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &TimelineOptions) {
     let _ = writeln!(out, "tick {}: {}", tick.tick, tick.status);
     if let Some(input) = &tick.input {
         let _ = writeln!(

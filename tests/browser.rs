@@ -1,0 +1,676 @@
+//! The timeline page (`aido run --timeline`) in a real browser: headless
+//! Chromium opens it from disk, and the tests read the page's data
+//! attributes (`data-node-id`, `data-status`, `data-tick`) against the
+//! recorded run.
+//!
+//! Chromium is Debian's `chromium` (`/usr/bin/chromium`, or the path in
+//! `AIDO_CHROMIUM`). Without it these tests fail with a clear message when
+//! `CI=true` (CI installs it), and print a notice and pass otherwise.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aido::record::{NodeState, PageOptions, Recorder, RunRecord, page};
+use aido::{Registry, Tree, Value, compile_str, read_value};
+use headless_chrome::protocol::cdp::types::Event;
+use headless_chrome::protocol::cdp::{Network, Page as CdpPage};
+use headless_chrome::{Browser, LaunchOptions, Tab};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The Chromium to drive, or `None` (after a notice) when there is none
+/// and this is not CI.
+fn chromium() -> Option<PathBuf> {
+    let candidates = std::env::var_os("AIDO_CHROMIUM")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser"].map(PathBuf::from));
+    for path in candidates {
+        if path.is_file() {
+            return Some(path);
+        }
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!(
+            "the browser tests need Chromium: install Debian's `chromium` package \
+             (apt-get install chromium), or set AIDO_CHROMIUM to its path"
+        );
+    }
+    eprintln!(
+        "notice: Chromium not found (/usr/bin/chromium or AIDO_CHROMIUM): \
+         the timeline page was not tested in a browser"
+    );
+    None
+}
+
+/// A fresh, empty folder under the system's temporary folder.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aido-browser-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A headless Chromium with one tab that collects console errors,
+/// exceptions and requests for anything but the page itself.
+struct Chromium {
+    _browser: Browser,
+    tab: Arc<Tab>,
+    errors: Arc<Mutex<Vec<String>>>,
+    requests: Arc<Mutex<Vec<String>>>,
+    dir: PathBuf,
+}
+
+impl Chromium {
+    fn launch(path: PathBuf, name: &str) -> Chromium {
+        let dir = fresh_dir(name);
+        let options = LaunchOptions {
+            headless: true,
+            sandbox: false,
+            path: Some(path),
+            user_data_dir: Some(dir.join("profile")),
+            window_size: Some((1440, 900)),
+            idle_browser_timeout: Duration::from_secs(600),
+            args: [
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+            ]
+            .iter()
+            .map(OsStr::new)
+            .collect(),
+            ..LaunchOptions::default()
+        };
+        let browser = Browser::new(options).expect("Chromium starts");
+        let tab = browser.new_tab().unwrap();
+        tab.set_default_timeout(Duration::from_secs(60));
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        tab.enable_runtime().unwrap();
+        tab.enable_log().unwrap();
+        tab.call_method(serde_json::from_value::<Network::Enable>(serde_json::json!({})).unwrap())
+            .unwrap();
+        let (e, r) = (errors.clone(), requests.clone());
+        tab.add_event_listener(Arc::new(move |event: &Event| match event {
+            Event::RuntimeConsoleAPICalled(call) => {
+                let kind = format!("{:?}", call.params.Type);
+                if kind == "Error" || kind == "Warning" || kind == "Assert" {
+                    e.lock()
+                        .unwrap()
+                        .push(format!("console {kind}: {:?}", call.params.args));
+                }
+            }
+            Event::RuntimeExceptionThrown(thrown) => {
+                e.lock()
+                    .unwrap()
+                    .push(format!("exception: {:?}", thrown.params.exception_details));
+            }
+            Event::LogEntryAdded(entry) => {
+                let level = format!("{:?}", entry.params.entry.level);
+                if level == "Error" || level == "Warning" {
+                    e.lock()
+                        .unwrap()
+                        .push(format!("log {level}: {}", entry.params.entry.text));
+                }
+            }
+            Event::NetworkRequestWillBeSent(sent) => {
+                r.lock().unwrap().push(sent.params.request.url.clone());
+            }
+            _ => {}
+        }))
+        .unwrap();
+        Chromium {
+            _browser: browser,
+            tab,
+            errors,
+            requests,
+            dir,
+        }
+    }
+
+    /// Opens `file` at `fragment` (e.g. `tick=3`), a full load each time.
+    fn open(&self, file: &Path, fragment: &str) {
+        let url = format!("file://{}?open={fragment}#{fragment}", file.display());
+        self.tab.navigate_to(&url).unwrap();
+        self.tab.wait_until_navigated().unwrap();
+        // Waits in the page (not through the DOM domain, which would copy
+        // the page's whole data across).
+        let ready = self
+            .tab
+            .evaluate(
+                "new Promise(done => { const check = () => document.body && \
+                 document.body.dataset.ready === 'true' ? done('ready') : \
+                 requestAnimationFrame(check); check(); })",
+                true,
+            )
+            .unwrap();
+        assert_eq!(ready.value, Some(serde_json::json!("ready")));
+    }
+
+    /// Evaluates `js` (an expression giving a JSON string) and parses it.
+    fn json(&self, js: &str) -> serde_json::Value {
+        let result = self.tab.evaluate(js, false).unwrap();
+        let text = result
+            .value
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("`{js}` gave no string: {:?}", result.description));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The tree pane's nodes as `[id, status]`: the nodes of the selected
+    /// tick's tree (rows of nodes that only other versions of the tree
+    /// have are marked `absent`).
+    fn tree_pane(&self) -> Vec<(String, String)> {
+        pairs(self.json(
+            "JSON.stringify(Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
+             .map(e => [e.dataset.nodeId, e.dataset.status]))",
+        ))
+    }
+
+    /// The row (its `data-row`) whose node has the id `id` now.
+    fn row_of(&self, id: &str) -> u64 {
+        let js = format!(
+            "JSON.stringify(+Array.from(document.querySelectorAll('.node[data-node-id]'))\
+             .find(e => e.dataset.nodeId === {}).closest('.row').dataset.row)",
+            serde_json::to_string(id).unwrap()
+        );
+        self.json(&js).as_u64().unwrap()
+    }
+
+    /// Every timeline cell as `[tick, id, status]`.
+    fn cells(&self) -> Vec<(u64, String, String)> {
+        let value = self.json(
+            "JSON.stringify(Array.from(document.querySelectorAll('.cell[data-tick]'))\
+             .map(e => [+e.dataset.tick, e.dataset.nodeId, e.dataset.status]))",
+        );
+        value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c[0].as_u64().unwrap(),
+                    c[1].as_str().unwrap().to_owned(),
+                    c[2].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    fn assert_quiet(&self) {
+        let errors = self.errors.lock().unwrap().clone();
+        assert!(errors.is_empty(), "console errors: {errors:#?}");
+        let outside: Vec<String> = self
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|url| !url.starts_with("file://"))
+            .cloned()
+            .collect();
+        assert!(outside.is_empty(), "requests off the disk: {outside:#?}");
+        let resources =
+            self.json("JSON.stringify(performance.getEntriesByType('resource').map(e => e.name))");
+        assert_eq!(
+            resources,
+            serde_json::json!([]),
+            "the page loaded resources"
+        );
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn pairs(value: serde_json::Value) -> Vec<(String, String)> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p[0].as_str().unwrap().to_owned(),
+                p[1].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Runs `tree_file` as `aido run` does (inputs merged before their tick)
+/// and records it.
+fn record(tree: &Tree, db: Value, inputs: &[Option<aido::Map>], ticks: usize) -> RunRecord {
+    let mut db = db;
+    let mut recorder = Recorder::new(tree, &db);
+    for n in 0..ticks {
+        if let Some(Some(input)) = inputs.get(n) {
+            for (k, v) in input {
+                db.as_map_mut().unwrap().insert(k.clone(), v.clone());
+            }
+            recorder.input(input);
+        }
+        db = recorder.tick(db, tree).db;
+    }
+    recorder.finish()
+}
+
+/// The states the page must show at tick `n` (from 1), in tree order.
+fn expected(run: &RunRecord, n: usize) -> Vec<(String, String)> {
+    let tick = &run.ticks[n - 1];
+    let tree = &run.trees[tick.tree];
+    tree.nodes
+        .iter()
+        .zip(tick.node_states(tree.nodes.len()))
+        .map(|(node, state)| (node.id.to_string(), state.as_str().to_owned()))
+        .collect()
+}
+
+/// A run to look at in the browser: the page the binary wrote, and the
+/// run recorded by the library.
+struct Scenario {
+    html: PathBuf,
+    run: RunRecord,
+    ticks_to_check: Vec<usize>,
+}
+
+/// `aido run TREE [--db DB] [--inputs INPUTS] --ticks N --timeline OUT`, and
+/// the same run recorded through the library; the two pages must be equal.
+fn scenario(
+    dir: &Path,
+    tree: &str,
+    db: Option<&str>,
+    inputs: Option<&str>,
+    ticks: usize,
+) -> Scenario {
+    let html = dir.join(format!("{}.html", tree.replace(['/', '.'], "_")));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aido"));
+    command
+        .current_dir(root())
+        .args(["run", tree, "--ticks", &ticks.to_string()]);
+    if let Some(db) = db {
+        command.args(["--db", db]);
+    }
+    if let Some(inputs) = inputs {
+        command.args(["--inputs", inputs]);
+    }
+    let out = command.arg("--timeline").arg(&html).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let text = std::fs::read_to_string(root().join(tree)).unwrap();
+    let compiled = compile_str(tree, &text, &Registry::new()).unwrap();
+    let db = match db {
+        Some(db) => read_value(&std::fs::read_to_string(root().join(db)).unwrap()).unwrap(),
+        None => Value::map(),
+    };
+    let inputs: Vec<Option<aido::Map>> = match inputs {
+        Some(inputs) => read_value(&std::fs::read_to_string(root().join(inputs)).unwrap())
+            .unwrap()
+            .as_seq()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_map().cloned())
+            .collect(),
+        None => Vec::new(),
+    };
+    let run = record(&compiled, db, &inputs, ticks);
+    let written = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        written == page(&run, &PageOptions::titled(tree)),
+        "the page of `aido run --timeline` is the library's page of the same run"
+    );
+    Scenario {
+        html,
+        run,
+        ticks_to_check: Vec::new(),
+    }
+}
+
+#[test]
+fn node_statuses_at_each_tick_match_the_recorded_run() {
+    let Some(path) = chromium() else { return };
+    let chrome = Chromium::launch(path, "statuses");
+    let dir = chrome.dir.clone();
+
+    // A tree whose third tick ends in Error (a string compared with a number).
+    std::fs::write(
+        dir.join("error.edn"),
+        "[:sequence {:id :main}\n [:inc! {:id :count :key :n}]\n [:selector\n  [:less-than? {:key :n :val 3}]\n  [:less-than? {:id :bad :key :name :val 3}]]]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("error-db.edn"), "{:name \"x\"}").unwrap();
+    let error_tree = dir.join("error.edn");
+    let error_db = dir.join("error-db.edn");
+
+    let mut scenarios = vec![
+        scenario(
+            &dir,
+            "examples/npc.edn",
+            Some("examples/npc-db.edn"),
+            None,
+            12,
+        ),
+        scenario(
+            &dir,
+            "examples/long/ask.edn",
+            None,
+            Some("examples/long/ask.inputs.edn"),
+            7,
+        ),
+        scenario(
+            &dir,
+            "examples/long/race.edn",
+            None,
+            Some("examples/long/race.inputs.edn"),
+            6,
+        ),
+        scenario(
+            &dir,
+            error_tree.to_str().unwrap(),
+            Some(error_db.to_str().unwrap()),
+            None,
+            4,
+        ),
+    ];
+    scenarios[0].ticks_to_check = vec![1, 5, 9, 12];
+    scenarios[1].ticks_to_check = vec![1, 2, 3, 5, 7];
+    scenarios[2].ticks_to_check = vec![1, 3, 6];
+    scenarios[3].ticks_to_check = vec![2, 3, 4];
+
+    // The runs have what the page must show: halts, launches, an error.
+    let kinds = |s: &Scenario| -> Vec<String> {
+        s.run
+            .ticks
+            .iter()
+            .flat_map(|t| t.events.iter().map(|e| e.kind()))
+            .collect()
+    };
+    assert!(kinds(&scenarios[1]).contains(&"launch".to_owned()));
+    assert!(kinds(&scenarios[1]).contains(&"halt".to_owned()));
+    assert!(kinds(&scenarios[3]).contains(&"error".to_owned()));
+    let halted_somewhere = scenarios.iter().any(|s| {
+        s.run.ticks.iter().any(|t| {
+            t.node_states(s.run.trees[t.tree].nodes.len())
+                .contains(&NodeState::Halted)
+        })
+    });
+    assert!(halted_somewhere, "some page shows a halted node");
+
+    // The error run's third tick lists the error with its line, and its
+    // column is marked.
+    let error_page = &scenarios[3];
+    chrome.open(&error_page.html, "tick=3");
+    let shown = chrome.json(
+        "JSON.stringify([Array.from(document.querySelectorAll('#events li')).map(li => li.textContent), \
+          Array.from(document.querySelectorAll('.th[data-tick=\"3\"] .mk')).map(m => m.className)])",
+    );
+    let items: Vec<&str> = shown[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        items
+            .iter()
+            .any(|li| li.starts_with("errorcannot compare string") && li.ends_with("line 5")),
+        "{items:?}"
+    );
+    assert_eq!(shown[1], serde_json::json!(["mk error"]));
+
+    for s in &scenarios {
+        for &n in &s.ticks_to_check {
+            chrome.open(&s.html, &format!("tick={n}"));
+            assert_eq!(
+                chrome.tree_pane(),
+                expected(&s.run, n),
+                "{} at tick {n}",
+                s.html.display()
+            );
+            // Every cell shown carries its own tick's state.
+            let cells = chrome.cells();
+            assert!(
+                cells.iter().any(|c| c.0 == n as u64),
+                "tick {n}'s column is shown"
+            );
+            for (tick, id, status) in cells {
+                let want = expected(&s.run, tick as usize);
+                let (_, state) = want.iter().find(|(i, _)| *i == id).unwrap();
+                assert_eq!(&status, state, "cell of {id} at tick {tick}");
+            }
+            let shown =
+                chrome.json("JSON.stringify(document.getElementById('tickstatus').textContent)");
+            assert_eq!(shown, s.run.ticks[n - 1].status.as_str());
+        }
+        // A key press steps to the next tick, and the address follows.
+        let n = s.ticks_to_check[0];
+        chrome.open(&s.html, &format!("tick={n}"));
+        chrome.tab.press_key("ArrowRight").unwrap();
+        assert_eq!(chrome.tree_pane(), expected(&s.run, n + 1));
+        let hash = chrome.json("JSON.stringify(location.hash)");
+        assert_eq!(hash, format!("#tick={}", n + 1));
+        chrome.tab.press_key("ArrowLeft").unwrap();
+        assert_eq!(chrome.tree_pane(), expected(&s.run, n));
+    }
+    chrome.assert_quiet();
+}
+
+#[test]
+fn a_node_in_the_address_is_selected_and_its_source_highlighted() {
+    let Some(path) = chromium() else { return };
+    let chrome = Chromium::launch(path, "select");
+    let dir = chrome.dir.clone();
+    let s = scenario(
+        &dir,
+        "examples/long/ask.edn",
+        None,
+        Some("examples/long/ask.inputs.edn"),
+        7,
+    );
+    chrome.open(&s.html, "tick=3&node=%3Aask");
+    let selected = chrome.json(
+        "JSON.stringify([document.querySelector('.row.sel .node').dataset.nodeId, \
+          document.querySelector('#source mark').textContent, \
+          document.querySelectorAll('#db .kv').length, \
+          document.querySelectorAll('#events li').length])",
+    );
+    assert_eq!(selected[0], ":ask");
+    assert!(
+        selected[1]
+            .as_str()
+            .unwrap()
+            .starts_with("[:defer {:id :ask")
+    );
+    assert!(selected[2].as_u64().unwrap() > 0, "the db pane lists keys");
+    assert!(
+        selected[3].as_u64().unwrap() > 0,
+        "the events pane lists the input"
+    );
+    // Clicking a cell selects its tick and its node.
+    chrome
+        .tab
+        .find_element(".cell[data-tick=\"5\"][data-node-id=\"\\\"answer.0\\\"\"]")
+        .unwrap()
+        .click()
+        .unwrap();
+    let hash = chrome.json("JSON.stringify(location.hash)");
+    assert_eq!(hash, "#tick=5&node=%22answer.0%22");
+    assert_eq!(chrome.tree_pane(), expected(&s.run, 5));
+
+    // A screenshot that is not blank: a PNG with many distinct colours.
+    chrome.open(&s.html, "tick=5&node=%3Aask");
+    let png = chrome
+        .tab
+        .capture_screenshot(
+            CdpPage::CaptureScreenshotFormatOption::Png,
+            None,
+            None,
+            true,
+        )
+        .unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        png.len() > 20_000,
+        "a screenshot of {} bytes is blank",
+        png.len()
+    );
+    if let Some(out) = std::env::var_os("AIDO_SCREENSHOT") {
+        std::fs::write(out, &png).unwrap();
+    }
+    // Space plays the run and stops it; a step by hand stops it too.
+    let playing = || chrome.json("JSON.stringify(document.body.dataset.playing)");
+    assert_eq!(playing(), "false");
+    chrome.tab.press_key(" ").unwrap();
+    assert_eq!(playing(), "true");
+    chrome.tab.press_key(" ").unwrap();
+    assert_eq!(playing(), "false");
+    chrome.tab.press_key(" ").unwrap();
+    chrome.tab.press_key("Home").unwrap();
+    assert_eq!(playing(), "false");
+    assert_eq!(chrome.tree_pane(), expected(&s.run, 1));
+
+    // A run without ticks (the library can record one) still opens quietly.
+    let tree = compile_str("one.edn", "[:success]", &Registry::new()).unwrap();
+    let empty = chrome.dir.join("empty.html");
+    let run = Recorder::new(&tree, &Value::map()).finish();
+    std::fs::write(&empty, page(&run, &PageOptions::titled("one.edn"))).unwrap();
+    chrome.open(&empty, "tick=3");
+    for key in ["ArrowRight", "ArrowDown", "End", " "] {
+        chrome.tab.press_key(key).unwrap();
+    }
+    let text = chrome.json("JSON.stringify(document.getElementById('grid').textContent)");
+    assert_eq!(text, "the run has no ticks");
+    chrome.assert_quiet();
+}
+
+/// A generated tree of about 500 nodes that keeps many nodes running.
+fn big_tree() -> Tree {
+    let mut text = String::from("[:parallel {:id :root :mode :success :how-many 1}\n");
+    for i in 0..83 {
+        text.push_str(&format!(
+            " [:selector {{:id :s{i}}} [:randomly {{:p 0.3}} [:wait {{:id :w{i} :ticks 2}}]] \
+             [:sequence [:inc! {{:key :n}}] [:success]]]\n"
+        ));
+    }
+    text.push(']');
+    compile_str("big.edn", &text, &Registry::new()).unwrap()
+}
+
+#[test]
+fn a_long_run_of_a_big_tree_opens_in_a_few_seconds() {
+    let Some(path) = chromium() else { return };
+    let tree = big_tree();
+    assert_eq!(tree.len(), 499);
+    let run = record(&tree, read_value("{:aido/seed 7}").unwrap(), &[], 10_000);
+    let chrome = Chromium::launch(path, "long");
+    let html = chrome.dir.join("long.html");
+    let text = page(&run, &PageOptions::titled("big.edn"));
+    std::fs::write(&html, &text).unwrap();
+
+    let started = Instant::now();
+    chrome.open(&html, "tick=9000");
+    let opened = started.elapsed();
+    let ready_ms = chrome.json("JSON.stringify(+document.body.dataset.readyMs)");
+    eprintln!(
+        "10,000 ticks of a {}-node tree: page {:.1} MB, opened in {} ms (script done {} ms after navigation)",
+        tree.len(),
+        text.len() as f64 / 1e6,
+        opened.as_millis(),
+        ready_ms
+    );
+    assert_eq!(chrome.tree_pane(), expected(&run, 9000));
+    chrome.tab.press_key("End").unwrap();
+    assert_eq!(chrome.tree_pane(), expected(&run, 10_000));
+    let jump_ms = chrome.json("JSON.stringify(+document.body.dataset.stepMs)");
+    chrome.tab.press_key("ArrowLeft").unwrap();
+    assert_eq!(chrome.tree_pane(), expected(&run, 9_999));
+    let step_ms = chrome.json("JSON.stringify(+document.body.dataset.stepMs)");
+    eprintln!("in the page: a jump to the last tick {jump_ms} ms, a step back {step_ms} ms");
+    assert!(opened < Duration::from_secs(15), "opening took {opened:?}");
+    chrome.assert_quiet();
+}
+
+#[test]
+fn a_reloaded_tree_keeps_a_renamed_node_on_its_row() {
+    let Some(path) = chromium() else { return };
+    let chrome = Chromium::launch(path, "reload");
+    let html = chrome.dir.join("patrol.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_aido"))
+        .current_dir(root())
+        .args(["run", "examples/trim/patrol.edn", "--ticks", "5"])
+        .args(["--reload", "3=examples/trim/patrol-v2.edn", "--timeline"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The same run through the library: the reload carries the db over
+    // and is told to the recorder before tick 3.
+    let compile = |file: &str| {
+        let text = std::fs::read_to_string(root().join(file)).unwrap();
+        compile_str(file, &text, &Registry::new()).unwrap()
+    };
+    let mut tree = compile("examples/trim/patrol.edn");
+    let mut db = Value::map();
+    let mut recorder = Recorder::new(&tree, &db);
+    for n in 1..=5 {
+        if n == 3 {
+            let new_tree = compile("examples/trim/patrol-v2.edn");
+            let (carried, report) = aido::migrate(db, &tree, &new_tree);
+            let mut note = report.to_value();
+            note.as_map_mut().unwrap().shift_insert(
+                0,
+                Value::keyword("file"),
+                Value::string("examples/trim/patrol-v2.edn"),
+            );
+            recorder.event(aido::record::Event::Reload(note));
+            db = carried;
+            tree = new_tree;
+        }
+        db = recorder.tick(db, &tree).db;
+    }
+    let run = recorder.finish();
+    assert_eq!(run.trees.len(), 2);
+    assert!(
+        std::fs::read_to_string(&html).unwrap()
+            == page(&run, &PageOptions::titled("examples/trim/patrol.edn")),
+        "the page of `aido run --reload --timeline` is the library's page of the same run"
+    );
+
+    chrome.open(&html, "tick=2");
+    assert_eq!(chrome.tree_pane(), expected(&run, 2));
+    let walk = chrome.row_of(":walk");
+    chrome.tab.press_key("ArrowRight").unwrap();
+    chrome.tab.press_key("ArrowRight").unwrap();
+    assert_eq!(chrome.tree_pane(), expected(&run, 4));
+    assert_eq!(
+        chrome.row_of(":stroll"),
+        walk,
+        ":walk, renamed :stroll, keeps its row"
+    );
+    // The reload is marked above tick 3.
+    let marks = chrome.json(
+        "JSON.stringify(Array.from(document.querySelectorAll('.th[data-tick=\"3\"] .mk')).map(m => m.className))",
+    );
+    assert_eq!(marks, serde_json::json!(["mk reload"]));
+    chrome.assert_quiet();
+}
