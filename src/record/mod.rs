@@ -46,7 +46,8 @@ use std::sync::Arc;
 
 use crate::source::{Source, Span};
 use crate::tick::{
-    Request, Status, Tick, TickError, TickOptions, TraceEvent, run_tick_with_options,
+    DroppedResult, Request, Status, Tick, TickError, TickOptions, TickWarning, TraceEvent,
+    run_tick_with_options,
 };
 use crate::tree::{NodeId, Tree};
 use crate::value::{Keyword, Map, Value};
@@ -167,6 +168,11 @@ pub enum Event {
     Launched(Request),
     /// A deferred action was cancelled.
     Cancelled(Request),
+    /// A deferred completion answered no request in flight and was dropped,
+    /// never applied.
+    Dropped(DroppedResult),
+    /// The tick noticed something that may be a mistake in the tree.
+    Warning(TickWarning),
     /// The tick ended in Error (with the node's span).
     Error(Box<TickError>),
     /// A trim task was looked at before the tick: its report, as
@@ -190,13 +196,16 @@ pub enum Event {
 
 impl Event {
     /// The event's kind as a word: `halt`, `skip`, `launch`, `cancel`,
-    /// `error`, `trim`, `reload`, `migrated`, or a note's kind without its colon.
+    /// `dropped`, `warning`, `error`, `trim`, `reload`, `migrated`, or a
+    /// note's kind without its colon.
     pub fn kind(&self) -> String {
         match self {
             Event::Halted { .. } => "halt".into(),
             Event::Skipped { .. } => "skip".into(),
             Event::Launched(_) => "launch".into(),
             Event::Cancelled(_) => "cancel".into(),
+            Event::Dropped(_) => "dropped".into(),
+            Event::Warning(_) => "warning".into(),
             Event::Error(_) => "error".into(),
             Event::Trim(_) => "trim".into(),
             Event::Reload(_) => "reload".into(),
@@ -211,6 +220,8 @@ impl Event {
             Event::Halted { node } | Event::Skipped { node } => Some(node),
             Event::Launched(r) | Event::Cancelled(r) => Some(&r.node),
             Event::Error(e) => Some(&e.node),
+            Event::Dropped(d) => Some(&d.node),
+            Event::Warning(TickWarning::RunningChildChanged { node, .. }) => Some(node),
             Event::Trim(_) | Event::Reload(_) | Event::Migrated(_) | Event::Note { .. } => None,
         }
     }
@@ -528,6 +539,8 @@ impl Recorder {
         visits.sort_by_key(|v| v.node.index());
         events.extend(tick.launches().iter().cloned().map(Event::Launched));
         events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
+        events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
+        events.extend(tick.warnings().iter().cloned().map(Event::Warning));
         if let Some(error) = &tick.error {
             events.push(Event::Error(error.clone()));
         }

@@ -11,7 +11,7 @@
   var ticks = data.ticks;
   var T = ticks.length;
   var LETTER = { s: "success", f: "failure", r: "running", e: "error", k: "skipped", h: "halted", i: "idle" };
-  var MARK = { launch: "▲", cancel: "✕", error: "!", input: "●", trim: "✂", reload: "↻", migrated: "↻" };
+  var MARK = { launch: "▲", cancel: "✕", dropped: "⊘", warning: "⚠", error: "!", input: "●", trim: "✂", reload: "↻", migrated: "↻" };
   var $ = function (id) { return document.getElementById(id); };
 
   function esc(text) {
@@ -179,7 +179,7 @@
     for (var u = win.start; u <= end; u++) {
       var m = new Map();
       ticks[u - 1][5].forEach(function (e) {
-        if (e[1] !== null && (e[0] === "launch" || e[0] === "cancel" || e[0] === "error")) {
+        if (e[1] !== null && (e[0] === "launch" || e[0] === "cancel" || e[0] === "dropped" || e[0] === "warning" || e[0] === "error")) {
           m.set(e[1], MARK[e[0]]);
         }
       });

@@ -121,6 +121,8 @@ pub(crate) fn event_text(event: &Event) -> String {
             r.action,
             crate::Value::Map(Box::new(r.options.clone()))
         ),
+        Event::Dropped(d) => format!("dropped {}", d.to_value()),
+        Event::Warning(w) => format!("warning {}", w.to_value()),
         Event::Error(e) => format!("error {e}"),
         Event::Trim(report) => format!("trim {report}"),
         Event::Reload(report) => format!("reload {report}"),
