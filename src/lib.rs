@@ -91,3 +91,7 @@ pub use trim::{
 #[cfg(feature = "edn-rs")]
 pub use value::EdnRsError;
 pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};
+
+// Hostile input: the JSON mappings and their errors.
+pub use diag::RenderLimits;
+pub use value::{JsonError, JsonErrorKind, JsonMapping};

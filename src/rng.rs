@@ -93,6 +93,17 @@ impl Rng {
             self.load(db);
         }
         match &mut self.state {
+            State::Seeded { pos, .. } if *pos >= i64::MAX as u64 => {
+                // The position could not be written back: the stream would
+                // repeat its last number for ever.
+                if self.error.is_none() {
+                    self.error = Some(format!(
+                        "the random stream is exhausted (`:aido/rng-pos` reached {}); set a new `:aido/seed` and remove `:aido/rng-pos`",
+                        i64::MAX
+                    ));
+                }
+                0
+            }
             State::Seeded { base, pos, .. } | State::Entropy { base, pos } => {
                 *pos = pos.wrapping_add(1);
                 mix(base.wrapping_add(pos.wrapping_mul(GAMMA)))

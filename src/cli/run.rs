@@ -12,7 +12,7 @@ use aido::{
 use super::Failure;
 use super::args::{self, Parsed, Spec};
 use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_edn};
-use super::save::save_db;
+use super::save::{ClosableOut, check_target, save_db};
 
 pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json] [--trace]
@@ -146,6 +146,18 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     if let Some(seed) = config.seed {
         seed_db(&mut db, seed);
     }
+    if let Some(path) = &config.save {
+        // Saving over the db read is how a save game goes on; over any other
+        // input file it is a mistake.
+        let mut inputs: Vec<&Path> = vec![&config.tree];
+        inputs.extend(config.inputs.as_deref());
+        inputs.extend(config.trims.as_deref());
+        inputs.extend(config.reloads.iter().map(|(_, file)| file.as_path()));
+        check_target(path, &inputs)?;
+    }
+    // With a save pending, a closed stdout must not stop the run before it.
+    let mut out = ClosableOut::new(out, config.save.is_some());
+    let out = &mut out;
 
     for n in 1..=config.ticks {
         let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));

@@ -64,10 +64,10 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         Some(b @ (b')' | b']' | b'}')) => Err(reader.unmatched(b)),
         Some(_) => {
             let start = reader.pos;
-            let end = match reader.read_form(0) {
-                Ok(_) => reader.pos,
-                Err(_) => start + reader.char_len(start),
-            };
+            // What follows is reported as what it is: junk that is not a
+            // form (a NUL byte, a stray quote) gets its own error.
+            reader.read_form(0)?;
+            let end = reader.pos;
             Err(ReadError {
                 kind: ReadErrorKind::TrailingForm,
                 span: Span::new(start, end),

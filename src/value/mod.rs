@@ -5,6 +5,7 @@
 //! and tagged values. Keywords and symbols are interned (see [`Keyword`]), so
 //! the db look-ups done on every node visit hash and compare one integer.
 
+mod check;
 #[cfg(feature = "edn-rs")]
 mod edn_rs;
 mod hash;
@@ -21,6 +22,7 @@ pub use edn_rs::EdnRsError;
 pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use intern::kw;
 pub use intern::{Keyword, Symbol};
+pub use json::{JsonError, JsonErrorKind, JsonMapping};
 pub use path::PathError;
 pub(crate) use path::{
     SCAN_LIMIT, find_kw, find_two_kws_and_bit, find_two_kws_hashed, map_get, map_slot, slot_in,
