@@ -6,6 +6,7 @@
 //! back, and the same db and tree always give the same run. Without a seed
 //! each tick draws from fresh entropy and writes nothing.
 
+use crate::tick::TickErrorKind;
 use crate::value::{Map, Value, kw};
 
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -40,20 +41,75 @@ enum State {
     },
 }
 
-/// A random generator for one tick.
+/// A random generator for one tick. It also carries the tick's work meter:
+/// the generator is what every resolution of an option already takes along
+/// (`eval`, `FnCtx`), so the cost of the values copied and built there is
+/// counted where it happens.
 #[derive(Debug, Clone)]
 pub(crate) struct Rng {
     state: State,
     /// Set when the db's seed or position is unusable.
     pub(crate) error: Option<String>,
+    /// Work units left in this tick (see `TickOptions::work_budget`).
+    pub(crate) work_left: u64,
+    /// The work budget, for messages.
+    pub(crate) work_budget: u64,
+    /// Which limit the tick's error comes from, if it came from one.
+    pub(crate) limit_hit: Option<TickErrorKind>,
 }
 
 impl Rng {
+    #[cfg(test)]
     pub(crate) fn new() -> Rng {
+        Rng::with_work_budget(u64::MAX)
+    }
+
+    /// A generator whose tick may do `budget` units of work.
+    #[inline(always)]
+    pub(crate) fn with_work_budget(budget: u64) -> Rng {
         Rng {
             state: State::Unloaded,
             error: None,
+            work_left: budget,
+            work_budget: budget,
+            limit_hit: None,
         }
+    }
+
+    /// Counts `cost` units of work (elements copied, built or compared);
+    /// an error once the tick's work budget is spent.
+    pub(crate) fn charge(&mut self, cost: u64) -> Result<(), String> {
+        match self.work_left.checked_sub(cost) {
+            Some(left) => {
+                self.work_left = left;
+                Ok(())
+            }
+            None => {
+                self.work_left = 0;
+                self.limit_hit = Some(TickErrorKind::WorkBudget);
+                Err(format!(
+                    "work budget exceeded ({} elements copied, built or compared in one tick)",
+                    self.work_budget
+                ))
+            }
+        }
+    }
+
+    /// Measures a value about to be copied or built: charges its weight,
+    /// and refuses it if, stored at `base_depth`, it would nest deeper than
+    /// the reader reads.
+    pub(crate) fn charge_value(&mut self, v: &Value, base_depth: usize) -> Result<(), String> {
+        let (weight, depth) = v.measure(self.work_left);
+        self.charge(weight)?;
+        if base_depth + depth > crate::read::MAX_DEPTH {
+            self.limit_hit = Some(TickErrorKind::TooDeep);
+            return Err(format!(
+                "the value would nest {} deep in the db, more than {}",
+                base_depth + depth,
+                crate::read::MAX_DEPTH
+            ));
+        }
+        Ok(())
     }
 
     fn load(&mut self, db: &Map) {
@@ -97,6 +153,7 @@ impl Rng {
                 // The position could not be written back: the stream would
                 // repeat its last number for ever.
                 if self.error.is_none() {
+                    self.limit_hit = Some(TickErrorKind::RandomExhausted);
                     self.error = Some(format!(
                         "the random stream is exhausted (`:aido/rng-pos` reached {}); set a new `:aido/seed` and remove `:aido/rng-pos`",
                         i64::MAX

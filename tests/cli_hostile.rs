@@ -394,7 +394,7 @@ fn messages_say_what_is_wrong() {
     assert!(!run.stderr.contains("more than one form"), "{}", run.stderr);
     assert!(
         run.stderr
-            .starts_with("error[E0001]: invalid symbol `\\u{0}`"),
+            .starts_with("error[E0001]: unexpected character `\\0` after the form"),
         "{}",
         run.stderr
     );

@@ -494,6 +494,12 @@ fn a_text_holds_exactly_one_form() {
     // A malformed second form is still a second form.
     check_err("[:a] [:b", ReadErrorKind::TrailingForm, (5, 6));
     check_err("[:a] é", ReadErrorKind::TrailingForm, (5, 7));
+    // A character that starts no form is junk after the form.
+    check_err(
+        "[:a]\0",
+        syntax("unexpected character `\\0` after the form"),
+        (4, 5),
+    );
     check_err(
         "\u{feff}[:a]",
         syntax("the text starts with a byte-order mark (U+FEFF): save it as UTF-8 without one"),

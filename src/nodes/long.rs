@@ -67,14 +67,22 @@ impl Engine<'_> {
         options: &[(Keyword, Opt)],
     ) -> Status {
         let node_id = self.tree.nodes[id as usize].id.clone();
-        if self.memory(id).is_some() {
+        if let Some(memory) = self.memory(id).cloned() {
             let Some(result) = self.take_result(&node_id) else {
                 return Status::Running;
             };
             if let Err(e) = self.set_memory(id, None) {
                 return self.fail(id, e);
             }
-            return self.complete(id, result, into);
+            let status = self.complete(id, result.clone(), into);
+            if status == Status::Error {
+                // The completion could not be used (a bad `:status`, an
+                // `:into` that cannot be written): it is not lost. The node
+                // keeps waiting with its completion where it was, for the
+                // host to see with the error and fix the db.
+                self.restore_completion(id, node_id, memory, result);
+            }
+            return status;
         }
         // A result left over from an earlier launch must not complete this one.
         self.take_result(&node_id);
@@ -100,6 +108,19 @@ impl Engine<'_> {
             options: resolved,
         });
         Status::Running
+    }
+
+    #[cold]
+    fn restore_completion(&mut self, id: u32, node_id: Value, memory: Value, result: Value) {
+        let _ = self.set_memory(id, Some(memory));
+        let slot = crate::value::map_slot(self.db, &Value::Keyword(kw::RESULTS));
+        if slot.is_nil() {
+            *slot = Value::map();
+        }
+        if let Some(results) = slot.as_map_mut() {
+            results.insert(node_id, result);
+        }
+        self.note_running(id);
     }
 
     /// Removes and returns the completion reported for `node_id`, if any.

@@ -64,10 +64,19 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         Some(b @ (b')' | b']' | b'}')) => Err(reader.unmatched(b)),
         Some(_) => {
             let start = reader.pos;
-            // What follows is reported as what it is: junk that is not a
-            // form (a NUL byte, a stray quote) gets its own error.
-            reader.read_form(0)?;
-            let end = reader.pos;
+            // A control character cannot start any form: it is junk after
+            // the form, not a second one.
+            if let Some(c) = text[start..].chars().next().filter(|c| c.is_control()) {
+                return Err(ReadError::syntax(
+                    format!("unexpected character `{}` after the form", c.escape_debug()),
+                    start,
+                    start + c.len_utf8(),
+                ));
+            }
+            let end = match reader.read_form(0) {
+                Ok(_) => reader.pos,
+                Err(_) => start + reader.char_len(start),
+            };
             Err(ReadError {
                 kind: ReadErrorKind::TrailingForm,
                 span: Span::new(start, end),

@@ -50,6 +50,12 @@ impl NodeCtx<'_, '_> {
         };
         let engine = &mut *self.engine;
         let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
+        if let Cow::Borrowed(v) = &value
+            && v.is_heavy()
+        {
+            // Handing the node a copy of a collection or string is work.
+            engine.rng.charge_value(v, 0).map_err(NodeError)?;
+        }
         if let Some(spec) = node_type.options.iter().find(|o| o.key == key) {
             spec.ty
                 .check(&value)

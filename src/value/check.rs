@@ -77,33 +77,61 @@ impl Value {
         None
     }
 
-    /// How many elements this value holds, itself included, counting a
-    /// string as one element per 64 bytes; stops counting past `limit`
-    /// (and returns `limit + 1`). What copying the value costs, in units of
-    /// a node visit.
-    pub(crate) fn weight(&self, limit: u64) -> u64 {
+    /// What copying this value costs and how deeply it nests: the number of
+    /// elements it holds, itself included, counting a string as one element
+    /// per 64 bytes, and its depth (a scalar 0, `[1]` 1). Stops past
+    /// `weight_limit` elements, returning `weight_limit + 1` and the depth
+    /// seen so far, so the cost of measuring is bounded too.
+    pub(crate) fn measure(&self, weight_limit: u64) -> (u64, usize) {
         let mut total = 0u64;
-        let mut stack = vec![self];
-        while let Some(v) = stack.pop() {
+        let mut deepest = 0usize;
+        let mut stack = vec![(self, 0usize)];
+        while let Some((v, depth)) = stack.pop() {
             total += 1;
+            deepest = deepest.max(depth);
             match v {
                 Value::Str(s) => total += (s.len() / 64) as u64,
-                Value::Vector(items) | Value::List(items) => stack.extend(items.iter()),
-                Value::Set(items) => stack.extend(items.iter()),
+                Value::Vector(items) | Value::List(items) => {
+                    deepest = deepest.max(depth + 1);
+                    stack.extend(items.iter().map(|x| (x, depth + 1)));
+                }
+                Value::Set(items) => {
+                    deepest = deepest.max(depth + 1);
+                    stack.extend(items.iter().map(|x| (x, depth + 1)));
+                }
                 Value::Map(map) => {
+                    deepest = deepest.max(depth + 1);
                     for (k, x) in map.iter() {
-                        stack.push(k);
-                        stack.push(x);
+                        stack.push((k, depth + 1));
+                        stack.push((x, depth + 1));
                     }
                 }
-                Value::Tagged(_, x) => stack.push(x),
+                Value::Tagged(_, x) => {
+                    deepest = deepest.max(depth + 1);
+                    stack.push((x, depth + 1));
+                }
                 _ => {}
             }
-            if total > limit {
-                return limit + 1;
+            if total > weight_limit {
+                return (weight_limit + 1, deepest);
             }
         }
-        total
+        (total, deepest)
+    }
+
+    /// Whether copying this value allocates (a string or a collection):
+    /// only those are measured against the tick's work budget.
+    #[inline(always)]
+    pub(crate) fn is_heavy(&self) -> bool {
+        matches!(
+            self,
+            Value::Str(_)
+                | Value::Vector(_)
+                | Value::List(_)
+                | Value::Set(_)
+                | Value::Map(_)
+                | Value::Tagged(..)
+        )
     }
 
     /// The path (keys and indices from this value) of the first place where

@@ -7,21 +7,60 @@
 //! as Clojure's keyword table does.
 
 use std::collections::HashMap;
+use std::hash::RandomState;
 
-use super::hash::FastBuildHasher;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{OnceLock, RwLock};
 
+/// The names table. Its map uses the standard library's SipHash with
+/// random keys: names come from files and JSON dbs anyone can write, and a
+/// set of names chosen to collide must not make interning quadratic.
 struct Interner {
-    ids: HashMap<&'static str, u32, FastBuildHasher>,
+    ids: HashMap<&'static str, u32, RandomState>,
     names: Vec<&'static str>,
+}
+
+/// How many names the table holds (mirrors `names.len()`, read without the lock).
+static N_NAMES: AtomicUsize = AtomicUsize::new(0);
+
+/// The default of [`max_interned_names`].
+pub const DEFAULT_MAX_INTERNED_NAMES: usize = 1_000_000;
+
+static MAX_NAMES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_INTERNED_NAMES);
+
+/// How many distinct keyword and symbol names the process has interned.
+pub fn interned_names() -> usize {
+    N_NAMES.load(Relaxed)
+}
+
+/// The bound on interned names that reading applies: a read (EDN text or a
+/// JSON db) that adds names while the table holds more than this fails
+/// (`ReadErrorKind::TooManyNames`, `JsonErrorKind::TooManyNames`), so a stream
+/// of distinct keywords from outside cannot grow memory without bound. Names
+/// are never reclaimed: a keyword is an index valid for the whole process.
+/// `Keyword::new` called from Rust is not bounded.
+pub fn max_interned_names() -> usize {
+    MAX_NAMES.load(Relaxed)
+}
+
+/// Sets [`max_interned_names`].
+pub fn set_max_interned_names(n: usize) {
+    MAX_NAMES.store(n, Relaxed);
+}
+
+/// Whether a read that began when the table held `before` names added names
+/// beyond the bound.
+pub(crate) fn grew_past_bound(before: usize) -> bool {
+    let now = interned_names();
+    now > before && now > max_interned_names()
 }
 
 fn interner() -> &'static RwLock<Interner> {
     static TABLE: OnceLock<RwLock<Interner>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut table = Interner {
-            ids: HashMap::default(),
+            ids: HashMap::with_hasher(RandomState::new()),
             names: Vec::new(),
         };
         // The reserved keywords get fixed indices, so that the interpreter can
@@ -30,6 +69,7 @@ fn interner() -> &'static RwLock<Interner> {
             table.names.push(name);
             table.ids.insert(name, i as u32);
         }
+        N_NAMES.store(table.names.len(), Relaxed);
         RwLock::new(table)
     })
 }
@@ -141,6 +181,7 @@ fn intern(text: &str) -> u32 {
     let id = u32::try_from(table.names.len()).unwrap_or(u32::MAX);
     table.names.push(leaked);
     table.ids.insert(leaked, id);
+    N_NAMES.store(table.names.len(), Relaxed);
     id
 }
 

@@ -218,6 +218,9 @@ pub enum JsonErrorKind {
     ByteOrderMark,
     /// The text is not JSON, or a tagged form is malformed; the message says why.
     Syntax(String),
+    /// The text adds keyword names while the process already holds more
+    /// than [`crate::max_interned_names`] of them.
+    TooManyNames,
 }
 
 /// A JSON conversion error, with where it happened: the value's path for
@@ -246,6 +249,11 @@ impl fmt::Display for JsonError {
                 "the text starts with a byte-order mark (U+FEFF): save it as UTF-8 without one",
             )?,
             JsonErrorKind::Syntax(message) => f.write_str(message)?,
+            JsonErrorKind::TooManyNames => write!(
+                f,
+                "too many distinct keywords: the process holds more than {}",
+                crate::max_interned_names()
+            )?,
         }
         if let Some(path) = &self.path {
             write!(f, " (at {path})")?;
@@ -589,10 +597,18 @@ impl Value {
                 location: Some(line_col(text, at)),
             });
         }
+        let names_before = crate::interned_names();
         let result = match mapping {
             JsonMapping::Plain => serde_json::from_str::<Value>(text),
             JsonMapping::Tagged => serde_json::from_str::<TaggedValue>(text).map(|t| t.0),
         };
+        if result.is_ok() && super::grew_past_bound(names_before) {
+            return Err(JsonError {
+                kind: JsonErrorKind::TooManyNames,
+                path: None,
+                location: None,
+            });
+        }
         result.map_err(|e| {
             let message = e.to_string();
             let suffix = format!(" at line {} column {}", e.line(), e.column());

@@ -20,8 +20,12 @@ use std::sync::Arc;
 #[cfg(feature = "edn-rs")]
 pub use edn_rs::EdnRsError;
 pub use hash::{FastBuildHasher, FastHasher};
+pub(crate) use intern::grew_past_bound;
 pub(crate) use intern::kw;
-pub use intern::{Keyword, Symbol};
+pub use intern::{
+    DEFAULT_MAX_INTERNED_NAMES, Keyword, Symbol, interned_names, max_interned_names,
+    set_max_interned_names,
+};
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
 pub use path::PathError;
 pub(crate) use path::{
@@ -248,13 +252,37 @@ fn unordered_hash<'a, I: Iterator<Item = (&'a Value, Option<&'a Value>)>>(items:
     })
 }
 
+/// SipHash with random keys, for strings.
+fn string_hasher() -> &'static std::hash::RandomState {
+    static STATE: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+    STATE.get_or_init(std::hash::RandomState::new)
+}
+
+/// `x` mixed with the process's random key (the splitmix64 finaliser, a
+/// bijection whose every output bit depends on every input bit).
+#[inline]
+fn keyed(x: u64) -> u64 {
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let key = *KEY.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        string_hasher().build_hasher().finish()
+    });
+    let mut z = x ^ key;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 impl Hash for Value {
     #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         use Value::*;
         match self {
             Keyword(k) => state.write_u64(0x4b00_0000_0000 | u64::from(k.index())),
-            Int(i) => state.write_u64(*i as u64 ^ 0x1000_0000_0000_0000),
+            // Numbers, characters and strings can be chosen by whoever writes
+            // a db: they are mixed with a per-process random key first, so
+            // that keys chosen to collide in the fast hasher do not.
+            Int(i) => state.write_u64(keyed(*i as u64 ^ 0x1000_0000_0000_0000)),
             Nil => state.write_u8(0),
             Bool(b) => state.write_u8(2 + u8::from(*b)),
             Float(f) => {
@@ -265,13 +293,16 @@ impl Hash for Value {
                 } else {
                     f.to_bits()
                 };
-                state.write_u64(bits ^ 0x2000_0000_0000_0000);
+                state.write_u64(keyed(bits ^ 0x2000_0000_0000_0000));
             }
             Str(s) => {
                 state.write_u8(5);
-                state.write(s.as_bytes());
+                state.write_u64(std::hash::BuildHasher::hash_one(
+                    string_hasher(),
+                    s.as_ref() as &str,
+                ));
             }
-            Char(c) => state.write_u64(u64::from(*c) ^ 0x3000_0000_0000_0000),
+            Char(c) => state.write_u64(keyed(u64::from(*c) ^ 0x3000_0000_0000_0000)),
             Symbol(s) => state.write_u64(0x5300_0000_0000 | u64::from(s.index())),
             Vector(v) | List(v) => {
                 state.write_u8(9);
