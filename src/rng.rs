@@ -33,7 +33,8 @@ enum State {
     Seeded {
         base: u64,
         pos: u64,
-        start: u64,
+        /// Whether this tick drew from it (its position must be written back).
+        drawn: bool,
     },
     Entropy {
         base: u64,
@@ -50,10 +51,11 @@ pub(crate) struct Rng {
     state: State,
     /// Set when the db's seed or position is unusable.
     pub(crate) error: Option<String>,
-    /// Work units left in this tick (see `TickOptions::work_budget`).
-    pub(crate) work_left: u64,
-    /// The work budget, for messages.
-    pub(crate) work_budget: u64,
+    /// Work units left in this tick (see `TickOptions::work_budget`). A
+    /// `u32`, so that the engine stays small enough to be moved in
+    /// registers rather than copied (larger budgets are capped at
+    /// `u32::MAX`).
+    pub(crate) work_left: u32,
     /// Which limit the tick's error comes from, if it came from one.
     pub(crate) limit_hit: Option<TickErrorKind>,
 }
@@ -70,8 +72,7 @@ impl Rng {
         Rng {
             state: State::Unloaded,
             error: None,
-            work_left: budget,
-            work_budget: budget,
+            work_left: u32::try_from(budget).unwrap_or(u32::MAX),
             limit_hit: None,
         }
     }
@@ -79,7 +80,10 @@ impl Rng {
     /// Counts `cost` units of work (elements copied, built or compared);
     /// an error once the tick's work budget is spent.
     pub(crate) fn charge(&mut self, cost: u64) -> Result<(), String> {
-        match self.work_left.checked_sub(cost) {
+        match u32::try_from(cost)
+            .ok()
+            .and_then(|cost| self.work_left.checked_sub(cost))
+        {
             Some(left) => {
                 self.work_left = left;
                 Ok(())
@@ -87,10 +91,10 @@ impl Rng {
             None => {
                 self.work_left = 0;
                 self.limit_hit = Some(TickErrorKind::WorkBudget);
-                Err(format!(
-                    "work budget exceeded ({} elements copied, built or compared in one tick)",
-                    self.work_budget
-                ))
+                Err(
+                    "work budget exceeded (too many elements copied, built or compared in one tick)"
+                        .to_owned(),
+                )
             }
         }
     }
@@ -99,7 +103,7 @@ impl Rng {
     /// and refuses it if, stored at `base_depth`, it would nest deeper than
     /// the reader reads.
     pub(crate) fn charge_value(&mut self, v: &Value, base_depth: usize) -> Result<(), String> {
-        let (weight, depth) = v.measure(self.work_left);
+        let (weight, depth) = v.measure(u64::from(self.work_left));
         self.charge(weight)?;
         if base_depth + depth > crate::read::MAX_DEPTH {
             self.limit_hit = Some(TickErrorKind::TooDeep);
@@ -123,12 +127,12 @@ impl Rng {
             (Some(Value::Int(seed)), None | Some(Value::Nil)) => State::Seeded {
                 base: mix(*seed as u64),
                 pos: 0,
-                start: 0,
+                drawn: false,
             },
             (Some(Value::Int(seed)), Some(Value::Int(pos))) if *pos >= 0 => State::Seeded {
                 base: mix(*seed as u64),
                 pos: *pos as u64,
-                start: *pos as u64,
+                drawn: false,
             },
             (Some(Value::Int(_)), Some(other)) => {
                 self.error = Some(format!(
@@ -161,7 +165,14 @@ impl Rng {
                 }
                 0
             }
-            State::Seeded { base, pos, .. } | State::Entropy { base, pos } => {
+            State::Seeded {
+                base, pos, drawn, ..
+            } => {
+                *drawn = true;
+                *pos = pos.wrapping_add(1);
+                mix(base.wrapping_add(pos.wrapping_mul(GAMMA)))
+            }
+            State::Entropy { base, pos } => {
                 *pos = pos.wrapping_add(1);
                 mix(base.wrapping_add(pos.wrapping_mul(GAMMA)))
             }
@@ -182,8 +193,8 @@ impl Rng {
 
     /// Writes the position back if this tick drew from a seeded generator.
     pub(crate) fn store(&self, db: &mut Map) {
-        if let State::Seeded { pos, start, .. } = self.state
-            && pos != start
+        if let State::Seeded { pos, drawn, .. } = self.state
+            && drawn
         {
             let pos = i64::try_from(pos).unwrap_or(i64::MAX);
             *crate::value::map_slot(db, &Value::Keyword(kw::RNG_POS)) = Value::Int(pos);

@@ -108,19 +108,6 @@ fn holds_no_heap(v: &Value) -> bool {
     )
 }
 
-/// A clone of `v` that copies the common scalars in place and calls the
-/// general clone only for the rest.
-#[inline(always)]
-fn clone_inline(v: &Value) -> Value {
-    match v {
-        Value::Keyword(k) => Value::Keyword(*k),
-        Value::Int(i) => Value::Int(*i),
-        Value::Bool(b) => Value::Bool(*b),
-        Value::Nil => Value::Nil,
-        other => other.clone(),
-    }
-}
-
 impl Engine<'_> {
     #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
@@ -175,7 +162,12 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match val {
-            Opt::Const(v) if !v.is_heavy() => clone_inline(v),
+            // The common constants are copied in place; anything else (a
+            // collection or a string is work to copy) is resolved and measured.
+            Opt::Const(Value::Keyword(k)) => Value::Keyword(*k),
+            Opt::Const(Value::Int(i)) => Value::Int(*i),
+            Opt::Const(Value::Bool(b)) => Value::Bool(*b),
+            Opt::Const(Value::Nil) => Value::Nil,
             _ => match self.resolve_written(val, key.n_keys() + 1) {
                 Ok(v) => v,
                 Err(e) => return self.fail(id, e),
