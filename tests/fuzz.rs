@@ -51,11 +51,10 @@ fn name() -> impl Strategy<Value = String> {
     "[a-z*+!?<>=_-][a-z0-9*+!?<>=_.-]{0,6}(/[a-z][a-z0-9-]{0,4})?".prop_filter(
         "not a number-like or reserved name",
         |s| {
-            !matches!(s.as_str(), "nil" | "true" | "false")
-                && !s
-                    .starts_with(['-', '+', '.'])
-                    .then(|| s.chars().nth(1).is_some_and(|c| c.is_ascii_digit()))
-                    .unwrap_or(false)
+            let reserved = matches!(s.as_str(), "nil" | "true" | "false");
+            let number_like = s.starts_with(['-', '+', '.'])
+                && s.chars().nth(1).is_some_and(|c| c.is_ascii_digit());
+            !reserved && !number_like
         },
     )
 }

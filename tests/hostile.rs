@@ -447,3 +447,36 @@ fn dbs_with_colliding_keys_load_in_linear_time() {
     assert_eq!(map.len(), 20_000);
     assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
 }
+
+#[test]
+fn tick_all_takes_trees_as_deep_as_the_reader_reads() {
+    // Sequences nested to the reader's limit, ending in a counter, ticked on
+    // the batch's worker threads (a debug build needs the most stack).
+    let depth = MAX_DEPTH - 2;
+    let text = format!(
+        "{}[:inc! {{:key :n}}]{}",
+        "[:sequence ".repeat(depth),
+        "]".repeat(depth)
+    );
+    let tree = compile_str("deep.edn", &text, &Registry::new()).unwrap();
+    let mut dbs = vec![Value::map(); 8];
+    let statuses = aido::tick_all(&tree, &mut dbs);
+    assert!(statuses.iter().all(|s| *s == Status::Success));
+    assert_eq!(key(&dbs[7], "n"), Value::Int(1));
+    // Traced, every node takes the general path, which needs more stack.
+    let options = TickOptions {
+        trace: true,
+        ..TickOptions::default()
+    };
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || {
+            assert_eq!(
+                run_tick_with_options(Value::map(), &tree, &options).status,
+                Status::Success
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

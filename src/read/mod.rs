@@ -38,8 +38,8 @@ pub enum ReadErrorKind {
     TrailingForm,
     /// Forms nest more deeply than [`MAX_DEPTH`].
     TooDeep,
-    /// The text adds keyword or symbol names while the process already
-    /// holds more than [`crate::max_interned_names`] of them.
+    /// The text has a keyword or symbol name the process does not know
+    /// while it already holds [`crate::max_interned_names`] of them.
     TooManyNames,
     /// Valid EDN that this library does not support (ratios, namespaced maps,
     /// arbitrary-precision numbers).
@@ -133,15 +133,14 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 /// assert_eq!(spans.span_at(&[1, 1]), Some(Span::new(8, 9)));
 /// ```
 pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
-    let names_before = crate::interned_names();
-    let read = parse::read_one(text)?;
-    if crate::value::grew_past_bound(names_before) {
+    let (read, refused) = crate::value::intern_bounded(|| parse::read_one(text));
+    if refused {
         return Err(ReadError {
             kind: ReadErrorKind::TooManyNames,
             span: Span::new(0, text.len()),
         });
     }
-    Ok(read)
+    read
 }
 
 /// Reads one value from `text`, discarding spans: handy for dbs and tests.

@@ -142,7 +142,7 @@ impl Value {
     /// let a = aido::read_value("{:a [1 2], :b 3}").unwrap();
     /// let b = aido::read_value("{:a [1 5], :b 3}").unwrap();
     /// assert_eq!(a.first_difference(&b).map(|p| p.to_string()), Some("[:a 1]".to_owned()));
-    /// assert_eq!(a.first_difference(&a.clone()), None);
+    /// assert!(a.first_difference(&a.clone()).is_none());
     /// ```
     pub fn first_difference(&self, other: &Value) -> Option<impl std::fmt::Display + use<>> {
         // Depth-first with an explicit stack; an entry's path is its

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::hash::RandomState;
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{OnceLock, RwLock};
@@ -34,12 +35,12 @@ pub fn interned_names() -> usize {
     N_NAMES.load(Relaxed)
 }
 
-/// The bound on interned names that reading applies: a read (EDN text or a
-/// JSON db) that adds names while the table holds more than this fails
-/// (`ReadErrorKind::TooManyNames`, `JsonErrorKind::TooManyNames`), so a stream
-/// of distinct keywords from outside cannot grow memory without bound. Names
-/// are never reclaimed: a keyword is an index valid for the whole process.
-/// `Keyword::new` called from Rust is not bounded.
+/// The bound on interned names that reading applies: once the table holds
+/// this many, a read (EDN text or a JSON db) that would add a name fails
+/// (`ReadErrorKind::TooManyNames`, `JsonErrorKind::TooManyNames`) and adds
+/// nothing, so a stream of distinct keywords from outside cannot grow memory
+/// without bound. Names are never reclaimed: a keyword is an index valid for
+/// the whole process. `Keyword::new` called from Rust is not bounded.
 pub fn max_interned_names() -> usize {
     MAX_NAMES.load(Relaxed)
 }
@@ -49,11 +50,26 @@ pub fn set_max_interned_names(n: usize) {
     MAX_NAMES.store(n, Relaxed);
 }
 
-/// Whether a read that began when the table held `before` names added names
-/// beyond the bound.
-pub(crate) fn grew_past_bound(before: usize) -> bool {
-    let now = interned_names();
-    now > before && now > max_interned_names()
+thread_local! {
+    /// Whether interning on this thread is bounded (inside `bounded`).
+    static BOUNDED: Cell<bool> = const { Cell::new(false) };
+    /// Whether a bounded interning was refused.
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The index a refused name gets: never a real name, and the read that
+/// asked for it fails, so it never escapes.
+const REFUSED_ID: u32 = u32::MAX;
+
+/// Runs `f` (a read) with interning bounded by [`max_interned_names`];
+/// returns its result and whether a new name was refused.
+pub(crate) fn bounded<R>(f: impl FnOnce() -> R) -> (R, bool) {
+    let was = BOUNDED.with(|b| b.replace(true));
+    let refused_before = REFUSED.with(|r| r.replace(false));
+    let result = f();
+    let refused = REFUSED.with(|r| r.replace(refused_before));
+    BOUNDED.with(|b| b.set(was));
+    (result, refused)
 }
 
 fn interner() -> &'static RwLock<Interner> {
@@ -176,6 +192,10 @@ fn intern(text: &str) -> u32 {
     let mut table = interner().write().unwrap_or_else(|e| e.into_inner());
     if let Some(&id) = table.ids.get(text) {
         return id;
+    }
+    if table.names.len() >= max_interned_names() && BOUNDED.with(Cell::get) {
+        REFUSED.with(|r| r.set(true));
+        return REFUSED_ID;
     }
     let leaked: &'static str = Box::leak(text.to_owned().into_boxed_str());
     let id = u32::try_from(table.names.len()).unwrap_or(u32::MAX);

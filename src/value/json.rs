@@ -218,8 +218,8 @@ pub enum JsonErrorKind {
     ByteOrderMark,
     /// The text is not JSON, or a tagged form is malformed; the message says why.
     Syntax(String),
-    /// The text adds keyword names while the process already holds more
-    /// than [`crate::max_interned_names`] of them.
+    /// The text has a keyword name the process does not know while it
+    /// already holds [`crate::max_interned_names`] of them.
     TooManyNames,
 }
 
@@ -552,7 +552,7 @@ impl Value {
     /// use aido::{JsonMapping, Value, read_value};
     /// let db = read_value(r#"{:greeting ":hello", :mood :calm}"#).unwrap();
     /// let json = db.to_json_with(JsonMapping::Tagged).unwrap();
-    /// assert_eq!(json.to_string(), r#"{"greeting":":hello","mood":{"#kw":"calm"}}"#);
+    /// assert_eq!(json.to_string(), r##"{"greeting":":hello","mood":{"#kw":"calm"}}"##);
     /// let back = Value::from_json_text(&json.to_string(), JsonMapping::Tagged).unwrap();
     /// assert_eq!(back, db);
     /// ```
@@ -597,12 +597,11 @@ impl Value {
                 location: Some(line_col(text, at)),
             });
         }
-        let names_before = crate::interned_names();
-        let result = match mapping {
+        let (result, refused) = super::intern_bounded(|| match mapping {
             JsonMapping::Plain => serde_json::from_str::<Value>(text),
             JsonMapping::Tagged => serde_json::from_str::<TaggedValue>(text).map(|t| t.0),
-        };
-        if result.is_ok() && super::grew_past_bound(names_before) {
+        });
+        if refused {
             return Err(JsonError {
                 kind: JsonErrorKind::TooManyNames,
                 path: None,

@@ -20,7 +20,7 @@ use std::sync::Arc;
 #[cfg(feature = "edn-rs")]
 pub use edn_rs::EdnRsError;
 pub use hash::{FastBuildHasher, FastHasher};
-pub(crate) use intern::grew_past_bound;
+pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
 pub use intern::{
     DEFAULT_MAX_INTERNED_NAMES, Keyword, Symbol, interned_names, max_interned_names,
