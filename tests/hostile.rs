@@ -177,6 +177,10 @@ fn compiling_data_built_in_rust_has_a_depth_limit() {
         assert_eq!(diags.items[0].code, Code::TooDeep);
         // Nor does printing or converting it overflow: both refuse or bound it.
         assert!(tree.depth_beyond(MAX_DEPTH).is_some());
+        let text = tree.to_string();
+        assert!(text.contains("#aido/too-deep nil"), "{}", &text[..100]);
+        assert!(text.len() < 20 * 1024, "{} bytes", text.len());
+        assert_eq!(tree.to_json(), serde_json::Value::Null);
         assert_eq!(
             tree.to_json_with(JsonMapping::Plain).unwrap_err().kind,
             JsonErrorKind::TooDeep
@@ -479,4 +483,37 @@ fn tick_all_takes_trees_as_deep_as_the_reader_reads() {
         .unwrap()
         .join()
         .unwrap();
+}
+
+#[test]
+fn deep_values_built_in_rust_compare_hash_and_print_on_a_small_stack() {
+    with_big_stack(|| {
+        let deep = |leaf: i64| {
+            let mut v = Value::Int(leaf);
+            for i in 0..100_000 {
+                v = if i % 3 == 0 {
+                    Value::map_from([(Value::keyword("k"), v)])
+                } else {
+                    Value::Vector(vec![v])
+                };
+            }
+            v
+        };
+        let (a, b, c) = (deep(1), deep(1), deep(2));
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(1 << 20)
+                .spawn_scoped(scope, || {
+                    use std::hash::BuildHasher;
+                    assert!(a == b);
+                    assert!(a != c);
+                    let hash = |v: &Value| aido::FastBuildHasher::default().hash_one(v);
+                    assert_eq!(hash(&a), hash(&b));
+                    assert!(a.to_string().len() < 20 * 1024);
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+        });
+    });
 }

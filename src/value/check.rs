@@ -192,3 +192,44 @@ impl Value {
         None
     }
 }
+
+/// Clojure equality (`Value`'s `==`) with an explicit stack instead of
+/// recursion, for values nested deeper than recursion is safe.
+pub(crate) fn eq_without_recursion(a: &Value, b: &Value) -> bool {
+    let mut stack = vec![(a, b)];
+    while let Some((a, b)) = stack.pop() {
+        let same = match (a, b) {
+            (Value::Vector(x) | Value::List(x), Value::Vector(y) | Value::List(y)) => {
+                if x.len() != y.len() {
+                    return false;
+                }
+                stack.extend(x.iter().zip(y.iter()));
+                true
+            }
+            (Value::Map(x), Value::Map(y)) => {
+                if x.len() != y.len() {
+                    return false;
+                }
+                for (k, v) in x.iter() {
+                    match y.get(k) {
+                        Some(w) => stack.push((v, w)),
+                        None => return false,
+                    }
+                }
+                true
+            }
+            (Value::Set(x), Value::Set(y)) => x.len() == y.len() && x.iter().all(|e| y.contains(e)),
+            (Value::Tagged(t, x), Value::Tagged(u, y)) => {
+                stack.push((x, y));
+                t == u
+            }
+            _ if is_collection(a) || is_collection(b) => false,
+            // Scalars compare without recursion.
+            _ => a == b,
+        };
+        if !same {
+            return false;
+        }
+    }
+    true
+}

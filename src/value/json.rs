@@ -32,8 +32,31 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::{Keyword, Map, Value};
 
+thread_local! {
+    /// How many collections serialising is inside, on this thread.
+    static SERIALIZING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // A value built in Rust may nest without limit: refuse it rather
+        // than overflow the stack.
+        let depth = SERIALIZING.with(std::cell::Cell::get);
+        if depth > crate::MAX_DEPTH {
+            return Err(serde::ser::Error::custom(format!(
+                "values nest more than {} deep",
+                crate::MAX_DEPTH
+            )));
+        }
+        SERIALIZING.with(|d| d.set(depth + 1));
+        let result = self.serialize_inner(s);
+        SERIALIZING.with(|d| d.set(depth));
+        result
+    }
+}
+
+impl Value {
+    fn serialize_inner<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Value::Nil => s.serialize_unit(),
             Value::Bool(b) => s.serialize_bool(*b),

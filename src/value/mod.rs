@@ -229,16 +229,54 @@ impl PartialEq for Value {
             (Str(a), Str(b)) => a == b,
             (Char(a), Char(b)) => a == b,
             (Symbol(a), Symbol(b)) => a == b,
-            (Vector(a) | List(a), Vector(b) | List(b)) => a == b,
-            (Set(a), Set(b)) => a == b,
-            (Map(a), Map(b)) => a == b,
-            (Tagged(ta, a), Tagged(tb, b)) => ta == tb && a == b,
+            (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => {
+                // Collections nest: deep ones are compared without recursion.
+                match collection_depth_guard(|| collections_eq(self, other)) {
+                    Some(same) => same,
+                    None => check::eq_without_recursion(self, other),
+                }
+            }
             _ => false,
         }
     }
 }
 
 impl Eq for Value {}
+
+/// The collection comparison, one level: recursion goes through `eq`.
+fn collections_eq(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (Vector(a) | List(a), Vector(b) | List(b)) => a == b,
+        (Set(a), Set(b)) => a == b,
+        (Map(a), Map(b)) => a == b,
+        (Tagged(ta, a), Tagged(tb, b)) => ta == tb && a == b,
+        _ => false,
+    }
+}
+
+/// How deeply comparing and hashing recurse before they change strategy:
+/// values read or built by ticks never nest this deep (`MAX_DEPTH`), so
+/// only values built in Rust get there.
+const RECURSION_DEPTH: usize = 2 * crate::read::MAX_DEPTH;
+
+thread_local! {
+    /// How many collections `eq` or `hash` is inside, on this thread.
+    static NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` one collection deeper; `None` (without running it) once
+/// [`RECURSION_DEPTH`] is reached.
+fn collection_depth_guard<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let depth = NESTING.with(std::cell::Cell::get);
+    if depth >= RECURSION_DEPTH {
+        return None;
+    }
+    NESTING.with(|d| d.set(depth + 1));
+    let result = f();
+    NESTING.with(|d| d.set(depth));
+    Some(result)
+}
 
 fn unordered_hash<'a, I: Iterator<Item = (&'a Value, Option<&'a Value>)>>(items: I) -> u64 {
     // Maps and sets compare regardless of order, so their hash must not depend on it.
@@ -307,21 +345,35 @@ impl Hash for Value {
             Vector(v) | List(v) => {
                 state.write_u8(9);
                 state.write_usize(v.len());
-                for x in v {
-                    x.hash(state);
-                }
+                // Beyond the recursion depth only the shape so far is
+                // hashed: equal values still hash alike.
+                let _ = collection_depth_guard(|| {
+                    for x in v {
+                        x.hash(state);
+                    }
+                });
             }
             Set(s) => {
                 state.write_u8(10);
-                state.write_u64(unordered_hash(s.iter().map(|k| (k, None))));
+                state.write_usize(s.len());
+                if let Some(h) =
+                    collection_depth_guard(|| unordered_hash(s.iter().map(|k| (k, None))))
+                {
+                    state.write_u64(h);
+                }
             }
             Map(m) => {
                 state.write_u8(11);
-                state.write_u64(unordered_hash(m.iter().map(|(k, v)| (k, Some(v)))));
+                state.write_usize(m.len());
+                if let Some(h) =
+                    collection_depth_guard(|| unordered_hash(m.iter().map(|(k, v)| (k, Some(v)))))
+                {
+                    state.write_u64(h);
+                }
             }
             Tagged(t, v) => {
                 state.write_u64(0x7400_0000_0000 | u64::from(t.index()));
-                v.hash(state);
+                let _ = collection_depth_guard(|| v.hash(state));
             }
         }
     }
