@@ -158,6 +158,23 @@ fn a_save_keeps_permissions_writes_through_links_and_leaves_no_temporary_file() 
         .mode();
     assert_eq!(mode & 0o777, 0o600);
     assert_eq!(dir.read("private.edn"), "{:n 42}\n");
+    // A new file gets the usual permissions (0666 less the umask), as
+    // `File::create` would give it: readable by others under umask 022.
+    let run = dir.run(&["run", "tree.edn", "--save", "new.edn"]);
+    assert_exit(&run, 0);
+    let mode = std::fs::metadata(dir.path("new.edn"))
+        .unwrap()
+        .permissions()
+        .mode();
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Umask:"))?.to_owned();
+            u32::from_str_radix(line.split_whitespace().nth(1)?, 8).ok()
+        })
+        .unwrap_or(0o022);
+    assert_eq!(mode & 0o777, 0o666 & !umask);
+    std::fs::remove_file(dir.path("new.edn")).unwrap();
 
     // A link at the target stays a link; the file it points to is replaced.
     std::fs::create_dir(dir.path("real")).unwrap();

@@ -153,9 +153,12 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (mut file, tmp) = create_temp(path)?;
     let result = (|| {
         // Keep the permissions of the file being replaced (a private 0600
-        // save stays private).
-        if let Ok(meta) = fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
+        // save stays private); a new file gets the usual ones. The file was
+        // created 0600 and nothing is written before this, so no one else
+        // can have opened it to read what follows.
+        match fs::metadata(path) {
+            Ok(meta) => file.set_permissions(meta.permissions())?,
+            Err(_) => set_default_permissions(&file)?,
         }
         file.write_all(bytes)?;
         file.flush()?;
@@ -172,6 +175,29 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
             let _ = fs::remove_file(&tmp);
             Err(e)
         }
+    }
+}
+
+/// Gives a new file the permissions `File::create` would have: 0666 less
+/// the process's umask (read from `/proc/self/status` on Linux; 022 where
+/// it cannot be read).
+fn set_default_permissions(file: &File) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let umask = fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|status| {
+                let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+                u32::from_str_radix(line.split_whitespace().nth(1)?, 8).ok()
+            })
+            .unwrap_or(0o022);
+        file.set_permissions(fs::Permissions::from_mode(0o666 & !umask))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        Ok(())
     }
 }
 

@@ -230,7 +230,8 @@ pub struct TickOptions {
     /// written back, function arguments and results, comparisons of
     /// collections. Beyond it the tick ends in Error
     /// ([`TickErrorKind::WorkBudget`]), so one tick of any tree ends in
-    /// bounded time and builds values of bounded size.
+    /// bounded time and builds values of bounded size. Budgets above
+    /// `u32::MAX` count as `u32::MAX`.
     pub work_budget: u64,
     /// Working memory, visible as `:aido/locals` during this tick only.
     pub locals: Option<Value>,
