@@ -12,7 +12,8 @@ use crate::value::Value;
 const CHUNK: usize = 64;
 
 /// Ticks every agent's db once against the shared `tree`, in parallel across
-/// the cores of rayon's global pool, and returns what each agent's tick
+/// the cores (on a rayon pool of this crate's, whose threads have stacks for
+/// the deepest tree the reader reads), and returns what each agent's tick
 /// produced besides its db: its status and error, and the launch and cancel
 /// requests of its deferred actions (and any completions it dropped), so
 /// that a host can hand every agent's requests to the systems that do the work.
@@ -38,6 +39,33 @@ pub fn tick_all(tree: &Tree, dbs: &mut [Value]) -> Vec<AgentTick> {
 /// must be as long as `dbs`; extra entries on either side are left alone).
 /// Allocates nothing for agents whose ticks make no requests.
 pub fn tick_all_into(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
+    match pool() {
+        Some(pool) => pool.install(|| tick_chunks(tree, dbs, ticks)),
+        None => tick_chunks(tree, dbs, ticks),
+    }
+}
+
+/// The stack of each worker thread: room for a tree as deep as the reader
+/// allows (`MAX_DEPTH` levels, each a few frames of the interpreter; a debug
+/// build needs about 20 KiB a level), where rayon's default 2 MiB is not. It
+/// is address space: only the pages a tick touches are used.
+const WORKER_STACK: usize = 64 << 20;
+
+/// The pool that ticks batches, made on first use; `None` if the system
+/// refused its threads (the global pool is used then).
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(WORKER_STACK)
+            .thread_name(|i| format!("aido-tick-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+fn tick_chunks(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
     dbs.par_chunks_mut(CHUNK)
         .zip(ticks.par_chunks_mut(CHUNK))
         .for_each(|(dbs, ticks)| {

@@ -115,18 +115,98 @@ impl Diagnostics {
 
     /// Renders every diagnostic rustc-style: the message, `file:line:column`,
     /// the source line with a caret under the form, the node path and any help.
+    /// Output stays proportionate to the input: see [`RenderLimits`] (the
+    /// defaults) and [`Diagnostics::render_with`].
     pub fn render(&self) -> String {
+        self.render_with(&RenderLimits::default())
+    }
+
+    /// Renders like [`Diagnostics::render`], within `limits`: at most
+    /// `max_diagnostics` diagnostics (then a line saying how many more), each
+    /// source line cut to a window of `max_line_chars` characters around the
+    /// caret, messages cut to `max_message_chars`, and control characters
+    /// escaped (`\u{1b}`), so that a file cannot drive the terminal.
+    pub fn render_with(&self, limits: &RenderLimits) -> String {
         let mut out = String::new();
-        for d in &self.items {
-            render_one(&mut out, d, self.source.as_deref());
+        for d in self.items.iter().take(limits.max_diagnostics) {
+            render_one(&mut out, d, self.source.as_deref(), limits);
         }
         let n = self.items.len();
+        if n > limits.max_diagnostics {
+            let _ = writeln!(
+                out,
+                "error: {} more problem{} not shown",
+                n - limits.max_diagnostics,
+                if n - limits.max_diagnostics == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            );
+        }
         let _ = writeln!(
             out,
             "error: {n} problem{} found",
             if n == 1 { "" } else { "s" }
         );
         out
+    }
+}
+
+/// How much of each diagnostic [`Diagnostics::render_with`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RenderLimits {
+    /// Diagnostics shown per file; the rest are counted (default 50).
+    pub max_diagnostics: usize,
+    /// Characters of the source line shown, around the caret (default 120).
+    pub max_line_chars: usize,
+    /// Characters of a message or help shown (default 300).
+    pub max_message_chars: usize,
+}
+
+impl Default for RenderLimits {
+    fn default() -> RenderLimits {
+        RenderLimits {
+            max_diagnostics: 50,
+            max_line_chars: 120,
+            max_message_chars: 300,
+        }
+    }
+}
+
+impl RenderLimits {
+    /// The defaults with another cap on the number of diagnostics shown.
+    pub fn with_max_diagnostics(mut self, n: usize) -> RenderLimits {
+        self.max_diagnostics = n;
+        self
+    }
+}
+
+/// `text` with control characters escaped and cut to `max` characters
+/// (ending in `...` when cut).
+pub(crate) fn clean(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n >= max {
+            out.push_str("...");
+            break;
+        }
+        push_clean(&mut out, c);
+    }
+    out
+}
+
+/// Pushes `c`, or its escape if it is a control character; returns how
+/// many characters were pushed.
+fn push_clean(out: &mut String, c: char) -> usize {
+    if c.is_control() && c != '\t' {
+        let escaped = format!("\\u{{{:x}}}", c as u32);
+        out.push_str(&escaped);
+        escaped.chars().count()
+    } else {
+        out.push(c);
+        1
     }
 }
 
@@ -138,17 +218,22 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>) {
-    let _ = writeln!(out, "error[{}]: {}", d.code.as_str(), d.message);
+fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>, limits: &RenderLimits) {
+    let _ = writeln!(
+        out,
+        "error[{}]: {}",
+        d.code.as_str(),
+        clean(&d.message, limits.max_message_chars)
+    );
     match (source, d.span) {
         (Some(src), Some(span)) => {
             let start = src.line_col(span.start);
             let line_no = start.line.to_string();
             let pad = " ".repeat(line_no.len());
-            let _ = writeln!(out, "{pad}--> {}:{start}", src.name());
+            let name = clean(src.name(), limits.max_message_chars);
+            let _ = writeln!(out, "{pad}--> {name}:{start}");
             let _ = writeln!(out, "{pad} |");
             let text = src.line_text(start.line);
-            let _ = writeln!(out, "{line_no} | {text}");
             // Underline the form, or its first line if it spans several.
             let end = src.line_col(span.end);
             let width = if end.line == start.line {
@@ -156,29 +241,88 @@ fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>) {
             } else {
                 text.chars().count().saturating_sub(start.column - 1).max(1)
             };
+            let (shown, caret_at, caret_width) =
+                window(text, start.column - 1, width, limits.max_line_chars);
+            let _ = writeln!(out, "{line_no} | {shown}");
             let _ = writeln!(
                 out,
                 "{pad} | {}{}",
-                " ".repeat(start.column - 1),
-                "^".repeat(width)
+                " ".repeat(caret_at),
+                "^".repeat(caret_width.max(1))
             );
-            render_notes(out, d, &pad);
+            render_notes(out, d, &pad, limits);
         }
         (Some(src), None) => {
-            let _ = writeln!(out, " --> {}", src.name());
-            render_notes(out, d, " ");
+            let _ = writeln!(out, " --> {}", clean(src.name(), limits.max_message_chars));
+            render_notes(out, d, " ", limits);
         }
-        (None, _) => render_notes(out, d, " "),
+        (None, _) => render_notes(out, d, " ", limits),
     }
     out.push('\n');
 }
 
-fn render_notes(out: &mut String, d: &Diagnostic, pad: &str) {
+/// At most `max` characters of `line` around the `width` characters from
+/// column `from` (0-based), control characters escaped: the text shown,
+/// where the caret starts in it and how wide it is.
+fn window(line: &str, from: usize, width: usize, max: usize) -> (String, usize, usize) {
+    let max = max.max(8);
+    // Start a little before the form when the line is too long to show whole.
+    let shown_whole = line
+        .chars()
+        .map(|c| if c.is_control() { 8 } else { 1 })
+        .sum::<usize>()
+        <= max;
+    let first = if shown_whole {
+        0
+    } else {
+        from.saturating_sub(max / 4)
+    };
+    let mut shown = String::new();
+    let mut caret_at = 0;
+    let mut caret_width = 0;
+    let mut used = 0;
+    if first > 0 {
+        shown.push_str("...");
+        used = 3;
+    }
+    let mut cut = false;
+    for (i, c) in line.chars().enumerate().skip(first) {
+        if used >= max {
+            cut = true;
+            break;
+        }
+        if i == from {
+            caret_at = used;
+        }
+        let n = push_clean(&mut shown, c);
+        if i >= from && i < from + width {
+            caret_width += n;
+        }
+        used += n;
+    }
+    if cut {
+        shown.push_str("...");
+    }
+    if from >= line.chars().count() {
+        caret_at = used;
+    }
+    (shown, caret_at, caret_width)
+}
+
+fn render_notes(out: &mut String, d: &Diagnostic, pad: &str, limits: &RenderLimits) {
     if d.code != Code::Read {
-        let _ = writeln!(out, "{pad} = node: {}", path_text(&d.path));
+        let _ = writeln!(
+            out,
+            "{pad} = node: {}",
+            clean(&path_text(&d.path), limits.max_message_chars)
+        );
     }
     if let Some(help) = &d.help {
-        let _ = writeln!(out, "{pad} = help: {help}");
+        let _ = writeln!(
+            out,
+            "{pad} = help: {}",
+            clean(help, limits.max_message_chars)
+        );
     }
 }
 
@@ -191,14 +335,25 @@ pub fn path_text(path: &[usize]) -> String {
     s
 }
 
+/// Names longer than this get no "did you mean".
+const MAX_SUGGEST_CHARS: usize = 64;
+
 /// The candidate closest to `word`, if it is close enough to be a likely typo.
 pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let limit = (word.chars().count() / 3).max(1);
+    // A name far longer than any candidate is no typo of one; skipping it
+    // keeps a huge name from costing a huge distance computation.
+    let n = word.chars().count();
+    if n > MAX_SUGGEST_CHARS {
+        return None;
+    }
+    let limit = (n / 3).max(1);
     candidates
         .into_iter()
+        // The distance is at least the difference in length.
+        .filter(|c| c.chars().count().abs_diff(n) <= limit)
         .map(|c| (edit_distance(word, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, *c))

@@ -152,9 +152,13 @@ fn div(_: &mut FnCtx<'_>, args: &[Value]) -> Result<Value, String> {
     for arg in rest {
         acc = match (acc, Num::of(arg)?) {
             (Num::I(_), Num::I(0)) => return Err("division by zero".to_owned()),
-            (Num::I(x), Num::I(y)) if x.checked_rem(y) == Some(0) => {
-                Num::I(x.checked_div(y).ok_or("integer overflow")?)
-            }
+            // `i64::MIN / -1` has no remainder but overflows: an error, not
+            // a float.
+            (Num::I(x), Num::I(y)) => match x.checked_rem(y) {
+                Some(0) => Num::I(x.checked_div(y).ok_or("integer overflow")?),
+                Some(_) => Num::F(x as f64 / y as f64),
+                None => return Err("integer overflow".to_owned()),
+            },
             (x, y) => Num::F(x.f() / y.f()),
         };
     }
@@ -165,6 +169,14 @@ fn extreme(args: &[Value], pick_second: fn(f64, f64) -> bool) -> Result<Value, S
     let mut best: Option<(Num, &Value)> = None;
     for arg in args {
         let n = Num::of(arg)?;
+        // NaN is not ordered: any NaN makes the result NaN, whatever the
+        // order of the arguments.
+        if n.f().is_nan() {
+            for rest in args {
+                Num::of(rest)?;
+            }
+            return Ok(Value::Float(f64::NAN));
+        }
         best = match best {
             Some((b, v)) if !pick_second(b.f(), n.f()) => Some((b, v)),
             _ => Some((n, arg)),

@@ -116,3 +116,12 @@ pub use scenario::{
 };
 pub use stub::{Stub, StubError, StubErrorKind, StubStep, StubbedCompileError, Stubs};
 pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};
+
+// Hostile input: the JSON mappings and their errors.
+pub use diag::RenderLimits;
+pub use tick::{DEFAULT_WORK_BUDGET, TickErrorKind};
+pub use tree::MAX_KEY_PATH;
+pub use value::{
+    DEFAULT_MAX_INTERNED_NAMES, interned_names, max_interned_names, set_max_interned_names,
+};
+pub use value::{JsonError, JsonErrorKind, JsonMapping};

@@ -109,6 +109,15 @@ impl OptionType {
 
     /// Checks `value`, saying what was expected if it does not fit.
     pub fn check(&self, value: &Value) -> Result<(), String> {
+        if let (OptionType::Key, Value::Vector(path)) = (self, value)
+            && path.len() > crate::tree::MAX_KEY_PATH
+        {
+            return Err(format!(
+                "a key path has at most {} keys, found {}",
+                crate::tree::MAX_KEY_PATH,
+                path.len()
+            ));
+        }
         let ok = match self {
             OptionType::Any => true,
             OptionType::Bool | OptionType::Flag => matches!(value, Value::Bool(_)),

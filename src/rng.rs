@@ -6,6 +6,7 @@
 //! back, and the same db and tree always give the same run. Without a seed
 //! each tick draws from fresh entropy and writes nothing.
 
+use crate::tick::TickErrorKind;
 use crate::value::{Map, Value, kw};
 
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -32,7 +33,8 @@ enum State {
     Seeded {
         base: u64,
         pos: u64,
-        start: u64,
+        /// Whether this tick drew from it (its position must be written back).
+        drawn: bool,
     },
     Entropy {
         base: u64,
@@ -40,20 +42,78 @@ enum State {
     },
 }
 
-/// A random generator for one tick.
+/// A random generator for one tick. It also carries the tick's work meter:
+/// the generator is what every resolution of an option already takes along
+/// (`eval`, `FnCtx`), so the cost of the values copied and built there is
+/// counted where it happens.
 #[derive(Debug, Clone)]
 pub(crate) struct Rng {
     state: State,
     /// Set when the db's seed or position is unusable.
     pub(crate) error: Option<String>,
+    /// Work units left in this tick (see `TickOptions::work_budget`). A
+    /// `u32`, so that the engine stays small enough to be moved in
+    /// registers rather than copied (larger budgets are capped at
+    /// `u32::MAX`).
+    pub(crate) work_left: u32,
+    /// Which limit the tick's error comes from, if it came from one.
+    pub(crate) limit_hit: Option<TickErrorKind>,
 }
 
 impl Rng {
+    #[cfg(test)]
     pub(crate) fn new() -> Rng {
+        Rng::with_work_budget(u64::MAX)
+    }
+
+    /// A generator whose tick may do `budget` units of work.
+    #[inline(always)]
+    pub(crate) fn with_work_budget(budget: u64) -> Rng {
         Rng {
             state: State::Unloaded,
             error: None,
+            work_left: u32::try_from(budget).unwrap_or(u32::MAX),
+            limit_hit: None,
         }
+    }
+
+    /// Counts `cost` units of work (elements copied, built or compared);
+    /// an error once the tick's work budget is spent.
+    pub(crate) fn charge(&mut self, cost: u64) -> Result<(), String> {
+        match u32::try_from(cost)
+            .ok()
+            .and_then(|cost| self.work_left.checked_sub(cost))
+        {
+            Some(left) => {
+                self.work_left = left;
+                Ok(())
+            }
+            None => {
+                self.work_left = 0;
+                self.limit_hit = Some(TickErrorKind::WorkBudget);
+                Err(
+                    "work budget exceeded (too many elements copied, built or compared in one tick)"
+                        .to_owned(),
+                )
+            }
+        }
+    }
+
+    /// Measures a value about to be copied or built: charges its weight,
+    /// and refuses it if, stored at `base_depth`, it would nest deeper than
+    /// the reader reads.
+    pub(crate) fn charge_value(&mut self, v: &Value, base_depth: usize) -> Result<(), String> {
+        let (weight, depth) = v.measure(u64::from(self.work_left));
+        self.charge(weight)?;
+        if base_depth + depth > crate::read::MAX_DEPTH {
+            self.limit_hit = Some(TickErrorKind::TooDeep);
+            return Err(format!(
+                "the value would nest {} deep in the db, more than {}",
+                base_depth + depth,
+                crate::read::MAX_DEPTH
+            ));
+        }
+        Ok(())
     }
 
     fn load(&mut self, db: &Map) {
@@ -67,12 +127,12 @@ impl Rng {
             (Some(Value::Int(seed)), None | Some(Value::Nil)) => State::Seeded {
                 base: mix(*seed as u64),
                 pos: 0,
-                start: 0,
+                drawn: false,
             },
             (Some(Value::Int(seed)), Some(Value::Int(pos))) if *pos >= 0 => State::Seeded {
                 base: mix(*seed as u64),
                 pos: *pos as u64,
-                start: *pos as u64,
+                drawn: false,
             },
             (Some(Value::Int(_)), Some(other)) => {
                 self.error = Some(format!(
@@ -93,7 +153,26 @@ impl Rng {
             self.load(db);
         }
         match &mut self.state {
-            State::Seeded { base, pos, .. } | State::Entropy { base, pos } => {
+            State::Seeded { pos, .. } if *pos >= i64::MAX as u64 => {
+                // The position could not be written back: the stream would
+                // repeat its last number for ever.
+                if self.error.is_none() {
+                    self.limit_hit = Some(TickErrorKind::RandomExhausted);
+                    self.error = Some(format!(
+                        "the random stream is exhausted (`:aido/rng-pos` reached {}); set a new `:aido/seed` and remove `:aido/rng-pos`",
+                        i64::MAX
+                    ));
+                }
+                0
+            }
+            State::Seeded {
+                base, pos, drawn, ..
+            } => {
+                *drawn = true;
+                *pos = pos.wrapping_add(1);
+                mix(base.wrapping_add(pos.wrapping_mul(GAMMA)))
+            }
+            State::Entropy { base, pos } => {
                 *pos = pos.wrapping_add(1);
                 mix(base.wrapping_add(pos.wrapping_mul(GAMMA)))
             }
@@ -114,8 +193,8 @@ impl Rng {
 
     /// Writes the position back if this tick drew from a seeded generator.
     pub(crate) fn store(&self, db: &mut Map) {
-        if let State::Seeded { pos, start, .. } = self.state
-            && pos != start
+        if let State::Seeded { pos, drawn, .. } = self.state
+            && drawn
         {
             let pos = i64::try_from(pos).unwrap_or(i64::MAX);
             *crate::value::map_slot(db, &Value::Keyword(kw::RNG_POS)) = Value::Int(pos);

@@ -58,6 +58,12 @@ impl SlotHint {
     }
 }
 
+/// The most keys a key path (`:key [..]`, `[:aido/db ..]`) may have: a
+/// value written at the end of one still reads back within the reader's
+/// nesting limit ([`crate::MAX_DEPTH`]), with room for the db and a line
+/// around it.
+pub const MAX_KEY_PATH: usize = crate::read::MAX_DEPTH - 8;
+
 /// A db key or key path, resolved at compile time.
 #[derive(Debug, Clone)]
 pub(crate) enum KeyPath {
@@ -76,6 +82,14 @@ impl KeyPath {
             Value::Vector(path) => KeyPath::Path(path.clone().into_boxed_slice()),
             Value::Keyword(k) => KeyPath::Kw(*k, SlotHint::default()),
             other => KeyPath::One(other.clone()),
+        }
+    }
+
+    /// How many keys: the levels a value written here sits below the db.
+    pub(crate) fn n_keys(&self) -> usize {
+        match self {
+            KeyPath::Path(path) => path.len(),
+            _ => 1,
         }
     }
 

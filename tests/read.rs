@@ -226,11 +226,8 @@ fn keywords_and_symbols() {
         syntax(&format!("invalid keyword `:/a`: {slash}")),
         (0, 3),
     );
-    check_err(
-        ":/",
-        syntax(&format!("invalid keyword `:/`: {slash}")),
-        (0, 2),
-    );
+    // `:/` names the division function, as the symbol `/` does.
+    assert_eq!(read_value(":/").unwrap(), Value::keyword("/"));
     check_err(
         ":a/b/c",
         syntax("invalid keyword `:a/b/c`: a keyword has at most one `/`"),
@@ -497,6 +494,12 @@ fn a_text_holds_exactly_one_form() {
     // A malformed second form is still a second form.
     check_err("[:a] [:b", ReadErrorKind::TrailingForm, (5, 6));
     check_err("[:a] é", ReadErrorKind::TrailingForm, (5, 7));
+    // A character that starts no form is junk after the form.
+    check_err(
+        "[:a]\0",
+        syntax("unexpected character `\\0` after the form"),
+        (4, 5),
+    );
     check_err(
         "\u{feff}[:a]",
         syntax("the text starts with a byte-order mark (U+FEFF): save it as UTF-8 without one"),

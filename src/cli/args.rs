@@ -64,6 +64,10 @@ impl Parsed {
             None => Ok(None),
             Some(text) => match text.parse::<u64>() {
                 Ok(n) if n > 0 => Ok(Some(n)),
+                Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(Failure::input(
+                    flag,
+                    format!("`{text}` is too large (at most {})", u64::MAX),
+                )),
                 _ => Err(Failure::input(
                     flag,
                     format!("expected a positive integer, got `{text}`"),
@@ -76,10 +80,15 @@ impl Parsed {
     pub(crate) fn integer(&self, flag: &str) -> Result<Option<i64>, Failure> {
         match self.text(flag)? {
             None => Ok(None),
-            Some(text) => text
-                .parse::<i64>()
-                .map(Some)
-                .map_err(|_| Failure::input(flag, format!("expected an integer, got `{text}`"))),
+            Some(text) => text.parse::<i64>().map(Some).map_err(|e| match e.kind() {
+                std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                    Failure::input(
+                        flag,
+                        format!("`{text}` is out of range ({} to {})", i64::MIN, i64::MAX),
+                    )
+                }
+                _ => Failure::input(flag, format!("expected an integer, got `{text}`")),
+            }),
         }
     }
 

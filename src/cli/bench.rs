@@ -198,6 +198,7 @@ fn measure(tree: &Tree, template: &Value, config: &Config) -> Result<Measured, F
             format!("not enough memory for {} agents", config.agents),
         )
     };
+    refuse_beyond_memory(tree, template, config)?;
     let mut dbs: Vec<Value> = Vec::new();
     dbs.try_reserve_exact(config.agents).map_err(too_many)?;
     let mut statuses: Vec<AgentTick> = Vec::new();
@@ -234,6 +235,50 @@ fn measure(tree: &Tree, template: &Value, config: &Config) -> Result<Measured, F
         allocations,
         dbs,
     })
+}
+
+/// Refuses a number of agents whose dbs would not fit in the memory the
+/// system has available, so that the bench fails cleanly instead of aborting
+/// on an allocation failure halfway through making them. One agent's db,
+/// ticked a few times, is measured; the estimate counts twice that (dbs
+/// grow and shrink as they tick) plus its slot.
+fn refuse_beyond_memory(tree: &Tree, template: &Value, config: &Config) -> Result<(), Failure> {
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    let before = alloc_count::bytes_in_use();
+    let mut db = agent_db(template, config.seed, 0);
+    for _ in 0..config.ticks.min(WARM_UP_TICKS) {
+        db = run_tick(db, tree).db;
+    }
+    let per_agent = alloc_count::bytes_in_use().saturating_sub(before);
+    drop(db);
+    let slot = std::mem::size_of::<Value>() + std::mem::size_of::<AgentTick>();
+    let needed = (per_agent as u64)
+        .saturating_mul(2)
+        .saturating_add(slot as u64)
+        .saturating_mul(config.agents as u64);
+    if needed > available {
+        return Err(Failure::input(
+            "--agents",
+            format!(
+                "{} agents need about {} MB, more than the {} MB of memory available",
+                config.agents,
+                needed >> 20,
+                available >> 20
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The memory the system can give without swapping, if known
+/// (`MemAvailable` of `/proc/meminfo` on Linux).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
 }
 
 /// Ticks copies of the first agents' dbs, so that the code, the tree and

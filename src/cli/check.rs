@@ -4,11 +4,12 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
 
-use aido::{compile_str, state_without_id};
+use aido::{RenderLimits, compile_str, state_without_id};
 
 use super::Failure;
 use super::args::{self, Spec};
 use super::load::{name, read_file};
+use super::save::ClosableOut;
 
 pub(crate) const USAGE: &str = "\
 usage: aido check FILE... [--nodes MODEL]
@@ -21,6 +22,10 @@ composite, a policy parallel, :choose-each, :wait, :defer) without an
 explicit :id: its state is stored under an id made from its position.
 With --nodes MODEL, the node types and functions the model declares are
 checked like the built-ins.
+
+At most 50 problems are shown per file (then how many more there were;
+AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
+files larger than AIDO_MAX_INPUT_BYTES (default 64 MiB) are refused.
 
 exit status: 0 all compile, 1 a tree has problems, 2 a file cannot be read";
 
@@ -42,7 +47,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     }
     super::use_model(parsed.value("--nodes"))?;
     let registry = super::registry();
+    let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     let mut code = 0;
+    // A reader that goes away (`| head`) does not hide a later file's errors:
+    // every file is still checked and the worst status kept.
+    let mut out = ClosableOut::new(out, true);
+    let out = &mut out;
     for file in &parsed.positional {
         let path = Path::new(file);
         let text = match read_file(path) {
@@ -86,10 +96,29 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             Err(diags) => {
                 // Keep stdout and stderr in file order when both go to a terminal.
                 out.flush()?;
-                let _ = write!(io::stderr(), "{}", diags.render());
+                let _ = write!(io::stderr(), "{}", diags.render_with(&limits));
                 code = code.max(1);
             }
         }
     }
     Ok(code)
+}
+
+/// How many diagnostics to show per file: `AIDO_MAX_DIAGNOSTICS` if set to
+/// a positive integer, else the default of [`RenderLimits`].
+fn max_diagnostics() -> Result<usize, Failure> {
+    match std::env::var("AIDO_MAX_DIAGNOSTICS") {
+        Err(_) => Ok(RenderLimits::default().max_diagnostics),
+        Ok(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Failure::input(
+                    "AIDO_MAX_DIAGNOSTICS",
+                    format!("expected a positive integer, got `{text}`"),
+                )
+            }),
+    }
 }

@@ -6,7 +6,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use aido::{Document, Source, Span, Spans, Tree, Value, compile_document};
+use aido::{Document, JsonMapping, Source, Span, Spans, Tree, Value, compile_document};
 
 use super::Failure;
 
@@ -36,9 +36,60 @@ pub(crate) fn name(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Reads `path` as UTF-8 text.
+/// The default of the largest input file read, in bytes (64 MiB).
+pub(crate) const DEFAULT_MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// The largest input file read, in bytes: `AIDO_MAX_INPUT_BYTES` if set to
+/// a positive integer, else [`DEFAULT_MAX_INPUT_BYTES`].
+pub(crate) fn max_input_bytes() -> Result<u64, Failure> {
+    match std::env::var("AIDO_MAX_INPUT_BYTES") {
+        Err(_) => Ok(DEFAULT_MAX_INPUT_BYTES),
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Failure::input(
+                    "AIDO_MAX_INPUT_BYTES",
+                    format!("expected a positive integer, got `{text}`"),
+                )
+            }),
+    }
+}
+
+/// Reads `path` as UTF-8 text, refusing a file larger than
+/// [`max_input_bytes`] (a device such as `/dev/zero` included) as soon as
+/// that many bytes were read.
 pub(crate) fn read_file(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| Failure::input(name(path), io_reason(&e)))
+    use std::io::Read;
+    let limit = max_input_bytes()?;
+    let fail = |e: io::Error| Failure::input(name(path), io_reason(&e));
+    let too_large = || {
+        Failure::input(
+            name(path),
+            format!(
+                "larger than the input limit of {limit} bytes (set AIDO_MAX_INPUT_BYTES to raise it)"
+            ),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(fail)?;
+    let meta = file.metadata().map_err(fail)?;
+    if meta.is_dir() {
+        return Err(Failure::input(name(path), "is a directory"));
+    }
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(fail)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        Failure::input(name(path), format!("not valid UTF-8 text (at byte {at})"))
+    })
 }
 
 /// An I/O error as a short lower-case reason, without the OS error number.
@@ -126,19 +177,35 @@ pub(crate) fn is_json(path: &Path) -> bool {
         .is_some_and(|ext| ext.eq_ignore_ascii_case("json"))
 }
 
-/// Reads the JSON file at `path` with the library's JSON mapping. It is
-/// deserialised straight into a [`Value`] (the same mapping as
-/// [`Value::from_json`]) so that a duplicate key is reported with its position.
+/// The JSON mapping of a db file, by its name: `.tagged.json` is the
+/// lossless tagged mapping, any other `.json` the plain one, else `None`.
+pub(crate) fn json_mapping(path: &Path) -> Option<JsonMapping> {
+    if !is_json(path) {
+        return None;
+    }
+    let stem_tagged = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.to_ascii_lowercase().ends_with(".tagged"));
+    Some(if stem_tagged {
+        JsonMapping::Tagged
+    } else {
+        JsonMapping::Plain
+    })
+}
+
+/// Reads the JSON file at `path` with the library's JSON mapping (see
+/// [`json_mapping`]); a duplicate key, an integer beyond 64 bits and a
+/// byte-order mark are reported with their position.
 fn read_json(path: &Path) -> Result<Value, Failure> {
     let text = read_file(path)?;
-    serde_json::from_str::<Value>(&text).map_err(|e| {
-        let message = e.to_string();
-        let suffix = format!(" at line {} column {}", e.line(), e.column());
-        let message = message.strip_suffix(&suffix).unwrap_or(&message);
-        Failure::input(
-            format!("{}:{}:{}", name(path), e.line(), e.column().max(1)),
-            message,
-        )
+    let mapping = json_mapping(path).unwrap_or(JsonMapping::Plain);
+    Value::from_json_text(&text, mapping).map_err(|e| {
+        let what = match e.location {
+            Some((line, column)) => format!("{}:{line}:{column}", name(path)),
+            None => name(path),
+        };
+        Failure::input(what, e.to_string())
     })
 }
 

@@ -10,7 +10,7 @@ use aido::{Value, migrate};
 use super::Failure;
 use super::args::{self, Spec};
 use super::load::{compile_tree, name, read_db};
-use super::save::save_db;
+use super::save::{ClosableOut, check_target, save_db};
 
 pub(crate) const USAGE: &str = "\
 usage: aido migrate OLD NEW --db SAVE [--save OUT]
@@ -67,6 +67,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         };
         return Err(Failure::input(name(&save), why));
     }
+    let save_to = parsed.value("--save").map(PathBuf::from);
+    if let Some(path) = &save_to {
+        // Saving over SAVE itself is the usual use; over a tree, a mistake.
+        check_target(path, &[&old, &new])?;
+    }
+    let mut out = ClosableOut::new(out, save_to.is_some());
     let (db, report) = migrate(db, &old_tree, &new_tree);
     let mut line = report.to_value();
     if let Some(map) = line.as_map_mut() {
@@ -79,7 +85,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         }
     }
     writeln!(out, "{line}")?;
-    if let Some(path) = parsed.value("--save").map(PathBuf::from) {
+    if let Some(path) = save_to {
         save_db(&path, &db)?;
     }
     Ok(0)

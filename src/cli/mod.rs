@@ -145,7 +145,12 @@ fn run(args: &[OsString]) -> i32 {
     let mut out = BufWriter::new(stdout.lock());
     let result = dispatch(args, &mut out);
     // Flush before reporting, so that the lines printed so far come first.
-    let result = result.and_then(|code| out.flush().map(|()| code).map_err(Failure::Stdout));
+    // A reader that went away by the end changes nothing: the status stays
+    // what the command said (a check that found errors still exits 1).
+    let result = result.and_then(|code| match out.flush() {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Failure::Stdout(e)),
+        _ => Ok(code),
+    });
     match result {
         Ok(code) => code,
         Err(failure) => report(failure),

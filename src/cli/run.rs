@@ -13,7 +13,7 @@ use aido::{
 use super::Failure;
 use super::args::{self, Parsed, Spec};
 use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_edn};
-use super::save::{save_db, write_atomically};
+use super::save::{ClosableOut, check_target, save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
@@ -209,6 +209,25 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     if let Some(seed) = config.seed {
         seed_db(&mut db, seed);
     }
+    // Saving over the db read is how a save game goes on; over any other
+    // input file it is a mistake. The page is never written over an input.
+    let mut input_files: Vec<&Path> = vec![&config.tree];
+    input_files.extend(config.inputs.as_deref());
+    input_files.extend(config.trims.as_deref());
+    input_files.extend(config.reloads.iter().map(|(_, file)| file.as_path()));
+    input_files.extend(parsed.value("--stubs").map(Path::new));
+    input_files.extend(parsed.value("--nodes").map(Path::new));
+    if let Some(path) = &config.save {
+        check_target(path, &input_files)?;
+    }
+    if let Some(path) = &config.timeline {
+        input_files.extend(config.db.as_deref());
+        check_target(path, &input_files)?;
+    }
+    // With a file to write at the end, a closed stdout must not stop the run
+    // before it.
+    let mut out = ClosableOut::new(out, config.save.is_some() || config.timeline.is_some());
+    let out = &mut out;
     // The pretty format and the timeline page are made from a run record.
     let mut recorder = (config.format == Format::Pretty || config.timeline.is_some())
         .then(|| Recorder::new(&tree, &db));

@@ -22,6 +22,17 @@ use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// Compiles tree data that has no source text (built in Rust or read from a db).
 pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
+    // Data built in Rust has not been through the reader's nesting limit;
+    // the compiler's walk (dynamic options nest) must not overflow the stack.
+    if tree.depth_beyond(MAX_DEPTH).is_some() {
+        return Err(Diagnostics {
+            items: vec![Diagnostic::new(
+                Code::TooDeep,
+                format!("the tree's data nests more than {MAX_DEPTH} deep"),
+            )],
+            source: None,
+        });
+    }
     let mut compiled = Compiler::new(registry, None).run(tree, None)?;
     // The tree keeps its data (for trims): a copy, as it is only borrowed.
     compiled.form = Arc::new(tree.clone());

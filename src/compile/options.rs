@@ -294,6 +294,18 @@ pub(crate) fn lower_dynamic(
                 );
                 return None;
             }
+            if items.len() - 1 > crate::tree::MAX_KEY_PATH {
+                c.error(
+                    Code::BadDynamic,
+                    format!(
+                        "`[:aido/db ..]` has a key path of {} keys, more than the limit of {}",
+                        items.len() - 1,
+                        crate::tree::MAX_KEY_PATH
+                    ),
+                    span,
+                );
+                return None;
+            }
             Some(Opt::Db(KeyPath::from_value(&Value::Vector(
                 items[1..].to_vec(),
             ))))

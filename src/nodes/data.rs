@@ -108,24 +108,18 @@ fn holds_no_heap(v: &Value) -> bool {
     )
 }
 
-/// A clone of `v` that copies the common scalars in place and calls the
-/// general clone only for the rest.
-#[inline(always)]
-fn clone_inline(v: &Value) -> Value {
-    match v {
-        Value::Keyword(k) => Value::Keyword(*k),
-        Value::Int(i) => Value::Int(*i),
-        Value::Bool(b) => Value::Bool(*b),
-        Value::Nil => Value::Nil,
-        other => other.clone(),
-    }
-}
-
 impl Engine<'_> {
     #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
-        let result = eval(v1, self.db, &mut self.rng)
-            .and_then(|a| eval(v2, self.db, &mut self.rng).map(|b| a == b));
+        let rng = &mut self.rng;
+        let result = eval(v1, self.db, rng).and_then(|a| {
+            let b = eval(v2, self.db, rng)?;
+            // Comparing collections is work, as copying them is.
+            if a.is_heavy() {
+                rng.charge_value(&a, 0)?;
+            }
+            Ok(a == b)
+        });
         match result {
             Ok(same) => Status::from_bool(same),
             Err(e) => self.fail(id, e),
@@ -141,11 +135,23 @@ impl Engine<'_> {
         let result = match (val, lhs) {
             // The usual case, a number against a constant number, needs no detour.
             (Opt::Const(Value::Int(b)), Value::Int(a)) => Ok(oper.ints(*a, *b)),
-            (Opt::Const(rhs), _) => oper.apply(lhs, rhs),
-            _ => match eval(val, self.db, &mut self.rng) {
-                Ok(rhs) => oper.apply(lhs, &rhs),
-                Err(e) => Err(e),
-            },
+            (Opt::Const(rhs), _) if !lhs.is_heavy() => oper.apply(lhs, rhs),
+            _ => {
+                // Comparing a collection is work, as copying it is.
+                let charged = if lhs.is_heavy() {
+                    self.rng.charge_value(lhs, 0)
+                } else {
+                    Ok(())
+                };
+                match (charged, val) {
+                    (Err(e), _) => Err(e),
+                    (Ok(()), Opt::Const(rhs)) => oper.apply(lhs, rhs),
+                    (Ok(()), _) => match eval(val, self.db, &mut self.rng) {
+                        Ok(rhs) => oper.apply(lhs, &rhs),
+                        Err(e) => Err(e),
+                    },
+                }
+            }
         };
         match result {
             Ok(holds) => Status::from_bool(holds),
@@ -156,9 +162,14 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match val {
-            Opt::Const(v) => clone_inline(v),
-            _ => match eval(val, self.db, &mut self.rng) {
-                Ok(v) => v.into_owned(),
+            // The common constants are copied in place; anything else (a
+            // collection or a string is work to copy) is resolved and measured.
+            Opt::Const(Value::Keyword(k)) => Value::Keyword(*k),
+            Opt::Const(Value::Int(i)) => Value::Int(*i),
+            Opt::Const(Value::Bool(b)) => Value::Bool(*b),
+            Opt::Const(Value::Nil) => Value::Nil,
+            _ => match self.resolve_written(val, key.n_keys() + 1) {
+                Ok(v) => v,
                 Err(e) => return self.fail(id, e),
             },
         };
@@ -174,6 +185,18 @@ impl Engine<'_> {
             }
             Err(e) => self.fail(id, format!("cannot write {key}: {e}")),
         }
+    }
+
+    /// Resolves a value to be written `depth` levels below the db's root:
+    /// its copy is counted against the work budget, and a value that would
+    /// nest deeper than the reader reads is refused.
+    #[inline(never)]
+    fn resolve_written(&mut self, val: &Opt, depth: usize) -> Result<Value, String> {
+        let value = eval(val, self.db, &mut self.rng)?;
+        if value.is_heavy() {
+            self.rng.charge_value(&value, depth)?;
+        }
+        Ok(value.into_owned())
     }
 
     /// Adds one to the number at `key`; a missing key counts as 0.
@@ -209,8 +232,8 @@ impl Engine<'_> {
     /// Appends `val` to the vector at `key`, creating it.
     #[inline(never)]
     pub(super) fn emit(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
-        let value = match eval(val, self.db, &mut self.rng) {
-            Ok(v) => v.into_owned(),
+        let value = match self.resolve_written(val, key.n_keys() + 2) {
+            Ok(v) => v,
             Err(e) => return self.fail(id, e),
         };
         let problem = match key.slot(self.db) {

@@ -71,7 +71,7 @@ impl Engine<'_> {
         options: &[(Keyword, Opt)],
     ) -> Status {
         let node_id = self.tree.nodes[id as usize].id.clone();
-        if let Some(memory) = self.memory(id) {
+        if let Some(memory) = self.memory(id).cloned() {
             let in_flight = memory.get(&Value::Keyword(kw::REQUEST)).cloned();
             let Some(result) = self.take_result(&node_id) else {
                 return Status::Running;
@@ -92,7 +92,15 @@ impl Engine<'_> {
             if let Err(e) = self.set_memory(id, None) {
                 return self.fail(id, e);
             }
-            return self.complete(id, result, into);
+            let status = self.complete(id, result.clone(), into);
+            if status == Status::Error {
+                // The completion could not be used (a bad `:status`, an
+                // `:into` that cannot be written): it is not lost. The node
+                // keeps waiting with its completion where it was, for the
+                // host to see with the error and fix the db.
+                self.restore_completion(id, node_id, memory, result);
+            }
+            return status;
         }
         // A completion waiting when nothing is in flight answers nothing.
         if let Some(result) = self.take_result(&node_id) {
@@ -154,6 +162,19 @@ impl Engine<'_> {
             .ok_or("`:aido/requests` is at its limit")?;
         *slot = Value::Int(next);
         Ok(next)
+    }
+
+    #[cold]
+    fn restore_completion(&mut self, id: u32, node_id: Value, memory: Value, result: Value) {
+        let _ = self.set_memory(id, Some(memory));
+        let slot = crate::value::map_slot(self.db, &Value::Keyword(kw::RESULTS));
+        if slot.is_nil() {
+            *slot = Value::map();
+        }
+        if let Some(results) = slot.as_map_mut() {
+            results.insert(node_id, result);
+        }
+        self.note_running(id);
     }
 
     /// Removes and returns the completion reported for `node_id`, if any.

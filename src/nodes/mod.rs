@@ -9,8 +9,6 @@ mod random;
 
 pub(crate) use plain::mark_plain;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use crate::compile::Compiler;
 use crate::diag::Code;
 use crate::registry::{Arity, Imp, NodeType, OptionType};
@@ -464,7 +462,7 @@ impl Engine<'_> {
                 engine: self,
                 node: id,
             };
-            catch_unwind(AssertUnwindSafe(|| f(&mut ctx)))
+            crate::tick::catch_quietly(|| f(&mut ctx))
         };
         if let Some(e) = self.rng.error.take() {
             return self.fail(id, e);

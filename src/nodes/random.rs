@@ -207,7 +207,15 @@ impl Engine<'_> {
             Ok(ws) => ws,
             Err(status) => return status,
         };
-        let total: f64 = weights.iter().sum();
+        let mut weights = weights;
+        let mut total: f64 = weights.iter().sum();
+        if !total.is_finite() {
+            // Each weight is finite but their sum overflows: scale them all
+            // down by the largest, which keeps their proportions.
+            let largest = weights.iter().copied().fold(0.0, f64::max);
+            weights.iter_mut().for_each(|w| *w /= largest);
+            total = weights.iter().sum();
+        }
         if total <= 0.0 {
             return Status::Failure;
         }

@@ -228,6 +228,10 @@ fn check_keyword(name: &str) -> Result<(), String> {
     if name.starts_with(':') {
         return Err("auto-resolved keywords (`::`) are Clojure code, not EDN".into());
     }
+    // `:/` names the division function, as the symbol `/` does.
+    if name == "/" {
+        return Ok(());
+    }
     let (ns, name) = split_name(name, "keyword")?;
     for part in ns.into_iter().chain([name]) {
         check_chars(part, "keyword")?;

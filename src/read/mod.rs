@@ -38,6 +38,9 @@ pub enum ReadErrorKind {
     TrailingForm,
     /// Forms nest more deeply than [`MAX_DEPTH`].
     TooDeep,
+    /// The text has a keyword or symbol name the process does not know
+    /// while it already holds [`crate::max_interned_names`] of them.
+    TooManyNames,
     /// Valid EDN that this library does not support (ratios, namespaced maps,
     /// arbitrary-precision numbers).
     Unsupported(String),
@@ -79,6 +82,11 @@ impl fmt::Display for ReadErrorKind {
                 f.write_str("more than one form: a file holds exactly one form")
             }
             ReadErrorKind::TooDeep => write!(f, "forms nest more than {MAX_DEPTH} deep"),
+            ReadErrorKind::TooManyNames => write!(
+                f,
+                "too many distinct keywords and symbols: the process holds more than {}",
+                crate::max_interned_names()
+            ),
             ReadErrorKind::Unsupported(what) => write!(f, "{what} not supported"),
         }
     }
@@ -125,7 +133,14 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 /// assert_eq!(spans.span_at(&[1, 1]), Some(Span::new(8, 9)));
 /// ```
 pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
-    parse::read_one(text)
+    let (read, refused) = crate::value::intern_bounded(|| parse::read_one(text));
+    if refused {
+        return Err(ReadError {
+            kind: ReadErrorKind::TooManyNames,
+            span: Span::new(0, text.len()),
+        });
+    }
+    read
 }
 
 /// Reads one value from `text`, discarding spans: handy for dbs and tests.

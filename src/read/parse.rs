@@ -64,6 +64,15 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         Some(b @ (b')' | b']' | b'}')) => Err(reader.unmatched(b)),
         Some(_) => {
             let start = reader.pos;
+            // A control character cannot start any form: it is junk after
+            // the form, not a second one.
+            if let Some(c) = text[start..].chars().next().filter(|c| c.is_control()) {
+                return Err(ReadError::syntax(
+                    format!("unexpected character `{}` after the form", c.escape_debug()),
+                    start,
+                    start + c.len_utf8(),
+                ));
+            }
             let end = match reader.read_form(0) {
                 Ok(_) => reader.pos,
                 Err(_) => start + reader.char_len(start),

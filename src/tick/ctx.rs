@@ -50,6 +50,12 @@ impl NodeCtx<'_, '_> {
         };
         let engine = &mut *self.engine;
         let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
+        if let Cow::Borrowed(v) = &value
+            && v.is_heavy()
+        {
+            // Handing the node a copy of a collection or string is work.
+            engine.rng.charge_value(v, 0).map_err(NodeError)?;
+        }
         if let Some(spec) = node_type.options.iter().find(|o| o.key == key) {
             spec.ty
                 .check(&value)
@@ -76,9 +82,14 @@ impl NodeCtx<'_, '_> {
                 .fail(self.node, "a halt or lifecycle hook cannot tick children");
         }
         let (start, end) = self.engine.tree.nodes[self.node as usize].children;
-        match self.engine.tree.child_ids.get(start as usize + i) {
-            Some(&child) if (start as usize + i) < end as usize => self.engine.tick(child),
-            _ => self.engine.fail(self.node, format!("no child {i}")),
+        // `i` comes from user code: check it against the number of children
+        // before adding, so that a huge `i` cannot wrap into another subtree.
+        let child = (i < (end - start) as usize)
+            .then(|| self.engine.tree.child_ids.get(start as usize + i))
+            .flatten();
+        match child {
+            Some(&child) => self.engine.tick(child),
+            None => self.engine.fail(self.node, format!("no child {i}")),
         }
     }
 

@@ -1,7 +1,9 @@
 //! Resolving options at tick time.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
 
 use crate::rng::Rng;
 use crate::tree::Opt;
@@ -18,15 +20,26 @@ pub(crate) fn eval<'a>(opt: &'a Opt, db: &'a Map, rng: &mut Rng) -> Result<Cow<'
         Opt::Call(function, args) => {
             let mut values = Vec::with_capacity(args.len());
             for arg in args.iter() {
-                values.push(eval(arg, db, rng)?.into_owned());
+                let value = eval(arg, db, rng)?;
+                // Copying a collection or a string into the arguments is work.
+                if value.is_heavy() {
+                    rng.charge_value(&value, 0)?;
+                }
+                values.push(value.into_owned());
             }
             let mut ctx = FnCtx { db, rng };
-            let result = catch_unwind(AssertUnwindSafe(|| (function.f)(&mut ctx, &values)));
+            let result = catch_quietly(|| (function.f)(&mut ctx, &values));
             if let Some(e) = rng.error.take() {
                 return Err(e);
             }
             match result {
-                Ok(Ok(v)) => Ok(Cow::Owned(v)),
+                Ok(Ok(v)) => {
+                    // So is building one (`str` of a string with itself).
+                    if v.is_heavy() {
+                        rng.charge_value(&v, 0)?;
+                    }
+                    Ok(Cow::Owned(v))
+                }
                 Ok(Err(msg)) => Err(format!("function `{}`: {msg}", function.name.as_str())),
                 Err(panic) => Err(format!(
                     "function `{}` panicked: {}",
@@ -47,4 +60,30 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         "(no message)".to_owned()
     }
+}
+
+thread_local! {
+    /// How many calls into user code this thread is inside (see `catch_quietly`).
+    static IN_USER_CODE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs user code (a node type, a function, a hook), catching a panic. A
+/// caught panic becomes a tick Error, so it is not also printed: the first
+/// call installs a panic hook that stays silent for panics inside this scope
+/// and hands every other panic to the hook that was there before. (A hook
+/// the host installs later replaces it.)
+pub(crate) fn catch_quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_USER_CODE.with(Cell::get) == 0 {
+                previous(info);
+            }
+        }));
+    });
+    IN_USER_CODE.with(|n| n.set(n.get() + 1));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    IN_USER_CODE.with(|n| n.set(n.get().saturating_sub(1)));
+    result
 }

@@ -8,8 +8,6 @@
 //! node below it (deepest first), emits cancel requests for deferred actions,
 //! and clears the node memory of the whole subtree.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use crate::registry::Imp;
 use crate::tree::{Kind, NodeId, Opt};
 use crate::value::{Keyword, Map, Value, kw};
@@ -287,6 +285,36 @@ impl Engine<'_> {
         self.wrote_state = true;
     }
 
+    /// Records the running set after a tick that ended in Error, if the
+    /// tick changed it: nodes that started running stay running (so they are
+    /// halted once a later tick passes them by), nodes halted are gone (so
+    /// they are not halted twice), and nodes the tick did not reach keep
+    /// running. A tick that changed nothing (its running set could not even
+    /// be read) leaves the db's as it was.
+    #[cold]
+    pub(crate) fn store_running_after_error(&mut self) {
+        let Some(long) = self.long.as_mut() else {
+            return;
+        };
+        let changed = !long.now_running.is_empty()
+            || long
+                .prev_running
+                .iter()
+                .any(|(_, fate)| *fate == Fate::Halted);
+        if !changed {
+            return;
+        }
+        let not_reached = long
+            .prev_running
+            .iter()
+            .filter(|(_, fate)| *fate == Fate::Pending)
+            .map(|(n, _)| *n);
+        let mut now = std::mem::take(&mut long.now_running);
+        now.extend(not_reached);
+        long.now_running = now;
+        self.store_running();
+    }
+
     /// Notes that `node` was ticked again (it was running after the last tick).
     #[inline]
     pub(crate) fn mark_visited(&mut self, node: u32) {
@@ -433,7 +461,7 @@ impl Engine<'_> {
                     db: self.db,
                     rng: &mut self.rng,
                 };
-                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(&mut ctx, &id))) {
+                if let Err(panic) = crate::tick::catch_quietly(|| hook(&mut ctx, &id)) {
                     let msg = format!(
                         "halt hook of function `{}` panicked: {}",
                         function.name.as_str(),
@@ -454,7 +482,7 @@ impl Engine<'_> {
         let was = std::mem::replace(&mut self.in_hook, true);
         let result = {
             let mut ctx = NodeCtx { engine: self, node };
-            catch_unwind(AssertUnwindSafe(|| hook(&mut ctx)))
+            crate::tick::catch_quietly(|| hook(&mut ctx))
         };
         self.in_hook = was;
         if let Err(panic) = result {

@@ -18,11 +18,14 @@ use crate::tree::Tree;
 use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
-pub(crate) use eval::{eval, panic_message};
+pub(crate) use eval::{catch_quietly, eval, panic_message};
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
+
+/// The default work budget of one tick: see [`TickOptions::work_budget`].
+pub const DEFAULT_WORK_BUDGET: u64 = 1_000_000;
 
 /// The outcome of ticking a node or a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,9 +79,44 @@ impl fmt::Display for Status {
     }
 }
 
+/// Which limit, if any, ended a tick in Error: hosts tell a runaway tree
+/// from a mistake in one without reading messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TickErrorKind {
+    /// Not a limit: a value of the wrong type, a failed or panicking user
+    /// node, an integer overflow, a broken db.
+    Other,
+    /// The step budget ([`TickOptions::step_budget`] node visits) was spent.
+    StepBudget,
+    /// The work budget ([`TickOptions::work_budget`]: elements copied, built
+    /// or compared) was spent.
+    WorkBudget,
+    /// A value written to the db would nest deeper than [`crate::MAX_DEPTH`].
+    TooDeep,
+    /// The seeded random stream reached the end of `:aido/rng-pos`.
+    RandomExhausted,
+}
+
+impl TickErrorKind {
+    /// A stable code: `T0000` (other), `T0001` (step budget), `T0002`
+    /// (work budget), `T0003` (too deep), `T0004` (random stream exhausted).
+    pub fn code(self) -> &'static str {
+        match self {
+            TickErrorKind::Other => "T0000",
+            TickErrorKind::StepBudget => "T0001",
+            TickErrorKind::WorkBudget => "T0002",
+            TickErrorKind::TooDeep => "T0003",
+            TickErrorKind::RandomExhausted => "T0004",
+        }
+    }
+}
+
 /// What went wrong in a tick that ended in [`Status::Error`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct TickError {
+    /// Which limit ended the tick, if one did.
+    pub kind: TickErrorKind,
     /// The stable id of the node where it happened.
     pub node: Value,
     /// That node's type.
@@ -108,6 +146,9 @@ impl TickError {
             m.insert(Value::keyword("column"), Value::Int(at.column as i64));
         }
         m.insert(Value::keyword("message"), Value::string(&self.message));
+        if self.kind != TickErrorKind::Other {
+            m.insert(Value::keyword("code"), Value::string(self.kind.code()));
+        }
         Value::Map(Box::new(m))
     }
 }
@@ -265,6 +306,14 @@ impl AgentTick {
 pub struct TickOptions {
     /// Node visits allowed before the tick ends in Error "step budget exceeded".
     pub step_budget: u64,
+    /// Work allowed besides visits, in elements copied, built or compared
+    /// (a string counts one per 64 bytes): values read from the db and
+    /// written back, function arguments and results, comparisons of
+    /// collections. Beyond it the tick ends in Error
+    /// ([`TickErrorKind::WorkBudget`]), so one tick of any tree ends in
+    /// bounded time and builds values of bounded size. Budgets above
+    /// `u32::MAX` count as `u32::MAX`.
+    pub work_budget: u64,
     /// Working memory, visible as `:aido/locals` during this tick only.
     pub locals: Option<Value>,
     /// Record every node's status and every halt in [`Tick::trace`].
@@ -275,6 +324,7 @@ impl Default for TickOptions {
     fn default() -> TickOptions {
         TickOptions {
             step_budget: DEFAULT_STEP_BUDGET,
+            work_budget: DEFAULT_WORK_BUDGET,
             locals: None,
             trace: false,
         }
@@ -369,6 +419,7 @@ pub(crate) fn take_map(db: Value, tree: &Tree) -> Result<Box<Map>, Box<Tick>> {
 #[inline(never)]
 fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
     let error = TickError {
+        kind: TickErrorKind::Other,
         node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
         node_type: tree
             .node_type(tree.root())
@@ -524,7 +575,7 @@ impl<'t> Engine<'t> {
             fuel: options.step_budget.saturating_add(1),
             overrun: 0,
             budget: options.step_budget,
-            rng: Rng::new(),
+            rng: Rng::with_work_budget(options.work_budget),
             error: None,
             long: options.trace.then(|| {
                 let mut long = Long::fresh();
@@ -610,9 +661,13 @@ impl<'t> Engine<'t> {
     /// The db stays where it is (the engine only borrows it).
     #[inline(always)]
     pub(crate) fn finish(mut self, status: Status, options: &TickOptions) -> Outcome {
-        if self.error.is_none() && !self.keep_running && (self.had_running || self.long.is_some()) {
-            self.sweep();
-            self.store_running();
+        if !self.keep_running && (self.had_running || self.long.is_some()) {
+            if self.error.is_none() {
+                self.sweep();
+                self.store_running();
+            } else {
+                self.store_running_after_error();
+            }
         }
         if self.results_maybe && self.error.is_none() && !self.keep_running {
             self.drop_stale_results();
@@ -684,6 +739,9 @@ impl<'t> Engine<'t> {
     pub(crate) fn out_of_steps(&mut self, node: u32) -> Status {
         self.overrun += 1;
         self.fuel = 1;
+        if self.error.is_none() {
+            self.rng.limit_hit = Some(TickErrorKind::StepBudget);
+        }
         let budget = self.budget;
         self.fail(
             node,
@@ -700,6 +758,7 @@ impl<'t> Engine<'t> {
             let tree = self.tree;
             let n = &tree.nodes[node as usize];
             self.error = Some(Box::new(TickError {
+                kind: self.rng.limit_hit.take().unwrap_or(TickErrorKind::Other),
                 node: n.id.clone(),
                 node_type: n.type_name,
                 path: tree.path(crate::tree::NodeId(node)),

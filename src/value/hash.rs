@@ -2,7 +2,9 @@
 //!
 //! Db keys are nearly always interned keywords, so hashing is one multiply per
 //! word (the multiply-rotate construction popularised by Firefox and rustc).
-//! Not resistant to hash flooding: dbs are the application's own data.
+//! Not resistant to hash flooding by itself: `Value`'s `Hash` feeds it keyed
+//! digests of what an outsider can choose (strings, numbers, characters),
+//! and keywords as their interned index (a counter, not chosen by anyone).
 
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -7,21 +7,76 @@
 //! as Clojure's keyword table does.
 
 use std::collections::HashMap;
+use std::hash::RandomState;
 
-use super::hash::FastBuildHasher;
+use std::cell::Cell;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{OnceLock, RwLock};
 
+/// The names table. Its map uses the standard library's SipHash with
+/// random keys: names come from files and JSON dbs anyone can write, and a
+/// set of names chosen to collide must not make interning quadratic.
 struct Interner {
-    ids: HashMap<&'static str, u32, FastBuildHasher>,
+    ids: HashMap<&'static str, u32, RandomState>,
     names: Vec<&'static str>,
+}
+
+/// How many names the table holds (mirrors `names.len()`, read without the lock).
+static N_NAMES: AtomicUsize = AtomicUsize::new(0);
+
+/// The default of [`max_interned_names`].
+pub const DEFAULT_MAX_INTERNED_NAMES: usize = 1_000_000;
+
+static MAX_NAMES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_INTERNED_NAMES);
+
+/// How many distinct keyword and symbol names the process has interned.
+pub fn interned_names() -> usize {
+    N_NAMES.load(Relaxed)
+}
+
+/// The bound on interned names that reading applies: once the table holds
+/// this many, a read (EDN text or a JSON db) that would add a name fails
+/// (`ReadErrorKind::TooManyNames`, `JsonErrorKind::TooManyNames`) and adds
+/// nothing, so a stream of distinct keywords from outside cannot grow memory
+/// without bound. Names are never reclaimed: a keyword is an index valid for
+/// the whole process. `Keyword::new` called from Rust is not bounded.
+pub fn max_interned_names() -> usize {
+    MAX_NAMES.load(Relaxed)
+}
+
+/// Sets [`max_interned_names`].
+pub fn set_max_interned_names(n: usize) {
+    MAX_NAMES.store(n, Relaxed);
+}
+
+thread_local! {
+    /// Whether interning on this thread is bounded (inside `bounded`).
+    static BOUNDED: Cell<bool> = const { Cell::new(false) };
+    /// Whether a bounded interning was refused.
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The index a refused name gets: never a real name, and the read that
+/// asked for it fails, so it never escapes.
+const REFUSED_ID: u32 = u32::MAX;
+
+/// Runs `f` (a read) with interning bounded by [`max_interned_names`];
+/// returns its result and whether a new name was refused.
+pub(crate) fn bounded<R>(f: impl FnOnce() -> R) -> (R, bool) {
+    let was = BOUNDED.with(|b| b.replace(true));
+    let refused_before = REFUSED.with(|r| r.replace(false));
+    let result = f();
+    let refused = REFUSED.with(|r| r.replace(refused_before));
+    BOUNDED.with(|b| b.set(was));
+    (result, refused)
 }
 
 fn interner() -> &'static RwLock<Interner> {
     static TABLE: OnceLock<RwLock<Interner>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut table = Interner {
-            ids: HashMap::default(),
+            ids: HashMap::with_hasher(RandomState::new()),
             names: Vec::new(),
         };
         // The reserved keywords get fixed indices, so that the interpreter can
@@ -30,6 +85,7 @@ fn interner() -> &'static RwLock<Interner> {
             table.names.push(name);
             table.ids.insert(name, i as u32);
         }
+        N_NAMES.store(table.names.len(), Relaxed);
         RwLock::new(table)
     })
 }
@@ -153,10 +209,15 @@ fn intern(text: &str) -> u32 {
     if let Some(&id) = table.ids.get(text) {
         return id;
     }
+    if table.names.len() >= max_interned_names() && BOUNDED.with(Cell::get) {
+        REFUSED.with(|r| r.set(true));
+        return REFUSED_ID;
+    }
     let leaked: &'static str = Box::leak(text.to_owned().into_boxed_str());
     let id = u32::try_from(table.names.len()).unwrap_or(u32::MAX);
     table.names.push(leaked);
     table.ids.insert(leaked, id);
+    N_NAMES.store(table.names.len(), Relaxed);
     id
 }
 

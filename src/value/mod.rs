@@ -5,6 +5,7 @@
 //! and tagged values. Keywords and symbols are interned (see [`Keyword`]), so
 //! the db look-ups done on every node visit hash and compare one integer.
 
+mod check;
 #[cfg(feature = "edn-rs")]
 mod edn_rs;
 mod hash;
@@ -19,8 +20,13 @@ use std::sync::Arc;
 #[cfg(feature = "edn-rs")]
 pub use edn_rs::EdnRsError;
 pub use hash::{FastBuildHasher, FastHasher};
+pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
-pub use intern::{Keyword, Symbol};
+pub use intern::{
+    DEFAULT_MAX_INTERNED_NAMES, Keyword, Symbol, interned_names, max_interned_names,
+    set_max_interned_names,
+};
+pub use json::{JsonError, JsonErrorKind, JsonMapping};
 pub use path::PathError;
 pub(crate) use path::{
     SCAN_LIMIT, find_kw, find_two_kws_and_bits, find_two_kws_hashed, kw_bit, map_get, map_slot,
@@ -223,16 +229,54 @@ impl PartialEq for Value {
             (Str(a), Str(b)) => a == b,
             (Char(a), Char(b)) => a == b,
             (Symbol(a), Symbol(b)) => a == b,
-            (Vector(a) | List(a), Vector(b) | List(b)) => a == b,
-            (Set(a), Set(b)) => a == b,
-            (Map(a), Map(b)) => a == b,
-            (Tagged(ta, a), Tagged(tb, b)) => ta == tb && a == b,
+            (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => {
+                // Collections nest: deep ones are compared without recursion.
+                match collection_depth_guard(|| collections_eq(self, other)) {
+                    Some(same) => same,
+                    None => check::eq_without_recursion(self, other),
+                }
+            }
             _ => false,
         }
     }
 }
 
 impl Eq for Value {}
+
+/// The collection comparison, one level: recursion goes through `eq`.
+fn collections_eq(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (Vector(a) | List(a), Vector(b) | List(b)) => a == b,
+        (Set(a), Set(b)) => a == b,
+        (Map(a), Map(b)) => a == b,
+        (Tagged(ta, a), Tagged(tb, b)) => ta == tb && a == b,
+        _ => false,
+    }
+}
+
+/// How deeply comparing and hashing recurse before they change strategy:
+/// values read or built by ticks never nest this deep (`MAX_DEPTH`), so
+/// only values built in Rust get there.
+const RECURSION_DEPTH: usize = 2 * crate::read::MAX_DEPTH;
+
+thread_local! {
+    /// How many collections `eq` or `hash` is inside, on this thread.
+    static NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` one collection deeper; `None` (without running it) once
+/// [`RECURSION_DEPTH`] is reached.
+fn collection_depth_guard<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let depth = NESTING.with(std::cell::Cell::get);
+    if depth >= RECURSION_DEPTH {
+        return None;
+    }
+    NESTING.with(|d| d.set(depth + 1));
+    let result = f();
+    NESTING.with(|d| d.set(depth));
+    Some(result)
+}
 
 fn unordered_hash<'a, I: Iterator<Item = (&'a Value, Option<&'a Value>)>>(items: I) -> u64 {
     // Maps and sets compare regardless of order, so their hash must not depend on it.
@@ -246,13 +290,37 @@ fn unordered_hash<'a, I: Iterator<Item = (&'a Value, Option<&'a Value>)>>(items:
     })
 }
 
+/// SipHash with random keys, for strings.
+fn string_hasher() -> &'static std::hash::RandomState {
+    static STATE: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+    STATE.get_or_init(std::hash::RandomState::new)
+}
+
+/// `x` mixed with the process's random key (the splitmix64 finaliser, a
+/// bijection whose every output bit depends on every input bit).
+#[inline]
+fn keyed(x: u64) -> u64 {
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let key = *KEY.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        string_hasher().build_hasher().finish()
+    });
+    let mut z = x ^ key;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 impl Hash for Value {
     #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         use Value::*;
         match self {
             Keyword(k) => state.write_u64(0x4b00_0000_0000 | u64::from(k.index())),
-            Int(i) => state.write_u64(*i as u64 ^ 0x1000_0000_0000_0000),
+            // Numbers, characters and strings can be chosen by whoever writes
+            // a db: they are mixed with a per-process random key first, so
+            // that keys chosen to collide in the fast hasher do not.
+            Int(i) => state.write_u64(keyed(*i as u64 ^ 0x1000_0000_0000_0000)),
             Nil => state.write_u8(0),
             Bool(b) => state.write_u8(2 + u8::from(*b)),
             Float(f) => {
@@ -263,32 +331,49 @@ impl Hash for Value {
                 } else {
                     f.to_bits()
                 };
-                state.write_u64(bits ^ 0x2000_0000_0000_0000);
+                state.write_u64(keyed(bits ^ 0x2000_0000_0000_0000));
             }
             Str(s) => {
                 state.write_u8(5);
-                state.write(s.as_bytes());
+                state.write_u64(std::hash::BuildHasher::hash_one(
+                    string_hasher(),
+                    s.as_ref() as &str,
+                ));
             }
-            Char(c) => state.write_u64(u64::from(*c) ^ 0x3000_0000_0000_0000),
+            Char(c) => state.write_u64(keyed(u64::from(*c) ^ 0x3000_0000_0000_0000)),
             Symbol(s) => state.write_u64(0x5300_0000_0000 | u64::from(s.index())),
             Vector(v) | List(v) => {
                 state.write_u8(9);
                 state.write_usize(v.len());
-                for x in v {
-                    x.hash(state);
-                }
+                // Beyond the recursion depth only the shape so far is
+                // hashed: equal values still hash alike.
+                let _ = collection_depth_guard(|| {
+                    for x in v {
+                        x.hash(state);
+                    }
+                });
             }
             Set(s) => {
                 state.write_u8(10);
-                state.write_u64(unordered_hash(s.iter().map(|k| (k, None))));
+                state.write_usize(s.len());
+                if let Some(h) =
+                    collection_depth_guard(|| unordered_hash(s.iter().map(|k| (k, None))))
+                {
+                    state.write_u64(h);
+                }
             }
             Map(m) => {
                 state.write_u8(11);
-                state.write_u64(unordered_hash(m.iter().map(|(k, v)| (k, Some(v)))));
+                state.write_usize(m.len());
+                if let Some(h) =
+                    collection_depth_guard(|| unordered_hash(m.iter().map(|(k, v)| (k, Some(v)))))
+                {
+                    state.write_u64(h);
+                }
             }
             Tagged(t, v) => {
                 state.write_u64(0x7400_0000_0000 | u64::from(t.index()));
-                v.hash(state);
+                let _ = collection_depth_guard(|| v.hash(state));
             }
         }
     }

@@ -4,8 +4,47 @@ use std::fmt::{self, Write};
 
 use super::Value;
 
+/// How deeply printing follows collections. The reader reads at most
+/// `MAX_DEPTH`, and saving refuses deeper values before printing them; a
+/// deeper value built in Rust prints `#aido/too-deep nil` in place of what
+/// lies beyond, rather than overflowing the stack.
+pub(crate) const PRINT_DEPTH: usize = 2 * crate::read::MAX_DEPTH;
+
+thread_local! {
+    /// How many collections the printer is inside, on this thread.
+    static PRINTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `body` one collection deeper, or writes the too-deep marker.
+fn nested(
+    f: &mut fmt::Formatter<'_>,
+    body: impl FnOnce(&mut fmt::Formatter<'_>) -> fmt::Result,
+) -> fmt::Result {
+    let depth = PRINTING.with(std::cell::Cell::get);
+    if depth >= PRINT_DEPTH {
+        return f.write_str("#aido/too-deep nil");
+    }
+    PRINTING.with(|d| d.set(depth + 1));
+    let result = body(f);
+    PRINTING.with(|d| d.set(depth));
+    result
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Vector(_)
+            | Value::List(_)
+            | Value::Set(_)
+            | Value::Map(_)
+            | Value::Tagged(..) => nested(f, |f| self.fmt_collection(f)),
+            _ => self.fmt_collection(f),
+        }
+    }
+}
+
+impl Value {
+    fn fmt_collection(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Nil => f.write_str("nil"),
             Value::Bool(b) => write!(f, "{b}"),
