@@ -455,7 +455,11 @@
       var key = part.slice(0, eq), value;
       try { value = decodeURIComponent(part.slice(eq + 1)); } catch (e) { return; }
       if (key === "tick" && /^\d+$/.test(value)) { tick = +value; }
-      if (key === "node" && rowById.has(value)) { node = value; }
+      // A derived id may be written without its EDN quotes: #node=0.1.
+      if (key === "node") {
+        if (rowById.has(value)) { node = value; }
+        else if (rowById.has('"' + value + '"')) { node = '"' + value + '"'; }
+      }
     });
     sel.node = node;
     setTick(tick);
