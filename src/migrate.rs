@@ -475,10 +475,27 @@ pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
     report
 }
 
+/// Whether a node below node `i` can return Running (a `:wait`, a `:defer`,
+/// a node type of the application's): only then does a reactive sequence,
+/// a loop or a random decider above it keep memory.
+fn runs_long_below(tree: &Tree, i: usize) -> bool {
+    let end = tree.nodes[i].subtree_end as usize;
+    tree.nodes.get(i + 1..end).is_some_and(|below| {
+        below.iter().any(|n| {
+            matches!(
+                n.kind,
+                Kind::Wait { .. } | Kind::Defer { .. } | Kind::Custom { .. }
+            )
+        })
+    })
+}
+
 /// The nodes of `tree` that keep state in the db (memory composites, policy
-/// parallels, `:choose-each`, `:wait`, `:defer`) and have no explicit `:id`:
-/// their id is derived from their position, so their state follows them
-/// through an edit only as far as the nodes can be matched by place.
+/// parallels, `:choose-each`, `:wait`, `:defer`, and, over children that can
+/// run long, reactive sequences, loops and random deciders, which remember a
+/// finished child, an iteration or a running pick) and have no explicit
+/// `:id`: their id is derived from their position, so their state follows
+/// them through an edit only as far as the nodes can be matched by place.
 pub fn state_without_id(tree: &Tree) -> Vec<crate::tree::NodeId> {
     let forms = node_forms(tree);
     tree.nodes
@@ -486,9 +503,16 @@ pub fn state_without_id(tree: &Tree) -> Vec<crate::tree::NodeId> {
         .enumerate()
         .filter(|(i, node)| {
             let stateful = match &node.kind {
-                Kind::Selector { memory } | Kind::Sequence { memory } => *memory,
+                Kind::Selector { memory } => *memory,
+                Kind::Sequence { memory } => *memory || runs_long_below(tree, *i),
                 Kind::Parallel(p) => !matches!(p, crate::tree::Parallel::Count { .. }),
                 Kind::ChooseEach { .. } | Kind::Wait { .. } | Kind::Defer { .. } => true,
+                Kind::Loop { .. }
+                | Kind::LoopUntilSuccess { .. }
+                | Kind::SelectorP { .. }
+                | Kind::Randomly { .. }
+                | Kind::Choose
+                | Kind::WeightedChoice { .. } => runs_long_below(tree, *i),
                 _ => false,
             };
             stateful && !has_explicit_id(forms.get(*i).copied())

@@ -604,3 +604,24 @@ fn a_tick_with_another_tree_keeps_memory_only_where_it_fits_the_node_now_there()
     assert_eq!(m.dropped[0].id, Value::string("0.0"));
     assert_eq!(t.launches().len(), 1);
 }
+
+/// `aido check` warns about nodes that keep state without an explicit `:id`:
+/// a loop, a reactive sequence or a random decider keeps memory only over a
+/// child that can run long, so only then is it listed.
+#[test]
+fn state_without_id_lists_composites_that_remember_a_running_child() {
+    let t = tree(
+        "[:selector {:id :root}
+           [:sequence [:inc! {:key :a}] [:wait {:id :w :ticks 1}]]
+           [:sequence [:inc! {:key :b}] [:inc! {:key :c}]]
+           [:loop {:count 2} [:wait {:id :w2 :ticks 1}]]
+           [:loop {:count 2} [:inc! {:key :d}]]
+           [:choose [:wait {:id :w3 :ticks 1}] [:success]]
+           [:choose [:success] [:failure]]]",
+    );
+    let listed: Vec<String> = aido::state_without_id(&t)
+        .into_iter()
+        .map(|n| t.node_id(n).unwrap().to_string())
+        .collect();
+    assert_eq!(listed, ["\"root.0\"", "\"root.2\"", "\"root.4\""]);
+}
