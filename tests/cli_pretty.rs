@@ -170,7 +170,7 @@ fn aido_keys_are_left_out_unless_asked_for() {
         "{all}"
     );
     assert!(
-        all.contains("\n  + :aido/memory {:shop {:ticks 1}, :errands {:index 1}}\n"),
+        all.contains("\n  + :aido/memory {:errands {:index 1}, :shop {:ticks 1}}\n"),
         "{all}"
     );
     // Every line of the plain timeline is in the full one, in order.

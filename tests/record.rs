@@ -289,3 +289,23 @@ fn the_text_timeline_shows_changes_events_and_visits() {
     );
     assert!(with_aido_keys.contains("\n  + :aido/running [:bot :answer :ask]\n  + :aido/tree "));
 }
+
+/// The timeline prints every map in the db sorted by key, nested ones too, so
+/// writing the same keys in another order does not change it.
+#[test]
+fn nested_maps_print_in_a_stable_order() {
+    let timeline_of = |tree: &str| {
+        let tree = compile_str("t.edn", tree, &Registry::new()).unwrap();
+        let db = read_value("{}").unwrap();
+        let mut recorder = Recorder::new(&tree, &db);
+        recorder.tick(db, &tree);
+        timeline(&recorder.finish(), &TimelineOptions::default())
+    };
+    let one = timeline_of("[:define! {:key :pos :val {:y 2 :x 1 :tags #{:b :a}}}]");
+    let two = timeline_of("[:define! {:key :pos :val {:x 1 :y 2 :tags #{:a :b}}}]");
+    assert_eq!(one, two);
+    assert_eq!(
+        one,
+        "tick 1: success\n  + :pos {:tags #{:a :b}, :x 1, :y 2}\n"
+    );
+}

@@ -14,12 +14,15 @@
 //!
 //! Lines, in this order: the tick's number and status; the input merged
 //! before it; the db's changes (`+` added, `~` changed, `-` removed; keys in
-//! the order of their EDN text; `:aido/*` keys only on request); the events
+//! the order of their EDN text, and so are the entries of maps and sets
+//! inside values; `:aido/*` keys only on request); the events
 //! in the order they happened; with `trace`, every node ticked, indented by
 //! depth, in tree order, with its status (`x3` when ticked three times,
 //! `halted` when halted after its last visit).
 
 use std::fmt::Write;
+
+use crate::value::Value;
 
 use super::{DbChange, Event, RunRecord, TickRecord};
 
@@ -62,7 +65,7 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
         let _ = writeln!(
             out,
             "  input {}",
-            crate::Value::Map(Box::new(input.clone()))
+            sorted(&Value::Map(Box::new(input.clone())))
         );
     }
     for change in &tick.changes {
@@ -70,8 +73,10 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
             continue;
         }
         let _ = match change {
-            DbChange::Added { key, value } => writeln!(out, "  + {key} {value}"),
-            DbChange::Changed { key, old, new } => writeln!(out, "  ~ {key} {old} -> {new}"),
+            DbChange::Added { key, value } => writeln!(out, "  + {key} {}", sorted(value)),
+            DbChange::Changed { key, old, new } => {
+                writeln!(out, "  ~ {key} {} -> {}", sorted(old), sorted(new))
+            }
             DbChange::Removed { key, .. } => writeln!(out, "  - {key}"),
         };
     }
@@ -104,6 +109,48 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
     }
 }
 
+/// `value` with the entries of every map and set in it sorted by their EDN
+/// text, so that a timeline does not change when a refactor writes the same
+/// keys in another order (user data: the db, inputs, requests' options,
+/// completions, notes; the library's own reports keep their fixed order). Values nested deeper than the reader reads are
+/// left as they are below that depth.
+pub(crate) fn sorted(value: &Value) -> Value {
+    sorted_to(value, crate::MAX_DEPTH)
+}
+
+fn sorted_to(value: &Value, depth: usize) -> Value {
+    if depth == 0 {
+        return value.clone();
+    }
+    let by_text = |v: &Value| v.to_string();
+    match value {
+        Value::Map(map) => {
+            let mut entries: Vec<(String, Value, Value)> = map
+                .iter()
+                .map(|(k, v)| (by_text(k), sorted_to(k, depth - 1), sorted_to(v, depth - 1)))
+                .collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Map(Box::new(
+                entries.into_iter().map(|(_, k, v)| (k, v)).collect(),
+            ))
+        }
+        Value::Set(set) => {
+            let mut items: Vec<(String, Value)> = set
+                .iter()
+                .map(|v| (by_text(v), sorted_to(v, depth - 1)))
+                .collect();
+            items.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Set(Box::new(items.into_iter().map(|(_, v)| v).collect()))
+        }
+        Value::Vector(items) => {
+            Value::Vector(items.iter().map(|v| sorted_to(v, depth - 1)).collect())
+        }
+        Value::List(items) => Value::List(items.iter().map(|v| sorted_to(v, depth - 1)).collect()),
+        Value::Tagged(tag, inner) => Value::Tagged(*tag, Box::new(sorted_to(inner, depth - 1))),
+        other => other.clone(),
+    }
+}
+
 /// An event as one line of text, without indentation.
 pub(crate) fn event_text(event: &Event) -> String {
     match event {
@@ -113,20 +160,25 @@ pub(crate) fn event_text(event: &Event) -> String {
             "launch {} {} {}",
             r.node,
             r.action,
-            crate::Value::Map(Box::new(r.options.clone()))
+            sorted(&Value::Map(Box::new(r.options.clone())))
         ),
         Event::Cancelled(r) => format!(
             "cancel {} {} {}",
             r.node,
             r.action,
-            crate::Value::Map(Box::new(r.options.clone()))
+            sorted(&Value::Map(Box::new(r.options.clone())))
         ),
-        Event::Dropped(d) => format!("dropped {}", d.to_value()),
+        Event::Dropped(d) => {
+            let mut d = d.clone();
+            d.completion = sorted(&d.completion);
+            format!("dropped {}", d.to_value())
+        }
         Event::Warning(w) => format!("warning {}", w.to_value()),
         Event::Error(e) => format!("error {e}"),
+        // Reports are the library's own maps, in a fixed order.
         Event::Trim(report) => format!("trim {report}"),
         Event::Reload(report) => format!("reload {report}"),
         Event::Migrated(report) => format!("migrated {report}"),
-        Event::Note { kind, data } => format!("{kind} {data}"),
+        Event::Note { kind, data } => format!("{kind} {}", sorted(data)),
     }
 }
