@@ -192,6 +192,7 @@ impl Rng {
     }
 
     /// Writes the position back if this tick drew from a seeded generator.
+    #[inline]
     pub(crate) fn store(&self, db: &mut Map) {
         if let State::Seeded { pos, drawn, .. } = self.state
             && drawn
