@@ -88,7 +88,10 @@ pub use batch::{tick_all, tick_all_into};
 pub use compile::{compile, compile_document, compile_str};
 pub use diag::{Code, Diagnostic, Diagnostics, path_text};
 pub use migrate::{MigratedNode, Migration, migrate, state_without_id};
-pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, read_value};
+pub use read::{
+    Delimiter, Document, EscapeProblem, MAX_DEPTH, NameProblem, NumberProblem, ReadError,
+    ReadErrorKind, Unsupported, read, read_text, read_value,
+};
 pub use registry::{
     Arity, Lifecycle, NodeError, NodeType, OptionSpec, OptionType, Registry, RegistryError,
 };
