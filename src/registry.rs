@@ -13,6 +13,7 @@ use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// How many children a node type takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Arity {
     /// Exactly this many (`Exactly(0)`: a leaf).
     Exactly(usize),
@@ -201,6 +202,7 @@ pub struct OptionSpec {
 
 /// Why a node's tick failed: becomes the Error status with this message.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NodeError(pub String);
 
 impl fmt::Display for NodeError {

@@ -31,6 +31,7 @@ use crate::value::{Keyword, Value, kw};
 
 /// Where a tree stands in its lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TreeStatus {
     /// Destroyed: only [`Runner::load`] brings it back.
     Destructed,
@@ -50,6 +51,7 @@ pub enum TreeStatus {
 
 /// Which loops count towards the target loop count, and so when play stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PlayMode {
     /// Every tick.
     StopByExecuteLoopCount,

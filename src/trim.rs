@@ -118,6 +118,7 @@ pub enum TrimChange {
 
 /// What a task asks for in one gap between ticks.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TrimRequest {
     /// Not now: the task goes to the back of the queue, with the reason.
     Skip(String),
@@ -137,6 +138,7 @@ pub trait TrimTask: Send {
 
 /// A bad trim task in data.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TrimTaskError {
     /// What is wrong.
     pub message: String,
@@ -309,6 +311,7 @@ impl TrimTask for DataTask {
 
 /// What became of a task in one gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrimOutcome {
     /// The tree was changed.
     Applied,

@@ -114,6 +114,7 @@ impl TickErrorKind {
 
 /// What went wrong in a tick that ended in [`Status::Error`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct TickError {
     /// Which limit ended the tick, if one did.
     pub kind: TickErrorKind,

@@ -249,6 +249,7 @@ pub enum JsonErrorKind {
 /// A JSON conversion error, with where it happened: the value's path for
 /// values, the line and column for text.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct JsonError {
     /// What went wrong.
     pub kind: JsonErrorKind,
