@@ -62,6 +62,7 @@
 // The CLI (`aido::cli`) is written against the public face, as `aido::` paths.
 extern crate self as aido;
 
+#[cfg(feature = "rayon")]
 mod batch;
 pub mod cli;
 mod compile;
@@ -84,6 +85,7 @@ mod tree;
 mod trim;
 mod value;
 
+#[cfg(feature = "rayon")]
 pub use batch::{tick_all, tick_all_into};
 pub use compile::{compile, compile_document, compile_str};
 pub use diag::{Code, Diagnostic, Diagnostics, path_text};

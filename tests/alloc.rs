@@ -144,6 +144,7 @@ fn a_million_npc_ticks_end_in_the_reference_db() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
     let tree = compile_str(
         "t.edn",

@@ -457,6 +457,7 @@ fn dbs_with_colliding_keys_load_in_linear_time() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn tick_all_takes_trees_as_deep_as_the_reader_reads() {
     // Sequences nested to the reader's limit, ending in a counter, ticked on
     // the batch's worker threads (a debug build needs the most stack).

@@ -1095,6 +1095,7 @@ fn user_node_types_declare_persistent_memory() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn tick_all_hands_back_every_agents_requests_and_errors() {
     let t = tree(
         "[:selector [:t/cond {:name :stop}]

@@ -2,19 +2,23 @@
 //! interner's bound), in a test binary of its own so that no other test
 //! changes that state under it. The tests take one lock and run in turn.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+#![cfg_attr(not(feature = "rayon"), allow(unused))]
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(feature = "rayon")]
+use aido::tick_all;
 use aido::{
     JsonErrorKind, JsonMapping, NodeType, ReadErrorKind, Registry, Status, Value, compile_str,
-    interned_names, read_value, run_tick, set_max_interned_names, tick_all,
+    interned_names, read_value, run_tick, set_max_interned_names,
 };
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 static HOOK_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 #[test]
+#[cfg(feature = "rayon")]
 fn caught_panics_in_user_code_do_not_reach_the_panic_hook() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // The host's hook, installed before the library first catches a panic.

@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "rayon")]
+use aido::tick_all;
 use aido::{
     Code, DataTask, PlayMode, Registry, Runner, Status, Tree, TreeSnapshot, TrimOutcome,
-    TrimRequest, TrimTask, Trimmer, Value, compile_str, migrate, read_value, run_tick, tick_all,
+    TrimRequest, TrimTask, Trimmer, Value, compile_str, migrate, read_value, run_tick,
 };
 
 fn tree(src: &str) -> Tree {
@@ -472,6 +474,7 @@ fn runner_reload_swaps_the_tree_between_ticks() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn every_agent_is_carried_over_when_first_ticked_with_a_new_tree() {
     let old = tree("[:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 5}]]");
     let new = tree("[:sequence [:inc! {:key :n}] [:wait {:id :stroll :ticks 5}]]");

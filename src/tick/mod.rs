@@ -237,7 +237,7 @@ impl Tick {
     }
 
     /// The tick taken apart: its db, and the rest as an [`AgentTick`].
-    pub(crate) fn split(self) -> (Value, AgentTick) {
+    pub fn split(self) -> (Value, AgentTick) {
         let rest = AgentTick {
             status: self.status,
             error: self.error,
