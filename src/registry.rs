@@ -189,6 +189,7 @@ impl fmt::Display for OptionType {
 
 /// One option a node type accepts.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OptionSpec {
     /// The option's key.
     pub key: Keyword,
@@ -198,6 +199,26 @@ pub struct OptionSpec {
     pub required: bool,
     /// What it means, for the reference (`aido nodes`) and models.
     pub doc: Option<Arc<str>>,
+    /// The key's text, taken from the interner once, so that
+    /// `NodeCtx::option` finds an option by name without its lock.
+    pub(crate) name: &'static str,
+}
+
+impl OptionSpec {
+    pub(crate) fn new(
+        key: Keyword,
+        ty: OptionType,
+        required: bool,
+        doc: Option<Arc<str>>,
+    ) -> OptionSpec {
+        OptionSpec {
+            key,
+            ty,
+            required,
+            doc,
+            name: key.as_str(),
+        }
+    }
 }
 
 /// Why a node's tick failed: becomes the Error status with this message.
@@ -318,11 +339,8 @@ impl NodeType {
             name: Keyword::new(name),
             options: options
                 .iter()
-                .map(|(key, ty, required)| OptionSpec {
-                    key: Keyword::new(key),
-                    ty: ty.clone(),
-                    required: *required,
-                    doc: None,
+                .map(|(key, ty, required)| {
+                    OptionSpec::new(Keyword::new(key), ty.clone(), *required, None)
                 })
                 .collect(),
             open_options: false,
@@ -357,12 +375,7 @@ impl NodeType {
     fn push_option(&mut self, key: &str, ty: OptionType, required: bool) {
         let key = Keyword::new(key.trim_start_matches(':'));
         self.options.retain(|o| o.key != key);
-        self.options.push(OptionSpec {
-            key,
-            ty,
-            required,
-            doc: None,
-        });
+        self.options.push(OptionSpec::new(key, ty, required, None));
     }
 
     /// Sets how many children the node takes (default: none).

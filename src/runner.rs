@@ -23,7 +23,8 @@ use std::sync::Arc;
 use crate::migrate::Migration;
 use crate::registry::{Imp, Lifecycle, Registry};
 use crate::tick::{
-    Engine, Status, Tick, TickOptions, TraceEvent, interrupt, run_tick_with_options, take_map,
+    AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, interrupt, run_tick_with_options,
+    take_map,
 };
 use crate::tree::{NodeId, Tree};
 use crate::trim::{TrimReport, TrimTask, Trimmer};
@@ -260,7 +261,10 @@ impl Runner {
     /// Runs one loop (one tick) if the tree is playing; `None` if it is not
     /// (paused, stopped, reset, or the target was reached). Reaching the
     /// target stops the tree, interrupting whatever still runs.
-    pub fn update(&mut self) -> Result<Option<Tick>, RunnerError> {
+    ///
+    /// The tick's db stays in the runner ([`Runner::db`]); what else the
+    /// tick produced (status, error, requests, trace) is handed back.
+    pub fn update(&mut self) -> Result<Option<AgentTick>, RunnerError> {
         self.alive()?;
         if !matches!(
             self.status,
@@ -286,9 +290,9 @@ impl Runner {
                 self.set_tree(Arc::new(tree));
             }
         }
-        let tick = run_tick_with_options(db, &self.tree, &self.options);
+        let (db, tick) = run_tick_with_options(db, &self.tree, &self.options).split();
         self.ticks += 1;
-        self.db = tick.db.clone();
+        self.db = db;
         self.record(tick.trace());
         self.status = TreeStatus::Executing;
         self.count(Event::Ticked(tick.status));

@@ -102,7 +102,11 @@ fn traced(db: Value, tree: &Tree) -> Tick {
 
 /// The trace as text: `id:status` for a tick, `halt id` for a halt.
 fn trace_text(tree: &Tree, tick: &Tick) -> Vec<String> {
-    tick.trace()
+    trace_events(tree, tick.trace())
+}
+
+fn trace_events(tree: &Tree, trace: &[TraceEvent]) -> Vec<String> {
+    trace
         .iter()
         .map(|e| match *e {
             TraceEvent::Ticked { node, status } => format!("{}:{status}", id(tree, node)),
@@ -975,7 +979,7 @@ fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
     let tick = r.update().unwrap().unwrap();
     assert_eq!(tick.status, Status::Success);
     assert_eq!(
-        trace_text(r.tree(), &tick),
+        trace_events(r.tree(), tick.trace()),
         ["walk:success", "errands:success"]
     );
     assert_eq!(get(r.db(), "left"), Some(Value::Int(1)));
@@ -996,7 +1000,7 @@ fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
     let tick = r.update().unwrap().unwrap();
     assert!(tick.cancels().is_empty() && tick.dropped().is_empty());
     assert_eq!(
-        trace_text(r.tree(), &tick),
+        trace_events(r.tree(), tick.trace()),
         ["ask:success", "walk:running", "errands:running"]
     );
 }

@@ -501,7 +501,8 @@ impl Engine<'_> {
         name: &str,
         opt: &Opt,
         convert: impl Fn(&Value) -> Option<T>,
-        expected: &str,
+        // Shown only in an error: formatted only then.
+        expected: impl std::fmt::Display,
     ) -> Result<T, Status> {
         // Constants were checked by the compiler: convert them without a detour.
         if let Opt::Const(v) = opt

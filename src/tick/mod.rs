@@ -1,9 +1,16 @@
-//! Ticking: `run_tick(db, &tree)` returns the new db and a status.
+//! Ticking: `run_tick(db, &tree)` returns the new db and a [`Status`].
 //!
-//! The db is moved in and moved out; all per-agent state lives in it: node
-//! memory under `:aido/memory`, the random generator's position under
-//! `:aido/rng-pos`, working memory under `:aido/locals` (during the tick
-//! only) and the last tick's error under `:aido/error`. A tick does no I/O.
+//! The db is moved in and moved out; all per-agent state lives in it, under
+//! `:aido/` keys, and only while it differs from the default: node memory
+//! (`:aido/memory`), the nodes that ended the last tick Running
+//! (`:aido/running`), request ids handed out (`:aido/requests`), the random
+//! generator's seed and position (`:aido/seed`, `:aido/rng-pos`), the tree's
+//! fingerprint (`:aido/tree`) and the last tick's error (`:aido/error`).
+//! Completions come in under `:aido/results` and are gone when the tick
+//! ends; working memory (`:aido/locals`) is visible during one tick only.
+//! The `Engine` that walks the tree is defined here, the node behaviours in
+//! `crate::nodes`; `eval.rs` resolves options, `ctx.rs` is what user code
+//! sees, `halt.rs` keeps the running set. A tick does no I/O.
 
 mod ctx;
 mod eval;
@@ -299,6 +306,11 @@ impl AgentTick {
     /// (see [`Tick::migration`]).
     pub fn migration(&self) -> Option<&Migration> {
         self.extras.as_ref().and_then(|e| e.migration.as_deref())
+    }
+
+    /// What each node returned, and each halt, if the tick was traced (see [`Tick::trace`]).
+    pub fn trace(&self) -> &[TraceEvent] {
+        self.extras.as_ref().map_or(&[], |e| &e.trace)
     }
 }
 
