@@ -259,7 +259,7 @@ pub type LifecycleFn = dyn Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync;
 /// function is halted; gets the node's id.
 pub type FnHaltFn = dyn Fn(&mut FnCtx<'_>, &Value) + Send + Sync;
 
-/// The tree operations a [`Runner`](crate::Runner) passes to lifecycle hooks.
+/// The tree operations a [`Runner`](crate::runner::Runner) passes to lifecycle hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Lifecycle {
@@ -404,7 +404,7 @@ impl NodeType {
     }
 
     /// Sets the lifecycle hook, called for every node of this type when a
-    /// [`Runner`](crate::Runner) loads, destroys, pauses, stops or resets the tree.
+    /// [`Runner`](crate::runner::Runner) loads, destroys, pauses, stops or resets the tree.
     pub fn on_lifecycle(
         mut self,
         f: impl Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync + 'static,
@@ -417,11 +417,11 @@ impl NodeType {
     /// default: a step in progress, a running child) is cleared when the
     /// node is halted, so that it starts afresh when reached again;
     /// persistent state (`true`: a cooldown, a run-once mark, choices
-    /// already made) survives a halt. [`Runner::reset`](crate::Runner::reset)
+    /// already made) survives a halt. [`Runner::reset`](crate::runner::Runner::reset)
     /// clears both.
     ///
     /// ```
-    /// use aido::{NodeType, Status, Value};
+    /// use aido::{Status, Value, extend::NodeType};
     /// // Counts its visits across halts.
     /// let visits = NodeType::new("visits!").persistent_memory(true).tick(|ctx| {
     ///     let n = ctx.memory().and_then(|m| m.as_int()).unwrap_or(0);

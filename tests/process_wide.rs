@@ -8,10 +8,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[cfg(feature = "rayon")]
-use aido::tick_all;
+use aido::batch::tick_all;
 use aido::{
-    JsonErrorKind, JsonMapping, NodeType, ReadErrorKind, Registry, Status, Value, compile_str,
-    interned_names, read_value, run_tick, set_max_interned_names,
+    Registry, Status, Value, compile_str,
+    extend::NodeType,
+    read::ReadErrorKind,
+    read_value, run_tick,
+    value::{JsonErrorKind, JsonMapping, interned_names, set_max_interned_names},
 };
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -76,7 +79,7 @@ fn reading_stops_adding_names_past_the_bound() {
     }
     // A refused read adds nothing: the table stays at its bound.
     assert_eq!(interned_names(), before);
-    set_max_interned_names(aido::DEFAULT_MAX_INTERNED_NAMES);
+    set_max_interned_names(aido::value::DEFAULT_MAX_INTERNED_NAMES);
     assert!(read_value("[:fresh/name-2]").is_ok());
     let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
     assert_eq!(run_tick(Value::map(), &tree).status, Status::Success);

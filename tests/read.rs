@@ -4,8 +4,13 @@
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 use aido::{
-    Delimiter, EscapeProblem, MAX_DEPTH, NameProblem, NumberProblem, ReadError, ReadErrorKind,
-    Span, Spans, Unsupported, Value, read_text, read_value,
+    ReadError, Value,
+    read::{
+        Delimiter, EscapeProblem, MAX_DEPTH, NameProblem, NumberProblem, ReadErrorKind,
+        Unsupported, read_text,
+    },
+    read_value,
+    source::{Span, Spans},
 };
 
 fn read_err(text: &str) -> ReadError {
@@ -845,7 +850,10 @@ fn every_kind_of_value() {
 // Differential test against clojure-reader.
 
 mod oracle {
-    use aido::{Map, Set, Symbol, Value};
+    use aido::{
+        Value,
+        value::{Map, Set, Symbol},
+    };
     use clojure_reader::edn::{self, Edn};
 
     /// What clojure-reader made of a text.

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use aido::{AgentTick, Map, Tree, Value, run_tick};
+use aido::{Tree, Value, run_tick, tick::AgentTick, value::Map};
 
 use super::Failure;
 use super::alloc_count;
@@ -302,7 +302,7 @@ fn warm_up(tree: &Tree, config: &Config, agent_db: impl Fn(usize) -> Value) {
 /// by one when the library is built without its `rayon` feature.
 fn tick_agents(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
     #[cfg(feature = "rayon")]
-    aido::tick_all_into(tree, dbs, ticks);
+    aido::batch::tick_all_into(tree, dbs, ticks);
     #[cfg(not(feature = "rayon"))]
     for (db, slot) in dbs.iter_mut().zip(ticks.iter_mut()) {
         (*db, *slot) = run_tick(std::mem::take(db), tree).split();

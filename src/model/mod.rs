@@ -684,7 +684,7 @@ pub(crate) fn type_name(ty: &OptionType) -> &'static str {
 /// same model.
 ///
 /// ```
-/// use aido::{NodeType, Registry};
+/// use aido::{Registry, extend::NodeType};
 ///
 /// let mut registry = Registry::new();
 /// registry.node_type(NodeType::new("guard/patrol").doc("Walks the beat.")).unwrap();

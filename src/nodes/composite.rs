@@ -54,7 +54,7 @@ impl Engine<'_> {
     /// finishes or is halted, so a finished action is not started over. A
     /// selector ticks every child again (a higher-priority branch may take
     /// over); a marked child that runs again while a later one was running
-    /// is reported (see [`crate::TickWarning`]). Children that finish in the
+    /// is reported (see [`crate::tick::TickWarning`]). Children that finish in the
     /// tick they are ticked (conditions) are checked every tick.
     ///
     /// Skipped children are passed over. A sequence with a skipped child and

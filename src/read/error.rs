@@ -24,7 +24,7 @@ pub enum ReadErrorKind {
     /// Forms nest more deeply than [`MAX_DEPTH`].
     TooDeep,
     /// The text has a keyword or symbol name the process does not know
-    /// while it already holds [`crate::max_interned_names`] of them.
+    /// while it already holds [`crate::value::max_interned_names`] of them.
     TooManyNames,
     /// A collection that is never closed.
     Unclosed(Delimiter),

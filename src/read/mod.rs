@@ -38,6 +38,19 @@ pub struct Document {
 }
 
 /// Reads the single form in `source`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use aido::read::ReadErrorKind;
+/// use aido::source::Source;
+///
+/// let doc = aido::read(Arc::new(Source::new("db.edn", "{:hunger 3}"))).unwrap();
+/// assert_eq!(doc.value.to_string(), "{:hunger 3}");
+///
+/// let error = aido::read(Arc::new(Source::new("db.edn", "{:hunger 3"))).unwrap_err();
+/// assert!(matches!(error.kind, ReadErrorKind::Unclosed(_)));
+/// assert_eq!((error.code(), error.span.start), ("R0008", 0));
+/// ```
 pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
     let (value, spans) = read_text(source.text())?;
     Ok(Document {
@@ -50,7 +63,7 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 /// Reads the single form in `text`, returning its value and spans.
 ///
 /// ```
-/// use aido::{Span, Value, read_text};
+/// use aido::{Value, source::Span, read::read_text};
 ///
 /// let (value, spans) = read_text("[:a {:k 1}]").unwrap();
 /// assert_eq!(value.to_string(), "[:a {:k 1}]");
