@@ -13,7 +13,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aido::{
-    AgentTick, Registry, Status, Tree, Value, compile_str, read_value, run_tick, tick_all_into,
+    Registry, Status, Tree, Value, batch::tick_all_into, compile_str, read_value, run_tick,
+    tick::AgentTick,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

@@ -25,7 +25,7 @@ const CHUNK: usize = 64;
 /// ```
 /// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
 /// let mut agents = vec![aido::Value::map(); 1000];
-/// let ticks = aido::tick_all(&tree, &mut agents);
+/// let ticks = aido::batch::tick_all(&tree, &mut agents);
 /// assert!(ticks.iter().all(|t| t.status == aido::Status::Success && t.launches().is_empty()));
 /// assert_eq!(agents[999].to_string(), "{:n 1}");
 /// ```

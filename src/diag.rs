@@ -55,6 +55,7 @@ impl Code {
 
 /// One problem found in a tree.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// What kind of problem.
     pub code: Code,
@@ -88,6 +89,7 @@ impl Diagnostic {
 
 /// Every problem found in one tree, with the source they refer to.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Diagnostics {
     /// The problems, in the order they occur in the tree.
     pub items: Vec<Diagnostic>,

@@ -28,7 +28,8 @@
 //! Register domain node types and functions in Rust:
 //!
 //! ```
-//! use aido::{Arity, NodeType, OptionType, Registry, Status, Value, compile_str, run_tick};
+//! use aido::extend::{Arity, NodeType, OptionType};
+//! use aido::{Registry, Status, Value, compile_str, run_tick};
 //!
 //! let mut registry = Registry::new();
 //! registry
@@ -50,8 +51,8 @@
 //! assert_eq!(run_tick(Value::map(), &tree).db.to_string(), "{:drank :tea}");
 //! ```
 
-//! Trees are tested as data: a [`Scenario`] runs a tree tick by tick from a
-//! db with scripted inputs and [`Stubs`] in place of domain nodes, and
+//! Trees are tested as data: a [`Scenario`](scenario::Scenario) runs a tree tick by tick from a
+//! db with scripted inputs and [`Stubs`](stub::Stubs) in place of domain nodes, and
 //! gives the recorded run and its text timeline for a snapshot; a node
 //! model ([`Registry::declare_model`]) makes an application's node types
 //! known to the tools, and [`cli`] is the `aido` tool itself, to ship with
@@ -62,66 +63,68 @@
 // The CLI (`aido::cli`) is written against the public face, as `aido::` paths.
 extern crate self as aido;
 
-mod batch;
+#[cfg(feature = "rayon")]
+pub mod batch;
 pub mod cli;
-mod compile;
-mod diag;
+pub mod compile;
+pub mod diag;
 mod file;
 mod funcs;
-mod migrate;
+pub mod migrate;
 pub mod model;
 mod nodes;
-mod read;
+pub mod read;
 pub mod record;
 mod registry;
 mod rng;
-mod runner;
+pub mod runner;
 pub mod scenario;
-mod source;
+pub mod source;
 pub mod stub;
-mod tick;
-mod tree;
-mod trim;
-mod value;
+pub mod tick;
+pub mod tree;
+pub mod trim;
+pub mod value;
 
-pub use batch::{tick_all, tick_all_into};
-pub use compile::{compile, compile_document, compile_str};
-pub use diag::{Code, Diagnostic, Diagnostics, path_text};
-pub use migrate::{MigratedNode, Migration, migrate, state_without_id};
-pub use read::{Document, MAX_DEPTH, ReadError, ReadErrorKind, read, read_text, read_value};
-pub use registry::{
-    Arity, Lifecycle, NodeError, NodeType, OptionSpec, OptionType, Registry, RegistryError,
-};
-pub use runner::{NodeProperties, PlayMode, Properties, Runner, RunnerError, TreeStatus};
-pub use source::{LineCol, Source, Span, Spans};
-pub use tick::{AgentTick, DropReason, DroppedResult, TickWarning};
-pub use tick::{
-    DEFAULT_STEP_BUDGET, FnCtx, NodeCtx, Request, Status, Tick, TickError, TickOptions, TraceEvent,
-    interrupt, run_tick, run_tick_with, run_tick_with_options,
-};
-pub use tree::{NodeId, Tree};
-pub use trim::{
-    AppliedChange, DataTask, Gap, TreeSnapshot, TrimChange, TrimOutcome, TrimReport, TrimRequest,
-    TrimTask, TrimTaskError, Trimmer,
-};
-#[cfg(feature = "edn-rs")]
-pub use value::EdnRsError;
-// Testing trees as data: node models, stubs, scenarios.
-pub use file::{CompileFileError, compile_file};
-pub use model::{ModelError, ModelErrorKind, ModelErrors};
-pub use registry::Function;
-pub use scenario::{
-    Coverage, Expectation, GoldenDiff, Mismatch, Scenario, ScenarioError, ScenarioErrorKind,
-    ScenarioRun, golden_diff,
-};
-pub use stub::{Stub, StubError, StubErrorKind, StubStep, StubbedCompileError, Stubs};
-pub use value::{FastBuildHasher, FastHasher, Keyword, Map, PathError, Set, Symbol, Value};
+/// Extending aido: node types and functions written in Rust, and what their
+/// code sees of a tick.
+///
+/// ```
+/// use aido::extend::{Arity, NodeType, OptionType};
+/// use aido::{Registry, Status, Value, compile_str, run_tick};
+///
+/// let mut registry = Registry::new();
+/// registry
+///     .node_type(
+///         NodeType::new("beverage/drink!")
+///             .required("beverage", OptionType::Keyword)
+///             .tick(|ctx| {
+///                 let beverage = ctx.option("beverage")?.unwrap_or_default();
+///                 ctx.db_mut().insert(Value::keyword("drank"), beverage);
+///                 Ok(Status::Success)
+///             }),
+///     )
+///     .unwrap();
+/// registry
+///     .function("coin-toss", Arity::Exactly(0), |ctx, _args| Ok(Value::Bool(ctx.random() < 0.5)))
+///     .unwrap();
+/// let tree = compile_str("tea.edn", "[:beverage/drink! {:beverage :tea}]", &registry).unwrap();
+/// assert_eq!(run_tick(Value::map(), &tree).db.to_string(), "{:drank :tea}");
+/// ```
+pub mod extend {
+    pub use crate::registry::{
+        Arity, FnHaltFn, Function, FunctionFn, HaltFn, Lifecycle, LifecycleFn, NodeError, NodeType,
+        OptionSpec, OptionType, RegistryError, TickFn,
+    };
+    pub use crate::tick::{FnCtx, NodeCtx};
+}
 
-// Hostile input: the JSON mappings and their errors.
-pub use diag::RenderLimits;
-pub use tick::{DEFAULT_WORK_BUDGET, TickErrorKind};
-pub use tree::MAX_KEY_PATH;
-pub use value::{
-    DEFAULT_MAX_INTERNED_NAMES, interned_names, max_interned_names, set_max_interned_names,
-};
-pub use value::{JsonError, JsonErrorKind, JsonMapping};
+// The dozen items most programs need; everything else is in the modules above.
+pub use compile::{compile, compile_str};
+pub use diag::Diagnostics;
+pub use file::compile_file;
+pub use read::{ReadError, read, read_value};
+pub use registry::Registry;
+pub use tick::{Status, Tick, run_tick};
+pub use tree::Tree;
+pub use value::Value;

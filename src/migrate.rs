@@ -1,7 +1,7 @@
 //! Carrying a db over to another version of its tree.
 //!
 //! State follows the node, not its position. The two trees are matched
-//! node by node (see [`NodeMap`]); every node that still exists with the
+//! node by node (see `NodeMap`); every node that still exists with the
 //! same node type keeps its memory and running state under its new id, the
 //! state of nodes that are gone or changed type is dropped, and running
 //! nodes that are gone are halted on the old tree (halt hooks, cancel
@@ -10,7 +10,7 @@
 //! `{:done [..]}`, `:choose-each`'s `{:pool [..]}`, a random decider's
 //! `{:running i}`) is rewritten to name the same children in the new tree.
 
-use crate::tick::{Request, interrupt};
+use crate::tick::{Request, halt_running};
 use crate::tree::{Kind, Tree};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -215,7 +215,7 @@ fn has_explicit_id(form: Option<&Value>) -> bool {
 /// it is.
 ///
 /// ```
-/// use aido::{Registry, compile_str, migrate, read_value, run_tick};
+/// use aido::{Registry, compile_str, read_value, run_tick, migrate::migrate};
 ///
 /// let registry = Registry::new();
 /// let old = compile_str("v1", "[:sequence {:memory true} [:success] [:wait {:ticks 2}]]", &registry).unwrap();
@@ -258,7 +258,7 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
         .collect();
     if !gone.is_empty() {
         db.insert(Value::Keyword(kw::RUNNING), Value::Vector(gone.clone()));
-        let tick = interrupt(Value::Map(db), old);
+        let tick = halt_running(Value::Map(db), old);
         report.cancels = tick.cancels().to_vec();
         db = match tick.db {
             Value::Map(m) => m,
@@ -496,7 +496,7 @@ fn runs_long_below(tree: &Tree, i: usize) -> bool {
 /// finished child, an iteration or a running pick) and have no explicit
 /// `:id`: their id is derived from their position, so their state follows
 /// them through an edit only as far as the nodes can be matched by place.
-pub fn state_without_id(tree: &Tree) -> Vec<crate::tree::NodeId> {
+pub fn state_without_id(tree: &Tree) -> Vec<crate::tree::NodeIndex> {
     let forms = node_forms(tree);
     tree.nodes
         .iter()
@@ -517,6 +517,6 @@ pub fn state_without_id(tree: &Tree) -> Vec<crate::tree::NodeId> {
             };
             stateful && !has_explicit_id(forms.get(*i).copied())
         })
-        .map(|(i, _)| crate::tree::NodeId(i as u32))
+        .map(|(i, _)| crate::tree::NodeIndex(i as u32))
         .collect()
 }

@@ -13,6 +13,7 @@ use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// How many children a node type takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Arity {
     /// Exactly this many (`Exactly(0)`: a leaf).
     Exactly(usize),
@@ -188,6 +189,7 @@ impl fmt::Display for OptionType {
 
 /// One option a node type accepts.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OptionSpec {
     /// The option's key.
     pub key: Keyword,
@@ -197,10 +199,31 @@ pub struct OptionSpec {
     pub required: bool,
     /// What it means, for the reference (`aido nodes`) and models.
     pub doc: Option<Arc<str>>,
+    /// The key's text, taken from the interner once, so that
+    /// `NodeCtx::option` finds an option by name without its lock.
+    pub(crate) name: &'static str,
+}
+
+impl OptionSpec {
+    pub(crate) fn new(
+        key: Keyword,
+        ty: OptionType,
+        required: bool,
+        doc: Option<Arc<str>>,
+    ) -> OptionSpec {
+        OptionSpec {
+            key,
+            ty,
+            required,
+            doc,
+            name: key.as_str(),
+        }
+    }
 }
 
 /// Why a node's tick failed: becomes the Error status with this message.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NodeError(pub String);
 
 impl fmt::Display for NodeError {
@@ -236,7 +259,7 @@ pub type LifecycleFn = dyn Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync;
 /// function is halted; gets the node's id.
 pub type FnHaltFn = dyn Fn(&mut FnCtx<'_>, &Value) + Send + Sync;
 
-/// The tree operations a [`Runner`](crate::Runner) passes to lifecycle hooks.
+/// The tree operations a [`Runner`](crate::runner::Runner) passes to lifecycle hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Lifecycle {
@@ -316,11 +339,8 @@ impl NodeType {
             name: Keyword::new(name),
             options: options
                 .iter()
-                .map(|(key, ty, required)| OptionSpec {
-                    key: Keyword::new(key),
-                    ty: ty.clone(),
-                    required: *required,
-                    doc: None,
+                .map(|(key, ty, required)| {
+                    OptionSpec::new(Keyword::new(key), ty.clone(), *required, None)
                 })
                 .collect(),
             open_options: false,
@@ -355,12 +375,7 @@ impl NodeType {
     fn push_option(&mut self, key: &str, ty: OptionType, required: bool) {
         let key = Keyword::new(key.trim_start_matches(':'));
         self.options.retain(|o| o.key != key);
-        self.options.push(OptionSpec {
-            key,
-            ty,
-            required,
-            doc: None,
-        });
+        self.options.push(OptionSpec::new(key, ty, required, None));
     }
 
     /// Sets how many children the node takes (default: none).
@@ -389,7 +404,7 @@ impl NodeType {
     }
 
     /// Sets the lifecycle hook, called for every node of this type when a
-    /// [`Runner`](crate::Runner) loads, destroys, pauses, stops or resets the tree.
+    /// [`Runner`](crate::runner::Runner) loads, destroys, pauses, stops or resets the tree.
     pub fn on_lifecycle(
         mut self,
         f: impl Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync + 'static,
@@ -402,11 +417,11 @@ impl NodeType {
     /// default: a step in progress, a running child) is cleared when the
     /// node is halted, so that it starts afresh when reached again;
     /// persistent state (`true`: a cooldown, a run-once mark, choices
-    /// already made) survives a halt. [`Runner::reset`](crate::Runner::reset)
+    /// already made) survives a halt. [`Runner::reset`](crate::runner::Runner::reset)
     /// clears both.
     ///
     /// ```
-    /// use aido::{NodeType, Status, Value};
+    /// use aido::{Status, Value, extend::NodeType};
     /// // Counts its visits across halts.
     /// let visits = NodeType::new("visits!").persistent_memory(true).tick(|ctx| {
     ///     let n = ctx.memory().and_then(|m| m.as_int()).unwrap_or(0);

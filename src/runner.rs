@@ -23,14 +23,16 @@ use std::sync::Arc;
 use crate::migrate::Migration;
 use crate::registry::{Imp, Lifecycle, Registry};
 use crate::tick::{
-    Engine, Status, Tick, TickOptions, TraceEvent, interrupt, run_tick_with_options, take_map,
+    AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, halt_running, run_tick_with_options,
+    take_map,
 };
-use crate::tree::{NodeId, Tree};
+use crate::tree::{NodeIndex, Tree};
 use crate::trim::{TrimReport, TrimTask, Trimmer};
 use crate::value::{Keyword, Value, kw};
 
 /// Where a tree stands in its lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TreeStatus {
     /// Destroyed: only [`Runner::load`] brings it back.
     Destructed,
@@ -50,6 +52,7 @@ pub enum TreeStatus {
 
 /// Which loops count towards the target loop count, and so when play stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PlayMode {
     /// Every tick.
     StopByExecuteLoopCount,
@@ -117,7 +120,7 @@ impl std::error::Error for RunnerError {}
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeProperties {
     /// The node.
-    pub node: NodeId,
+    pub node: NodeIndex,
     /// Its stable id.
     pub id: Value,
     /// Its type, e.g. `:sequence`.
@@ -125,8 +128,10 @@ pub struct NodeProperties {
     /// Its depth: 0 for the root.
     pub depth: usize,
     /// What it returned when last ticked by this runner (`None`: not ticked
-    /// since load or reset); `Idle` once it was halted.
+    /// since load or reset).
     pub last_status: Option<Status>,
+    /// Whether it was halted after it last returned `last_status`.
+    pub halted: bool,
     /// Whether it ended the last tick Running.
     pub running: bool,
     /// Its node memory, if it has any.
@@ -158,6 +163,8 @@ pub struct Runner {
     target: u64,
     accumulated: u64,
     last_status: Vec<Option<Status>>,
+    /// Whether each node was halted after it last returned.
+    halted: Vec<bool>,
     options: TickOptions,
     /// Trim tasks, worked through before each tick.
     trimmer: Trimmer,
@@ -182,6 +189,7 @@ impl Runner {
             target: 0,
             accumulated: 0,
             last_status: vec![None; n],
+            halted: vec![false; n],
             options: TickOptions {
                 trace: true,
                 ..TickOptions::default()
@@ -196,7 +204,7 @@ impl Runner {
     }
 
     /// Swaps in another version of the tree between ticks: the db is
-    /// carried over to it (see [`crate::migrate()`]), and the report says
+    /// carried over to it (see [`crate::migrate::migrate()`]), and the report says
     /// what was kept, dropped and halted.
     pub fn reload(&mut self, tree: Arc<Tree>) -> Migration {
         let db = std::mem::take(&mut self.db);
@@ -208,6 +216,7 @@ impl Runner {
 
     fn set_tree(&mut self, tree: Arc<Tree>) {
         self.last_status = vec![None; tree.len()];
+        self.halted = vec![false; tree.len()];
         self.tree = tree;
     }
 
@@ -233,6 +242,7 @@ impl Runner {
         self.status = TreeStatus::Reset;
         self.accumulated = 0;
         self.last_status.iter_mut().for_each(|s| *s = None);
+        self.halted.iter_mut().for_each(|h| *h = false);
         self.hooks(Lifecycle::Construct);
     }
 
@@ -258,7 +268,10 @@ impl Runner {
     /// Runs one loop (one tick) if the tree is playing; `None` if it is not
     /// (paused, stopped, reset, or the target was reached). Reaching the
     /// target stops the tree, interrupting whatever still runs.
-    pub fn update(&mut self) -> Result<Option<Tick>, RunnerError> {
+    ///
+    /// The tick's db stays in the runner ([`Runner::db`]); what else the
+    /// tick produced (status, error, requests, trace) is handed back.
+    pub fn update(&mut self) -> Result<Option<AgentTick>, RunnerError> {
         self.alive()?;
         if !matches!(
             self.status,
@@ -284,9 +297,9 @@ impl Runner {
                 self.set_tree(Arc::new(tree));
             }
         }
-        let tick = run_tick_with_options(db, &self.tree, &self.options);
+        let (db, tick) = run_tick_with_options(db, &self.tree, &self.options).split();
         self.ticks += 1;
-        self.db = tick.db.clone();
+        self.db = db;
         self.record(tick.trace());
         self.status = TreeStatus::Executing;
         self.count(Event::Ticked(tick.status));
@@ -342,6 +355,7 @@ impl Runner {
         self.clear_state();
         self.accumulated = 0;
         self.last_status.iter_mut().for_each(|s| *s = None);
+        self.halted.iter_mut().for_each(|h| *h = false);
         self.status = TreeStatus::Reset;
         Ok(tick)
     }
@@ -424,12 +438,13 @@ impl Runner {
                     .unwrap_or_else(|| Keyword::new("aido/invalid")),
                 depth: d,
                 last_status: self.last_status.get(node.index()).copied().flatten(),
+                halted: self.halted.get(node.index()).copied().unwrap_or(false),
                 running: running.contains(&&id),
                 memory: memory.and_then(|m| m.get(&id)).cloned(),
                 id,
             });
             if d < depth {
-                let children: Vec<NodeId> = tree.children(node).collect();
+                let children: Vec<NodeIndex> = tree.children(node).collect();
                 stack.extend(children.into_iter().rev().map(|c| (c, d + 1)));
             }
         }
@@ -460,9 +475,10 @@ impl Runner {
         for event in trace {
             match *event {
                 TraceEvent::Ticked { node, status } => {
-                    self.last_status[node.index()] = Some(status)
+                    self.last_status[node.index()] = Some(status);
+                    self.halted[node.index()] = false;
                 }
-                TraceEvent::Halted { node } => self.last_status[node.index()] = Some(Status::Idle),
+                TraceEvent::Halted { node } => self.halted[node.index()] = true,
             }
         }
     }
@@ -482,7 +498,7 @@ impl Runner {
 
     fn halt_all(&mut self) -> Tick {
         let db = std::mem::take(&mut self.db);
-        let tick = interrupt(db, &self.tree);
+        let tick = halt_running(db, &self.tree);
         self.db = tick.db.clone();
         self.record(tick.trace());
         tick

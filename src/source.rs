@@ -31,7 +31,7 @@ impl Span {
 /// first element of its second element.
 ///
 /// ```
-/// use aido::{Span, read_text};
+/// use aido::{source::Span, read::read_text};
 ///
 /// let (_, spans) = read_text("[:a {:k 1}]").unwrap();
 /// assert_eq!(spans.span(), Span::new(0, 11));

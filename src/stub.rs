@@ -26,7 +26,7 @@
 //! a deferred completion counts in the node's memory, in the db.
 //!
 //! ```
-//! use aido::{Registry, Status, Stubs, read_value, run_tick};
+//! use aido::{Registry, Status, read_value, run_tick, stub::Stubs};
 //!
 //! let stubs = Stubs::from_value(&read_value("{:guard/sees? [:failure :success]}").unwrap()).unwrap();
 //! let tree = read_value("[:selector [:guard/sees?] [:define! {:key :idle :val true}]]").unwrap();

@@ -15,11 +15,11 @@ use crate::registry::{Function, NodeType};
 use crate::source::{Source, Span};
 use crate::value::{FastBuildHasher, Keyword, Map, PathError, Value};
 
-/// The index of a node in its [`Tree`]; the root is `NodeId(0)`.
+/// The index of a node in its [`Tree`]; the root is `NodeIndex(0)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeId(pub(crate) u32);
+pub struct NodeIndex(pub(crate) u32);
 
-impl NodeId {
+impl NodeIndex {
     /// The index as a `usize`.
     pub fn index(self) -> usize {
         self.0 as usize
@@ -60,7 +60,7 @@ impl SlotHint {
 
 /// The most keys a key path (`:key [..]`, `[:aido/db ..]`) may have: a
 /// value written at the end of one still reads back within the reader's
-/// nesting limit ([`crate::MAX_DEPTH`]), with room for the db and a line
+/// nesting limit ([`crate::read::MAX_DEPTH`]), with room for the db and a line
 /// around it.
 pub const MAX_KEY_PATH: usize = crate::read::MAX_DEPTH - 8;
 
@@ -387,45 +387,45 @@ impl Tree {
     }
 
     /// The node whose stable id is `id`.
-    pub fn find(&self, id: &Value) -> Option<NodeId> {
-        self.index_by_id.get(id).map(|&i| NodeId(i))
+    pub fn find(&self, id: &Value) -> Option<NodeIndex> {
+        self.index_by_id.get(id).map(|&i| NodeIndex(i))
     }
 
     /// The root node.
-    pub fn root(&self) -> NodeId {
-        NodeId(0)
+    pub fn root(&self) -> NodeIndex {
+        NodeIndex(0)
     }
 
     /// Every node, in pre-order (the root first).
-    pub fn iter(&self) -> impl Iterator<Item = NodeId> + '_ {
-        (0..self.nodes.len()).map(|i| NodeId(i as u32))
+    pub fn iter(&self) -> impl Iterator<Item = NodeIndex> + '_ {
+        (0..self.nodes.len()).map(|i| NodeIndex(i as u32))
     }
 
     /// The children of `node`.
-    pub fn children(&self, node: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+    pub fn children(&self, node: NodeIndex) -> impl Iterator<Item = NodeIndex> + '_ {
         let (start, end) = self.nodes.get(node.index()).map_or((0, 0), |n| n.children);
         self.child_ids[start as usize..end as usize]
             .iter()
-            .map(|&i| NodeId(i))
+            .map(|&i| NodeIndex(i))
     }
 
     /// The node type of `node`, e.g. `:selector`.
-    pub fn node_type(&self, node: NodeId) -> Option<Keyword> {
+    pub fn node_type(&self, node: NodeIndex) -> Option<Keyword> {
         self.nodes.get(node.index()).map(|n| n.type_name)
     }
 
     /// The stable id of `node`: its `:id` option, or one derived from its position.
-    pub fn node_id(&self, node: NodeId) -> Option<&Value> {
+    pub fn node_id(&self, node: NodeIndex) -> Option<&Value> {
         self.nodes.get(node.index()).map(|n| &n.id)
     }
 
     /// The node's span in the source, if the tree was read from text.
-    pub fn span(&self, node: NodeId) -> Option<Span> {
+    pub fn span(&self, node: NodeIndex) -> Option<Span> {
         self.nodes.get(node.index()).and_then(|n| n.span)
     }
 
     /// The node's path: child indices from the root.
-    pub fn path(&self, node: NodeId) -> Vec<usize> {
+    pub fn path(&self, node: NodeIndex) -> Vec<usize> {
         let mut path = Vec::new();
         let mut at = node.0;
         while let Some(n) = self.nodes.get(at as usize) {
@@ -447,7 +447,7 @@ impl Tree {
     /// A fingerprint of the tree's data, the same in every process: a db
     /// records the fingerprint of the tree it was last ticked with under
     /// `:aido/tree`, and a tick with another tree carries the db over first
-    /// (see [`crate::migrate`]).
+    /// (see [`crate::migrate::migrate`]).
     pub fn fingerprint(&self) -> i64 {
         *self.fingerprint.get_or_init(|| {
             use std::hash::Hasher;

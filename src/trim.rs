@@ -10,7 +10,7 @@
 //!   removes the root, the changed tree does not compile (the diagnostics
 //!   are the reason), or the task says [`TrimRequest::Reject`];
 //! - **applies** it: the changed tree data is compiled into a new [`Tree`]
-//!   and the db is carried over to it (see [`crate::migrate()`]).
+//!   and the db is carried over to it (see [`crate::migrate::migrate()`]).
 //!
 //! At most one task is applied in a gap; each task is looked at at most once
 //! per gap; a deferred or rejected task lets the next one be looked at, and
@@ -18,7 +18,9 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use aido::{DataTask, PlayMode, Registry, Runner, TrimOutcome, Value, compile_str, read_value};
+//! use aido::runner::{PlayMode, Runner};
+//! use aido::trim::{DataTask, TrimOutcome};
+//! use aido::{Registry, Value, compile_str, read_value};
 //!
 //! let registry = Registry::new();
 //! let tree = compile_str(
@@ -59,7 +61,7 @@ use std::fmt;
 use crate::diag::Diagnostics;
 use crate::migrate::{Migration, NodeMap, migrate_with};
 use crate::registry::Registry;
-use crate::tree::{NodeId, Tree};
+use crate::tree::{NodeIndex, Tree};
 use crate::value::{Value, kw};
 
 /// What a task can see of the tree between two ticks.
@@ -118,6 +120,7 @@ pub enum TrimChange {
 
 /// What a task asks for in one gap between ticks.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TrimRequest {
     /// Not now: the task goes to the back of the queue, with the reason.
     Skip(String),
@@ -137,6 +140,7 @@ pub trait TrimTask: Send {
 
 /// A bad trim task in data.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TrimTaskError {
     /// What is wrong.
     pub message: String,
@@ -309,6 +313,7 @@ impl TrimTask for DataTask {
 
 /// What became of a task in one gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrimOutcome {
     /// The tree was changed.
     Applied,
@@ -426,7 +431,7 @@ struct Done {
 /// A queue of trim tasks for one running tree.
 ///
 /// ```
-/// use aido::{DataTask, Registry, Trimmer, compile_str, read_value, run_tick};
+/// use aido::{Registry, compile_str, read_value, run_tick, trim::{DataTask, Trimmer}};
 ///
 /// let registry = Registry::new();
 /// let mut tree = compile_str("t.edn", "[:sequence [:inc! {:key :a}]]", &registry).unwrap();
@@ -436,7 +441,7 @@ struct Done {
 ///
 /// let mut db = run_tick(read_value("{}").unwrap(), &tree).db;
 /// let gap = trimmer.between_ticks(1, db, &tree, &registry);
-/// assert_eq!(gap.reports[0].outcome, aido::TrimOutcome::Applied);
+/// assert_eq!(gap.reports[0].outcome, aido::trim::TrimOutcome::Applied);
 /// tree = gap.tree.unwrap();
 /// db = run_tick(gap.db, &tree).db;
 /// assert_eq!(db.to_string(), "{:a 2, :b 1}");
@@ -580,7 +585,7 @@ impl Trimmer {
             )),
         };
         // The node whose data is rewritten, and its new data.
-        let (node, after): (NodeId, Value) = match change {
+        let (node, after): (NodeIndex, Value) = match change {
             TrimChange::Replace { target, with } => {
                 let n = find(target)?;
                 if n == tree.root() {
@@ -673,7 +678,7 @@ impl Trimmer {
 
     /// Defers (as an error) a change to the subtree of `n` while a node in
     /// it runs.
-    fn touches_running(&self, tree: &Tree, n: NodeId, running: &[Value]) -> Result<(), Refusal> {
+    fn touches_running(&self, tree: &Tree, n: NodeIndex, running: &[Value]) -> Result<(), Refusal> {
         let end = tree.nodes[n.index()].subtree_end as usize;
         for id in running {
             if let Some(r) = tree.find(id)
@@ -707,7 +712,7 @@ impl Refusal {
 }
 
 /// A node's data in the tree's data.
-fn node_form(tree: &Tree, node: NodeId) -> &Value {
+fn node_form(tree: &Tree, node: NodeIndex) -> &Value {
     let mut here = tree.form();
     for i in tree.path(node) {
         let (_, kids) = split_node(here);
@@ -720,7 +725,7 @@ fn node_form(tree: &Tree, node: NodeId) -> &Value {
 }
 
 /// The node at `path` (child positions from the root).
-fn node_at(tree: &Tree, path: &[usize]) -> Option<NodeId> {
+fn node_at(tree: &Tree, path: &[usize]) -> Option<NodeIndex> {
     let mut here = tree.root();
     for &i in path {
         here = tree.children(here).nth(i)?;

@@ -144,6 +144,7 @@ fn a_million_npc_ticks_end_in_the_reference_db() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
     let tree = compile_str(
         "t.edn",
@@ -159,7 +160,7 @@ fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
     let mut batch = start.clone();
     let mut one_by_one = start;
     for _ in 0..5 {
-        let statuses = aido::tick_all(&tree, &mut batch);
+        let statuses = aido::batch::tick_all(&tree, &mut batch);
         for (db, status) in one_by_one.iter_mut().zip(&statuses) {
             let tick = run_tick(std::mem::take(db), &tree);
             assert_eq!(tick.status, status.status);
@@ -177,7 +178,7 @@ fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
         .collect();
     pool.install(|| {
         for _ in 0..5 {
-            aido::tick_all(&tree, &mut single);
+            aido::batch::tick_all(&tree, &mut single);
         }
     });
     assert_eq!(single, batch);

@@ -251,7 +251,7 @@ fn pairs(value: serde_json::Value) -> Vec<(String, String)> {
 
 /// Runs `tree_file` as `aido run` does (inputs merged before their tick)
 /// and records it.
-fn record(tree: &Tree, db: Value, inputs: &[Option<aido::Map>], ticks: usize) -> RunRecord {
+fn record(tree: &Tree, db: Value, inputs: &[Option<aido::value::Map>], ticks: usize) -> RunRecord {
     let mut db = db;
     let mut recorder = Recorder::new(tree, &db);
     for n in 0..ticks {
@@ -318,7 +318,7 @@ fn scenario(
         Some(db) => read_value(&std::fs::read_to_string(root().join(db)).unwrap()).unwrap(),
         None => Value::map(),
     };
-    let inputs: Vec<Option<aido::Map>> = match inputs {
+    let inputs: Vec<Option<aido::value::Map>> = match inputs {
         Some(inputs) => read_value(&std::fs::read_to_string(root().join(inputs)).unwrap())
             .unwrap()
             .as_seq()
@@ -635,7 +635,7 @@ fn a_reloaded_tree_keeps_a_renamed_node_on_its_row() {
     for n in 1..=5 {
         if n == 3 {
             let new_tree = compile("examples/trim/patrol-v2.edn");
-            let (carried, report) = aido::migrate(db, &tree, &new_tree);
+            let (carried, report) = aido::migrate::migrate(db, &tree, &new_tree);
             let mut note = report.to_value();
             note.as_map_mut().unwrap().shift_insert(
                 0,

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aido::{Map, Value, read_value};
+use aido::{Value, read_value, value::Map};
 
 mod common;
 

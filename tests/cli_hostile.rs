@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use aido::{JsonMapping, Value, read_value};
+use aido::{Value, read_value, value::JsonMapping};
 use common::Run;
 
 struct Scratch(PathBuf);

@@ -416,7 +416,8 @@ fn the_cli_as_a_library_checks_trees_against_the_programs_registry() {
     let mut registry = aido::Registry::new();
     registry
         .node_type(
-            aido::NodeType::new("beverage/drink!").required("beverage", aido::OptionType::Keyword),
+            aido::extend::NodeType::new("beverage/drink!")
+                .required("beverage", aido::extend::OptionType::Keyword),
         )
         .unwrap();
     assert_eq!(aido::cli::Cli::new(registry).run(&args), 0);

@@ -2,7 +2,7 @@
 //! message, line and column; rendered diagnostics are snapshot-tested.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-use aido::{Code, Registry, compile, compile_str, read_value};
+use aido::{Registry, compile, compile_str, diag::Code, read_value};
 
 /// Compiles `src` and asserts the diagnostics: (code, line, column, part of the message).
 fn check(src: &str, expected: &[(Code, usize, usize, &str)]) {

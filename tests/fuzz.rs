@@ -17,8 +17,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use aido::{
-    JsonMapping, Map, Registry, Set, Status, Symbol, TickOptions, Value, compile, compile_str,
-    read_text, read_value, run_tick_with_options,
+    Registry, Status, Value, compile, compile_str,
+    read::read_text,
+    read_value,
+    tick::{TickOptions, run_tick_with_options},
+    value::{JsonMapping, Map, Set, Symbol},
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

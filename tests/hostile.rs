@@ -8,9 +8,14 @@ mod common;
 use std::time::Instant;
 
 use aido::{
-    Code, JsonErrorKind, JsonMapping, MAX_DEPTH, MAX_KEY_PATH, NodeType, Registry, Status,
-    TickErrorKind, TickOptions, Value, compile, compile_str, read_value, run_tick,
-    run_tick_with_options,
+    Registry, Status, Value, compile, compile_str,
+    diag::Code,
+    extend::NodeType,
+    read::MAX_DEPTH,
+    read_value, run_tick,
+    tick::{TickErrorKind, TickOptions, run_tick_with_options},
+    tree::MAX_KEY_PATH,
+    value::{JsonErrorKind, JsonMapping},
 };
 
 fn key(m: &Value, k: &str) -> Value {
@@ -212,8 +217,8 @@ fn tick_child_checks_the_index_a_user_node_passes() {
     registry
         .node_type(
             NodeType::new("t/pick")
-                .required("i", aido::OptionType::Int)
-                .children(aido::Arity::Exactly(1))
+                .required("i", aido::extend::OptionType::Int)
+                .children(aido::extend::Arity::Exactly(1))
                 .tick(|ctx| {
                     let i = ctx.option("i")?.and_then(|v| v.as_int()).unwrap_or(0);
                     // A negative option cast to an index wraps to a huge one.
@@ -447,7 +452,7 @@ fn dbs_with_colliding_keys_load_in_linear_time() {
     assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
     // Integer keys chosen to collide in the multiply-rotate hasher (they
     // differ only in their top bits) no longer do.
-    let mut map = aido::Map::default();
+    let mut map = aido::value::Map::default();
     let started = Instant::now();
     for i in 0..20_000i64 {
         map.insert(Value::Int(i << 44), Value::Nil);
@@ -457,6 +462,7 @@ fn dbs_with_colliding_keys_load_in_linear_time() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn tick_all_takes_trees_as_deep_as_the_reader_reads() {
     // Sequences nested to the reader's limit, ending in a counter, ticked on
     // the batch's worker threads (a debug build needs the most stack).
@@ -468,7 +474,7 @@ fn tick_all_takes_trees_as_deep_as_the_reader_reads() {
     );
     let tree = compile_str("deep.edn", &text, &Registry::new()).unwrap();
     let mut dbs = vec![Value::map(); 8];
-    let statuses = aido::tick_all(&tree, &mut dbs);
+    let statuses = aido::batch::tick_all(&tree, &mut dbs);
     assert!(statuses.iter().all(|s| s.status == Status::Success));
     assert_eq!(key(&dbs[7], "n"), Value::Int(1));
     // Traced, every node takes the general path, which needs more stack.
@@ -511,7 +517,7 @@ fn deep_values_built_in_rust_compare_hash_and_print_on_a_small_stack() {
                     use std::hash::BuildHasher;
                     assert!(a == b);
                     assert!(a != c);
-                    let hash = |v: &Value| aido::FastBuildHasher::default().hash_one(v);
+                    let hash = |v: &Value| aido::value::FastBuildHasher::default().hash_one(v);
                     assert_eq!(hash(&a), hash(&b));
                     assert!(a.to_string().len() < 20 * 1024);
                 })

@@ -6,16 +6,18 @@
 use std::sync::Arc;
 
 use aido::{
-    Lifecycle, NodeType, OptionType, PlayMode, Registry, Runner, Status, Tick, TickOptions,
-    TraceEvent, Tree, TreeStatus, Value, compile_str, read_value, run_tick_with_options,
+    Registry, Status, Tick, Tree, Value, compile_str,
+    extend::{Lifecycle, NodeType, OptionType},
+    read_value,
+    runner::{PlayMode, Runner, TreeStatus},
+    tick::{TickOptions, TraceEvent, run_tick_with_options},
 };
 
 /// Test node types:
 /// - `[:t/cond {:name :a}]`: Success if the db's `:a` is true, else Failure;
 /// - `[:t/async {:name :x}]`: Running until the db's `:x` is `:done` (then
 ///   Success) or `:fail` (then Failure); its halt hook appends its name to
-///   `:halted`; lifecycle hooks append `[event name]` to `:events`;
-/// - `[:t/idle]` returns Idle (a protocol error).
+///   `:halted`; lifecycle hooks append `[event name]` to `:events`.
 fn registry() -> Registry {
     let mut r = Registry::new();
     r.node_type(
@@ -58,11 +60,9 @@ fn registry() -> Registry {
             }),
     )
     .unwrap();
-    r.node_type(NodeType::new("t/idle").tick(|_| Ok(Status::Idle)))
-        .unwrap();
     r.node_type(
         NodeType::new("t/switch")
-            .children(aido::Arity::AtLeast(1))
+            .children(aido::extend::Arity::AtLeast(1))
             .tick(|ctx| {
                 let which = ctx
                     .db()
@@ -76,7 +76,7 @@ fn registry() -> Registry {
     r
 }
 
-fn push(db: &mut aido::Map, key: &str, value: Value) {
+fn push(db: &mut aido::value::Map, key: &str, value: Value) {
     let slot = db
         .entry(Value::keyword(key))
         .or_insert(Value::Vector(vec![]));
@@ -102,7 +102,11 @@ fn traced(db: Value, tree: &Tree) -> Tick {
 
 /// The trace as text: `id:status` for a tick, `halt id` for a halt.
 fn trace_text(tree: &Tree, tick: &Tick) -> Vec<String> {
-    tick.trace()
+    trace_events(tree, tick.trace())
+}
+
+fn trace_events(tree: &Tree, trace: &[TraceEvent]) -> Vec<String> {
+    trace
         .iter()
         .map(|e| match *e {
             TraceEvent::Ticked { node, status } => format!("{}:{status}", id(tree, node)),
@@ -112,7 +116,7 @@ fn trace_text(tree: &Tree, tick: &Tick) -> Vec<String> {
         .collect()
 }
 
-fn id(tree: &Tree, node: aido::NodeId) -> String {
+fn id(tree: &Tree, node: aido::tree::NodeIndex) -> String {
     match tree.node_id(node).unwrap() {
         Value::Keyword(k) => k.as_str().to_owned(),
         other => other.to_string(),
@@ -484,13 +488,6 @@ fn a_precondition_that_fires_halts_a_running_node() {
     assert_eq!(tick.status, Status::Skipped);
     assert_eq!(trace_text(&t, &tick), ["halt job", "job:skipped"]);
     assert_eq!(get(&tick.db, "halted"), Some(db("[:job]")));
-}
-
-#[test]
-fn returning_idle_is_a_protocol_error() {
-    let tick = traced(db("{}"), &tree("[:sequence [:t/idle]]"));
-    assert_eq!(tick.status, Status::Error);
-    assert!(tick.error.unwrap().message.contains("returned Idle"));
 }
 
 #[test]
@@ -886,7 +883,7 @@ fn the_property_view_shows_each_node_to_a_depth() {
             "1 :t/async :job Some(Running) true",
         ]
     );
-    // Paused, the node is still running; reset halts it (Idle).
+    // Paused, the node is still running; reset halts it.
     r.pause().unwrap();
     let after = r.properties(9);
     assert_eq!(after.nodes[2].last_status, Some(Status::Running));
@@ -901,7 +898,7 @@ fn the_property_view_shows_each_node_to_a_depth() {
 #[test]
 fn functions_used_by_a_halted_node_get_their_halt_hook() {
     let mut r = registry();
-    r.function("t/reserve", aido::Arity::Exactly(1), |_, args| {
+    r.function("t/reserve", aido::extend::Arity::Exactly(1), |_, args| {
         Ok(args[0].clone())
     })
     .unwrap();
@@ -975,7 +972,7 @@ fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
     let tick = r.update().unwrap().unwrap();
     assert_eq!(tick.status, Status::Success);
     assert_eq!(
-        trace_text(r.tree(), &tick),
+        trace_events(r.tree(), tick.trace()),
         ["walk:success", "errands:success"]
     );
     assert_eq!(get(r.db(), "left"), Some(Value::Int(1)));
@@ -996,7 +993,7 @@ fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
     let tick = r.update().unwrap().unwrap();
     assert!(tick.cancels().is_empty() && tick.dropped().is_empty());
     assert_eq!(
-        trace_text(r.tree(), &tick),
+        trace_events(r.tree(), tick.trace()),
         ["ask:success", "walk:running", "errands:running"]
     );
 }
@@ -1095,6 +1092,7 @@ fn user_node_types_declare_persistent_memory() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn tick_all_hands_back_every_agents_requests_and_errors() {
     let t = tree(
         "[:selector [:t/cond {:name :stop}]
@@ -1110,7 +1108,7 @@ fn tick_all_hands_back_every_agents_requests_and_errors() {
             db(&format!("{{:n {n}}}"))
         })
         .collect();
-    let ticks = aido::tick_all(&t, &mut agents);
+    let ticks = aido::batch::tick_all(&t, &mut agents);
     assert_eq!(ticks.len(), 300);
     for (i, tick) in ticks.iter().enumerate() {
         let n = i % 12;
@@ -1135,7 +1133,7 @@ fn tick_all_hands_back_every_agents_requests_and_errors() {
     for agent in agents.iter_mut() {
         set(agent, "stop", Value::Bool(true));
     }
-    let ticks = aido::tick_all(&t, &mut agents);
+    let ticks = aido::batch::tick_all(&t, &mut agents);
     let cancels: usize = ticks.iter().map(|t| t.cancels().len()).sum();
     let running = (0..300).filter(|i| i % 12 < 10 && *i != 7).count();
     assert_eq!(cancels, running);
@@ -1155,7 +1153,7 @@ fn a_completion_waiting_across_a_reload_is_applied_by_the_next_tick() {
         db("{:ask {:request 1, :status :success}}"),
     );
     // The reload halts nothing that the completion answers, and keeps it.
-    let (d, _) = aido::migrate(d, &old, &new);
+    let (d, _) = aido::migrate::migrate(d, &old, &new);
     assert_eq!(
         get(&d, "aido/results"),
         Some(db("{:ask {:request 1, :status :success}}"))
@@ -1171,12 +1169,15 @@ fn a_completion_waiting_across_a_reload_is_applied_by_the_next_tick() {
         "aido/results",
         db("{:ask {:request 2, :status :success}}"),
     );
-    let halted = aido::interrupt(d, &new);
+    let halted = aido::tick::halt_running(d, &new);
     assert_eq!(halted.cancels().len(), 1);
     assert!(get(&halted.db, "aido/results").is_some());
     let tick = traced(halted.db, &new);
     assert_eq!(tick.dropped().len(), 1);
-    assert_eq!(tick.dropped()[0].reason, aido::DropReason::NotInFlight);
+    assert_eq!(
+        tick.dropped()[0].reason,
+        aido::tick::DropReason::NotInFlight
+    );
     assert_eq!(tick.launches().len(), 1, "a fresh request");
 }
 
@@ -1211,7 +1212,7 @@ fn migration_moves_kept_children_and_running_picks_with_their_children() {
         d = traced(d, &old).db;
     }
     assert_eq!(memory_of(&d, "seq"), Some(db("{:done [:success nil]}")));
-    let (d, _) = aido::migrate(d, &old, &new);
+    let (d, _) = aido::migrate::migrate(d, &old, &new);
     assert_eq!(memory_of(&d, "seq"), Some(db("{:done [nil :success nil]}")));
     let tick = traced(d, &new);
     assert_eq!(
@@ -1230,7 +1231,7 @@ fn migration_moves_kept_children_and_running_picks_with_their_children() {
         .unwrap()
         .as_int()
         .unwrap();
-    let (d, _) = aido::migrate(d, &old, &new);
+    let (d, _) = aido::migrate::migrate(d, &old, &new);
     assert_eq!(
         memory_of(&d, "c"),
         Some(db(&format!("{{:running {}}}", i + 1)))

@@ -3,8 +3,10 @@
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 use aido::{
-    Arity, NodeType, OptionType, Registry, Status, Tick, TickOptions, Tree, Value, compile_str,
-    read_value, run_tick, run_tick_with, run_tick_with_options,
+    Registry, Status, Tick, Tree, Value, compile_str,
+    extend::{Arity, NodeType, OptionType},
+    read_value, run_tick,
+    tick::{TickOptions, run_tick_with, run_tick_with_options},
 };
 
 /// A registry with test node types: `:t/running` (always Running), `:t/error`

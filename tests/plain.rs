@@ -8,7 +8,7 @@
 
 mod common;
 
-use aido::{Registry, Status, Tick, TickOptions, Tree, Value, compile_str, read_value};
+use aido::{Registry, Status, Tick, Tree, Value, compile_str, read_value, tick::TickOptions};
 
 /// A small deterministic generator (SplitMix64), so that failures replay.
 struct Gen(u64);
@@ -121,7 +121,7 @@ fn tick(tree: &Tree, db: Value, budget: u64, trace: bool) -> Tick {
         trace,
         ..TickOptions::default()
     };
-    aido::run_tick_with_options(db, tree, &options)
+    aido::tick::run_tick_with_options(db, tree, &options)
 }
 
 /// Ticks `tree` `ticks` times both ways and asserts that every tick agrees.

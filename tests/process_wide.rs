@@ -2,19 +2,26 @@
 //! interner's bound), in a test binary of its own so that no other test
 //! changes that state under it. The tests take one lock and run in turn.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+#![cfg_attr(not(feature = "rayon"), allow(unused))]
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(feature = "rayon")]
+use aido::batch::tick_all;
 use aido::{
-    JsonErrorKind, JsonMapping, NodeType, ReadErrorKind, Registry, Status, Value, compile_str,
-    interned_names, read_value, run_tick, set_max_interned_names, tick_all,
+    Registry, Status, Value, compile_str,
+    extend::NodeType,
+    read::ReadErrorKind,
+    read_value, run_tick,
+    value::{JsonErrorKind, JsonMapping, interned_names, set_max_interned_names},
 };
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 static HOOK_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 #[test]
+#[cfg(feature = "rayon")]
 fn caught_panics_in_user_code_do_not_reach_the_panic_hook() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // The host's hook, installed before the library first catches a panic.
@@ -72,7 +79,7 @@ fn reading_stops_adding_names_past_the_bound() {
     }
     // A refused read adds nothing: the table stays at its bound.
     assert_eq!(interned_names(), before);
-    set_max_interned_names(aido::DEFAULT_MAX_INTERNED_NAMES);
+    set_max_interned_names(aido::value::DEFAULT_MAX_INTERNED_NAMES);
     assert!(read_value("[:fresh/name-2]").is_ok());
     let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
     assert_eq!(run_tick(Value::map(), &tree).status, Status::Success);

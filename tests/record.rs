@@ -6,7 +6,7 @@
 use aido::record::{
     DbChange, Event, NodeState, Recorder, RunRecord, TimelineOptions, diff, timeline,
 };
-use aido::{Map, Registry, Status, Tree, Value, compile_str, read_value};
+use aido::{Registry, Status, Tree, Value, compile_str, read_value, value::Map};
 
 fn tree(text: &str) -> Tree {
     compile_str("tree.edn", text, &Registry::new()).unwrap()

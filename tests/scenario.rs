@@ -8,9 +8,12 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use aido::{
-    Code, Coverage, Expectation, Mismatch, ModelErrorKind, Registry, Scenario, ScenarioErrorKind,
-    Status, Stub, StubErrorKind, StubbedCompileError, Stubs, Value, compile_file, compile_str,
-    golden_diff, read_value,
+    Registry, Status, Value, compile_file, compile_str,
+    diag::Code,
+    model::ModelErrorKind,
+    read_value,
+    scenario::{Coverage, Expectation, Mismatch, Scenario, ScenarioErrorKind, golden_diff},
+    stub::{Stub, StubErrorKind, StubbedCompileError, Stubs},
 };
 
 fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -29,7 +32,7 @@ fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn map(text: &str) -> aido::Map {
+fn map(text: &str) -> aido::value::Map {
     match read_value(text).unwrap() {
         Value::Map(m) => *m,
         other => panic!("not a map: {other}"),
@@ -440,7 +443,7 @@ fn bad_models_are_errors_of_their_kind_at_their_place() {
 fn a_model_never_replaces_a_registered_node_type() {
     let mut registry = Registry::new();
     registry
-        .node_type(aido::NodeType::new("guard/sees?").tick(|_| Ok(Status::Success)))
+        .node_type(aido::extend::NodeType::new("guard/sees?").tick(|_| Ok(Status::Success)))
         .unwrap();
     registry.declare_model_text("game.edn", MODEL).unwrap();
     let tree = compile_str("t.edn", "[:guard/sees?]", &registry).unwrap();

@@ -5,9 +5,15 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "rayon")]
+use aido::batch::tick_all;
 use aido::{
-    Code, DataTask, PlayMode, Registry, Runner, Status, Tree, TreeSnapshot, TrimOutcome,
-    TrimRequest, TrimTask, Trimmer, Value, compile_str, migrate, read_value, run_tick, tick_all,
+    Registry, Status, Tree, Value, compile_str,
+    diag::Code,
+    migrate::migrate,
+    read_value, run_tick,
+    runner::{PlayMode, Runner},
+    trim::{DataTask, TreeSnapshot, TrimOutcome, TrimRequest, TrimTask, Trimmer},
 };
 
 fn tree(src: &str) -> Tree {
@@ -421,7 +427,7 @@ fn a_rust_task_sees_a_snapshot_and_may_skip_reject_or_attempt() {
             }
             match snapshot.tree.find(&Value::keyword("pick")) {
                 Some(_) if snapshot.running.is_empty() => {
-                    TrimRequest::Attempt(aido::TrimChange::Replace {
+                    TrimRequest::Attempt(aido::trim::TrimChange::Replace {
                         target: Value::keyword("pick"),
                         with: read_value(
                             "[:sequence [:inc! {:key :checked}] [:inc! {:key :picked}]]",
@@ -472,6 +478,7 @@ fn runner_reload_swaps_the_tree_between_ticks() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn every_agent_is_carried_over_when_first_ticked_with_a_new_tree() {
     let old = tree("[:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 5}]]");
     let new = tree("[:sequence [:inc! {:key :n}] [:wait {:id :stroll :ticks 5}]]");
@@ -547,7 +554,10 @@ fn a_running_node_that_is_gone_is_halted_with_its_cancel_request() {
     let (db, report) = migrate(t.db, &old, &new);
     assert_eq!(report.halted.len(), 1);
     assert_eq!(report.halted[0].id, Value::keyword("ask"));
-    assert_eq!(report.halted[0].node_type, aido::Keyword::new("defer"));
+    assert_eq!(
+        report.halted[0].node_type,
+        aido::value::Keyword::new("defer")
+    );
     assert_eq!(report.cancels.len(), 1);
     assert_eq!(report.cancels[0].node, Value::keyword("ask"));
     // Nothing of the halted node is left (the request counter stays, so ids
@@ -567,7 +577,10 @@ fn the_memory_of_a_node_that_changed_type_is_dropped() {
     // The wait was running: it is halted (which clears its memory).
     assert_eq!(report.halted.len(), 1);
     assert_eq!(report.halted[0].id, Value::string("0.1"));
-    assert_eq!(report.halted[0].node_type, aido::Keyword::new("wait"));
+    assert_eq!(
+        report.halted[0].node_type,
+        aido::value::Keyword::new("wait")
+    );
     assert_eq!(shown(&db), "{:aido/running [\"0\"]}");
     let t = run_tick(db, &new);
     assert_eq!(
@@ -584,7 +597,7 @@ fn the_memory_of_a_node_that_changed_type_is_dropped() {
     assert_eq!(report.dropped[0].id, Value::string("0.0"));
     assert_eq!(
         report.dropped[0].node_type,
-        aido::Keyword::new("choose-each")
+        aido::value::Keyword::new("choose-each")
     );
     assert!(!shown(&db).contains(":pool"));
     // The wait kept its count.
@@ -619,7 +632,7 @@ fn state_without_id_lists_composites_that_remember_a_running_child() {
            [:choose [:wait {:id :w3 :ticks 1}] [:success]]
            [:choose [:success] [:failure]]]",
     );
-    let listed: Vec<String> = aido::state_without_id(&t)
+    let listed: Vec<String> = aido::migrate::state_without_id(&t)
         .into_iter()
         .map(|n| t.node_id(n).unwrap().to_string())
         .collect();

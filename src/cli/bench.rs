@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use aido::{AgentTick, Map, Tree, Value, run_tick, tick_all_into};
+use aido::{Tree, Value, run_tick, tick::AgentTick, value::Map};
 
 use super::Failure;
 use super::alloc_count;
@@ -222,7 +222,7 @@ fn measure(tree: &Tree, template: &Value, config: &Config) -> Result<Measured, F
         *only = db;
     } else {
         for _ in 0..config.ticks {
-            tick_all_into(tree, &mut dbs, &mut statuses);
+            tick_agents(tree, &mut dbs, &mut statuses);
         }
     }
     let elapsed = start.elapsed();
@@ -294,7 +294,18 @@ fn warm_up(tree: &Tree, config: &Config, agent_db: impl Fn(usize) -> Value) {
         let n = config.agents.min(WARM_UP_AGENTS);
         let mut dbs: Vec<Value> = (0..n).map(agent_db).collect();
         let mut statuses = vec![AgentTick::default(); n];
-        tick_all_into(tree, &mut dbs, &mut statuses);
+        tick_agents(tree, &mut dbs, &mut statuses);
+    }
+}
+
+/// Ticks every agent once: across the cores with `tick_all_into`, or one
+/// by one when the library is built without its `rayon` feature.
+fn tick_agents(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
+    #[cfg(feature = "rayon")]
+    aido::batch::tick_all_into(tree, dbs, ticks);
+    #[cfg(not(feature = "rayon"))]
+    for (db, slot) in dbs.iter_mut().zip(ticks.iter_mut()) {
+        (*db, *slot) = run_tick(std::mem::take(db), tree).split();
     }
 }
 

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
 
-use aido::{RenderLimits, compile_str, state_without_id};
+use aido::{compile_str, diag::RenderLimits, migrate::state_without_id};
 
 use super::Failure;
 use super::args::{self, Spec};

@@ -6,7 +6,13 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use aido::{Document, JsonMapping, Source, Span, Spans, Tree, Value, compile_document};
+use aido::{
+    Tree, Value,
+    compile::compile_document,
+    read::Document,
+    source::{Source, Span, Spans},
+    value::JsonMapping,
+};
 
 use super::Failure;
 
@@ -114,7 +120,7 @@ pub(crate) fn io_reason(e: &io::Error) -> String {
 /// Reads the single EDN form in the file at `path`.
 pub(crate) fn read_edn(path: &Path) -> Result<EdnFile, Failure> {
     let text = read_file(path)?;
-    match aido::read_text(&text) {
+    match aido::read::read_text(&text) {
         Ok((value, spans)) => Ok(EdnFile {
             value,
             spans,

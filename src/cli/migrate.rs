@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
-use aido::{Value, migrate};
+use aido::{Value, migrate::migrate};
 
 use super::Failure;
 use super::args::{self, Spec};
@@ -77,7 +77,11 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let mut line = report.to_value();
     if let Some(map) = line.as_map_mut() {
         if !report.cancels.is_empty() {
-            let cancels = report.cancels.iter().map(aido::Request::to_value).collect();
+            let cancels = report
+                .cancels
+                .iter()
+                .map(aido::tick::Request::to_value)
+                .collect();
             map.insert(Value::keyword("cancel"), Value::Vector(cancels));
         }
         if parsed.value("--save").is_none() {

@@ -11,7 +11,7 @@
 //! handing its registry to [`main_with`] (or [`Cli`]) from its own `main`:
 //!
 //! ```no_run
-//! use aido::{NodeType, Registry, Status};
+//! use aido::{Registry, Status, extend::NodeType};
 //!
 //! let mut registry = Registry::new();
 //! registry

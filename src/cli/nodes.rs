@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use aido::{Arity, Value};
+use aido::{Value, extend::Arity};
 
 use super::Failure;
 use super::args::{self, Spec};

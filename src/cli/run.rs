@@ -6,8 +6,11 @@ use std::path::{Path, PathBuf};
 
 use aido::record::{Event, PageOptions, Recorder, TimelineOptions, page, timeline_block};
 use aido::{
-    DataTask, Map, Tick, TickOptions, TraceEvent, Tree, Trimmer, Value, migrate,
-    run_tick_with_options,
+    Tick, Tree, Value,
+    migrate::migrate,
+    tick::{TickOptions, TraceEvent, run_tick_with_options},
+    trim::{DataTask, Trimmer},
+    value::Map,
 };
 
 use super::Failure;
@@ -372,7 +375,7 @@ fn print_tick(
     // Deferred actions to start or abandon, only on the ticks that have any.
     for (key, requests) in [("launch", launches), ("cancel", cancels)] {
         if !requests.is_empty() {
-            let requests = requests.iter().map(aido::Request::to_value).collect();
+            let requests = requests.iter().map(aido::tick::Request::to_value).collect();
             line.insert(Value::keyword(key), Value::Vector(requests));
         }
     }

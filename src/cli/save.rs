@@ -20,7 +20,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aido::{JsonMapping, Value};
+use aido::{Value, value::JsonMapping};
 
 use super::Failure;
 use super::load::{io_reason, is_json, json_mapping, name};
@@ -41,10 +41,10 @@ pub(crate) fn save_db(path: &Path, db: &Value) -> Result<(), Failure> {
 /// The text to write for `db` at `path`, checked to read back equal.
 fn encode(path: &Path, db: &Value) -> Result<String, Failure> {
     let refuse = |why: String| Failure::input(name(path), format!("cannot save: {why}"));
-    if let Some(depth) = db.depth_beyond(aido::MAX_DEPTH) {
+    if let Some(depth) = db.depth_beyond(aido::read::MAX_DEPTH) {
         return Err(refuse(format!(
             "the db nests more than {} deep ({depth} levels or more), which no reader reads back",
-            aido::MAX_DEPTH
+            aido::read::MAX_DEPTH
         )));
     }
     let mut text = match json_mapping(path) {

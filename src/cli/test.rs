@@ -5,7 +5,11 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aido::{Coverage, Registry, Scenario, ScenarioErrorKind, Stubs, Tree, golden_diff};
+use aido::{
+    Registry, Tree,
+    scenario::{Coverage, Scenario, ScenarioErrorKind, golden_diff},
+    stub::Stubs,
+};
 
 use super::Failure;
 use super::args::{self, Spec};
@@ -271,8 +275,8 @@ pub(crate) fn compile_stubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Fa
         .stubs
         .compile_document(&doc, &super::registry())
         .map_err(|e| match e {
-            aido::StubbedCompileError::Compile(d) => Failure::Compile(d.render()),
-            aido::StubbedCompileError::Stub(e) => {
+            aido::stub::StubbedCompileError::Compile(d) => Failure::Compile(d.render()),
+            aido::stub::StubbedCompileError::Stub(e) => {
                 let place = e.span.map_or_else(
                     || stubs.file.source.name().to_owned(),
                     |s| stubs.file.place(s),

@@ -1,13 +1,14 @@
 //! The compiler: tree data (with spans, when read from text) to a flat [`Tree`].
 //!
 //! It walks the whole tree once, collecting every problem rather than stopping
-//! at the first, and lowers each node into a typed [`Kind`] so that the
+//! at the first, and lowers each node into a typed `Kind` so that the
 //! interpreter never checks the shape of the tree again.
 
 mod options;
 
 pub(crate) use options::Options;
 
+pub use crate::file::{CompileFileError, compile_file};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write;
@@ -21,6 +22,15 @@ use crate::tree::{Node, Opt, Tree};
 use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// Compiles tree data that has no source text (built in Rust or read from a db).
+///
+/// ```
+/// use aido::{Registry, Status, Value, compile, read_value, run_tick};
+///
+/// let data = read_value("[:sequence [:inc! {:key :n}] [:inc! {:key :n}]]").unwrap();
+/// let tree = compile(&data, &Registry::new()).unwrap();
+/// let tick = run_tick(Value::map(), &tree);
+/// assert_eq!((tick.status, tick.db.to_string()), (Status::Success, "{:n 2}".into()));
+/// ```
 pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
     // Data built in Rust has not been through the reader's nesting limit;
     // the compiler's walk (dynamic options nest) must not overflow the stack.
@@ -62,6 +72,18 @@ pub(crate) fn compile_form(
 
 /// Reads and compiles the tree in `text`; `name` (usually the file's path) is
 /// used in diagnostics. A reading error is reported as a diagnostic too.
+///
+/// Every problem is reported at once, each with a stable code and a place:
+///
+/// ```
+/// use aido::diag::Code;
+/// use aido::{Registry, compile_str};
+///
+/// let errors = compile_str("t.edn", "[:sequence [:jump!] [:inc!]]", &Registry::new()).unwrap_err();
+/// let codes: Vec<Code> = errors.items.iter().map(|d| d.code).collect();
+/// assert_eq!(codes, [Code::UnknownNodeType, Code::MissingOption]);
+/// assert!(errors.render().contains("t.edn:1:13"));
+/// ```
 pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, Diagnostics> {
     let source = Arc::new(Source::new(name, text));
     match read(source.clone()) {

@@ -309,12 +309,7 @@ impl Reader<'_> {
     fn option(&mut self, key: Keyword, value: &Value) -> Option<OptionSpec> {
         let Value::Map(spec) = value else {
             let ty = self.option_type(value, None)?;
-            return Some(OptionSpec {
-                key,
-                ty,
-                required: false,
-                doc: None,
-            });
+            return Some(OptionSpec::new(key, ty, false, None));
         };
         self.known_keys(spec, &["type", "required", "doc", "values"], "an option");
         let values = Self::entry(spec, "values");
@@ -345,12 +340,7 @@ impl Reader<'_> {
             }
         };
         let doc = self.doc(spec);
-        Some(OptionSpec {
-            key,
-            ty,
-            required,
-            doc,
-        })
+        Some(OptionSpec::new(key, ty, required, doc))
     }
 
     fn node_type(&mut self, name: Keyword, value: &Value) -> Option<NodeType> {
@@ -694,7 +684,7 @@ pub(crate) fn type_name(ty: &OptionType) -> &'static str {
 /// same model.
 ///
 /// ```
-/// use aido::{NodeType, Registry};
+/// use aido::{Registry, extend::NodeType};
 ///
 /// let mut registry = Registry::new();
 /// registry.node_type(NodeType::new("guard/patrol").doc("Walks the beat.")).unwrap();

@@ -54,7 +54,7 @@ impl Engine<'_> {
     /// finishes or is halted, so a finished action is not started over. A
     /// selector ticks every child again (a higher-priority branch may take
     /// over); a marked child that runs again while a later one was running
-    /// is reported (see [`crate::TickWarning`]). Children that finish in the
+    /// is reported (see [`crate::tick::TickWarning`]). Children that finish in the
     /// tick they are ticked (conditions) are checked every tick.
     ///
     /// Skipped children are passed over. A sequence with a skipped child and
@@ -363,7 +363,7 @@ impl Engine<'_> {
         how_many: &Opt,
         kids: &[u32],
     ) -> Status {
-        let (count_failures, how_many) = match self.count_options(id, mode, how_many) {
+        let (counted, how_many) = match self.count_options(id, mode, how_many) {
             Ok(options) => options,
             Err(status) => return status,
         };
@@ -379,36 +379,35 @@ impl Engine<'_> {
         if skipped == kids.len() {
             Status::Skipped
         } else {
-            count_decision(count_failures, how_many, succeeded, failed)
+            counted.decide(how_many, succeeded, failed)
         }
     }
 
-    /// The options of aido's parallel: whether it counts failures (`:mode
-    /// :failure`) rather than successes, and `:how-many`.
+    /// The options of aido's parallel: what it counts (`:mode`) and `:how-many`.
     #[inline]
     pub(super) fn count_options(
         &mut self,
         id: u32,
         mode: &CountMode,
         how_many: &Opt,
-    ) -> Result<(bool, u64), Status> {
-        let count_failures = match mode {
-            CountMode::Successes => false,
-            CountMode::Failures => true,
+    ) -> Result<(Counted, u64), Status> {
+        let counted = match mode {
+            CountMode::Successes => Counted::Successes,
+            CountMode::Failures => Counted::Failures,
             CountMode::Dynamic(mode) => self.opt_as(
                 id,
                 "mode",
                 mode,
-                |v| match v.as_keyword().map(|k| k.as_str()) {
-                    Some("success") => Some(false),
-                    Some("failure") => Some(true),
+                |v| match v.as_keyword() {
+                    Some(kw::SUCCESS) => Some(Counted::Successes),
+                    Some(kw::FAILURE) => Some(Counted::Failures),
                     _ => None,
                 },
                 "one of :success :failure",
             )?,
         };
         let how_many = self.count_opt(id, "how-many", how_many)?;
-        Ok((count_failures, how_many))
+        Ok((counted, how_many))
     }
 
     /// A parallel with a policy. Each tick it ticks every child that has not
@@ -492,18 +491,23 @@ impl Engine<'_> {
     }
 }
 
-/// What aido's parallel reports once its children are counted.
-#[inline]
-pub(super) fn count_decision(
-    count_failures: bool,
-    how_many: u64,
-    succeeded: u64,
-    failed: u64,
-) -> Status {
-    if count_failures {
-        Status::from_bool(failed < how_many)
-    } else {
-        Status::from_bool(succeeded >= how_many)
+/// What aido's parallel counts, its `:mode` once resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Counted {
+    /// It succeeds when at least `:how-many` children succeed.
+    Successes,
+    /// It fails when at least `:how-many` children fail.
+    Failures,
+}
+
+impl Counted {
+    /// What aido's parallel reports once its children are counted.
+    #[inline]
+    pub(super) fn decide(self, how_many: u64, succeeded: u64, failed: u64) -> Status {
+        match self {
+            Counted::Successes => Status::from_bool(succeeded >= how_many),
+            Counted::Failures => Status::from_bool(failed < how_many),
+        }
     }
 }
 
@@ -515,10 +519,10 @@ fn read_done(memory: &Value, n: usize) -> Option<Vec<Option<Status>>> {
     done.iter()
         .map(|v| match v {
             Value::Nil => Some(None),
-            Value::Keyword(k) => match k.as_str() {
-                "success" => Some(Some(Status::Success)),
-                "failure" => Some(Some(Status::Failure)),
-                "skipped" => Some(Some(Status::Skipped)),
+            Value::Keyword(k) => match *k {
+                kw::SUCCESS => Some(Some(Status::Success)),
+                kw::FAILURE => Some(Some(Status::Failure)),
+                kw::SKIPPED => Some(Some(Status::Skipped)),
                 _ => None,
             },
             _ => None,

@@ -195,11 +195,11 @@ impl Engine<'_> {
 
     fn complete(&mut self, id: u32, result: Value, into: Option<&KeyPath>) -> Status {
         let status = match result
-            .get(&Value::keyword("status"))
+            .get(&Value::Keyword(kw::STATUS))
             .and_then(Value::as_keyword)
         {
-            Some(k) if k.as_str() == "success" => Status::Success,
-            Some(k) if k.as_str() == "failure" => Status::Failure,
+            Some(kw::SUCCESS) => Status::Success,
+            Some(kw::FAILURE) => Status::Failure,
             _ => {
                 let msg = format!(
                     "the completion {result} under `:aido/results` needs `:status` :success or :failure"
@@ -207,7 +207,7 @@ impl Engine<'_> {
                 return self.fail(id, msg);
             }
         };
-        if let (Some(into), Some(value)) = (into, result.get(&Value::keyword("result"))) {
+        if let (Some(into), Some(value)) = (into, result.get(&Value::Keyword(kw::RESULT))) {
             let value = value.clone();
             match into.slot(self.db) {
                 Ok(slot) => *slot = value,

@@ -14,7 +14,7 @@ use crate::diag::Code;
 use crate::registry::{Arity, Imp, NodeType, OptionType};
 use crate::source::Span;
 use crate::tick::{Engine, NodeCtx, Status, eval};
-use crate::tree::NodeId;
+use crate::tree::NodeIndex;
 use crate::tree::{CountMode, KeyPath, Kind, Opt, Parallel};
 use crate::value::Value;
 
@@ -424,7 +424,7 @@ impl Engine<'_> {
         if self.watch {
             self.mark_visited(id);
             self.note_trace(crate::tick::TraceEvent::Ticked {
-                node: NodeId(id),
+                node: NodeIndex(id),
                 status,
             });
         }
@@ -470,10 +470,6 @@ impl Engine<'_> {
         match result {
             // An Error below this node is not the node's to swallow.
             Ok(Ok(_)) if self.error.is_some() => Status::Error,
-            Ok(Ok(Status::Idle)) => self.fail(
-                id,
-                "the node returned Idle: a tick returns success, failure, running or skipped",
-            ),
             Ok(Ok(status)) => status,
             Ok(Err(e)) => self.fail(id, e.0),
             Err(panic) => {
@@ -501,7 +497,8 @@ impl Engine<'_> {
         name: &str,
         opt: &Opt,
         convert: impl Fn(&Value) -> Option<T>,
-        expected: &str,
+        // Shown only in an error: formatted only then.
+        expected: impl std::fmt::Display,
     ) -> Result<T, Status> {
         // Constants were checked by the compiler: convert them without a detour.
         if let Opt::Const(v) = opt

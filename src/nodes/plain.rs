@@ -150,7 +150,7 @@ impl Engine<'_> {
 
     /// aido's counting parallel over plain children.
     fn plain_parallel(&mut self, id: u32, node: &Node, mode: &CountMode, how_many: &Opt) -> Status {
-        let (count_failures, how_many) = match self.count_options(id, mode, how_many) {
+        let (counted, how_many) = match self.count_options(id, mode, how_many) {
             Ok(options) => options,
             Err(status) => return status,
         };
@@ -166,7 +166,7 @@ impl Engine<'_> {
             }
             child = kid.subtree_end;
         }
-        super::composite::count_decision(count_failures, how_many, succeeded, failed)
+        counted.decide(how_many, succeeded, failed)
     }
 
     /// `:loop` (`keep_going` = Success) and `:loop-until-success` (Failure)

@@ -202,8 +202,13 @@ impl Engine<'_> {
             Ok(None) => {}
             Err(status) => return status,
         }
-        let expected = format!("a vector of {n} non-negative numbers");
-        let weights = match self.opt_as(id, "weights", weights, |v| read_weights(v, n), &expected) {
+        let weights = match self.opt_as(
+            id,
+            "weights",
+            weights,
+            |v| read_weights(v, n),
+            format_args!("a vector of {n} non-negative numbers"),
+        ) {
             Ok(ws) => ws,
             Err(status) => return status,
         };

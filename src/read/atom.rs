@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
-use super::ReadError;
 use super::names::NameCache;
+use super::{EscapeProblem, NameProblem, NumberProblem, ReadError, ReadErrorKind, Unsupported};
 use crate::value::{Keyword, Symbol, Value};
 
 /// Whether an ASCII byte ends a token: whitespace, commas, brackets, a string
@@ -66,9 +66,12 @@ pub(super) fn symbol(text: &str, start: usize, names: &mut NameCache<Symbol>) ->
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
         _ => {
-            if let Err(why) = check_symbol(token) {
-                return Err(ReadError::syntax(
-                    format!("invalid symbol `{token}`: {why}"),
+            if let Err(problem) = check_symbol(token) {
+                return Err(ReadError::new(
+                    ReadErrorKind::InvalidSymbol {
+                        token: token.to_owned(),
+                        problem,
+                    },
                     start,
                     end,
                 ));
@@ -151,9 +154,12 @@ pub(super) fn keyword(text: &str, start: usize, names: &mut NameCache<Keyword>) 
     }
     let end = token_end(text, from);
     let name = slice(text, from, end);
-    if let Err(why) = check_keyword(name) {
-        return Err(ReadError::syntax(
-            format!("invalid keyword `:{name}`: {why}"),
+    if let Err(problem) = check_keyword(name) {
+        return Err(ReadError::new(
+            ReadErrorKind::InvalidKeyword {
+                name: name.to_owned(),
+                problem,
+            },
             start,
             end,
         ));
@@ -174,22 +180,18 @@ fn is_constituent(c: char) -> bool {
 
 /// Splits `ns/name` at its one slash, saying why if there is not exactly one
 /// non-empty part on each side.
-fn split_name<'a>(text: &'a str, what: &str) -> Result<(Option<&'a str>, &'a str), String> {
+fn split_name(text: &str) -> Result<(Option<&str>, &str), NameProblem> {
     match text.split_once('/') {
         None => Ok((None, text)),
-        Some((_, name)) if name.contains('/') => Err(format!("a {what} has at most one `/`")),
-        Some((ns, name)) if ns.is_empty() || name.is_empty() => {
-            Err("`/` must separate a namespace and a name, both non-empty".to_owned())
-        }
+        Some((_, name)) if name.contains('/') => Err(NameProblem::TooManySlashes),
+        Some((ns, name)) if ns.is_empty() || name.is_empty() => Err(NameProblem::EmptyPart),
         Some((ns, name)) => Ok((Some(ns), name)),
     }
 }
 
-fn check_chars(part: &str, what: &str) -> Result<(), String> {
+fn check_chars(part: &str) -> Result<(), NameProblem> {
     match part.chars().find(|&c| !is_constituent(c)) {
-        // Show invisible characters escaped, and quotes as they are.
-        Some(c @ ('\'' | '"' | '\\')) => Err(format!("`{c}` is not allowed in a {what}")),
-        Some(c) => Err(format!("`{}` is not allowed in a {what}", c.escape_debug())),
+        Some(c) => Err(NameProblem::BadCharacter(c)),
         None => Ok(()),
     }
 }
@@ -197,21 +199,21 @@ fn check_chars(part: &str, what: &str) -> Result<(), String> {
 /// The EDN rules for a symbol: `/` alone, or a name with an optional
 /// namespace, each starting with a non-digit other than `:` and `#`, and not
 /// with `-`, `+` or `.` followed by a digit (that would read as a number).
-pub(super) fn check_symbol(token: &str) -> Result<(), String> {
+pub(super) fn check_symbol(token: &str) -> Result<(), NameProblem> {
     if token == "/" {
         return Ok(());
     }
-    let (ns, name) = split_name(token, "symbol")?;
+    let (ns, name) = split_name(token)?;
     for part in ns.into_iter().chain([name]) {
-        check_chars(part, "symbol")?;
+        check_chars(part)?;
         let mut chars = part.chars();
         let first = chars.next();
         let second = chars.next();
         match first {
-            Some(c) if c.is_numeric() => return Err("a symbol cannot start with a digit".into()),
-            Some(c @ (':' | '#')) => return Err(format!("a symbol cannot start with `{c}`")),
+            Some(c) if c.is_numeric() => return Err(NameProblem::StartsWithDigit),
+            Some(c @ (':' | '#')) => return Err(NameProblem::BadStart(c)),
             Some(c @ ('-' | '+' | '.')) if second.is_some_and(|d| d.is_ascii_digit()) => {
-                return Err(format!("a symbol cannot start with `{c}` and a digit"));
+                return Err(NameProblem::SignAndDigit(c));
             }
             _ => {}
         }
@@ -221,20 +223,20 @@ pub(super) fn check_symbol(token: &str) -> Result<(), String> {
 
 /// The rules for a keyword's text after its colon: symbol characters, an
 /// optional namespace, no second colon in front (`::a` is Clojure code).
-fn check_keyword(name: &str) -> Result<(), String> {
+fn check_keyword(name: &str) -> Result<(), NameProblem> {
     if name.is_empty() {
-        return Err("a keyword needs a name after `:`".into());
+        return Err(NameProblem::MissingName);
     }
     if name.starts_with(':') {
-        return Err("auto-resolved keywords (`::`) are Clojure code, not EDN".into());
+        return Err(NameProblem::AutoResolved);
     }
     // `:/` names the division function, as the symbol `/` does.
     if name == "/" {
         return Ok(());
     }
-    let (ns, name) = split_name(name, "keyword")?;
+    let (ns, name) = split_name(name)?;
     for part in ns.into_iter().chain([name]) {
-        check_chars(part, "keyword")?;
+        check_chars(part)?;
     }
     Ok(())
 }
@@ -243,13 +245,18 @@ fn check_keyword(name: &str) -> Result<(), String> {
 pub(super) fn number(text: &str, start: usize) -> Token {
     let end = token_end(text, start);
     let token = slice(text, start, end);
-    let invalid = |why: &str| {
-        Err(ReadError::syntax(
-            format!("invalid number `{token}`{why}"),
+    let invalid = |problem: NumberProblem| {
+        Err(ReadError::new(
+            ReadErrorKind::InvalidNumber {
+                token: token.to_owned(),
+                problem,
+            },
             start,
             end,
         ))
     };
+    let unsupported =
+        |what: Unsupported| Err(ReadError::new(ReadErrorKind::Unsupported(what), start, end));
     let bytes = token.as_bytes();
     let (negative, digits_from) = match bytes.first() {
         Some(b'-') => (true, 1),
@@ -274,55 +281,41 @@ pub(super) fn number(text: &str, start: usize) -> Token {
     let leading_zero = n_digits > 1 && bytes.get(digits_from) == Some(&b'0');
     let rest = bytes.get(i..).unwrap_or_default();
     match rest {
-        [] if leading_zero => invalid(": a number cannot start with 0 (EDN has no octal numbers)"),
+        [] if leading_zero => invalid(NumberProblem::LeadingZero),
         [] => match int {
             Some(n) => Ok((Value::Int(n), end)),
-            None => Err(ReadError::syntax(
-                format!("integer `{token}` does not fit in 64 bits"),
+            None => Err(ReadError::new(
+                ReadErrorKind::IntegerOverflow(token.to_owned()),
                 start,
                 end,
             )),
         },
-        [b'N'] => Err(ReadError::unsupported(
-            "arbitrary-precision integers (the `N` suffix) are",
-            start,
-            end,
-        )),
+        [b'N'] => unsupported(Unsupported::BigInt),
         [b'.' | b'e' | b'E', ..] => {
             let Some(after) = float_end(bytes, i) else {
-                return invalid("");
+                return invalid(NumberProblem::Malformed);
             };
             match bytes.get(after..).unwrap_or_default() {
-                [] if leading_zero => {
-                    invalid(": a number cannot start with 0 (EDN has no octal numbers)")
-                }
+                [] if leading_zero => invalid(NumberProblem::LeadingZero),
                 [] => match token.parse::<f64>() {
                     Ok(x) => Ok((Value::Float(x), end)),
-                    Err(_) => invalid(""),
+                    Err(_) => invalid(NumberProblem::Malformed),
                 },
-                [b'M'] => Err(ReadError::unsupported(
-                    "arbitrary-precision decimals (the `M` suffix) are",
-                    start,
-                    end,
-                )),
-                _ => invalid(""),
+                [b'M'] => unsupported(Unsupported::BigDecimal),
+                _ => invalid(NumberProblem::Malformed),
             }
         }
-        [b'M'] => Err(ReadError::unsupported(
-            "arbitrary-precision decimals (the `M` suffix) are",
-            start,
-            end,
-        )),
+        [b'M'] => unsupported(Unsupported::BigDecimal),
         [b'/', denominator @ ..]
             if !denominator.is_empty() && denominator.iter().all(u8::is_ascii_digit) =>
         {
-            Err(ReadError::unsupported("ratios are", start, end))
+            unsupported(Unsupported::Ratio)
         }
         [b'x' | b'X', ..] if n_digits == 1 && bytes.get(digits_from) == Some(&b'0') => {
-            invalid(": EDN has no hexadecimal numbers")
+            invalid(NumberProblem::Hexadecimal)
         }
-        [b'r' | b'R', ..] => invalid(": EDN has no radix numbers"),
-        _ => invalid(""),
+        [b'r' | b'R', ..] => invalid(NumberProblem::Radix),
+        _ => invalid(NumberProblem::Malformed),
     }
 }
 
@@ -355,15 +348,15 @@ fn float_end(bytes: &[u8], mut i: usize) -> Option<usize> {
 /// A character literal; `start` is at its backslash.
 pub(super) fn character(text: &str, start: usize) -> Token {
     let Some(first) = char_at(text, start + 1) else {
-        return Err(ReadError::syntax(
-            "a character literal needs a character after `\\`",
+        return Err(ReadError::new(
+            ReadErrorKind::MissingCharacter,
             start,
             start + 1,
         ));
     };
     if first.is_whitespace() {
-        return Err(ReadError::syntax(
-            "`\\` followed by whitespace is not a character: write \\space, \\tab or \\newline",
+        return Err(ReadError::new(
+            ReadErrorKind::WhitespaceCharacter,
             start,
             start + 1 + first.len_utf8(),
         ));
@@ -389,8 +382,8 @@ pub(super) fn character(text: &str, start: usize) -> Token {
     };
     match c {
         Some(c) => Ok((Value::Char(c), end)),
-        None => Err(ReadError::syntax(
-            format!("invalid character literal `\\{name}`"),
+        None => Err(ReadError::new(
+            ReadErrorKind::InvalidCharacter(name.to_owned()),
             start,
             end,
         )),
@@ -410,7 +403,7 @@ fn hex4(digits: &str) -> Option<u32> {
 pub(super) fn string(text: &str, start: usize) -> Token {
     let bytes = text.as_bytes();
     let from = start + 1;
-    let unclosed = || ReadError::syntax("string opened here is never closed", start, from);
+    let unclosed = || ReadError::new(ReadErrorKind::UnclosedString, start, from);
     // Most strings have no escapes: find the closing quote and copy once.
     let mut i = from;
     loop {
@@ -467,11 +460,11 @@ fn escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
         return unicode_escape(text, at);
     }
     let len = char_at(text, at + 1).map_or(0, char::len_utf8);
-    Err(ReadError::syntax(
-        format!(
-            r#"invalid escape `{}` in string (allowed: \t \r \n \b \f \\ \" \uXXXX)"#,
-            slice(text, at, at + 1 + len)
-        ),
+    Err(ReadError::new(
+        ReadErrorKind::InvalidEscape {
+            escape: slice(text, at, at + 1 + len).to_owned(),
+            problem: EscapeProblem::Unknown,
+        },
         at,
         at + 1 + len,
     ))
@@ -484,11 +477,14 @@ fn unicode_escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
             .filter(|_| text.get(at..at + 2) == Some("\\u"))
             .and_then(hex4)
     };
-    let invalid = |end: usize, why: &str| {
+    let invalid = |end: usize, problem: EscapeProblem| {
         let end = end.min(text.len());
         let shown = text.get(at..end).unwrap_or("\\u");
-        Err(ReadError::syntax(
-            format!("invalid escape `{shown}` in string{why}"),
+        Err(ReadError::new(
+            ReadErrorKind::InvalidEscape {
+                escape: shown.to_owned(),
+                problem,
+            },
             at,
             end,
         ))
@@ -500,7 +496,7 @@ fn unicode_escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
                 .take_while(u8::is_ascii_hexdigit)
                 .count()
         });
-        return invalid(at + 2 + n_hex, ": `\\u` needs four hexadecimal digits");
+        return invalid(at + 2 + n_hex, EscapeProblem::ShortUnicode);
     };
     if let Some(c) = char::from_u32(high) {
         return Ok((c, at + 6));
@@ -512,9 +508,9 @@ fn unicode_escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
             let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
             match char::from_u32(c) {
                 Some(c) => Ok((c, at + 12)),
-                None => invalid(at + 12, ""),
+                None => invalid(at + 12, EscapeProblem::Invalid),
             }
         }
-        _ => invalid(at + 6, ": an unpaired UTF-16 surrogate"),
+        _ => invalid(at + 6, EscapeProblem::UnpairedSurrogate),
     }
 }

@@ -10,10 +10,14 @@
 //! malformed is ever repaired: every mistake is an error with a byte span.
 
 mod atom;
+mod error;
 mod names;
 mod parse;
 
-use std::fmt;
+pub use error::{
+    Delimiter, EscapeProblem, NameProblem, NumberProblem, ReadError, ReadErrorKind, Unsupported,
+};
+
 use std::sync::Arc;
 
 use crate::source::{Source, Span, Spans};
@@ -21,84 +25,6 @@ use crate::value::Value;
 
 /// How deeply forms may nest; deeper input is an error rather than a stack overflow.
 pub const MAX_DEPTH: usize = 256;
-
-/// What was wrong with the text.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ReadErrorKind {
-    /// The text is not valid EDN; the message says why.
-    Syntax(String),
-    /// A map has the same key twice.
-    DuplicateKey(String),
-    /// A set has the same element twice.
-    DuplicateElement(String),
-    /// The text holds no form at all.
-    Empty,
-    /// The text holds more than one form.
-    TrailingForm,
-    /// Forms nest more deeply than [`MAX_DEPTH`].
-    TooDeep,
-    /// The text has a keyword or symbol name the process does not know
-    /// while it already holds [`crate::max_interned_names`] of them.
-    TooManyNames,
-    /// Valid EDN that this library does not support (ratios, namespaced maps,
-    /// arbitrary-precision numbers).
-    Unsupported(String),
-}
-
-/// A reading error with the span it concerns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReadError {
-    /// What was wrong.
-    pub kind: ReadErrorKind,
-    /// Where.
-    pub span: Span,
-}
-
-impl ReadError {
-    pub(crate) fn syntax(message: impl Into<String>, start: usize, end: usize) -> ReadError {
-        ReadError {
-            kind: ReadErrorKind::Syntax(message.into()),
-            span: Span::new(start, end),
-        }
-    }
-
-    pub(crate) fn unsupported(what: &str, start: usize, end: usize) -> ReadError {
-        ReadError {
-            kind: ReadErrorKind::Unsupported(what.to_owned()),
-            span: Span::new(start, end),
-        }
-    }
-}
-
-impl fmt::Display for ReadErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReadErrorKind::Syntax(msg) => f.write_str(msg),
-            ReadErrorKind::DuplicateKey(k) => write!(f, "duplicate map key {k}"),
-            ReadErrorKind::DuplicateElement(k) => write!(f, "duplicate set element {k}"),
-            ReadErrorKind::Empty => f.write_str("no form: the text is empty or only comments"),
-            ReadErrorKind::TrailingForm => {
-                f.write_str("more than one form: a file holds exactly one form")
-            }
-            ReadErrorKind::TooDeep => write!(f, "forms nest more than {MAX_DEPTH} deep"),
-            ReadErrorKind::TooManyNames => write!(
-                f,
-                "too many distinct keywords and symbols: the process holds more than {}",
-                crate::max_interned_names()
-            ),
-            ReadErrorKind::Unsupported(what) => write!(f, "{what} not supported"),
-        }
-    }
-}
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.kind.fmt(f)
-    }
-}
-
-impl std::error::Error for ReadError {}
 
 /// A read form with the spans of every sub-form and the source it came from.
 #[derive(Debug, Clone)]
@@ -112,6 +38,19 @@ pub struct Document {
 }
 
 /// Reads the single form in `source`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use aido::read::ReadErrorKind;
+/// use aido::source::Source;
+///
+/// let doc = aido::read(Arc::new(Source::new("db.edn", "{:hunger 3}"))).unwrap();
+/// assert_eq!(doc.value.to_string(), "{:hunger 3}");
+///
+/// let error = aido::read(Arc::new(Source::new("db.edn", "{:hunger 3"))).unwrap_err();
+/// assert!(matches!(error.kind, ReadErrorKind::Unclosed(_)));
+/// assert_eq!((error.code(), error.span.start), ("R0008", 0));
+/// ```
 pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
     let (value, spans) = read_text(source.text())?;
     Ok(Document {
@@ -124,7 +63,7 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 /// Reads the single form in `text`, returning its value and spans.
 ///
 /// ```
-/// use aido::{Span, Value, read_text};
+/// use aido::{Value, source::Span, read::read_text};
 ///
 /// let (value, spans) = read_text("[:a {:k 1}]").unwrap();
 /// assert_eq!(value.to_string(), "[:a {:k 1}]");

@@ -11,8 +11,8 @@
 /// How many names the cache holds; a power of two.
 const N_SLOTS: usize = 128;
 
-/// Names interned as `T` (a [`Keyword`](crate::Keyword) or a
-/// [`Symbol`](crate::Symbol)).
+/// Names interned as `T` (a [`Keyword`](crate::value::Keyword) or a
+/// [`Symbol`](crate::value::Symbol)).
 pub(super) struct NameCache<T> {
     slots: [Option<Slot<T>>; N_SLOTS],
 }

@@ -13,7 +13,7 @@ use indexmap::map::Entry;
 
 use super::atom::{self, char_at, token_end};
 use super::names::NameCache;
-use super::{MAX_DEPTH, ReadError, ReadErrorKind};
+use super::{Delimiter, MAX_DEPTH, ReadError, ReadErrorKind, Unsupported};
 use crate::source::{Span, SpanEntry, Spans};
 use crate::value::{FastBuildHasher, Keyword, Map, Set, Symbol, Value};
 
@@ -32,11 +32,7 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         symbols: NameCache::new(),
     };
     if text.starts_with('\u{feff}') {
-        return Err(ReadError::syntax(
-            "the text starts with a byte-order mark (U+FEFF): save it as UTF-8 without one",
-            0,
-            3,
-        ));
+        return Err(ReadError::new(ReadErrorKind::ByteOrderMark, 0, 3));
     }
     reader.skip_ignored(0)?;
     match reader.peek() {
@@ -51,7 +47,7 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
     }
     reader.read_form(0)?;
     let (Some(value), Some(root)) = (reader.values.pop(), reader.pending.pop()) else {
-        return Err(ReadError::syntax("no form read", 0, text.len()));
+        return Err(ReadError::new(ReadErrorKind::Empty, 0, text.len()));
     };
     // Discarded forms may follow the form, but nothing else.
     reader.skip_ignored(0)?;
@@ -67,8 +63,8 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
             // A control character cannot start any form: it is junk after
             // the form, not a second one.
             if let Some(c) = text[start..].chars().next().filter(|c| c.is_control()) {
-                return Err(ReadError::syntax(
-                    format!("unexpected character `{}` after the form", c.escape_debug()),
+                return Err(ReadError::new(
+                    ReadErrorKind::UnexpectedAfterForm(c),
                     start,
                     start + c.len_utf8(),
                 ));
@@ -142,8 +138,8 @@ impl Reader<'_> {
 
     /// An error at the closing delimiter `b` at `pos` that closes nothing.
     fn unmatched(&self, b: u8) -> ReadError {
-        ReadError::syntax(
-            format!("unmatched delimiter `{}`", char::from(b)),
+        ReadError::new(
+            ReadErrorKind::Unmatched(char::from(b)),
             self.pos,
             self.pos + 1,
         )
@@ -216,8 +212,8 @@ impl Reader<'_> {
                 }
                 _ if n_pending == 0 => return Ok(()),
                 None | Some(b')' | b']' | b'}') => {
-                    return Err(ReadError::syntax(
-                        "`#_` needs a form after it to discard",
+                    return Err(ReadError::new(
+                        ReadErrorKind::DiscardWithoutForm,
                         last_discard,
                         last_discard + 2,
                     ));
@@ -301,7 +297,7 @@ impl Reader<'_> {
             }
             Some(b @ (b')' | b']' | b'}')) => return Err(self.unmatched(b)),
             None => {
-                return Err(ReadError::syntax("unexpected end of input", start, start));
+                return Err(ReadError::new(ReadErrorKind::UnexpectedEnd, start, start));
             }
             Some(_) => atom::symbol(self.text, start, &mut self.symbols)?,
         };
@@ -353,22 +349,22 @@ impl Reader<'_> {
     /// at the end of the text.
     #[cold]
     fn not_closed(&self, open: usize, open_len: usize, close: u8) -> ReadError {
-        let opener = self.text.get(open..open + open_len).unwrap_or("");
+        let delimiter = match (open_len, close) {
+            (2, _) => Delimiter::Set,
+            (_, b')') => Delimiter::List,
+            (_, b']') => Delimiter::Vector,
+            _ => Delimiter::Map,
+        };
         match self.peek() {
-            Some(found) => ReadError::syntax(
-                format!(
-                    "`{}` cannot close `{opener}`: expected `{}`",
-                    char::from(found),
-                    char::from(close)
-                ),
+            Some(found) => ReadError::new(
+                ReadErrorKind::Mismatched {
+                    open: delimiter,
+                    found: char::from(found),
+                },
                 self.pos,
                 self.pos + 1,
             ),
-            None => ReadError::syntax(
-                format!("`{opener}` opened here is never closed"),
-                open,
-                open + open_len,
-            ),
+            None => ReadError::new(ReadErrorKind::Unclosed(delimiter), open, open + open_len),
         }
     }
 
@@ -402,8 +398,8 @@ impl Reader<'_> {
     fn finish_map(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
         let n_forms = self.values.len() - mark;
         if n_forms % 2 == 1 {
-            return Err(ReadError::syntax(
-                "a map needs a value for every key",
+            return Err(ReadError::new(
+                ReadErrorKind::MissingMapValue,
                 self.pos - 1,
                 self.pos,
             ));
@@ -472,13 +468,13 @@ impl Reader<'_> {
         match self.bytes.get(self.pos + 1) {
             Some(b'{') => self.read_set(depth),
             Some(b'#') => self.read_symbolic(),
-            Some(b':') => Err(ReadError::unsupported(
-                "namespaced map literals (`#:ns{..}`) are",
+            Some(b':') => Err(ReadError::new(
+                ReadErrorKind::Unsupported(Unsupported::NamespacedMap),
                 self.pos,
                 token_end(self.text, self.pos + 1),
             )),
-            Some(b'_') => Err(ReadError::syntax(
-                "`#_` needs a form after it to discard",
+            Some(b'_') => Err(ReadError::new(
+                ReadErrorKind::DiscardWithoutForm,
                 self.pos,
                 self.pos + 2,
             )),
@@ -496,10 +492,9 @@ impl Reader<'_> {
             Some("NaN") => f64::NAN,
             _ => {
                 let end = end.max(start + 2);
-                return Err(ReadError::syntax(
-                    format!(
-                        "invalid symbolic value `{}`: expected ##Inf, ##-Inf or ##NaN",
-                        self.text.get(start..end).unwrap_or("##")
+                return Err(ReadError::new(
+                    ReadErrorKind::InvalidSymbolicValue(
+                        self.text.get(start..end).unwrap_or("##").to_owned(),
                     ),
                     start,
                     end,
@@ -533,18 +528,17 @@ impl Reader<'_> {
             // `#(`, `#"` and `#'` are Clojure code; a `#` alone is nothing.
             let next = char_at(self.text, start + 1).filter(|c| !c.is_whitespace());
             let shown = next.map_or_else(|| "#".to_owned(), |c| format!("#{c}"));
-            return Err(ReadError::syntax(
-                format!(
-                    "`{shown}` is not EDN: `#` starts a set `#{{`, a discard `#_`, `##Inf` or a tag"
-                ),
+            let end = start + shown.len();
+            return Err(ReadError::new(
+                ReadErrorKind::InvalidDispatch(shown),
                 start,
-                start + shown.len(),
+                end,
             ));
         }
         let starts_with_letter = tag.chars().next().is_some_and(char::is_alphabetic);
         if !starts_with_letter || atom::check_symbol(tag).is_err() {
-            return Err(ReadError::syntax(
-                format!("invalid tag `#{tag}`: a tag is a symbol that starts with a letter"),
+            return Err(ReadError::new(
+                ReadErrorKind::InvalidTag(tag.to_owned()),
                 start,
                 end,
             ));
@@ -555,8 +549,8 @@ impl Reader<'_> {
     #[cold]
     fn tag_without_form(&self, start: usize, tag_end: usize) -> ReadError {
         let tag = self.text.get(start..tag_end).unwrap_or("#");
-        ReadError::syntax(
-            format!("the tag `{tag}` needs a form after it"),
+        ReadError::new(
+            ReadErrorKind::TagWithoutForm(tag.to_owned()),
             start,
             tag_end,
         )
@@ -564,8 +558,10 @@ impl Reader<'_> {
 
     fn finish_tagged(&mut self, start: usize, tag_end: usize) -> Result<(), ReadError> {
         let Some(value) = self.values.pop() else {
-            return Err(ReadError::syntax(
-                "no form read after the tag",
+            return Err(ReadError::new(
+                ReadErrorKind::TagWithoutForm(
+                    self.text.get(start..tag_end).unwrap_or("#").to_owned(),
+                ),
                 start,
                 tag_end,
             ));

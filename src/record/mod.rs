@@ -49,7 +49,7 @@ use crate::tick::{
     DroppedResult, Request, Status, Tick, TickError, TickOptions, TickWarning, TraceEvent,
     run_tick_with_options,
 };
-use crate::tree::{NodeId, Tree};
+use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
 
 pub use page::{PageOptions, page};
@@ -119,7 +119,7 @@ pub struct TickRecord {
     pub visits: Vec<Visit>,
     /// Every node halted in this tick, in the order they were halted
     /// (ticked or not; see [`Visit::halted`] for the ones ticked).
-    pub halts: Vec<NodeId>,
+    pub halts: Vec<NodeIndex>,
     /// What happened besides visits: first what was done between the
     /// ticks (trims, reloads, a carried-over db), then, in the order they
     /// happened, halts, skips, launches, cancels and the error.
@@ -135,7 +135,7 @@ pub struct TickRecord {
 #[non_exhaustive]
 pub struct Visit {
     /// The node, in the tick's tree.
-    pub node: NodeId,
+    pub node: NodeIndex,
     /// Its stable id.
     pub id: Value,
     /// How deep it sits: 0 for the root.
@@ -344,7 +344,7 @@ impl TreeRecord {
                 parent,
                 span: node.span,
                 line,
-                options: node_options(tree, NodeId(nodes.len() as u32)),
+                options: node_options(tree, NodeIndex(nodes.len() as u32)),
             });
         }
         TreeRecord {
@@ -488,7 +488,7 @@ impl Recorder {
         // Each node once, with its last status; halts in the order they came.
         let mut at = vec![u32::MAX; shape.nodes.len()];
         let mut visits: Vec<Visit> = Vec::new();
-        let mut halts: Vec<NodeId> = Vec::new();
+        let mut halts: Vec<NodeIndex> = Vec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));

@@ -325,7 +325,6 @@ fn state_letter(state: NodeState) -> char {
         NodeState::Ticked(Status::Running) => 'r',
         NodeState::Ticked(Status::Error) => 'e',
         NodeState::Ticked(Status::Skipped) => 'k',
-        NodeState::Ticked(Status::Idle) => 'i',
         NodeState::Halted => 'h',
         NodeState::None => 'n',
     }

@@ -23,13 +23,13 @@
 
 use std::fmt::Write;
 
-use crate::tree::{NodeId, Tree};
+use crate::tree::{NodeIndex, Tree};
 use crate::value::{Map, Value};
 
 /// The options of `node` as they were written in the tree's data, without
 /// `:id` (shown on its own): constants and dynamic options (`[:aido/db ..]`,
 /// `[:aido/fn ..]`) alike. `None` when the node was written without options.
-pub fn node_options(tree: &Tree, node: NodeId) -> Option<Map> {
+pub fn node_options(tree: &Tree, node: NodeIndex) -> Option<Map> {
     let mut form = tree.form();
     for index in tree.path(node) {
         let Value::Vector(items) = form else {
@@ -135,13 +135,13 @@ pub fn mermaid(tree: &Tree) -> String {
     out
 }
 
-fn type_text(tree: &Tree, node: NodeId) -> String {
+fn type_text(tree: &Tree, node: NodeIndex) -> String {
     tree.node_type(node)
         .map(|k| k.to_string())
         .unwrap_or_default()
 }
 
-fn id_text(tree: &Tree, node: NodeId) -> String {
+fn id_text(tree: &Tree, node: NodeIndex) -> String {
     tree.node_id(node).map(Value::to_string).unwrap_or_default()
 }
 

@@ -115,7 +115,7 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
 /// completions, notes; the library's own reports keep their fixed order). Values nested deeper than the reader reads are
 /// left as they are below that depth.
 pub(crate) fn sorted(value: &Value) -> Value {
-    sorted_to(value, crate::MAX_DEPTH)
+    sorted_to(value, crate::read::MAX_DEPTH)
 }
 
 fn sorted_to(value: &Value, depth: usize) -> Value {

@@ -23,7 +23,7 @@
 //! [`golden_diff`] with a golden timeline.
 //!
 //! ```
-//! use aido::{Registry, Scenario, Status, compile_str};
+//! use aido::{Registry, Status, compile_str, scenario::Scenario};
 //!
 //! let tree = compile_str("t.edn", "[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 2}]]", &Registry::new()).unwrap();
 //! let scenario = Scenario::new("count", tree).ticks(2);

@@ -403,7 +403,7 @@ fn parse_source(
     Ok(scenario)
 }
 
-fn stub_error(file: &File, path: &[usize], e: crate::StubError) -> ScenarioError {
+fn stub_error(file: &File, path: &[usize], e: crate::stub::StubError) -> ScenarioError {
     let place = match e.span {
         Some(span) => format!(
             "{}:{}",

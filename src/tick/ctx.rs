@@ -39,11 +39,23 @@ impl NodeCtx<'_, '_> {
 
     /// The option `key` (e.g. `"beverage"`), resolved now if it is dynamic;
     /// `None` if the node does not have it.
+    ///
+    /// The name is matched against the node type's declared options by
+    /// text, without the keyword interner's lock; only a node type with open
+    /// options looks an undeclared name up in the interner.
     pub fn option(&mut self, key: &str) -> Result<Option<Value>, NodeError> {
-        let key = Keyword::new(key.trim_start_matches(':'));
+        let name = key.trim_start_matches(':');
         let tree = self.engine.tree;
         let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
             return Ok(None);
+        };
+        let key = match node_type.options.iter().find(|o| o.name == name) {
+            Some(spec) => spec.key,
+            None if node_type.open_options => match Keyword::existing(name) {
+                Some(k) => k,
+                None => return Ok(None),
+            },
+            None => return Ok(None),
         };
         let Some((_, opt)) = options.iter().find(|(k, _)| *k == key) else {
             return Ok(None);

@@ -9,7 +9,7 @@
 //! and clears the node memory of the whole subtree.
 
 use crate::registry::Imp;
-use crate::tree::{Kind, NodeId, Opt};
+use crate::tree::{Kind, NodeIndex, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Fate, FnCtx, Long, NodeCtx, Status, eval, panic_message};
@@ -148,14 +148,14 @@ pub enum TraceEvent {
     /// The node was ticked (or short-circuited by a precondition) and returned `status`.
     Ticked {
         /// The node.
-        node: NodeId,
+        node: NodeIndex,
         /// What it returned.
         status: Status,
     },
     /// The node was halted.
     Halted {
         /// The node.
-        node: NodeId,
+        node: NodeIndex,
     },
 }
 
@@ -410,7 +410,9 @@ impl Engine<'_> {
 
     /// Runs the halt behaviour of one node: its hook, or a cancel request.
     fn halt_one(&mut self, node: u32) {
-        self.note_trace(TraceEvent::Halted { node: NodeId(node) });
+        self.note_trace(TraceEvent::Halted {
+            node: NodeIndex(node),
+        });
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         match &n.kind {
@@ -495,7 +497,7 @@ impl Engine<'_> {
     /// abandons (a running child, a count in progress, a loop's iteration, a
     /// deferred action in flight). Persistent state stays: `:choose-each`'s
     /// pool, and the memory of user node types that declare theirs
-    /// persistent ([`crate::NodeType::persistent_memory`]).
+    /// persistent ([`crate::extend::NodeType::persistent_memory`]).
     fn clear_memory(&mut self, start: u32, end: u32) {
         let key = Value::Keyword(kw::MEMORY);
         let tree = self.tree;
@@ -548,7 +550,7 @@ impl Engine<'_> {
             if holds {
                 self.halt_subtree(node);
                 self.note_trace(TraceEvent::Ticked {
-                    node: NodeId(node),
+                    node: NodeIndex(node),
                     status,
                 });
                 return Some(status);

@@ -1,9 +1,16 @@
-//! Ticking: `run_tick(db, &tree)` returns the new db and a status.
+//! Ticking: `run_tick(db, &tree)` returns the new db and a [`Status`].
 //!
-//! The db is moved in and moved out; all per-agent state lives in it: node
-//! memory under `:aido/memory`, the random generator's position under
-//! `:aido/rng-pos`, working memory under `:aido/locals` (during the tick
-//! only) and the last tick's error under `:aido/error`. A tick does no I/O.
+//! The db is moved in and moved out; all per-agent state lives in it, under
+//! `:aido/` keys, and only while it differs from the default: node memory
+//! (`:aido/memory`), the nodes that ended the last tick Running
+//! (`:aido/running`), request ids handed out (`:aido/requests`), the random
+//! generator's seed and position (`:aido/seed`, `:aido/rng-pos`), the tree's
+//! fingerprint (`:aido/tree`) and the last tick's error (`:aido/error`).
+//! Completions come in under `:aido/results` and are gone when the tick
+//! ends; working memory (`:aido/locals`) is visible during one tick only.
+//! The `Engine` that walks the tree is defined here, the node behaviours in
+//! `crate::nodes`; `eval.rs` resolves options, `ctx.rs` is what user code
+//! sees, `halt.rs` keeps the running set. A tick does no I/O.
 
 mod ctx;
 mod eval;
@@ -44,13 +51,10 @@ pub enum Status {
     /// skipped child and none that failed or runs is skipped itself; a
     /// selector or parallel only when all its children were.
     Skipped,
-    /// Not a result: the state of a node that is not running. A user node
-    /// type that returns it breaks the protocol, and the tick ends in Error.
-    Idle,
 }
 
 impl Status {
-    /// `"success"`, `"failure"`, `"running"`, `"error"`, `"skipped"` or `"idle"`.
+    /// `"success"`, `"failure"`, `"running"`, `"error"` or `"skipped"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Success => "success",
@@ -58,7 +62,6 @@ impl Status {
             Status::Running => "running",
             Status::Error => "error",
             Status::Skipped => "skipped",
-            Status::Idle => "idle",
         }
     }
 
@@ -92,7 +95,7 @@ pub enum TickErrorKind {
     /// The work budget ([`TickOptions::work_budget`]: elements copied, built
     /// or compared) was spent.
     WorkBudget,
-    /// A value written to the db would nest deeper than [`crate::MAX_DEPTH`].
+    /// A value written to the db would nest deeper than [`crate::read::MAX_DEPTH`].
     TooDeep,
     /// The seeded random stream reached the end of `:aido/rng-pos`.
     RandomExhausted,
@@ -114,6 +117,7 @@ impl TickErrorKind {
 
 /// What went wrong in a tick that ended in [`Status::Error`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct TickError {
     /// Which limit ended the tick, if one did.
     pub kind: TickErrorKind,
@@ -224,7 +228,7 @@ impl Tick {
 
     /// What became of the db's state if it was last ticked with another
     /// tree (its `:aido/tree` fingerprint differs): it was carried over to
-    /// this tree by node id first (see [`crate::migrate`]).
+    /// this tree by node id first (see [`crate::migrate::migrate`]).
     pub fn migration(&self) -> Option<&Migration> {
         self.extras.as_ref().and_then(|e| e.migration.as_deref())
     }
@@ -236,7 +240,7 @@ impl Tick {
     }
 
     /// The tick taken apart: its db, and the rest as an [`AgentTick`].
-    pub(crate) fn split(self) -> (Value, AgentTick) {
+    pub fn split(self) -> (Value, AgentTick) {
         let rest = AgentTick {
             status: self.status,
             error: self.error,
@@ -248,7 +252,7 @@ impl Tick {
 }
 
 /// What one agent's tick produced besides its db: a [`Tick`] without the
-/// db, as [`crate::tick_all`] hands it back (the dbs stay in place).
+/// db, as [`crate::batch::tick_all`] hands it back (the dbs stay in place).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AgentTick {
@@ -298,6 +302,11 @@ impl AgentTick {
     /// (see [`Tick::migration`]).
     pub fn migration(&self) -> Option<&Migration> {
         self.extras.as_ref().and_then(|e| e.migration.as_deref())
+    }
+
+    /// What each node returned, and each halt, if the tick was traced (see [`Tick::trace`]).
+    pub fn trace(&self) -> &[TraceEvent] {
+        self.extras.as_ref().map_or(&[], |e| &e.trace)
     }
 }
 
@@ -381,11 +390,24 @@ fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
 /// Halts every node of `tree` that the db says is running, as resetting or
 /// destroying a tree does: halt hooks run, cancel requests for deferred
 /// actions are emitted, and the run state of the halted subtrees is cleared
-/// (persistent state stays; see [`crate::NodeType::persistent_memory`]).
+/// (persistent state stays; see [`crate::extend::NodeType::persistent_memory`]).
 /// Completions under `:aido/results` are left as they are. The
 /// returned tick's status is Success (Error if a halt hook failed); its trace
 /// lists the halts.
-pub fn interrupt(db: Value, tree: &Tree) -> Tick {
+///
+/// ```
+/// use aido::{Registry, Status, Value, compile_str, run_tick};
+///
+/// let tree = compile_str("t.edn", "[:wait {:id :nap :ticks 5}]", &Registry::new()).unwrap();
+/// let running = run_tick(Value::map(), &tree);
+/// assert_eq!(running.status, Status::Running);
+/// let halted = aido::tick::halt_running(running.db, &tree);
+/// assert_eq!(halted.trace().len(), 1);
+/// // Its run state (the running set, the `:wait`'s count) is cleared.
+/// assert_eq!(halted.db.get(&Value::keyword("aido/running")), None);
+/// assert_eq!(halted.db.get(&Value::keyword("aido/memory")), None);
+/// ```
+pub fn halt_running(db: Value, tree: &Tree) -> Tick {
     let options = TickOptions {
         trace: true,
         ..TickOptions::default()
@@ -761,7 +783,7 @@ impl<'t> Engine<'t> {
                 kind: self.rng.limit_hit.take().unwrap_or(TickErrorKind::Other),
                 node: n.id.clone(),
                 node_type: n.type_name,
-                path: tree.path(crate::tree::NodeId(node)),
+                path: tree.path(crate::tree::NodeIndex(node)),
                 span: n.span,
                 location: match (n.span, tree.source()) {
                     (Some(span), Some(src)) => Some(src.line_col(span.start)),

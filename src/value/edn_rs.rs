@@ -11,6 +11,7 @@ use super::{Keyword, Map, Set, Symbol, Value};
 
 /// An `Edn` value with no exact counterpart in [`Value`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EdnRsError(pub String);
 
 impl fmt::Display for EdnRsError {

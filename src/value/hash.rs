@@ -10,7 +10,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
-/// Multiply-rotate hasher used by [`Map`](crate::Map) and [`Set`](crate::Set).
+/// Multiply-rotate hasher used by [`Map`](crate::value::Map) and [`Set`](crate::value::Set).
 #[derive(Default, Clone, Copy)]
 pub struct FastHasher {
     hash: u64,

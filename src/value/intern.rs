@@ -1,10 +1,14 @@
 //! Interned keywords and symbols.
 //!
 //! Keywords are compared and hashed on nearly every node visit, so a keyword is a
-//! `u32` index into a process-wide table of leaked strings. Equality and hashing
-//! never touch the text; only printing and `name()`/`namespace()` look it up.
-//! The table only grows: it holds each distinct keyword or symbol name once,
-//! as Clojure's keyword table does.
+//! `u32` index into a process-wide table of names. Equality and hashing never
+//! touch the text; only printing and `name()`/`namespace()` look it up. The
+//! reserved `:aido/*` keywords and the option keys the interpreter reads are
+//! interned first, at fixed indices, so the interpreter names them as
+//! constants (`kw`). The table only grows (a keyword stays valid for the
+//! whole process) and its map is SipHash with random keys, so names chosen to
+//! collide cannot make interning slow; reads of text and JSON are bounded by
+//! [`max_interned_names`], so names from outside cannot grow it without end.
 
 use std::collections::HashMap;
 use std::hash::RandomState;
@@ -135,6 +139,11 @@ const RESERVED: &[&str] = &[
     "request",
     "aido/requests",
     "skipped",
+    // The keys and values of a deferred action's completion.
+    "status",
+    "result",
+    "success",
+    "failure",
 ];
 
 /// The reserved keywords as constants.
@@ -185,6 +194,14 @@ pub(crate) mod kw {
     pub(crate) const REQUESTS: Keyword = Keyword(39);
     /// `:skipped`, in a memory sequence's node memory.
     pub(crate) const SKIPPED: Keyword = Keyword(40);
+    /// `:status`, in a deferred action's completion.
+    pub(crate) const STATUS: Keyword = Keyword(41);
+    /// `:result`, in a deferred action's completion.
+    pub(crate) const RESULT: Keyword = Keyword(42);
+    /// `:success`, a status as a keyword.
+    pub(crate) const SUCCESS: Keyword = Keyword(43);
+    /// `:failure`, a status as a keyword.
+    pub(crate) const FAILURE: Keyword = Keyword(44);
 
     /// The interned keyword of a built-in option key, without taking the
     /// interner's lock; other names are interned as usual.
@@ -244,6 +261,13 @@ macro_rules! interned {
             /// Interns `text` (`"name"` or `"ns/name"`, without any leading colon).
             pub fn new(text: &str) -> Self {
                 Self(intern(text))
+            }
+
+            /// The interned `text` if some value already interned it; interns nothing.
+            #[allow(dead_code)]
+            pub(crate) fn existing(text: &str) -> Option<Self> {
+                let table = interner().read().unwrap_or_else(|e| e.into_inner());
+                table.ids.get(text).map(|&id| Self(id))
             }
 
             /// The full text, `ns/name` or `name`.
@@ -311,6 +335,13 @@ mod tests {
         assert_eq!(kw::SUCCESS_IF.as_str(), "aido/success-if");
         assert_eq!(kw::FAILURE_IF.as_str(), "aido/failure-if");
         assert_eq!(Keyword::new("aido/failure-if"), kw::FAILURE_IF);
+        assert_eq!(kw::SKIPPED.as_str(), "skipped");
+        assert_eq!(kw::STATUS.as_str(), "status");
+        assert_eq!(kw::RESULT.as_str(), "result");
+        assert_eq!(kw::SUCCESS.as_str(), "success");
+        assert_eq!(kw::FAILURE.as_str(), "failure");
+        assert_eq!(Keyword::existing("failure"), Some(kw::FAILURE));
+        assert_eq!(Keyword::existing("never-interned-anywhere-else"), None);
     }
 
     #[test]

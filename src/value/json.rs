@@ -42,10 +42,10 @@ impl Serialize for Value {
         // A value built in Rust may nest without limit: refuse it rather
         // than overflow the stack.
         let depth = SERIALIZING.with(std::cell::Cell::get);
-        if depth > crate::MAX_DEPTH {
+        if depth > crate::read::MAX_DEPTH {
             return Err(serde::ser::Error::custom(format!(
                 "values nest more than {} deep",
-                crate::MAX_DEPTH
+                crate::read::MAX_DEPTH
             )));
         }
         SERIALIZING.with(|d| d.set(depth + 1));
@@ -233,7 +233,7 @@ pub enum JsonMapping {
 pub enum JsonErrorKind {
     /// A float that JSON cannot hold (NaN or an infinity), in the plain mapping.
     NotFinite,
-    /// Nested more deeply than [`crate::MAX_DEPTH`].
+    /// Nested more deeply than [`crate::read::MAX_DEPTH`].
     TooDeep,
     /// An integer literal beyond 64 signed bits.
     BigInteger(String),
@@ -242,13 +242,14 @@ pub enum JsonErrorKind {
     /// The text is not JSON, or a tagged form is malformed; the message says why.
     Syntax(String),
     /// The text has a keyword name the process does not know while it
-    /// already holds [`crate::max_interned_names`] of them.
+    /// already holds [`crate::value::max_interned_names`] of them.
     TooManyNames,
 }
 
 /// A JSON conversion error, with where it happened: the value's path for
 /// values, the line and column for text.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct JsonError {
     /// What went wrong.
     pub kind: JsonErrorKind,
@@ -264,7 +265,9 @@ impl fmt::Display for JsonError {
             JsonErrorKind::NotFinite => {
                 f.write_str("NaN and infinities have no plain JSON form")?
             }
-            JsonErrorKind::TooDeep => write!(f, "values nest more than {} deep", crate::MAX_DEPTH)?,
+            JsonErrorKind::TooDeep => {
+                write!(f, "values nest more than {} deep", crate::read::MAX_DEPTH)?
+            }
             JsonErrorKind::BigInteger(text) => {
                 write!(f, "integer {text} does not fit in 64 signed bits")?
             }
@@ -275,7 +278,7 @@ impl fmt::Display for JsonError {
             JsonErrorKind::TooManyNames => write!(
                 f,
                 "too many distinct keywords: the process holds more than {}",
-                crate::max_interned_names()
+                crate::value::max_interned_names()
             )?,
         }
         if let Some(path) = &self.path {
@@ -569,10 +572,10 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl Value {
     /// Converts to JSON in `mapping`, refusing what JSON cannot hold: in the
     /// plain mapping NaN and infinities (which would become `null`); in both,
-    /// values nested more than [`crate::MAX_DEPTH`] deep.
+    /// values nested more than [`crate::read::MAX_DEPTH`] deep.
     ///
     /// ```
-    /// use aido::{JsonMapping, Value, read_value};
+    /// use aido::{Value, read_value, value::JsonMapping};
     /// let db = read_value(r#"{:greeting ":hello", :mood :calm}"#).unwrap();
     /// let json = db.to_json_with(JsonMapping::Tagged).unwrap();
     /// assert_eq!(json.to_string(), r##"{"greeting":":hello","mood":{"#kw":"calm"}}"##);
@@ -580,7 +583,7 @@ impl Value {
     /// assert_eq!(back, db);
     /// ```
     pub fn to_json_with(&self, mapping: JsonMapping) -> Result<serde_json::Value, JsonError> {
-        if self.depth_beyond(crate::MAX_DEPTH).is_some() {
+        if self.depth_beyond(crate::read::MAX_DEPTH).is_some() {
             return Err(JsonError {
                 kind: JsonErrorKind::TooDeep,
                 path: None,

@@ -3,7 +3,10 @@
 //! own `game` binary (the aido tool with these nodes) and its tests share;
 //! `game-nodes.edn` is its model, for designers who use the plain `aido`.
 
-use aido::{Arity, NodeType, OptionType, Registry, Status, Value};
+use aido::{
+    Registry, Status, Value,
+    extend::{Arity, NodeType, OptionType},
+};
 
 /// The built-in node types and functions plus the game's own.
 pub fn registry() -> Registry {

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use aido::{Scenario, Status, Value, compile_file, read_value};
+use aido::{Status, Value, compile_file, read_value, scenario::Scenario};
 use aido_game_example::registry;
 
 fn tree_path() -> String {
