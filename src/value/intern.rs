@@ -226,12 +226,20 @@ fn intern(text: &str) -> u32 {
     if let Some(&id) = table.ids.get(text) {
         return id;
     }
-    if table.names.len() >= max_interned_names() && BOUNDED.with(Cell::get) {
+    // Past the configured bound a read is refused; past the last index an
+    // id can hold, every interning is (a read fails with an error; a name
+    // made in Rust gets the refused id, which names nothing), so two new
+    // names can never share an index.
+    let bounded = BOUNDED.with(Cell::get);
+    let Ok(id) = u32::try_from(table.names.len()) else {
+        REFUSED.with(|r| r.set(true));
+        return REFUSED_ID;
+    };
+    if id == REFUSED_ID || (bounded && table.names.len() >= max_interned_names()) {
         REFUSED.with(|r| r.set(true));
         return REFUSED_ID;
     }
     let leaked: &'static str = Box::leak(text.to_owned().into_boxed_str());
-    let id = u32::try_from(table.names.len()).unwrap_or(u32::MAX);
     table.names.push(leaked);
     table.ids.insert(leaked, id);
     N_NAMES.store(table.names.len(), Relaxed);
