@@ -4,7 +4,7 @@
 //! `aido check`.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,7 +57,7 @@ impl Drop for Scratch {
 
 #[test]
 fn the_trimming_examples() {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
         for name in ["pick", "queue"] {
             let f = |ext: &str| format!("examples/trim/{name}{ext}");
             let run = aido(&[

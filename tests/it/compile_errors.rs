@@ -253,8 +253,8 @@ fn trees_without_text_report_paths_instead_of_spans() {
 
 #[test]
 fn rendered_diagnostics() {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
-        insta::glob!("data/err/*.edn", |path| {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
+        insta::glob!("../data/err", "*.edn", |path| {
             let text = std::fs::read_to_string(path).unwrap();
             let name = format!("tests/data/err/{}", path.file_name().unwrap().to_string_lossy());
             let diags = compile_str(&name, &text, &Registry::new()).expect_err("the file has mistakes");

@@ -64,7 +64,7 @@ fn compiled(path: &Path) -> Tree {
 fn the_examples_shown_as_outlines_and_graphs() {
     let trees = example_trees();
     assert!(trees.len() >= 9, "{trees:?}");
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
         for path in &trees {
             let file = path.to_string_lossy().into_owned();
             let name = file.trim_start_matches("examples/").replace(['/', '.'], "_");

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use aido::{Map, Value, read_value};
 
-mod common;
+use crate::common;
 
 use common::Run;
 

@@ -6,7 +6,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use aido::{Registry, Status, Tick, TickOptions, Tree, Value, compile_str, read_value};
 

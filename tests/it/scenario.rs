@@ -3,7 +3,7 @@
 //! its golden file), stubs by node type and by id, node models, coverage.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -107,7 +107,7 @@ fn a_scenario_built_in_code_gives_its_timeline_for_a_snapshot() {
         });
     let run = scenario.run();
     assert_eq!(run.check(&scenario.expect), []);
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
         insta::assert_snapshot!(run.timeline);
     });
 }
@@ -377,7 +377,7 @@ fn a_registry_writes_its_model_and_reads_it_back() {
     let mut registry = Registry::new();
     registry.declare_model_text("game.edn", MODEL).unwrap();
     let model = registry.model();
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
         insta::assert_snapshot!(aido::model::model_text(&model));
     });
     let mut again = Registry::new();
@@ -457,7 +457,7 @@ fn coverage_names_nodes_never_ticked_and_statuses_never_seen() {
             .run();
         coverage.add("c.edn", &run.record);
     }
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
         insta::assert_snapshot!(coverage.report());
     });
 }

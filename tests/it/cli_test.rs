@@ -3,7 +3,7 @@
 //! snapshotted), `--accept`, coverage, node models.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,7 +37,7 @@ fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
 
 macro_rules! snapshot {
     ($value:expr) => {
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
             insta::assert_snapshot!($value);
         });
     };

@@ -7,8 +7,8 @@ use std::process::Command;
 
 #[test]
 fn long_running_scenarios() {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
-        insta::glob!("../examples/long", "*.inputs.edn", |inputs| {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
+        insta::glob!("../../examples/long", "*.inputs.edn", |inputs| {
             let tree = inputs.with_file_name(
                 inputs.file_name().unwrap().to_string_lossy().replace(".inputs.edn", ".edn"),
             );

@@ -129,8 +129,8 @@ fn run_scenario(tree: &Path) -> String {
 
 #[test]
 fn seed_scenarios() {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
-        insta::glob!("data/seed", "*.edn", |path| {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
+        insta::glob!("../data/seed", "*.edn", |path| {
             let file = path.file_name().unwrap().to_string_lossy();
             if file.ends_with(".expect.edn") || file.ends_with(".inputs.edn") {
                 return;

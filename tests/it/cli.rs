@@ -6,7 +6,7 @@
 // (and in `common`) are test code too, where failing loudly is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::Run;
 
@@ -637,7 +637,7 @@ fn the_shipped_examples_compile() {
 
 macro_rules! snapshot {
     ($name:expr, $value:expr) => {
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
             insta::assert_snapshot!($name, $value);
         })
     };

@@ -62,7 +62,7 @@ impl Drop for Scratch {
 
 #[test]
 fn the_examples_as_text_timelines() {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
         let npc = ok(&[
             "run", "examples/npc.edn", "--db", "examples/npc-db.edn", "--ticks", "12",
             "--format", "pretty", "--trace",

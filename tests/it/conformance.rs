@@ -3,7 +3,7 @@
 //! must match what the Clojure original produced (status, and the db without aido-namespaced keys).
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use aido::{Registry, compile, run_tick};
 

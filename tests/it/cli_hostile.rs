@@ -4,7 +4,7 @@
 //! and inert, and precise messages.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

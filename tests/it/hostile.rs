@@ -3,7 +3,7 @@
 //! data (`tests/data/hostile/ticks.edn`); the rest need Rust to build them.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

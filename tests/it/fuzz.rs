@@ -5,11 +5,11 @@
 //!
 //! Each target runs a bounded number of cases so that CI stays fast;
 //! `AIDO_FUZZ_CASES=N` runs N per target instead (the longer campaign:
-//! `AIDO_FUZZ_CASES=20000 cargo test --release --test fuzz -- --nocapture`),
+//! `AIDO_FUZZ_CASES=20000 cargo test --release --test it fuzz:: -- --nocapture`),
 //! and prints the executions per target and the slowest tick seen.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Mutex;
