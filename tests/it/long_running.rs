@@ -290,45 +290,6 @@ fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
 }
 
 #[test]
-fn wait_runs_n_ticks_then_succeeds_and_starts_over_after_a_halt() {
-    let t = tree("[:selector [:t/cond {:name :stop}] [:wait {:id :w :ticks 2}]]");
-    let mut d = db("{}");
-    let mut statuses = vec![];
-    for _ in 0..4 {
-        let tick = traced(d, &t);
-        statuses.push(tick.status);
-        d = tick.db;
-    }
-    assert_eq!(
-        statuses,
-        [
-            Status::Running,
-            Status::Running,
-            Status::Success,
-            Status::Running
-        ]
-    );
-    // Halted after one Running tick, it starts from the beginning again.
-    set(&mut d, "stop", Value::Bool(true));
-    let tick = traced(d, &t);
-    assert_eq!(tick.status, Status::Success);
-    assert_eq!(get(&tick.db, "aido/memory"), None);
-    let mut d = tick.db;
-    set(&mut d, "stop", Value::Bool(false));
-    let statuses: Vec<Status> = (0..3)
-        .map(|_| {
-            let tick = traced(std::mem::take(&mut d), &t);
-            d = tick.db;
-            tick.status
-        })
-        .collect();
-    assert_eq!(
-        statuses,
-        [Status::Running, Status::Running, Status::Success]
-    );
-}
-
-#[test]
 fn memory_sequences_resume_where_reactive_ones_restart() {
     let src = |memory: &str| {
         format!(

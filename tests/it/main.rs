@@ -31,4 +31,5 @@ mod record;
 mod scenario;
 mod seed;
 mod show;
+mod tick;
 mod trim;
