@@ -27,6 +27,7 @@ mod nodes;
 mod page;
 mod plain;
 mod read;
+mod read_errors;
 mod record;
 mod scenario;
 mod seed;
