@@ -8,7 +8,7 @@
 //! while other parts of the tree run long: no node in a plain subtree can be
 //! in the running set (a db that says otherwise came from elsewhere, and the
 //! tick then keeps to the general path). The results, the db and the step
-//! count are the same as the general path's; tests/plain.rs compares the two
+//! count are the same as the general path's; tests/it/plain.rs compares the two
 //! on generated trees.
 
 use crate::tick::{Engine, Status};

@@ -31,9 +31,14 @@ impl fmt::Display for PathError {
         match self {
             PathError::Empty => f.write_str("empty key path"),
             PathError::NotAssociative { depth, found } => {
+                let article = if found.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
                 write!(
                     f,
-                    "cannot write into a {found} at depth {depth} of the key path"
+                    "cannot write into {article} {found} at depth {depth} of the key path"
                 )
             }
             PathError::BadIndex { depth, key } => {

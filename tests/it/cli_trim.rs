@@ -1,0 +1,306 @@
+//! Changing trees at run time through the binary: the trimming examples
+//! (examples/trim/) through `aido run --trims --trace`, `--reload`, a saved
+//! db carried over by `aido migrate` in another process, and the warning of
+//! `aido check`.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use aido::{Value, read_value};
+use common::Run;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn aido(args: &[&str]) -> Run {
+    Run::of(
+        Command::new(env!("CARGO_BIN_EXE_aido"))
+            .args(args)
+            .current_dir(root()),
+    )
+}
+
+fn lines(run: &Run) -> Vec<Value> {
+    assert_eq!(run.code, 0, "{run:?}");
+    run.stdout.lines().map(|l| read_value(l).unwrap()).collect()
+}
+
+fn key(m: &Value, k: &str) -> Value {
+    m.get(&Value::keyword(k)).cloned().unwrap_or_default()
+}
+
+/// A fresh folder under the system's temp dir, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("aido-trim-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn the_trimming_examples() {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
+        for name in ["pick", "queue"] {
+            let f = |ext: &str| format!("examples/trim/{name}{ext}");
+            let run = aido(&[
+                "run", &f(".edn"), "--db", &f(".db.edn"), "--trims", &f(".trims.edn"),
+                "--ticks", "10", "--trace",
+            ]);
+            let lines = lines(&run);
+            assert_eq!(lines.len(), 10);
+            insta::assert_snapshot!(name, run.stdout);
+        }
+    });
+}
+
+#[test]
+fn breaking_pick_into_a_subtree_keeps_the_memory_of_the_nodes_around_it() {
+    let run = aido(&[
+        "run",
+        "examples/trim/pick.edn",
+        "--db",
+        "examples/trim/pick.db.edn",
+        "--trims",
+        "examples/trim/pick.trims.edn",
+        "--ticks",
+        "7",
+        "--trace",
+    ]);
+    let lines = lines(&run);
+    // Deferred (not before tick 5) until the gap after tick 5, then applied.
+    for line in &lines[..5] {
+        assert_eq!(
+            key(&key(line, "trim").as_seq().unwrap()[0], "outcome"),
+            Value::keyword("deferred")
+        );
+    }
+    let trims = key(&lines[5], "trim");
+    let applied = &trims.as_seq().unwrap()[0];
+    assert_eq!(key(applied, "outcome"), Value::keyword("applied"));
+    assert_eq!(
+        key(&key(applied, "change"), "inserted").to_string(),
+        "[:complex-pick :check-cond-pick :pick-impl]"
+    );
+    // Tick 5 left `move` resuming at `carry`, running: tick 6 goes on there.
+    let trace = key(&lines[5], "trace");
+    assert_eq!(trace.as_seq().unwrap()[0].to_string(), "[:carry :success]");
+    // Tick 7 runs the new subtree.
+    assert!(
+        key(&lines[6], "trace")
+            .to_string()
+            .starts_with("[[:check-cond-pick :success]")
+    );
+}
+
+#[test]
+fn a_reload_switches_trees_and_a_file_that_does_not_compile_is_refused() {
+    let run = aido(&[
+        "run",
+        "examples/trim/patrol.edn",
+        "--ticks",
+        "5",
+        "--reload",
+        "2=tests/data/trim/bad.edn",
+        "--reload=3=examples/trim/patrol-v2.edn",
+    ]);
+    let lines = lines(&run);
+    let refused = key(&lines[1], "reload");
+    assert_eq!(
+        key(&refused, "file"),
+        Value::string("tests/data/trim/bad.edn")
+    );
+    assert!(
+        key(&refused, "rejected")
+            .as_str()
+            .unwrap()
+            .contains("error[E0003]")
+    );
+    assert_eq!(key(&lines[1], "status"), Value::keyword("running"));
+    let reload = key(&lines[2], "reload");
+    assert_eq!(
+        key(&reload, "file"),
+        Value::string("examples/trim/patrol-v2.edn")
+    );
+    assert_eq!(
+        key(&reload, "kept").to_string(),
+        "[[:walk :stroll] :patrol]"
+    );
+    assert_eq!(key(&reload, "dropped").to_string(), "[]");
+    // The walk (three ticks long) ends on tick 4 and the patrol reports,
+    // without greeting: it resumed at the walk. The next round greets.
+    assert_eq!(key(&lines[2], "status"), Value::keyword("running"));
+    assert_eq!(key(&lines[3], "status"), Value::keyword("success"));
+    let db = key(&lines[3], "db");
+    assert_eq!(key(&db, "reports"), Value::Int(1));
+    assert_eq!(key(&db, "rounds"), Value::Int(1));
+    assert_eq!(key(&db, "greeted"), Value::Nil);
+    assert_eq!(key(&key(&lines[4], "db"), "greeted"), Value::Bool(true));
+}
+
+#[test]
+fn a_saved_db_is_migrated_in_another_process() {
+    let dir = Scratch::new("migrate");
+    let (save, out) = (dir.file("save.edn"), dir.file("out.edn"));
+    // A first process walks for one tick and saves.
+    lines(&aido(&["run", "examples/trim/patrol.edn", "--save", &save]));
+    // A second one carries the save over to version 2.
+    let run = aido(&[
+        "migrate",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
+        "--db",
+        &save,
+        "--save",
+        &out,
+    ]);
+    let report = &lines(&run)[0];
+    assert_eq!(key(report, "kept").to_string(), "[[:walk :stroll] :patrol]");
+    assert_eq!(key(report, "halted").to_string(), "[]");
+    let migrated = read_value(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        key(&migrated, "aido/memory").to_string(),
+        "{:stroll {:ticks 1}, :patrol {:index 2}}"
+    );
+    // A third one goes on from there: two more ticks of walking, then the
+    // end of the walk and the report.
+    let run = aido(&[
+        "run",
+        "examples/trim/patrol-v2.edn",
+        "--db",
+        &out,
+        "--ticks",
+        "3",
+    ]);
+    let lines2 = lines(&run);
+    assert_eq!(key(&lines2[1], "status"), Value::keyword("running"));
+    assert_eq!(key(&lines2[2], "status"), Value::keyword("success"));
+    assert_eq!(key(&key(&lines2[2], "db"), "reports"), Value::Int(1));
+    assert_eq!(key(&key(&lines2[2], "db"), "greeted"), Value::Nil);
+    assert!(lines2.iter().all(|l| key(l, "migrated").is_nil()));
+    // A save that was made with another tree is refused.
+    let again = aido(&[
+        "migrate",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
+        "--db",
+        &out,
+    ]);
+    assert_eq!(again.code, 2);
+    assert!(
+        again
+            .stderr
+            .contains("last ticked with examples/trim/patrol-v2.edn already")
+    );
+    // Ticking the old save with the new tree carries it over by id and says so.
+    let direct = aido(&["run", "examples/trim/patrol-v2.edn", "--db", &save]);
+    let line = &lines(&direct)[0];
+    assert_ne!(key(line, "status"), Value::keyword("error"));
+    assert_eq!(key(&key(line, "migrated"), "halted").to_string(), "[:walk]");
+}
+
+#[test]
+fn check_warns_about_stateful_nodes_without_an_id() {
+    let run = aido(&["check", "examples/trim/patrol.edn", "examples/chatbot.edn"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout.lines().count(), 2);
+    let warnings: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .starts_with("warning: examples/chatbot.edn:15:4: `:choose-each` node \"0.1.0.1\"")
+    );
+}
+
+#[test]
+fn bad_trim_files_and_reload_flags_are_clear_errors() {
+    let dir = Scratch::new("bad");
+    let trims = dir.file("trims.edn");
+    for (text, why) in [
+        ("{:task :x}", "trim tasks are a vector of maps, found map"),
+        (
+            "[{:task :x, :target :a, :remove true, :colour :red}]",
+            "unknown key :colour in trim task",
+        ),
+        (
+            "[{:task :x, :target :a}]",
+            "needs exactly one of :replace :reorder :insert :remove :undo",
+        ),
+        (
+            "[{:task :x, :target :a, :insert [:success]}]",
+            "has :insert without :at",
+        ),
+        (
+            "[{:task :x, :target :a, :remove true, :at 1}]",
+            "has :at without :insert",
+        ),
+        (
+            "[{:task :x, :target :a, :undo :y}]",
+            "has :undo and :target",
+        ),
+        (
+            "[{:task :x, :target :a, :reorder [0 :b]}]",
+            ":reorder must be a vector of positions",
+        ),
+        (
+            "[{:task :x, :target :a, :remove true, :not-before -1}]",
+            ":not-before must be a tick number",
+        ),
+    ] {
+        std::fs::write(&trims, text).unwrap();
+        let run = aido(&["run", "examples/trim/patrol.edn", "--trims", &trims]);
+        assert_eq!(run.code, 2, "{text}: {run:?}");
+        assert_eq!(run.stdout, "", "{text}");
+        assert!(run.stderr.contains(why), "{text}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"));
+    }
+    for flag in ["--reload=0=x.edn", "--reload=x.edn", "--reload=2="] {
+        let run = aido(&["run", "examples/trim/patrol.edn", flag]);
+        assert_eq!(run.code, 2, "{flag}: {run:?}");
+        assert!(
+            run.stderr.starts_with("aido: --reload: expected N=FILE"),
+            "{}",
+            run.stderr
+        );
+    }
+    // A reload file that cannot be read is refused like one that does not compile.
+    let run = aido(&[
+        "run",
+        "examples/trim/patrol.edn",
+        "--ticks",
+        "2",
+        "--reload",
+        "2=no/such.edn",
+    ]);
+    let line = &lines(&run)[1];
+    assert!(
+        key(&key(line, "reload"), "rejected")
+            .as_str()
+            .unwrap()
+            .starts_with("no/such.edn: ")
+    );
+    let run = aido(&[
+        "migrate",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("`--db SAVE` is required"));
+}

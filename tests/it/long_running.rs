@@ -1,0 +1,1125 @@
+//! Long-running behaviours: Running across ticks, halting, reactive and
+//! memory composites, Skipped and preconditions, parallel policies,
+//! deferred actions, and the tree lifecycle.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use aido::{
+    Registry, Status, Tick, Tree, Value, compile_str,
+    extend::{Lifecycle, NodeType, OptionType},
+    read_value,
+    runner::{PlayMode, Runner, TreeStatus},
+    tick::{TickOptions, TraceEvent, run_tick_with_options},
+};
+
+/// Test node types:
+/// - `[:t/cond {:name :a}]`: Success if the db's `:a` is true, else Failure;
+/// - `[:t/async {:name :x}]`: Running until the db's `:x` is `:done` (then
+///   Success) or `:fail` (then Failure); its halt hook appends its name to
+///   `:halted`; lifecycle hooks append `[event name]` to `:events`.
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/cond")
+            .required("name", OptionType::Keyword)
+            .tick(|ctx| {
+                let name = ctx.option("name")?.unwrap_or_default();
+                Ok(Status::from_bool(
+                    ctx.db().get(&name) == Some(&Value::Bool(true)),
+                ))
+            }),
+    )
+    .unwrap();
+    r.node_type(
+        NodeType::new("t/async")
+            .required("name", OptionType::Keyword)
+            .tick(|ctx| {
+                let name = ctx.option("name")?.unwrap_or_default();
+                Ok(
+                    match ctx
+                        .db()
+                        .get(&name)
+                        .and_then(Value::as_keyword)
+                        .map(|k| k.as_str())
+                    {
+                        Some("done") => Status::Success,
+                        Some("fail") => Status::Failure,
+                        _ => Status::Running,
+                    },
+                )
+            })
+            .on_halt(|ctx| {
+                let name = ctx.option("name").ok().flatten().unwrap_or_default();
+                push(ctx.db_mut(), "halted", name);
+            })
+            .on_lifecycle(|ctx, event| {
+                let name = ctx.option("name").ok().flatten().unwrap_or_default();
+                let event = Value::keyword(&format!("{event:?}").to_lowercase());
+                push(ctx.db_mut(), "events", Value::Vector(vec![event, name]));
+            }),
+    )
+    .unwrap();
+    r.node_type(
+        NodeType::new("t/switch")
+            .children(aido::extend::Arity::AtLeast(1))
+            .tick(|ctx| {
+                let which = ctx
+                    .db()
+                    .get(&Value::keyword("which"))
+                    .and_then(Value::as_int)
+                    .unwrap_or(0);
+                Ok(ctx.tick_child(which as usize))
+            }),
+    )
+    .unwrap();
+    r
+}
+
+fn push(db: &mut aido::value::Map, key: &str, value: Value) {
+    let slot = db
+        .entry(Value::keyword(key))
+        .or_insert(Value::Vector(vec![]));
+    if let Value::Vector(v) = slot {
+        v.push(value);
+    }
+}
+
+fn tree(src: &str) -> Tree {
+    compile_str("t.edn", src, &registry()).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+fn traced(db: Value, tree: &Tree) -> Tick {
+    run_tick_with_options(
+        db,
+        tree,
+        &TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        },
+    )
+}
+
+/// The trace as text: `id:status` for a tick, `halt id` for a halt.
+fn trace_text(tree: &Tree, tick: &Tick) -> Vec<String> {
+    trace_events(tree, tick.trace())
+}
+
+fn trace_events(tree: &Tree, trace: &[TraceEvent]) -> Vec<String> {
+    trace
+        .iter()
+        .map(|e| match *e {
+            TraceEvent::Ticked { node, status } => format!("{}:{status}", id(tree, node)),
+            TraceEvent::Halted { node } => format!("halt {}", id(tree, node)),
+            _ => "?".to_owned(),
+        })
+        .collect()
+}
+
+fn id(tree: &Tree, node: aido::tree::NodeIndex) -> String {
+    match tree.node_id(node).unwrap() {
+        Value::Keyword(k) => k.as_str().to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn db(text: &str) -> Value {
+    read_value(text).unwrap()
+}
+
+fn set(db: &mut Value, key: &str, value: Value) {
+    db.assoc_in(&[Value::keyword(key)], value).unwrap();
+}
+
+fn get(db: &Value, key: &str) -> Option<Value> {
+    db.get(&Value::keyword(key)).cloned()
+}
+
+const SEQ3: &str =
+    "[:sequence {:id :seq} [:t/cond {:id :cond-a :name :a}] [:t/cond {:id :cond-b :name :b}] X]";
+
+#[test]
+fn seed_scenario_5_1_all_children_succeed() {
+    let t = tree(&SEQ3.replace('X', "[:success {:id :sync-act}]"));
+    let tick = traced(db("{:a true :b true}"), &t);
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "cond-a:success",
+            "cond-b:success",
+            "sync-act:success",
+            "seq:success"
+        ]
+    );
+}
+
+#[test]
+fn seed_scenario_5_2_an_asynchronous_action_runs() {
+    let t = tree(&SEQ3.replace('X', "[:t/async {:id :async-act :name :act}]"));
+    let tick = traced(db("{:a true :b true}"), &t);
+    assert_eq!(tick.status, Status::Running);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "cond-a:success",
+            "cond-b:success",
+            "async-act:running",
+            "seq:running"
+        ]
+    );
+    // The running set is stored in tree order.
+    assert_eq!(get(&tick.db, "aido/running"), Some(db("[:seq :async-act]")));
+}
+
+#[test]
+fn seed_scenario_5_3_a_failing_condition_halts_the_running_action() {
+    let t = tree(&SEQ3.replace('X', "[:t/async {:id :async-act :name :act}]"));
+    let first = traced(db("{:a true :b true}"), &t);
+    assert_eq!(first.status, Status::Running);
+    let mut next = first.db;
+    set(&mut next, "a", Value::Bool(false));
+    let tick = traced(next, &t);
+    assert_eq!(tick.status, Status::Failure);
+    // CondB is idle and is not halted; the running AsyncAct is, before the sequence reports.
+    assert_eq!(
+        trace_text(&t, &tick),
+        ["cond-a:failure", "halt async-act", "seq:failure"]
+    );
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:act]")));
+    assert_eq!(get(&tick.db, "aido/running"), None);
+}
+
+#[test]
+fn seed_scenario_5_4_the_running_child_changes() {
+    let t = tree(
+        "[:sequence {:id :seq} [:t/cond {:id :cond-a :name :a}]
+           [:t/async {:id :async-1 :name :one}] [:t/async {:id :async-2 :name :two}]]",
+    );
+    let n = traced(db("{:a true}"), &t);
+    assert_eq!(n.status, Status::Running);
+    assert_eq!(
+        trace_text(&t, &n),
+        ["cond-a:success", "async-1:running", "seq:running"]
+    );
+    let mut next = n.db;
+    set(&mut next, "one", Value::keyword("done"));
+    let n1 = traced(next, &t);
+    assert_eq!(n1.status, Status::Running);
+    assert_eq!(
+        trace_text(&t, &n1),
+        [
+            "cond-a:success",
+            "async-1:success",
+            "async-2:running",
+            "seq:running"
+        ]
+    );
+    assert_eq!(get(&n1.db, "halted"), None);
+    assert_eq!(get(&n1.db, "aido/running"), Some(db("[:seq :async-2]")));
+}
+
+#[test]
+fn a_higher_priority_branch_taking_over_halts_the_running_one() {
+    let t = tree(
+        "[:selector {:id :root}
+           [:sequence {:id :flee} [:t/cond {:id :enemy? :name :enemy}] [:t/async {:id :run-away :name :run}]]
+           [:t/async {:id :walk :name :walk}]]",
+    );
+    let walking = traced(db("{}"), &t);
+    assert_eq!(
+        trace_text(&t, &walking),
+        [
+            "enemy?:failure",
+            "flee:failure",
+            "walk:running",
+            "root:running"
+        ]
+    );
+    let mut next = walking.db;
+    set(&mut next, "enemy", Value::Bool(true));
+    let fleeing = traced(next, &t);
+    assert_eq!(fleeing.status, Status::Running);
+    assert_eq!(
+        trace_text(&t, &fleeing),
+        [
+            "enemy?:success",
+            "run-away:running",
+            "flee:running",
+            "halt walk",
+            "root:running"
+        ]
+    );
+    assert_eq!(get(&fleeing.db, "halted"), Some(db("[:walk]")));
+}
+
+#[test]
+fn a_node_not_reached_is_halted_at_the_end_of_the_tick_with_its_subtree() {
+    // :t/switch ticks the child that `:which` names; switching it moves to
+    // the other child: nothing reactive halts the first, the end-of-tick
+    // sweep does, deepest first, and clears the subtree's run state (the
+    // choose-each's pool is persistent state and stays).
+    let t = tree(
+        "[:t/switch {:id :pick}
+           [:sequence {:id :left} [:choose-each {:id :ce} [:t/async {:id :deep :name :deep}]]]
+           [:t/async {:id :right :name :right}]]",
+    );
+    let mut d = db("{:which 0 :aido/seed 1}");
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running);
+    assert!(
+        get(&tick.db, "aido/memory").is_some(),
+        "the choose-each pool is in memory"
+    );
+    d = tick.db;
+    set(&mut d, "which", Value::Int(1));
+    let tick = traced(d, &t);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "right:running",
+            "pick:running",
+            "halt deep",
+            "halt ce",
+            "halt left"
+        ]
+    );
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:deep]")));
+    assert_eq!(
+        get(&tick.db, "aido/memory"),
+        Some(db("{:ce {:pool []}}")),
+        "the halted subtree's run state is cleared, the pool kept"
+    );
+    assert_eq!(get(&tick.db, "aido/running"), Some(db("[:pick :right]")));
+}
+
+#[test]
+fn memory_sequences_resume_where_reactive_ones_restart() {
+    let src = |memory: &str| {
+        format!(
+            "[:sequence {{:id :seq {memory}}} [:inc! {{:id :count :key :n}}]
+               [:t/async {{:id :one :name :one}}] [:t/async {{:id :two :name :two}}]]"
+        )
+    };
+    for (memory, counts) in [("", [1, 2, 3]), (":memory true", [1, 1, 1])] {
+        // Reactive: :inc! is ticked every tick; with memory only at the start.
+        // In both, :one, once finished, is not started over while :two runs.
+        let t = tree(&src(memory));
+        let mut d = db("{}");
+        let mut seen = vec![];
+        for i in 0..3 {
+            if i == 1 {
+                set(&mut d, "one", Value::keyword("done"));
+            }
+            let tick = traced(d, &t);
+            assert_eq!(tick.status, Status::Running);
+            seen.push(get(&tick.db, "n").and_then(|v| v.as_int()).unwrap());
+            d = tick.db;
+        }
+        assert_eq!(seen, counts, "memory: {memory:?}");
+        if memory.is_empty() {
+            assert_eq!(
+                d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]),
+                Some(&db("{:done [nil :success nil]}"))
+            );
+        } else {
+            assert_eq!(
+                d.get_in(&[Value::keyword("aido/memory"), Value::keyword("seq")]),
+                Some(&db("{:index 2}"))
+            );
+        }
+    }
+    // A failure resets the memory sequence's index.
+    let t = tree(&src(":memory true"));
+    let mut d = db("{:one :done}");
+    d = traced(d, &t).db;
+    set(&mut d, "two", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Failure);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+    assert_eq!(get(&tick.db, "n"), Some(Value::Int(1)));
+}
+
+#[test]
+fn memory_selectors_resume_and_a_success_resets() {
+    let t = tree(
+        "[:selector {:id :sel :memory true} [:t/cond {:name :a}] [:t/async {:id :job :name :job}] [:success]]",
+    );
+    let first = traced(db("{}"), &t);
+    assert_eq!(first.status, Status::Running);
+    // The condition now holds, but a memory selector does not look back.
+    let mut d = first.db;
+    set(&mut d, "a", Value::Bool(true));
+    set(&mut d, "job", Value::keyword("done"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(trace_text(&t, &tick), ["job:success", "sel:success"]);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+}
+
+#[test]
+fn a_precondition_that_fires_halts_a_running_node() {
+    let t = tree("[:t/async {:id :job :name :job :aido/skip-if [:aido/db :cancelled]}]");
+    let first = traced(db("{}"), &t);
+    assert_eq!(first.status, Status::Running);
+    let mut d = first.db;
+    set(&mut d, "cancelled", Value::Bool(true));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Skipped);
+    assert_eq!(trace_text(&t, &tick), ["halt job", "job:skipped"]);
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:job]")));
+}
+
+#[test]
+fn parallel_sequence_policy_keeps_finished_children_and_halts_the_rest_on_failure() {
+    let t = tree(
+        "[:parallel {:id :par :policy :sequence}
+           [:t/async {:id :a :name :a}] [:t/async {:id :b :name :b}] [:t/async {:id :c :name :c}]]",
+    );
+    let mut d = db("{}");
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running);
+    d = tick.db;
+    // :a succeeds; it keeps its status and is not ticked again.
+    set(&mut d, "a", Value::keyword("done"));
+    let tick = traced(d, &t);
+    assert_eq!(
+        trace_text(&t, &tick),
+        ["a:success", "b:running", "c:running", "par:running"]
+    );
+    d = tick.db;
+    assert_eq!(
+        d.get_in(&[Value::keyword("aido/memory"), Value::keyword("par")]),
+        Some(&db("{:done [:success nil nil]}"))
+    );
+    set(&mut d, "a", Value::keyword("fail")); // would fail now, but :a is finished
+    set(&mut d, "b", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Failure);
+    // Every child not finished is ticked; the decided parallel then halts
+    // the child still running before it reports.
+    assert_eq!(
+        trace_text(&t, &tick),
+        ["b:failure", "c:running", "halt c", "par:failure"]
+    );
+    assert_eq!(get(&tick.db, "halted"), Some(db("[:c]")));
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+    // The next tick starts a fresh round: :a is ticked again.
+    let tick = traced(tick.db, &t);
+    assert_eq!(trace_text(&t, &tick)[0], "a:failure");
+}
+
+#[test]
+fn parallel_selector_policy_succeeds_at_the_first_success() {
+    let t = tree(
+        "[:parallel {:id :par :policy :selector} [:t/async {:id :a :name :a}] [:t/async {:id :b :name :b}]]",
+    );
+    let mut d = traced(db("{}"), &t).db;
+    set(&mut d, "a", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running, "one failure is not enough");
+    let mut d = tick.db;
+    set(&mut d, "b", Value::keyword("fail"));
+    assert_eq!(traced(d.clone(), &t).status, Status::Failure);
+    set(&mut d, "b", Value::keyword("done"));
+    assert_eq!(traced(d, &t).status, Status::Success);
+}
+
+#[test]
+fn parallel_thresholds() {
+    let t = tree(
+        "[:parallel {:id :par :success-threshold 2 :failure-threshold 2}
+           [:t/async {:id :a :name :a}] [:t/async {:id :b :name :b}] [:t/async {:id :c :name :c}]]",
+    );
+    let d = db("{:a :done :b :fail}");
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Running);
+    let mut d = tick.db;
+    set(&mut d, "c", Value::keyword("done"));
+    assert_eq!(traced(d, &t).status, Status::Success);
+    let mut d = traced(db("{}"), &t).db;
+    set(&mut d, "a", Value::keyword("fail"));
+    set(&mut d, "b", Value::keyword("fail"));
+    let tick = traced(d, &t);
+    assert_eq!(tick.status, Status::Failure);
+    // The failure threshold is reached at :b; :c is still ticked, then halted.
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "a:failure",
+            "b:failure",
+            "c:running",
+            "halt c",
+            "par:failure"
+        ]
+    );
+}
+
+#[test]
+fn aidos_parallel_is_unchanged() {
+    let t =
+        tree("[:parallel {:mode :success :how-many 1} [:t/async {:id :a :name :a}] [:failure]]");
+    let tick = traced(db("{}"), &t);
+    // Running counts as succeeded; the parallel reports and keeps no memory.
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+}
+
+#[test]
+fn a_launch_request_lists_the_options_in_source_order() {
+    let t = tree("[:defer {:action :x/go :a 1 :into :r :b 2 :c 3 :d 4}]");
+    let tick = traced(db("{}"), &t);
+    let options = Value::Map(Box::new(tick.launches()[0].options.clone()));
+    assert_eq!(options.to_string(), "{:a 1, :b 2, :c 3, :d 4}");
+}
+
+#[test]
+fn deferred_actions_launch_complete_and_cancel() {
+    let t = tree(
+        "[:selector
+           [:t/cond {:name :interrupted}]
+           [:defer {:id :ask :action :llm/ask :prompt [:aido/db :input] :into :answer}]]",
+    );
+    let first = traced(db("{:input \"hello?\"}"), &t);
+    assert_eq!(first.status, Status::Running);
+    assert_eq!(first.launches().len(), 1);
+    assert_eq!(
+        first.launches()[0].to_value(),
+        db("{:node :ask, :request 1, :action :llm/ask, :options {:prompt \"hello?\"}}")
+    );
+    // Still pending: Running, no second launch.
+    let second = traced(first.db, &t);
+    assert_eq!(
+        (second.status, second.launches().len()),
+        (Status::Running, 0)
+    );
+    // The outside system reports completion in the db.
+    let mut d = second.db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1, :status :success, :result \"hi!\"}}"),
+    );
+    let done = traced(d, &t);
+    assert_eq!(done.status, Status::Success);
+    assert_eq!(get(&done.db, "answer"), Some(Value::string("hi!")));
+    assert_eq!(get(&done.db, "aido/results"), None);
+    assert_eq!(get(&done.db, "aido/memory"), None);
+    // Launched again, then halted before completion: a cancel request.
+    let again = traced(done.db, &t);
+    assert_eq!(again.launches().len(), 1);
+    let mut d = again.db;
+    set(&mut d, "interrupted", Value::Bool(true));
+    let cancelled = traced(d, &t);
+    assert_eq!(cancelled.status, Status::Success);
+    assert_eq!(cancelled.cancels().len(), 1);
+    assert_eq!(
+        cancelled.cancels()[0].to_value(),
+        db("{:node :ask, :request 2, :action :llm/ask, :options {:prompt \"hello?\"}}")
+    );
+    // A bad completion is an Error, not a guess.
+    let mut d = traced(db("{}"), &t).db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1, :status :maybe}}"),
+    );
+    assert_eq!(traced(d, &t).status, Status::Error);
+}
+
+#[test]
+fn running_state_survives_a_save_and_a_load() {
+    let src = "[:sequence [:t/cond {:name :go}] [:wait {:id :w :ticks 3}] [:inc! {:key :arrived}]]";
+    let t = tree(src);
+    let mut d = db("{:go true}");
+    for _ in 0..2 {
+        d = traced(d, &t).db;
+    }
+    // Another process: the db as text, a freshly compiled tree.
+    let saved = d.to_string();
+    let t2 = tree(src);
+    let mut d2 = db(&saved);
+    let tick = traced(d2.clone(), &t2);
+    assert_eq!(tick.status, Status::Running);
+    d2 = tick.db;
+    let tick = traced(d2, &t2);
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(get(&tick.db, "arrived"), Some(Value::Int(1)));
+    // Halting also works across the save: stop going, the wait is halted.
+    let mut d = db(&saved);
+    set(&mut d, "go", Value::Bool(false));
+    let tick = traced(d, &t2);
+    assert_eq!(
+        trace_text(&t2, &tick)
+            .iter()
+            .filter(|e| e.starts_with("halt"))
+            .count(),
+        1
+    );
+    assert_eq!(get(&tick.db, "aido/memory"), None);
+}
+
+#[test]
+fn a_db_from_another_tree_is_an_error() {
+    let tick = traced(db("{:aido/running [\"0.7\"]}"), &tree("[:success]"));
+    assert_eq!(tick.status, Status::Error);
+    assert!(
+        tick.error
+            .unwrap()
+            .message
+            .contains("which this tree does not have")
+    );
+}
+
+fn runner(src: &str, start: &str) -> Runner {
+    Runner::load(Arc::new(tree(src)), db(start))
+}
+
+const LIFE: &str = "[:sequence [:t/cond {:name :go}] [:t/async {:id :job :name :job}]]";
+
+#[test]
+fn runner_lifecycle_statuses_and_hooks() {
+    let mut r = runner(LIFE, "{:go true}");
+    assert_eq!(r.status(), TreeStatus::Reset);
+    assert_eq!(get(r.db(), "events"), Some(db("[[:construct :job]]")));
+    assert!(
+        r.update().unwrap().is_none(),
+        "a reset tree does not run until played"
+    );
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    assert_eq!(r.status(), TreeStatus::Played);
+    assert_eq!(r.update().unwrap().map(|t| t.status), Some(Status::Running));
+    assert_eq!(r.status(), TreeStatus::Executing);
+    // Pausing keeps the running node (no halt hook runs); only the pause hooks run.
+    r.pause().unwrap();
+    assert_eq!(r.status(), TreeStatus::Paused);
+    assert_eq!(get(r.db(), "halted"), None);
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
+    assert_eq!(
+        get(r.db(), "events"),
+        Some(db("[[:construct :job] [:pause :job]]"))
+    );
+    assert!(r.update().unwrap().is_none(), "paused");
+    r.resume().unwrap();
+    assert_eq!(r.status(), TreeStatus::Resumed);
+    // Resume goes on from the running node: it is ticked, never halted.
+    let tick = r.update().unwrap().unwrap();
+    assert_eq!(tick.status, Status::Running);
+    assert!(
+        !tick
+            .trace()
+            .iter()
+            .any(|e| matches!(e, TraceEvent::Halted { .. }))
+    );
+    assert_eq!(r.accumulated(), 2, "resume goes on with the loop count");
+    r.stop().unwrap();
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert_eq!(get(r.db(), "halted"), None, "stopping halts nothing");
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
+    // Reset halts what runs and clears the state.
+    let tick = r.reset().unwrap();
+    assert_eq!((r.status(), r.accumulated()), (TreeStatus::Reset, 0));
+    assert_eq!(trace_text(r.tree(), &tick), ["halt job", "halt \"0\""]);
+    assert_eq!(get(r.db(), "halted"), Some(db("[:job]")));
+    assert_eq!(get(r.db(), "aido/running"), None);
+    r.destroy().unwrap();
+    assert_eq!(r.status(), TreeStatus::Destructed);
+    assert_eq!(
+        get(r.db(), "events"),
+        Some(db(
+            "[[:construct :job] [:pause :job] [:stop :job] [:reset :job] [:destruct :job]]"
+        ))
+    );
+    assert!(r.play(PlayMode::StopByExecuteLoopCount, 1).is_err());
+    r.load_again();
+    assert_eq!(r.status(), TreeStatus::Reset);
+}
+
+/// Plays `mode` with target 2 through a scripted world and returns the
+/// number of updates until the runner stopped.
+fn loops_until_stopped(
+    mode: PlayMode,
+    script: &[(&str, Value)],
+    interrupt_after: Option<usize>,
+) -> usize {
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(mode, 2).unwrap();
+    for (i, (key, value)) in script.iter().enumerate() {
+        set(r.db_mut(), key, value.clone());
+        r.update().unwrap();
+        if interrupt_after == Some(i) {
+            r.pause().unwrap();
+            r.resume().unwrap();
+        }
+        if r.status() == TreeStatus::Stopped {
+            return i + 1;
+        }
+    }
+    usize::MAX
+}
+
+#[test]
+fn every_play_mode_counts_its_own_loops() {
+    let k = Value::keyword;
+    // Each step sets a key, then ticks: :job :done succeeds, :fail fails,
+    // anything else runs; :go false fails at once.
+    let script = [
+        ("job", k("working")), // running
+        ("job", k("done")),    // success
+        ("job", k("working")), // running
+        ("job", k("fail")),    // failure
+        ("job", k("done")),    // success
+        ("job", k("fail")),    // failure
+        ("job", k("working")), // running
+    ];
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByExecuteLoopCount, &script, None),
+        2
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByReportLoopCount, &script, None),
+        4
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByReportSuccessLoopCount, &script, None),
+        5
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByReportFailureLoopCount, &script, None),
+        6
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByNotifyExecutingLoopCount, &script, None),
+        3
+    );
+    // An interrupt of a running tree is a notify too: after tick 1 (running)
+    // and its interrupt the target is reached, and the next update stops
+    // the tree without ticking.
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, Some(0)),
+        2
+    );
+    assert_eq!(
+        loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, None),
+        3
+    );
+    // Interrupts alone: the 1st (tick 1 runs) and the 3rd (tick 3 runs) steps are interrupted.
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.pause().unwrap();
+    assert_eq!(
+        r.accumulated(),
+        1,
+        "pausing a tree with nothing running interrupts nothing"
+    );
+    r.resume().unwrap();
+    r.update().unwrap();
+    r.stop().unwrap();
+    assert_eq!(r.accumulated(), 2);
+    // Reaching the target stops the tree and keeps what still runs; playing
+    // again goes on from it.
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByExecuteLoopCount, 1).unwrap();
+    r.update().unwrap();
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert_eq!(get(r.db(), "halted"), None);
+    assert_eq!(get(r.db(), "aido/running"), Some(db("[\"0\" :job]")));
+    r.play(PlayMode::StopByExecuteLoopCount, 1).unwrap();
+    set(r.db_mut(), "job", Value::keyword("done"));
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Success);
+    assert_eq!(get(r.db(), "halted"), None);
+}
+
+#[test]
+fn the_property_view_shows_each_node_to_a_depth() {
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByExecuteLoopCount, 5).unwrap();
+    r.update().unwrap();
+    let shallow = r.properties(0);
+    assert_eq!(shallow.nodes.len(), 1);
+    assert_eq!(
+        (shallow.status, shallow.target, shallow.accumulated),
+        (TreeStatus::Executing, 5, 1)
+    );
+    let all = r.properties(9);
+    let rows: Vec<String> = all
+        .nodes
+        .iter()
+        .map(|n| {
+            format!(
+                "{} {} {} {:?} {}",
+                n.depth, n.node_type, n.id, n.last_status, n.running
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "0 :sequence \"0\" Some(Running) true",
+            "1 :t/cond \"0.0\" Some(Success) false",
+            "1 :t/async :job Some(Running) true",
+        ]
+    );
+    // Paused, the node is still running; reset halts it.
+    r.pause().unwrap();
+    let after = r.properties(9);
+    assert_eq!(after.nodes[2].last_status, Some(Status::Running));
+    assert!(after.nodes[2].running);
+    r.reset().unwrap();
+    let after = r.properties(9);
+    assert_eq!(after.nodes[2].last_status, None);
+    assert!(!after.nodes[2].running);
+    let _ = Lifecycle::Construct;
+}
+
+#[test]
+fn functions_used_by_a_halted_node_get_their_halt_hook() {
+    let mut r = registry();
+    r.function("t/reserve", aido::extend::Arity::Exactly(1), |_, args| {
+        Ok(args[0].clone())
+    })
+    .unwrap();
+    r.function_halt("t/reserve", |_, id| {
+        RELEASED.with(|released| released.borrow_mut().push(id.to_string()));
+    })
+    .unwrap();
+    assert!(r.function_halt("nope", |_, _| {}).is_err());
+    assert!(
+        r.function_halt("+", |_, _| {}).is_err(),
+        "standard functions have no halt hook"
+    );
+    let t = compile_str(
+        "t.edn",
+        "[:selector [:t/cond {:name :stop}] [:t/async {:id :job :name [:aido/fn t/reserve :job]}]]",
+        &r,
+    )
+    .unwrap();
+    let mut d = traced(db("{}"), &t).db;
+    set(&mut d, "stop", Value::Bool(true));
+    traced(d, &t);
+    RELEASED.with(|released| assert_eq!(*released.borrow(), [":job"]));
+}
+
+thread_local! {
+    static RELEASED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The tree of the runner tests below: a memory sequence of errands, the
+/// second a deferred action; `:t/async` records its halts under `:halted`.
+const ERRANDS: &str = "[:sequence {:id :errands :memory true}
+   [:inc! {:id :left :key :left}]
+   [:defer {:id :ask :action :x/ask}]
+   [:t/async {:id :walk :name :walk}]]";
+
+#[test]
+fn pause_and_stop_keep_progress_and_run_only_their_hooks() {
+    let mut r = runner(ERRANDS, "{}");
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let first = r.update().unwrap().unwrap();
+    assert_eq!(first.launches().len(), 1);
+    // Deliver the answer, then run on to :walk.
+    let request = first.launches()[0].request;
+    let results = format!("{{:ask {{:request {request}, :status :success}}}}");
+    set(r.db_mut(), "aido/results", db(&results));
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Running);
+    let before = r.db().clone();
+    assert_eq!(
+        get(&before, "aido/memory"),
+        Some(db("{:errands {:index 2}}"))
+    );
+    // Pause: nothing halted or cancelled, the db's progress untouched; only
+    // the pause hook ran (it appends to :events).
+    r.pause().unwrap();
+    let mut after = r.db().clone();
+    let events = after
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("events"));
+    let mut before = before;
+    before
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("events"));
+    assert_eq!(after, before);
+    assert_eq!(events, Some(db("[[:construct :walk] [:pause :walk]]")));
+    assert_eq!(r.status(), TreeStatus::Paused);
+    // Resume: the memory sequence goes on at :walk; :left is not run again.
+    r.resume().unwrap();
+    set(r.db_mut(), "walk", Value::keyword("done"));
+    let tick = r.update().unwrap().unwrap();
+    assert_eq!(tick.status, Status::Success);
+    assert_eq!(
+        trace_events(r.tree(), tick.trace()),
+        ["walk:success", "errands:success"]
+    );
+    assert_eq!(get(r.db(), "left"), Some(Value::Int(1)));
+    // A deferred action in flight survives a stop; play goes on with it.
+    let mut r = runner(ERRANDS, "{}");
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let request = r.update().unwrap().unwrap().launches()[0].request;
+    r.stop().unwrap();
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert!(r.update().unwrap().is_none(), "stopped");
+    assert_eq!(
+        get(r.db(), "aido/memory").and_then(|m| m.get(&Value::keyword("ask")).cloned()),
+        Some(db(&format!("{{:launched {{}}, :request {request}}}")))
+    );
+    r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+    let results = format!("{{:ask {{:request {request}, :status :success}}}}");
+    set(r.db_mut(), "aido/results", db(&results));
+    let tick = r.update().unwrap().unwrap();
+    assert!(tick.cancels().is_empty() && tick.dropped().is_empty());
+    assert_eq!(
+        trace_events(r.tree(), tick.trace()),
+        ["ask:success", "walk:running", "errands:running"]
+    );
+}
+
+#[test]
+fn reset_and_destroy_halt_cancel_and_clear() {
+    for destroy in [false, true] {
+        let mut r = runner(ERRANDS, "{}");
+        r.play(PlayMode::StopByExecuteLoopCount, 10).unwrap();
+        let launched = r.update().unwrap().unwrap().launches()[0].clone();
+        let tick = if destroy {
+            r.destroy().unwrap()
+        } else {
+            r.reset().unwrap()
+        };
+        assert_eq!(tick.cancels(), [launched]);
+        assert_eq!(trace_text(r.tree(), &tick), ["halt ask", "halt errands"]);
+        assert_eq!(get(r.db(), "aido/memory"), None);
+        assert_eq!(get(r.db(), "aido/running"), None);
+        // The request counter stays: ids are never handed out twice.
+        assert_eq!(get(r.db(), "aido/requests"), Some(Value::Int(1)));
+    }
+}
+
+#[test]
+fn interrupts_count_only_for_an_executing_tree() {
+    let mut r = runner(LIFE, "{:go true}");
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 3).unwrap();
+    // Played but not ticked yet: nothing runs, nothing to interrupt.
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 0);
+    r.resume().unwrap();
+    r.update().unwrap(); // Running: the tree is executing.
+    r.stop().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    // A stopped tree is not executing: stopping, pausing or resetting it interrupts nothing.
+    r.stop().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 1);
+    r.resume().unwrap();
+    r.update().unwrap();
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 2);
+    // The target was reached while paused: the next update stops the tree,
+    // keeping what runs.
+    r.resume().unwrap();
+    assert!(r.update().unwrap().is_none());
+    assert_eq!(r.status(), TreeStatus::Stopped);
+    assert_eq!(get(r.db(), "halted"), None);
+    // A tree whose last tick reported has nothing running to interrupt.
+    let mut r = runner(LIFE, "{:go true :job :done}");
+    r.play(PlayMode::StopByNotifyLoopCount, 5).unwrap();
+    assert_eq!(r.update().unwrap().unwrap().status, Status::Success);
+    r.pause().unwrap();
+    assert_eq!(r.accumulated(), 0);
+}
+
+#[test]
+fn user_node_types_declare_persistent_memory() {
+    // :t/tally counts its ticks in node memory and runs for ever.
+    let tally = |name: &str, persistent: bool| {
+        NodeType::new(name)
+            .persistent_memory(persistent)
+            .tick(|ctx| {
+                let n = ctx.memory().and_then(Value::as_int).unwrap_or(0);
+                ctx.set_memory(Some(Value::Int(n + 1)))?;
+                Ok(Status::Running)
+            })
+    };
+    let mut reg = registry();
+    reg.node_type(tally("t/tally", false)).unwrap();
+    reg.node_type(tally("t/tally-kept", true)).unwrap();
+    let t = compile_str(
+        "t.edn",
+        "[:selector [:t/cond {:name :stop}]
+           [:parallel {:policy :sequence} [:t/tally {:id :run}] [:t/tally-kept {:id :kept}]]]",
+        &reg,
+    )
+    .unwrap();
+    let mut d = db("{}");
+    for _ in 0..2 {
+        d = traced(d, &t).db;
+    }
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:run 2, :kept 2}")));
+    // Halted: run state is cleared, persistent state kept.
+    set(&mut d, "stop", Value::Bool(true));
+    d = traced(d, &t).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:kept 2}")));
+    set(&mut d, "stop", Value::Bool(false));
+    d = traced(d, &t).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:kept 3, :run 1}")));
+}
+
+#[test]
+#[cfg(feature = "rayon")]
+fn tick_all_hands_back_every_agents_requests_and_errors() {
+    let t = tree(
+        "[:selector [:t/cond {:name :stop}]
+           [:sequence [:test? {:key :n :oper < :val 10}] [:defer {:id :ask :action :x/ask :n [:aido/db :n]}]]]",
+    );
+    let mut agents: Vec<Value> = (0..300)
+        .map(|i| {
+            let n = if i == 7 {
+                "\"x\"".to_owned()
+            } else {
+                (i % 12).to_string()
+            };
+            db(&format!("{{:n {n}}}"))
+        })
+        .collect();
+    let ticks = aido::batch::tick_all(&t, &mut agents);
+    assert_eq!(ticks.len(), 300);
+    for (i, tick) in ticks.iter().enumerate() {
+        let n = i % 12;
+        if i == 7 {
+            // Comparing a string with `<` is an Error, handed back with the agent's tick.
+            assert_eq!(tick.status, Status::Error);
+            assert!(tick.error.is_some());
+        } else if n < 10 {
+            assert_eq!(tick.status, Status::Running);
+            assert_eq!(tick.launches().len(), 1, "agent {i}");
+            assert_eq!(
+                tick.launches()[0].to_value(),
+                db(&format!(
+                    "{{:node :ask, :request 1, :action :x/ask, :options {{:n {n}}}}}"
+                ))
+            );
+        } else {
+            assert_eq!((tick.status, tick.launches().len()), (Status::Failure, 0));
+        }
+    }
+    // Stopping cancels each running agent's request, and the batch says so.
+    for agent in agents.iter_mut() {
+        set(agent, "stop", Value::Bool(true));
+    }
+    let ticks = aido::batch::tick_all(&t, &mut agents);
+    let cancels: usize = ticks.iter().map(|t| t.cancels().len()).sum();
+    let running = (0..300).filter(|i| i % 12 < 10 && *i != 7).count();
+    assert_eq!(cancels, running);
+    assert!(ticks.iter().all(|t| t.status == Status::Success));
+}
+
+#[test]
+fn a_completion_waiting_across_a_reload_is_applied_by_the_next_tick() {
+    let old = tree(
+        "[:sequence [:inc! {:key :n}] [:defer {:id :ask :action :x/ask}] [:t/async {:id :gone :name :gone}]]",
+    );
+    let new = tree("[:sequence [:inc! {:key :n}] [:defer {:id :ask :action :x/ask}]]");
+    let mut d = traced(db("{}"), &old).db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1, :status :success}}"),
+    );
+    // The reload halts nothing that the completion answers, and keeps it.
+    let (d, _) = aido::migrate::migrate(d, &old, &new);
+    assert_eq!(
+        get(&d, "aido/results"),
+        Some(db("{:ask {:request 1, :status :success}}"))
+    );
+    let tick = traced(d, &new);
+    assert_eq!(tick.status, Status::Success);
+    assert!(tick.dropped().is_empty());
+    // `interrupt` leaves completions alone too: the next tick drops this one,
+    // whose request was cancelled.
+    let mut d = traced(db("{}"), &new).db;
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 2, :status :success}}"),
+    );
+    let halted = aido::tick::halt_running(d, &new);
+    assert_eq!(halted.cancels().len(), 1);
+    assert!(get(&halted.db, "aido/results").is_some());
+    let tick = traced(halted.db, &new);
+    assert_eq!(tick.dropped().len(), 1);
+    assert_eq!(
+        tick.dropped()[0].reason,
+        aido::tick::DropReason::NotInFlight
+    );
+    assert_eq!(tick.launches().len(), 1, "a fresh request");
+}
+
+#[test]
+fn a_request_counter_that_is_not_a_count_is_an_error_at_the_defer() {
+    let t = tree("[:defer {:id :ask :action :x/ask}]");
+    for bad in ["{:aido/requests \"7\"}", "{:aido/requests -1}"] {
+        let tick = traced(db(bad), &t);
+        assert_eq!(tick.status, Status::Error, "{bad}");
+        assert!(tick.launches().is_empty());
+        assert_eq!(tick.error.unwrap().node, Value::keyword("ask"));
+    }
+    // Ids go on from the counter.
+    let tick = traced(db("{:aido/requests 41}"), &t);
+    assert_eq!(tick.launches()[0].request, 42);
+    assert_eq!(get(&tick.db, "aido/requests"), Some(Value::Int(42)));
+}
+
+#[test]
+fn migration_moves_kept_children_and_running_picks_with_their_children() {
+    let memory_of = |d: &Value, id: &str| {
+        d.get_in(&[Value::keyword("aido/memory"), Value::keyword(id)])
+            .cloned()
+    };
+    // A sequence keeps :w1's Success; a child inserted before it shifts it.
+    let old = tree("[:sequence {:id :seq} [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 2}]]");
+    let new = tree(
+        "[:sequence {:id :seq} [:success {:id :ok}] [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 2}]]",
+    );
+    let mut d = db("{}");
+    for _ in 0..2 {
+        d = traced(d, &old).db;
+    }
+    assert_eq!(memory_of(&d, "seq"), Some(db("{:done [:success nil]}")));
+    let (d, _) = aido::migrate::migrate(d, &old, &new);
+    assert_eq!(memory_of(&d, "seq"), Some(db("{:done [nil :success nil]}")));
+    let tick = traced(d, &new);
+    assert_eq!(
+        trace_text(&new, &tick),
+        ["ok:success", "w2:running", "seq:running"]
+    );
+    // A random decider's running pick follows its child.
+    let old = tree("[:choose {:id :c} [:wait {:id :a :ticks 3}] [:wait {:id :b :ticks 3}]]");
+    let new = tree(
+        "[:choose {:id :c} [:success {:id :new}] [:wait {:id :a :ticks 3}] [:wait {:id :b :ticks 3}]]",
+    );
+    let d = traced(db("{:aido/seed 1}"), &old).db;
+    let picked = memory_of(&d, "c").unwrap();
+    let i = picked
+        .get(&Value::keyword("running"))
+        .unwrap()
+        .as_int()
+        .unwrap();
+    let (d, _) = aido::migrate::migrate(d, &old, &new);
+    assert_eq!(
+        memory_of(&d, "c"),
+        Some(db(&format!("{{:running {}}}", i + 1)))
+    );
+    let tick = traced(d, &new);
+    let child = if i == 0 { "a" } else { "b" };
+    assert_eq!(
+        trace_text(&new, &tick),
+        [format!("{child}:running"), "c:running".to_owned()]
+    );
+}

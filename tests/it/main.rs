@@ -1,0 +1,36 @@
+//! The integration tests, in one crate so that they link once: each module
+//! is one area (the reader, the compiler, the tick, the CLI...), and
+//! `common` holds the helpers they share. Tests that change process-wide
+//! state run in binaries of their own (`tests/alloc.rs`, a counting global
+//! allocator; `tests/process_wide.rs`, the panic hook and the interner's
+//! bound).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod browser;
+mod cli;
+mod cli_bench;
+mod cli_hostile;
+mod cli_long;
+mod cli_pretty;
+mod cli_test;
+mod cli_trim;
+mod compile_errors;
+mod conformance;
+#[cfg(feature = "edn-rs")]
+mod from_edn_rs;
+mod fuzz;
+mod hostile;
+mod long_running;
+mod nodes;
+mod page;
+mod plain;
+mod read;
+mod read_errors;
+mod record;
+mod scenario;
+mod seed;
+mod show;
+mod tick;
+mod trim;

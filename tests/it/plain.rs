@@ -1,0 +1,231 @@
+//! The plain path (subtrees that cannot run long, ticked by a leaner
+//! interpreter when a tick is not watched) must give exactly what the general
+//! path gives. A traced tick always takes the general path, so every tree
+//! here is ticked both ways from the same db and the results compared: status,
+//! db (with `:aido/error`), step count and error.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use crate::common;
+
+use aido::{Registry, Status, Tick, Tree, Value, compile_str, read_value, tick::TickOptions};
+
+/// A small deterministic generator (SplitMix64), so that failures replay.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const KEYS: &[&str] = &[":a", ":b", ":c", "[:m :x]"];
+const VALUES: &[&str] = &["0", "1", "5", "-3", "\"s\"", ":k", "nil", "[1 2]", "2.5"];
+
+/// A random leaf: conditions, actions (some of which fail with an Error on
+/// the wrong type), and now and then a node that can run (`:wait`).
+fn leaf(g: &mut Gen) -> String {
+    let key = g.pick(KEYS);
+    let val = g.pick(VALUES);
+    match g.below(12) {
+        0 => "[:success]".into(),
+        1 => "[:failure]".into(),
+        2 => format!("[:present? {{:key {key}}}]"),
+        3 => format!("[:greater-than? {{:key {key} :val {}}}]", g.below(6)),
+        4 => format!("[:less-than? {{:key {key} :val {}}}]", g.below(6)),
+        5 => format!("[:equal? {{:v1 [:aido/db {key}] :v2 {val}}}]"),
+        6 => format!("[:define! {{:key {key} :val {val}}}]"),
+        7 => format!("[:inc! {{:key {key}}}]"),
+        8 => format!("[:dissoc! {{:key {key}}}]"),
+        9 => format!("[:emit! {{:key {key} :val {val}}}]"),
+        10 => "[:wait {:ticks 1}]".into(),
+        _ => format!(
+            "[:test? {{:key {key} :oper {} :val {}}}]",
+            g.pick(&["=", "<", ">=", "not="]),
+            g.below(4)
+        ),
+    }
+}
+
+/// A random tree of at most `depth` levels of composites, now and then with
+/// a node the plain path does not take (memory, a precondition, a
+/// parallel with a policy).
+fn tree(g: &mut Gen, depth: u32) -> String {
+    if depth == 0 || g.below(4) == 0 {
+        return leaf(g);
+    }
+    let kids = |g: &mut Gen, most: u64| {
+        let n = 1 + g.below(most);
+        (0..n)
+            .map(|_| tree(g, depth - 1))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match g.below(13) {
+        0 | 1 => format!("[:selector {}]", kids(g, 4)),
+        2 | 3 => format!("[:sequence {}]", kids(g, 4)),
+        4 => format!("[:loop {{:count {}}} {}]", g.below(4), kids(g, 1)),
+        5 => format!(
+            "[:loop-until-success {{:count {}}} {}]",
+            g.below(4),
+            kids(g, 1)
+        ),
+        6 => format!("[:invert {}]", kids(g, 1)),
+        7 => format!("[:always {}]", kids(g, 1)),
+        8 => format!("[:never {}]", kids(g, 1)),
+        9 => format!("[:sequence {{:memory true}} {}]", kids(g, 3)),
+        10 => format!("[:selector {{:aido/skip-if [:aido/db :c]}} {}]", kids(g, 3)),
+        11 => format!("[:parallel {{:policy :sequence}} {}]", kids(g, 3)),
+        _ => format!(
+            "[:parallel {{:mode {} :how-many {}}} {}]",
+            g.pick(&[":success", ":failure"]),
+            g.below(2),
+            [tree(g, depth - 1), kids(g, 2)].join(" ")
+        ),
+    }
+}
+
+fn db(g: &mut Gen) -> Value {
+    let mut text = String::from("{");
+    for key in [":a", ":b", ":c"] {
+        if g.below(3) > 0 {
+            text.push_str(&format!("{key} {} ", g.pick(VALUES)));
+        }
+    }
+    if g.below(2) == 0 {
+        text.push_str(&format!(":m {{:x {}}}", g.pick(VALUES)));
+    }
+    text.push('}');
+    read_value(&text).unwrap()
+}
+
+fn compile(text: &str) -> Tree {
+    compile_str("t.edn", text, &Registry::new()).unwrap()
+}
+
+fn tick(tree: &Tree, db: Value, budget: u64, trace: bool) -> Tick {
+    let options = TickOptions {
+        step_budget: budget,
+        trace,
+        ..TickOptions::default()
+    };
+    aido::tick::run_tick_with_options(db, tree, &options)
+}
+
+/// Ticks `tree` `ticks` times both ways and asserts that every tick agrees.
+fn assert_same_both_ways(what: &str, tree: &Tree, start: &Value, ticks: usize, budget: u64) {
+    let (mut plain, mut general) = (start.clone(), start.clone());
+    for n in 0..ticks {
+        let p = tick(tree, plain, budget, false);
+        let g = tick(tree, general, budget, true);
+        assert_eq!(
+            (p.status, p.steps, &p.db, p.error.as_deref()),
+            (g.status, g.steps, &g.db, g.error.as_deref()),
+            "{what}, tick {n}, from {start}"
+        );
+        (plain, general) = (p.db, g.db);
+    }
+}
+
+#[test]
+fn generated_trees_tick_the_same_on_the_plain_and_the_general_path() {
+    let registry = Registry::new();
+    let mut g = Gen(42);
+    let mut statuses = [0usize; 4];
+    for i in 0..400 {
+        let text = tree(&mut g, 4);
+        let tree = compile_str("gen.edn", &text, &registry)
+            .unwrap_or_else(|e| panic!("tree {i} does not compile: {e}\n{text}"));
+        for _ in 0..3 {
+            let start = db(&mut g);
+            // A small budget now and then, so that running out is compared too.
+            let budget = if g.below(5) == 0 { g.below(8) } else { 1_000 };
+            assert_same_both_ways(&format!("tree {i}: {text}"), &tree, &start, 4, budget);
+            let status = tick(&tree, start, budget, false).status;
+            statuses[match status {
+                Status::Success => 0,
+                Status::Failure => 1,
+                Status::Running => 2,
+                _ => 3,
+            }] += 1;
+        }
+    }
+    // The generated cases reach every outcome, Error included.
+    assert!(statuses.iter().all(|&n| n > 20), "{statuses:?}");
+}
+
+#[test]
+fn the_conformance_suite_ticks_the_same_on_both_paths() {
+    let registry = Registry::new();
+    for case in common::conformance_cases() {
+        let text = case.tree.to_string();
+        let tree = compile_str("case.edn", &text, &registry)
+            .unwrap_or_else(|d| panic!("{}: every case of the suite compiles: {d:?}", case.name));
+        // Seeded, so that random nodes draw the same numbers on both paths.
+        let mut db = case.db.clone();
+        if let Value::Map(m) = &mut db {
+            m.insert(Value::keyword("aido/seed"), Value::Int(7));
+        }
+        let ticks = usize::try_from(case.ticks).unwrap_or(1).max(1);
+        assert_same_both_ways(&case.name, &tree, &db, ticks, 1_000_000);
+    }
+}
+
+#[test]
+fn a_step_budget_spent_inside_a_plain_subtree_counts_every_visit() {
+    let tree = compile("[:sequence [:inc! {:key :n}] [:loop {:count 5} [:inc! {:key :n}]]]");
+    let t = tick(&tree, Value::map(), 4, false);
+    assert_eq!((t.status, t.steps), (Status::Error, 5));
+    assert_eq!(t.db.get(&Value::keyword("n")), Some(&Value::Int(2)));
+    let message = &t.error.as_ref().unwrap().message;
+    assert!(message.contains("step budget exceeded (4"), "{message}");
+}
+
+#[test]
+fn a_db_that_says_a_plain_node_is_running_is_ticked_as_the_general_path_would() {
+    // Plain nodes cannot run; a db from elsewhere may still say one does,
+    // with memory for it. The general path visits it (so it is not halted
+    // and its memory stays); the plain path must not do otherwise.
+    let tree = compile("[:sequence [:success {:id :s}] [:wait {:id :w :ticks 2}]]");
+    let start = read_value("{:aido/running [:s :w], :aido/memory {:s 1, :w {:ticks 1}}}").unwrap();
+    assert_same_both_ways("a plain node said to run", &tree, &start, 3, 1_000);
+}
+
+#[test]
+fn plain_subtrees_beside_a_running_node_tick_the_same_as_on_the_general_path() {
+    let tree = compile(
+        "[:selector [:sequence [:inc! {:key :n}] [:failure]]
+                    [:sequence [:wait {:ticks 3}] [:loop {:count 2} [:inc! {:key :m}]]]
+                    [:define! {:key :never :val true}]]",
+    );
+    assert_same_both_ways(
+        "a wait beside plain subtrees",
+        &tree,
+        &Value::map(),
+        6,
+        1_000,
+    );
+    let mut db = Value::map();
+    for _ in 0..4 {
+        db = tick(&tree, db, 1_000, false).db;
+    }
+    // The db ran the wait, so it records the tree it belongs to.
+    let recorded = db
+        .as_map_mut()
+        .unwrap()
+        .shift_remove(&Value::keyword("aido/tree"));
+    assert_eq!(recorded, Some(Value::Int(tree.fingerprint())));
+    assert_eq!(db.to_string(), "{:n 4, :m 2}");
+}
