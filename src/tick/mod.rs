@@ -201,43 +201,51 @@ pub(crate) struct Extras {
     migration: Option<Box<Migration>>,
 }
 
+/// The accessors of what a tick produced besides its status, error and
+/// steps, shared by [`Tick`] and [`AgentTick`] (both keep it in `extras`).
+macro_rules! extras_accessors {
+    () => {
+        /// Deferred actions to start: the outside system does the work and
+        /// reports back under `:aido/results` (see [`Request`]).
+        pub fn launches(&self) -> &[Request] {
+            self.extras.as_ref().map_or(&[], |e| &e.launches)
+        }
+
+        /// Deferred actions to abandon: their node was halted before completion.
+        pub fn cancels(&self) -> &[Request] {
+            self.extras.as_ref().map_or(&[], |e| &e.cancels)
+        }
+
+        /// Completions under `:aido/results` that the tick dropped without
+        /// applying them: written under a node id the tree does not have, for a
+        /// request that is not in flight, without naming their request, or a
+        /// `:aido/results` that is not a map (see [`DroppedResult`]).
+        pub fn dropped(&self) -> &[DroppedResult] {
+            self.extras.as_ref().map_or(&[], |e| &e.dropped)
+        }
+
+        /// What the tick noticed that may be a mistake in the tree (see [`TickWarning`]).
+        pub fn warnings(&self) -> &[TickWarning] {
+            self.extras.as_ref().map_or(&[], |e| &e.warnings)
+        }
+
+        /// What became of the db's state if it was last ticked with another
+        /// tree (its `:aido/tree` fingerprint differs): it was carried over to
+        /// this tree by node id first (see [`crate::migrate::migrate`]).
+        pub fn migration(&self) -> Option<&Migration> {
+            self.extras.as_ref().and_then(|e| e.migration.as_deref())
+        }
+
+        /// With [`TickOptions::trace`]: what each node returned, and each halt,
+        /// in the order they happened.
+        pub fn trace(&self) -> &[TraceEvent] {
+            self.extras.as_ref().map_or(&[], |e| &e.trace)
+        }
+    };
+}
+
 impl Tick {
-    /// Deferred actions to start: the outside system does the work and
-    /// reports back under `:aido/results` (see [`Request`]).
-    pub fn launches(&self) -> &[Request] {
-        self.extras.as_ref().map_or(&[], |e| &e.launches)
-    }
-
-    /// Deferred actions to abandon: their node was halted before completion.
-    pub fn cancels(&self) -> &[Request] {
-        self.extras.as_ref().map_or(&[], |e| &e.cancels)
-    }
-
-    /// Completions under `:aido/results` that the tick dropped without
-    /// applying them: written under a node id the tree does not have, for a
-    /// request that is not in flight, without naming their request, or a
-    /// `:aido/results` that is not a map (see [`DroppedResult`]).
-    pub fn dropped(&self) -> &[DroppedResult] {
-        self.extras.as_ref().map_or(&[], |e| &e.dropped)
-    }
-
-    /// What the tick noticed that may be a mistake in the tree (see [`TickWarning`]).
-    pub fn warnings(&self) -> &[TickWarning] {
-        self.extras.as_ref().map_or(&[], |e| &e.warnings)
-    }
-
-    /// What became of the db's state if it was last ticked with another
-    /// tree (its `:aido/tree` fingerprint differs): it was carried over to
-    /// this tree by node id first (see [`crate::migrate::migrate`]).
-    pub fn migration(&self) -> Option<&Migration> {
-        self.extras.as_ref().and_then(|e| e.migration.as_deref())
-    }
-
-    /// With [`TickOptions::trace`]: what each node returned, and each halt,
-    /// in the order they happened.
-    pub fn trace(&self) -> &[TraceEvent] {
-        self.extras.as_ref().map_or(&[], |e| &e.trace)
-    }
+    extras_accessors!();
 
     /// The tick taken apart: its db, and the rest as an [`AgentTick`].
     pub fn split(self) -> (Value, AgentTick) {
@@ -278,36 +286,7 @@ impl Default for AgentTick {
 }
 
 impl AgentTick {
-    /// Deferred actions to start (see [`Tick::launches`]).
-    pub fn launches(&self) -> &[Request] {
-        self.extras.as_ref().map_or(&[], |e| &e.launches)
-    }
-
-    /// Deferred actions to abandon (see [`Tick::cancels`]).
-    pub fn cancels(&self) -> &[Request] {
-        self.extras.as_ref().map_or(&[], |e| &e.cancels)
-    }
-
-    /// Completions dropped without being applied (see [`Tick::dropped`]).
-    pub fn dropped(&self) -> &[DroppedResult] {
-        self.extras.as_ref().map_or(&[], |e| &e.dropped)
-    }
-
-    /// What the tick noticed that may be a mistake in the tree (see [`Tick::warnings`]).
-    pub fn warnings(&self) -> &[TickWarning] {
-        self.extras.as_ref().map_or(&[], |e| &e.warnings)
-    }
-
-    /// The carrying over of the agent's db to this tree, if there was one
-    /// (see [`Tick::migration`]).
-    pub fn migration(&self) -> Option<&Migration> {
-        self.extras.as_ref().and_then(|e| e.migration.as_deref())
-    }
-
-    /// What each node returned, and each halt, if the tick was traced (see [`Tick::trace`]).
-    pub fn trace(&self) -> &[TraceEvent] {
-        self.extras.as_ref().map_or(&[], |e| &e.trace)
-    }
+    extras_accessors!();
 }
 
 /// Settings for one tick.
