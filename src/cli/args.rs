@@ -106,6 +106,22 @@ impl Parsed {
     }
 }
 
+/// Parses a subcommand's arguments, or prints its `usage` for `--help` and
+/// gives `None` (the command is then done, with exit status 0).
+pub(crate) fn parse_or_help(
+    args: &[OsString],
+    spec: &Spec,
+    usage: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<Parsed>, Failure> {
+    let parsed = parse(args, spec)?;
+    if parsed.help {
+        writeln!(out, "{usage}")?;
+        return Ok(None);
+    }
+    Ok(Some(parsed))
+}
+
 /// Parses `args` against `spec`. Unknown flags, a flag without a value and a
 /// flag given twice are errors.
 pub(crate) fn parse(args: &[OsString], spec: &Spec) -> Result<Parsed, Failure> {

@@ -156,11 +156,9 @@ struct Measured {
 }
 
 pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let parsed = args::parse(args, &SPEC)?;
-    if parsed.help {
-        writeln!(out, "{USAGE}")?;
+    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
         return Ok(0);
-    }
+    };
     let config = Config::from_args(&parsed)?;
 
     let tree = compile_tree(&config.tree)?;

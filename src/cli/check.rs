@@ -37,11 +37,9 @@ const SPEC: Spec = Spec {
 
 /// Checks every file, even after one fails, and exits with the worst outcome.
 pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let parsed = args::parse(args, &SPEC)?;
-    if parsed.help {
-        writeln!(out, "{USAGE}")?;
+    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
         return Ok(0);
-    }
+    };
     if parsed.positional.is_empty() {
         return Err(Failure::usage("no FILE given", SPEC.usage));
     }

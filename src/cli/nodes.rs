@@ -27,11 +27,9 @@ const SPEC: Spec = Spec {
 };
 
 pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let parsed = args::parse(args, &SPEC)?;
-    if parsed.help {
-        writeln!(out, "{USAGE}")?;
+    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
         return Ok(0);
-    }
+    };
     if let Some(extra) = parsed.positional.first() {
         return Err(Failure::usage(
             format!("unexpected argument `{}`", extra.to_string_lossy()),

@@ -177,11 +177,9 @@ impl Config {
 
 pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
     let (args, reloads) = take_reloads(args)?;
-    let parsed = args::parse(&args, &SPEC)?;
-    if parsed.help {
-        writeln!(out, "{USAGE}")?;
+    let Some(parsed) = args::parse_or_help(&args, &SPEC, USAGE, out)? else {
         return Ok(0);
-    }
+    };
     let config = Config::from_args(&parsed, reloads)?;
 
     // Every file is read and checked before the first tick, so a bad one prints nothing.

@@ -28,11 +28,9 @@ const SPEC: Spec = Spec {
 };
 
 pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let parsed = args::parse(args, &SPEC)?;
-    if parsed.help {
-        writeln!(out, "{USAGE}")?;
+    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
         return Ok(0);
-    }
+    };
     let path = parsed.one_tree("show", SPEC.usage)?;
     let render = match parsed.text("--format")? {
         None | Some("text") => aido::record::outline,

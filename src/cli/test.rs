@@ -64,11 +64,9 @@ enum Outcome {
 }
 
 pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let parsed = args::parse(args, &SPEC)?;
-    if parsed.help {
-        writeln!(out, "{USAGE}")?;
+    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
         return Ok(0);
-    }
+    };
     super::use_model(parsed.value("--nodes"))?;
     let registry = super::registry();
     let accept = parsed.switch("--accept");

@@ -9,27 +9,19 @@ use std::process::Command;
 use aido::record::{Recorder, TimelineOptions, timeline};
 use aido::{Registry, compile_str, read_value};
 
+use crate::common::Run;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn aido(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_aido"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+/// Runs `aido args..` in the repository's root.
+fn aido(args: &[&str]) -> Run {
+    Run::of(
+        Command::new(env!("CARGO_BIN_EXE_aido"))
+            .args(args)
+            .current_dir(root()),
+    )
 }
 
 fn ok(args: &[&str]) -> String {

@@ -13,6 +13,8 @@ use std::process::{Command, Stdio};
 use aido::record::{dot, mermaid, node_options, outline};
 use aido::{Registry, Tree, compile, compile_str, read_value};
 
+use crate::common::Run;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -36,23 +38,13 @@ fn example_trees() -> Vec<PathBuf> {
     trees
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn aido(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_aido"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+/// Runs `aido args..` in the repository's root.
+fn aido(args: &[&str]) -> Run {
+    Run::of(
+        Command::new(env!("CARGO_BIN_EXE_aido"))
+            .args(args)
+            .current_dir(root()),
+    )
 }
 
 fn compiled(path: &Path) -> Tree {
