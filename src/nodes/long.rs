@@ -71,7 +71,10 @@ impl Engine<'_> {
         options: &[(Keyword, Opt)],
     ) -> Status {
         let node_id = self.tree.nodes[id as usize].id.clone();
-        if let Some(memory) = self.memory(id).cloned() {
+        if let Some(memory) = self.memory(id) {
+            // Only the request id is read while the action runs; the memory
+            // is copied only when a completion is applied (to put it back if
+            // the completion cannot be stored).
             let in_flight = memory.get(&Value::Keyword(kw::REQUEST)).cloned();
             let Some(result) = self.take_result(&node_id) else {
                 return Status::Running;
@@ -89,6 +92,7 @@ impl Engine<'_> {
                     return Status::Running;
                 }
             }
+            let memory = self.memory(id).cloned().unwrap_or_default();
             if let Err(e) = self.set_memory(id, None) {
                 return self.fail(id, e);
             }
