@@ -1,4 +1,12 @@
-//! Selector, sequence, loops and parallel.
+//! Selector, sequence, loops, parallel and decorators: the one place their
+//! meaning is written, for both interpreters.
+//!
+//! The composites here are generic over `PLAIN` (see [`Engine::visit`]): the
+//! general path's instance ticks each child through [`Engine::tick`] and
+//! keeps node memory, halting and skipping; the plain path's ticks a leaf
+//! child in place, and there every branch of that bookkeeping is behind
+//! `!PLAIN`, so it compiles away (a plain child returns only Success,
+//! Failure or Error, and a plain composite has nothing to keep or halt).
 //!
 //! Selectors and sequences are reactive by default (BehaviorTree.CPP's
 //! ReactiveFallback and ReactiveSequence): every tick starts again from the
@@ -11,8 +19,37 @@
 //! when every child was. Error always goes straight up.
 
 use crate::tick::{Engine, Status};
-use crate::tree::{CountMode, Opt, Parallel};
+use crate::tree::{CountMode, Node, Opt, Parallel, Tree};
 use crate::value::{Map, Value, kw};
+
+/// `:invert`: the child's Success is Failure and its Failure Success;
+/// anything else goes up as it is.
+#[inline(always)]
+pub(super) fn invert(child: Status) -> Status {
+    match child {
+        Status::Success => Status::Failure,
+        Status::Failure => Status::Success,
+        other => other,
+    }
+}
+
+/// `:always`: the child's Failure is Success; anything else goes up as it is.
+#[inline(always)]
+pub(super) fn always(child: Status) -> Status {
+    match child {
+        Status::Failure => Status::Success,
+        other => other,
+    }
+}
+
+/// `:never`: the child's Success is Failure; anything else goes up as it is.
+#[inline(always)]
+pub(super) fn never(child: Status) -> Status {
+    match child {
+        Status::Success => Status::Failure,
+        other => other,
+    }
+}
 
 /// How a selector and a sequence differ: which status moves on to the next child.
 #[derive(Clone, Copy)]
@@ -21,31 +58,107 @@ struct Flow {
     next: Status,
 }
 
+/// The children of a composite from a given index on, each with its index,
+/// id and node. The general path reads them from the child table; the plain
+/// path walks the pre-order layout (first child at the composite's id + 1,
+/// the next at the previous one's `subtree_end`), which the compiler checked
+/// for every plain node.
+struct Children<'t, const PLAIN: bool> {
+    nodes: &'t [Node],
+    /// The child table's entries (general path).
+    kids: &'t [u32],
+    /// The index of the next child.
+    i: usize,
+    /// The next child's id and the end of the composite's subtree (plain path).
+    next: u32,
+    end: u32,
+}
+
+impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
+    /// The children of `id` from index `start` on (the plain path always
+    /// starts at 0).
+    #[inline(always)]
+    fn new(tree: &'t Tree, id: u32, kids: &'t [u32], start: usize) -> Self {
+        let end = if PLAIN {
+            tree.nodes[id as usize].subtree_end
+        } else {
+            0
+        };
+        Children {
+            nodes: &tree.nodes,
+            kids,
+            i: start,
+            next: id + 1,
+            end,
+        }
+    }
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, u32, &'t Node)> {
+        let i = self.i;
+        let child = if PLAIN {
+            if self.next >= self.end {
+                return None;
+            }
+            self.next
+        } else {
+            *self.kids.get(i)?
+        };
+        let node = &self.nodes[child as usize];
+        if PLAIN {
+            self.next = node.subtree_end;
+        }
+        self.i = i + 1;
+        Some((i, child, node))
+    }
+}
+
 impl Engine<'_> {
-    pub(super) fn selector(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
+    /// A selector: its children in order until one does not fail.
+    /// `kids` is the child table's slice on the general path; the plain path
+    /// passes none (see [`Children`]).
+    #[inline(always)]
+    pub(super) fn selector<const PLAIN: bool>(
+        &mut self,
+        id: u32,
+        memory: bool,
+        kids: &[u32],
+    ) -> Status {
         let flow = Flow {
             next: Status::Failure,
         };
-        if memory {
-            self.flow::<true>(id, kids, flow)
+        if !PLAIN && memory {
+            self.flow::<true, false>(id, kids, flow)
         } else {
-            self.flow::<false>(id, kids, flow)
+            self.flow::<false, PLAIN>(id, kids, flow)
         }
     }
 
-    pub(super) fn sequence(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
+    /// A sequence: its children in order until one does not succeed.
+    /// `kids` as for [`Engine::selector`].
+    #[inline(always)]
+    pub(super) fn sequence<const PLAIN: bool>(
+        &mut self,
+        id: u32,
+        memory: bool,
+        kids: &[u32],
+    ) -> Status {
         let flow = Flow {
             next: Status::Success,
         };
-        if memory {
-            self.flow::<true>(id, kids, flow)
+        if !PLAIN && memory {
+            self.flow::<true, false>(id, kids, flow)
         } else {
-            self.flow::<false>(id, kids, flow)
+            self.flow::<false, PLAIN>(id, kids, flow)
         }
     }
 
-    /// The loop shared by selectors and sequences; `MEMORY` picks the
-    /// resuming variant (a constant, so the reactive one carries no trace of it).
+    /// The loop shared by selectors and sequences: each child in turn; one
+    /// whose status is `flow.next` moves on, any other status is the
+    /// composite's; when all moved on, `flow.next` is. `MEMORY` picks the
+    /// resuming variant, `PLAIN` the plain path's instance (constants, so
+    /// the reactive and the plain instance carry no trace of what they leave
+    /// out).
     ///
     /// A reactive composite that is still running marks, in node memory
     /// (`{:done [nil :success ..]}`, run state), the children that were
@@ -61,7 +174,12 @@ impl Engine<'_> {
     /// none that failed or runs is Skipped; a selector is Skipped only when
     /// every child was.
     #[inline(always)]
-    fn flow<const MEMORY: bool>(&mut self, id: u32, kids: &[u32], flow: Flow) -> Status {
+    fn flow<const MEMORY: bool, const PLAIN: bool>(
+        &mut self,
+        id: u32,
+        kids: &[u32],
+        flow: Flow,
+    ) -> Status {
         let (start, mut any_skipped) = if MEMORY {
             match self.resume_state(id, kids.len()) {
                 Ok(state) => state,
@@ -79,8 +197,9 @@ impl Engine<'_> {
         let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
-        for (i, &child) in kids.iter().enumerate().skip(start) {
-            let can_run = !MEMORY && !tree.nodes[child as usize].plain;
+        let mut children = Children::<PLAIN>::new(tree, id, kids, start);
+        while let Some((i, child, node)) = children.next() {
+            let can_run = !MEMORY && !PLAIN && !node.plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
             if can_run && !child_was_running && *keeps.get_or_insert_with(|| self.was_running(id)) {
@@ -98,7 +217,7 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            let status = self.tick(child);
+            let status = self.visit::<PLAIN>(child, node);
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
@@ -115,13 +234,16 @@ impl Engine<'_> {
                 }
                 continue;
             }
+            // The rest is the general path's: a plain child is never
+            // skipped or running, and a plain composite has nothing to halt
+            // or keep.
             match status {
-                Status::Skipped => {
+                Status::Skipped if !PLAIN => {
                     any_skipped = true;
                     continue;
                 }
                 Status::Error => return Status::Error,
-                Status::Running => {
+                Status::Running if !PLAIN => {
                     self.halt_children_after(kids, i);
                     if MEMORY && let Err(e) = self.set_resume_state(id, i, any_skipped) {
                         return self.fail(id, e);
@@ -129,23 +251,26 @@ impl Engine<'_> {
                     return Status::Running;
                 }
                 decided => {
-                    self.halt_children_after(kids, i);
-                    // Finished: its marks go (resetAllChildren).
-                    if (MEMORY || self.marks_maybe(id, keeps))
-                        && let Err(e) = self.set_memory(id, None)
-                    {
-                        return self.fail(id, e);
+                    if !PLAIN {
+                        self.halt_children_after(kids, i);
+                        // Finished: its marks go (resetAllChildren).
+                        if (MEMORY || self.marks_maybe(id, keeps))
+                            && let Err(e) = self.set_memory(id, None)
+                        {
+                            return self.fail(id, e);
+                        }
                     }
                     return decided;
                 }
             }
         }
-        if ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
+        if !PLAIN
+            && ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
             && let Err(e) = self.set_memory(id, None)
         {
             return self.fail(id, e);
         }
-        if (all_skipped && start == 0) || (sequence && any_skipped) {
+        if !PLAIN && ((all_skipped && start == 0) || (sequence && any_skipped)) {
             Status::Skipped
         } else {
             flow.next
@@ -263,8 +388,11 @@ impl Engine<'_> {
     /// Success) and `:loop-until-success` (`keep_going` = Failure). While the
     /// child runs, the iterations finished so far are node memory
     /// (`{:iteration k}`, run state): the next tick goes on with iteration
-    /// k + 1 rather than starting over. Finishing clears it.
-    pub(super) fn repeat(
+    /// k + 1 rather than starting over. Finishing clears it. On the plain
+    /// path (`PLAIN`, `kids` empty) the child cannot run, so there is no
+    /// iteration to keep.
+    #[inline(always)]
+    pub(super) fn repeat<const PLAIN: bool>(
         &mut self,
         id: u32,
         count: &Opt,
@@ -275,7 +403,7 @@ impl Engine<'_> {
             Ok(n) => n,
             Err(status) => return status,
         };
-        let start = match self.memory(id) {
+        let start = match if PLAIN { None } else { self.memory(id) } {
             None => 0,
             Some(memory) => match memory
                 .get(&Value::Keyword(kw::ITERATION))
@@ -289,25 +417,32 @@ impl Engine<'_> {
                 }
             },
         };
+        let tree = self.tree;
+        let child = if PLAIN { id + 1 } else { kids[0] };
+        let node = &tree.nodes[child as usize];
         for i in start..count {
-            let status = self.tick(kids[0]);
+            let status = self.visit::<PLAIN>(child, node);
             if status == keep_going {
                 continue;
             }
-            if status == Status::Running && i == start {
-                // Still at the iteration the memory names.
-                return status;
-            }
-            let state = (status == Status::Running && i > 0)
-                .then(|| Value::map_from([(Value::Keyword(kw::ITERATION), Value::Int(i as i64))]));
-            if (state.is_some() || start > 0)
-                && let Err(e) = self.set_memory(id, state)
-            {
-                return self.fail(id, e);
+            if !PLAIN {
+                if status == Status::Running && i == start {
+                    // Still at the iteration the memory names.
+                    return status;
+                }
+                let state = (status == Status::Running && i > 0).then(|| {
+                    Value::map_from([(Value::Keyword(kw::ITERATION), Value::Int(i as i64))])
+                });
+                if (state.is_some() || start > 0)
+                    && let Err(e) = self.set_memory(id, state)
+                {
+                    return self.fail(id, e);
+                }
             }
             return status;
         }
-        if start > 0
+        if !PLAIN
+            && start > 0
             && let Err(e) = self.set_memory(id, None)
         {
             return self.fail(id, e);
@@ -319,7 +454,9 @@ impl Engine<'_> {
     pub(super) fn parallel(&mut self, id: u32, how: &Parallel, kids: &[u32]) -> Status {
         let n = kids.len() as u64;
         match how {
-            Parallel::Count { mode, how_many } => self.parallel_count(id, mode, how_many, kids),
+            Parallel::Count { mode, how_many } => {
+                self.parallel_count::<false>(id, mode, how_many, kids)
+            }
             Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
             Parallel::Selector => self.parallel_policy(id, kids, 1, n),
             Parallel::Thresholds { success, failure } => {
@@ -356,7 +493,9 @@ impl Engine<'_> {
     /// `:mode :success` it succeeds when at least `:how-many` children
     /// succeeded, else fails; with `:mode :failure` it fails when at least
     /// `:how-many` failed, else succeeds. Skipped children count as neither.
-    fn parallel_count(
+    /// It keeps no state, so the plain path (`PLAIN`, `kids` empty) runs it
+    /// too when none of its children can run.
+    pub(super) fn parallel_count<const PLAIN: bool>(
         &mut self,
         id: u32,
         mode: &CountMode,
@@ -368,15 +507,18 @@ impl Engine<'_> {
             Err(status) => return status,
         };
         let (mut succeeded, mut failed, mut skipped) = (0u64, 0u64, 0usize);
-        for &child in kids {
-            match self.tick(child) {
-                Status::Success | Status::Running => succeeded += 1,
+        let tree = self.tree;
+        let mut children = Children::<PLAIN>::new(tree, id, kids, 0);
+        while let Some((_, child, node)) = children.next() {
+            match self.visit::<PLAIN>(child, node) {
+                Status::Success => succeeded += 1,
+                Status::Running if !PLAIN => succeeded += 1,
                 Status::Failure => failed += 1,
-                Status::Skipped => skipped += 1,
+                Status::Skipped if !PLAIN => skipped += 1,
                 other => return other,
             }
         }
-        if skipped == kids.len() {
+        if !PLAIN && skipped == kids.len() {
             Status::Skipped
         } else {
             counted.decide(how_many, succeeded, failed)
@@ -385,7 +527,7 @@ impl Engine<'_> {
 
     /// The options of aido's parallel: what it counts (`:mode`) and `:how-many`.
     #[inline]
-    pub(super) fn count_options(
+    fn count_options(
         &mut self,
         id: u32,
         mode: &CountMode,
@@ -493,7 +635,7 @@ impl Engine<'_> {
 
 /// What aido's parallel counts, its `:mode` once resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Counted {
+enum Counted {
     /// It succeeds when at least `:how-many` children succeed.
     Successes,
     /// It fails when at least `:how-many` children fail.
@@ -503,7 +645,7 @@ pub(super) enum Counted {
 impl Counted {
     /// What aido's parallel reports once its children are counted.
     #[inline]
-    pub(super) fn decide(self, how_many: u64, succeeded: u64, failed: u64) -> Status {
+    fn decide(self, how_many: u64, succeeded: u64, failed: u64) -> Status {
         match self {
             Counted::Successes => Status::from_bool(succeeded >= how_many),
             Counted::Failures => Status::from_bool(failed < how_many),

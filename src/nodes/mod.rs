@@ -383,29 +383,21 @@ impl Engine<'_> {
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
         let status = match &node.kind {
-            Kind::Selector { memory } => self.selector(id, *memory, kids()),
-            Kind::Sequence { memory } => self.sequence(id, *memory, kids()),
+            Kind::Selector { memory } => self.selector::<false>(id, *memory, kids()),
+            Kind::Sequence { memory } => self.sequence::<false>(id, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
-            Kind::Loop { count } => self.repeat(id, count, kids(), Status::Success),
-            Kind::LoopUntilSuccess { count } => self.repeat(id, count, kids(), Status::Failure),
+            Kind::Loop { count } => self.repeat::<false>(id, count, kids(), Status::Success),
+            Kind::LoopUntilSuccess { count } => {
+                self.repeat::<false>(id, count, kids(), Status::Failure)
+            }
             Kind::Parallel(how) => self.parallel(id, how, kids()),
             Kind::Randomly { p } => self.randomly(id, p, kids()),
             Kind::Choose => self.choose(id, kids()),
             Kind::ChooseEach { repeat } => self.choose_each(id, repeat, kids()),
             Kind::WeightedChoice { weights } => self.weighted_choice(id, weights, kids()),
-            Kind::Invert => match self.tick(kids()[0]) {
-                Status::Success => Status::Failure,
-                Status::Failure => Status::Success,
-                other => other,
-            },
-            Kind::Always => match self.tick(kids()[0]) {
-                Status::Failure => Status::Success,
-                other => other,
-            },
-            Kind::Never => match self.tick(kids()[0]) {
-                Status::Success => Status::Failure,
-                other => other,
-            },
+            Kind::Invert => composite::invert(self.tick(kids()[0])),
+            Kind::Always => composite::always(self.tick(kids()[0])),
+            Kind::Never => composite::never(self.tick(kids()[0])),
             Kind::Wait { ticks } => self.wait(id, ticks),
             Kind::Defer {
                 action,

@@ -11,8 +11,9 @@
 //! count are the same as the general path's; tests/it/plain.rs compares the two
 //! on generated trees.
 
+use super::composite;
 use crate::tick::{Engine, Status};
-use crate::tree::{CountMode, Kind, Node, Opt, Parallel};
+use crate::tree::{Kind, Node, Parallel};
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
 /// plain when its own kind finishes in one visit, it has no preconditions,
@@ -76,7 +77,8 @@ fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
 }
 
 impl Engine<'_> {
-    /// Ticks plain node `id` (see [`mark_plain`]).
+    /// Ticks plain node `id` (see [`mark_plain`]): the composites and
+    /// decorators of `composite.rs`, in their plain instance, and the leaves.
     pub(super) fn tick_plain(&mut self, id: u32) -> Status {
         self.fuel -= 1;
         if self.fuel == 0 {
@@ -85,34 +87,33 @@ impl Engine<'_> {
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
         match &node.kind {
-            Kind::Selector { .. } => self.plain_flow(id, node, Status::Failure),
-            Kind::Sequence { .. } => self.plain_flow(id, node, Status::Success),
+            Kind::Selector { memory } => self.selector::<true>(id, *memory, &[]),
+            Kind::Sequence { memory } => self.sequence::<true>(id, *memory, &[]),
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
-                self.plain_parallel(id, node, mode, how_many)
+                self.parallel_count::<true>(id, mode, how_many, &[])
             }
-            Kind::Loop { count } => self.plain_repeat(id, count, Status::Success),
-            Kind::LoopUntilSuccess { count } => self.plain_repeat(id, count, Status::Failure),
-            Kind::Invert => match self.tick_only_child(id) {
-                Status::Success => Status::Failure,
-                Status::Failure => Status::Success,
-                other => other,
-            },
-            Kind::Always => match self.tick_only_child(id) {
-                Status::Failure => Status::Success,
-                other => other,
-            },
-            Kind::Never => match self.tick_only_child(id) {
-                Status::Success => Status::Failure,
-                other => other,
-            },
+            Kind::Loop { count } => self.repeat::<true>(id, count, &[], Status::Success),
+            Kind::LoopUntilSuccess { count } => {
+                self.repeat::<true>(id, count, &[], Status::Failure)
+            }
+            Kind::Invert => composite::invert(self.tick_only_child(id)),
+            Kind::Always => composite::always(self.tick_only_child(id)),
+            Kind::Never => composite::never(self.tick_only_child(id)),
             kind => self.leaf(id, kind),
         }
     }
 
-    /// Ticks plain child `id`: a leaf here, without a call, anything else
-    /// through [`Engine::tick_plain`].
+    /// Ticks child `id` (whose node is `node`) of a composite: the one
+    /// place where the two paths differ in how a child is visited. The
+    /// general path goes through [`Engine::tick`], which checks
+    /// preconditions and keeps the running set and the trace; the plain
+    /// path ticks a leaf here, without a call, and anything else through
+    /// [`Engine::tick_plain`].
     #[inline(always)]
-    fn tick_child(&mut self, id: u32, node: &Node) -> Status {
+    pub(super) fn visit<const PLAIN: bool>(&mut self, id: u32, node: &Node) -> Status {
+        if !PLAIN {
+            return self.tick(id);
+        }
         if node.subtree_end == id + 1 {
             self.fuel -= 1;
             if self.fuel == 0 {
@@ -124,68 +125,11 @@ impl Engine<'_> {
         }
     }
 
-    /// Ticks the one child of decorator `id`, which comes right after it.
+    /// Ticks the one child of plain decorator `id`, which comes right after it.
     #[inline(always)]
     fn tick_only_child(&mut self, id: u32) -> Status {
         let tree = self.tree;
-        self.tick_child(id + 1, &tree.nodes[id as usize + 1])
-    }
-
-    /// A reactive selector (`next` = Failure) or sequence (`next` = Success)
-    /// over plain children, which return only Success, Failure or Error.
-    #[inline(always)]
-    fn plain_flow(&mut self, id: u32, node: &Node, next: Status) -> Status {
-        let tree = self.tree;
-        let mut child = id + 1;
-        while child < node.subtree_end {
-            let kid = &tree.nodes[child as usize];
-            let status = self.tick_child(child, kid);
-            if status != next {
-                return status;
-            }
-            child = kid.subtree_end;
-        }
-        next
-    }
-
-    /// aido's counting parallel over plain children.
-    fn plain_parallel(&mut self, id: u32, node: &Node, mode: &CountMode, how_many: &Opt) -> Status {
-        let (counted, how_many) = match self.count_options(id, mode, how_many) {
-            Ok(options) => options,
-            Err(status) => return status,
-        };
-        let tree = self.tree;
-        let (mut succeeded, mut failed) = (0, 0);
-        let mut child = id + 1;
-        while child < node.subtree_end {
-            let kid = &tree.nodes[child as usize];
-            match self.tick_child(child, kid) {
-                Status::Success => succeeded += 1,
-                Status::Failure => failed += 1,
-                other => return other,
-            }
-            child = kid.subtree_end;
-        }
-        counted.decide(how_many, succeeded, failed)
-    }
-
-    /// `:loop` (`keep_going` = Success) and `:loop-until-success` (Failure)
-    /// over a plain child.
-    #[inline(always)]
-    fn plain_repeat(&mut self, id: u32, count: &Opt, keep_going: Status) -> Status {
-        let count = match self.count_opt(id, "count", count) {
-            Ok(n) => n,
-            Err(status) => return status,
-        };
-        let child = id + 1;
-        let kid = &self.tree.nodes[child as usize];
-        for _ in 0..count {
-            let status = self.tick_child(child, kid);
-            if status != keep_going {
-                return status;
-            }
-        }
-        keep_going
+        self.visit::<true>(id + 1, &tree.nodes[id as usize + 1])
     }
 }
 
