@@ -75,21 +75,16 @@ struct Children<'t, const PLAIN: bool> {
 }
 
 impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
-    /// The children of `id` from index `start` on (the plain path always
-    /// starts at 0).
+    /// The children of node `id` (`node`) from index `start` on (the plain
+    /// path always starts at 0).
     #[inline(always)]
-    fn new(tree: &'t Tree, id: u32, kids: &'t [u32], start: usize) -> Self {
-        let end = if PLAIN {
-            tree.nodes[id as usize].subtree_end
-        } else {
-            0
-        };
+    fn new(tree: &'t Tree, id: u32, node: &Node, kids: &'t [u32], start: usize) -> Self {
         Children {
             nodes: &tree.nodes,
             kids,
             i: start,
             next: id + 1,
-            end,
+            end: node.subtree_end,
         }
     }
 
@@ -121,6 +116,7 @@ impl Engine<'_> {
     pub(super) fn selector<const PLAIN: bool>(
         &mut self,
         id: u32,
+        node: &Node,
         memory: bool,
         kids: &[u32],
     ) -> Status {
@@ -128,9 +124,9 @@ impl Engine<'_> {
             next: Status::Failure,
         };
         if !PLAIN && memory {
-            self.flow::<true, false>(id, kids, flow)
+            self.flow::<true, false>(id, node, kids, flow)
         } else {
-            self.flow::<false, PLAIN>(id, kids, flow)
+            self.flow::<false, PLAIN>(id, node, kids, flow)
         }
     }
 
@@ -140,6 +136,7 @@ impl Engine<'_> {
     pub(super) fn sequence<const PLAIN: bool>(
         &mut self,
         id: u32,
+        node: &Node,
         memory: bool,
         kids: &[u32],
     ) -> Status {
@@ -147,9 +144,9 @@ impl Engine<'_> {
             next: Status::Success,
         };
         if !PLAIN && memory {
-            self.flow::<true, false>(id, kids, flow)
+            self.flow::<true, false>(id, node, kids, flow)
         } else {
-            self.flow::<false, PLAIN>(id, kids, flow)
+            self.flow::<false, PLAIN>(id, node, kids, flow)
         }
     }
 
@@ -177,6 +174,7 @@ impl Engine<'_> {
     fn flow<const MEMORY: bool, const PLAIN: bool>(
         &mut self,
         id: u32,
+        node: &Node,
         kids: &[u32],
         flow: Flow,
     ) -> Status {
@@ -197,9 +195,9 @@ impl Engine<'_> {
         let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
-        let mut children = Children::<PLAIN>::new(tree, id, kids, start);
-        while let Some((i, child, node)) = children.next() {
-            let can_run = !MEMORY && !PLAIN && !node.plain;
+        let mut children = Children::<PLAIN>::new(tree, id, node, kids, start);
+        while let Some((i, child, kid)) = children.next() {
+            let can_run = !MEMORY && !PLAIN && !kid.plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
             if can_run && !child_was_running && *keeps.get_or_insert_with(|| self.was_running(id)) {
@@ -217,7 +215,7 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            let status = self.visit::<PLAIN>(child, node);
+            let status = self.visit::<PLAIN>(child, kid);
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
@@ -234,16 +232,19 @@ impl Engine<'_> {
                 }
                 continue;
             }
-            // The rest is the general path's: a plain child is never
-            // skipped or running, and a plain composite has nothing to halt
-            // or keep.
+            // A plain child returns Success, Failure or Error, and a plain
+            // composite has nothing to halt or keep: any status other than
+            // `flow.next` is the composite's. The rest is the general path's.
+            if PLAIN {
+                return status;
+            }
             match status {
-                Status::Skipped if !PLAIN => {
+                Status::Skipped => {
                     any_skipped = true;
                     continue;
                 }
                 Status::Error => return Status::Error,
-                Status::Running if !PLAIN => {
+                Status::Running => {
                     self.halt_children_after(kids, i);
                     if MEMORY && let Err(e) = self.set_resume_state(id, i, any_skipped) {
                         return self.fail(id, e);
@@ -251,14 +252,12 @@ impl Engine<'_> {
                     return Status::Running;
                 }
                 decided => {
-                    if !PLAIN {
-                        self.halt_children_after(kids, i);
-                        // Finished: its marks go (resetAllChildren).
-                        if (MEMORY || self.marks_maybe(id, keeps))
-                            && let Err(e) = self.set_memory(id, None)
-                        {
-                            return self.fail(id, e);
-                        }
+                    self.halt_children_after(kids, i);
+                    // Finished: its marks go (resetAllChildren).
+                    if (MEMORY || self.marks_maybe(id, keeps))
+                        && let Err(e) = self.set_memory(id, None)
+                    {
+                        return self.fail(id, e);
                     }
                     return decided;
                 }
@@ -455,7 +454,8 @@ impl Engine<'_> {
         let n = kids.len() as u64;
         match how {
             Parallel::Count { mode, how_many } => {
-                self.parallel_count::<false>(id, mode, how_many, kids)
+                let tree = self.tree;
+                self.parallel_count::<false>(id, &tree.nodes[id as usize], mode, how_many, kids)
             }
             Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
             Parallel::Selector => self.parallel_policy(id, kids, 1, n),
@@ -498,6 +498,7 @@ impl Engine<'_> {
     pub(super) fn parallel_count<const PLAIN: bool>(
         &mut self,
         id: u32,
+        node: &Node,
         mode: &CountMode,
         how_many: &Opt,
         kids: &[u32],
@@ -508,9 +509,9 @@ impl Engine<'_> {
         };
         let (mut succeeded, mut failed, mut skipped) = (0u64, 0u64, 0usize);
         let tree = self.tree;
-        let mut children = Children::<PLAIN>::new(tree, id, kids, 0);
-        while let Some((_, child, node)) = children.next() {
-            match self.visit::<PLAIN>(child, node) {
+        let mut children = Children::<PLAIN>::new(tree, id, node, kids, 0);
+        while let Some((_, child, kid)) = children.next() {
+            match self.visit::<PLAIN>(child, kid) {
                 Status::Success => succeeded += 1,
                 Status::Running if !PLAIN => succeeded += 1,
                 Status::Failure => failed += 1,

@@ -383,8 +383,8 @@ impl Engine<'_> {
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
         let status = match &node.kind {
-            Kind::Selector { memory } => self.selector::<false>(id, *memory, kids()),
-            Kind::Sequence { memory } => self.sequence::<false>(id, *memory, kids()),
+            Kind::Selector { memory } => self.selector::<false>(id, node, *memory, kids()),
+            Kind::Sequence { memory } => self.sequence::<false>(id, node, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
             Kind::Loop { count } => self.repeat::<false>(id, count, kids(), Status::Success),
             Kind::LoopUntilSuccess { count } => {

@@ -87,10 +87,10 @@ impl Engine<'_> {
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
         match &node.kind {
-            Kind::Selector { memory } => self.selector::<true>(id, *memory, &[]),
-            Kind::Sequence { memory } => self.sequence::<true>(id, *memory, &[]),
+            Kind::Selector { memory } => self.selector::<true>(id, node, *memory, &[]),
+            Kind::Sequence { memory } => self.sequence::<true>(id, node, *memory, &[]),
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
-                self.parallel_count::<true>(id, mode, how_many, &[])
+                self.parallel_count::<true>(id, node, mode, how_many, &[])
             }
             Kind::Loop { count } => self.repeat::<true>(id, count, &[], Status::Success),
             Kind::LoopUntilSuccess { count } => {
