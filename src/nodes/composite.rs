@@ -69,9 +69,12 @@ struct Children<'t, const PLAIN: bool> {
     kids: &'t [u32],
     /// The index of the next child.
     i: usize,
-    /// The next child's id and the end of the composite's subtree (plain path).
+    /// The next child's id, or the last one's while `last` is set, and the
+    /// end of the composite's subtree (plain path).
     next: u32,
     end: u32,
+    /// The child last given (plain path): the next one follows its subtree.
+    last: Option<&'t Node>,
 }
 
 impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
@@ -85,11 +88,41 @@ impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
             i: start,
             next: id + 1,
             end: node.subtree_end,
+            last: None,
         }
     }
 
+    /// The next child. The plain path moves past the last child's subtree
+    /// only now, so that while a child is visited the walk holds on to
+    /// that child's node alone (a flow's loop then keeps its state in
+    /// registers across the visit; measured with callgrind).
     #[inline(always)]
     fn next(&mut self) -> Option<(usize, u32, &'t Node)> {
+        let i = self.i;
+        let child = if PLAIN {
+            if let Some(last) = self.last {
+                self.next = last.subtree_end;
+            }
+            if self.next >= self.end {
+                return None;
+            }
+            self.next
+        } else {
+            *self.kids.get(i)?
+        };
+        let node = &self.nodes[child as usize];
+        if PLAIN {
+            self.last = Some(node);
+        }
+        self.i = i + 1;
+        Some((i, child, node))
+    }
+
+    /// The next child, moving past its subtree at once: cheaper than
+    /// [`Children::next`] in a loop that goes through every child (the
+    /// counting parallel). Not to be mixed with it.
+    #[inline(always)]
+    fn next_eager(&mut self) -> Option<(usize, u32, &'t Node)> {
         let i = self.i;
         let child = if PLAIN {
             if self.next >= self.end {
@@ -450,12 +483,17 @@ impl Engine<'_> {
     }
 
     #[inline(never)]
-    pub(super) fn parallel(&mut self, id: u32, how: &Parallel, kids: &[u32]) -> Status {
+    pub(super) fn parallel(
+        &mut self,
+        id: u32,
+        node: &Node,
+        how: &Parallel,
+        kids: &[u32],
+    ) -> Status {
         let n = kids.len() as u64;
         match how {
             Parallel::Count { mode, how_many } => {
-                let tree = self.tree;
-                self.parallel_count::<false>(id, &tree.nodes[id as usize], mode, how_many, kids)
+                self.parallel_count::<false>(id, node, mode, how_many, kids)
             }
             Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
             Parallel::Selector => self.parallel_policy(id, kids, 1, n),
@@ -510,7 +548,7 @@ impl Engine<'_> {
         let (mut succeeded, mut failed, mut skipped) = (0u64, 0u64, 0usize);
         let tree = self.tree;
         let mut children = Children::<PLAIN>::new(tree, id, node, kids, 0);
-        while let Some((_, child, kid)) = children.next() {
+        while let Some((_, child, kid)) = children.next_eager() {
             match self.visit::<PLAIN>(child, kid) {
                 Status::Success => succeeded += 1,
                 Status::Running if !PLAIN => succeeded += 1,

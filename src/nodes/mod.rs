@@ -390,7 +390,7 @@ impl Engine<'_> {
             Kind::LoopUntilSuccess { count } => {
                 self.repeat::<false>(id, count, kids(), Status::Failure)
             }
-            Kind::Parallel(how) => self.parallel(id, how, kids()),
+            Kind::Parallel(how) => self.parallel(id, node, how, kids()),
             Kind::Randomly { p } => self.randomly(id, p, kids()),
             Kind::Choose => self.choose(id, kids()),
             Kind::ChooseEach { repeat } => self.choose_each(id, repeat, kids()),
