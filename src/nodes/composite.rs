@@ -184,8 +184,9 @@ impl Engine<'_> {
     }
 
     /// The loop shared by selectors and sequences: each child in turn; one
-    /// whose status is `flow.next` moves on, any other status is the
-    /// composite's; when all moved on, `flow.next` is. `MEMORY` picks the
+    /// whose status is `flow.next` moves on (and, on the general path, one
+    /// that was skipped), any other status is the composite's; when all
+    /// moved on, `flow.next` is. `MEMORY` picks the
     /// resuming variant, `PLAIN` the plain path's instance (constants, so
     /// the reactive and the plain instance carry no trace of what they leave
     /// out).
@@ -729,5 +730,28 @@ pub(super) fn as_bool(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{always, invert, never};
+    use crate::tick::Status;
+
+    const ALL: [Status; 5] = [
+        Status::Success,
+        Status::Failure,
+        Status::Running,
+        Status::Error,
+        Status::Skipped,
+    ];
+
+    #[test]
+    fn decorators_map_success_and_failure_and_pass_the_rest_up() {
+        let mapped = |f: fn(Status) -> Status| ALL.map(f);
+        use Status::*;
+        assert_eq!(mapped(invert), [Failure, Success, Running, Error, Skipped]);
+        assert_eq!(mapped(always), [Success, Success, Running, Error, Skipped]);
+        assert_eq!(mapped(never), [Failure, Failure, Running, Error, Skipped]);
     }
 }

@@ -10,6 +10,26 @@
 //! tick then keeps to the general path). The results, the db and the step
 //! count are the same as the general path's; tests/it/plain.rs compares the two
 //! on generated trees.
+//!
+//! The plain path writes no node's meaning of its own. The flows, loops,
+//! counting parallel and decorators are the functions of `composite.rs`,
+//! generic over `PLAIN`, and the leaves are [`Engine::leaf`]: `tick_plain`
+//! calls their plain instances. What stays path-specific is mechanics, not
+//! meaning:
+//!
+//! - the dispatch: `tick_plain` matches the kinds that can be plain, while
+//!   [`Engine::tick`] matches every kind after its step count and
+//!   preconditions, and keeps the running set and the trace; both arms of a
+//!   kind call the same function;
+//! - how a child is visited ([`Engine::visit`]): the plain path counts the
+//!   step of a leaf child and ticks it in place, without a call;
+//! - how the children are found (`Children` in `composite.rs`): the plain
+//!   path walks the pre-order layout instead of slicing the child table;
+//! - which kinds may be plain ([`mark_plain`]).
+//!
+//! The bookkeeping of the general path (node memory, halting, skipped and
+//! running children) sits behind `!PLAIN` in the shared functions and
+//! compiles away in the plain instance.
 
 use super::composite;
 use crate::tick::{Engine, Status};

@@ -32,7 +32,9 @@ impl Gen {
 }
 
 const KEYS: &[&str] = &[":a", ":b", ":c", "[:m :x]"];
-const VALUES: &[&str] = &["0", "1", "5", "-3", "\"s\"", ":k", "nil", "[1 2]", "2.5"];
+const VALUES: &[&str] = &[
+    "0", "1", "5", "-3", "\"s\"", ":k", "nil", "[1 2]", "2.5", ":success",
+];
 
 /// A random leaf: conditions, actions (some of which fail with an Error on
 /// the wrong type), and now and then a node that can run (`:wait`).
@@ -76,10 +78,10 @@ fn tree(g: &mut Gen, depth: u32) -> String {
     match g.below(13) {
         0 | 1 => format!("[:selector {}]", kids(g, 4)),
         2 | 3 => format!("[:sequence {}]", kids(g, 4)),
-        4 => format!("[:loop {{:count {}}} {}]", g.below(4), kids(g, 1)),
+        4 => format!("[:loop {{:count {}}} {}]", count(g, 4), kids(g, 1)),
         5 => format!(
             "[:loop-until-success {{:count {}}} {}]",
-            g.below(4),
+            count(g, 4),
             kids(g, 1)
         ),
         6 => format!("[:invert {}]", kids(g, 1)),
@@ -90,10 +92,20 @@ fn tree(g: &mut Gen, depth: u32) -> String {
         11 => format!("[:parallel {{:policy :sequence}} {}]", kids(g, 3)),
         _ => format!(
             "[:parallel {{:mode {} :how-many {}}} {}]",
-            g.pick(&[":success", ":failure"]),
-            g.below(2),
+            g.pick(&[":success", ":failure", "[:aido/db :b]"]),
+            count(g, 2),
             [tree(g, depth - 1), kids(g, 2)].join(" ")
         ),
+    }
+}
+
+/// A count option: a constant below `below`, or now and then read from the
+/// db (where it may be no count at all, an Error on both paths).
+fn count(g: &mut Gen, below: u64) -> String {
+    if g.below(5) == 0 {
+        "[:aido/db :a]".into()
+    } else {
+        g.below(below).to_string()
     }
 }
 
@@ -181,6 +193,43 @@ fn the_conformance_suite_ticks_the_same_on_both_paths() {
         let ticks = usize::try_from(case.ticks).unwrap_or(1).max(1);
         assert_same_both_ways(&case.name, &tree, &db, ticks, 1_000_000);
     }
+}
+
+#[test]
+fn options_read_from_the_db_tick_the_same_on_both_paths_errors_included() {
+    // The loops' count and the counting parallel's mode and how-many are
+    // resolved by the code both paths share; a value that is no count or
+    // no mode is an Error at the node on both.
+    let loops = compile(
+        "[:sequence [:loop {:count [:aido/db :n]} [:inc! {:key :i}]]
+                    [:loop-until-success {:count [:aido/db :n]} [:never [:inc! {:key :j}]]]]",
+    );
+    let parallel = compile(
+        "[:parallel {:mode [:aido/db :mode] :how-many [:aido/db :n]}
+                    [:success] [:failure] [:invert [:failure]]]",
+    );
+    for db in [
+        "{:n 2, :mode :success}",
+        "{:n 3, :mode :failure}",
+        "{:n 0, :mode :success}",
+        "{:n -1, :mode :success}",
+        "{:n \"two\", :mode :success}",
+        "{:n 1, :mode :sometimes}",
+        "{}",
+    ] {
+        let start = read_value(db).unwrap();
+        assert_same_both_ways(&format!("loops from {db}"), &loops, &start, 2, 1_000);
+        assert_same_both_ways(&format!("parallel from {db}"), &parallel, &start, 2, 1_000);
+    }
+    let bad = tick(&loops, read_value("{:n \"two\"}").unwrap(), 1_000, false);
+    assert_eq!(bad.status, Status::Error);
+    let good = tick(
+        &parallel,
+        read_value("{:n 2, :mode :success}").unwrap(),
+        1_000,
+        false,
+    );
+    assert_eq!(good.status, Status::Success);
 }
 
 #[test]
