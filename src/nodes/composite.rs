@@ -69,11 +69,13 @@ struct Children<'t, const PLAIN: bool> {
     kids: &'t [u32],
     /// The index of the next child.
     i: usize,
-    /// The next child's id, or the last one's while `last` is set, and the
-    /// end of the composite's subtree (plain path).
+    /// Plain path: the id of the next child (with [`Children::next`], of
+    /// the child last given until the next call moves past it)...
     next: u32,
+    /// ... and the end of the composite's subtree.
     end: u32,
-    /// The child last given (plain path): the next one follows its subtree.
+    /// Plain path, [`Children::next`]: the child last given, whose subtree
+    /// the next call moves past.
     last: Option<&'t Node>,
 }
 
@@ -186,10 +188,9 @@ impl Engine<'_> {
     /// The loop shared by selectors and sequences: each child in turn; one
     /// whose status is `flow.next` moves on (and, on the general path, one
     /// that was skipped), any other status is the composite's; when all
-    /// moved on, `flow.next` is. `MEMORY` picks the
-    /// resuming variant, `PLAIN` the plain path's instance (constants, so
-    /// the reactive and the plain instance carry no trace of what they leave
-    /// out).
+    /// moved on, `flow.next` is. `MEMORY` picks the resuming variant,
+    /// `PLAIN` the plain path's instance (constants, so the reactive and
+    /// the plain instance carry no trace of what they leave out).
     ///
     /// A reactive composite that is still running marks, in node memory
     /// (`{:done [nil :success ..]}`, run state), the children that were
