@@ -233,6 +233,30 @@ fn options_read_from_the_db_tick_the_same_on_both_paths_errors_included() {
 }
 
 #[test]
+fn the_composite_bench_workloads_tick_the_same_on_both_paths_and_alike() {
+    // The two workloads differ only in the preconditions that keep the
+    // second one off the plain path.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    let mut last = Vec::new();
+    for name in ["plain-composites.edn", "general-composites.edn"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let tree = compile(&text);
+        assert_same_both_ways(name, &tree, &Value::map(), 3, 1_000);
+        let mut db = Value::map();
+        let mut statuses = Vec::new();
+        for _ in 0..3 {
+            let t = tick(&tree, db, 1_000, false);
+            statuses.push(t.status);
+            db = t.db;
+        }
+        assert_eq!(statuses, [Status::Success; 3], "{name}");
+        last.push(db.to_string());
+    }
+    assert_eq!(last[0], "{:n 3, :m 9, :done true}");
+    assert_eq!(last[0], last[1]);
+}
+
+#[test]
 fn a_step_budget_spent_inside_a_plain_subtree_counts_every_visit() {
     let tree = compile("[:sequence [:inc! {:key :n}] [:loop {:count 5} [:inc! {:key :n}]]]");
     let t = tick(&tree, Value::map(), 4, false);
