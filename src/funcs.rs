@@ -4,7 +4,8 @@
 //! dec` (integers stay integers, any float makes the result a float, integer
 //! overflow is an error), `str`, `not` and `=`.
 
-use crate::registry::{Arity, Function};
+use crate::extend::Function;
+use crate::spec::Arity;
 use crate::tick::FnCtx;
 use crate::value::{Keyword, Value};
 use std::sync::Arc;

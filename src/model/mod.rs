@@ -44,8 +44,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::diag::did_you_mean;
-use crate::registry::{Arity, Function, Imp, NodeType, OptionSpec, OptionType, Registry};
+use crate::extend::{Function, Imp, NodeType};
+use crate::registry::Registry;
 use crate::source::{LineCol, Source, Span, Spans};
+use crate::spec::{Arity, OptionSpec, OptionType};
 use crate::tick::NodeCtx;
 use crate::value::{Keyword, Map, Value};
 
@@ -354,7 +356,7 @@ impl Reader<'_> {
         node_type.declared = true;
         let shown = name;
         node_type = node_type.tick(move |_: &mut NodeCtx<'_, '_>| {
-            Err(crate::registry::NodeError(format!(
+            Err(crate::extend::NodeError(format!(
                 "`{shown}` is declared in a node model and has no behaviour here; stub it (a scenario's :stubs, aido run --stubs) or run it with the application's own binary"
             )))
         });

@@ -8,7 +8,7 @@
 //! node below it (deepest first), emits cancel requests for deferred actions,
 //! and clears the node memory of the whole subtree.
 
-use crate::registry::Imp;
+use crate::extend::Imp;
 use crate::tree::{Kind, NodeIndex, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
