@@ -31,7 +31,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::registry::RegistryError;
 pub use crate::spec::{Arity, OptionSpec, OptionType};
 pub use crate::tick::{FnCtx, NodeCtx};
 
@@ -317,3 +316,26 @@ impl fmt::Debug for Function {
             .finish_non_exhaustive()
     }
 }
+
+/// Why a registration was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A built-in node type or function already has this name.
+    Builtin(String),
+    /// No function of this name is registered.
+    UnknownFunction(String),
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::Builtin(name) => {
+                write!(f, "`{name}` is built in and cannot be replaced")
+            }
+            RegistryError::UnknownFunction(name) => write!(f, "no function `{name}` is registered"),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}

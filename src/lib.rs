@@ -69,7 +69,6 @@ pub mod cli;
 pub mod compile;
 pub mod diag;
 pub mod extend;
-mod file;
 mod funcs;
 pub mod migrate;
 pub mod model;
@@ -89,9 +88,9 @@ pub mod trim;
 pub mod value;
 
 // The dozen items most programs need; everything else is in the modules above.
+pub use compile::compile_file;
 pub use compile::{compile, compile_str};
 pub use diag::Diagnostics;
-pub use file::compile_file;
 pub use read::{ReadError, read, read_value};
 pub use registry::Registry;
 pub use tick::{Status, Tick, run_tick};

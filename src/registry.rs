@@ -5,35 +5,11 @@
 //! and [`Registry::function`].
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 
-use crate::extend::{FnCtx, Function, Imp, NodeType};
+use crate::extend::{FnCtx, Function, Imp, NodeType, RegistryError};
 use crate::spec::Arity;
 use crate::value::{FastBuildHasher, Keyword, Value};
-
-/// Why a registration was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// A built-in node type or function already has this name.
-    Builtin(String),
-    /// No function of this name is registered.
-    UnknownFunction(String),
-}
-
-impl fmt::Display for RegistryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RegistryError::Builtin(name) => {
-                write!(f, "`{name}` is built in and cannot be replaced")
-            }
-            RegistryError::UnknownFunction(name) => write!(f, "no function `{name}` is registered"),
-        }
-    }
-}
-
-impl std::error::Error for RegistryError {}
 
 /// Node types and functions, by name. Cheap to clone.
 #[derive(Clone, Debug)]

@@ -462,10 +462,4 @@ impl Tree {
             .and_then(|i| db.get_index(i))
             .map(|(_, v)| v)
     }
-
-    /// A one-line-per-node outline: indentation, node type, id, the options
-    /// as written and the source line (see [`crate::record::outline`]).
-    pub fn outline(&self) -> String {
-        crate::record::outline(self)
-    }
 }

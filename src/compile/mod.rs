@@ -4,9 +4,10 @@
 //! at the first, and lowers each node into a typed `Kind` so that the
 //! interpreter never checks the shape of the tree again.
 
+mod file;
 mod options;
 
-pub use crate::file::{CompileFileError, compile_file};
+pub use file::{CompileFileError, compile_file};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write;
