@@ -15,7 +15,7 @@ use crate::extend::{Imp, NodeType};
 use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, Status, eval};
 use crate::tree::NodeIndex;
-use crate::tree::{Kind, Opt};
+use crate::tree::{Kind, Opt, Parallel};
 use crate::value::Value;
 
 /// Every built-in node type, one [`Row`] each, gathered from the family files.
@@ -39,6 +39,147 @@ pub(super) const LEAF: Arity = Arity::Exactly(0);
 
 /// An option of a row: `(key, type, required)`.
 pub(super) type OptionRow = (&'static str, OptionType, bool);
+
+/// The leaves that finish in the tick they are visited: their tick is
+/// [`Engine::leaf`], shared by both paths, and everything else the engine
+/// needs to know of them follows from being listed here (see
+/// [`Traits::ONE_VISIT_LEAF`]). A new leaf of this sort is a row, a `Kind`
+/// variant, a name in this pattern and an arm in `Engine::leaf`.
+macro_rules! one_visit_leaf {
+    () => {
+        Kind::Success
+            | Kind::Failure
+            | Kind::Present { .. }
+            | Kind::Equal { .. }
+            | Kind::Test { .. }
+            | Kind::Define { .. }
+            | Kind::Inc { .. }
+            | Kind::Dissoc { .. }
+            | Kind::Emit { .. }
+    };
+}
+pub(crate) use one_visit_leaf;
+
+/// What the engine needs to know of a node besides its tick, in one table
+/// ([`Kind::traits`]): which interpreter may take it, whether it can run
+/// long by itself, and the memory it keeps in the db.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Traits {
+    /// How the plain path may take it (with plain children and no
+    /// preconditions); `None`: never.
+    pub(crate) plain: Option<Shape>,
+    /// Whether the node itself can return Running.
+    pub(crate) runs_long: bool,
+    /// The memory it keeps under its id.
+    pub(crate) memory: Memory,
+    /// When that memory is state an edit of the tree should carry over by
+    /// `:id` (`aido check`'s warning about stateful nodes without one).
+    pub(crate) state: When,
+}
+
+/// The children a node needs for the plain path to take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// None: a leaf.
+    Leaf,
+    /// Exactly one: loops and decorators.
+    OneChild,
+    /// At least one (an empty flow is skipped).
+    Children,
+}
+
+/// The shape of a node's memory (ARCHITECTURE.md, *Long-running state*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Memory {
+    /// None.
+    Nothing,
+    /// `{:index i}`: a memory flow's place (run state).
+    Index,
+    /// `{:done [..]}`: finished children by position (run state).
+    Done,
+    /// `{:running i}`: a random decider's pick (run state).
+    RunningPick,
+    /// `{:pool [i ..]}` (persistent) and `:running` (run state).
+    Pool,
+    /// `{:iteration k}`: a loop's finished iterations (run state).
+    Iteration,
+    /// `{:ticks k}` (run state).
+    Ticks,
+    /// `{:launched {..}, :request n}` (run state).
+    Launched,
+    /// Whatever a user node type keeps; run state unless it says otherwise.
+    User { persistent: bool },
+}
+
+/// When a node keeps state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum When {
+    Never,
+    Always,
+    /// Only over a child that can run long.
+    IfLongBelow,
+}
+
+impl Traits {
+    /// A leaf that finishes in one visit and keeps nothing.
+    pub(crate) const ONE_VISIT_LEAF: Traits = Traits {
+        plain: Some(Shape::Leaf),
+        runs_long: false,
+        memory: Memory::Nothing,
+        state: When::Never,
+    };
+}
+
+impl Kind {
+    /// This node's [`Traits`]: the one table of them.
+    pub(crate) fn traits(&self) -> Traits {
+        let t = |plain, runs_long, memory, state| Traits {
+            plain,
+            runs_long,
+            memory,
+            state,
+        };
+        use Memory as M;
+        use Shape::{Children, OneChild};
+        match self {
+            one_visit_leaf!() => Traits::ONE_VISIT_LEAF,
+            Kind::Selector { memory: false } => t(Some(Children), false, M::Done, When::Never),
+            Kind::Sequence { memory: false } => {
+                t(Some(Children), false, M::Done, When::IfLongBelow)
+            }
+            Kind::Selector { memory: true } | Kind::Sequence { memory: true } => {
+                t(None, false, M::Index, When::Always)
+            }
+            // aido's counting parallel keeps no state; with none of its
+            // children able to run, it is a loop over them all.
+            Kind::Parallel(Parallel::Count { .. }) => {
+                t(Some(Children), false, M::Done, When::Never)
+            }
+            Kind::Parallel(_) => t(None, false, M::Done, When::Always),
+            Kind::Loop { .. } | Kind::LoopUntilSuccess { .. } => {
+                t(Some(OneChild), false, M::Iteration, When::IfLongBelow)
+            }
+            Kind::Invert | Kind::Always | Kind::Never => {
+                t(Some(OneChild), false, M::Nothing, When::Never)
+            }
+            Kind::SelectorP { .. }
+            | Kind::Randomly { .. }
+            | Kind::Choose
+            | Kind::WeightedChoice { .. } => t(None, false, M::RunningPick, When::IfLongBelow),
+            Kind::ChooseEach { .. } => t(None, false, M::Pool, When::Always),
+            Kind::Wait { .. } => t(None, true, M::Ticks, When::Always),
+            Kind::Defer { .. } => t(None, true, M::Launched, When::Always),
+            Kind::Custom { node_type, .. } => t(
+                None,
+                true,
+                M::User {
+                    persistent: node_type.persistent,
+                },
+                When::Never,
+            ),
+        }
+    }
+}
 
 impl Engine<'_> {
     /// Ticks node `id` and returns its status.
