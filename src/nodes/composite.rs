@@ -25,28 +25,53 @@ pub(super) fn rows() -> Vec<Row> {
     const MEMORY: &[OptionRow] = &[("memory", T::Flag, false)];
     const COUNT: &[OptionRow] = &[("count", T::Count, true)];
     vec![
-        Row::new("selector", SOME, MEMORY, |l| {
-            Some(Kind::Selector {
-                memory: l.flag("memory"),
-            })
-        }),
-        Row::new("sequence", SOME, MEMORY, |l| {
-            Some(Kind::Sequence {
-                memory: l.flag("memory"),
-            })
-        }),
-        Row::new("loop", ONE, COUNT, |l| {
-            Some(Kind::Loop {
-                count: l.take("count"),
-            })
-        }),
-        Row::new("loop-until-success", ONE, COUNT, |l| {
-            Some(Kind::LoopUntilSuccess {
-                count: l.take("count"),
-            })
-        }),
+        Row::new(
+            "selector",
+            "Ticks its children in order until one succeeds or runs; fails if all fail. With :memory true it resumes at the child that was running.",
+            SOME,
+            MEMORY,
+            |l| {
+                Some(Kind::Selector {
+                    memory: l.flag("memory"),
+                })
+            },
+        ),
+        Row::new(
+            "sequence",
+            "Ticks its children in order until one fails or runs; succeeds if all succeed. With :memory true it resumes at the child that was running.",
+            SOME,
+            MEMORY,
+            |l| {
+                Some(Kind::Sequence {
+                    memory: l.flag("memory"),
+                })
+            },
+        ),
+        Row::new(
+            "loop",
+            "Ticks its child up to :count times while it succeeds; returns the first other status, else success.",
+            ONE,
+            COUNT,
+            |l| {
+                Some(Kind::Loop {
+                    count: l.take("count"),
+                })
+            },
+        ),
+        Row::new(
+            "loop-until-success",
+            "Ticks its child up to :count times while it fails; returns the first other status, else failure.",
+            ONE,
+            COUNT,
+            |l| {
+                Some(Kind::LoopUntilSuccess {
+                    count: l.take("count"),
+                })
+            },
+        ),
         Row::new(
             "parallel",
+            "Ticks every child; decides by :mode and :how-many, by :policy, or by success and failure thresholds.",
             SOME,
             &[
                 ("mode", T::OneOf(&["success", "failure"]), false),
@@ -57,9 +82,27 @@ pub(super) fn rows() -> Vec<Row> {
             ],
             |l| Some(Kind::Parallel(lower_parallel(l))),
         ),
-        Row::new("invert", ONE, &[], |_| Some(Kind::Invert)),
-        Row::new("always", ONE, &[], |_| Some(Kind::Always)),
-        Row::new("never", ONE, &[], |_| Some(Kind::Never)),
+        Row::new(
+            "invert",
+            "Success becomes failure and failure success.",
+            ONE,
+            &[],
+            |_| Some(Kind::Invert),
+        ),
+        Row::new(
+            "always",
+            "Its child's status, with failure turned into success.",
+            ONE,
+            &[],
+            |_| Some(Kind::Always),
+        ),
+        Row::new(
+            "never",
+            "Its child's status, with success turned into failure.",
+            ONE,
+            &[],
+            |_| Some(Kind::Never),
+        ),
     ]
 }
 

@@ -18,13 +18,18 @@ pub(super) fn rows() -> Vec<Row> {
     const VAL: OptionRow = ("val", T::Any, true);
     const NUMBER: OptionRow = ("val", T::Number, true);
     vec![
-        Row::new("success", LEAF, &[], |_| Some(Kind::Success)),
-        Row::new("failure", LEAF, &[], |_| Some(Kind::Failure)),
-        Row::new("present?", LEAF, &[KEY], |l| {
-            Some(Kind::Present { key: l.key("key") })
-        }),
+        Row::new("success", "Succeeds.", LEAF, &[], |_| Some(Kind::Success)),
+        Row::new("failure", "Fails.", LEAF, &[], |_| Some(Kind::Failure)),
+        Row::new(
+            "present?",
+            "Succeeds if :key is in the db.",
+            LEAF,
+            &[KEY],
+            |l| Some(Kind::Present { key: l.key("key") }),
+        ),
         Row::new(
             "equal?",
+            "Succeeds if :v1 equals :v2.",
             LEAF,
             &[("v1", T::Any, true), ("v2", T::Any, true)],
             |l| {
@@ -36,6 +41,7 @@ pub(super) fn rows() -> Vec<Row> {
         ),
         Row::new(
             "test?",
+            "Succeeds if the value at :key compares with :val by :oper.",
             LEAF,
             &[KEY, ("oper", T::Operator, true), VAL],
             |l| {
@@ -52,41 +58,67 @@ pub(super) fn rows() -> Vec<Row> {
                 })
             },
         ),
-        Row::new("less-than?", LEAF, &[KEY, NUMBER], |l| {
-            Some(Kind::Test {
-                key: l.key("key"),
-                oper: Operator::Lt,
-                val: l.take("val"),
-            })
-        }),
-        Row::new("greater-than?", LEAF, &[KEY, NUMBER], |l| {
-            Some(Kind::Test {
-                key: l.key("key"),
-                oper: Operator::Gt,
-                val: l.take("val"),
-            })
-        }),
-        Row::new("define!", LEAF, &[KEY, VAL], |l| {
+        Row::new(
+            "less-than?",
+            "Succeeds if the number at :key is less than :val.",
+            LEAF,
+            &[KEY, NUMBER],
+            |l| {
+                Some(Kind::Test {
+                    key: l.key("key"),
+                    oper: Operator::Lt,
+                    val: l.take("val"),
+                })
+            },
+        ),
+        Row::new(
+            "greater-than?",
+            "Succeeds if the number at :key is greater than :val.",
+            LEAF,
+            &[KEY, NUMBER],
+            |l| {
+                Some(Kind::Test {
+                    key: l.key("key"),
+                    oper: Operator::Gt,
+                    val: l.take("val"),
+                })
+            },
+        ),
+        Row::new("define!", "Sets :key to :val.", LEAF, &[KEY, VAL], |l| {
             Some(Kind::Define {
                 key: l.key("key"),
                 val: l.take("val"),
             })
         }),
-        Row::new("inc!", LEAF, &[KEY], |l| {
-            Some(Kind::Inc { key: l.key("key") })
-        }),
-        Row::new("counter!", LEAF, &[KEY], |l| {
-            Some(Kind::Inc { key: l.key("key") })
-        }),
-        Row::new("dissoc!", LEAF, &[KEY], |l| {
+        Row::new(
+            "inc!",
+            "Adds 1 to the number at :key (0 when absent).",
+            LEAF,
+            &[KEY],
+            |l| Some(Kind::Inc { key: l.key("key") }),
+        ),
+        Row::new(
+            "counter!",
+            "Adds 1 to the number at :key (0 when absent), as :inc! does.",
+            LEAF,
+            &[KEY],
+            |l| Some(Kind::Inc { key: l.key("key") }),
+        ),
+        Row::new("dissoc!", "Removes :key from the db.", LEAF, &[KEY], |l| {
             Some(Kind::Dissoc { key: l.key("key") })
         }),
-        Row::new("emit!", LEAF, &[KEY, VAL], |l| {
-            Some(Kind::Emit {
-                key: l.key("key"),
-                val: l.take("val"),
-            })
-        }),
+        Row::new(
+            "emit!",
+            "Appends :val to the vector at :key.",
+            LEAF,
+            &[KEY, VAL],
+            |l| {
+                Some(Kind::Emit {
+                    key: l.key("key"),
+                    val: l.take("val"),
+                })
+            },
+        ),
     ]
 }
 

@@ -13,16 +13,23 @@ use crate::tree::Kind;
 pub(super) fn rows() -> Vec<Row> {
     use OptionType as T;
     vec![
-        Row::new("wait", LEAF, &[("ticks", T::Count, true)], |l| {
-            Some(Kind::Wait {
-                ticks: l.take("ticks"),
-            })
-        }),
+        Row::new(
+            "wait",
+            "Runs for :ticks ticks, then succeeds.",
+            LEAF,
+            &[("ticks", T::Count, true)],
+            |l| {
+                Some(Kind::Wait {
+                    ticks: l.take("ticks"),
+                })
+            },
+        ),
         Row {
             // Options beyond these are the action's own, passed on with it.
             open_options: true,
             ..Row::new(
                 "defer",
+                "Launches the deferred action :action, runs until its result arrives under :aido/results, stores it at :into.",
                 LEAF,
                 &[("action", T::Name, true), ("into", T::Key, false)],
                 |l| {

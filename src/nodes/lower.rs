@@ -17,6 +17,8 @@ pub(crate) type LowerFn = fn(&mut Lowering<'_, '_>) -> Option<Kind>;
 /// Its behaviour is the tick of the [`Kind`] its lowering builds.
 pub(crate) struct Row {
     pub(crate) name: &'static str,
+    /// One or two sentences for the reference (`aido nodes`) and models.
+    pub(crate) doc: &'static str,
     pub(crate) arity: Arity,
     /// `(key, type, required)`
     pub(crate) options: &'static [(&'static str, OptionType, bool)],
@@ -29,12 +31,14 @@ impl Row {
     /// A row that accepts only the options it declares.
     pub(crate) fn new(
         name: &'static str,
+        doc: &'static str,
         arity: Arity,
         options: &'static [(&'static str, OptionType, bool)],
         lower: LowerFn,
     ) -> Row {
         Row {
             name,
+            doc,
             arity,
             options,
             open_options: false,
@@ -43,7 +47,7 @@ impl Row {
     }
 
     pub(crate) fn node_type(self) -> NodeType {
-        let mut nt = NodeType::new(self.name);
+        let mut nt = NodeType::new(self.name).doc(self.doc);
         for &(key, ref ty, required) in self.options {
             nt = if required {
                 nt.required(key, ty.clone())

@@ -15,22 +15,43 @@ pub(super) fn rows() -> Vec<Row> {
     use OptionType as T;
     const P: &[OptionRow] = &[("p", T::Probability, true)];
     vec![
-        Row::new("selector-p", SOME, P, |l| {
-            Some(Kind::SelectorP { p: l.take("p") })
-        }),
-        Row::new("randomly", Arity::OneOf(vec![1, 2]), P, |l| {
-            Some(Kind::Randomly { p: l.take("p") })
-        }),
-        Row::new("choose", SOME, &[], |_| Some(Kind::Choose)),
-        Row::new("choose-each", SOME, &[("repeat", T::Bool, false)], |l| {
-            Some(Kind::ChooseEach {
-                repeat: l
-                    .take_opt("repeat")
-                    .unwrap_or(Opt::Const(Value::Bool(false))),
-            })
-        }),
+        Row::new(
+            "selector-p",
+            "A selector that tries each child with probability :p.",
+            SOME,
+            P,
+            |l| Some(Kind::SelectorP { p: l.take("p") }),
+        ),
+        Row::new(
+            "randomly",
+            "With probability :p ticks its first child, otherwise its second (or fails).",
+            Arity::OneOf(vec![1, 2]),
+            P,
+            |l| Some(Kind::Randomly { p: l.take("p") }),
+        ),
+        Row::new(
+            "choose",
+            "Ticks one child picked at random.",
+            SOME,
+            &[],
+            |_| Some(Kind::Choose),
+        ),
+        Row::new(
+            "choose-each",
+            "Ticks a random child not picked before, remembering the pool in the db; :repeat true starts over when all were picked.",
+            SOME,
+            &[("repeat", T::Bool, false)],
+            |l| {
+                Some(Kind::ChooseEach {
+                    repeat: l
+                        .take_opt("repeat")
+                        .unwrap_or(Opt::Const(Value::Bool(false))),
+                })
+            },
+        ),
         Row::new(
             "weighted-choice",
+            "Ticks one child picked at random by :weights.",
             SOME,
             &[("weights", T::Weights, true)],
             lower_weighted_choice,
