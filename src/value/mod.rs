@@ -20,7 +20,6 @@ pub const MAX_DEPTH: usize = 256;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-#[cfg(feature = "edn-rs")]
 pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
