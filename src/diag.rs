@@ -53,6 +53,13 @@ impl Code {
     }
 }
 
+/// Where a compile step reports a problem: the compiler collects them (with
+/// the node's path); lowering a node needs nothing more of it.
+pub(crate) trait Report {
+    /// Reports a problem with `code`, at `span` if known.
+    fn report(&mut self, code: Code, message: String, span: Option<Span>);
+}
+
 /// One problem found in a tree.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -4,42 +4,73 @@
 //! dec` (integers stay integers, any float makes the result a float, integer
 //! overflow is an error), `str`, `not` and `=`.
 
-use crate::registry::{Arity, Function};
+use crate::extend::Function;
+use crate::spec::Arity;
 use crate::tick::FnCtx;
 use crate::value::{Keyword, Value};
 use std::sync::Arc;
 
 type Body = fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String>;
-/// A standard function: its name, its arity and its body.
-type Entry = (&'static str, fn() -> Arity, Body);
+/// A standard function: its name, its arity, its body and its documentation.
+type Entry = (&'static str, fn() -> Arity, Body, &'static str);
 
 const STANDARD: &[Entry] = &[
-    ("rand", || Arity::OneOf(vec![0, 1]), rand),
-    ("rand-int", || Arity::Exactly(1), rand_int),
-    ("+", || Arity::Any, add),
-    ("-", || Arity::AtLeast(1), sub),
-    ("*", || Arity::Any, mul),
-    ("/", || Arity::AtLeast(1), div),
-    ("min", || Arity::AtLeast(1), min),
-    ("max", || Arity::AtLeast(1), max),
-    ("inc", || Arity::Exactly(1), inc),
-    ("dec", || Arity::Exactly(1), dec),
-    ("str", || Arity::Any, str),
-    ("not", || Arity::Exactly(1), not),
-    ("=", || Arity::AtLeast(1), eq),
+    (
+        "rand",
+        || Arity::OneOf(vec![0, 1]),
+        rand,
+        "A random float in [0, 1), or in [0, n) with one argument.",
+    ),
+    (
+        "rand-int",
+        || Arity::Exactly(1),
+        rand_int,
+        "A random integer in [0, n).",
+    ),
+    ("+", || Arity::Any, add, "The sum of the arguments."),
+    (
+        "-",
+        || Arity::AtLeast(1),
+        sub,
+        "The first argument minus the others, or its negation alone.",
+    ),
+    ("*", || Arity::Any, mul, "The product of the arguments."),
+    (
+        "/",
+        || Arity::AtLeast(1),
+        div,
+        "The first argument divided by the others.",
+    ),
+    ("min", || Arity::AtLeast(1), min, "The smallest argument."),
+    ("max", || Arity::AtLeast(1), max, "The largest argument."),
+    ("inc", || Arity::Exactly(1), inc, "The argument plus 1."),
+    ("dec", || Arity::Exactly(1), dec, "The argument minus 1."),
+    ("str", || Arity::Any, str, "The arguments' texts joined."),
+    (
+        "not",
+        || Arity::Exactly(1),
+        not,
+        "true for nil and false, else false.",
+    ),
+    (
+        "=",
+        || Arity::AtLeast(1),
+        eq,
+        "Whether all the arguments are equal.",
+    ),
 ];
 
 pub(crate) fn standard_functions() -> Vec<Function> {
     STANDARD
         .iter()
-        .map(|(name, arity, body)| {
+        .map(|(name, arity, body, doc)| {
             let body = *body;
             Function {
                 name: Keyword::new(name),
                 arity: arity(),
                 f: Arc::new(body),
                 halt: None,
-                doc: None,
+                doc: Some(Arc::from(*doc)),
                 declared: false,
             }
         })
@@ -47,7 +78,7 @@ pub(crate) fn standard_functions() -> Vec<Function> {
 }
 
 pub(crate) fn is_standard(name: Keyword) -> bool {
-    STANDARD.iter().any(|(n, _, _)| *n == name.as_str())
+    STANDARD.iter().any(|(n, _, _, _)| *n == name.as_str())
 }
 
 #[derive(Clone, Copy)]
@@ -239,8 +270,8 @@ mod tests {
         };
         let body = STANDARD
             .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, _, b)| *b);
+            .find(|(n, _, _, _)| *n == name)
+            .map(|(_, _, b, _)| *b);
         body.map_or_else(|| Err("missing".to_owned()), |b| b(&mut ctx, args))
     }
 

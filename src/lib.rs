@@ -68,7 +68,7 @@ pub mod batch;
 pub mod cli;
 pub mod compile;
 pub mod diag;
-mod file;
+pub mod extend;
 mod funcs;
 pub mod migrate;
 pub mod model;
@@ -80,49 +80,17 @@ mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod source;
+mod spec;
 pub mod stub;
 pub mod tick;
 pub mod tree;
 pub mod trim;
 pub mod value;
 
-/// Extending aido: node types and functions written in Rust, and what their
-/// code sees of a tick.
-///
-/// ```
-/// use aido::extend::{Arity, NodeType, OptionType};
-/// use aido::{Registry, Status, Value, compile_str, run_tick};
-///
-/// let mut registry = Registry::new();
-/// registry
-///     .node_type(
-///         NodeType::new("beverage/drink!")
-///             .required("beverage", OptionType::Keyword)
-///             .tick(|ctx| {
-///                 let beverage = ctx.option("beverage")?.unwrap_or_default();
-///                 ctx.db_mut().insert(Value::keyword("drank"), beverage);
-///                 Ok(Status::Success)
-///             }),
-///     )
-///     .unwrap();
-/// registry
-///     .function("coin-toss", Arity::Exactly(0), |ctx, _args| Ok(Value::Bool(ctx.random() < 0.5)))
-///     .unwrap();
-/// let tree = compile_str("tea.edn", "[:beverage/drink! {:beverage :tea}]", &registry).unwrap();
-/// assert_eq!(run_tick(Value::map(), &tree).db.to_string(), "{:drank :tea}");
-/// ```
-pub mod extend {
-    pub use crate::registry::{
-        Arity, FnHaltFn, Function, FunctionFn, HaltFn, Lifecycle, LifecycleFn, NodeError, NodeType,
-        OptionSpec, OptionType, RegistryError, TickFn,
-    };
-    pub use crate::tick::{FnCtx, NodeCtx};
-}
-
 // The dozen items most programs need; everything else is in the modules above.
+pub use compile::compile_file;
 pub use compile::{compile, compile_str};
 pub use diag::Diagnostics;
-pub use file::compile_file;
 pub use read::{ReadError, read, read_value};
 pub use registry::Registry;
 pub use tick::{Status, Tick, run_tick};

@@ -10,8 +10,9 @@
 //! `{:done [..]}`, `:choose-each`'s `{:pool [..]}`, a random decider's
 //! `{:running i}`) is rewritten to name the same children in the new tree.
 
+use crate::nodes::{Memory, When};
 use crate::tick::{Request, halt_running};
-use crate::tree::{Kind, Tree};
+use crate::tree::Tree;
 use crate::value::{Keyword, Map, Value, kw};
 
 /// One node whose state a migration kept, dropped or halted.
@@ -348,9 +349,8 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
         let c = map.get(*old_kids.get(i)?)?;
         new_kids.iter().position(|&k| k == c)
     };
-    let kind = &old.nodes[o as usize].kind;
-    match kind {
-        Kind::Selector { memory: true } | Kind::Sequence { memory: true } => {
+    match old.nodes[o as usize].kind.traits().memory {
+        Memory::Index => {
             let i = state.get(&Value::Keyword(kw::INDEX))?.as_int()?;
             let j = position(usize::try_from(i).ok()?)?;
             if j == 0 {
@@ -361,23 +361,21 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
             m.insert(Value::Keyword(kw::INDEX), Value::Int(j as i64));
             Some(Value::Map(Box::new(m)))
         }
-        Kind::Parallel(_) | Kind::Selector { .. } | Kind::Sequence { .. } => {
-            match state.get(&Value::Keyword(kw::DONE)) {
-                Some(Value::Vector(done)) => {
-                    let mut out = vec![Value::Nil; new_kids.len()];
-                    for (i, d) in done.iter().enumerate() {
-                        if let Some(j) = position(i) {
-                            out[j] = d.clone();
-                        }
+        Memory::Done => match state.get(&Value::Keyword(kw::DONE)) {
+            Some(Value::Vector(done)) => {
+                let mut out = vec![Value::Nil; new_kids.len()];
+                for (i, d) in done.iter().enumerate() {
+                    if let Some(j) = position(i) {
+                        out[j] = d.clone();
                     }
-                    let mut m = state.as_map()?.clone();
-                    m.insert(Value::Keyword(kw::DONE), Value::Vector(out));
-                    Some(Value::Map(Box::new(m)))
                 }
-                _ => Some(state.clone()),
+                let mut m = state.as_map()?.clone();
+                m.insert(Value::Keyword(kw::DONE), Value::Vector(out));
+                Some(Value::Map(Box::new(m)))
             }
-        }
-        Kind::ChooseEach { .. } => {
+            _ => Some(state.clone()),
+        },
+        Memory::Pool => {
             let state = follow_running_child(state, position)?;
             match state.get(&Value::Keyword(kw::POOL)) {
                 Some(Value::Vector(pool)) => {
@@ -393,11 +391,13 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
                 _ => Some(state),
             }
         }
-        Kind::Choose
-        | Kind::Randomly { .. }
-        | Kind::SelectorP { .. }
-        | Kind::WeightedChoice { .. } => follow_running_child(state, position),
-        _ => Some(state.clone()),
+        Memory::RunningPick => follow_running_child(state, position),
+        // Memory that names no child by position.
+        Memory::Nothing
+        | Memory::Iteration
+        | Memory::Ticks
+        | Memory::Launched
+        | Memory::User { .. } => Some(state.clone()),
     }
 }
 
@@ -449,15 +449,19 @@ pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
             // kept only if it has the shape this node keeps. Memory that names
             // children by position cannot be trusted at all.
             let has = |k| state.get(&Value::Keyword(k)).is_some();
-            let keep = tree
-                .find(id)
-                .is_some_and(|n| match &tree.nodes[n.index()].kind {
-                    Kind::Wait { .. } => has(kw::TICKS),
-                    Kind::Defer { .. } => has(kw::LAUNCHED),
-                    Kind::Loop { .. } | Kind::LoopUntilSuccess { .. } => has(kw::ITERATION),
-                    Kind::Custom { .. } => true,
-                    _ => false,
-                });
+            let keep =
+                tree.find(id)
+                    .is_some_and(|n| match tree.nodes[n.index()].kind.traits().memory {
+                        Memory::Ticks => has(kw::TICKS),
+                        Memory::Launched => has(kw::LAUNCHED),
+                        Memory::Iteration => has(kw::ITERATION),
+                        Memory::User { .. } => true,
+                        Memory::Nothing
+                        | Memory::Index
+                        | Memory::Done
+                        | Memory::RunningPick
+                        | Memory::Pool => false,
+                    });
             if keep {
                 report.kept.push(node(id, Some(id.clone())));
             } else {
@@ -480,14 +484,9 @@ pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
 /// a loop or a random decider above it keep memory.
 fn runs_long_below(tree: &Tree, i: usize) -> bool {
     let end = tree.nodes[i].subtree_end as usize;
-    tree.nodes.get(i + 1..end).is_some_and(|below| {
-        below.iter().any(|n| {
-            matches!(
-                n.kind,
-                Kind::Wait { .. } | Kind::Defer { .. } | Kind::Custom { .. }
-            )
-        })
-    })
+    tree.nodes
+        .get(i + 1..end)
+        .is_some_and(|below| below.iter().any(|n| n.kind.traits().runs_long))
 }
 
 /// The nodes of `tree` that keep state in the db (memory composites, policy
@@ -502,18 +501,10 @@ pub fn state_without_id(tree: &Tree) -> Vec<crate::tree::NodeIndex> {
         .iter()
         .enumerate()
         .filter(|(i, node)| {
-            let stateful = match &node.kind {
-                Kind::Selector { memory } => *memory,
-                Kind::Sequence { memory } => *memory || runs_long_below(tree, *i),
-                Kind::Parallel(p) => !matches!(p, crate::tree::Parallel::Count { .. }),
-                Kind::ChooseEach { .. } | Kind::Wait { .. } | Kind::Defer { .. } => true,
-                Kind::Loop { .. }
-                | Kind::LoopUntilSuccess { .. }
-                | Kind::SelectorP { .. }
-                | Kind::Randomly { .. }
-                | Kind::Choose
-                | Kind::WeightedChoice { .. } => runs_long_below(tree, *i),
-                _ => false,
+            let stateful = match node.kind.traits().state {
+                When::Always => true,
+                When::IfLongBelow => runs_long_below(tree, *i),
+                When::Never => false,
             };
             stateful && !has_explicit_id(forms.get(*i).copied())
         })

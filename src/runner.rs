@@ -20,8 +20,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::extend::{Imp, Lifecycle};
 use crate::migrate::Migration;
-use crate::registry::{Imp, Lifecycle, Registry};
+use crate::registry::Registry;
 use crate::tick::{
     AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, halt_running, run_tick_with_options,
     take_map,

@@ -43,9 +43,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::compile::compile;
 use crate::diag::Diagnostics;
+use crate::extend::{NodeError, NodeType};
 use crate::read::Document;
-use crate::registry::{Arity, NodeError, NodeType, Registry};
+use crate::registry::Registry;
 use crate::source::{Span, Spans};
+use crate::spec::Arity;
 use crate::tick::{NodeCtx, Status};
 use crate::tree::{Kind, Tree};
 use crate::value::{Keyword, Map, Value};

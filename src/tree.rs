@@ -10,9 +10,9 @@ use std::fmt::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
-use crate::nodes::data::Operator;
-use crate::registry::{Function, NodeType};
+use crate::extend::{Function, NodeType};
 use crate::source::{Source, Span};
+use crate::spec::Operator;
 use crate::value::{FastBuildHasher, Keyword, Map, PathError, Value};
 
 /// The index of a node in its [`Tree`]; the root is `NodeIndex(0)`.
@@ -58,11 +58,7 @@ impl SlotHint {
     }
 }
 
-/// The most keys a key path (`:key [..]`, `[:aido/db ..]`) may have: a
-/// value written at the end of one still reads back within the reader's
-/// nesting limit ([`crate::read::MAX_DEPTH`]), with room for the db and a line
-/// around it.
-pub const MAX_KEY_PATH: usize = crate::read::MAX_DEPTH - 8;
+pub use crate::spec::MAX_KEY_PATH;
 
 /// A db key or key path, resolved at compile time.
 #[derive(Debug, Clone)]
@@ -465,11 +461,5 @@ impl Tree {
             .find(db, crate::value::kw::TREE)
             .and_then(|i| db.get_index(i))
             .map(|(_, v)| v)
-    }
-
-    /// A one-line-per-node outline: indentation, node type, id, the options
-    /// as written and the source line (see [`crate::record::outline`]).
-    pub fn outline(&self) -> String {
-        crate::record::outline(self)
     }
 }

@@ -65,9 +65,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             Value::Keyword(nt.name()),
             nt.arity()
         )?;
-        let doc = nt
-            .documentation()
-            .or_else(|| aido::model::builtin_doc(nt.name().as_str()));
+        let doc = nt.documentation();
         if let Some(doc) = doc {
             writeln!(out, "    {doc}")?;
         }
@@ -102,9 +100,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             f.name().as_str(),
             arguments(f.arity())
         )?;
-        let doc = f
-            .documentation()
-            .or_else(|| aido::model::builtin_doc(f.name().as_str()));
+        let doc = f.documentation();
         if let Some(doc) = doc {
             writeln!(out, "    {doc}")?;
         }

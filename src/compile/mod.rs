@@ -4,19 +4,20 @@
 //! at the first, and lowers each node into a typed `Kind` so that the
 //! interpreter never checks the shape of the tree again.
 
+mod file;
 mod options;
 
-pub(crate) use options::Options;
-
-pub use crate::file::{CompileFileError, compile_file};
+pub use file::{CompileFileError, compile_file};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::sync::Arc;
 
-use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
+use crate::diag::{Code, Diagnostic, Diagnostics, Report, did_you_mean};
+use crate::extend::Imp;
+use crate::nodes::{Lowering, Options};
 use crate::read::{Document, MAX_DEPTH, read};
-use crate::registry::{Imp, Registry};
+use crate::registry::Registry;
 use crate::source::{FormSpans, Source, Span};
 use crate::tree::{Node, Opt, Tree};
 use crate::value::{FastBuildHasher, Keyword, Value};
@@ -118,6 +119,12 @@ pub(crate) struct Compiler<'r> {
     /// Emptied vectors for nodes' options, kept to save an allocation a node
     /// (as many as the tree is deep).
     spare_entries: Vec<Vec<(Keyword, Opt)>>,
+}
+
+impl Report for Compiler<'_> {
+    fn report(&mut self, code: Code, message: String, span: Option<Span>) {
+        self.error(code, message, span);
+    }
 }
 
 /// Where a node sits: its parent and its position among the parent's children.
@@ -273,7 +280,7 @@ impl<'r> Compiler<'r> {
 
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let mut entries = self.spare_entries.pop().unwrap_or_default();
-        let mut options = Options::lower(
+        let mut options = options::lower_options(
             self,
             node_type.map(|nt| &**nt),
             options_value,
@@ -327,9 +334,14 @@ impl<'r> Compiler<'r> {
         let pre = options.take_preconditions();
         let kind = match node_type {
             Some(nt) => match &nt.imp {
-                Imp::Builtin(b) => b.lower(self, options, children.len(), head_span.or(span)),
+                Imp::Builtin(lower) => lower(&mut Lowering {
+                    opts: options,
+                    n_children: children.len(),
+                    span: head_span.or(span),
+                    report: self,
+                }),
                 Imp::Custom(_) => Some(crate::tree::Kind::Custom {
-                    options: options.into_custom(),
+                    options: options.take_custom(),
                     node_type: Arc::clone(nt),
                 }),
             },

@@ -3,8 +3,10 @@
 //! dynamic options.
 
 use crate::diag::{Code, did_you_mean};
-use crate::registry::{NodeType, OptionType};
+use crate::extend::NodeType;
+use crate::nodes::{Options, is_precondition};
 use crate::source::{FormSpans, Span};
+use crate::spec::OptionType;
 use crate::tree::{KeyPath, Opt, Preconditions};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -14,196 +16,116 @@ use super::{Compiler, short};
 pub(crate) const GENERIC_KEYS: &[&str] =
     &["id", "aido/skip-if", "aido/success-if", "aido/failure-if"];
 
-/// A node's options, lowered: what the node type's own lowering takes apart.
-pub(crate) struct Options<'m> {
-    /// The options that lowered, in the map's order until one is taken.
-    entries: &'m mut Vec<(Keyword, Opt)>,
-    pre: Option<Box<Preconditions>>,
-    id: Option<(Value, Option<Span>)>,
-    /// The options map as written, and its spans: what was given, valid or not.
+/// Checks a node's options map against its node type's spec and lowers
+/// each value: what the node type's own lowering then takes apart.
+pub(crate) fn lower_options<'m>(
+    c: &mut Compiler<'_>,
+    node_type: Option<&NodeType>,
     map: Option<&'m Map>,
     spans: Option<FormSpans<'m>>,
-}
-
-impl<'m> Options<'m> {
-    pub(crate) fn lower(
-        c: &mut Compiler<'_>,
-        node_type: Option<&NodeType>,
-        map: Option<&'m Map>,
-        spans: Option<FormSpans<'m>>,
-        node_span: Option<Span>,
-        entries: &'m mut Vec<(Keyword, Opt)>,
-    ) -> Options<'m> {
-        entries.clear();
-        let mut out = Options {
-            entries,
-            pre: None,
-            id: None,
-            map,
-            spans,
+    node_span: Option<Span>,
+    entries: &'m mut Vec<(Keyword, Opt)>,
+) -> Options<'m> {
+    entries.clear();
+    let mut out = Options {
+        entries,
+        pre: None,
+        id: None,
+        map,
+        spans,
+    };
+    let id_key = kw::ID;
+    for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
+        let key_span = spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
+        let value_spans = spans.and_then(|s| s.child(2 * i + 1));
+        let value_span = value_spans.map(FormSpans::span);
+        let Value::Keyword(key) = key else {
+            c.error(
+                Code::UnknownOption,
+                format!(
+                    "option keys are keywords, found {} `{}`",
+                    key.type_name(),
+                    short(key)
+                ),
+                key_span,
+            );
+            continue;
         };
-        let id_key = kw::ID;
-        for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
-            let key_span = spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
-            let value_spans = spans.and_then(|s| s.child(2 * i + 1));
-            let value_span = value_spans.map(FormSpans::span);
-            let Value::Keyword(key) = key else {
-                c.error(
-                    Code::UnknownOption,
-                    format!(
-                        "option keys are keywords, found {} `{}`",
-                        key.type_name(),
-                        short(key)
-                    ),
-                    key_span,
-                );
-                continue;
-            };
-            let key = *key;
-            if key == id_key {
-                match value {
-                    Value::Keyword(_) | Value::Str(_) | Value::Int(_) => {
-                        out.id = Some((value.clone(), value_span));
-                    }
-                    other => {
-                        c.error(
-                            Code::BadOptionValue,
-                            format!(
-                                "`:id` expected a keyword, string or integer, found {} `{}`",
-                                other.type_name(),
-                                short(other)
-                            ),
-                            value_span,
-                        );
-                    }
+        let key = *key;
+        if key == id_key {
+            match value {
+                Value::Keyword(_) | Value::Str(_) | Value::Int(_) => {
+                    out.id = Some((value.clone(), value_span));
                 }
-                continue;
-            }
-            if let Some(slot) = precondition_slot(&mut out.pre, key) {
-                // A precondition is any value, constant or dynamic; only its truthiness counts.
-                if let Some(opt) = lower_value(c, key, value, value_spans, Some(&OptionType::Any)) {
-                    *slot = Some(opt);
-                }
-                continue;
-            }
-            let spec = match node_type {
-                Some(nt) => match nt.options.iter().find(|o| o.key == key) {
-                    Some(spec) => Some(&spec.ty),
-                    None if nt.open_options => Some(&OptionType::Any),
-                    None => {
-                        let known = nt
-                            .options
-                            .iter()
-                            .map(|o| o.key.as_str())
-                            .chain(GENERIC_KEYS.iter().copied());
-                        let help = did_you_mean(key.as_str(), known)
-                            .map(|s| format!("did you mean `:{s}`?"));
-                        let accepted = accepted_keys(nt);
-                        c.error(
-                            Code::UnknownOption,
-                            format!(
-                                "`{}` has no option `{key}` (it accepts {accepted})",
-                                nt.name
-                            ),
-                            key_span,
-                        )
-                        .help = help;
-                        None
-                    }
-                },
-                None => None,
-            };
-            if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
-                out.entries.push((key, opt));
-            }
-        }
-        if let Some(nt) = node_type {
-            for spec in nt.options.iter().filter(|o| o.required) {
-                if !out.entries.iter().any(|(k, _)| *k == spec.key)
-                    && !map.is_some_and(|m| m.contains_key(&Value::Keyword(spec.key)))
-                {
+                other => {
                     c.error(
-                        Code::MissingOption,
+                        Code::BadOptionValue,
                         format!(
-                            "`{}` needs the option `{}` ({})",
-                            nt.name, spec.key, spec.ty
+                            "`:id` expected a keyword, string or integer, found {} `{}`",
+                            other.type_name(),
+                            short(other)
                         ),
-                        node_span,
+                        value_span,
                     );
                 }
             }
+            continue;
         }
-        out
-    }
-
-    /// Takes the option `key`; a missing one (already reported if required) is nil.
-    pub(crate) fn take(&mut self, key: &str) -> Opt {
-        let key = kw::option(key);
-        match self.entries.iter().position(|(k, _)| *k == key) {
-            Some(i) => self.entries.remove(i).1,
-            None => Opt::Const(Value::Nil),
+        if let Some(slot) = precondition_slot(&mut out.pre, key) {
+            // A precondition is any value, constant or dynamic; only its truthiness counts.
+            if let Some(opt) = lower_value(c, key, value, value_spans, Some(&OptionType::Any)) {
+                *slot = Some(opt);
+            }
+            continue;
+        }
+        let spec = match node_type {
+            Some(nt) => match nt.options.iter().find(|o| o.key == key) {
+                Some(spec) => Some(&spec.ty),
+                None if nt.open_options => Some(&OptionType::Any),
+                None => {
+                    let known = nt
+                        .options
+                        .iter()
+                        .map(|o| o.key.as_str())
+                        .chain(GENERIC_KEYS.iter().copied());
+                    let help =
+                        did_you_mean(key.as_str(), known).map(|s| format!("did you mean `:{s}`?"));
+                    let accepted = accepted_keys(nt);
+                    c.error(
+                        Code::UnknownOption,
+                        format!(
+                            "`{}` has no option `{key}` (it accepts {accepted})",
+                            nt.name
+                        ),
+                        key_span,
+                    )
+                    .help = help;
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
+            out.entries.push((key, opt));
         }
     }
-
-    /// Whether the node's options map has `key`, valid or not.
-    pub(crate) fn given(&self, key: &str) -> bool {
-        self.given_at(kw::option(key)).is_some()
-    }
-
-    /// Where the node-specific option `key` (not `:id` nor a precondition)
-    /// is in the options map, if it is there.
-    fn given_at(&self, key: Keyword) -> Option<usize> {
-        if key == kw::ID || is_precondition(key) {
-            return None;
-        }
-        let map = self.map?;
-        // Options maps are small: comparing keys beats hashing one.
-        if map.len() <= 8 {
-            map.keys()
-                .position(|k| matches!(k, Value::Keyword(k) if *k == key))
-        } else {
-            map.get_index_of(&Value::Keyword(key))
+    if let Some(nt) = node_type {
+        for spec in nt.options.iter().filter(|o| o.required) {
+            if !out.entries.iter().any(|(k, _)| *k == spec.key)
+                && !map.is_some_and(|m| m.contains_key(&Value::Keyword(spec.key)))
+            {
+                c.error(
+                    Code::MissingOption,
+                    format!(
+                        "`{}` needs the option `{}` ({})",
+                        nt.name, spec.key, spec.ty
+                    ),
+                    node_span,
+                );
+            }
         }
     }
-
-    /// The option `key`, if present, without taking it.
-    pub(crate) fn peek(&self, key: &str) -> Option<&Opt> {
-        let key = kw::option(key);
-        self.entries.iter().find(|(k, _)| *k == key).map(|(_, o)| o)
-    }
-
-    /// Takes the option `key` if present.
-    pub(crate) fn take_opt(&mut self, key: &str) -> Option<Opt> {
-        let key = kw::option(key);
-        self.entries
-            .iter()
-            .position(|(k, _)| *k == key)
-            .map(|i| self.entries.remove(i).1)
-    }
-
-    /// The span of option `key`'s value, if known.
-    pub(crate) fn span_of(&self, key: &str) -> Option<Span> {
-        let i = self.given_at(kw::option(key))?;
-        self.spans?.child(2 * i + 1).map(FormSpans::span)
-    }
-
-    /// Takes the node's preconditions, if it has any.
-    pub(crate) fn take_preconditions(&mut self) -> Option<Box<Preconditions>> {
-        self.pre.take()
-    }
-
-    pub(crate) fn explicit_id(&self) -> Option<(&Value, Option<Span>)> {
-        self.id.as_ref().map(|(v, s)| (v, *s))
-    }
-
-    pub(crate) fn into_custom(self) -> Box<[(Keyword, Opt)]> {
-        self.entries.drain(..).collect()
-    }
-}
-
-/// Whether `key` names a precondition.
-fn is_precondition(key: Keyword) -> bool {
-    key == kw::SKIP_IF || key == kw::SUCCESS_IF || key == kw::FAILURE_IF
+    out
 }
 
 /// Where the precondition named by `key` goes, if `key` names one.

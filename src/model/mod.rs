@@ -38,18 +38,16 @@
 //! assert!(compile_str("t.edn", "[:guard/sees?]", &registry).is_err());
 //! ```
 
-mod builtin_docs;
-
 use std::fmt;
 use std::sync::Arc;
 
 use crate::diag::did_you_mean;
-use crate::registry::{Arity, Function, Imp, NodeType, OptionSpec, OptionType, Registry};
+use crate::extend::{Function, Imp, NodeType};
+use crate::registry::Registry;
 use crate::source::{LineCol, Source, Span, Spans};
+use crate::spec::{Arity, OptionSpec, OptionType};
 use crate::tick::NodeCtx;
 use crate::value::{Keyword, Map, Value};
-
-pub use builtin_docs::builtin_doc;
 
 /// What is wrong with a node model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -354,7 +352,7 @@ impl Reader<'_> {
         node_type.declared = true;
         let shown = name;
         node_type = node_type.tick(move |_: &mut NodeCtx<'_, '_>| {
-            Err(crate::registry::NodeError(format!(
+            Err(crate::extend::NodeError(format!(
                 "`{shown}` is declared in a node model and has no behaviour here; stub it (a scenario's :stubs, aido run --stubs) or run it with the application's own binary"
             )))
         });
@@ -597,7 +595,7 @@ impl Registry {
             .filter(|f| builtins || !crate::funcs::is_standard(f.name()))
             .map(|f| {
                 let mut spec = Map::default();
-                if let Some(doc) = doc_of(f.documentation(), f.name().as_str(), builtins) {
+                if let Some(doc) = f.documentation() {
                     spec.insert(Value::keyword("doc"), Value::string(doc));
                 }
                 spec.insert(Value::keyword("arity"), arity_value(f.arity()));
@@ -610,14 +608,9 @@ impl Registry {
     }
 }
 
-/// A node type's documentation: its own, else the built-in table's.
-fn doc_of<'a>(own: Option<&'a str>, name: &str, builtins: bool) -> Option<&'a str> {
-    own.or_else(|| if builtins { builtin_doc(name) } else { None })
-}
-
 fn node_type_value(nt: &NodeType) -> Value {
     let mut spec = Map::default();
-    if let Some(doc) = doc_of(nt.documentation(), nt.name().as_str(), true) {
+    if let Some(doc) = nt.documentation() {
         spec.insert(Value::keyword("doc"), Value::string(doc));
     }
     spec.insert(Value::keyword("children"), arity_value(nt.arity()));

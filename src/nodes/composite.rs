@@ -22,6 +22,172 @@ use crate::tick::{Engine, Status};
 use crate::tree::{CountMode, Node, Opt, Parallel, Tree};
 use crate::value::{Map, Value, kw};
 
+use super::{Lowering, ONE, OptionRow, Row, SOME};
+use crate::diag::Code;
+use crate::spec::OptionType;
+use crate::tree::Kind;
+
+/// The rows of the flows, loops, the parallel and the decorators.
+pub(super) fn rows() -> Vec<Row> {
+    use OptionType as T;
+    const MEMORY: &[OptionRow] = &[("memory", T::Flag, false)];
+    const COUNT: &[OptionRow] = &[("count", T::Count, true)];
+    vec![
+        Row::new(
+            "selector",
+            "Ticks its children in order until one succeeds or runs; fails if all fail. With :memory true it resumes at the child that was running.",
+            SOME,
+            MEMORY,
+            |l| {
+                Some(Kind::Selector {
+                    memory: l.flag("memory"),
+                })
+            },
+        ),
+        Row::new(
+            "sequence",
+            "Ticks its children in order until one fails or runs; succeeds if all succeed. With :memory true it resumes at the child that was running.",
+            SOME,
+            MEMORY,
+            |l| {
+                Some(Kind::Sequence {
+                    memory: l.flag("memory"),
+                })
+            },
+        ),
+        Row::new(
+            "loop",
+            "Ticks its child up to :count times while it succeeds; returns the first other status, else success.",
+            ONE,
+            COUNT,
+            |l| {
+                Some(Kind::Loop {
+                    count: l.take("count"),
+                })
+            },
+        ),
+        Row::new(
+            "loop-until-success",
+            "Ticks its child up to :count times while it fails; returns the first other status, else failure.",
+            ONE,
+            COUNT,
+            |l| {
+                Some(Kind::LoopUntilSuccess {
+                    count: l.take("count"),
+                })
+            },
+        ),
+        Row::new(
+            "parallel",
+            "Ticks every child; decides by :mode and :how-many, by :policy, or by success and failure thresholds.",
+            SOME,
+            &[
+                ("mode", T::OneOf(&["success", "failure"]), false),
+                ("how-many", T::Count, false),
+                ("policy", T::OneOf(&["sequence", "selector"]), false),
+                ("success-threshold", T::Count, false),
+                ("failure-threshold", T::Count, false),
+            ],
+            |l| Some(Kind::Parallel(lower_parallel(l))),
+        ),
+        Row::new(
+            "invert",
+            "Success becomes failure and failure success.",
+            ONE,
+            &[],
+            |_| Some(Kind::Invert),
+        ),
+        Row::new(
+            "always",
+            "Its child's status, with failure turned into success.",
+            ONE,
+            &[],
+            |_| Some(Kind::Always),
+        ),
+        Row::new(
+            "never",
+            "Its child's status, with success turned into failure.",
+            ONE,
+            &[],
+            |_| Some(Kind::Never),
+        ),
+    ]
+}
+
+/// Checks that a `:parallel` uses exactly one way of deciding, and builds it.
+fn lower_parallel(l: &mut Lowering<'_, '_>) -> Parallel {
+    let constant_count = |l: &Lowering<'_, '_>, key: &str| match l.opts.peek(key) {
+        Some(Opt::Const(Value::Int(n))) => Some((*n).max(0) as u64),
+        _ => None,
+    };
+    // Given at all, valid or not: a bad value was reported already.
+    let has = |l: &Lowering<'_, '_>, key: &str| l.opts.given(key);
+    let count = has(l, "mode") || has(l, "how-many");
+    let policy = has(l, "policy");
+    let thresholds = has(l, "success-threshold") || has(l, "failure-threshold");
+    let forms = usize::from(count) + usize::from(policy) + usize::from(thresholds);
+    if forms != 1 {
+        l.error(
+            Code::MissingOption,
+            if forms == 0 {
+                "`:parallel` needs `:mode` and `:how-many`, or `:policy`, or `:success-threshold`/`:failure-threshold`".to_owned()
+            } else {
+                "`:parallel` takes one way of deciding: `:mode` and `:how-many`, or `:policy`, or thresholds, not several".to_owned()
+            },
+            None,
+        );
+    }
+    let n_children = l.n_children;
+    for key in ["how-many", "success-threshold", "failure-threshold"] {
+        if let Some(n) = constant_count(l, key)
+            && n as usize > n_children
+        {
+            let at = l.opts.span_of(key);
+            l.error(
+                Code::BadOptionValue,
+                format!("`:{key}` is {n} but the node has only {n_children} children"),
+                at,
+            );
+        }
+    }
+    if policy {
+        return match l.take("policy") {
+            Opt::Const(Value::Keyword(k)) if k.as_str() == "selector" => Parallel::Selector,
+            _ => Parallel::Sequence,
+        };
+    }
+    if thresholds {
+        let success = l.take("success-threshold");
+        let failure = l.take("failure-threshold");
+        let constant = |opt: &Opt| match opt {
+            Opt::Const(Value::Int(n)) => Some(Some((*n).max(0) as u64)),
+            Opt::Const(Value::Nil) => Some(None),
+            _ => None,
+        };
+        return match (constant(&success), constant(&failure)) {
+            (Some(success), Some(failure)) => Parallel::Thresholds { success, failure },
+            _ => Parallel::DynamicThresholds(Box::new([success, failure])),
+        };
+    }
+    if count && !(has(l, "mode") && has(l, "how-many")) {
+        let missing = if has(l, "mode") { ":how-many" } else { ":mode" };
+        l.error(
+            Code::MissingOption,
+            format!("`:parallel` with `:mode`/`:how-many` needs both: `{missing}` is missing"),
+            None,
+        );
+    }
+    let mode = match l.take("mode") {
+        Opt::Const(Value::Keyword(k)) if k.as_str() == "failure" => CountMode::Failures,
+        Opt::Const(Value::Keyword(k)) if k.as_str() == "success" => CountMode::Successes,
+        other => CountMode::Dynamic(other),
+    };
+    Parallel::Count {
+        mode,
+        how_many: l.take("how-many"),
+    }
+}
+
 /// `:invert`: the child's Success is Failure and its Failure Success;
 /// anything else goes up as it is.
 #[inline(always)]

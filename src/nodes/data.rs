@@ -2,90 +2,124 @@
 //! `:test?`, `:less-than?`, `:greater-than?`) and actions that change it
 //! (`:define!`, `:inc!`/`:counter!`, `:dissoc!`, `:emit!`).
 
+use crate::spec::Operator;
 use crate::tick::{Engine, Status, eval};
 use crate::tree::{KeyPath, Opt};
 use crate::value::Value;
 
-/// A comparison operator of `:test?`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Operator {
-    Eq,
-    NotEq,
-    Lt,
-    Gt,
-    Le,
-    Ge,
-}
+use super::{LEAF, OptionRow, Row};
+use crate::spec::OptionType;
+use crate::tree::Kind;
 
-impl Operator {
-    pub(crate) fn parse(symbol: &str) -> Option<Operator> {
-        Some(match symbol {
-            "=" => Operator::Eq,
-            "not=" => Operator::NotEq,
-            "<" => Operator::Lt,
-            ">" => Operator::Gt,
-            "<=" => Operator::Le,
-            ">=" => Operator::Ge,
-            _ => return None,
-        })
-    }
-
-    fn as_str(self) -> &'static str {
-        match self {
-            Operator::Eq => "=",
-            Operator::NotEq => "not=",
-            Operator::Lt => "<",
-            Operator::Gt => ">",
-            Operator::Le => "<=",
-            Operator::Ge => ">=",
-        }
-    }
-
-    /// `a OP b` for two integers.
-    #[inline(always)]
-    fn ints(self, a: i64, b: i64) -> bool {
-        match self {
-            Operator::Eq => a == b,
-            Operator::NotEq => a != b,
-            Operator::Lt => a < b,
-            Operator::Gt => a > b,
-            Operator::Le => a <= b,
-            Operator::Ge => a >= b,
-        }
-    }
-
-    /// `a OP b` for two floats: NaN is neither smaller, larger nor equal.
-    fn floats(self, a: f64, b: f64) -> bool {
-        match self {
-            Operator::Eq => a == b,
-            Operator::NotEq => a != b,
-            Operator::Lt => a < b,
-            Operator::Gt => a > b,
-            Operator::Le => a <= b,
-            Operator::Ge => a >= b,
-        }
-    }
-
-    /// `lhs OP rhs`; ordering operators need two numbers.
-    fn apply(self, lhs: &Value, rhs: &Value) -> Result<bool, String> {
-        if let (Value::Int(a), Value::Int(b)) = (lhs, rhs) {
-            return Ok(self.ints(*a, *b));
-        }
-        match self {
-            Operator::Eq => return Ok(lhs == rhs),
-            Operator::NotEq => return Ok(lhs != rhs),
-            Operator::Lt | Operator::Gt | Operator::Le | Operator::Ge => {}
-        }
-        match (lhs.as_f64(), rhs.as_f64()) {
-            (Some(a), Some(b)) => Ok(self.floats(a, b)),
-            _ => Err(format!(
-                "cannot compare {} `{lhs}` {} {} `{rhs}`: both must be numbers",
-                lhs.type_name(),
-                self.as_str(),
-                rhs.type_name()
-            )),
-        }
-    }
+/// The rows of the data node types: conditions and actions.
+pub(super) fn rows() -> Vec<Row> {
+    use OptionType as T;
+    const KEY: OptionRow = ("key", T::Key, true);
+    const VAL: OptionRow = ("val", T::Any, true);
+    const NUMBER: OptionRow = ("val", T::Number, true);
+    vec![
+        Row::new("success", "Succeeds.", LEAF, &[], |_| Some(Kind::Success)),
+        Row::new("failure", "Fails.", LEAF, &[], |_| Some(Kind::Failure)),
+        Row::new(
+            "present?",
+            "Succeeds if :key is in the db.",
+            LEAF,
+            &[KEY],
+            |l| Some(Kind::Present { key: l.key("key") }),
+        ),
+        Row::new(
+            "equal?",
+            "Succeeds if :v1 equals :v2.",
+            LEAF,
+            &[("v1", T::Any, true), ("v2", T::Any, true)],
+            |l| {
+                Some(Kind::Equal {
+                    v1: l.take("v1"),
+                    v2: l.take("v2"),
+                })
+            },
+        ),
+        Row::new(
+            "test?",
+            "Succeeds if the value at :key compares with :val by :oper.",
+            LEAF,
+            &[KEY, ("oper", T::Operator, true), VAL],
+            |l| {
+                let oper = match l.take("oper") {
+                    Opt::Const(Value::Symbol(s)) => {
+                        Operator::parse(s.as_str()).unwrap_or(Operator::Eq)
+                    }
+                    _ => Operator::Eq,
+                };
+                Some(Kind::Test {
+                    key: l.key("key"),
+                    oper,
+                    val: l.take("val"),
+                })
+            },
+        ),
+        Row::new(
+            "less-than?",
+            "Succeeds if the number at :key is less than :val.",
+            LEAF,
+            &[KEY, NUMBER],
+            |l| {
+                Some(Kind::Test {
+                    key: l.key("key"),
+                    oper: Operator::Lt,
+                    val: l.take("val"),
+                })
+            },
+        ),
+        Row::new(
+            "greater-than?",
+            "Succeeds if the number at :key is greater than :val.",
+            LEAF,
+            &[KEY, NUMBER],
+            |l| {
+                Some(Kind::Test {
+                    key: l.key("key"),
+                    oper: Operator::Gt,
+                    val: l.take("val"),
+                })
+            },
+        ),
+        Row::new("define!", "Sets :key to :val.", LEAF, &[KEY, VAL], |l| {
+            Some(Kind::Define {
+                key: l.key("key"),
+                val: l.take("val"),
+            })
+        }),
+        Row::new(
+            "inc!",
+            "Adds 1 to the number at :key (0 when absent).",
+            LEAF,
+            &[KEY],
+            |l| Some(Kind::Inc { key: l.key("key") }),
+        ),
+        Row::new(
+            "counter!",
+            "Adds 1 to the number at :key (0 when absent), as :inc! does.",
+            LEAF,
+            &[KEY],
+            |l| Some(Kind::Inc { key: l.key("key") }),
+        ),
+        Row::new("dissoc!", "Removes :key from the db.", LEAF, &[KEY], |l| {
+            Some(Kind::Dissoc { key: l.key("key") })
+        }),
+        Row::new(
+            "emit!",
+            "Appends :val to the vector at :key.",
+            LEAF,
+            &[KEY, VAL],
+            |l| {
+                Some(Kind::Emit {
+                    key: l.key("key"),
+                    val: l.take("val"),
+                })
+            },
+        ),
+    ]
 }
 
 /// Whether dropping `v` frees nothing (a scalar).

@@ -4,6 +4,51 @@ use crate::tick::{DropReason, Engine, Request, Status, eval};
 use crate::tree::{KeyPath, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
+use super::lower::key_path;
+use super::{LEAF, Row};
+use crate::spec::OptionType;
+use crate::tree::Kind;
+
+/// The rows of the long-running leaves.
+pub(super) fn rows() -> Vec<Row> {
+    use OptionType as T;
+    vec![
+        Row::new(
+            "wait",
+            "Runs for :ticks ticks, then succeeds.",
+            LEAF,
+            &[("ticks", T::Count, true)],
+            |l| {
+                Some(Kind::Wait {
+                    ticks: l.take("ticks"),
+                })
+            },
+        ),
+        Row {
+            // Options beyond these are the action's own, passed on with it.
+            open_options: true,
+            ..Row::new(
+                "defer",
+                "Launches the deferred action :action, runs until its result arrives under :aido/results, stores it at :into.",
+                LEAF,
+                &[("action", T::Name, true), ("into", T::Key, false)],
+                |l| {
+                    let action = match l.take("action") {
+                        Opt::Const(Value::Keyword(k)) => k,
+                        _ => Keyword::new("aido/invalid"),
+                    };
+                    let into = l.take_opt("into").map(key_path);
+                    Some(Kind::Defer {
+                        action,
+                        into,
+                        options: l.opts.take_custom(),
+                    })
+                },
+            )
+        },
+    ]
+}
+
 impl Engine<'_> {
     /// `[:wait {:ticks n}]`: Running the first n times it is ticked, then
     /// Success; it starts over after a Success or a halt. Its count so far

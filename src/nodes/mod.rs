@@ -4,362 +4,180 @@
 mod composite;
 pub(crate) mod data;
 mod long;
+mod lower;
 mod plain;
 mod random;
 
+pub(crate) use lower::{LowerFn, Lowering, Options, Row, is_precondition};
 pub(crate) use plain::mark_plain;
 
-use crate::compile::Compiler;
-use crate::diag::Code;
-use crate::registry::{Arity, Imp, NodeType, OptionType};
-use crate::source::Span;
+use crate::extend::{Imp, NodeType};
+use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, Status, eval};
 use crate::tree::NodeIndex;
-use crate::tree::{CountMode, KeyPath, Kind, Opt, Parallel};
+use crate::tree::{Kind, Opt, Parallel};
 use crate::value::Value;
 
-use data::Operator;
-
-/// Which built-in a node type is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Builtin {
-    Selector,
-    Sequence,
-    SelectorP,
-    Loop,
-    LoopUntilSuccess,
-    Parallel,
-    Randomly,
-    Choose,
-    ChooseEach,
-    WeightedChoice,
-    Invert,
-    Always,
-    Never,
-    Success,
-    Failure,
-    Present,
-    Equal,
-    Test,
-    LessThan,
-    GreaterThan,
-    Define,
-    Inc,
-    Counter,
-    Dissoc,
-    Emit,
-    Wait,
-    Defer,
-}
-
-const KEY: (&str, OptionType, bool) = ("key", OptionType::Key, true);
-
-/// The specs of every built-in node type.
+/// Every built-in node type, one [`Row`] each, gathered from the family files.
 pub(crate) fn builtin_types() -> Vec<NodeType> {
-    use Builtin as B;
-    use OptionType as T;
-    let some = || Arity::AtLeast(1);
-    let one = || Arity::Exactly(1);
-    let leaf = || Arity::Exactly(0);
-    let count = ("count", T::Count, true);
-    let p = ("p", T::Probability, true);
-    vec![
-        NodeType::builtin(
-            "selector",
-            some(),
-            &[("memory", T::Flag, false)],
-            B::Selector,
-        ),
-        NodeType::builtin(
-            "sequence",
-            some(),
-            &[("memory", T::Flag, false)],
-            B::Sequence,
-        ),
-        NodeType::builtin("selector-p", some(), std::slice::from_ref(&p), B::SelectorP),
-        NodeType::builtin("loop", one(), std::slice::from_ref(&count), B::Loop),
-        NodeType::builtin("loop-until-success", one(), &[count], B::LoopUntilSuccess),
-        NodeType::builtin(
-            "parallel",
-            some(),
-            &[
-                ("mode", T::OneOf(&["success", "failure"]), false),
-                ("how-many", T::Count, false),
-                ("policy", T::OneOf(&["sequence", "selector"]), false),
-                ("success-threshold", T::Count, false),
-                ("failure-threshold", T::Count, false),
-            ],
-            B::Parallel,
-        ),
-        NodeType::builtin("randomly", Arity::OneOf(vec![1, 2]), &[p], B::Randomly),
-        NodeType::builtin("choose", some(), &[], B::Choose),
-        NodeType::builtin(
-            "choose-each",
-            some(),
-            &[("repeat", T::Bool, false)],
-            B::ChooseEach,
-        ),
-        NodeType::builtin(
-            "weighted-choice",
-            some(),
-            &[("weights", T::Weights, true)],
-            B::WeightedChoice,
-        ),
-        NodeType::builtin("invert", one(), &[], B::Invert),
-        NodeType::builtin("always", one(), &[], B::Always),
-        NodeType::builtin("never", one(), &[], B::Never),
-        NodeType::builtin("success", leaf(), &[], B::Success),
-        NodeType::builtin("failure", leaf(), &[], B::Failure),
-        NodeType::builtin("present?", leaf(), &[KEY], B::Present),
-        NodeType::builtin(
-            "equal?",
-            leaf(),
-            &[("v1", T::Any, true), ("v2", T::Any, true)],
-            B::Equal,
-        ),
-        NodeType::builtin(
-            "test?",
-            leaf(),
-            &[KEY, ("oper", T::Operator, true), ("val", T::Any, true)],
-            B::Test,
-        ),
-        NodeType::builtin(
-            "less-than?",
-            leaf(),
-            &[KEY, ("val", T::Number, true)],
-            B::LessThan,
-        ),
-        NodeType::builtin(
-            "greater-than?",
-            leaf(),
-            &[KEY, ("val", T::Number, true)],
-            B::GreaterThan,
-        ),
-        NodeType::builtin("define!", leaf(), &[KEY, ("val", T::Any, true)], B::Define),
-        NodeType::builtin("inc!", leaf(), &[KEY], B::Inc),
-        NodeType::builtin("counter!", leaf(), &[KEY], B::Counter),
-        NodeType::builtin("dissoc!", leaf(), &[KEY], B::Dissoc),
-        NodeType::builtin("emit!", leaf(), &[KEY, ("val", T::Any, true)], B::Emit),
-        NodeType::builtin("wait", leaf(), &[("ticks", T::Count, true)], B::Wait),
-        NodeType::builtin(
-            "defer",
-            leaf(),
-            &[("action", T::Name, true), ("into", T::Key, false)],
-            B::Defer,
-        )
-        .with_open_options(),
+    [
+        composite::rows(),
+        random::rows(),
+        data::rows(),
+        long::rows(),
     ]
+    .into_iter()
+    .flatten()
+    .map(Row::node_type)
+    .collect()
 }
 
-fn flag(opt: Option<Opt>) -> bool {
-    matches!(opt, Some(Opt::Const(Value::Bool(true))))
-}
+/// The arities rows use most.
+pub(super) const SOME: Arity = Arity::AtLeast(1);
+pub(super) const ONE: Arity = Arity::Exactly(1);
+pub(super) const LEAF: Arity = Arity::Exactly(0);
 
-/// Checks that a `:parallel` uses exactly one way of deciding, and builds it.
-fn lower_parallel(
-    c: &mut Compiler<'_>,
-    opts: &mut crate::compile::Options,
-    n_children: usize,
-    span: Option<Span>,
-) -> Parallel {
-    let constant_count = |opts: &crate::compile::Options, key: &str| match opts.peek(key) {
-        Some(Opt::Const(Value::Int(n))) => Some((*n).max(0) as u64),
-        _ => None,
+/// An option of a row: `(key, type, required)`.
+pub(super) type OptionRow = (&'static str, OptionType, bool);
+
+/// The leaves that finish in the tick they are visited: their tick is
+/// [`Engine::leaf`], shared by both paths, and everything else the engine
+/// needs to know of them follows from being listed here (see
+/// [`Traits::ONE_VISIT_LEAF`]). A new leaf of this sort is a row, a `Kind`
+/// variant, a name in this pattern and an arm in `Engine::leaf`.
+macro_rules! one_visit_leaf {
+    () => {
+        Kind::Success
+            | Kind::Failure
+            | Kind::Present { .. }
+            | Kind::Equal { .. }
+            | Kind::Test { .. }
+            | Kind::Define { .. }
+            | Kind::Inc { .. }
+            | Kind::Dissoc { .. }
+            | Kind::Emit { .. }
     };
-    // Given at all, valid or not: a bad value was reported already.
-    let has = |opts: &crate::compile::Options, key: &str| opts.given(key);
-    let count = has(opts, "mode") || has(opts, "how-many");
-    let policy = has(opts, "policy");
-    let thresholds = has(opts, "success-threshold") || has(opts, "failure-threshold");
-    let forms = usize::from(count) + usize::from(policy) + usize::from(thresholds);
-    if forms != 1 {
-        c.error(
-            Code::MissingOption,
-            if forms == 0 {
-                "`:parallel` needs `:mode` and `:how-many`, or `:policy`, or `:success-threshold`/`:failure-threshold`".to_owned()
-            } else {
-                "`:parallel` takes one way of deciding: `:mode` and `:how-many`, or `:policy`, or thresholds, not several".to_owned()
-            },
-            span,
-        );
-    }
-    for key in ["how-many", "success-threshold", "failure-threshold"] {
-        if let Some(n) = constant_count(opts, key)
-            && n as usize > n_children
-        {
-            let at = opts.span_of(key).or(span);
-            c.error(
-                Code::BadOptionValue,
-                format!("`:{key}` is {n} but the node has only {n_children} children"),
-                at,
-            );
+}
+pub(crate) use one_visit_leaf;
+
+/// What the engine needs to know of a node besides its tick, in one table
+/// ([`Kind::traits`]): which interpreter may take it, whether it can run
+/// long by itself, and the memory it keeps in the db.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Traits {
+    /// How the plain path may take it (with plain children and no
+    /// preconditions); `None`: never.
+    pub(crate) plain: Option<Shape>,
+    /// Whether the node itself can return Running.
+    pub(crate) runs_long: bool,
+    /// The memory it keeps under its id.
+    pub(crate) memory: Memory,
+    /// When that memory is state an edit of the tree should carry over by
+    /// `:id` (`aido check`'s warning about stateful nodes without one).
+    pub(crate) state: When,
+}
+
+/// The children a node needs for the plain path to take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// None: a leaf.
+    Leaf,
+    /// Exactly one: loops and decorators.
+    OneChild,
+    /// At least one (an empty flow is skipped).
+    Children,
+}
+
+/// The shape of a node's memory (ARCHITECTURE.md, *Long-running state*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Memory {
+    /// None.
+    Nothing,
+    /// `{:index i}`: a memory flow's place (run state).
+    Index,
+    /// `{:done [..]}`: finished children by position (run state).
+    Done,
+    /// `{:running i}`: a random decider's pick (run state).
+    RunningPick,
+    /// `{:pool [i ..]}` (persistent) and `:running` (run state).
+    Pool,
+    /// `{:iteration k}`: a loop's finished iterations (run state).
+    Iteration,
+    /// `{:ticks k}` (run state).
+    Ticks,
+    /// `{:launched {..}, :request n}` (run state).
+    Launched,
+    /// Whatever a user node type keeps; run state unless it says otherwise.
+    User { persistent: bool },
+}
+
+/// When a node keeps state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum When {
+    Never,
+    Always,
+    /// Only over a child that can run long.
+    IfLongBelow,
+}
+
+impl Traits {
+    /// A leaf that finishes in one visit and keeps nothing.
+    pub(crate) const ONE_VISIT_LEAF: Traits = Traits {
+        plain: Some(Shape::Leaf),
+        runs_long: false,
+        memory: Memory::Nothing,
+        state: When::Never,
+    };
+}
+
+impl Kind {
+    /// This node's [`Traits`]: the one table of them.
+    pub(crate) fn traits(&self) -> Traits {
+        let t = |plain, runs_long, memory, state| Traits {
+            plain,
+            runs_long,
+            memory,
+            state,
+        };
+        use Memory as M;
+        use Shape::{Children, OneChild};
+        match self {
+            one_visit_leaf!() => Traits::ONE_VISIT_LEAF,
+            Kind::Selector { memory: false } => t(Some(Children), false, M::Done, When::Never),
+            Kind::Sequence { memory: false } => {
+                t(Some(Children), false, M::Done, When::IfLongBelow)
+            }
+            Kind::Selector { memory: true } | Kind::Sequence { memory: true } => {
+                t(None, false, M::Index, When::Always)
+            }
+            // aido's counting parallel keeps no state; with none of its
+            // children able to run, it is a loop over them all.
+            Kind::Parallel(Parallel::Count { .. }) => {
+                t(Some(Children), false, M::Done, When::Never)
+            }
+            Kind::Parallel(_) => t(None, false, M::Done, When::Always),
+            Kind::Loop { .. } | Kind::LoopUntilSuccess { .. } => {
+                t(Some(OneChild), false, M::Iteration, When::IfLongBelow)
+            }
+            Kind::Invert | Kind::Always | Kind::Never => {
+                t(Some(OneChild), false, M::Nothing, When::Never)
+            }
+            Kind::SelectorP { .. }
+            | Kind::Randomly { .. }
+            | Kind::Choose
+            | Kind::WeightedChoice { .. } => t(None, false, M::RunningPick, When::IfLongBelow),
+            Kind::ChooseEach { .. } => t(None, false, M::Pool, When::Always),
+            Kind::Wait { .. } => t(None, true, M::Ticks, When::Always),
+            Kind::Defer { .. } => t(None, true, M::Launched, When::Always),
+            Kind::Custom { node_type, .. } => t(
+                None,
+                true,
+                M::User {
+                    persistent: node_type.persistent,
+                },
+                When::Never,
+            ),
         }
-    }
-    if policy {
-        return match opts.take("policy") {
-            Opt::Const(Value::Keyword(k)) if k.as_str() == "selector" => Parallel::Selector,
-            _ => Parallel::Sequence,
-        };
-    }
-    if thresholds {
-        let success = opts.take("success-threshold");
-        let failure = opts.take("failure-threshold");
-        let constant = |opt: &Opt| match opt {
-            Opt::Const(Value::Int(n)) => Some(Some((*n).max(0) as u64)),
-            Opt::Const(Value::Nil) => Some(None),
-            _ => None,
-        };
-        return match (constant(&success), constant(&failure)) {
-            (Some(success), Some(failure)) => Parallel::Thresholds { success, failure },
-            _ => Parallel::DynamicThresholds(Box::new([success, failure])),
-        };
-    }
-    if count && !(has(opts, "mode") && has(opts, "how-many")) {
-        let missing = if has(opts, "mode") {
-            ":how-many"
-        } else {
-            ":mode"
-        };
-        c.error(
-            Code::MissingOption,
-            format!("`:parallel` with `:mode`/`:how-many` needs both: `{missing}` is missing"),
-            span,
-        );
-    }
-    let mode = match opts.take("mode") {
-        Opt::Const(Value::Keyword(k)) if k.as_str() == "failure" => CountMode::Failures,
-        Opt::Const(Value::Keyword(k)) if k.as_str() == "success" => CountMode::Successes,
-        other => CountMode::Dynamic(other),
-    };
-    Parallel::Count {
-        mode,
-        how_many: opts.take("how-many"),
-    }
-}
-
-fn key_path(opt: Opt) -> KeyPath {
-    match opt {
-        Opt::Const(v) => KeyPath::from_value(&v),
-        _ => KeyPath::One(Value::Nil),
-    }
-}
-
-impl Builtin {
-    /// Builds the typed node from checked options, adding the checks that
-    /// need the child count. `None` only when a diagnostic was reported.
-    pub(crate) fn lower(
-        self,
-        c: &mut Compiler<'_>,
-        mut opts: crate::compile::Options,
-        n_children: usize,
-        span: Option<Span>,
-    ) -> Option<Kind> {
-        use Builtin as B;
-        Some(match self {
-            B::Selector => Kind::Selector {
-                memory: flag(opts.take_opt("memory")),
-            },
-            B::Sequence => Kind::Sequence {
-                memory: flag(opts.take_opt("memory")),
-            },
-            B::SelectorP => Kind::SelectorP { p: opts.take("p") },
-            B::Loop => Kind::Loop {
-                count: opts.take("count"),
-            },
-            B::LoopUntilSuccess => Kind::LoopUntilSuccess {
-                count: opts.take("count"),
-            },
-            B::Parallel => Kind::Parallel(lower_parallel(c, &mut opts, n_children, span)),
-            B::Randomly => Kind::Randomly { p: opts.take("p") },
-            B::Choose => Kind::Choose,
-            B::ChooseEach => Kind::ChooseEach {
-                repeat: opts
-                    .take_opt("repeat")
-                    .unwrap_or(Opt::Const(Value::Bool(false))),
-            },
-            B::WeightedChoice => {
-                let at = opts.span_of("weights").or(span);
-                let weights = opts.take("weights");
-                if let Opt::Const(Value::Vector(ws)) = &weights
-                    && ws.len() != n_children
-                {
-                    c.error(
-                        Code::BadOptionValue,
-                        format!(
-                            "`:weights` has {} weight{} but the node has {n_children} children: give one per child",
-                            ws.len(),
-                            if ws.len() == 1 { "" } else { "s" }
-                        ),
-                        at,
-                    );
-                }
-                Kind::WeightedChoice { weights }
-            }
-            B::Invert => Kind::Invert,
-            B::Always => Kind::Always,
-            B::Never => Kind::Never,
-            B::Success => Kind::Success,
-            B::Failure => Kind::Failure,
-            B::Present => Kind::Present {
-                key: key_path(opts.take("key")),
-            },
-            B::Equal => Kind::Equal {
-                v1: opts.take("v1"),
-                v2: opts.take("v2"),
-            },
-            B::Test => {
-                let oper = match opts.take("oper") {
-                    Opt::Const(Value::Symbol(s)) => {
-                        Operator::parse(s.as_str()).unwrap_or(Operator::Eq)
-                    }
-                    _ => Operator::Eq,
-                };
-                Kind::Test {
-                    key: key_path(opts.take("key")),
-                    oper,
-                    val: opts.take("val"),
-                }
-            }
-            B::LessThan => Kind::Test {
-                key: key_path(opts.take("key")),
-                oper: Operator::Lt,
-                val: opts.take("val"),
-            },
-            B::GreaterThan => Kind::Test {
-                key: key_path(opts.take("key")),
-                oper: Operator::Gt,
-                val: opts.take("val"),
-            },
-            B::Define => Kind::Define {
-                key: key_path(opts.take("key")),
-                val: opts.take("val"),
-            },
-            B::Inc | B::Counter => Kind::Inc {
-                key: key_path(opts.take("key")),
-            },
-            B::Dissoc => Kind::Dissoc {
-                key: key_path(opts.take("key")),
-            },
-            B::Wait => Kind::Wait {
-                ticks: opts.take("ticks"),
-            },
-            B::Defer => {
-                let action = match opts.take("action") {
-                    Opt::Const(Value::Keyword(k)) => k,
-                    _ => crate::value::Keyword::new("aido/invalid"),
-                };
-                let into = opts.take_opt("into").map(key_path);
-                Kind::Defer {
-                    action,
-                    into,
-                    options: opts.into_custom(),
-                }
-            }
-            B::Emit => Kind::Emit {
-                key: key_path(opts.take("key")),
-                val: opts.take("val"),
-            },
-        })
     }
 }
 

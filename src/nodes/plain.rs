@@ -31,12 +31,12 @@
 //! running children) sits behind `!PLAIN` in the shared functions and
 //! compiles away in the plain instance.
 
-use super::composite;
+use super::{Shape, composite};
 use crate::tick::{Engine, Status};
 use crate::tree::{Kind, Node, Parallel};
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
-/// plain when its own kind finishes in one visit, it has no preconditions,
+/// plain when its own kind finishes in one visit (its [`Traits::plain`](super::Traits::plain)), it has no preconditions,
 /// and all its children are plain. Children are laid out in pre-order, which
 /// the plain path relies on; a node whose children are not is left general.
 pub(crate) fn mark_plain(nodes: &mut [Node], child_ids: &[u32]) {
@@ -46,29 +46,11 @@ pub(crate) fn mark_plain(nodes: &mut [Node], child_ids: &[u32]) {
             .get(node.children.0 as usize..node.children.1 as usize)
             .unwrap_or(&[]);
         let own = node.pre.is_none()
-            && match &node.kind {
-                // An empty selector or sequence is skipped: general.
-                Kind::Selector { memory: false } | Kind::Sequence { memory: false } => {
-                    !kids.is_empty()
-                }
-                // aido's counting parallel keeps no state; with none of its
-                // children able to run, it is a loop over them all.
-                Kind::Parallel(Parallel::Count { .. }) => !kids.is_empty(),
-                Kind::Loop { .. }
-                | Kind::LoopUntilSuccess { .. }
-                | Kind::Invert
-                | Kind::Always
-                | Kind::Never => kids.len() == 1,
-                Kind::Success
-                | Kind::Failure
-                | Kind::Present { .. }
-                | Kind::Equal { .. }
-                | Kind::Test { .. }
-                | Kind::Define { .. }
-                | Kind::Inc { .. }
-                | Kind::Dissoc { .. }
-                | Kind::Emit { .. } => kids.is_empty(),
-                _ => false,
+            && match node.kind.traits().plain {
+                Some(Shape::Leaf) => kids.is_empty(),
+                Some(Shape::OneChild) => kids.len() == 1,
+                Some(Shape::Children) => !kids.is_empty(),
+                None => false,
             };
         let plain = own && in_pre_order(nodes, i, kids) && {
             kids.iter()

@@ -5,6 +5,81 @@ use crate::tick::{Engine, Status};
 use crate::tree::Opt;
 use crate::value::{Map, Value, kw};
 
+use super::{Lowering, OptionRow, Row, SOME};
+use crate::diag::Code;
+use crate::spec::{Arity, OptionType};
+use crate::tree::Kind;
+
+/// The rows of the random node types.
+pub(super) fn rows() -> Vec<Row> {
+    use OptionType as T;
+    const P: &[OptionRow] = &[("p", T::Probability, true)];
+    vec![
+        Row::new(
+            "selector-p",
+            "A selector that tries each child with probability :p.",
+            SOME,
+            P,
+            |l| Some(Kind::SelectorP { p: l.take("p") }),
+        ),
+        Row::new(
+            "randomly",
+            "With probability :p ticks its first child, otherwise its second (or fails).",
+            Arity::OneOf(vec![1, 2]),
+            P,
+            |l| Some(Kind::Randomly { p: l.take("p") }),
+        ),
+        Row::new(
+            "choose",
+            "Ticks one child picked at random.",
+            SOME,
+            &[],
+            |_| Some(Kind::Choose),
+        ),
+        Row::new(
+            "choose-each",
+            "Ticks a random child not picked before, remembering the pool in the db; :repeat true starts over when all were picked.",
+            SOME,
+            &[("repeat", T::Bool, false)],
+            |l| {
+                Some(Kind::ChooseEach {
+                    repeat: l
+                        .take_opt("repeat")
+                        .unwrap_or(Opt::Const(Value::Bool(false))),
+                })
+            },
+        ),
+        Row::new(
+            "weighted-choice",
+            "Ticks one child picked at random by :weights.",
+            SOME,
+            &[("weights", T::Weights, true)],
+            lower_weighted_choice,
+        ),
+    ]
+}
+
+/// `:weighted-choice`: one weight per child, when the weights are constant.
+fn lower_weighted_choice(l: &mut Lowering<'_, '_>) -> Option<Kind> {
+    let at = l.opts.span_of("weights");
+    let weights = l.take("weights");
+    let n_children = l.n_children;
+    if let Opt::Const(Value::Vector(ws)) = &weights
+        && ws.len() != n_children
+    {
+        l.error(
+            Code::BadOptionValue,
+            format!(
+                "`:weights` has {} weight{} but the node has {n_children} children: give one per child",
+                ws.len(),
+                if ws.len() == 1 { "" } else { "s" }
+            ),
+            at,
+        );
+    }
+    Some(Kind::WeightedChoice { weights })
+}
+
 use super::as_probability;
 use super::composite::as_bool;
 

@@ -10,10 +10,14 @@
 //! malformed is ever repaired: every mistake is an error with a byte span.
 
 mod atom;
+#[cfg(feature = "edn-rs")]
+mod edn_rs;
 mod error;
 mod names;
 mod parse;
 
+#[cfg(feature = "edn-rs")]
+pub use edn_rs::EdnRsError;
 pub use error::{
     Delimiter, EscapeProblem, NameProblem, NumberProblem, ReadError, ReadErrorKind, Unsupported,
 };
@@ -24,7 +28,7 @@ use crate::source::{Source, Span, Spans};
 use crate::value::Value;
 
 /// How deeply forms may nest; deeper input is an error rather than a stack overflow.
-pub const MAX_DEPTH: usize = 256;
+pub use crate::value::MAX_DEPTH;
 
 /// A read form with the spans of every sub-form and the source it came from.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::registry::NodeError;
+use crate::extend::NodeError;
 use crate::rng::Rng;
 use crate::tree::Kind;
 use crate::value::{Keyword, Map, Value, kw};

@@ -8,7 +8,8 @@
 //! node below it (deepest first), emits cancel requests for deferred actions,
 //! and clears the node memory of the whole subtree.
 
-use crate::registry::Imp;
+use crate::extend::Imp;
+use crate::nodes::{Memory, one_visit_leaf};
 use crate::tree::{Kind, NodeIndex, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -450,7 +451,24 @@ impl Engine<'_> {
                     self.halt_functions(node, opt);
                 }
             }
-            _ => {}
+            // A node that keeps nothing outside the db has nothing to do:
+            // its run state is cleared with its subtree's.
+            Kind::Defer { .. }
+            | one_visit_leaf!()
+            | Kind::Selector { .. }
+            | Kind::Sequence { .. }
+            | Kind::SelectorP { .. }
+            | Kind::Loop { .. }
+            | Kind::LoopUntilSuccess { .. }
+            | Kind::Parallel(_)
+            | Kind::Randomly { .. }
+            | Kind::Choose
+            | Kind::ChooseEach { .. }
+            | Kind::WeightedChoice { .. }
+            | Kind::Invert
+            | Kind::Always
+            | Kind::Never
+            | Kind::Wait { .. } => {}
         }
     }
 
@@ -506,8 +524,8 @@ impl Engine<'_> {
                 let Some(node) = tree.find(id).filter(|n| (start..end).contains(&n.0)) else {
                     return true;
                 };
-                match &tree.nodes[node.index()].kind {
-                    Kind::ChooseEach { .. } => {
+                match tree.nodes[node.index()].kind.traits().memory {
+                    Memory::Pool => {
                         if let Value::Map(m) = state {
                             m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
                             !m.is_empty()
@@ -515,8 +533,14 @@ impl Engine<'_> {
                             false
                         }
                     }
-                    Kind::Custom { node_type, .. } => node_type.persistent,
-                    _ => false,
+                    Memory::User { persistent } => persistent,
+                    Memory::Nothing
+                    | Memory::Index
+                    | Memory::Done
+                    | Memory::RunningPick
+                    | Memory::Iteration
+                    | Memory::Ticks
+                    | Memory::Launched => false,
                 }
             });
             if memory.is_empty() {

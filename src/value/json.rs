@@ -42,10 +42,10 @@ impl Serialize for Value {
         // A value built in Rust may nest without limit: refuse it rather
         // than overflow the stack.
         let depth = SERIALIZING.with(std::cell::Cell::get);
-        if depth > crate::read::MAX_DEPTH {
+        if depth > crate::value::MAX_DEPTH {
             return Err(serde::ser::Error::custom(format!(
                 "values nest more than {} deep",
-                crate::read::MAX_DEPTH
+                crate::value::MAX_DEPTH
             )));
         }
         SERIALIZING.with(|d| d.set(depth + 1));
@@ -233,7 +233,7 @@ pub enum JsonMapping {
 pub enum JsonErrorKind {
     /// A float that JSON cannot hold (NaN or an infinity), in the plain mapping.
     NotFinite,
-    /// Nested more deeply than [`crate::read::MAX_DEPTH`].
+    /// Nested more deeply than [`crate::value::MAX_DEPTH`].
     TooDeep,
     /// An integer literal beyond 64 signed bits.
     BigInteger(String),
@@ -266,7 +266,7 @@ impl fmt::Display for JsonError {
                 f.write_str("NaN and infinities have no plain JSON form")?
             }
             JsonErrorKind::TooDeep => {
-                write!(f, "values nest more than {} deep", crate::read::MAX_DEPTH)?
+                write!(f, "values nest more than {} deep", crate::value::MAX_DEPTH)?
             }
             JsonErrorKind::BigInteger(text) => {
                 write!(f, "integer {text} does not fit in 64 signed bits")?
@@ -572,7 +572,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl Value {
     /// Converts to JSON in `mapping`, refusing what JSON cannot hold: in the
     /// plain mapping NaN and infinities (which would become `null`); in both,
-    /// values nested more than [`crate::read::MAX_DEPTH`] deep.
+    /// values nested more than [`crate::value::MAX_DEPTH`] deep.
     ///
     /// ```
     /// use aido::{Value, read_value, value::JsonMapping};
@@ -583,7 +583,7 @@ impl Value {
     /// assert_eq!(back, db);
     /// ```
     pub fn to_json_with(&self, mapping: JsonMapping) -> Result<serde_json::Value, JsonError> {
-        if self.depth_beyond(crate::read::MAX_DEPTH).is_some() {
+        if self.depth_beyond(crate::value::MAX_DEPTH).is_some() {
             return Err(JsonError {
                 kind: JsonErrorKind::TooDeep,
                 path: None,

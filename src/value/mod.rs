@@ -6,19 +6,20 @@
 //! the db look-ups done on every node visit hash and compare one integer.
 
 mod check;
-#[cfg(feature = "edn-rs")]
-mod edn_rs;
 mod hash;
 mod intern;
 mod json;
 mod path;
 mod print;
 
+/// How deeply values may nest: the reader refuses deeper text, and
+/// conversions and the tick refuse to build deeper values, rather than
+/// overflow the stack.
+pub const MAX_DEPTH: usize = 256;
+
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-#[cfg(feature = "edn-rs")]
-pub use edn_rs::EdnRsError;
 pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
@@ -258,7 +259,7 @@ fn collections_eq(a: &Value, b: &Value) -> bool {
 /// How deeply comparing and hashing recurse before they change strategy:
 /// values read or built by ticks never nest this deep (`MAX_DEPTH`), so
 /// only values built in Rust get there.
-const RECURSION_DEPTH: usize = 2 * crate::read::MAX_DEPTH;
+const RECURSION_DEPTH: usize = 2 * MAX_DEPTH;
 
 thread_local! {
     /// How many collections `eq` or `hash` is inside, on this thread.

@@ -8,7 +8,7 @@ use super::Value;
 /// `MAX_DEPTH`, and saving refuses deeper values before printing them; a
 /// deeper value built in Rust prints `#aido/too-deep nil` in place of what
 /// lies beyond, rather than overflowing the stack.
-pub(crate) const PRINT_DEPTH: usize = 2 * crate::read::MAX_DEPTH;
+pub(crate) const PRINT_DEPTH: usize = 2 * crate::value::MAX_DEPTH;
 
 thread_local! {
     /// How many collections the printer is inside, on this thread.

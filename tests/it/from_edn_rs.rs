@@ -7,7 +7,7 @@ use std::str::FromStr;
 use aido::{Value, read_value};
 use edn_rs::Edn;
 
-fn convert(text: &str) -> Result<Value, aido::value::EdnRsError> {
+fn convert(text: &str) -> Result<Value, aido::read::EdnRsError> {
     Value::try_from(Edn::from_str(text).expect("edn-rs reads it"))
 }
 

@@ -22,6 +22,7 @@ mod conformance;
 mod from_edn_rs;
 mod fuzz;
 mod hostile;
+mod layers;
 mod long_running;
 mod nodes;
 mod page;

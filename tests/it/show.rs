@@ -1,5 +1,5 @@
 //! `aido show`: the outline, the Graphviz digraph and the Mermaid flowchart
-//! of every shipped example tree, and `Tree::outline` on trees with
+//! of every shipped example tree, and `record::outline` on trees with
 //! explicit ids, dynamic options and no source.
 //!
 //! The dot output is rendered with Graphviz's `dot -Tsvg` when it is
@@ -157,7 +157,7 @@ fn outlines_show_ids_options_as_written_and_lines() {
     )
     .unwrap();
     assert_eq!(
-        tree.outline(),
+        aido::record::outline(&tree),
         ":selector :bot {:memory true}  ; line 1\n  \
          :loop \"bot.0\" {:count [:aido/fn rand-int 5]}  ; line 2\n    \
          :inc! \"bot.0.0\" {:key :n}  ; line 2\n  \

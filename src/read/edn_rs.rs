@@ -7,7 +7,7 @@ use std::fmt;
 
 use edn_rs::Edn;
 
-use super::{Keyword, Map, Set, Symbol, Value};
+use crate::value::{Keyword, Map, Set, Symbol, Value};
 
 /// An `Edn` value with no exact counterpart in [`Value`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl TryFrom<Edn> for Value {
             Edn::Map(m) => {
                 let mut map = Map::default();
                 for (key, value) in m.to_map() {
-                    let key = crate::read::read_value(&key)
+                    let key = super::read_value(&key)
                         .map_err(|e| EdnRsError(format!("map key `{key}`: {e}")))?;
                     map.insert(key, Value::try_from(value)?);
                 }

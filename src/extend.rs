@@ -1,0 +1,341 @@
+//! Extending aido: node types and functions written in Rust, and what their
+//! code sees of a tick.
+//!
+//! ```
+//! use aido::extend::{Arity, NodeType, OptionType};
+//! use aido::{Registry, Status, Value, compile_str, run_tick};
+//!
+//! let mut registry = Registry::new();
+//! registry
+//!     .node_type(
+//!         NodeType::new("beverage/drink!")
+//!             .required("beverage", OptionType::Keyword)
+//!             .tick(|ctx| {
+//!                 let beverage = ctx.option("beverage")?.unwrap_or_default();
+//!                 ctx.db_mut().insert(Value::keyword("drank"), beverage);
+//!                 Ok(Status::Success)
+//!             }),
+//!     )
+//!     .unwrap();
+//! registry
+//!     .function("coin-toss", Arity::Exactly(0), |ctx, _args| Ok(Value::Bool(ctx.random() < 0.5)))
+//!     .unwrap();
+//! let tree = compile_str("tea.edn", "[:beverage/drink! {:beverage :tea}]", &registry).unwrap();
+//! assert_eq!(run_tick(Value::map(), &tree).db.to_string(), "{:drank :tea}");
+//! ```
+//!
+//! A [`NodeType`] or [`Function`] is part of the runtime: a compiled tree
+//! holds the ones its nodes use, and the tick calls their code. The
+//! [`Registry`](crate::Registry) above only finds them by name.
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use crate::spec::{Arity, OptionSpec, OptionType};
+pub use crate::tick::{FnCtx, NodeCtx};
+
+use crate::tick::Status;
+use crate::value::{Keyword, Value};
+
+/// Why a node's tick failed: becomes the Error status with this message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NodeError(pub String);
+
+impl fmt::Display for NodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NodeError {}
+
+impl From<String> for NodeError {
+    fn from(s: String) -> NodeError {
+        NodeError(s)
+    }
+}
+
+impl From<&str> for NodeError {
+    fn from(s: &str) -> NodeError {
+        NodeError(s.to_owned())
+    }
+}
+
+/// A user node type's tick: reads options and the db, ticks children, returns a status.
+pub type TickFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync;
+/// A registered function: called with its evaluated arguments.
+pub type FunctionFn = dyn Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> + Send + Sync;
+/// A node type's halt hook: runs when a running node of that type is halted,
+/// before its run state is cleared.
+pub type HaltFn = dyn Fn(&mut NodeCtx<'_, '_>) + Send + Sync;
+/// A node type's lifecycle hook (see [`Lifecycle`]).
+pub type LifecycleFn = dyn Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync;
+/// A function's halt hook: runs when a running node whose options call the
+/// function is halted; gets the node's id.
+pub type FnHaltFn = dyn Fn(&mut FnCtx<'_>, &Value) + Send + Sync;
+
+/// The tree operations a [`Runner`](crate::runner::Runner) passes to lifecycle hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Lifecycle {
+    /// The tree was loaded.
+    Construct,
+    /// The tree was destroyed.
+    Destruct,
+    /// The tree was paused.
+    Pause,
+    /// The tree was stopped.
+    Stop,
+    /// The tree was reset.
+    Reset,
+}
+
+#[derive(Clone)]
+pub(crate) enum Imp {
+    Builtin(crate::nodes::LowerFn),
+    Custom(Arc<TickFn>),
+}
+
+/// A node type: its name, options, arity and behaviour.
+#[derive(Clone)]
+pub struct NodeType {
+    pub(crate) name: Keyword,
+    pub(crate) options: Vec<OptionSpec>,
+    /// Whether option keys beyond `options` are accepted (as `:defer` does).
+    pub(crate) open_options: bool,
+    pub(crate) arity: Arity,
+    pub(crate) imp: Imp,
+    pub(crate) halt: Option<Arc<HaltFn>>,
+    pub(crate) lifecycle: Option<Arc<LifecycleFn>>,
+    /// What the node type does, for the reference (`aido nodes`) and models.
+    pub(crate) doc: Option<Arc<str>>,
+    /// Declared in a node model: known to the compiler, without behaviour.
+    pub(crate) declared: bool,
+    /// Whether the node's memory is persistent state, kept when it is halted
+    /// (else run state, cleared by a halt).
+    pub(crate) persistent: bool,
+}
+
+impl fmt::Debug for NodeType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeType")
+            .field("name", &self.name)
+            .field("options", &self.options)
+            .field("arity", &self.arity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NodeType {
+    /// A leaf node type called `name` (e.g. `"beverage/drink!"`) with no options.
+    /// Its tick function is set with [`NodeType::tick`].
+    pub fn new(name: &str) -> NodeType {
+        NodeType {
+            name: Keyword::new(name.trim_start_matches(':')),
+            options: Vec::new(),
+            open_options: false,
+            arity: Arity::Exactly(0),
+            imp: Imp::Custom(Arc::new(|_: &mut NodeCtx<'_, '_>| Ok(Status::Success))),
+            halt: None,
+            lifecycle: None,
+            doc: None,
+            declared: false,
+            persistent: false,
+        }
+    }
+
+    /// Adds an optional option.
+    pub fn option(mut self, key: &str, ty: OptionType) -> NodeType {
+        self.push_option(key, ty, false);
+        self
+    }
+
+    /// Adds a required option.
+    pub fn required(mut self, key: &str, ty: OptionType) -> NodeType {
+        self.push_option(key, ty, true);
+        self
+    }
+
+    fn push_option(&mut self, key: &str, ty: OptionType, required: bool) {
+        let key = Keyword::new(key.trim_start_matches(':'));
+        self.options.retain(|o| o.key != key);
+        self.options.push(OptionSpec::new(key, ty, required, None));
+    }
+
+    /// Sets how many children the node takes (default: none).
+    pub fn children(mut self, arity: Arity) -> NodeType {
+        self.arity = arity;
+        self
+    }
+
+    /// Sets the tick function.
+    pub fn tick(
+        mut self,
+        f: impl Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync + 'static,
+    ) -> NodeType {
+        self.imp = Imp::Custom(Arc::new(f));
+        self
+    }
+
+    /// Sets the halt hook: it runs when a node of this type that returned
+    /// Running is halted (no longer reached, a precondition fired, or the
+    /// runner was reset or destroyed), before the node's memory is cleared
+    /// (unless it is persistent: see [`NodeType::persistent_memory`]). It may
+    /// change the db; it cannot tick children.
+    pub fn on_halt(mut self, f: impl Fn(&mut NodeCtx<'_, '_>) + Send + Sync + 'static) -> NodeType {
+        self.halt = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the lifecycle hook, called for every node of this type when a
+    /// [`Runner`](crate::runner::Runner) loads, destroys, pauses, stops or resets the tree.
+    pub fn on_lifecycle(
+        mut self,
+        f: impl Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync + 'static,
+    ) -> NodeType {
+        self.lifecycle = Some(Arc::new(f));
+        self
+    }
+
+    /// Declares what kind of state the node's memory is. Run state (the
+    /// default: a step in progress, a running child) is cleared when the
+    /// node is halted, so that it starts afresh when reached again;
+    /// persistent state (`true`: a cooldown, a run-once mark, choices
+    /// already made) survives a halt. [`Runner::reset`](crate::runner::Runner::reset)
+    /// clears both.
+    ///
+    /// ```
+    /// use aido::{Status, Value, extend::NodeType};
+    /// // Counts its visits across halts.
+    /// let visits = NodeType::new("visits!").persistent_memory(true).tick(|ctx| {
+    ///     let n = ctx.memory().and_then(|m| m.as_int()).unwrap_or(0);
+    ///     ctx.set_memory(Some(Value::Int(n + 1)))?;
+    ///     Ok(Status::Running)
+    /// });
+    /// assert_eq!(visits.name().as_str(), "visits!");
+    /// ```
+    pub fn persistent_memory(mut self, persistent: bool) -> NodeType {
+        self.persistent = persistent;
+        self
+    }
+
+    /// The node type's name.
+    pub fn name(&self) -> Keyword {
+        self.name
+    }
+
+    /// Sets the documentation: one or a few sentences saying what the node
+    /// does, shown by `aido nodes` and written into the registry's model.
+    pub fn doc(mut self, text: &str) -> NodeType {
+        self.doc = Some(Arc::from(text));
+        self
+    }
+
+    /// Documents the option `key` (declared before with
+    /// [`NodeType::option`] or [`NodeType::required`]).
+    pub fn option_doc(mut self, key: &str, text: &str) -> NodeType {
+        let key = Keyword::new(key.trim_start_matches(':'));
+        if let Some(option) = self.options.iter_mut().find(|o| o.key == key) {
+            option.doc = Some(Arc::from(text));
+        }
+        self
+    }
+
+    /// The options it accepts.
+    pub fn options(&self) -> &[OptionSpec] {
+        &self.options
+    }
+
+    /// How many children it takes.
+    pub fn arity(&self) -> &Arity {
+        &self.arity
+    }
+
+    /// Whether it accepts options beyond [`NodeType::options`].
+    pub fn open_options(&self) -> bool {
+        self.open_options
+    }
+
+    /// Its documentation, if it has some.
+    pub fn documentation(&self) -> Option<&str> {
+        self.doc.as_deref()
+    }
+
+    /// Whether it is one of the built-in node types.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.imp, Imp::Builtin(_))
+    }
+
+    /// Whether it was declared by a node model (it has no behaviour).
+    pub fn is_declared(&self) -> bool {
+        self.declared
+    }
+}
+
+/// A function callable from `[:aido/fn name args..]`.
+#[derive(Clone)]
+pub struct Function {
+    pub(crate) name: Keyword,
+    pub(crate) arity: Arity,
+    pub(crate) f: Arc<FunctionFn>,
+    pub(crate) halt: Option<Arc<FnHaltFn>>,
+    /// What the function does, for the reference and models.
+    pub(crate) doc: Option<Arc<str>>,
+    /// Declared in a node model: known to the compiler, without behaviour.
+    pub(crate) declared: bool,
+}
+
+impl Function {
+    /// The function's name.
+    pub fn name(&self) -> Keyword {
+        self.name
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(&self) -> &Arity {
+        &self.arity
+    }
+
+    /// Its documentation, if it has some.
+    pub fn documentation(&self) -> Option<&str> {
+        self.doc.as_deref()
+    }
+
+    /// Whether it was declared by a node model (it has no behaviour).
+    pub fn is_declared(&self) -> bool {
+        self.declared
+    }
+}
+
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Function")
+            .field("name", &self.name)
+            .field("arity", &self.arity)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a registration was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A built-in node type or function already has this name.
+    Builtin(String),
+    /// No function of this name is registered.
+    UnknownFunction(String),
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::Builtin(name) => {
+                write!(f, "`{name}` is built in and cannot be replaced")
+            }
+            RegistryError::UnknownFunction(name) => write!(f, "no function `{name}` is registered"),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
