@@ -223,7 +223,7 @@ impl Engine<'_> {
                 options,
             } => self.defer(id, *action, into.as_ref(), options),
             Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
-            kind => self.leaf(id, kind),
+            kind @ one_visit_leaf!() => self.leaf(id, kind),
         };
         if status == Status::Running {
             self.note_running(id);

@@ -31,7 +31,7 @@
 //! running children) sits behind `!PLAIN` in the shared functions and
 //! compiles away in the plain instance.
 
-use super::{Shape, composite};
+use super::{Shape, composite, one_visit_leaf};
 use crate::tick::{Engine, Status};
 use crate::tree::{Kind, Node, Parallel};
 
@@ -89,8 +89,8 @@ impl Engine<'_> {
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
         match &node.kind {
-            Kind::Selector { memory } => self.selector::<true>(id, node, *memory, &[]),
-            Kind::Sequence { memory } => self.sequence::<true>(id, node, *memory, &[]),
+            Kind::Selector { memory: false } => self.selector::<true>(id, node, false, &[]),
+            Kind::Sequence { memory: false } => self.sequence::<true>(id, node, false, &[]),
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
                 self.parallel_count::<true>(id, node, mode, how_many, &[])
             }
@@ -101,7 +101,19 @@ impl Engine<'_> {
             Kind::Invert => composite::invert(self.tick_only_child(id)),
             Kind::Always => composite::always(self.tick_only_child(id)),
             Kind::Never => composite::never(self.tick_only_child(id)),
-            kind => self.leaf(id, kind),
+            kind @ one_visit_leaf!() => self.leaf(id, kind),
+            // Never plain (`Kind::traits`), so never here.
+            Kind::Selector { memory: true }
+            | Kind::Sequence { memory: true }
+            | Kind::Parallel(_)
+            | Kind::SelectorP { .. }
+            | Kind::Randomly { .. }
+            | Kind::Choose
+            | Kind::ChooseEach { .. }
+            | Kind::WeightedChoice { .. }
+            | Kind::Wait { .. }
+            | Kind::Defer { .. }
+            | Kind::Custom { .. } => self.fail(id, "not a plain node"),
         }
     }
 
