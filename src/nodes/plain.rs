@@ -25,7 +25,7 @@
 //!   step of a leaf child and ticks it in place, without a call;
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
-//! - which kinds may be plain ([`mark_plain`]).
+//! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
 //!
 //! The bookkeeping of the general path (node memory, halting, skipped and
 //! running children) sits behind `!PLAIN` in the shared functions and
