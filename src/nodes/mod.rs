@@ -258,7 +258,24 @@ impl Engine<'_> {
                 Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
             },
             Kind::Emit { key, val } => self.emit(id, key, val),
-            _ => self.fail(id, "not a leaf node"),
+            // Not leaves that finish in one visit: neither dispatch sends
+            // them here.
+            Kind::Selector { .. }
+            | Kind::Sequence { .. }
+            | Kind::SelectorP { .. }
+            | Kind::Loop { .. }
+            | Kind::LoopUntilSuccess { .. }
+            | Kind::Parallel(_)
+            | Kind::Randomly { .. }
+            | Kind::Choose
+            | Kind::ChooseEach { .. }
+            | Kind::WeightedChoice { .. }
+            | Kind::Invert
+            | Kind::Always
+            | Kind::Never
+            | Kind::Custom { .. }
+            | Kind::Wait { .. }
+            | Kind::Defer { .. } => self.fail(id, "not a leaf node"),
         }
     }
 
