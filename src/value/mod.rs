@@ -9,6 +9,7 @@ mod check;
 #[cfg(feature = "edn-rs")]
 mod edn_rs;
 mod hash;
+mod index;
 mod intern;
 mod json;
 mod path;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 #[cfg(feature = "edn-rs")]
 pub use edn_rs::EdnRsError;
 pub use hash::{FastBuildHasher, FastHasher};
+pub(crate) use index::ValueIndex;
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
 pub use intern::{
@@ -412,6 +414,21 @@ impl From<Keyword> for Value {
 impl From<Vec<Value>> for Value {
     fn from(v: Vec<Value>) -> Value {
         Value::Vector(v)
+    }
+}
+
+/// A value given whole, for functions that keep it and would otherwise copy
+/// it (such as [`crate::compile()`]).
+impl From<Value> for std::borrow::Cow<'_, Value> {
+    fn from(v: Value) -> Self {
+        std::borrow::Cow::Owned(v)
+    }
+}
+
+/// A borrowed value, which a function that keeps it copies.
+impl<'a> From<&'a Value> for std::borrow::Cow<'a, Value> {
+    fn from(v: &'a Value) -> Self {
+        std::borrow::Cow::Borrowed(v)
     }
 }
 
