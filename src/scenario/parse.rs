@@ -472,7 +472,7 @@ fn inputs(file: &File, path: &[usize], value: &Value) -> Result<Vec<Option<Map>>
         },
         None => file.error(K::BadValue, at, message),
     };
-    let Value::Vector(items) = items else {
+    let Value::Vector(items) = &items else {
         return Err(error(
             path,
             format!(
