@@ -37,7 +37,6 @@ fn is_collection(v: &Value) -> bool {
 }
 
 /// Whether `v` holds a collection: dropping it recurses only then.
-#[inline]
 fn holds_collections(v: &Value) -> bool {
     match v {
         Value::Vector(items) | Value::List(items) => items.iter().any(is_collection),
@@ -53,29 +52,40 @@ fn holds_collections(v: &Value) -> bool {
 impl Drop for Value {
     #[inline]
     fn drop(&mut self) {
-        // Scalars and collections of scalars are left to the compiler's
-        // drop glue, as they would be without this impl.
-        if holds_collections(self) {
-            drop_nested(self);
+        // Scalars are left to the compiler's drop glue, as they would be
+        // without this impl; so are collections of scalars (see below).
+        if is_collection(self) {
+            drop_collection(self);
         }
     }
 }
 
-/// Drops what `v` holds: recursively while shallow, then with a stack.
+/// Drops what the collection `v` holds: recursively while shallow, then
+/// with a stack. A collection without nested collections is left to the
+/// drop glue.
 #[inline(never)]
-fn drop_nested(v: &mut Value) {
+fn drop_collection(v: &mut Value) {
+    if !holds_collections(v) {
+        return;
+    }
     let depth = DROPPING.with(Cell::get);
-    let mut contents = Vec::new();
-    move_contents(v, &mut contents);
     if depth < RECURSION_DEPTH {
         DROPPING.with(|d| d.set(depth + 1));
-        drop(contents);
+        match v {
+            Value::Vector(items) | Value::List(items) => drop(std::mem::take(items)),
+            Value::Set(items) => drop(std::mem::take(&mut **items)),
+            Value::Map(map) => drop(std::mem::take(&mut **map)),
+            Value::Tagged(_, x) => drop(std::mem::take(&mut **x)),
+            _ => {}
+        }
         DROPPING.with(|d| d.set(depth));
     } else {
-        // Each value taken from the stack gives its contents to the stack
+        // Each value taken from the stack gives its elements to the stack
         // before it is dropped, so dropping it does not recurse.
-        while let Some(mut next) = contents.pop() {
-            move_contents(&mut next, &mut contents);
+        let mut stack = Vec::new();
+        move_contents(v, &mut stack);
+        while let Some(mut next) = stack.pop() {
+            move_contents(&mut next, &mut stack);
         }
     }
 }
@@ -202,7 +212,7 @@ fn clone_with_stack(root: &Value) -> Value {
 
 impl fmt::Debug for Value {
     /// As `#[derive(Debug)]` would print it, with `..` in place of what
-    /// nests deeper than [`RECURSION_DEPTH`].
+    /// nests more than 512 collections deep.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Nil => f.write_str("Nil"),

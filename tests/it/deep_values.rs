@@ -6,6 +6,8 @@
 //! about 1 KiB each to recurse through) the work goes on with an explicit
 //! stack.
 
+#![allow(clippy::unwrap_used)]
+
 use std::hash::{Hash, Hasher};
 
 use aido::Value;
