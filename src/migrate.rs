@@ -235,8 +235,9 @@ pub fn migrate(db: Value, old: &Tree, new: &Tree) -> (Value, Migration) {
 
 pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> (Value, Migration) {
     let mut report = Migration::default();
-    let Value::Map(mut db) = db else {
-        return (db, report);
+    let mut db = match db.into_map() {
+        Ok(db) => db,
+        Err(db) => return (db, report),
     };
     let info = |tree: &Tree, id: &Value, new_id: Option<Value>| MigratedNode {
         id: id.clone(),
@@ -259,12 +260,9 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
         .collect();
     if !gone.is_empty() {
         db.insert(Value::Keyword(kw::RUNNING), Value::Vector(gone.clone()));
-        let tick = halt_running(Value::Map(db), old);
+        let tick = halt_running(Value::from(db), old);
         report.cancels = tick.cancels().to_vec();
-        db = match tick.db {
-            Value::Map(m) => m,
-            _ => Box::default(),
-        };
+        db = tick.db.into_map().unwrap_or_default();
         db.shift_remove(&Value::Keyword(kw::ERROR));
         report.halted = gone.iter().map(|id| info(old, id, None)).collect();
     }
@@ -330,7 +328,7 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
     if has(kw::MEMORY) || has(kw::RUNNING) || has(kw::TREE) {
         stamp(&mut db, new);
     }
-    (Value::Map(db), report)
+    (Value::from(db), report)
 }
 
 /// Records `tree`'s fingerprint in the db.

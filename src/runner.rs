@@ -24,8 +24,8 @@ use crate::extend::{Imp, Lifecycle};
 use crate::migrate::Migration;
 use crate::registry::Registry;
 use crate::tick::{
-    AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, halt_running, run_tick_with_options,
-    take_map,
+    AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, db_map, halt_running,
+    run_tick_with_options,
 };
 use crate::tree::{NodeIndex, Tree};
 use crate::trim::{TrimReport, TrimTask, Trimmer};
@@ -515,16 +515,16 @@ impl Runner {
         if !has_hooks {
             return;
         }
-        let db = std::mem::take(&mut self.db);
+        let mut db = std::mem::take(&mut self.db);
         let options = TickOptions::default();
-        let mut map = match take_map(db, &tree) {
+        let map = match db_map(&mut db, &tree) {
             Ok(map) => map,
             Err(tick) => {
                 self.db = tick.db;
                 return;
             }
         };
-        let mut engine = Engine::new(&tree, &mut map, &options);
+        let mut engine = Engine::new(&tree, map, &options);
         engine.prepare(&options);
         engine.keep_running = true;
         for (i, node) in tree.nodes.iter().enumerate() {
@@ -536,6 +536,6 @@ impl Runner {
             }
         }
         engine.finish(Status::Success, &options);
-        self.db = Value::Map(map);
+        self.db = db;
     }
 }

@@ -186,7 +186,8 @@ impl fmt::Display for LineCol {
 pub struct Source {
     name: String,
     text: String,
-    line_starts: Vec<usize>,
+    /// Where each line starts (a span's offsets are `u32`s too).
+    line_starts: Vec<u32>,
 }
 
 impl Source {
@@ -194,7 +195,10 @@ impl Source {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Source {
         let text = text.into();
         let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .chain(
+                text.match_indices('\n')
+                    .map(|(i, _)| u32::try_from(i + 1).unwrap_or(u32::MAX)),
+            )
             .collect();
         Source {
             name: name.into(),
@@ -218,9 +222,9 @@ impl Source {
         let offset = (offset as usize).min(self.text.len());
         let line_idx = self
             .line_starts
-            .partition_point(|&s| s <= offset)
+            .partition_point(|&s| s as usize <= offset)
             .saturating_sub(1);
-        let start = self.line_starts.get(line_idx).copied().unwrap_or(0);
+        let start = self.line_starts.get(line_idx).map_or(0, |&s| s as usize);
         let column = self
             .text
             .get(start..offset)
@@ -234,13 +238,17 @@ impl Source {
 
     /// The text of line `line` (from 1), without its line break.
     pub fn line_text(&self, line: usize) -> &str {
-        let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
+        let Some(start) = self
+            .line_starts
+            .get(line.wrapping_sub(1))
+            .map(|&s| s as usize)
+        else {
             return "";
         };
         let end = self
             .line_starts
             .get(line)
-            .map_or(self.text.len(), |&next| next - 1);
+            .map_or(self.text.len(), |&next| next as usize - 1);
         self.text
             .get(start..end)
             .unwrap_or("")

@@ -359,12 +359,14 @@ impl Stubs {
     }
 
     /// Like [`Stubs::compile`], for a tree read from text (diagnostics
-    /// point into it).
-    pub fn compile_document(
+    /// point into it). Given a `Document`, the tree takes its data over;
+    /// given a `&Document`, it keeps a copy.
+    pub fn compile_document<'a>(
         &self,
-        doc: &Document,
+        doc: impl Into<std::borrow::Cow<'a, Document>>,
         registry: &Registry,
     ) -> Result<Tree, StubbedCompileError> {
+        let doc = doc.into();
         let registry = self.registry_for(&doc.value, registry);
         let compiled = crate::compile::compile_document(doc, &registry)
             .map_err(StubbedCompileError::Compile)?;

@@ -5,7 +5,6 @@
 //! already typed and key paths already interned, so the interpreter never
 //! re-checks what the compiler proved.
 
-use std::collections::HashMap;
 use std::fmt::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -13,7 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use crate::extend::{Function, NodeType};
 use crate::source::{Source, Span};
 use crate::spec::Operator;
-use crate::value::{FastBuildHasher, Keyword, Map, PathError, Value};
+use crate::value::{Keyword, Map, PathError, Value};
 
 /// The index of a node in its [`Tree`]; the root is `NodeIndex(0)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -347,7 +346,7 @@ pub struct Tree {
     pub(crate) child_ids: Vec<u32>,
     pub(crate) source: Option<Arc<Source>>,
     /// Node index by stable id: node memory and the running set name nodes by id.
-    pub(crate) index_by_id: HashMap<Value, u32, FastBuildHasher>,
+    pub(crate) index_by_id: crate::value::ValueIndex,
     /// The tree data it was compiled from: edits (trims) change this data
     /// and compile it again.
     pub(crate) form: Arc<Value>,
@@ -384,7 +383,9 @@ impl Tree {
 
     /// The node whose stable id is `id`.
     pub fn find(&self, id: &Value) -> Option<NodeIndex> {
-        self.index_by_id.get(id).map(|&i| NodeIndex(i))
+        self.index_by_id
+            .get(id, |i| self.nodes.get(i as usize).map(|n| &n.id))
+            .map(NodeIndex)
     }
 
     /// The root node.

@@ -652,7 +652,7 @@ impl Trimmer {
         let path = tree.path(node);
         let before = node_form(tree, node).clone();
         let form = replace_at(tree.form(), &path, &after);
-        let new_tree = crate::compile::compile(&form, registry).map_err(|d| Refusal {
+        let new_tree = crate::compile::compile(form, registry).map_err(|d| Refusal {
             outcome: TrimOutcome::Rejected,
             reason: d.render().trim_end().to_owned(),
             diagnostics: Some(d),

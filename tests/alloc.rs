@@ -1,13 +1,21 @@
 //! A steady-state tick of the npc workload makes no heap allocation, nor
 //! does one while an action runs long: counted by a global allocator that
-//! wraps the system one (a count, not a timing).
+//! wraps the system one (a count, not a timing). The same allocator keeps
+//! the bytes each thread has in use and their peak, which bound the memory
+//! that reading and compiling a big tree costs per byte of its text.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 mod common;
+#[path = "../benches/common/mod.rs"]
+mod workloads;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::Arc;
 
+use aido::compile::compile_source;
+use aido::read::read_text;
+use aido::source::Source;
 use aido::{Registry, Value, compile_str, read_value, run_tick};
 
 /// Counts allocations made by the current thread only, so that other tests
@@ -16,11 +24,23 @@ struct Counting;
 
 thread_local! {
     static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    /// Bytes this thread allocated less those it freed, and their peak.
+    static IN_USE: Cell<i64> = const { Cell::new(0) };
+    static PEAK: Cell<i64> = const { Cell::new(0) };
 }
 
-fn note_allocation() {
-    // `try_with`: the thread-local may already be gone while a thread exits.
+fn note_allocation(grown: i64) {
+    // `try_with`: the thread-locals may already be gone while a thread exits.
     let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+    note_size(grown);
+}
+
+fn note_size(change: i64) {
+    let _ = IN_USE.try_with(|in_use| {
+        let now = in_use.get() + change;
+        in_use.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
 }
 
 // The allocator only counts and forwards to `System`, which upholds the
@@ -28,25 +48,26 @@ fn note_allocation() {
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
+        note_allocation(layout.size() as i64);
         // SAFETY: the caller's contract for `alloc` is passed on as it is.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
+        note_allocation(layout.size() as i64);
         // SAFETY: the caller's contract for `alloc_zeroed` is passed on as it is.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
+        note_allocation(new_size as i64 - layout.size() as i64);
         // SAFETY: `ptr` and `layout` come from this allocator, which got them
         // from `System`; the rest of the contract is the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        note_size(-(layout.size() as i64));
         // SAFETY: `ptr` and `layout` come from this allocator, which got them from `System`.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -57,6 +78,17 @@ static GLOBAL: Counting = Counting;
 
 fn allocations() -> u64 {
     ALLOCATIONS.with(Cell::get)
+}
+
+/// Runs `f` on this thread; returns its result, the most bytes it had in
+/// use at once beyond what was in use before, and the bytes it left in use.
+fn peak_and_kept<R>(f: impl FnOnce() -> R) -> (R, i64, i64) {
+    let before = IN_USE.with(Cell::get);
+    PEAK.with(|p| p.set(before));
+    let result = f();
+    let peak = PEAK.with(Cell::get) - before;
+    let kept = IN_USE.with(Cell::get) - before;
+    (result, peak, kept)
 }
 
 fn npc() -> (aido::Tree, Value) {
@@ -182,4 +214,65 @@ fn tick_all_gives_the_same_dbs_as_ticking_agents_one_by_one() {
         }
     });
     assert_eq!(single, batch);
+}
+
+/// The generated tree the memory bounds are measured on: about 60,000
+/// nodes and 1.7 MB of text, of the shape `benches/memory.rs` measures.
+fn big_tree_text() -> String {
+    workloads::large_tree(8, 4)
+}
+
+// Allocated bytes are deterministic for a given text, so these bounds are
+// measurements with room to spare, not timings. Measured on this tree:
+// reading peaks at 14.0 bytes per byte of text (the value alone is 10.0);
+// reading and compiling as `aido check` does at 21.4, keeping 17.7 (about
+// 25 and 21 while the text was copied into the source and the tree's index
+// of nodes by id held a copy of every id); compiling a value the tree takes
+// over at 8.1 (20.1 when the value is borrowed and so copied).
+
+#[test]
+fn checking_a_big_tree_costs_a_bounded_memory_per_byte_of_text() {
+    let text = big_tree_text();
+    let n = text.len() as f64;
+    let registry = Registry::new();
+    // What `aido check` does: the text moves into the tree's source.
+    let owned = text.clone();
+    let (tree, peak, kept) = peak_and_kept(|| {
+        compile_source(Arc::new(Source::new("big.edn", owned)), &registry).unwrap()
+    });
+    assert_eq!(tree.len(), workloads::count_nodes(&text));
+    let (peak, kept) = (peak as f64 / n, kept as f64 / n);
+    assert!(
+        peak < 24.0,
+        "compiling peaked at {peak:.1} bytes per byte of text"
+    );
+    assert!(
+        kept < 20.0,
+        "the tree keeps {kept:.1} bytes per byte of text"
+    );
+}
+
+#[test]
+fn a_tree_compiled_from_a_value_it_owns_takes_the_value_over() {
+    let text = big_tree_text();
+    let n = text.len() as f64;
+    let registry = Registry::new();
+    let (value, _) = read_text(&text).unwrap();
+    let (_, read_peak, value_size) = peak_and_kept(|| read_value(&text).unwrap());
+    assert!(
+        read_peak as f64 / n < 16.0,
+        "reading peaked at {:.1} B/B",
+        read_peak as f64 / n
+    );
+    let (copied, copy_peak, _) = peak_and_kept(|| aido::compile(&value, &registry).unwrap());
+    drop(copied);
+    let (moved, move_peak, _) = peak_and_kept(|| aido::compile(value, &registry).unwrap());
+    assert_eq!(moved.len(), workloads::count_nodes(&text));
+    // Compiling a borrowed value copies it; an owned one is moved in.
+    assert!(copy_peak - move_peak >= value_size * 9 / 10);
+    let per_byte = move_peak as f64 / n;
+    assert!(
+        per_byte < 9.5,
+        "compiling peaked at {per_byte:.1} bytes per byte of text"
+    );
 }

@@ -4,7 +4,11 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
 
-use aido::{compile_str, diag::RenderLimits, migrate::state_without_id};
+use std::sync::Arc;
+
+use aido::compile::compile_source;
+use aido::source::Source;
+use aido::{diag::RenderLimits, migrate::state_without_id};
 
 use super::Failure;
 use super::args::{self, Spec};
@@ -62,7 +66,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             }
             Err(other) => return Err(other),
         };
-        match compile_str(&name(path), &text, &registry) {
+        // The text moves into the tree's source: a big file is not held twice.
+        match compile_source(Arc::new(Source::new(name(path), text)), &registry) {
             Ok(tree) => {
                 let n = tree.len();
                 writeln!(

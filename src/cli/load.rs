@@ -150,7 +150,7 @@ pub(crate) fn read_tree(path: &Path) -> Result<Document, Failure> {
 /// Reads and compiles the tree file at `path` against the command's registry.
 pub(crate) fn compile_tree(path: &Path) -> Result<Tree, Failure> {
     let doc = read_tree(path)?;
-    compile_document(&doc, &super::registry()).map_err(|diags| Failure::Compile(diags.render()))
+    compile_document(doc, &super::registry()).map_err(|diags| Failure::Compile(diags.render()))
 }
 
 /// The db file at `path` if one is given (see [`read_db`]), else an empty map.

@@ -395,7 +395,7 @@ fn print_tick(
     } else {
         writeln!(out, "{line}")?;
     }
-    let Value::Map(mut line) = line else {
+    let Ok(mut line) = line.into_map() else {
         return Ok(Value::map());
     };
     Ok(line.shift_remove(&db_key).unwrap_or_else(Value::map))

@@ -56,7 +56,7 @@ pub fn compile_file(path: impl AsRef<Path>, registry: &Registry) -> Result<Tree,
     let source = Arc::new(Source::new(path.display().to_string(), text));
     match crate::read::read(source.clone()) {
         Ok(doc) => {
-            crate::compile::compile_document(&doc, registry).map_err(CompileFileError::Compile)
+            crate::compile::compile_document(doc, registry).map_err(CompileFileError::Compile)
         }
         Err(e) => Err(CompileFileError::Compile(Diagnostics::from_read_error(
             &e, source,

@@ -8,8 +8,7 @@ mod file;
 mod options;
 
 pub use file::{CompileFileError, compile_file};
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -20,9 +19,12 @@ use crate::read::{Document, MAX_DEPTH, read};
 use crate::registry::Registry;
 use crate::source::{FormSpans, Source, Span};
 use crate::tree::{Node, Opt, Tree};
-use crate::value::{FastBuildHasher, Keyword, Value};
+use crate::value::{Keyword, Value};
 
 /// Compiles tree data that has no source text (built in Rust or read from a db).
+///
+/// The tree keeps the data it was compiled from ([`Tree::form`]): given a
+/// `Value`, it moves the value in; given a `&Value`, it keeps a copy.
 ///
 /// ```
 /// use aido::{Registry, Status, Value, compile, read_value, run_tick};
@@ -32,7 +34,11 @@ use crate::value::{FastBuildHasher, Keyword, Value};
 /// let tick = run_tick(Value::map(), &tree);
 /// assert_eq!((tick.status, tick.db.to_string()), (Status::Success, "{:n 2}".into()));
 /// ```
-pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
+pub fn compile<'a>(
+    tree: impl Into<Cow<'a, Value>>,
+    registry: &Registry,
+) -> Result<Tree, Diagnostics> {
+    let tree = tree.into();
     // Data built in Rust has not been through the reader's nesting limit;
     // the compiler's walk (dynamic options nest) must not overflow the stack.
     if tree.depth_beyond(MAX_DEPTH).is_some() {
@@ -44,17 +50,27 @@ pub fn compile(tree: &Value, registry: &Registry) -> Result<Tree, Diagnostics> {
             source: None,
         });
     }
-    let mut compiled = Compiler::new(registry, None).run(tree, None)?;
-    // The tree keeps its data (for trims): a copy, as it is only borrowed.
-    compiled.form = Arc::new(tree.clone());
+    let mut compiled = Compiler::new(registry, None).run(&tree, None)?;
+    // The tree keeps its data (for trims): a copy only if it was borrowed.
+    compiled.form = Arc::new(tree.into_owned());
     Ok(compiled)
 }
 
 /// Compiles a tree read from text, so that diagnostics point into that text.
-pub fn compile_document(doc: &Document, registry: &Registry) -> Result<Tree, Diagnostics> {
+///
+/// Given a `Document`, the tree takes its data over; given a `&Document`,
+/// it keeps a copy (see [`compile`]).
+pub fn compile_document<'a>(
+    doc: impl Into<Cow<'a, Document>>,
+    registry: &Registry,
+) -> Result<Tree, Diagnostics> {
+    let doc = doc.into();
     let mut tree = Compiler::new(registry, Some(doc.source.clone()))
         .run(&doc.value, Some(doc.spans.root()))?;
-    tree.form = Arc::new(doc.value.clone());
+    tree.form = Arc::new(match doc {
+        Cow::Borrowed(doc) => doc.value.clone(),
+        Cow::Owned(doc) => doc.value,
+    });
     Ok(tree)
 }
 
@@ -86,7 +102,22 @@ pub(crate) fn compile_form(
 /// assert!(errors.render().contains("t.edn:1:13"));
 /// ```
 pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, Diagnostics> {
-    let source = Arc::new(Source::new(name, text));
+    compile_source(Arc::new(Source::new(name, text)), registry)
+}
+
+/// Reads and compiles the tree in `source`, like [`compile_str`], for a
+/// text that is already a [`Source`] (a `Source` made from a `String`
+/// takes the text over, so a big file is not held twice).
+///
+/// ```
+/// use std::sync::Arc;
+/// use aido::{Registry, compile::compile_source, source::Source};
+///
+/// let text = String::from("[:sequence [:inc! {:key :n}]]");
+/// let tree = compile_source(Arc::new(Source::new("t.edn", text)), &Registry::new()).unwrap();
+/// assert_eq!(tree.len(), 2);
+/// ```
+pub fn compile_source(source: Arc<Source>, registry: &Registry) -> Result<Tree, Diagnostics> {
     match read(source.clone()) {
         Ok(doc) => {
             let mut tree = Compiler::new(registry, Some(doc.source.clone()))
@@ -108,7 +139,7 @@ pub(crate) struct Compiler<'r> {
     path: Vec<usize>,
     /// Every node id seen so far, with the index of the node that has it;
     /// it becomes the tree's index of nodes by id.
-    ids: HashMap<Value, u32, FastBuildHasher>,
+    ids: crate::value::ValueIndex,
     /// Where each node's id was written (its `:id` value, else the node).
     id_spans: Vec<Option<Span>>,
     /// Child indices of the nodes being compiled, as a stack.
@@ -146,7 +177,7 @@ impl<'r> Compiler<'r> {
             child_ids: Vec::new(),
             diags: Vec::new(),
             path: Vec::new(),
-            ids: HashMap::default(),
+            ids: crate::value::ValueIndex::default(),
             id_spans: Vec::new(),
             kids: Vec::new(),
             id_texts: String::new(),
@@ -164,7 +195,7 @@ impl<'r> Compiler<'r> {
         self.nodes.reserve(n);
         self.child_ids.reserve(n);
         self.id_spans.reserve(n);
-        self.ids.reserve(n);
+        self.ids = crate::value::ValueIndex::with_capacity(n);
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
             crate::nodes::mark_plain(&mut self.nodes, &self.child_ids);
@@ -394,13 +425,10 @@ impl<'r> Compiler<'r> {
         };
         self.id_spans.push(id_span);
         // One hash and one probe: the id is nearly always new.
-        let first = match self.ids.entry(id.clone()) {
-            Entry::Vacant(slot) => {
-                slot.insert(index);
-                None
-            }
-            Entry::Occupied(slot) => Some(*slot.get()),
-        };
+        let nodes = &self.nodes;
+        let first = self
+            .ids
+            .insert(&id, index, |i| nodes.get(i as usize).map(|n| &n.id));
         if let Some(first) = first {
             let first = self.id_spans.get(first as usize).copied().flatten();
             let at = match (first, &self.source) {

@@ -41,6 +41,21 @@ pub struct Document {
     pub source: Arc<Source>,
 }
 
+/// A document given whole, for functions that keep its value (such as
+/// [`crate::compile::compile_document`]).
+impl From<Document> for std::borrow::Cow<'_, Document> {
+    fn from(doc: Document) -> Self {
+        std::borrow::Cow::Owned(doc)
+    }
+}
+
+/// A borrowed document, whose value a function that keeps it copies.
+impl<'a> From<&'a Document> for std::borrow::Cow<'a, Document> {
+    fn from(doc: &'a Document) -> Self {
+        std::borrow::Cow::Borrowed(doc)
+    }
+}
+
 /// Reads the single form in `source`.
 ///
 /// ```

@@ -18,6 +18,9 @@ use crate::source::{Span, SpanEntry, Spans};
 use crate::value::{FastBuildHasher, Keyword, Map, Set, Symbol, Value};
 
 /// Reads the one form in `text`.
+/// Unused span entries (16 bytes each) a read may leave in its table.
+const SPANS_SLACK: usize = 4096;
+
 pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
     let mut reader = Reader {
         text,
@@ -55,6 +58,10 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         None => {
             let mut entries = reader.table;
             entries.push(root);
+            // The table grew by doubling: give a big document's slack back.
+            if entries.capacity() - entries.len() > SPANS_SLACK {
+                entries.shrink_to_fit();
+            }
             Ok((value, Spans { entries }))
         }
         Some(b @ (b')' | b']' | b'}')) => Err(reader.unmatched(b)),

@@ -267,7 +267,7 @@ fn parse_source(
             let tree_source = file.named("tree", &path, name)?;
             let doc = read(tree_source.clone()).map_err(|e| read_error(&tree_source, &e))?;
             let tree = stubs
-                .compile_document(&doc, &registry)
+                .compile_document(doc, &registry)
                 .map_err(|e| compiled_error(&file, &stubs_path, tree_source.name(), e))?;
             (tree, tree_source.name().to_owned())
         }
@@ -472,7 +472,7 @@ fn inputs(file: &File, path: &[usize], value: &Value) -> Result<Vec<Option<Map>>
         },
         None => file.error(K::BadValue, at, message),
     };
-    let Value::Vector(items) = items else {
+    let Value::Vector(items) = &items else {
         return Err(error(
             path,
             format!(

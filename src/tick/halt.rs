@@ -236,11 +236,14 @@ impl Engine<'_> {
         let Some(results) = self.db.shift_remove(&key) else {
             return;
         };
-        let Value::Map(results) = results else {
-            self.drop_result(Value::Nil, DropReason::NotAMap, results);
-            return;
+        let results = match results.into_map() {
+            Ok(results) => results,
+            Err(results) => {
+                self.drop_result(Value::Nil, DropReason::NotAMap, results);
+                return;
+            }
         };
-        for (node, completion) in *results {
+        for (node, completion) in results {
             let reason = if self.tree.find(&node).is_none() {
                 DropReason::UnknownNode
             } else if completion.get(&Value::Keyword(kw::REQUEST)).is_none() {

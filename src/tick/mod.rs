@@ -348,13 +348,13 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
 }
 
 #[inline(always)]
-fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-    let mut map = match take_map(db, tree) {
-        Ok(map) => map,
-        Err(tick) => return *tick,
-    };
+fn tick_inline(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
     let outcome = {
-        let mut engine = Engine::new(tree, &mut map, options);
+        let map = match db_map(&mut db, tree) {
+            Ok(map) => map,
+            Err(tick) => return *tick,
+        };
+        let mut engine = Engine::new(tree, map, options);
         engine.prepare(options);
         let status = if tree.is_empty() || engine.error.is_some() {
             Status::Success
@@ -363,7 +363,7 @@ fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
         };
         engine.finish(status, options)
     };
-    outcome.into_tick(map)
+    outcome.into_tick(db)
 }
 
 /// Halts every node of `tree` that the db says is running, as resetting or
@@ -386,33 +386,37 @@ fn tick_inline(db: Value, tree: &Tree, options: &TickOptions) -> Tick {
 /// assert_eq!(halted.db.get(&Value::keyword("aido/running")), None);
 /// assert_eq!(halted.db.get(&Value::keyword("aido/memory")), None);
 /// ```
-pub fn halt_running(db: Value, tree: &Tree) -> Tick {
+pub fn halt_running(mut db: Value, tree: &Tree) -> Tick {
     let options = TickOptions {
         trace: true,
         ..TickOptions::default()
     };
-    let mut map = match take_map(db, tree) {
-        Ok(map) => map,
-        Err(tick) => return *tick,
-    };
     let outcome = {
-        let mut engine = Engine::new(tree, &mut map, &options);
+        let map = match db_map(&mut db, tree) {
+            Ok(map) => map,
+            Err(tick) => return *tick,
+        };
+        let mut engine = Engine::new(tree, map, &options);
         engine.prepare(&options);
         // No node is ticked: completions wait for the tick that can take them.
         engine.results_maybe = false;
         engine.sweep();
         engine.finish(Status::Success, &options)
     };
-    outcome.into_tick(map)
+    outcome.into_tick(db)
 }
 
-/// The db's map; a db that is not a map (nor nil) is an Error tick.
+/// The db's map (a nil db becomes an empty map); a db that is not a map is
+/// an Error tick. (The map stays in the db: a `Value` cannot give up its
+/// box without another to take its place, see `value/deep.rs`.)
 #[inline(always)]
-pub(crate) fn take_map(db: Value, tree: &Tree) -> Result<Box<Map>, Box<Tick>> {
+pub(crate) fn db_map<'d>(db: &'d mut Value, tree: &Tree) -> Result<&'d mut Map, Box<Tick>> {
+    if db.is_nil() {
+        *db = Value::map();
+    }
     match db {
         Value::Map(m) => Ok(m),
-        Value::Nil => Ok(Box::default()),
-        other => Err(not_a_map(other, tree)),
+        other => Err(not_a_map(std::mem::take(other), tree)),
     }
 }
 
@@ -458,9 +462,9 @@ pub(crate) struct Outcome {
 
 impl Outcome {
     #[inline(always)]
-    pub(crate) fn into_tick(self, db: Box<Map>) -> Tick {
+    pub(crate) fn into_tick(self, db: Value) -> Tick {
         Tick {
-            db: Value::Map(db),
+            db,
             status: self.status,
             error: self.error,
             steps: self.steps,

@@ -21,22 +21,14 @@ impl std::fmt::Display for ValuePath {
     }
 }
 
-/// The children of a collection, each with the path step that reaches it
-/// (`None` for a set element or a map key, which have no path of their own).
-fn children(v: &Value) -> Vec<(Option<Value>, &Value)> {
+/// The elements of a collection (a map's keys and values), in order.
+fn elements(v: &Value) -> Box<dyn Iterator<Item = &Value> + '_> {
     match v {
-        Value::Vector(items) | Value::List(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, x)| (Some(Value::Int(i as i64)), x))
-            .collect(),
-        Value::Set(items) => items.iter().map(|x| (None, x)).collect(),
-        Value::Map(map) => map
-            .iter()
-            .flat_map(|(k, x)| [(None, k), (Some(k.clone()), x)])
-            .collect(),
-        Value::Tagged(_, x) => vec![(None, x.as_ref())],
-        _ => Vec::new(),
+        Value::Vector(items) | Value::List(items) => Box::new(items.iter()),
+        Value::Set(items) => Box::new(items.iter()),
+        Value::Map(map) => Box::new(map.iter().flat_map(|(k, x)| [k, x])),
+        Value::Tagged(_, x) => Box::new(std::iter::once(x.as_ref())),
+        _ => Box::new(std::iter::empty()),
     }
 }
 
@@ -68,11 +60,11 @@ impl Value {
             if inner > limit {
                 return Some(inner);
             }
-            for (_, child) in children(v) {
-                if is_collection(child) {
-                    stack.push((child, inner));
-                }
-            }
+            stack.extend(
+                elements(v)
+                    .filter(|child| is_collection(child))
+                    .map(|child| (child, inner)),
+            );
         }
         None
     }
@@ -193,6 +185,29 @@ impl Value {
     }
 }
 
+/// How many set or map look-ups [`eq_without_recursion`] may be inside on
+/// one thread: a look-up compares the key it seeks with `==`, which comes
+/// back here for a deep key, so sets of sets nested this deep (within a
+/// value already nested deeper than `==` recurses) compare beyond it in
+/// insertion order instead, without recursing.
+const LOOKUP_DEPTH: usize = 16;
+
+thread_local! {
+    static LOOKUPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` one look-up deeper, or `None` once [`LOOKUP_DEPTH`] is reached.
+fn lookup<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let depth = LOOKUPS.with(std::cell::Cell::get);
+    if depth >= LOOKUP_DEPTH {
+        return None;
+    }
+    LOOKUPS.with(|d| d.set(depth + 1));
+    let result = f();
+    LOOKUPS.with(|d| d.set(depth));
+    Some(result)
+}
+
 /// Clojure equality (`Value`'s `==`) with an explicit stack instead of
 /// recursion, for values nested deeper than recursion is safe.
 pub(crate) fn eq_without_recursion(a: &Value, b: &Value) -> bool {
@@ -210,15 +225,33 @@ pub(crate) fn eq_without_recursion(a: &Value, b: &Value) -> bool {
                 if x.len() != y.len() {
                     return false;
                 }
-                for (k, v) in x.iter() {
-                    match y.get(k) {
-                        Some(w) => stack.push((v, w)),
-                        None => return false,
+                let found = lookup(|| {
+                    for (k, v) in x.iter() {
+                        match y.get(k) {
+                            Some(w) => stack.push((v, w)),
+                            None => return false,
+                        }
+                    }
+                    true
+                });
+                match found {
+                    Some(found) => found,
+                    None => {
+                        for ((k, v), (l, w)) in x.iter().zip(y.iter()) {
+                            stack.push((k, l));
+                            stack.push((v, w));
+                        }
+                        true
                     }
                 }
-                true
             }
-            (Value::Set(x), Value::Set(y)) => x.len() == y.len() && x.iter().all(|e| y.contains(e)),
+            (Value::Set(x), Value::Set(y)) => {
+                x.len() == y.len()
+                    && lookup(|| x.iter().all(|e| y.contains(e))).unwrap_or_else(|| {
+                        stack.extend(x.iter().zip(y.iter()));
+                        true
+                    })
+            }
             (Value::Tagged(t, x), Value::Tagged(u, y)) => {
                 stack.push((x, y));
                 t == u

@@ -465,24 +465,33 @@ impl<'de> Visitor<'de> for TaggedVisitor {
 
 fn untag(tag: &str, inner: Value) -> Result<Value, String> {
     let bad = || format!("malformed tagged form `{tag}`");
-    Ok(match (tag, inner) {
-        ("#kw", Value::Str(s)) if !s.is_empty() => Value::Keyword(Keyword::new(&s)),
-        ("#sym", Value::Str(s)) if !s.is_empty() => Value::Symbol(super::Symbol::new(&s)),
-        ("#char", Value::Str(s)) => {
-            let mut chars = s.chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) => Value::Char(c),
-                _ => return Err(bad()),
+    if let Value::Str(s) = &inner {
+        return Ok(match tag {
+            "#kw" if !s.is_empty() => Value::Keyword(Keyword::new(s)),
+            "#sym" if !s.is_empty() => Value::Symbol(super::Symbol::new(s)),
+            "#char" => {
+                let mut chars = s.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => Value::Char(c),
+                    _ => return Err(bad()),
+                }
             }
-        }
-        ("#float", Value::Str(s)) => Value::Float(match s.as_ref() {
-            "NaN" => f64::NAN,
-            "Inf" => f64::INFINITY,
-            "-Inf" => f64::NEG_INFINITY,
+            "#float" => Value::Float(match s.as_ref() {
+                "NaN" => f64::NAN,
+                "Inf" => f64::INFINITY,
+                "-Inf" => f64::NEG_INFINITY,
+                _ => return Err(bad()),
+            }),
             _ => return Err(bad()),
-        }),
-        ("#list", Value::Vector(items)) => Value::List(items),
-        ("#set", Value::Vector(items)) => {
+        });
+    }
+    if !matches!(inner, Value::Vector(_)) {
+        return Err(bad());
+    }
+    let items = inner.into_seq().map_err(|_| bad())?;
+    Ok(match tag {
+        "#list" => Value::List(items),
+        "#set" => {
             let mut set = super::Set::default();
             for item in items {
                 if !set.insert(item) {
@@ -491,12 +500,13 @@ fn untag(tag: &str, inner: Value) -> Result<Value, String> {
             }
             Value::Set(Box::new(set))
         }
-        ("#map", Value::Vector(pairs)) => {
+        "#map" => {
             let mut map = Map::default();
-            for pair in pairs {
-                let Value::Vector(mut kv) = pair else {
+            for pair in items {
+                if !matches!(pair, Value::Vector(_)) {
                     return Err(bad());
-                };
+                }
+                let mut kv = pair.into_seq().map_err(|_| bad())?;
                 let (Some(v), Some(k), true) = (kv.pop(), kv.pop(), kv.is_empty()) else {
                     return Err(bad());
                 };
@@ -506,12 +516,11 @@ fn untag(tag: &str, inner: Value) -> Result<Value, String> {
             }
             Value::Map(Box::new(map))
         }
-        ("#tag", Value::Vector(mut parts)) if parts.len() == 2 => {
+        "#tag" if items.len() == 2 => {
+            let mut parts = items;
             let v = parts.pop().unwrap_or_default();
-            match parts.pop() {
-                Some(Value::Str(t)) if !t.is_empty() => {
-                    Value::Tagged(super::Symbol::new(&t), Box::new(v))
-                }
+            match parts.pop().as_ref().and_then(Value::as_str) {
+                Some(t) if !t.is_empty() => Value::Tagged(super::Symbol::new(t), Box::new(v)),
                 _ => return Err(bad()),
             }
         }

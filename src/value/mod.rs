@@ -6,7 +6,9 @@
 //! the db look-ups done on every node visit hash and compare one integer.
 
 mod check;
+mod deep;
 mod hash;
+mod index;
 mod intern;
 mod json;
 mod path;
@@ -21,6 +23,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 pub use hash::{FastBuildHasher, FastHasher};
+pub(crate) use index::ValueIndex;
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
 pub use intern::{
@@ -45,7 +48,12 @@ pub type Set = indexmap::IndexSet<Value, FastBuildHasher>;
 /// equal, maps and sets ignore order, an integer never equals a float, and
 /// floats compare by value (with `NaN` equal to itself so that any value can
 /// be a map key).
-#[derive(Clone, Debug, Default)]
+///
+/// Dropping, cloning, comparing, hashing and printing never overflow the
+/// stack, however deeply a value nests: past a few hundred levels they go
+/// on with an explicit stack, or (hashing, printing, `{:?}`) stop at a
+/// marker.
+#[derive(Default)]
 pub enum Value {
     /// `nil`
     #[default]
@@ -169,6 +177,32 @@ impl Value {
         }
     }
 
+    /// The map inside, taken out, if this is a map; else the value itself.
+    /// (`Value` implements `Drop`, so a pattern cannot move a field out of
+    /// it: this and [`Value::into_seq`] do it instead.)
+    ///
+    /// ```
+    /// let db = aido::read_value("{:a 1}").unwrap();
+    /// let map = db.into_map().unwrap();
+    /// assert_eq!(map.len(), 1);
+    /// assert!(aido::Value::Int(1).into_map().is_err());
+    /// ```
+    pub fn into_map(mut self) -> Result<Map, Value> {
+        match &mut self {
+            Value::Map(m) => Ok(std::mem::take(&mut **m)),
+            _ => Err(self),
+        }
+    }
+
+    /// The elements taken out, if this is a vector or a list; else the
+    /// value itself.
+    pub fn into_seq(mut self) -> Result<Vec<Value>, Value> {
+        match &mut self {
+            Value::Vector(items) | Value::List(items) => Ok(std::mem::take(items)),
+            _ => Err(self),
+        }
+    }
+
     /// Looks up `key` in a map; `None` for a missing key or a non-map.
     pub fn get(&self, key: &Value) -> Option<&Value> {
         self.as_map().and_then(|m| map_get(m, key))
@@ -232,7 +266,7 @@ impl PartialEq for Value {
             (Symbol(a), Symbol(b)) => a == b,
             (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => {
                 // Collections nest: deep ones are compared without recursion.
-                match collection_depth_guard(|| collections_eq(self, other)) {
+                match collection_depth_guard(&COMPARING, || collections_eq(self, other)) {
                     Some(same) => same,
                     None => check::eq_without_recursion(self, other),
                 }
@@ -262,20 +296,26 @@ fn collections_eq(a: &Value, b: &Value) -> bool {
 const RECURSION_DEPTH: usize = 2 * MAX_DEPTH;
 
 thread_local! {
-    /// How many collections `eq` or `hash` is inside, on this thread.
-    static NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// How many collections `eq` is inside, on this thread.
+    static COMPARING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// How many collections `hash` is inside, on this thread. A counter of
+    /// its own: a value's hash must not depend on whether it is worked out
+    /// inside a comparison (a set look-up within `eq`) or not.
+    static HASHING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Runs `f` one collection deeper; `None` (without running it) once
-/// [`RECURSION_DEPTH`] is reached.
-fn collection_depth_guard<R>(f: impl FnOnce() -> R) -> Option<R> {
-    let depth = NESTING.with(std::cell::Cell::get);
+type Nesting = std::thread::LocalKey<std::cell::Cell<usize>>;
+
+/// Runs `f` one collection deeper by `nesting`; `None` (without running
+/// it) once [`RECURSION_DEPTH`] is reached.
+fn collection_depth_guard<R>(nesting: &'static Nesting, f: impl FnOnce() -> R) -> Option<R> {
+    let depth = nesting.with(std::cell::Cell::get);
     if depth >= RECURSION_DEPTH {
         return None;
     }
-    NESTING.with(|d| d.set(depth + 1));
+    nesting.with(|d| d.set(depth + 1));
     let result = f();
-    NESTING.with(|d| d.set(depth));
+    nesting.with(|d| d.set(depth));
     Some(result)
 }
 
@@ -348,7 +388,7 @@ impl Hash for Value {
                 state.write_usize(v.len());
                 // Beyond the recursion depth only the shape so far is
                 // hashed: equal values still hash alike.
-                let _ = collection_depth_guard(|| {
+                let _ = collection_depth_guard(&HASHING, || {
                     for x in v {
                         x.hash(state);
                     }
@@ -358,7 +398,7 @@ impl Hash for Value {
                 state.write_u8(10);
                 state.write_usize(s.len());
                 if let Some(h) =
-                    collection_depth_guard(|| unordered_hash(s.iter().map(|k| (k, None))))
+                    collection_depth_guard(&HASHING, || unordered_hash(s.iter().map(|k| (k, None))))
                 {
                     state.write_u64(h);
                 }
@@ -366,15 +406,15 @@ impl Hash for Value {
             Map(m) => {
                 state.write_u8(11);
                 state.write_usize(m.len());
-                if let Some(h) =
-                    collection_depth_guard(|| unordered_hash(m.iter().map(|(k, v)| (k, Some(v)))))
-                {
+                if let Some(h) = collection_depth_guard(&HASHING, || {
+                    unordered_hash(m.iter().map(|(k, v)| (k, Some(v))))
+                }) {
                     state.write_u64(h);
                 }
             }
             Tagged(t, v) => {
                 state.write_u64(0x7400_0000_0000 | u64::from(t.index()));
-                let _ = collection_depth_guard(|| v.hash(state));
+                let _ = collection_depth_guard(&HASHING, || v.hash(state));
             }
         }
     }
@@ -413,6 +453,21 @@ impl From<Keyword> for Value {
 impl From<Vec<Value>> for Value {
     fn from(v: Vec<Value>) -> Value {
         Value::Vector(v)
+    }
+}
+
+/// A value given whole, for functions that keep it and would otherwise copy
+/// it (such as [`crate::compile()`]).
+impl From<Value> for std::borrow::Cow<'_, Value> {
+    fn from(v: Value) -> Self {
+        std::borrow::Cow::Owned(v)
+    }
+}
+
+/// A borrowed value, which a function that keeps it copies.
+impl<'a> From<&'a Value> for std::borrow::Cow<'a, Value> {
+    fn from(v: &'a Value) -> Self {
+        std::borrow::Cow::Borrowed(v)
     }
 }
 

@@ -229,7 +229,7 @@ fn spans_are_in_utf16_units() {
 
 #[test]
 fn a_tree_built_from_data_and_a_run_without_ticks_still_make_a_page() {
-    let t = aido::compile(&read_value("[:success]").unwrap(), &Registry::new()).unwrap();
+    let t = aido::compile(read_value("[:success]").unwrap(), &Registry::new()).unwrap();
     let run = Recorder::new(&t, &Value::map()).finish();
     let d = data(&page(&run, &PageOptions::default()));
     assert_eq!(d["ticks"], serde_json::json!([]));

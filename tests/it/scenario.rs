@@ -33,9 +33,9 @@ fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn map(text: &str) -> aido::value::Map {
-    match read_value(text).unwrap() {
-        Value::Map(m) => *m,
-        other => panic!("not a map: {other}"),
+    match read_value(text).unwrap().into_map() {
+        Ok(m) => m,
+        Err(other) => panic!("not a map: {other}"),
     }
 }
 
