@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use aido::{Status, Value, compile_file, read_value, scenario::Scenario};
+use aido::{Status, compile_file, read_value, scenario::Scenario};
 use aido_game_example::registry;
 
 fn tree_path() -> String {
@@ -13,10 +13,10 @@ fn tree_path() -> String {
 #[test]
 fn the_guard_chases_an_intruder_within_range() {
     let tree = compile_file(tree_path(), &registry()).expect("the tree compiles");
-    let intruder = match read_value("{:intruder 4}").expect("reads") {
-        Value::Map(m) => *m,
-        _ => unreachable!("a map"),
-    };
+    let intruder = read_value("{:intruder 4}")
+        .expect("reads")
+        .into_map()
+        .expect("a map");
     let run = Scenario::new("guard", tree)
         .db(read_value("{:pos 0}").expect("reads"))
         .ticks(3)
