@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use aido::{Registry, compile_str, read_value};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -43,10 +41,7 @@ fn compile(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
+    config = common::config();
     targets = compile
 }
 criterion_main!(benches);

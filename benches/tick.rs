@@ -160,10 +160,7 @@ fn tick_all(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
+    config = common::config();
     targets = tick, tick_all
 }
 criterion_main!(benches);

@@ -7,7 +7,6 @@
 mod common;
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use aido::read_value;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
@@ -35,10 +34,7 @@ fn value(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
+    config = common::config();
     targets = value
 }
 criterion_main!(benches);

@@ -4,6 +4,18 @@
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::fmt::Write;
+use std::time::Duration;
+
+use criterion::Criterion;
+
+/// The settings every bench group runs with: short warm-up and measurement,
+/// 30 samples (the machines are shared: compare ratios from one run).
+pub fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30)
+}
 
 /// The reference npc tree: an agent's needs-driven loop.
 pub const NPC: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/npc.edn"));
