@@ -1,12 +1,13 @@
-//! Lowering: a built-in node type is one [`Row`] (name, arity, options and
-//! the function that turns a node's checked options into its typed
-//! [`Kind`]), and lowering reports what it finds wrong into a
+//! Lowering: a built-in node type is one [`Row`] (name, documentation,
+//! arity, options and the function that turns a node's checked options into
+//! its typed [`Kind`]), and lowering reports what it finds wrong into a
 //! [`Report`] sink, knowing nothing of the compiler around it.
 
+use super::OptionRow;
 use crate::diag::{Code, Report};
 use crate::extend::{Imp, NodeType};
 use crate::source::{FormSpans, Span};
-use crate::spec::{Arity, OptionType};
+use crate::spec::Arity;
 use crate::tree::{KeyPath, Kind, Opt, Preconditions};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -20,8 +21,7 @@ pub(crate) struct Row {
     /// One or two sentences for the reference (`aido nodes`) and models.
     pub(crate) doc: &'static str,
     pub(crate) arity: Arity,
-    /// `(key, type, required)`
-    pub(crate) options: &'static [(&'static str, OptionType, bool)],
+    pub(crate) options: &'static [OptionRow],
     /// Whether option keys beyond `options` are accepted (as `:defer` does).
     pub(crate) open_options: bool,
     pub(crate) lower: LowerFn,
@@ -33,7 +33,7 @@ impl Row {
         name: &'static str,
         doc: &'static str,
         arity: Arity,
-        options: &'static [(&'static str, OptionType, bool)],
+        options: &'static [OptionRow],
         lower: LowerFn,
     ) -> Row {
         Row {
