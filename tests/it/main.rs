@@ -36,3 +36,4 @@ mod seed;
 mod show;
 mod tick;
 mod trim;
+mod trim_seed;
