@@ -74,14 +74,6 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let (db, report) = migrate(db, &old_tree, &new_tree);
     let mut line = report.to_value();
     if let Some(map) = line.as_map_mut() {
-        if !report.cancels.is_empty() {
-            let cancels = report
-                .cancels
-                .iter()
-                .map(aido::tick::Request::to_value)
-                .collect();
-            map.insert(Value::keyword("cancel"), Value::Vector(cancels));
-        }
         if parsed.value("--save").is_none() {
             map.insert(Value::keyword("db"), db.clone());
         }
