@@ -421,6 +421,7 @@ impl Reader<'_> {
             halt: None,
             doc,
             declared: true,
+            standard: false,
         })
     }
 }
@@ -542,12 +543,6 @@ impl Registry {
                                 continue;
                             }
                         };
-                        if crate::funcs::is_standard(Keyword::new(name)) {
-                            r.at(j, false, |r| {
-                                r.error(ModelErrorKind::Builtin, format!("`{name}` is a standard function"));
-                            });
-                            continue;
-                        }
                         if let Some(f) = r.at(j, true, |r| r.function(name, spec)) {
                             functions.push(f);
                         }
@@ -592,7 +587,7 @@ impl Registry {
         let functions = self
             .functions()
             .into_iter()
-            .filter(|f| builtins || !crate::funcs::is_standard(f.name()))
+            .filter(|f| builtins || !f.is_standard())
             .map(|f| {
                 let mut spec = Map::default();
                 if let Some(doc) = f.documentation() {
