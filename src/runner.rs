@@ -442,7 +442,9 @@ impl Runner {
         self.root(RootEvent::Execute, &db);
         let tick = run_tick_with_options(db, &self.tree, &self.options);
         match tick.status {
-            Status::Success | Status::Failure => self.root(RootEvent::Report(tick.status), &tick.db),
+            Status::Success | Status::Failure => {
+                self.root(RootEvent::Report(tick.status), &tick.db)
+            }
             Status::Running => {
                 let executing = executing_nodes(&self.tree, &tick.db);
                 self.root(RootEvent::Notify { executing }, &tick.db);
@@ -713,9 +715,7 @@ fn executing_nodes(tree: &Tree, db: &Value) -> Vec<Value> {
         .enumerate()
         .filter(|&(i, n)| {
             let end = tree.nodes[n.index()].subtree_end as usize;
-            running
-                .get(i + 1)
-                .is_none_or(|next| next.index() >= end)
+            running.get(i + 1).is_none_or(|next| next.index() >= end)
         })
         .filter_map(|(_, &n)| tree.node_id(n).cloned())
         .collect()

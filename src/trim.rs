@@ -158,10 +158,10 @@ impl DbPatch {
 
     /// The first `:aido/*` key the patch names, if any.
     fn reserved_key(&self) -> Option<&Value> {
-        self.set
-            .keys()
-            .chain(&self.remove)
-            .find(|k| k.as_keyword().is_some_and(|k| k.namespace() == Some("aido")))
+        self.set.keys().chain(&self.remove).find(|k| {
+            k.as_keyword()
+                .is_some_and(|k| k.namespace() == Some("aido"))
+        })
     }
 
     /// Makes the changes to `db` (a db that is not a map is left alone).

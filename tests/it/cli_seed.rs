@@ -66,7 +66,11 @@ fn a_reload_that_removes_a_running_defer_puts_its_cancel_on_the_line() {
         "pretty",
     ]);
     assert_eq!(pretty.code, 0, "{pretty:?}");
-    assert!(pretty.stdout.contains(":cancel [{:node :ask"), "{}", pretty.stdout);
+    assert!(
+        pretty.stdout.contains(":cancel [{:node :ask"),
+        "{}",
+        pretty.stdout
+    );
 }
 
 #[test]

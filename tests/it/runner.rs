@@ -75,9 +75,7 @@ fn the_root_callbacks_run_on_execute_report_and_notify() {
     let log = Arc::clone(&seen);
     r.on_root(move |event, db| {
         // The db is the one before the tick for execute, after it otherwise.
-        log.lock()
-            .unwrap()
-            .push((event.clone(), get(db, "rounds")));
+        log.lock().unwrap().push((event.clone(), get(db, "rounds")));
     });
     r.play(PlayMode::StopByExecuteLoopCount, 3).unwrap();
     r.update().unwrap();
@@ -88,7 +86,10 @@ fn the_root_callbacks_run_on_execute_report_and_notify() {
     );
     r.update().unwrap();
     assert_eq!(shown(r.root_events()), ["execute", "report :success"]);
-    r.db_mut().as_map_mut().unwrap().insert(Value::keyword("stop"), Value::Bool(true));
+    r.db_mut()
+        .as_map_mut()
+        .unwrap()
+        .insert(Value::keyword("stop"), Value::Bool(true));
     r.update().unwrap();
     assert_eq!(shown(r.root_events()), ["execute", "notify [:walk]"]);
     // Stopped by the target: no more loops, no more callbacks; a stop
@@ -215,7 +216,12 @@ fn a_forest_applies_each_operation_to_every_tree() {
     );
     let mut forest = Forest::of_agents(&shared, vec![Value::map(); 3]);
     assert_eq!(forest.len(), 3);
-    assert!(forest.runners().iter().all(|r| r.status() == TreeStatus::Reset));
+    assert!(
+        forest
+            .runners()
+            .iter()
+            .all(|r| r.status() == TreeStatus::Reset)
+    );
     assert_eq!(forest.play(PlayMode::StopByReportLoopCount, 2), 3);
     // Each runner counts its own loops: one agent's db makes it report at once.
     forest.runners_mut()[2]
@@ -227,7 +233,11 @@ fn a_forest_applies_each_operation_to_every_tree() {
     let statuses: Vec<(usize, Status)> = ticks.iter().map(|(i, t)| (*i, t.status)).collect();
     assert_eq!(
         statuses,
-        [(0, Status::Running), (1, Status::Running), (2, Status::Success)]
+        [
+            (0, Status::Running),
+            (1, Status::Running),
+            (2, Status::Success)
+        ]
     );
     let counts: Vec<u64> = forest.runners().iter().map(Runner::accumulated).collect();
     assert_eq!(counts, [0, 0, 1]);
@@ -244,7 +254,11 @@ fn a_forest_applies_each_operation_to_every_tree() {
     assert_eq!(forest.update().len(), 2);
     assert_eq!(forest.load(), 1);
     assert_eq!(forest.runners()[1].status(), TreeStatus::Reset);
-    let events: Vec<Option<Value>> = forest.runners().iter().map(|r| get(r.db(), "events")).collect();
+    let events: Vec<Option<Value>> = forest
+        .runners()
+        .iter()
+        .map(|r| get(r.db(), "events"))
+        .collect();
     assert_eq!(
         events,
         [
@@ -258,7 +272,10 @@ fn a_forest_applies_each_operation_to_every_tree() {
     let reset = forest.reset();
     assert_eq!(reset.len(), 3);
     let destroyed = forest.destroy();
-    assert_eq!(destroyed.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(
+        destroyed.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
     assert_eq!(forest.play(PlayMode::StopByExecuteLoopCount, 1), 0);
     assert!(forest.destroy().is_empty());
 }
@@ -294,14 +311,15 @@ fn a_forest_updates_many_agents_as_tick_all_ticks_them() {
 
 #[test]
 fn a_runner_reload_reports_the_cancel_of_a_removed_deferred_action() {
-    let old = tree("[:sequence {:id :answer} [:defer {:id :ask :action :llm/ask}] [:inc! {:key :n}]]");
+    let old =
+        tree("[:sequence {:id :answer} [:defer {:id :ask :action :llm/ask}] [:inc! {:key :n}]]");
     let new = tree("[:sequence {:id :answer} [:inc! {:key :n}]]");
     let mut r = Runner::load(old, Value::map());
     r.record_run();
     r.play(PlayMode::StopByExecuteLoopCount, 2).unwrap();
     let launched = r.update().unwrap().unwrap().launches()[0].clone();
     let report = r.reload(new);
-    assert_eq!(report.cancels, [launched.clone()]);
+    assert_eq!(report.cancels, std::slice::from_ref(&launched));
     assert_eq!(
         get(&report.to_value(), "cancel"),
         Some(Value::Vector(vec![launched.to_value()]))
@@ -317,5 +335,8 @@ fn a_runner_reload_reports_the_cancel_of_a_removed_deferred_action() {
         })
         .unwrap();
     assert_eq!(get(&reload, "halted"), Some(db("[:ask]")));
-    assert_eq!(get(&reload, "cancel"), Some(Value::Vector(vec![launched.to_value()])));
+    assert_eq!(
+        get(&reload, "cancel"),
+        Some(Value::Vector(vec![launched.to_value()]))
+    );
 }

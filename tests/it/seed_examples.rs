@@ -130,7 +130,10 @@ fn a_loop_counted_by_the_hosts_rand() {
     assert!(counts.len() > 1, "{counts:?}");
     // With the standard rand the same tree draws a float count: an Error.
     let standard = tree("rand-loop.edn", &Registry::new());
-    assert_eq!(run_tick(db("{:aido/seed 1}"), &standard).status, Status::Error);
+    assert_eq!(
+        run_tick(db("{:aido/seed 1}"), &standard).status,
+        Status::Error
+    );
 }
 
 #[test]

@@ -11,7 +11,9 @@ use aido::{
     extend::{Arity, NodeType},
     read_value, run_tick,
     runner::{PlayMode, Runner},
-    trim::{DataTask, DbPatch, TreeSnapshot, TrimChange, TrimOutcome, TrimRequest, TrimTask, Trimmer},
+    trim::{
+        DataTask, DbPatch, TreeSnapshot, TrimChange, TrimOutcome, TrimRequest, TrimTask, Trimmer,
+    },
 };
 
 use TrimOutcome::{Applied, Deferred, Rejected};
@@ -82,7 +84,11 @@ fn a_change_to_a_running_composites_children_waits_until_it_stops() {
     ] {
         let (seen, _) = gaps(data_task(task), 5);
         assert_eq!(seen.len(), 4, "{task}: {seen:?}");
-        assert_eq!(seen[1..], [running.clone(), running.clone(), applied.clone()], "{task}");
+        assert_eq!(
+            seen[1..],
+            [running.clone(), running.clone(), applied.clone()],
+            "{task}"
+        );
     }
     // Replacing a finished child of the running sequence changes only that
     // child, which runs nothing: applied at once, as before.
@@ -147,7 +153,10 @@ fn a_rust_task_brings_node_types_and_functions_that_the_runner_keeps() {
     assert!(r.registry().get_function("arm/power").is_some());
     let report = r.trims()[0].to_value(false);
     assert_eq!(report.get(&Value::keyword("db")), Some(&db("{:ammo 5}")));
-    assert_eq!(report.get(&Value::keyword("dissoc")), Some(&db("[:unarmed]")));
+    assert_eq!(
+        report.get(&Value::keyword("dissoc")),
+        Some(&db("[:unarmed]"))
+    );
     while r.update().unwrap().is_some() {}
     assert_eq!(r.db().get(&Value::keyword("fired")), Some(&Value::Int(30)));
     assert_eq!(r.db().get(&Value::keyword("ammo")), Some(&Value::Int(5)));
@@ -240,8 +249,14 @@ fn a_data_task_changes_the_db_with_its_change() {
     );
     // What a data task may not say.
     for (bad, why) in [
-        ("{:task :t, :target :go, :remove true, :db [:x 1]}", ":db must be a map"),
-        ("{:task :t, :target :go, :remove true, :dissoc :x}", ":dissoc must be a vector"),
+        (
+            "{:task :t, :target :go, :remove true, :db [:x 1]}",
+            ":db must be a map",
+        ),
+        (
+            "{:task :t, :target :go, :remove true, :dissoc :x}",
+            ":dissoc must be a vector",
+        ),
         (
             "{:task :t, :target :go, :remove true, :db {:aido/seed 1}}",
             "the :aido/* keys are the library's own",
