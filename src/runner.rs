@@ -339,7 +339,9 @@ impl Runner {
         self.callbacks.0.push(Box::new(callback));
     }
 
-    /// What the root told its callbacks in the last update, in order.
+    /// What the root told its callbacks (and the run record) in the last
+    /// update, in order; empty when the runner has no root callback and
+    /// records no run, since the events are then not worked out.
     pub fn root_events(&self) -> &[RootEvent] {
         &self.last_root
     }
@@ -439,17 +441,23 @@ impl Runner {
                 }
             }
         }
-        self.root(RootEvent::Execute, &db);
+        // The root's events are worked out only for someone to tell.
+        let listened = !self.callbacks.0.is_empty() || self.recorder.is_some();
+        if listened {
+            self.root(RootEvent::Execute, &db);
+        }
         let tick = run_tick_with_options(db, &self.tree, &self.options);
-        match tick.status {
-            Status::Success | Status::Failure => {
-                self.root(RootEvent::Report(tick.status), &tick.db)
+        if listened {
+            match tick.status {
+                Status::Success | Status::Failure => {
+                    self.root(RootEvent::Report(tick.status), &tick.db);
+                }
+                Status::Running => {
+                    let executing = executing_nodes(&self.tree, &tick.db);
+                    self.root(RootEvent::Notify { executing }, &tick.db);
+                }
+                Status::Skipped | Status::Error => {}
             }
-            Status::Running => {
-                let executing = executing_nodes(&self.tree, &tick.db);
-                self.root(RootEvent::Notify { executing }, &tick.db);
-            }
-            Status::Skipped | Status::Error => {}
         }
         if let Some(recorder) = &mut self.recorder {
             recorder.record(&self.tree, &tick);

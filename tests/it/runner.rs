@@ -340,3 +340,15 @@ fn a_runner_reload_reports_the_cancel_of_a_removed_deferred_action() {
         Some(Value::Vector(vec![launched.to_value()]))
     );
 }
+
+#[test]
+fn a_runner_without_listeners_works_out_no_root_events() {
+    let mut r = Runner::load(tree(PATROL), Value::map());
+    r.play(PlayMode::StopByExecuteLoopCount, 2).unwrap();
+    r.update().unwrap();
+    assert!(r.root_events().is_empty());
+    // A callback added later hears the next tick.
+    r.on_root(|_, _| {});
+    r.update().unwrap();
+    assert_eq!(shown(r.root_events()), ["execute", "report :success"]);
+}
