@@ -124,10 +124,20 @@ fn a_loop_counted_by_the_hosts_rand() {
         assert!((0..5).contains(&steps), "seed {seed}: {steps}");
         counts.push(steps);
     }
-    // Functions run each time the node is ticked: the counts vary.
     counts.sort_unstable();
     counts.dedup();
     assert!(counts.len() > 1, "{counts:?}");
+    // Functions are "executed each time the behaviour is ticked": ticks of
+    // one agent draw new counts.
+    let mut agent = db("{:aido/seed 7}");
+    let mut drawn = Vec::new();
+    for _ in 0..20 {
+        let before = get(&agent, "steps").and_then(|v| v.as_int()).unwrap_or(0);
+        agent = run_tick(agent, &hosts).db;
+        drawn.push(get(&agent, "steps").and_then(|v| v.as_int()).unwrap_or(0) - before);
+    }
+    assert!(drawn.iter().all(|n| (0..5).contains(n)), "{drawn:?}");
+    assert!(drawn.iter().any(|&n| n != drawn[0]), "{drawn:?}");
     // With the standard rand the same tree draws a float count: an Error.
     let standard = tree("rand-loop.edn", &Registry::new());
     assert_eq!(
