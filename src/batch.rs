@@ -65,6 +65,15 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
+/// Runs `f` on the pool that ticks batches (the global pool if it could
+/// not be made), so that parallel work over trees has the stacks it needs.
+pub(crate) fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match pool() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
 fn tick_chunks(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
     dbs.par_chunks_mut(CHUNK)
         .zip(ticks.par_chunks_mut(CHUNK))

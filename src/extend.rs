@@ -284,9 +284,17 @@ pub struct Function {
     pub(crate) doc: Option<Arc<str>>,
     /// Declared in a node model: known to the compiler, without behaviour.
     pub(crate) declared: bool,
+    /// One of the library's standard functions (not a host's replacement).
+    pub(crate) standard: bool,
 }
 
 impl Function {
+    /// Whether this is the library's own standard function of its name (a
+    /// host or a node model may register another under that name).
+    pub fn is_standard(&self) -> bool {
+        self.standard
+    }
+
     /// The function's name.
     pub fn name(&self) -> Keyword {
         self.name

@@ -72,6 +72,7 @@ pub(crate) fn standard_functions() -> Vec<Function> {
                 halt: None,
                 doc: Some(Arc::from(*doc)),
                 declared: false,
+                standard: true,
             }
         })
         .collect()

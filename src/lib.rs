@@ -69,6 +69,7 @@ pub mod cli;
 pub mod compile;
 pub mod diag;
 pub mod extend;
+pub mod forest;
 mod funcs;
 pub mod migrate;
 pub mod model;

@@ -47,7 +47,10 @@ impl Migration {
     }
 
     /// The report as a map: `{:kept [..], :dropped [..], :halted [..]}`, each
-    /// a vector of node ids (a kept node whose id changed as `[old new]`).
+    /// a vector of node ids (a kept node whose id changed as `[old new]`),
+    /// and, when a halted deferred action was cancelled, `:cancel [..]`: its
+    /// cancel requests, as a tick lists them, so that the system running the
+    /// action is told.
     pub fn to_value(&self) -> Value {
         let ids = |nodes: &[MigratedNode]| {
             Value::Vector(
@@ -60,11 +63,15 @@ impl Migration {
                     .collect(),
             )
         };
-        Value::map_from([
-            (Value::keyword("kept"), ids(&self.kept)),
-            (Value::keyword("dropped"), ids(&self.dropped)),
-            (Value::keyword("halted"), ids(&self.halted)),
-        ])
+        let mut report = Map::default();
+        report.insert(Value::keyword("kept"), ids(&self.kept));
+        report.insert(Value::keyword("dropped"), ids(&self.dropped));
+        report.insert(Value::keyword("halted"), ids(&self.halted));
+        if !self.cancels.is_empty() {
+            let cancels = self.cancels.iter().map(Request::to_value).collect();
+            report.insert(Value::keyword("cancel"), Value::Vector(cancels));
+        }
+        Value::Map(Box::new(report))
     }
 }
 

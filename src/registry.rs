@@ -55,7 +55,13 @@ impl Registry {
     }
 
     /// Registers a function under `name` (used as `[:aido/fn name ..]` or
-    /// `[:aido/fn :name ..]`), taking `arity` arguments.
+    /// `[:aido/fn :name ..]`), taking `arity` arguments. A later
+    /// registration of the same name replaces an earlier one, a standard
+    /// function's included: as in Clojure aido, where
+    /// `(compile tree {:rand rand-int})` makes `[:aido/fn rand 5]` call
+    /// `rand-int`, a host's `rand` is the `rand` its trees call
+    /// ([`Registry::replaced_standard_functions`] lists such names;
+    /// `aido check` warns about them).
     pub fn function(
         &mut self,
         name: &str,
@@ -63,9 +69,6 @@ impl Registry {
         f: impl Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> + Send + Sync + 'static,
     ) -> Result<&mut Registry, RegistryError> {
         let name = Keyword::new(name.trim_start_matches(':'));
-        if crate::funcs::is_standard(name) {
-            return Err(RegistryError::Builtin(name.as_str().to_owned()));
-        }
         self.functions.insert(
             name,
             Arc::new(Function {
@@ -75,6 +78,7 @@ impl Registry {
                 halt: None,
                 doc: None,
                 declared: false,
+                standard: false,
             }),
         );
         Ok(self)
@@ -90,7 +94,7 @@ impl Registry {
     ) -> Result<&mut Registry, RegistryError> {
         let key = Keyword::new(name.trim_start_matches(':'));
         match self.functions.get_mut(&key) {
-            Some(function) if !crate::funcs::is_standard(key) => {
+            Some(function) if !function.standard => {
                 let mut updated = Function::clone(function);
                 updated.halt = Some(Arc::new(hook));
                 *function = Arc::new(updated);
@@ -170,9 +174,28 @@ impl Registry {
         true
     }
 
-    /// Adds a function only if none of that name is registered.
+    /// The standard functions that a host's or a node model's function of
+    /// the same name replaces, sorted by name.
+    pub fn replaced_standard_functions(&self) -> Vec<&Function> {
+        let mut replaced: Vec<&Function> = self
+            .functions
+            .values()
+            .filter(|f| !f.standard && crate::funcs::is_standard(f.name))
+            .map(|f| &**f)
+            .collect();
+        replaced.sort_by_key(|f| f.name.as_str());
+        replaced
+    }
+
+    /// Adds a function only if none of that name is registered, or only the
+    /// standard one (a model's declaration replaces a standard function, as
+    /// the application it describes does, and never a host's behaviour).
     pub(crate) fn declare_function(&mut self, function: Function) -> bool {
-        if self.functions.contains_key(&function.name) {
+        if self
+            .functions
+            .get(&function.name)
+            .is_some_and(|f| !f.standard)
+        {
             return false;
         }
         self.functions.insert(function.name, Arc::new(function));

@@ -3,11 +3,14 @@
 //! mode, as the Unity behaviour-tree engine defines these operations.
 //!
 //! One loop is one tick. A *report* is a tick that ends in Success or
-//! Failure; a *notify* is a tick that ends Running (notify executing) or an
-//! interrupt (notify interrupt): pausing, stopping, resetting or destroying
-//! a tree that is executing (played or resumed, its last tick Running).
-//! The same operation on a paused, stopped, reported or reset tree
-//! interrupts nothing.
+//! Failure; a *notify executing* is a tick that ends Running. A *notify
+//! interrupt* is pausing, stopping, resetting or destroying a tree while it
+//! is executing, in the middle of a traversal; the engine's traversal is
+//! one tick, which nothing interrupts, and between ticks a tree whose last
+//! tick ended Running is a *notified executing* tree, which (in the seed's
+//! words) such an operation "won't interrupt". So no operation of a
+//! `Runner` counts as an interrupt, and the interrupt-counting play modes
+//! count only what else they count (see [`PlayMode`]).
 //!
 //! Pause and stop keep the tree's progress: the running set and all node
 //! memory stay in the db, no halt hook runs and no cancel request is made,
@@ -16,16 +19,25 @@
 //! all node memory, persistent state included. Each operation then runs
 //! every node type's lifecycle hook for each of its nodes, in depth-first
 //! order.
+//!
+//! The tree's root has the seed's three operations as callbacks
+//! ([`Runner::on_root`]): *execute* when a tick starts, *report* with the
+//! status when a tick ends in Success or Failure, *notify* with the
+//! executing nodes when a tick ends Running. A run record
+//! ([`Runner::record_run`]) shows them as notes (`:root/execute`,
+//! `:root/report`, `:root/notify`) on the tick they belong to, with the
+//! trim tasks looked at before it.
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::extend::{Imp, Lifecycle};
 use crate::migrate::Migration;
+use crate::record::{Event, Recorder, RunRecord};
 use crate::registry::Registry;
 use crate::tick::{
-    AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, db_map, halt_running,
-    run_tick_with_options,
+    AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, catch_quietly, db_map, halt_running,
+    panic_message, run_tick_with_options,
 };
 use crate::tree::{NodeIndex, Tree};
 use crate::trim::{TrimReport, TrimTask, Trimmer};
@@ -63,38 +75,30 @@ pub enum PlayMode {
     StopByReportSuccessLoopCount,
     /// Ticks that end in Failure.
     StopByReportFailureLoopCount,
-    /// Ticks that end Running, and interrupts of an executing tree.
+    /// Ticks that end Running (notify executing) and interrupts (notify
+    /// interrupt); a tick engine has no interrupts (see the module
+    /// documentation), so this counts as [`PlayMode::StopByNotifyExecutingLoopCount`].
     StopByNotifyLoopCount,
     /// Ticks that end Running.
     StopByNotifyExecutingLoopCount,
-    /// Interrupts: pausing, stopping, resetting or destroying an executing
-    /// tree (played or resumed, its last tick Running). Operating on a
-    /// paused or stopped tree again interrupts nothing.
+    /// Interrupts of a tree in the middle of a traversal. A tick is never
+    /// interrupted and pausing, stopping, resetting or destroying between
+    /// ticks interrupts nothing, so no loop counts: the tree plays until
+    /// it is paused or stopped (a target of 0 stops it at the first update).
     StopByNotifyInterruptLoopCount,
 }
 
-/// What happened in one loop or operation, for counting.
-#[derive(Clone, Copy)]
-enum Event {
-    Ticked(Status),
-    Interrupted,
-}
-
 impl PlayMode {
-    fn counts(self, event: Event) -> bool {
+    /// Whether a tick that ended with `status` counts as a loop.
+    fn counts(self, status: Status) -> bool {
         use PlayMode::*;
-        match (self, event) {
-            (StopByExecuteLoopCount, Event::Ticked(_)) => true,
-            (StopByReportLoopCount, Event::Ticked(s)) => {
-                matches!(s, Status::Success | Status::Failure)
-            }
-            (StopByReportSuccessLoopCount, Event::Ticked(s)) => s == Status::Success,
-            (StopByReportFailureLoopCount, Event::Ticked(s)) => s == Status::Failure,
-            (StopByNotifyLoopCount, Event::Ticked(s)) => s == Status::Running,
-            (StopByNotifyLoopCount, Event::Interrupted) => true,
-            (StopByNotifyExecutingLoopCount, Event::Ticked(s)) => s == Status::Running,
-            (StopByNotifyInterruptLoopCount, Event::Interrupted) => true,
-            _ => false,
+        match self {
+            StopByExecuteLoopCount => true,
+            StopByReportLoopCount => matches!(status, Status::Success | Status::Failure),
+            StopByReportSuccessLoopCount => status == Status::Success,
+            StopByReportFailureLoopCount => status == Status::Failure,
+            StopByNotifyLoopCount | StopByNotifyExecutingLoopCount => status == Status::Running,
+            StopByNotifyInterruptLoopCount => false,
         }
     }
 }
@@ -105,13 +109,73 @@ impl PlayMode {
 pub enum RunnerError {
     /// The tree was destroyed; load it again first.
     Destructed,
+    /// The tree is loaded (not destroyed): [`Runner::load_again`] loads only
+    /// a tree whose instance does not exist.
+    Loaded,
 }
 
 impl fmt::Display for RunnerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RunnerError::Destructed => f.write_str("the tree was destroyed: load it again first"),
+            RunnerError::Loaded => {
+                f.write_str("the tree is loaded: only a destroyed tree can be loaded again")
+            }
         }
+    }
+}
+
+/// What the tree's root tells its callbacks ([`Runner::on_root`]): the
+/// Tree Root Node operations of the Unity behaviour-tree engine.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RootEvent {
+    /// OnExecute: a tick (one traversal of the tree) starts.
+    Execute,
+    /// OnReport: the tick ended in Success or Failure, given here.
+    Report(Status),
+    /// OnNotify: the tick ended Running (the tree notified executing). The
+    /// executing nodes are the running nodes with no running child, the
+    /// ones that asked to be ticked again, by id in depth-first order.
+    Notify {
+        /// The ids of the executing nodes.
+        executing: Vec<Value>,
+    },
+}
+
+impl RootEvent {
+    /// The event as a run-record note: `:root/execute` (data nil),
+    /// `:root/report` (the status) or `:root/notify` (`{:executing [..]}`).
+    pub fn to_note(&self) -> Event {
+        let (kind, data) = match self {
+            RootEvent::Execute => ("root/execute", Value::Nil),
+            RootEvent::Report(status) => ("root/report", status.to_value()),
+            RootEvent::Notify { executing } => (
+                "root/notify",
+                Value::map_from([(
+                    Value::keyword("executing"),
+                    Value::Vector(executing.clone()),
+                )]),
+            ),
+        };
+        Event::Note {
+            kind: Keyword::new(kind),
+            data,
+        }
+    }
+}
+
+/// A root callback: the event and the db (before the tick for
+/// [`RootEvent::Execute`], after it for the others).
+type RootCallback = Box<dyn FnMut(&RootEvent, &Value) + Send>;
+
+/// The root callbacks, in the order they were added.
+#[derive(Default)]
+struct RootCallbacks(Vec<RootCallback>);
+
+impl fmt::Debug for RootCallbacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} root callbacks", self.0.len())
     }
 }
 
@@ -175,6 +239,14 @@ pub struct Runner {
     ticks: u64,
     /// The tasks looked at before the last tick.
     last_trims: Vec<TrimReport>,
+    /// The root's callbacks.
+    callbacks: RootCallbacks,
+    /// What the root told its callbacks in the last update.
+    last_root: Vec<RootEvent>,
+    /// Panics of root callbacks in the last update, as messages.
+    callback_panics: Vec<String>,
+    /// The run record, once [`Runner::record_run`] started it.
+    recorder: Option<Recorder>,
 }
 
 impl Runner {
@@ -199,6 +271,10 @@ impl Runner {
             registry: Registry::new(),
             ticks: 0,
             last_trims: Vec::new(),
+            callbacks: RootCallbacks::default(),
+            last_root: Vec::new(),
+            callback_panics: Vec::new(),
+            recorder: None,
         };
         runner.hooks(Lifecycle::Construct);
         runner
@@ -206,12 +282,18 @@ impl Runner {
 
     /// Swaps in another version of the tree between ticks: the db is
     /// carried over to it (see [`crate::migrate::migrate()`]), and the report says
-    /// what was kept, dropped and halted.
+    /// what was kept, dropped and halted, with the cancel requests of the
+    /// deferred actions halted (hand them to the system running the
+    /// actions, as a tick's [`Tick::cancels`]). A run record gets the
+    /// report as a reload event on the next tick.
     pub fn reload(&mut self, tree: Arc<Tree>) -> Migration {
         let db = std::mem::take(&mut self.db);
         let (db, report) = crate::migrate::migrate(db, &self.tree, &tree);
         self.db = db;
         self.set_tree(tree);
+        if let Some(recorder) = &mut self.recorder {
+            recorder.event(Event::Reload(report.to_value()));
+        }
         report
     }
 
@@ -222,7 +304,8 @@ impl Runner {
     }
 
     /// The registry that trimmed trees are compiled against (by default,
-    /// the built-in node types only).
+    /// the built-in node types only). An applied trim task's node types and
+    /// functions ([`TrimTask::extend_registry`]) are added to it.
     pub fn set_registry(&mut self, registry: Registry) {
         self.registry = registry;
     }
@@ -238,13 +321,63 @@ impl Runner {
         &self.last_trims
     }
 
-    /// Loads a destroyed runner's tree again (see [`Runner::load`]).
-    pub fn load_again(&mut self) {
+    /// The registry that trimmed trees are compiled against, with what
+    /// applied trim tasks added to it.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Adds a root callback, run with each [`RootEvent`]: when a tick
+    /// starts, and when it ends in Success or Failure (report) or Running
+    /// (notify); a tick that ends Skipped or in Error reports and notifies
+    /// nothing. Pausing, stopping, resetting or destroying between ticks
+    /// interrupts nothing (see the module documentation), so no interrupt
+    /// is notified. A callback that panics is caught: the message is in
+    /// [`Runner::callback_panics`] and in the run record, and the other
+    /// callbacks still run.
+    pub fn on_root(&mut self, callback: impl FnMut(&RootEvent, &Value) + Send + 'static) {
+        self.callbacks.0.push(Box::new(callback));
+    }
+
+    /// What the root told its callbacks (and the run record) in the last
+    /// update, in order; empty when the runner has no root callback and
+    /// records no run, since the events are then not worked out.
+    pub fn root_events(&self) -> &[RootEvent] {
+        &self.last_root
+    }
+
+    /// The panic messages of root callbacks in the last update.
+    pub fn callback_panics(&self) -> &[String] {
+        &self.callback_panics
+    }
+
+    /// Starts a run record from here (the tree and db as they are now): each
+    /// update adds its tick, with the trim tasks looked at before it and the
+    /// root's events as notes (see [`RootEvent::to_note`]). Starting again
+    /// drops the record so far.
+    pub fn record_run(&mut self) {
+        self.recorder = Some(Recorder::new(&self.tree, &self.db));
+    }
+
+    /// The run record, if [`Runner::record_run`] started one.
+    pub fn run_record(&self) -> Option<&RunRecord> {
+        self.recorder.as_ref().map(Recorder::run)
+    }
+
+    /// Loads a destroyed runner's tree again (see [`Runner::load`]): only a
+    /// tree whose instance does not exist is loaded, so a live runner
+    /// refuses with [`RunnerError::Loaded`] and nothing changes (no
+    /// construct hook runs).
+    pub fn load_again(&mut self) -> Result<(), RunnerError> {
+        if self.status != TreeStatus::Destructed {
+            return Err(RunnerError::Loaded);
+        }
         self.status = TreeStatus::Reset;
         self.accumulated = 0;
         self.last_status.iter_mut().for_each(|s| *s = None);
         self.halted.iter_mut().for_each(|h| *h = false);
         self.hooks(Lifecycle::Construct);
+        Ok(())
     }
 
     /// Sets the step budget and other settings of each tick (tracing stays on:
@@ -280,7 +413,7 @@ impl Runner {
         ) {
             return Ok(None);
         }
-        // An interrupt may have reached the target while the tree was paused.
+        // A target of 0 is reached before the first loop.
         if self.accumulated >= self.target {
             self.hooks(Lifecycle::Stop);
             self.status = TreeStatus::Stopped;
@@ -288,22 +421,53 @@ impl Runner {
         }
         let mut db = std::mem::take(&mut self.db);
         self.last_trims.clear();
+        self.last_root.clear();
+        self.callback_panics.clear();
         if !self.trimmer.is_empty() {
             let gap = self
                 .trimmer
                 .between_ticks(self.ticks, db, &self.tree, &self.registry);
             db = gap.db;
             self.last_trims = gap.reports;
+            if let Some(registry) = gap.registry {
+                self.registry = registry;
+            }
             if let Some(tree) = gap.tree {
                 self.set_tree(Arc::new(tree));
             }
+            if let Some(recorder) = &mut self.recorder {
+                for report in &self.last_trims {
+                    recorder.event(Event::Trim(report.to_value(true)));
+                }
+            }
         }
-        let (db, tick) = run_tick_with_options(db, &self.tree, &self.options).split();
+        // The root's events are worked out only for someone to tell.
+        let listened = !self.callbacks.0.is_empty() || self.recorder.is_some();
+        if listened {
+            self.root(RootEvent::Execute, &db);
+        }
+        let tick = run_tick_with_options(db, &self.tree, &self.options);
+        if listened {
+            match tick.status {
+                Status::Success | Status::Failure => {
+                    self.root(RootEvent::Report(tick.status), &tick.db);
+                }
+                Status::Running => {
+                    let executing = executing_nodes(&self.tree, &tick.db);
+                    self.root(RootEvent::Notify { executing }, &tick.db);
+                }
+                Status::Skipped | Status::Error => {}
+            }
+        }
+        if let Some(recorder) = &mut self.recorder {
+            recorder.record(&self.tree, &tick);
+        }
+        let (db, tick) = tick.split();
         self.ticks += 1;
         self.db = db;
         self.record(tick.trace());
         self.status = TreeStatus::Executing;
-        self.count(Event::Ticked(tick.status));
+        self.count(tick.status);
         if self.accumulated >= self.target {
             // Stopped with its progress kept, as `stop` does.
             self.hooks(Lifecycle::Stop);
@@ -317,7 +481,6 @@ impl Runner {
     /// [`Runner::resume`] goes on from where the tree was.
     pub fn pause(&mut self) -> Result<(), RunnerError> {
         self.alive()?;
-        self.count_interrupt();
         self.hooks(Lifecycle::Pause);
         self.status = TreeStatus::Paused;
         Ok(())
@@ -337,7 +500,6 @@ impl Runner {
     /// interrupted nodes with a new loop count.
     pub fn stop(&mut self) -> Result<(), RunnerError> {
         self.alive()?;
-        self.count_interrupt();
         self.hooks(Lifecycle::Stop);
         self.status = TreeStatus::Stopped;
         Ok(())
@@ -350,7 +512,6 @@ impl Runner {
     /// The returned tick lists the halts and cancels.
     pub fn reset(&mut self) -> Result<Tick, RunnerError> {
         self.alive()?;
-        self.count_interrupt();
         let tick = self.halt_all();
         self.hooks(Lifecycle::Reset);
         self.clear_state();
@@ -367,7 +528,6 @@ impl Runner {
     /// [`Runner::db`]).
     pub fn destroy(&mut self) -> Result<Tick, RunnerError> {
         self.alive()?;
-        self.count_interrupt();
         let tick = self.halt_all();
         self.hooks(Lifecycle::Destruct);
         self.clear_state();
@@ -466,10 +626,30 @@ impl Runner {
         }
     }
 
-    fn count(&mut self, event: Event) {
-        if self.mode.counts(event) {
+    fn count(&mut self, status: Status) {
+        if self.mode.counts(status) {
             self.accumulated += 1;
         }
+    }
+
+    /// Runs the root callbacks with `event` and notes it in the run record.
+    fn root(&mut self, event: RootEvent, db: &Value) {
+        for callback in &mut self.callbacks.0 {
+            if let Err(panic) = catch_quietly(|| callback(&event, db)) {
+                let message = format!("root callback panicked: {}", panic_message(panic.as_ref()));
+                if let Some(recorder) = &mut self.recorder {
+                    recorder.event(Event::Note {
+                        kind: Keyword::new("root/panic"),
+                        data: Value::string(&message),
+                    });
+                }
+                self.callback_panics.push(message);
+            }
+        }
+        if let Some(recorder) = &mut self.recorder {
+            recorder.event(event.to_note());
+        }
+        self.last_root.push(event);
     }
 
     fn record(&mut self, trace: &[TraceEvent]) {
@@ -481,19 +661,6 @@ impl Runner {
                 }
                 TraceEvent::Halted { node } => self.halted[node.index()] = true,
             }
-        }
-    }
-
-    /// Counts an interrupt if the tree is executing: played or resumed,
-    /// with nodes that ended the last tick Running. A paused, stopped,
-    /// reported or reset tree has nothing to interrupt.
-    fn count_interrupt(&mut self) {
-        let executing = matches!(
-            self.status,
-            TreeStatus::Played | TreeStatus::Resumed | TreeStatus::Executing
-        );
-        if executing && self.db.get(&Value::Keyword(kw::RUNNING)).is_some() {
-            self.count(Event::Interrupted);
         }
     }
 
@@ -538,4 +705,26 @@ impl Runner {
         engine.finish(Status::Success, &options);
         self.db = db;
     }
+}
+
+/// The running nodes of `db` that have no running node below them, by id
+/// in depth-first order: the ones a tick that ended Running will go on from.
+fn executing_nodes(tree: &Tree, db: &Value) -> Vec<Value> {
+    let mut running: Vec<NodeIndex> = db
+        .get(&Value::Keyword(kw::RUNNING))
+        .and_then(Value::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|id| tree.find(id))
+        .collect();
+    running.sort_unstable();
+    running
+        .iter()
+        .enumerate()
+        .filter(|&(i, n)| {
+            let end = tree.nodes[n.index()].subtree_end as usize;
+            running.get(i + 1).is_none_or(|next| next.index() >= end)
+        })
+        .filter_map(|(_, &n)| tree.node_id(n).cloned())
+        .collect()
 }

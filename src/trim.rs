@@ -5,12 +5,19 @@
 //! - **defers** it (to the back of the queue): the task declines this gap
 //!   (`:not-before` not reached, or [`TrimRequest::Skip`]), or its change
 //!   would touch a node that is running (a deferred action in flight is a
-//!   running node);
+//!   running node): a replaced node or an undone one with a running node in
+//!   its subtree, a composite given a new child or a new order of its
+//!   children while it runs, a node removed from a running parent (as
+//!   Forester replaces the parent to change its children);
 //! - **rejects** it (dropped): its target does not exist, it replaces or
 //!   removes the root, the changed tree does not compile (the diagnostics
 //!   are the reason), or the task says [`TrimRequest::Reject`];
 //! - **applies** it: the changed tree data is compiled into a new [`Tree`]
 //!   and the db is carried over to it (see [`crate::migrate::migrate()`]).
+//!   What the task hands over with its change comes with it: node types and
+//!   functions ([`TrimTask::extend_registry`], compiled against and kept in
+//!   [`Gap::registry`]) and changes to the db ([`TrimTask::db_patch`];
+//!   a data task's `:db` and `:dissoc`), made after the carrying over.
 //!
 //! At most one task is applied in a gap; each task is looked at at most once
 //! per gap; a deferred or rejected task lets the next one be looked at, and
@@ -59,10 +66,12 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use crate::diag::Diagnostics;
+use crate::extend::RegistryError;
 use crate::migrate::{Migration, NodeMap, migrate_with};
 use crate::registry::Registry;
+use crate::tick::catch_quietly;
 use crate::tree::{NodeIndex, Tree};
-use crate::value::{Value, kw};
+use crate::value::{Map, Value, kw};
 
 /// What a task can see of the tree between two ticks.
 #[derive(Debug, Clone, Copy)]
@@ -130,12 +139,66 @@ pub enum TrimRequest {
     Attempt(TrimChange),
 }
 
+/// Changes to the db that a task makes with its change: keys set (merged
+/// over the db) and keys removed, at the top level. The library's own
+/// `:aido/*` keys are not a task's to change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbPatch {
+    /// Keys set to these values.
+    pub set: Map,
+    /// Keys removed (after `set` is merged).
+    pub remove: Vec<Value>,
+}
+
+impl DbPatch {
+    /// Whether the patch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.remove.is_empty()
+    }
+
+    /// The first `:aido/*` key the patch names, if any.
+    fn reserved_key(&self) -> Option<&Value> {
+        self.set.keys().chain(&self.remove).find(|k| {
+            k.as_keyword()
+                .is_some_and(|k| k.namespace() == Some("aido"))
+        })
+    }
+
+    /// Makes the changes to `db` (a db that is not a map is left alone).
+    fn apply(&self, db: &mut Value) {
+        if let Some(map) = db.as_map_mut() {
+            for (key, value) in &self.set {
+                map.insert(key.clone(), value.clone());
+            }
+            for key in &self.remove {
+                map.shift_remove(key);
+            }
+        }
+    }
+}
+
 /// A task in a [`Trimmer`]'s queue, written in Rust.
 pub trait TrimTask: Send {
     /// The task's name, as reported and as named by an undo.
     fn name(&self) -> Value;
     /// Looks at the tree between two ticks and says what to do.
     fn process(&mut self, snapshot: &TreeSnapshot<'_>) -> TrimRequest;
+    /// Adds the node types and functions the change needs (called on a copy
+    /// of the registry when the task attempts a change): the changed tree is
+    /// compiled against the copy, which, if the change is applied, becomes
+    /// the registry of the trees that follow ([`Gap::registry`]; a
+    /// [`crate::runner::Runner`] keeps it). An error rejects the task. By
+    /// default nothing is added.
+    fn extend_registry(&self, registry: &mut Registry) -> Result<(), RegistryError> {
+        let _ = registry;
+        Ok(())
+    }
+    /// The changes to the db made with the change, once the db is carried
+    /// over to the new tree (called when the task attempts a change; a patch
+    /// that names an `:aido/*` key rejects the task). By default none.
+    fn db_patch(&self) -> DbPatch {
+        DbPatch::default()
+    }
 }
 
 /// A bad trim task in data.
@@ -163,15 +226,22 @@ impl std::error::Error for TrimTaskError {}
 /// {:task :extra :target :queue :insert [:inc! {:key :n}] :at 0}
 /// {:task :drop :target "0.3" :remove true}
 /// {:task :back :undo :split-pick}
+/// {:task :arm :target :guard :insert [:inc! {:key :shots}] :at 0
+///  :db {:ammo 10} :dissoc [:unarmed]}
 /// ```
 ///
 /// `:not-before N` defers the task until N ticks have run (it can be
-/// applied in the gap after tick N at the earliest).
+/// applied in the gap after tick N at the earliest). `:db {..}` (keys
+/// merged into the db) and `:dissoc [..]` (keys removed) change the db with
+/// the change (see [`TrimTask::db_patch`]); a data task's node types are
+/// those of the registry the tree is compiled against (built-ins, the
+/// application's, a node model's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DataTask {
     name: Value,
     not_before: u64,
     change: TrimChange,
+    patch: DbPatch,
 }
 
 impl DataTask {
@@ -197,6 +267,8 @@ impl DataTask {
                         | "at"
                         | "remove"
                         | "undo"
+                        | "db"
+                        | "dissoc"
                 )
             );
             if !known {
@@ -274,10 +346,35 @@ impl DataTask {
         } else {
             TrimChange::Remove { target: target()? }
         };
+        let mut patch = DbPatch::default();
+        if let Some(set) = get("db") {
+            let Some(set) = set.as_map() else {
+                return Err(bad(format!(
+                    ":db must be a map of keys to set, found {}",
+                    set.type_name()
+                )));
+            };
+            patch.set = set.clone();
+        }
+        if let Some(remove) = get("dissoc") {
+            let Some(remove) = remove.as_seq().filter(|_| !matches!(remove, Value::Set(_))) else {
+                return Err(bad(format!(
+                    ":dissoc must be a vector of keys to remove, found {}",
+                    remove.type_name()
+                )));
+            };
+            patch.remove = remove.to_vec();
+        }
+        if let Some(key) = patch.reserved_key() {
+            return Err(bad(format!(
+                "trim task {task} changes {key}: the :aido/* keys are the library's own"
+            )));
+        }
         Ok(DataTask {
             name,
             not_before,
             change,
+            patch,
         })
     }
 
@@ -308,6 +405,10 @@ impl TrimTask for DataTask {
             ));
         }
         TrimRequest::Attempt(self.change.clone())
+    }
+
+    fn db_patch(&self) -> DbPatch {
+        self.patch.clone()
     }
 }
 
@@ -349,6 +450,8 @@ pub struct AppliedChange {
     pub removed: Vec<Value>,
     /// What became of the db's state.
     pub migration: Migration,
+    /// The changes to the db made with the change.
+    pub db: DbPatch,
 }
 
 impl AppliedChange {
@@ -386,8 +489,10 @@ pub struct TrimReport {
 }
 
 impl TrimReport {
-    /// `{:task name, :outcome :deferred, :reason "..."}`; with `change`,
-    /// an applied task also gets `:change` (see [`AppliedChange::to_value`]).
+    /// `{:task name, :outcome :deferred, :reason "..."}`; an applied task
+    /// that changed the db also gets `:db {..}` (the keys set) and
+    /// `:dissoc [..]` (the keys removed), and with `change`, `:change` (see
+    /// [`AppliedChange::to_value`]).
     pub fn to_value(&self, change: bool) -> Value {
         let mut m = Value::map_from([
             (Value::keyword("task"), self.task.clone()),
@@ -399,6 +504,14 @@ impl TrimReport {
         if let Some(map) = m.as_map_mut() {
             if let Some(reason) = &self.reason {
                 map.insert(Value::keyword("reason"), Value::string(reason));
+            }
+            if let Some(c) = &self.change {
+                if !c.db.set.is_empty() {
+                    map.insert(Value::keyword("db"), Value::Map(Box::new(c.db.set.clone())));
+                }
+                if !c.db.remove.is_empty() {
+                    map.insert(Value::keyword("dissoc"), Value::Vector(c.db.remove.clone()));
+                }
             }
             if change && let Some(c) = &self.change {
                 map.insert(Value::keyword("change"), c.to_value());
@@ -415,6 +528,10 @@ pub struct Gap {
     pub db: Value,
     /// The new tree, if a task was applied.
     pub tree: Option<Tree>,
+    /// The registry it was compiled against, if a task was applied: the one
+    /// given, with what the task added ([`TrimTask::extend_registry`]).
+    /// Trees that follow are compiled against it.
+    pub registry: Option<Registry>,
     /// The tasks looked at, in order.
     pub reports: Vec<TrimReport>,
 }
@@ -488,6 +605,7 @@ impl Trimmer {
         let mut gap = Gap {
             db,
             tree: None,
+            registry: None,
             reports: Vec::new(),
         };
         if self.queue.is_empty() {
@@ -515,13 +633,16 @@ impl Trimmer {
             let attempt = match request {
                 TrimRequest::Skip(reason) => Err(Refusal::new(TrimOutcome::Deferred, reason)),
                 TrimRequest::Reject(reason) => Err(Refusal::new(TrimOutcome::Rejected, reason)),
-                TrimRequest::Attempt(change) => self.attempt(&change, tree, &running, registry),
+                TrimRequest::Attempt(change) => {
+                    self.attempt_with(task.as_ref(), &change, tree, &running, registry)
+                }
             };
             match attempt {
-                Ok((new_tree, done, mut change)) => {
+                Ok((new_tree, done, mut change, registry)) => {
                     let db = std::mem::take(&mut gap.db);
                     let map = NodeMap::between(tree, &new_tree);
-                    let (db, migration) = migrate_with(db, tree, &new_tree, &map);
+                    let (mut db, migration) = migrate_with(db, tree, &new_tree, &map);
+                    change.db.apply(&mut db);
                     change.inserted = (0..new_tree.nodes.len())
                         .filter(|n| !map.to_new.contains(&Some(*n as u32)))
                         .map(|n| new_tree.nodes[n].id.clone())
@@ -533,6 +654,7 @@ impl Trimmer {
                     change.migration = migration;
                     gap.db = db;
                     gap.tree = Some(new_tree);
+                    gap.registry = Some(registry);
                     self.done.push(Done {
                         task: name.clone(),
                         ..done
@@ -568,6 +690,35 @@ impl Trimmer {
         gap
     }
 
+    /// Works out the changed tree with what the task hands over (its node
+    /// types and functions, its db patch), or why not.
+    fn attempt_with(
+        &self,
+        task: &dyn TrimTask,
+        change: &TrimChange,
+        tree: &Tree,
+        running: &[Value],
+        registry: &Registry,
+    ) -> Result<(Tree, Done, AppliedChange, Registry), Refusal> {
+        let reject = |reason: String| Refusal::new(TrimOutcome::Rejected, reason);
+        let mut extended = registry.clone();
+        match catch_quietly(|| task.extend_registry(&mut extended)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(reject(format!("its node types and functions: {e}"))),
+            Err(_) => return Err(reject("its extend_registry panicked".to_owned())),
+        }
+        let patch = catch_quietly(|| task.db_patch())
+            .map_err(|_| reject("its db_patch panicked".to_owned()))?;
+        if let Some(key) = patch.reserved_key() {
+            return Err(reject(format!(
+                "its db patch changes {key}: the :aido/* keys are the library's own"
+            )));
+        }
+        let (new_tree, done, mut applied) = self.attempt(change, tree, running, &extended)?;
+        applied.db = patch;
+        Ok((new_tree, done, applied, extended))
+    }
+
     /// Works out the changed tree, or why not.
     fn attempt(
         &self,
@@ -599,7 +750,9 @@ impl Trimmer {
                 if n == tree.root() {
                     return reject("a trim cannot remove the root".to_owned());
                 }
-                self.touches_running(tree, n, running)?;
+                // Removing a child changes its parent: not while the parent runs.
+                let parent = node_at(tree, tree.path(n).split_last().map_or(&[], |(_, p)| p));
+                self.touches_running(tree, parent.unwrap_or(n), running)?;
                 (n, Value::Nil)
             }
             TrimChange::Reorder { target, order } => {
@@ -616,9 +769,7 @@ impl Trimmer {
                         kids.len()
                     ));
                 }
-                for child in tree.children(n) {
-                    self.touches_running(tree, child, running)?;
-                }
+                self.touches_running(tree, n, running)?;
                 let mut items = head.to_vec();
                 items.extend(order.iter().map(|&i| kids[i].clone()));
                 (n, Value::Vector(items))
@@ -632,6 +783,7 @@ impl Trimmer {
                         kids.len()
                     ));
                 }
+                self.touches_running(tree, n, running)?;
                 let mut items = head.to_vec();
                 items.extend(kids[..*at].iter().cloned());
                 items.push(node.clone());
@@ -672,6 +824,7 @@ impl Trimmer {
                 inserted: Vec::new(),
                 removed: Vec::new(),
                 migration: Migration::default(),
+                db: DbPatch::default(),
             },
         ))
     }

@@ -25,7 +25,9 @@ status stays 0) names each node that keeps state in the db (a memory
 composite, a policy parallel, :choose-each, :wait, :defer) without an
 explicit :id: its state is stored under an id made from its position.
 With --nodes MODEL, the node types and functions the model declares are
-checked like the built-ins.
+checked like the built-ins; a function the model declares under the name of
+a standard function (`rand`, `+`, ...) replaces it, with a warning, since
+trees then call the application's function, not the standard one.
 
 At most 50 problems are shown per file (then how many more there were;
 AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
@@ -49,6 +51,18 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     }
     super::use_model(parsed.value("--nodes"))?;
     let registry = super::registry();
+    for function in registry.replaced_standard_functions() {
+        let by = parsed
+            .value("--nodes")
+            .map_or_else(|| "the application".to_owned(), |m| name(Path::new(m)));
+        let _ = writeln!(
+            io::stderr(),
+            "warning: {by}: function `{}` replaces the standard function of that name; \
+             [:aido/fn {} ..] calls the application's function",
+            function.name().as_str(),
+            function.name().as_str(),
+        );
+    }
     let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     let mut code = 0;
     // A reader that goes away (`| head`) does not hide a later file's errors:

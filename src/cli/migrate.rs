@@ -73,18 +73,10 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let mut out = ClosableOut::new(out, save_to.is_some());
     let (db, report) = migrate(db, &old_tree, &new_tree);
     let mut line = report.to_value();
-    if let Some(map) = line.as_map_mut() {
-        if !report.cancels.is_empty() {
-            let cancels = report
-                .cancels
-                .iter()
-                .map(aido::tick::Request::to_value)
-                .collect();
-            map.insert(Value::keyword("cancel"), Value::Vector(cancels));
-        }
-        if parsed.value("--save").is_none() {
-            map.insert(Value::keyword("db"), db.clone());
-        }
+    if let Some(map) = line.as_map_mut()
+        && parsed.value("--save").is_none()
+    {
+        map.insert(Value::keyword("db"), db.clone());
     }
     writeln!(out, "{line}")?;
     if let Some(path) = save_to {

@@ -58,14 +58,17 @@ options:
   --trims TRIMS    an EDN vector of trim tasks, queued before tick 1 and worked
                    through between ticks; each tick before which a task was looked
                    at gets :trim [{:task t, :outcome :applied|:deferred|:rejected,
-                   :reason \"...\"} ...]
+                   :reason \"...\"} ...] (an applied task that changed the db also
+                   has :db {...} and :dissoc [...])
   --stubs STUBS    an EDN map of stubs, {node-id-or-type stub ...}, put in place of
                    nodes of TREE (see `aido help test`)
   --nodes MODEL    a node model: the application's node types and functions
   --reload N=FILE  switch to the tree in FILE before tick N, carrying the db over
                    (repeatable); tick N's line gets :reload {:file ..., :kept [...],
-                   :dropped [...], :halted [...]}, or {:file ..., :rejected \"...\"}
-                   if FILE does not compile (the run goes on with the old tree)
+                   :dropped [...], :halted [...]} (with :cancel [...], the cancel
+                   requests of deferred actions halted because they are gone), or
+                   {:file ..., :rejected \"...\"} if FILE does not compile (the run
+                   goes on with the old tree)
 
 A db that was last ticked with another tree (its :aido/tree fingerprint
 differs) is carried over to TREE by node id first; that tick's line gets
@@ -192,7 +195,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         Some(stubs) => super::test::compile_stubbed(&config.tree, stubs)?,
         None => compile_tree(&config.tree)?,
     };
-    let registry = super::registry();
+    let mut registry = super::registry();
     let mut trimmer = Trimmer::new();
     if let Some(path) = &config.trims {
         let tasks = read_edn(path)?;
@@ -269,6 +272,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             db = gap.db;
             if let Some(new_tree) = gap.tree {
                 tree = new_tree;
+            }
+            if let Some(new_registry) = gap.registry {
+                registry = new_registry;
             }
             let reports: Vec<Value> = gap
                 .reports

@@ -18,7 +18,9 @@
 //!   `{:type :one-of :values [:a :b]}`.
 //! - `:open-options true` lets a node take options beyond those listed.
 //! - a function has `:arity` (same forms as `:children`, default `:any`)
-//!   and `:doc`; its name is a symbol or a keyword.
+//!   and `:doc`; its name is a symbol or a keyword. A function named like a
+//!   standard one (`rand`) replaces it, as the application's own does
+//!   (`aido check` warns).
 //!
 //! [`Registry::declare_model`] adds what a model declares (a declared node
 //! type or function ticks into an Error saying it has no behaviour, until a
@@ -67,7 +69,8 @@ pub enum ModelErrorKind {
     BadOptionType,
     /// A `:doc` that is not a string, a `:required` that is not a boolean, ...
     BadValue,
-    /// The name is a built-in node type or function.
+    /// The name is a built-in node type. (A function may take a standard
+    /// function's name: it replaces it, as the application's does.)
     Builtin,
 }
 
@@ -421,6 +424,7 @@ impl Reader<'_> {
             halt: None,
             doc,
             declared: true,
+            standard: false,
         })
     }
 }
@@ -542,12 +546,6 @@ impl Registry {
                                 continue;
                             }
                         };
-                        if crate::funcs::is_standard(Keyword::new(name)) {
-                            r.at(j, false, |r| {
-                                r.error(ModelErrorKind::Builtin, format!("`{name}` is a standard function"));
-                            });
-                            continue;
-                        }
                         if let Some(f) = r.at(j, true, |r| r.function(name, spec)) {
                             functions.push(f);
                         }
@@ -592,7 +590,7 @@ impl Registry {
         let functions = self
             .functions()
             .into_iter()
-            .filter(|f| builtins || !crate::funcs::is_standard(f.name()))
+            .filter(|f| builtins || !f.is_standard())
             .map(|f| {
                 let mut spec = Map::default();
                 if let Some(doc) = f.documentation() {

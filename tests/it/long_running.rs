@@ -631,7 +631,7 @@ fn runner_lifecycle_statuses_and_hooks() {
         ))
     );
     assert!(r.play(PlayMode::StopByExecuteLoopCount, 1).is_err());
-    r.load_again();
+    r.load_again().unwrap();
     assert_eq!(r.status(), TreeStatus::Reset);
 }
 
@@ -692,33 +692,27 @@ fn every_play_mode_counts_its_own_loops() {
         loops_until_stopped(PlayMode::StopByNotifyExecutingLoopCount, &script, None),
         3
     );
-    // An interrupt of a running tree is a notify too: after tick 1 (running)
-    // and its interrupt the target is reached, and the next update stops
-    // the tree without ticking.
+    // A pause between ticks interrupts nothing (the tree notified executing
+    // and is not executing), so it is no notify: the running ticks alone
+    // count, with or without the pause.
     assert_eq!(
         loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, Some(0)),
-        2
+        3
     );
     assert_eq!(
         loops_until_stopped(PlayMode::StopByNotifyLoopCount, &script, None),
         3
     );
-    // Interrupts alone: the 1st (tick 1 runs) and the 3rd (tick 3 runs) steps are interrupted.
+    // Interrupts alone: none between ticks, so the tree plays on.
     let mut r = runner(LIFE, "{:go true}");
     r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
     r.update().unwrap();
     r.pause().unwrap();
-    assert_eq!(r.accumulated(), 1);
-    r.pause().unwrap();
-    assert_eq!(
-        r.accumulated(),
-        1,
-        "pausing a tree with nothing running interrupts nothing"
-    );
+    assert_eq!(r.accumulated(), 0);
     r.resume().unwrap();
     r.update().unwrap();
     r.stop().unwrap();
-    assert_eq!(r.accumulated(), 2);
+    assert_eq!(r.accumulated(), 0);
     // Reaching the target stops the tree and keeps what still runs; playing
     // again goes on from it.
     let mut r = runner(LIFE, "{:go true}");
@@ -899,40 +893,42 @@ fn reset_and_destroy_halt_cancel_and_clear() {
 }
 
 #[test]
-fn interrupts_count_only_for_an_executing_tree() {
+fn nothing_between_ticks_counts_as_an_interrupt() {
+    // After a tick that ends Running the tree has notified executing; seed
+    // 001: pausing, stopping or resetting a notified executing tree "won't
+    // interrupt anything". Each operation comes right after a Running tick
+    // (reset is left out: it sets the count back to 0 anyway).
+    for op in ["pause", "stop", "destroy"] {
+        for mode in [
+            PlayMode::StopByNotifyInterruptLoopCount,
+            PlayMode::StopByNotifyLoopCount,
+        ] {
+            let mut r = runner(LIFE, "{:go true}");
+            r.play(mode, 3).unwrap();
+            assert_eq!(r.update().unwrap().unwrap().status, Status::Running);
+            let counted = r.accumulated();
+            match op {
+                "pause" => r.pause().unwrap(),
+                "stop" => r.stop().unwrap(),
+                _ => drop(r.destroy().unwrap()),
+            }
+            assert_eq!(r.accumulated(), counted, "{op} under {mode:?}");
+        }
+    }
+    // Under the interrupt mode, then, the tree plays until it is stopped.
     let mut r = runner(LIFE, "{:go true}");
-    r.play(PlayMode::StopByNotifyInterruptLoopCount, 3).unwrap();
-    // Played but not ticked yet: nothing runs, nothing to interrupt.
-    r.pause().unwrap();
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 1).unwrap();
+    for _ in 0..5 {
+        assert!(r.update().unwrap().is_some());
+        r.pause().unwrap();
+        r.resume().unwrap();
+    }
     assert_eq!(r.accumulated(), 0);
-    r.resume().unwrap();
-    r.update().unwrap(); // Running: the tree is executing.
-    r.stop().unwrap();
-    assert_eq!(r.accumulated(), 1);
-    // A stopped tree is not executing: stopping, pausing or resetting it interrupts nothing.
-    r.stop().unwrap();
-    r.pause().unwrap();
-    assert_eq!(r.accumulated(), 1);
-    r.play(PlayMode::StopByNotifyInterruptLoopCount, 2).unwrap();
-    r.update().unwrap();
-    r.pause().unwrap();
-    assert_eq!(r.accumulated(), 1);
-    r.resume().unwrap();
-    r.update().unwrap();
-    r.pause().unwrap();
-    assert_eq!(r.accumulated(), 2);
-    // The target was reached while paused: the next update stops the tree,
-    // keeping what runs.
-    r.resume().unwrap();
+    assert_eq!(r.status(), TreeStatus::Resumed);
+    // A target of 0 is reached before the first loop.
+    r.play(PlayMode::StopByNotifyInterruptLoopCount, 0).unwrap();
     assert!(r.update().unwrap().is_none());
     assert_eq!(r.status(), TreeStatus::Stopped);
-    assert_eq!(get(r.db(), "halted"), None);
-    // A tree whose last tick reported has nothing running to interrupt.
-    let mut r = runner(LIFE, "{:go true :job :done}");
-    r.play(PlayMode::StopByNotifyLoopCount, 5).unwrap();
-    assert_eq!(r.update().unwrap().unwrap().status, Status::Success);
-    r.pause().unwrap();
-    assert_eq!(r.accumulated(), 0);
 }
 
 #[test]

@@ -429,9 +429,19 @@ fn bad_models_are_errors_of_their_kind_at_their_place() {
             (ModelErrorKind::BadName, Some("4:2".to_owned())),
         ]
     );
+    // A model may replace a standard function, as the application it
+    // describes may (aido check warns): no error.
+    let mut replaced = Registry::new();
+    replaced
+        .declare_model_text("m.edn", "{:functions {+ {}}}")
+        .unwrap();
     assert_eq!(
-        errors("{:functions {+ {}}}"),
-        [(ModelErrorKind::Builtin, Some("1:14".to_owned()))]
+        replaced
+            .replaced_standard_functions()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect::<Vec<_>>(),
+        ["+"]
     );
     assert_eq!(
         errors("{:nodes"),

@@ -343,16 +343,24 @@ fn a_memory_sequence_resumes_at_its_running_child_after_a_reorder_by_reload() {
 fn a_memory_sequence_resumes_at_the_right_child_after_an_insertion() {
     let src =
         "[:sequence {:id :s :memory true} [:inc! {:key :a}] [:wait {:ticks 2}] [:inc! {:key :b}]]";
-    // By a trim, while the sequence runs: inserting touches no running node.
+    // By a trim, the insertion waits until the sequence no longer runs
+    // (seed 002: a change to a node's children replaces the node).
     let mut run = Run::new(src, "{}");
     assert_eq!(run.tick(), Status::Running);
     run.trimmer.push(task(
         "{:task :x, :target :s, :insert [:inc! {:key :x}], :at 0}",
     ));
-    assert_eq!(run.outcomes(), vec![o(":x", Applied)]);
+    assert_eq!(run.outcomes(), vec![o(":x", Deferred)]);
     assert_eq!(run.tick(), Status::Running);
+    assert_eq!(run.outcomes(), vec![o(":x", Deferred)]);
     assert_eq!(run.tick(), Status::Success);
-    assert_eq!(shown(&run.db), "{:a 1, :b 1}");
+    assert_eq!(run.outcomes(), vec![o(":x", Applied)]);
+    // A fresh round runs the inserted node first, then waits at its third child.
+    assert_eq!(run.tick(), Status::Running);
+    assert_eq!(
+        shown(&run.db),
+        "{:a 2, :b 1, :x 1, :aido/memory {\"s.2\" {:ticks 1}, :s {:index 2}}, :aido/running [:s \"s.2\"]}"
+    );
 
     // By a new version of the tree (derived ids all shift by one).
     let old = tree(src);
