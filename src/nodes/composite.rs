@@ -393,7 +393,11 @@ impl Engine<'_> {
         // tick can be marked: node memory is looked at for those alone, and
         // whether the composite was running is worked out only when a child
         // needs it, so a composite whose running child goes on pays little.
-        let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
+        // A reactive sequence that its parent keeps as finished (or may keep,
+        // should it finish now) reads its marks though it was not running,
+        // and holds on to them when it succeeds.
+        let kept = !MEMORY && !PLAIN && std::mem::take(&mut self.kept);
+        let mut keeps: Option<bool> = if MEMORY || kept { Some(kept) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
         let mut children = Children::<PLAIN>::new(tree, id, node, kids, start);
@@ -401,13 +405,19 @@ impl Engine<'_> {
             let can_run = !MEMORY && !PLAIN && !kid.plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
+            let mut recheck = false;
             if can_run && !child_was_running && *keeps.get_or_insert_with(|| self.was_running(id)) {
                 match self.kept_status(id, i, kids.len()) {
-                    // A sequence keeps its finished children's Success.
-                    Ok(Some(_)) if sequence => {
+                    // A sequence keeps its finished children's Success. A
+                    // finished reactive sequence is ticked again (its
+                    // conditions are guards to check), with its own marks
+                    // keeping its finished children; any other child would
+                    // start over, so it is kept as it is.
+                    Ok(Some(_)) if sequence && !is_reactive_sequence(kid) => {
                         all_skipped = false;
                         continue;
                     }
+                    Ok(Some(_)) if sequence => recheck = true,
                     // A selector checks its children again every tick, so
                     // that a higher-priority branch can take over; a mark
                     // only says that this one ran and failed.
@@ -416,7 +426,17 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
+            // The child is, or may become, a finished child this sequence
+            // keeps: it keeps its own marks until this sequence ends.
+            let keep_child = !PLAIN
+                && sequence
+                && (recheck
+                    || (child_was_running
+                        && is_reactive_sequence(kid)
+                        && *keeps.get_or_insert_with(|| self.was_running(id))));
+            self.kept = keep_child;
             let status = self.visit::<PLAIN>(child, kid);
+            self.kept = false;
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
@@ -454,23 +474,34 @@ impl Engine<'_> {
                 }
                 decided => {
                     self.halt_children_after(kids, i);
-                    // Finished: its marks go (resetAllChildren).
-                    if (MEMORY || self.marks_maybe(id, keeps))
-                        && let Err(e) = self.set_memory(id, None)
-                    {
-                        return self.fail(id, e);
+                    // Finished: its marks go (resetAllChildren), and those
+                    // of the finished children it kept.
+                    if MEMORY || self.marks_maybe(id, keeps) {
+                        if let Err(e) = self.set_memory(id, None) {
+                            return self.fail(id, e);
+                        }
+                        if !MEMORY && sequence {
+                            self.clear_kept_below(id, kids);
+                        }
                     }
                     return decided;
                 }
             }
         }
+        let skipped = !PLAIN && ((all_skipped && start == 0) || (sequence && any_skipped));
+        // Kept by its parent, a sequence that succeeds keeps its marks.
+        let keep_marks = kept && !skipped;
         if !PLAIN
-            && ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
-            && let Err(e) = self.set_memory(id, None)
+            && ((MEMORY && start > 0) || (!MEMORY && !keep_marks && self.marks_maybe(id, keeps)))
         {
-            return self.fail(id, e);
+            if let Err(e) = self.set_memory(id, None) {
+                return self.fail(id, e);
+            }
+            if !MEMORY && sequence {
+                self.clear_kept_below(id, kids);
+            }
         }
-        if !PLAIN && ((all_skipped && start == 0) || (sequence && any_skipped)) {
+        if skipped {
             Status::Skipped
         } else {
             flow.next
@@ -509,6 +540,44 @@ impl Engine<'_> {
             self.long_state().warnings.push(warning);
         }
         Ok(())
+    }
+
+    /// Reactive sequence `id` ends (finishes, not kept by its parent): the
+    /// reactive sequences below it that it kept as finished, and that kept
+    /// their own finished children, drop those marks (run state). Nodes
+    /// running now keep theirs (only a counting parallel ends with a child
+    /// running).
+    #[inline]
+    fn clear_kept_below(&mut self, id: u32, kids: &[u32]) {
+        let tree = self.tree;
+        let nested = kids.iter().any(|&k| {
+            let kid = &tree.nodes[k as usize];
+            !kid.plain && is_reactive_sequence(kid)
+        });
+        if nested {
+            self.clear_marks_in(id + 1, tree.nodes[id as usize].subtree_end);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn clear_marks_in(&mut self, start: u32, end: u32) {
+        let tree = self.tree;
+        let now: &[u32] = self.long.as_ref().map_or(&[], |l| &l.now_running);
+        let key = Value::Keyword(kw::MEMORY);
+        let Some(Value::Map(memory)) = self.db.get_mut(&key) else {
+            return;
+        };
+        memory.retain(|node_id, _| {
+            tree.find(node_id).is_none_or(|n| {
+                !((start..end).contains(&n.0)
+                    && is_reactive_sequence(&tree.nodes[n.index()])
+                    && !now.contains(&n.0))
+            })
+        });
+        if memory.is_empty() {
+            self.db.shift_remove(&key);
+        }
     }
 
     /// Whether reactive composite `id` may have marks to clear: it was
@@ -768,7 +837,38 @@ impl Engine<'_> {
     /// decided, the children still running are halted (launches they made in
     /// this tick are taken back) before it reports, and the next tick starts
     /// a fresh round.
+    ///
+    /// A Failure rolls the whole range back (seed 003: "persistent state
+    /// changes won't be applied, and deferred action launch requests won't
+    /// be submitted"): every running node below it is halted, finished
+    /// children included, so every launch made below it in this tick is taken
+    /// back; and the persistent memory written below it in this tick
+    /// (`:choose-each`'s pool, a user node type's persistent memory) is put
+    /// back as it was. The db writes of actions stay.
     fn parallel_policy(
+        &mut self,
+        id: u32,
+        kids: &[u32],
+        need_success: u64,
+        need_failure: u64,
+    ) -> Status {
+        let mark = self.long.as_ref().map_or(0, |l| l.journal.len());
+        self.rollback_depth += 1;
+        let status = self.parallel_round(id, kids, need_success, need_failure);
+        self.rollback_depth -= 1;
+        if status == Status::Failure {
+            self.roll_back_persistent(mark);
+        }
+        if self.rollback_depth == 0
+            && let Some(long) = self.long.as_mut()
+        {
+            long.journal.clear();
+        }
+        status
+    }
+
+    /// One tick of a policy parallel's round (see [`Engine::parallel_policy`]).
+    fn parallel_round(
         &mut self,
         id: u32,
         kids: &[u32],
@@ -817,9 +917,11 @@ impl Engine<'_> {
         };
         match decided {
             Some(status) => {
-                // Terminate what is still running, then report; the next tick starts afresh.
+                // Terminate what is still running (on Failure, anything
+                // running below a finished child too), then report; the next
+                // tick starts afresh.
                 for (i, &child) in kids.iter().enumerate() {
-                    if done[i].is_none() {
+                    if done[i].is_none() || status == Status::Failure {
                         self.halt_subtree(child);
                     }
                 }
@@ -858,6 +960,12 @@ impl Counted {
             Counted::Failures => Status::from_bool(failed < how_many),
         }
     }
+}
+
+/// Whether `node` is a reactive sequence (one without `:memory`).
+#[inline(always)]
+fn is_reactive_sequence(node: &Node) -> bool {
+    matches!(node.kind, Kind::Sequence { memory: false })
 }
 
 fn read_done(memory: &Value, n: usize) -> Option<Vec<Option<Status>>> {

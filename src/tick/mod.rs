@@ -513,6 +513,14 @@ pub(crate) struct Engine<'t> {
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
+    /// Set by a reactive sequence around the visit of a child reactive
+    /// sequence that it keeps as finished (or will keep, should the child
+    /// finish now), taken by that child (see `Engine::flow`).
+    pub(crate) kept: bool,
+    /// How many policy parallels are being ticked, one inside another:
+    /// while any is, persistent memory written is journaled
+    /// (`Long::journal`), so that a parallel that fails can put it back.
+    pub(crate) rollback_depth: u32,
 }
 
 /// See [`Engine::long`].
@@ -528,6 +536,10 @@ pub(crate) struct Long {
     pub(crate) dropped: Vec<DroppedResult>,
     pub(crate) warnings: Vec<TickWarning>,
     pub(crate) trace: Option<Vec<TraceEvent>>,
+    /// Persistent memory as it was before each write made below a policy
+    /// parallel in this tick, in the order written (see
+    /// `Engine::roll_back_persistent`).
+    pub(crate) journal: Vec<(u32, Option<Value>)>,
 }
 
 thread_local! {
@@ -553,6 +565,7 @@ impl Long {
         long.dropped.clear();
         long.warnings.clear();
         long.trace = None;
+        long.journal.clear();
         SPARE_LONG.set(Some(long));
     }
 }
@@ -596,6 +609,8 @@ impl<'t> Engine<'t> {
             wrote_state: false,
             migration: None,
             results_maybe: false,
+            kept: false,
+            rollback_depth: 0,
         }
     }
 
@@ -796,6 +811,9 @@ impl<'t> Engine<'t> {
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
     /// state is stored: clearing the last entry removes `:aido/memory`.
     pub(crate) fn set_memory(&mut self, node: u32, state: Option<Value>) -> Result<(), String> {
+        if self.rollback_depth > 0 {
+            self.journal_persistent(node);
+        }
         let id = &self.tree.nodes[node as usize].id;
         let key = Value::Keyword(kw::MEMORY);
         match state {
