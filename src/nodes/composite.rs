@@ -501,11 +501,7 @@ impl Engine<'_> {
                 self.clear_kept_below(id, kids);
             }
         }
-        if skipped {
-            Status::Skipped
-        } else {
-            flow.next
-        }
+        if skipped { Status::Skipped } else { flow.next }
     }
 
     /// Child `i` of reactive selector `id` ran and failed since the selector
