@@ -8,7 +8,10 @@
 //! requests). Memory that names children by position (a memory composite's
 //! `{:index i}`, a policy parallel's or a running reactive composite's
 //! `{:done [..]}`, `:choose-each`'s `{:pool [..]}`, a random decider's
-//! `{:running i}`) is rewritten to name the same children in the new tree.
+//! `{:running i}`) is rewritten to name the same children in the new tree
+//! (a running memory composite that stores no index is at its first child,
+//! which is followed the same way). Completions waiting under
+//! `:aido/results` move to their node's new id.
 
 use crate::nodes::{Memory, When};
 use crate::tick::{DropReason, DroppedResult, Request, halt_running};

@@ -362,7 +362,10 @@ impl Engine<'_> {
     /// (`{:done [nil :success ..]}`, run state), the children that were
     /// running after the last tick and have since finished with the status
     /// that moves on. A sequence does not tick a marked child again until it
-    /// finishes or is halted, so a finished action is not started over. A
+    /// finishes or is halted, so a finished action is not started over;
+    /// a marked child that is a reactive sequence is ticked again (its
+    /// conditions are guards), told through `Long::kept` that it is kept,
+    /// so that it reads and keeps its own marks. A
     /// selector ticks every child again (a higher-priority branch may take
     /// over); a marked child that runs again while a later one was running
     /// is reported (see [`crate::tick::TickWarning`]). Children that finish in the
@@ -396,7 +399,7 @@ impl Engine<'_> {
         // A reactive sequence that its parent keeps as finished (or may keep,
         // should it finish now) reads its marks though it was not running,
         // and holds on to them when it succeeds.
-        let kept = !MEMORY && !PLAIN && std::mem::take(&mut self.kept);
+        let kept = !MEMORY && !PLAIN && self.take_kept();
         let mut keeps: Option<bool> = if MEMORY || kept { Some(kept) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
@@ -428,15 +431,16 @@ impl Engine<'_> {
             }
             // The child is, or may become, a finished child this sequence
             // keeps: it keeps its own marks until this sequence ends.
-            let keep_child = !PLAIN
+            let keep_child = (recheck || child_was_running)
+                && !PLAIN
                 && sequence
-                && (recheck
-                    || (child_was_running
-                        && is_reactive_sequence(kid)
-                        && *keeps.get_or_insert_with(|| self.was_running(id))));
-            self.kept = keep_child;
-            let status = self.visit::<PLAIN>(child, kid);
-            self.kept = false;
+                && is_reactive_sequence(kid)
+                && (recheck || *keeps.get_or_insert_with(|| self.was_running(id)));
+            let status = if keep_child {
+                self.visit_kept(child)
+            } else {
+                self.visit::<PLAIN>(child, kid)
+            };
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
@@ -476,13 +480,10 @@ impl Engine<'_> {
                     self.halt_children_after(kids, i);
                     // Finished: its marks go (resetAllChildren), and those
                     // of the finished children it kept.
-                    if MEMORY || self.marks_maybe(id, keeps) {
-                        if let Err(e) = self.set_memory(id, None) {
-                            return self.fail(id, e);
-                        }
-                        if !MEMORY && sequence {
-                            self.clear_kept_below(id, kids);
-                        }
+                    if (MEMORY || self.marks_maybe(id, keeps))
+                        && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, false)
+                    {
+                        return self.fail(id, e);
                     }
                     return decided;
                 }
@@ -490,16 +491,11 @@ impl Engine<'_> {
         }
         let skipped = !PLAIN && ((all_skipped && start == 0) || (sequence && any_skipped));
         // Kept by its parent, a sequence that succeeds keeps its marks.
-        let keep_marks = kept && !skipped;
         if !PLAIN
-            && ((MEMORY && start > 0) || (!MEMORY && !keep_marks && self.marks_maybe(id, keeps)))
+            && ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
+            && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, kept && !skipped)
         {
-            if let Err(e) = self.set_memory(id, None) {
-                return self.fail(id, e);
-            }
-            if !MEMORY && sequence {
-                self.clear_kept_below(id, kids);
-            }
+            return self.fail(id, e);
         }
         if skipped { Status::Skipped } else { flow.next }
     }
@@ -534,6 +530,38 @@ impl Engine<'_> {
                 halted,
             };
             self.long_state().warnings.push(warning);
+        }
+        Ok(())
+    }
+
+    /// Visits `child`, a reactive sequence that this reactive sequence keeps
+    /// as finished (or will keep, should it finish now): see `Long::kept`.
+    #[inline(never)]
+    fn visit_kept(&mut self, child: u32) -> Status {
+        self.long_state().kept = true;
+        let status = self.tick(child);
+        self.long_state().kept = false;
+        status
+    }
+
+    /// A flow that finished (or, `MEMORY`, finished a round past its first
+    /// child) drops its memory, unless `keep`: a reactive sequence that its
+    /// parent keeps as finished keeps its marks. A reactive sequence also
+    /// drops the marks of the finished children it kept.
+    #[inline(never)]
+    fn end_marks<const MEMORY: bool>(
+        &mut self,
+        id: u32,
+        kids: &[u32],
+        sequence: bool,
+        keep: bool,
+    ) -> Result<(), String> {
+        if keep {
+            return Ok(());
+        }
+        self.set_memory(id, None)?;
+        if !MEMORY && sequence {
+            self.clear_kept_below(id, kids);
         }
         Ok(())
     }
@@ -573,6 +601,19 @@ impl Engine<'_> {
         });
         if memory.is_empty() {
             self.db.shift_remove(&key);
+        }
+    }
+
+    /// Whether this reactive sequence's parent keeps it as finished (see
+    /// `Long::kept`); the mark is taken, so that it reaches no other node.
+    #[inline(always)]
+    fn take_kept(&mut self) -> bool {
+        match self.long.as_mut() {
+            Some(long) if long.kept => {
+                long.kept = false;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -848,16 +889,16 @@ impl Engine<'_> {
         need_success: u64,
         need_failure: u64,
     ) -> Status {
-        let mark = self.long.as_ref().map_or(0, |l| l.journal.len());
-        self.rollback_depth += 1;
+        let long = self.long_state();
+        let mark = long.journal.len();
+        long.rollback_depth += 1;
         let status = self.parallel_round(id, kids, need_success, need_failure);
-        self.rollback_depth -= 1;
+        self.long_state().rollback_depth -= 1;
         if status == Status::Failure {
             self.roll_back_persistent(mark);
         }
-        if self.rollback_depth == 0
-            && let Some(long) = self.long.as_mut()
-        {
+        let long = self.long_state();
+        if long.rollback_depth == 0 {
             long.journal.clear();
         }
         status

@@ -591,7 +591,7 @@ impl Engine<'_> {
         let entries: Vec<(u32, Option<Value>)> = long.journal.drain(mark..).rev().collect();
         // Putting back is not a write to journal for a parallel above: the
         // memory is as it was before any of them wrote it.
-        let depth = std::mem::take(&mut self.rollback_depth);
+        let depth = std::mem::take(&mut long.rollback_depth);
         for (node, before) in entries {
             let mut before = before;
             if self.tree.nodes[node as usize].kind.traits().memory == Memory::Pool
@@ -607,7 +607,7 @@ impl Engine<'_> {
                 break;
             }
         }
-        self.rollback_depth = depth;
+        self.long_state().rollback_depth = depth;
     }
 
     /// Checks a node's preconditions; `Some(status)` if one decided the

@@ -513,14 +513,6 @@ pub(crate) struct Engine<'t> {
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
-    /// Set by a reactive sequence around the visit of a child reactive
-    /// sequence that it keeps as finished (or will keep, should the child
-    /// finish now), taken by that child (see `Engine::flow`).
-    pub(crate) kept: bool,
-    /// How many policy parallels are being ticked, one inside another:
-    /// while any is, persistent memory written is journaled
-    /// (`Long::journal`), so that a parallel that fails can put it back.
-    pub(crate) rollback_depth: u32,
 }
 
 /// See [`Engine::long`].
@@ -540,6 +532,16 @@ pub(crate) struct Long {
     /// parallel in this tick, in the order written (see
     /// `Engine::roll_back_persistent`).
     pub(crate) journal: Vec<(u32, Option<Value>)>,
+    /// How many policy parallels are being ticked, one inside another:
+    /// while any is, persistent memory written is journaled, so that a
+    /// parallel that fails can put it back.
+    pub(crate) rollback_depth: u32,
+    /// Set by a reactive sequence around the visit of a child reactive
+    /// sequence that it keeps as finished (or will keep, should the child
+    /// finish now), taken by that child (see `Engine::flow`). Only a
+    /// sequence that runs, or ran in the last tick, sets it, so it lives
+    /// with the long-running state.
+    pub(crate) kept: bool,
 }
 
 thread_local! {
@@ -566,6 +568,8 @@ impl Long {
         long.warnings.clear();
         long.trace = None;
         long.journal.clear();
+        long.rollback_depth = 0;
+        long.kept = false;
         SPARE_LONG.set(Some(long));
     }
 }
@@ -609,8 +613,6 @@ impl<'t> Engine<'t> {
             wrote_state: false,
             migration: None,
             results_maybe: false,
-            kept: false,
-            rollback_depth: 0,
         }
     }
 
@@ -811,7 +813,7 @@ impl<'t> Engine<'t> {
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
     /// state is stored: clearing the last entry removes `:aido/memory`.
     pub(crate) fn set_memory(&mut self, node: u32, state: Option<Value>) -> Result<(), String> {
-        if self.rollback_depth > 0 {
+        if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
             self.journal_persistent(node);
         }
         let id = &self.tree.nodes[node as usize].id;
