@@ -364,8 +364,8 @@ impl Engine<'_> {
     /// that moves on. A sequence does not tick a marked child again until it
     /// finishes or is halted, so a finished action is not started over;
     /// a marked child that is a reactive sequence is ticked again (its
-    /// conditions are guards), told through `Long::kept` that it is kept,
-    /// so that it reads and keeps its own marks. A
+    /// conditions are guards), and, kept by its parent
+    /// ([`Engine::kept_by_parent`]), reads and keeps its own marks. A
     /// selector ticks every child again (a higher-priority branch may take
     /// over); a marked child that runs again while a later one was running
     /// is reported (see [`crate::tick::TickWarning`]). Children that finish in the
@@ -396,11 +396,9 @@ impl Engine<'_> {
         // tick can be marked: node memory is looked at for those alone, and
         // whether the composite was running is worked out only when a child
         // needs it, so a composite whose running child goes on pays little.
-        // A reactive sequence that its parent keeps as finished (or may keep,
-        // should it finish now) reads its marks though it was not running,
-        // and holds on to them when it succeeds.
-        let kept = !MEMORY && !PLAIN && self.take_kept();
-        let mut keeps: Option<bool> = if MEMORY || kept { Some(kept) } else { None };
+        // A reactive sequence that its parent keeps as finished reads its
+        // marks though it was not running (see `Engine::kept_by_parent`).
+        let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
         let mut children = Children::<PLAIN>::new(tree, id, node, kids, start);
@@ -408,8 +406,10 @@ impl Engine<'_> {
             let can_run = !MEMORY && !PLAIN && !kid.plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
-            let mut recheck = false;
-            if can_run && !child_was_running && *keeps.get_or_insert_with(|| self.was_running(id)) {
+            if can_run
+                && !child_was_running
+                && *keeps.get_or_insert_with(|| self.keeps_marks(id, sequence))
+            {
                 match self.kept_status(id, i, kids.len()) {
                     // A sequence keeps its finished children's Success. A
                     // finished reactive sequence is ticked again (its
@@ -420,7 +420,7 @@ impl Engine<'_> {
                         all_skipped = false;
                         continue;
                     }
-                    Ok(Some(_)) if sequence => recheck = true,
+                    Ok(Some(_)) if sequence => {}
                     // A selector checks its children again every tick, so
                     // that a higher-priority branch can take over; a mark
                     // only says that this one ran and failed.
@@ -429,18 +429,7 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            // The child is, or may become, a finished child this sequence
-            // keeps: it keeps its own marks until this sequence ends.
-            let keep_child = (recheck || child_was_running)
-                && !PLAIN
-                && sequence
-                && is_reactive_sequence(kid)
-                && (recheck || *keeps.get_or_insert_with(|| self.was_running(id)));
-            let status = if keep_child {
-                self.visit_kept(child)
-            } else {
-                self.visit::<PLAIN>(child, kid)
-            };
+            let status = self.visit::<PLAIN>(child, kid);
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
@@ -450,7 +439,7 @@ impl Engine<'_> {
             if status == flow.next {
                 all_skipped = false;
                 if child_was_running
-                    && *keeps.get_or_insert_with(|| self.was_running(id))
+                    && *keeps.get_or_insert_with(|| self.keeps_marks(id, sequence))
                     && let Err(e) = self.keep_done(id, i, kids.len(), flow.next)
                 {
                     return self.fail(id, e);
@@ -493,7 +482,7 @@ impl Engine<'_> {
         // Kept by its parent, a sequence that succeeds keeps its marks.
         if !PLAIN
             && ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
-            && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, kept && !skipped)
+            && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, !skipped)
         {
             return self.fail(id, e);
         }
@@ -534,29 +523,19 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// Visits `child`, a reactive sequence that this reactive sequence keeps
-    /// as finished (or will keep, should it finish now): see `Long::kept`.
-    #[inline(never)]
-    fn visit_kept(&mut self, child: u32) -> Status {
-        self.long_state().kept = true;
-        let status = self.tick(child);
-        self.long_state().kept = false;
-        status
-    }
-
     /// A flow that finished (or, `MEMORY`, finished a round past its first
-    /// child) drops its memory, unless `keep`: a reactive sequence that its
-    /// parent keeps as finished keeps its marks. A reactive sequence also
-    /// drops the marks of the finished children it kept.
+    /// child) drops its memory, and a reactive sequence the marks of the
+    /// finished children it kept; but a reactive sequence that succeeded
+    /// (`succeeded`) and that its parent keeps as finished keeps its marks.
     #[inline(never)]
     fn end_marks<const MEMORY: bool>(
         &mut self,
         id: u32,
         kids: &[u32],
         sequence: bool,
-        keep: bool,
+        succeeded: bool,
     ) -> Result<(), String> {
-        if keep {
+        if !MEMORY && sequence && succeeded && self.kept_by_parent(id) {
             return Ok(());
         }
         self.set_memory(id, None)?;
@@ -604,17 +583,40 @@ impl Engine<'_> {
         }
     }
 
-    /// Whether this reactive sequence's parent keeps it as finished (see
-    /// `Long::kept`); the mark is taken, so that it reaches no other node.
-    #[inline(always)]
-    fn take_kept(&mut self) -> bool {
-        match self.long.as_mut() {
-            Some(long) if long.kept => {
-                long.kept = false;
-                true
-            }
-            _ => false,
+    /// Whether reactive composite `id` keeps marks of finished children (and
+    /// so reads them): it was running, or (`sequence`) its parent keeps it
+    /// as finished. Nothing is kept while nothing runs.
+    #[inline]
+    fn keeps_marks(&self, id: u32, sequence: bool) -> bool {
+        self.long.is_some() && (self.was_running(id) || (sequence && self.kept_by_parent(id)))
+    }
+
+    /// Whether the parent of reactive sequence `id` keeps it as finished, or
+    /// will, should it finish now: the parent is a reactive sequence that
+    /// keeps marks (it was running, or its own parent keeps it), and `id`
+    /// was running or is marked there. Such a sequence keeps the marks of
+    /// its own finished children, so that ticked again (its conditions are
+    /// guards) it does not start them over.
+    #[cold]
+    #[inline(never)]
+    fn kept_by_parent(&self, id: u32) -> bool {
+        let tree = self.tree;
+        let node = &tree.nodes[id as usize];
+        let Some(parent) = tree.nodes.get(node.parent as usize) else {
+            return false;
+        };
+        if !is_reactive_sequence(parent) || self.long.is_none() {
+            return false;
         }
+        let marked = || {
+            self.memory(node.parent)
+                .and_then(|m| m.get(&Value::Keyword(kw::DONE)))
+                .and_then(Value::as_seq)
+                .and_then(|done| done.get(node.index_in_parent as usize))
+                .is_some_and(|d| !d.is_nil())
+        };
+        (self.was_running(id) || marked())
+            && (self.was_running(node.parent) || self.kept_by_parent(node.parent))
     }
 
     /// Whether reactive composite `id` may have marks to clear: it was

@@ -536,12 +536,6 @@ pub(crate) struct Long {
     /// while any is, persistent memory written is journaled, so that a
     /// parallel that fails can put it back.
     pub(crate) rollback_depth: u32,
-    /// Set by a reactive sequence around the visit of a child reactive
-    /// sequence that it keeps as finished (or will keep, should the child
-    /// finish now), taken by that child (see `Engine::flow`). Only a
-    /// sequence that runs, or ran in the last tick, sets it, so it lives
-    /// with the long-running state.
-    pub(crate) kept: bool,
 }
 
 thread_local! {
@@ -569,7 +563,6 @@ impl Long {
         long.trace = None;
         long.journal.clear();
         long.rollback_depth = 0;
-        long.kept = false;
         SPARE_LONG.set(Some(long));
     }
 }
