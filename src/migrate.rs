@@ -56,7 +56,9 @@ impl Migration {
     }
 
     /// The report as a map: `{:kept [..], :dropped [..], :halted [..]}`, each
-    /// a vector of node ids (a kept node whose id changed as `[old new]`).
+    /// a vector of node ids (a kept node whose id changed as `[old new]`),
+    /// and `:dropped-results [..]` (see [`DroppedResult::to_value`]) when a
+    /// completion could not be carried over.
     pub fn to_value(&self) -> Value {
         let ids = |nodes: &[MigratedNode]| {
             Value::Vector(
@@ -69,11 +71,21 @@ impl Migration {
                     .collect(),
             )
         };
-        Value::map_from([
+        let mut report = Value::map_from([
             (Value::keyword("kept"), ids(&self.kept)),
             (Value::keyword("dropped"), ids(&self.dropped)),
             (Value::keyword("halted"), ids(&self.halted)),
-        ])
+        ]);
+        if !self.dropped_results.is_empty()
+            && let Some(m) = report.as_map_mut()
+        {
+            let dropped = self.dropped_results.iter().map(DroppedResult::to_value);
+            m.insert(
+                Value::keyword("dropped-results"),
+                Value::Vector(dropped.collect()),
+            );
+        }
+        report
     }
 }
 

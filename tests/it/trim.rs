@@ -455,6 +455,10 @@ fn a_completion_for_a_node_that_is_gone_is_reported_not_lost() {
         report.dropped_results[0].completion,
         read_value("{:request 1, :status :success}").unwrap()
     );
+    assert_eq!(
+        report.to_value().get(&Value::keyword("dropped-results")),
+        Some(&read_value("[{:node \"p.0\", :reason :not-in-flight, :completion {:request 1, :status :success}}]").unwrap())
+    );
     assert_eq!(run_tick(db, &new).status, Status::Success);
 }
 
