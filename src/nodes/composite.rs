@@ -391,13 +391,13 @@ impl Engine<'_> {
             (0, false)
         };
         let sequence = flow.next == Status::Success;
-        // Only a composite that was running can have marked children, and
-        // only a child that can run (not plain) and did not run in the last
-        // tick can be marked: node memory is looked at for those alone, and
-        // whether the composite was running is worked out only when a child
-        // needs it, so a composite whose running child goes on pays little.
-        // A reactive sequence that its parent keeps as finished reads its
-        // marks though it was not running (see `Engine::kept_by_parent`).
+        // Only a composite that was running (or a reactive sequence that its
+        // parent keeps as finished, see `Engine::kept_by_parent`) can have
+        // marked children, and only a child that can run (not plain) and
+        // did not run in the last tick can be marked: node memory is looked
+        // at for those alone, and whether the composite keeps marks is
+        // worked out only when a child needs it, so a composite whose
+        // running child goes on pays little.
         let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
