@@ -8,10 +8,13 @@
 //! requests). Memory that names children by position (a memory composite's
 //! `{:index i}`, a policy parallel's or a running reactive composite's
 //! `{:done [..]}`, `:choose-each`'s `{:pool [..]}`, a random decider's
-//! `{:running i}`) is rewritten to name the same children in the new tree.
+//! `{:running i}`) is rewritten to name the same children in the new tree
+//! (a running memory composite that stores no index is at its first child,
+//! which is followed the same way). Completions waiting under
+//! `:aido/results` move to their node's new id.
 
 use crate::nodes::{Memory, When};
-use crate::tick::{Request, halt_running};
+use crate::tick::{DropReason, DroppedResult, Request, halt_running};
 use crate::tree::Tree;
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -38,6 +41,12 @@ pub struct Migration {
     pub halted: Vec<MigratedNode>,
     /// Cancel requests of deferred actions halted with them.
     pub cancels: Vec<Request>,
+    /// Completions under `:aido/results` that could not be carried over:
+    /// written for a node that is gone, under an id that a completion for
+    /// a node still there now takes. (Completions follow their node to its
+    /// new id; one for a node that is gone stays under its id, and the next
+    /// tick drops and reports it.)
+    pub dropped_results: Vec<DroppedResult>,
 }
 
 impl Migration {
@@ -48,9 +57,11 @@ impl Migration {
 
     /// The report as a map: `{:kept [..], :dropped [..], :halted [..]}`, each
     /// a vector of node ids (a kept node whose id changed as `[old new]`),
-    /// and, when a halted deferred action was cancelled, `:cancel [..]`: its
+    /// `:cancel [..]` when a halted deferred action was cancelled (its
     /// cancel requests, as a tick lists them, so that the system running the
-    /// action is told.
+    /// action is told), and `:dropped-results [..]` (see
+    /// [`DroppedResult::to_value`]) when a completion could not be carried
+    /// over.
     pub fn to_value(&self) -> Value {
         let ids = |nodes: &[MigratedNode]| {
             Value::Vector(
@@ -70,6 +81,13 @@ impl Migration {
         if !self.cancels.is_empty() {
             let cancels = self.cancels.iter().map(Request::to_value).collect();
             report.insert(Value::keyword("cancel"), Value::Vector(cancels));
+        }
+        if !self.dropped_results.is_empty() {
+            let dropped = self.dropped_results.iter().map(DroppedResult::to_value);
+            report.insert(
+                Value::keyword("dropped-results"),
+                Value::Vector(dropped.collect()),
+            );
         }
         Value::Map(Box::new(report))
     }
@@ -287,8 +305,11 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
         db.insert(Value::Keyword(kw::RUNNING), Value::Vector(staying));
     }
     // Node memory, by new id.
-    if let Some(Value::Map(memory)) = db.get(&Value::Keyword(kw::MEMORY)) {
-        let mut moved = Map::default();
+    let memory_key = Value::Keyword(kw::MEMORY);
+    let mut moved = Map::default();
+    let mut had_memory = false;
+    if let Some(Value::Map(memory)) = db.get(&memory_key) {
+        had_memory = true;
         for (id, state) in memory.iter() {
             let Some(o) = old.find(id) else {
                 // Not a node of the old tree: kept only if the new one has it.
@@ -313,12 +334,34 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
                 None => report.dropped.push(info(old, id, None)),
             }
         }
-        if moved.is_empty() {
-            db.shift_remove(&Value::Keyword(kw::MEMORY));
-        } else {
-            db.insert(Value::Keyword(kw::MEMORY), Value::Map(Box::new(moved)));
+    }
+    // A running memory composite at its first child stores nothing (index
+    // 0, the default): that child is followed like any stored index, so a
+    // node inserted before it is not run.
+    for id in &running {
+        let Some(o) = old.find(id) else { continue };
+        let at_first = old.nodes[o.index()].kind.traits().memory == Memory::Index
+            && db.get(&memory_key).and_then(|m| m.get(id)).is_none();
+        let Some(n) = map.get(o.0).filter(|_| at_first) else {
+            continue;
+        };
+        let first = Value::map_from([(Value::Keyword(kw::INDEX), Value::Int(0))]);
+        if let Some(state) = follow(&first, old, o.0, new, n, map)
+            && !state.is_nil()
+        {
+            moved.insert(new.nodes[n as usize].id.clone(), state);
         }
     }
+    if moved.is_empty() {
+        if had_memory {
+            db.shift_remove(&memory_key);
+        }
+    } else {
+        db.insert(memory_key, Value::Map(Box::new(moved)));
+    }
+    // Completions not yet taken follow their node (seed 003: completions
+    // are collected first, then an edit adapts the stored states).
+    rekey_results(&mut db, old, new, map, &mut report);
     // Running nodes without memory are kept too.
     for id in &running {
         if gone.contains(id) || report.kept.iter().any(|k| k.id == *id) {
@@ -336,6 +379,45 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
         stamp(&mut db, new);
     }
     (Value::from(db), report)
+}
+
+/// Moves each completion under `:aido/results` to its node's new id. One
+/// for a node that is gone stays under its id (the next tick drops and
+/// reports it), unless a moved completion now takes that id: then the
+/// migration reports it dropped. A `:aido/results` that is not a map is
+/// left for the tick to report.
+fn rekey_results(db: &mut Map, old: &Tree, new: &Tree, map: &NodeMap, report: &mut Migration) {
+    let key = Value::Keyword(kw::RESULTS);
+    if !matches!(db.get(&key), Some(Value::Map(_))) {
+        return;
+    }
+    let Some(Ok(results)) = db.shift_remove(&key).map(Value::into_map) else {
+        return;
+    };
+    let mut moved = Map::default();
+    let mut stayed = Vec::new();
+    for (id, completion) in results {
+        match old.find(&id).and_then(|o| map.get(o.0)) {
+            Some(n) => {
+                moved.insert(new.nodes[n as usize].id.clone(), completion);
+            }
+            None => stayed.push((id, completion)),
+        }
+    }
+    for (id, completion) in stayed {
+        if moved.contains_key(&id) {
+            report.dropped_results.push(DroppedResult {
+                node: id,
+                reason: DropReason::NotInFlight,
+                completion,
+            });
+        } else {
+            moved.insert(id, completion);
+        }
+    }
+    if !moved.is_empty() {
+        db.insert(key, Value::Map(Box::new(moved)));
+    }
 }
 
 /// Records `tree`'s fingerprint in the db.

@@ -362,7 +362,10 @@ impl Engine<'_> {
     /// (`{:done [nil :success ..]}`, run state), the children that were
     /// running after the last tick and have since finished with the status
     /// that moves on. A sequence does not tick a marked child again until it
-    /// finishes or is halted, so a finished action is not started over. A
+    /// finishes or is halted, so a finished action is not started over;
+    /// a marked child that is a reactive sequence is ticked again (its
+    /// conditions are guards), and, kept by its parent
+    /// ([`Engine::kept_by_parent`]), reads and keeps its own marks. A
     /// selector ticks every child again (a higher-priority branch may take
     /// over); a marked child that runs again while a later one was running
     /// is reported (see [`crate::tick::TickWarning`]). Children that finish in the
@@ -388,11 +391,13 @@ impl Engine<'_> {
             (0, false)
         };
         let sequence = flow.next == Status::Success;
-        // Only a composite that was running can have marked children, and
-        // only a child that can run (not plain) and did not run in the last
-        // tick can be marked: node memory is looked at for those alone, and
-        // whether the composite was running is worked out only when a child
-        // needs it, so a composite whose running child goes on pays little.
+        // Only a composite that was running (or a reactive sequence that its
+        // parent keeps as finished, see `Engine::kept_by_parent`) can have
+        // marked children, and only a child that can run (not plain) and
+        // did not run in the last tick can be marked: node memory is looked
+        // at for those alone, and whether the composite keeps marks is
+        // worked out only when a child needs it, so a composite whose
+        // running child goes on pays little.
         let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
@@ -401,13 +406,21 @@ impl Engine<'_> {
             let can_run = !MEMORY && !PLAIN && !kid.plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
-            if can_run && !child_was_running && *keeps.get_or_insert_with(|| self.was_running(id)) {
+            if can_run
+                && !child_was_running
+                && *keeps.get_or_insert_with(|| self.keeps_marks(id, sequence))
+            {
                 match self.kept_status(id, i, kids.len()) {
-                    // A sequence keeps its finished children's Success.
-                    Ok(Some(_)) if sequence => {
+                    // A sequence keeps its finished children's Success. A
+                    // finished reactive sequence is ticked again (its
+                    // conditions are guards to check), with its own marks
+                    // keeping its finished children; any other child would
+                    // start over, so it is kept as it is.
+                    Ok(Some(_)) if sequence && !is_reactive_sequence(kid) => {
                         all_skipped = false;
                         continue;
                     }
+                    Ok(Some(_)) if sequence => {}
                     // A selector checks its children again every tick, so
                     // that a higher-priority branch can take over; a mark
                     // only says that this one ran and failed.
@@ -426,7 +439,7 @@ impl Engine<'_> {
             if status == flow.next {
                 all_skipped = false;
                 if child_was_running
-                    && *keeps.get_or_insert_with(|| self.was_running(id))
+                    && *keeps.get_or_insert_with(|| self.keeps_marks(id, sequence))
                     && let Err(e) = self.keep_done(id, i, kids.len(), flow.next)
                 {
                     return self.fail(id, e);
@@ -454,9 +467,10 @@ impl Engine<'_> {
                 }
                 decided => {
                     self.halt_children_after(kids, i);
-                    // Finished: its marks go (resetAllChildren).
+                    // Finished: its marks go (resetAllChildren), and those
+                    // of the finished children it kept.
                     if (MEMORY || self.marks_maybe(id, keeps))
-                        && let Err(e) = self.set_memory(id, None)
+                        && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, false)
                     {
                         return self.fail(id, e);
                     }
@@ -464,17 +478,15 @@ impl Engine<'_> {
                 }
             }
         }
+        let skipped = !PLAIN && ((all_skipped && start == 0) || (sequence && any_skipped));
+        // Kept by its parent, a sequence that succeeds keeps its marks.
         if !PLAIN
             && ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
-            && let Err(e) = self.set_memory(id, None)
+            && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, !skipped)
         {
             return self.fail(id, e);
         }
-        if !PLAIN && ((all_skipped && start == 0) || (sequence && any_skipped)) {
-            Status::Skipped
-        } else {
-            flow.next
-        }
+        if skipped { Status::Skipped } else { flow.next }
     }
 
     /// Child `i` of reactive selector `id` ran and failed since the selector
@@ -509,6 +521,102 @@ impl Engine<'_> {
             self.long_state().warnings.push(warning);
         }
         Ok(())
+    }
+
+    /// A flow that finished (or, `MEMORY`, finished a round past its first
+    /// child) drops its memory, and a reactive sequence the marks of the
+    /// finished children it kept; but a reactive sequence that succeeded
+    /// (`succeeded`) and that its parent keeps as finished keeps its marks.
+    #[inline(never)]
+    fn end_marks<const MEMORY: bool>(
+        &mut self,
+        id: u32,
+        kids: &[u32],
+        sequence: bool,
+        succeeded: bool,
+    ) -> Result<(), String> {
+        if !MEMORY && sequence && succeeded && self.kept_by_parent(id) {
+            return Ok(());
+        }
+        self.set_memory(id, None)?;
+        if !MEMORY && sequence {
+            self.clear_kept_below(id, kids);
+        }
+        Ok(())
+    }
+
+    /// Reactive sequence `id` ends (finishes, not kept by its parent): the
+    /// reactive sequences below it that it kept as finished, and that kept
+    /// their own finished children, drop those marks (run state). Nodes
+    /// running now keep theirs (only a counting parallel ends with a child
+    /// running).
+    #[inline]
+    fn clear_kept_below(&mut self, id: u32, kids: &[u32]) {
+        let tree = self.tree;
+        let nested = kids.iter().any(|&k| {
+            let kid = &tree.nodes[k as usize];
+            !kid.plain && is_reactive_sequence(kid)
+        });
+        if nested {
+            self.clear_marks_in(id + 1, tree.nodes[id as usize].subtree_end);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn clear_marks_in(&mut self, start: u32, end: u32) {
+        let tree = self.tree;
+        let now: &[u32] = self.long.as_ref().map_or(&[], |l| &l.now_running);
+        let key = Value::Keyword(kw::MEMORY);
+        let Some(Value::Map(memory)) = self.db.get_mut(&key) else {
+            return;
+        };
+        memory.retain(|node_id, _| {
+            tree.find(node_id).is_none_or(|n| {
+                !((start..end).contains(&n.0)
+                    && is_reactive_sequence(&tree.nodes[n.index()])
+                    && !now.contains(&n.0))
+            })
+        });
+        if memory.is_empty() {
+            self.db.shift_remove(&key);
+        }
+    }
+
+    /// Whether reactive composite `id` keeps marks of finished children (and
+    /// so reads them): it was running, or (`sequence`) its parent keeps it
+    /// as finished. Nothing is kept while nothing runs.
+    #[inline]
+    fn keeps_marks(&self, id: u32, sequence: bool) -> bool {
+        self.long.is_some() && (self.was_running(id) || (sequence && self.kept_by_parent(id)))
+    }
+
+    /// Whether the parent of reactive sequence `id` keeps it as finished, or
+    /// will, should it finish now: the parent is a reactive sequence that
+    /// keeps marks (it was running, or its own parent keeps it), and `id`
+    /// was running or is marked there. Such a sequence keeps the marks of
+    /// its own finished children, so that ticked again (its conditions are
+    /// guards) it does not start them over.
+    #[cold]
+    #[inline(never)]
+    fn kept_by_parent(&self, id: u32) -> bool {
+        let tree = self.tree;
+        let node = &tree.nodes[id as usize];
+        let Some(parent) = tree.nodes.get(node.parent as usize) else {
+            return false;
+        };
+        if !is_reactive_sequence(parent) || self.long.is_none() {
+            return false;
+        }
+        let marked = || {
+            self.memory(node.parent)
+                .and_then(|m| m.get(&Value::Keyword(kw::DONE)))
+                .and_then(Value::as_seq)
+                .and_then(|done| done.get(node.index_in_parent as usize))
+                .is_some_and(|d| !d.is_nil())
+        };
+        (self.was_running(id) || marked())
+            && (self.was_running(node.parent) || self.kept_by_parent(node.parent))
     }
 
     /// Whether reactive composite `id` may have marks to clear: it was
@@ -768,7 +876,38 @@ impl Engine<'_> {
     /// decided, the children still running are halted (launches they made in
     /// this tick are taken back) before it reports, and the next tick starts
     /// a fresh round.
+    ///
+    /// A Failure rolls the whole range back (seed 003: "persistent state
+    /// changes won't be applied, and deferred action launch requests won't
+    /// be submitted"): every running node below it is halted, finished
+    /// children included, so every launch made below it in this tick is taken
+    /// back; and the persistent memory written below it in this tick
+    /// (`:choose-each`'s pool, a user node type's persistent memory) is put
+    /// back as it was. The db writes of actions stay.
     fn parallel_policy(
+        &mut self,
+        id: u32,
+        kids: &[u32],
+        need_success: u64,
+        need_failure: u64,
+    ) -> Status {
+        let long = self.long_state();
+        let mark = long.journal.len();
+        long.rollback_depth += 1;
+        let status = self.parallel_round(id, kids, need_success, need_failure);
+        self.long_state().rollback_depth -= 1;
+        if status == Status::Failure {
+            self.roll_back_persistent(mark);
+        }
+        let long = self.long_state();
+        if long.rollback_depth == 0 {
+            long.journal.clear();
+        }
+        status
+    }
+
+    /// One tick of a policy parallel's round (see [`Engine::parallel_policy`]).
+    fn parallel_round(
         &mut self,
         id: u32,
         kids: &[u32],
@@ -817,9 +956,11 @@ impl Engine<'_> {
         };
         match decided {
             Some(status) => {
-                // Terminate what is still running, then report; the next tick starts afresh.
+                // Terminate what is still running (on Failure, anything
+                // running below a finished child too), then report; the next
+                // tick starts afresh.
                 for (i, &child) in kids.iter().enumerate() {
-                    if done[i].is_none() {
+                    if done[i].is_none() || status == Status::Failure {
                         self.halt_subtree(child);
                     }
                 }
@@ -858,6 +999,12 @@ impl Counted {
             Counted::Failures => Status::from_bool(failed < how_many),
         }
     }
+}
+
+/// Whether `node` is a reactive sequence (one without `:memory`).
+#[inline(always)]
+fn is_reactive_sequence(node: &Node) -> bool {
+    matches!(node.kind, Kind::Sequence { memory: false })
 }
 
 fn read_done(memory: &Value, n: usize) -> Option<Vec<Option<Status>>> {

@@ -107,6 +107,11 @@ impl Engine<'_> {
     /// names another request (a late answer to a cancelled one) is dropped
     /// and reported, never applied. Halted before completion, it emits a
     /// cancel request.
+    ///
+    /// Its options are worked out once, at launch: the request hands them
+    /// to the outside system, which works on what it was given, and the
+    /// cancel names the same ones (`:launched`). A tick in flight reads only
+    /// the request id and calls no function.
     #[inline(never)]
     pub(super) fn defer(
         &mut self,

@@ -552,6 +552,64 @@ impl Engine<'_> {
         }
     }
 
+    /// Below a policy parallel: notes the memory `node` has before it is
+    /// written, if that memory is persistent, so that a Failure of the
+    /// parallel can put it back.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn journal_persistent(&mut self, node: u32) {
+        let persistent = match self.tree.nodes[node as usize].kind.traits().memory {
+            Memory::Pool => true,
+            Memory::User { persistent } => persistent,
+            Memory::Nothing
+            | Memory::Index
+            | Memory::Done
+            | Memory::RunningPick
+            | Memory::Iteration
+            | Memory::Ticks
+            | Memory::Launched => false,
+        };
+        if persistent {
+            let before = self.memory(node).cloned();
+            self.long_state().journal.push((node, before));
+        }
+    }
+
+    /// A policy parallel failed: the persistent memory written below it in
+    /// this tick (journal entries from `mark` on) is put back as it was,
+    /// latest write first. Run state in it is not: nothing below the
+    /// parallel runs any more (`:choose-each`'s running pick is dropped).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn roll_back_persistent(&mut self, mark: usize) {
+        let Some(long) = self.long.as_mut() else {
+            return;
+        };
+        if long.journal.len() <= mark {
+            return;
+        }
+        let entries: Vec<(u32, Option<Value>)> = long.journal.drain(mark..).rev().collect();
+        // Putting back is not a write to journal for a parallel above: the
+        // memory is as it was before any of them wrote it.
+        let depth = std::mem::take(&mut long.rollback_depth);
+        for (node, before) in entries {
+            let mut before = before;
+            if self.tree.nodes[node as usize].kind.traits().memory == Memory::Pool
+                && let Some(Value::Map(m)) = &mut before
+            {
+                m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
+                if m.is_empty() {
+                    before = None;
+                }
+            }
+            if let Err(e) = self.set_memory(node, before) {
+                self.fail(node, e);
+                break;
+            }
+        }
+        self.long_state().rollback_depth = depth;
+    }
+
     /// Checks a node's preconditions; `Some(status)` if one decided the
     /// outcome without ticking the node (which is then halted if it was running).
     #[inline(never)]

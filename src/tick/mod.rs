@@ -528,6 +528,14 @@ pub(crate) struct Long {
     pub(crate) dropped: Vec<DroppedResult>,
     pub(crate) warnings: Vec<TickWarning>,
     pub(crate) trace: Option<Vec<TraceEvent>>,
+    /// Persistent memory as it was before each write made below a policy
+    /// parallel in this tick, in the order written (see
+    /// `Engine::roll_back_persistent`).
+    pub(crate) journal: Vec<(u32, Option<Value>)>,
+    /// How many policy parallels are being ticked, one inside another:
+    /// while any is, persistent memory written is journaled, so that a
+    /// parallel that fails can put it back.
+    pub(crate) rollback_depth: u32,
 }
 
 thread_local! {
@@ -553,6 +561,8 @@ impl Long {
         long.dropped.clear();
         long.warnings.clear();
         long.trace = None;
+        long.journal.clear();
+        long.rollback_depth = 0;
         SPARE_LONG.set(Some(long));
     }
 }
@@ -796,6 +806,9 @@ impl<'t> Engine<'t> {
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
     /// state is stored: clearing the last entry removes `:aido/memory`.
     pub(crate) fn set_memory(&mut self, node: u32, state: Option<Value>) -> Result<(), String> {
+        if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
+            self.journal_persistent(node);
+        }
         let id = &self.tree.nodes[node as usize].id;
         let key = Value::Keyword(kw::MEMORY);
         match state {

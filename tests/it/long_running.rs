@@ -967,6 +967,48 @@ fn user_node_types_declare_persistent_memory() {
     assert_eq!(get(&d, "aido/memory"), Some(db("{:kept 3, :run 1}")));
 }
 
+/// Seed 003: a concurrent decider that fails rolls back "persistent state
+/// changes" made below it in that tick; db writes by actions stay.
+#[test]
+fn a_failing_policy_parallel_puts_back_persistent_memory() {
+    // :t/count counts its ticks in persistent memory and in the db's :n.
+    let mut reg = registry();
+    reg.node_type(
+        NodeType::new("t/count")
+            .persistent_memory(true)
+            .tick(|ctx| {
+                let n = ctx.memory().and_then(Value::as_int).unwrap_or(0);
+                ctx.set_memory(Some(Value::Int(n + 1)))?;
+                let key = Value::keyword("n");
+                let seen = ctx.db().get(&key).and_then(Value::as_int).unwrap_or(0);
+                ctx.db_mut().insert(key, Value::Int(seen + 1));
+                Ok(Status::Success)
+            }),
+    )
+    .unwrap();
+    let t = compile_str(
+        "t.edn",
+        "[:parallel {:policy :sequence}
+           [:parallel {:policy :selector} [:t/count {:id :c}]]
+           [:t/cond {:name :go}]]",
+        &reg,
+    )
+    .unwrap();
+    let mut d = db("{}");
+    let mut memory = vec![];
+    for go in [false, true, false, true] {
+        set(&mut d, "go", Value::Bool(go));
+        let tick = traced(d, &t);
+        assert_eq!(tick.status, Status::from_bool(go));
+        d = tick.db;
+        memory.push(get(&d, "aido/memory"));
+    }
+    // Counted only in the ticks that succeeded; the db's :n every tick.
+    let c = |n: &str| Some(db(&format!("{{:c {n}}}")));
+    assert_eq!(memory, vec![None, c("1"), c("1"), c("2")]);
+    assert_eq!(get(&d, "n"), Some(Value::Int(4)));
+}
+
 #[test]
 #[cfg(feature = "rayon")]
 fn tick_all_hands_back_every_agents_requests_and_errors() {

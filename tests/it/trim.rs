@@ -374,6 +374,102 @@ fn a_memory_sequence_resumes_at_the_right_child_after_an_insertion() {
     assert_eq!(shown(&t.db), "{:a 1, :b 1}");
 }
 
+/// Seed 003: the edit stage adapts stored states, and a memory sequence at
+/// its first child stores none (index 0 is the default): that child is
+/// followed all the same, so a node inserted before it is not run.
+#[test]
+fn a_memory_sequence_at_its_first_child_resumes_there_after_an_insertion() {
+    let old = tree("[:sequence {:id :s :memory true} [:wait {:ticks 2}] [:inc! {:key :b}]]");
+    let new = tree(
+        "[:sequence {:id :s :memory true} [:inc! {:key :x}] [:wait {:ticks 2}] [:inc! {:key :b}]]",
+    );
+    let t = run_tick(Value::map(), &old);
+    assert_eq!(t.status, Status::Running);
+    assert_eq!(
+        shown(&t.db),
+        "{:aido/memory {\"s.0\" {:ticks 1}}, :aido/running [:s \"s.0\"]}"
+    );
+    let (db, report) = migrate(t.db, &old, &new);
+    assert!(report.dropped.is_empty(), "{report:?}");
+    assert_eq!(
+        shown(&db),
+        "{:aido/memory {\"s.1\" {:ticks 1}, :s {:index 1}}, :aido/running [:s \"s.1\"]}"
+    );
+    let t = run_tick(db, &new);
+    assert_eq!(t.status, Status::Running);
+    let t = run_tick(t.db, &new);
+    assert_eq!(t.status, Status::Success);
+    // The wait went on and finished, then :b ran; :x never did.
+    assert_eq!(shown(&t.db), "{:b 1}");
+}
+
+/// Seed 003: completions are collected first, then the edit stage adapts
+/// the stored states. A completion written under a `:defer`'s old id
+/// follows the node to its new id and is taken by the next tick.
+#[test]
+fn a_completion_written_before_an_edit_follows_its_node() {
+    let old = tree("[:sequence {:id :s} [:defer {:action :x/go}] [:inc! {:key :after}]]");
+    let new =
+        tree("[:sequence {:id :s} [:success] [:defer {:action :x/go}] [:inc! {:key :after}]]");
+    let t = run_tick(Value::map(), &old);
+    assert_eq!(t.status, Status::Running);
+    assert_eq!(t.launches()[0].node, Value::string("s.0"));
+    let mut db = t.db;
+    db.as_map_mut().unwrap().insert(
+        Value::keyword("aido/results"),
+        read_value("{\"s.0\" {:request 1, :status :success}}").unwrap(),
+    );
+    let (db, report) = migrate(db, &old, &new);
+    assert!(report.dropped_results.is_empty(), "{report:?}");
+    assert_eq!(
+        db.get(&Value::keyword("aido/results")),
+        Some(&read_value("{\"s.1\" {:request 1, :status :success}}").unwrap())
+    );
+    let t = run_tick(db, &new);
+    assert!(t.dropped().is_empty(), "{:?}", t.dropped());
+    assert_eq!(t.status, Status::Success);
+    assert_eq!(shown(&t.db), "{:aido/requests 1, :after 1}");
+}
+
+/// A completion for a node that is gone stays under its id for the next
+/// tick to drop and report; if a completion that moved now takes that id,
+/// the migration reports it dropped instead of losing it.
+#[test]
+fn a_completion_for_a_node_that_is_gone_is_reported_not_lost() {
+    let old = tree(
+        "[:parallel {:id :p :policy :sequence} [:defer {:action :x/a}] [:defer {:action :x/b}]]",
+    );
+    let new = tree("[:parallel {:id :p :policy :sequence} [:defer {:action :x/b}]]");
+    let t = run_tick(Value::map(), &old);
+    assert_eq!(t.launches().len(), 2);
+    let mut db = t.db;
+    db.as_map_mut().unwrap().insert(
+        Value::keyword("aido/results"),
+        read_value(
+            "{\"p.0\" {:request 1, :status :success}, \"p.1\" {:request 2, :status :success}}",
+        )
+        .unwrap(),
+    );
+    let (db, report) = migrate(db, &old, &new);
+    // :x/a's node is gone (halted, cancelled); :x/b's moved from p.1 to p.0.
+    assert_eq!(report.cancels.len(), 1);
+    assert_eq!(
+        db.get(&Value::keyword("aido/results")),
+        Some(&read_value("{\"p.0\" {:request 2, :status :success}}").unwrap())
+    );
+    assert_eq!(report.dropped_results.len(), 1);
+    assert_eq!(report.dropped_results[0].node, Value::string("p.0"));
+    assert_eq!(
+        report.dropped_results[0].completion,
+        read_value("{:request 1, :status :success}").unwrap()
+    );
+    assert_eq!(
+        report.to_value().get(&Value::keyword("dropped-results")),
+        Some(&read_value("[{:node \"p.0\", :reason :not-in-flight, :completion {:request 1, :status :success}}]").unwrap())
+    );
+    assert_eq!(run_tick(db, &new).status, Status::Success);
+}
+
 #[test]
 fn a_renamed_id_keeps_its_state_and_never_ends_in_error() {
     let old = tree("[:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 3}]]");
