@@ -585,8 +585,14 @@ impl Engine<'_> {
             }
         };
         if let Some(next) = cooling {
-            if Some(next) != stored
-                && let Err(error) = self.store_cooldown(id, c, key, span, Some(next))
+            // The last tick of cooling drops a count of ticks (unless it
+            // started cooled: its state then says it has begun).
+            let next = match span {
+                Span::Ticks(_) if next <= 0.0 && !c.start_cooled => None,
+                _ => Some(next),
+            };
+            if next != stored
+                && let Err(error) = self.store_cooldown(id, c, key, span, next)
             {
                 return error;
             }
