@@ -35,4 +35,5 @@ mod scenario;
 mod seed;
 mod show;
 mod tick;
+mod time;
 mod trim;
