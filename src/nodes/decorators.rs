@@ -27,6 +27,8 @@ use crate::value::{Keyword, Map, Value, kw};
 
 /// The `:reset` values.
 const RESETS: &[&str] = &["never", "on-halt", "on-exit"];
+/// The `:reset` values of a node that keeps its state when it finishes.
+const KEPT: &[&str] = &["never", "on-halt"];
 
 /// The rows of the decorators, `:if` and `:switch`.
 pub(super) fn rows() -> Vec<Row> {
@@ -59,14 +61,14 @@ pub(super) fn rows() -> Vec<Row> {
             &[
                 ("ticks", T::Count, false),
                 ("seconds", T::Number, false),
-                ("reset", T::OneOf(RESETS), false),
+                ("reset", T::OneOf(KEPT), false),
                 ("trigger-on-failure", T::Flag, false),
                 ("start-cooled", T::Flag, false),
                 ("key", T::Key, false),
             ],
             |l| {
                 let period = period(l, "cooldown")?;
-                let reset = reset(l, "cooldown", Reset::Never, &["never", "on-halt"])?;
+                let reset = reset(l, "cooldown", Reset::Never, KEPT)?;
                 let key = l.take_opt("key").map(super::lower::key_path);
                 Some(Kind::Cooldown(Box::new(Cooldown {
                     period,
@@ -145,10 +147,14 @@ pub(super) fn rows() -> Vec<Row> {
             "throttle",
             "Ticks its child at most once every :ticks of its ticks or :seconds seconds; in between it returns the child's last status (a running child is kept running, not ticked). Resets :on-halt by default.",
             ONE,
-            TIMED,
+            &[
+                ("ticks", T::Count, false),
+                ("seconds", T::Number, false),
+                ("reset", T::OneOf(KEPT), false),
+            ],
             |l| {
                 let period = period(l, "throttle")?;
-                let reset = reset(l, "throttle", Reset::OnHalt, &["never", "on-halt"])?;
+                let reset = reset(l, "throttle", Reset::OnHalt, KEPT)?;
                 Some(Kind::Throttle { period, reset })
             },
         ),
