@@ -386,18 +386,21 @@ impl Engine<'_> {
     fn span(&mut self, id: u32, period: &Period) -> Result<Span, Status> {
         match period {
             Period::Ticks(ticks) => self.count_opt(id, "ticks", ticks).map(Span::Ticks),
-            Period::Seconds(seconds) => {
-                let seconds = self.opt_as(
-                    id,
-                    "seconds",
-                    seconds,
-                    |v| v.as_f64().filter(|s| s.is_finite() && *s >= 0.0),
-                    "a number of seconds, 0 or more",
-                )?;
-                let now = self.now(id)?;
-                Ok(Span::Seconds { seconds, now })
-            }
+            Period::Seconds(seconds) => self.seconds(id, seconds),
         }
+    }
+
+    /// Resolves a period in seconds for node `id`, with the time now.
+    fn seconds(&mut self, id: u32, seconds: &Opt) -> Result<Span, Status> {
+        let seconds = self.opt_as(
+            id,
+            "seconds",
+            seconds,
+            |v| v.as_f64().filter(|s| s.is_finite() && *s >= 0.0),
+            "a number of seconds, 0 or more",
+        )?;
+        let now = self.now(id)?;
+        Ok(Span::Seconds { seconds, now })
     }
 
     /// The number node `id` keeps under `key` in its memory, if any; a
@@ -486,7 +489,7 @@ impl Engine<'_> {
     /// Success; it starts over after a Success or a halt.
     #[inline(never)]
     pub(super) fn wait_seconds(&mut self, id: u32, seconds: &Opt) -> Status {
-        let span = match self.span(id, &Period::Seconds(seconds.clone())) {
+        let span = match self.seconds(id, seconds) {
             Ok(span) => span,
             Err(status) => return status,
         };
@@ -585,7 +588,7 @@ impl Engine<'_> {
         // Still cooling: fail, counting a tick down.
         let cooling = match (span, state) {
             (_, None) => None,
-            (Span::Ticks(_), Some(left)) => (left > 0.0).then(|| left - 1.0),
+            (Span::Ticks(_), Some(left)) => (left > 0.0).then_some(left - 1.0),
             (Span::Seconds { seconds, now }, Some(since)) => {
                 (now - since < seconds).then_some(since)
             }
