@@ -275,6 +275,12 @@ impl Scenario {
         self
     }
 
+    /// Moves the clock `:aido/now` on by `dt` seconds before each tick.
+    pub fn dt(mut self, dt: f64) -> Scenario {
+        self.dt = Some(dt);
+        self
+    }
+
     /// Sets how many ticks to run.
     pub fn ticks(mut self, ticks: u64) -> Scenario {
         self.ticks = ticks;
