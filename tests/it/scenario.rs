@@ -526,7 +526,7 @@ fn scenario_files_with_mistakes_are_located_errors() {
 fn a_scenario_with_a_time_step_moves_the_clock_before_each_tick() {
     let tree = aido::compile_str("w.edn", "[:wait {:seconds 1}]", &Registry::new()).unwrap();
     let run = Scenario::new("w", tree).dt(0.5).ticks(3).run();
-    let statuses: Vec<_> = run.record.ticks().iter().map(|t| t.status).collect();
+    let statuses: Vec<_> = run.record.ticks.iter().map(|t| t.status).collect();
     use aido::Status::{Running, Success};
     assert_eq!(statuses, [Running, Running, Success]);
     assert_eq!(
