@@ -426,10 +426,13 @@ impl Engine<'_> {
         };
         match memory.get(&Value::Keyword(kw::STATUS_WAS)) {
             None => Ok(None),
-            Some(v) => match Status::from_value(v) {
+            // Error is never kept: a db that says so was written elsewhere.
+            Some(v) => match Status::from_value(v).filter(|s| *s != Status::Error) {
                 Some(status) => Ok(Some(status)),
                 None => {
-                    let msg = format!("node memory {memory} has no status under :status-was");
+                    let msg = format!(
+                        "node memory {memory} has no status under :status-was (:success, :failure, :running or :skipped)"
+                    );
                     Err(self.fail(id, msg))
                 }
             },
