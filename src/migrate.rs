@@ -484,6 +484,7 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
         | Memory::Iteration
         | Memory::Ticks
         | Memory::Launched
+        | Memory::Decorator(_)
         | Memory::User { .. } => Some(state.clone()),
     }
 }
@@ -543,6 +544,7 @@ pub(crate) fn migrate_by_id(db: &mut Map, tree: &Tree) -> Migration {
                         Memory::Launched => has(kw::LAUNCHED),
                         Memory::Iteration => has(kw::ITERATION),
                         Memory::User { .. } => true,
+                        Memory::Decorator(_) => state.as_map().is_some(),
                         Memory::Nothing
                         | Memory::Index
                         | Memory::Done

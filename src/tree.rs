@@ -278,6 +278,97 @@ pub(crate) enum Kind {
         into: Option<KeyPath>,
         options: Box<[(Keyword, Opt)]>,
     },
+    /// `[:wait {:seconds s}]`: a wait measured on `:aido/now`.
+    WaitSeconds {
+        seconds: Opt,
+    },
+    // The standard decorators (nodes/decorators.rs).
+    Timeout {
+        period: Period,
+        reset: Reset,
+    },
+    Cooldown(Box<Cooldown>),
+    Retry {
+        count: Opt,
+        reset: Reset,
+    },
+    Repeat {
+        count: Opt,
+        reset: Reset,
+    },
+    RunOnce {
+        then: Then,
+    },
+    Delay {
+        period: Period,
+        reset: Reset,
+    },
+    Throttle {
+        period: Period,
+        reset: Reset,
+    },
+    KeepRunningUntilFailure,
+    /// `:force`: a finished child's status becomes Success (`true`) or Failure.
+    Force {
+        success: bool,
+    },
+    ParallelAll {
+        max_failures: Opt,
+    },
+    If,
+    Switch(Box<Switch>),
+}
+
+/// A decorator's period: `:ticks n` (the node's own ticks) or `:seconds s`
+/// (time on `:aido/now`).
+#[derive(Debug, Clone)]
+pub(crate) enum Period {
+    Ticks(Opt),
+    Seconds(Opt),
+}
+
+/// When a stateful decorator's memory is cleared (its `:reset` option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reset {
+    /// Never by the tree: it survives finishing, halts, saves and edits of
+    /// the tree around it (only the host, or `Runner::reset`, clears it).
+    Never,
+    /// When its subtree is halted; finishing keeps it.
+    OnHalt,
+    /// When it finishes (Success or Failure) and when it is halted.
+    OnExit,
+}
+
+/// What `:run-once` returns once its child has finished (`:then`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Then {
+    Skip,
+    Success,
+    Failure,
+    /// The status the child finished with.
+    Same,
+}
+
+/// `:cooldown`'s options.
+#[derive(Debug, Clone)]
+pub(crate) struct Cooldown {
+    pub(crate) period: Period,
+    pub(crate) reset: Reset,
+    /// Failure starts the cooldown too, not only Success.
+    pub(crate) trigger_on_failure: bool,
+    /// Cooling from the first tick on.
+    pub(crate) start_cooled: bool,
+    /// Where the cooldown keeps its state instead of node memory.
+    pub(crate) key: Option<KeyPath>,
+}
+
+/// `:switch`'s options.
+#[derive(Debug, Clone)]
+pub(crate) struct Switch {
+    /// The value that picks a case.
+    pub(crate) on: Opt,
+    /// The cases, one per child (a child more is the default).
+    pub(crate) cases: Box<[Value]>,
 }
 
 /// What aido's parallel counts (`:mode`), resolved at compile time when constant.

@@ -19,7 +19,7 @@ use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_ed
 use super::save::{ClosableOut, check_target, save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
-usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
+usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
                 [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]...
 
 Ticks TREE N times, each tick starting from the db the previous one left,
@@ -38,6 +38,9 @@ options:
   --ticks N        how many ticks to run, a positive integer (default 1)
   --seed S         put the integer S under :aido/seed before the first tick, so
                    that random nodes draw a fresh, reproducible stream
+  --dt D           move the db's clock :aido/now on by D seconds (a number, 0 or
+                   more) before each tick, from 0.0 at the first tick of a db
+                   without one; options in :seconds read it (no node reads a clock)
   --inputs INPUTS  an EDN vector; element i (a map or nil) is merged into the db
                    before tick i+1; elements past the last tick are ignored
   --save OUT       write the final db to OUT atomically (JSON if OUT ends in .json,
@@ -78,11 +81,12 @@ exit status: 0 every tick ran (whatever its status), 1 the tree has compile
 errors, 2 bad arguments or an unreadable or malformed file";
 
 const SPEC: Spec = Spec {
-    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]",
+    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]",
     value_flags: &[
         "--db",
         "--ticks",
         "--seed",
+        "--dt",
         "--inputs",
         "--save",
         "--format",
@@ -110,6 +114,8 @@ struct Config {
     db: Option<PathBuf>,
     ticks: u64,
     seed: Option<i64>,
+    /// Seconds `:aido/now` moves on before each tick.
+    dt: Option<f64>,
     inputs: Option<PathBuf>,
     save: Option<PathBuf>,
     format: Format,
@@ -128,6 +134,18 @@ impl Config {
         let tree = parsed.one_tree("run", SPEC.usage)?;
         let ticks = parsed.positive("--ticks")?.unwrap_or(1);
         let seed = parsed.integer("--seed")?;
+        let dt = match parsed.text("--dt")? {
+            None => None,
+            Some(text) => match text.parse::<f64>() {
+                Ok(dt) if dt.is_finite() && dt >= 0.0 => Some(dt),
+                _ => {
+                    return Err(Failure::input(
+                        "--dt",
+                        format!("expected a number of seconds, 0 or more, got `{text}`"),
+                    ));
+                }
+            },
+        };
         let format = match parsed.text("--format")? {
             None | Some("edn") => Format::Edn,
             Some("json") => Format::Json,
@@ -166,6 +184,7 @@ impl Config {
             db: path("--db"),
             ticks,
             seed,
+            dt,
             inputs: path("--inputs"),
             save: path("--save"),
             format,
@@ -244,12 +263,23 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         if let Some(stubs) = &stubs {
             stubs.stubs.set_tick(n);
         }
+        // The time, then the input, are merged before the tick, and
+        // recorded as its input.
+        let mut merged = Map::default();
+        if let Some(dt) = config.dt {
+            let now = aido::tick::advance_time(&mut db, dt)
+                .map_err(|e| Failure::input("--dt", format!("before tick {n}: {e}")))?;
+            merged.insert(Value::keyword("aido/now"), Value::Float(now));
+        }
         let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));
         if let Some(Some(input)) = input {
             merge(&mut db, input);
-            if let Some(recorder) = &mut recorder {
-                recorder.input(input);
-            }
+            merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        if let Some(recorder) = &mut recorder
+            && !merged.is_empty()
+        {
+            recorder.input(&merged);
         }
         let options = TickOptions {
             trace: config.trace || recorder.is_some(),

@@ -1007,7 +1007,7 @@ fn is_reactive_sequence(node: &Node) -> bool {
     matches!(node.kind, Kind::Sequence { memory: false })
 }
 
-fn read_done(memory: &Value, n: usize) -> Option<Vec<Option<Status>>> {
+pub(super) fn read_done(memory: &Value, n: usize) -> Option<Vec<Option<Status>>> {
     let done = memory.get(&Value::Keyword(kw::DONE))?.as_seq()?;
     if done.len() != n {
         return None;
@@ -1026,7 +1026,7 @@ fn read_done(memory: &Value, n: usize) -> Option<Vec<Option<Status>>> {
         .collect()
 }
 
-fn done_value(done: &[Option<Status>]) -> Value {
+pub(super) fn done_value(done: &[Option<Status>]) -> Value {
     let mut m = Map::default();
     m.insert(
         Value::Keyword(kw::DONE),

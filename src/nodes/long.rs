@@ -1,7 +1,7 @@
 //! Long-running leaves: `:wait` and `:defer`.
 
 use crate::tick::{DropReason, Engine, Request, Status, eval};
-use crate::tree::{KeyPath, Opt};
+use crate::tree::{KeyPath, Opt, Period};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::lower::key_path;
@@ -15,13 +15,12 @@ pub(super) fn rows() -> Vec<Row> {
     vec![
         Row::new(
             "wait",
-            "Runs for :ticks ticks, then succeeds.",
+            "Runs for :ticks ticks, or :seconds seconds of the db's time :aido/now, then succeeds.",
             LEAF,
-            &[("ticks", T::Count, true)],
-            |l| {
-                Some(Kind::Wait {
-                    ticks: l.take("ticks"),
-                })
+            &[("ticks", T::Count, false), ("seconds", T::Number, false)],
+            |l| match super::decorators::period(l, "wait")? {
+                Period::Ticks(ticks) => Some(Kind::Wait { ticks }),
+                Period::Seconds(seconds) => Some(Kind::WaitSeconds { seconds }),
             },
         ),
         Row {

@@ -3,6 +3,7 @@
 
 mod composite;
 pub(crate) mod data;
+mod decorators;
 mod long;
 mod lower;
 mod plain;
@@ -15,13 +16,14 @@ use crate::extend::{Imp, NodeType};
 use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, Status, eval};
 use crate::tree::NodeIndex;
-use crate::tree::{Kind, Opt, Parallel};
+use crate::tree::{Kind, Opt, Parallel, Reset};
 use crate::value::Value;
 
 /// Every built-in node type, one [`Row`] each, gathered from the family files.
 pub(crate) fn builtin_types() -> Vec<NodeType> {
     [
         composite::rows(),
+        decorators::rows(),
         random::rows(),
         data::rows(),
         long::rows(),
@@ -109,6 +111,10 @@ pub(crate) enum Memory {
     Launched,
     /// Whatever a user node type keeps; run state unless it says otherwise.
     User { persistent: bool },
+    /// A decorator's count, time or status (`{:ticks k}`, `{:since t}`,
+    /// `{:attempt k}`, `{:status-was s}`), naming no child: cleared by a
+    /// halt unless it resets `:never` (its `:reset`, [`Reset`]).
+    Decorator(Reset),
 }
 
 /// When a node keeps state.
@@ -168,6 +174,19 @@ impl Kind {
             | Kind::WeightedChoice { .. } => t(None, false, M::RunningPick, When::IfLongBelow),
             Kind::ChooseEach { .. } => t(None, false, M::Pool, When::Always),
             Kind::Wait { .. } => t(None, true, M::Ticks, When::Always),
+            Kind::WaitSeconds { .. } => t(None, true, M::Decorator(Reset::OnExit), When::Always),
+            Kind::Force { .. } => t(Some(OneChild), false, M::Nothing, When::Never),
+            Kind::Timeout { reset, .. } | Kind::Throttle { reset, .. } => {
+                t(None, false, M::Decorator(*reset), When::Always)
+            }
+            Kind::Cooldown(c) => t(None, false, M::Decorator(c.reset), When::Always),
+            Kind::Retry { reset, .. } | Kind::Repeat { reset, .. } | Kind::Delay { reset, .. } => {
+                t(None, true, M::Decorator(*reset), When::Always)
+            }
+            Kind::RunOnce { .. } => t(None, false, M::Decorator(Reset::Never), When::Always),
+            Kind::KeepRunningUntilFailure => t(None, true, M::Nothing, When::Never),
+            Kind::ParallelAll { .. } => t(None, false, M::Done, When::Always),
+            Kind::If | Kind::Switch(_) => t(None, false, M::Nothing, When::Never),
             Kind::Defer { .. } => t(None, true, M::Launched, When::Always),
             Kind::Custom { node_type, .. } => t(
                 None,
@@ -223,6 +242,19 @@ impl Engine<'_> {
                 options,
             } => self.defer(id, *action, into.as_ref(), options),
             Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
+            Kind::WaitSeconds { seconds } => self.wait_seconds(id, seconds),
+            Kind::Timeout { period, reset } => self.timeout(id, period, *reset, kids()[0]),
+            Kind::Cooldown(c) => self.cooldown(id, c, kids()[0]),
+            Kind::Retry { count, reset } => self.attempts(id, count, *reset, kids()[0], true),
+            Kind::Repeat { count, reset } => self.attempts(id, count, *reset, kids()[0], false),
+            Kind::RunOnce { then } => self.run_once(id, *then, kids()[0]),
+            Kind::Delay { period, reset } => self.delay(id, period, *reset, kids()[0]),
+            Kind::Throttle { period, .. } => self.throttle(id, period, kids()[0]),
+            Kind::KeepRunningUntilFailure => self.keep_running_until_failure(kids()[0]),
+            Kind::Force { success } => decorators::force(self.tick(kids()[0]), *success),
+            Kind::ParallelAll { max_failures } => self.parallel_all(id, max_failures, kids()),
+            Kind::If => self.if_then_else(kids()),
+            Kind::Switch(s) => self.switch(id, s, kids()),
             kind @ one_visit_leaf!() => self.leaf(id, kind),
         };
         if status == Status::Running {
@@ -275,7 +307,20 @@ impl Engine<'_> {
             | Kind::Never
             | Kind::Custom { .. }
             | Kind::Wait { .. }
-            | Kind::Defer { .. } => self.fail(id, "not a leaf node"),
+            | Kind::Defer { .. }
+            | Kind::WaitSeconds { .. }
+            | Kind::Timeout { .. }
+            | Kind::Cooldown(_)
+            | Kind::Retry { .. }
+            | Kind::Repeat { .. }
+            | Kind::RunOnce { .. }
+            | Kind::Delay { .. }
+            | Kind::Throttle { .. }
+            | Kind::KeepRunningUntilFailure
+            | Kind::Force { .. }
+            | Kind::ParallelAll { .. }
+            | Kind::If
+            | Kind::Switch(_) => self.fail(id, "not a leaf node"),
         }
     }
 

@@ -31,7 +31,7 @@
 //! running children) sits behind `!PLAIN` in the shared functions and
 //! compiles away in the plain instance.
 
-use super::{Shape, composite, one_visit_leaf};
+use super::{Shape, composite, decorators, one_visit_leaf};
 use crate::tick::{Engine, Status};
 use crate::tree::{Kind, Node, Parallel};
 
@@ -101,6 +101,7 @@ impl Engine<'_> {
             Kind::Invert => composite::invert(self.tick_only_child(id)),
             Kind::Always => composite::always(self.tick_only_child(id)),
             Kind::Never => composite::never(self.tick_only_child(id)),
+            Kind::Force { success } => decorators::force(self.tick_only_child(id), *success),
             kind @ one_visit_leaf!() => self.leaf(id, kind),
             // Never plain (`Kind::traits`), so never here.
             Kind::Selector { memory: true }
@@ -113,7 +114,19 @@ impl Engine<'_> {
             | Kind::WeightedChoice { .. }
             | Kind::Wait { .. }
             | Kind::Defer { .. }
-            | Kind::Custom { .. } => self.fail(id, "not a plain node"),
+            | Kind::Custom { .. }
+            | Kind::WaitSeconds { .. }
+            | Kind::Timeout { .. }
+            | Kind::Cooldown(_)
+            | Kind::Retry { .. }
+            | Kind::Repeat { .. }
+            | Kind::RunOnce { .. }
+            | Kind::Delay { .. }
+            | Kind::Throttle { .. }
+            | Kind::KeepRunningUntilFailure
+            | Kind::ParallelAll { .. }
+            | Kind::If
+            | Kind::Switch(_) => self.fail(id, "not a plain node"),
         }
     }
 

@@ -127,6 +127,10 @@ pub struct Scenario {
     pub db: Value,
     /// Put under `:aido/seed` before the first tick.
     pub seed: Option<i64>,
+    /// Seconds the db's clock `:aido/now` moves on before each tick (from
+    /// 0 at the first tick of a db without one; see
+    /// [`crate::tick::advance_time`]).
+    pub dt: Option<f64>,
     /// How many ticks to run.
     pub ticks: u64,
     /// Inputs by tick (from 1): merged into the db before that tick.
@@ -231,6 +235,7 @@ impl Scenario {
             tree_name,
             db: Value::map(),
             seed: None,
+            dt: None,
             ticks: 1,
             inputs: BTreeMap::new(),
             stubs: Stubs::new(),
@@ -267,6 +272,12 @@ impl Scenario {
     /// Sets the seed.
     pub fn seed(mut self, seed: i64) -> Scenario {
         self.seed = Some(seed);
+        self
+    }
+
+    /// Moves the clock `:aido/now` on by `dt` seconds before each tick.
+    pub fn dt(mut self, dt: f64) -> Scenario {
+        self.dt = Some(dt);
         self
     }
 
@@ -323,13 +334,25 @@ impl Scenario {
         // The tree after a trim, if one was applied.
         let mut trimmed: Option<Tree> = None;
         for n in 1..=self.ticks {
+            // The time, then the input, are merged before the tick, and
+            // recorded as its input. (A db whose `:aido/now` is not a
+            // number keeps it: the first node that reads the time fails.)
+            let mut merged = Map::default();
+            if let Some(dt) = self.dt
+                && let Ok(now) = crate::tick::advance_time(&mut db, dt)
+            {
+                merged.insert(Value::Keyword(crate::value::kw::NOW), Value::Float(now));
+            }
             if let Some(input) = self.inputs.get(&n) {
                 if let Some(map) = db.as_map_mut() {
                     for (key, value) in input {
                         map.insert(key.clone(), value.clone());
                     }
                 }
-                recorder.input(input);
+                merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            if !merged.is_empty() {
+                recorder.input(&merged);
             }
             if !trimmer.is_empty() {
                 let tree = trimmed.as_ref().unwrap_or(&self.tree);

@@ -14,7 +14,7 @@ use crate::trim::DataTask;
 use crate::value::{Map, Value};
 
 const KEYS: &[&str] = &[
-    "tree", "nodes", "db", "seed", "ticks", "inputs", "stubs", "trims", "expect", "doc",
+    "tree", "nodes", "db", "seed", "ticks", "inputs", "stubs", "trims", "expect", "doc", "dt",
 ];
 
 /// The scenario file's text, value and spans, to point at its parts.
@@ -336,6 +336,20 @@ fn parse_source(
             ));
         }
     };
+    let dt = match entry("dt") {
+        None => None,
+        Some((_, v)) if v.as_f64().is_some_and(|dt| dt.is_finite() && dt >= 0.0) => v.as_f64(),
+        Some((path, other)) => {
+            return Err(file.error(
+                K::BadValue,
+                &path,
+                format!(
+                    "`:dt` is a number of seconds, 0 or more, found `{}`",
+                    other.abbreviated(40).0
+                ),
+            ));
+        }
+    };
     let inputs = match entry("inputs") {
         None => Vec::new(),
         Some((path, value)) => inputs(&file, &path, value)?,
@@ -390,6 +404,7 @@ fn parse_source(
     scenario.tree_name = tree_name;
     scenario.db = db;
     scenario.seed = seed;
+    scenario.dt = dt;
     scenario.ticks = ticks;
     scenario.inputs = inputs
         .into_iter()
@@ -609,12 +624,5 @@ fn expectations(
 }
 
 fn status(value: &Value) -> Option<Status> {
-    match value.as_keyword()?.as_str() {
-        "success" => Some(Status::Success),
-        "failure" => Some(Status::Failure),
-        "running" => Some(Status::Running),
-        "error" => Some(Status::Error),
-        "skipped" => Some(Status::Skipped),
-        _ => None,
-    }
+    Status::from_value(value)
 }

@@ -10,7 +10,7 @@
 
 use crate::extend::Imp;
 use crate::nodes::{Memory, one_visit_leaf};
-use crate::tree::{Kind, NodeIndex, Opt};
+use crate::tree::{Kind, NodeIndex, Opt, Reset};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Fate, FnCtx, Long, NodeCtx, Status, eval, panic_message};
@@ -471,7 +471,20 @@ impl Engine<'_> {
             | Kind::Invert
             | Kind::Always
             | Kind::Never
-            | Kind::Wait { .. } => {}
+            | Kind::Wait { .. }
+            | Kind::WaitSeconds { .. }
+            | Kind::Timeout { .. }
+            | Kind::Cooldown(_)
+            | Kind::Retry { .. }
+            | Kind::Repeat { .. }
+            | Kind::RunOnce { .. }
+            | Kind::Delay { .. }
+            | Kind::Throttle { .. }
+            | Kind::KeepRunningUntilFailure
+            | Kind::Force { .. }
+            | Kind::ParallelAll { .. }
+            | Kind::If
+            | Kind::Switch(_) => {}
         }
     }
 
@@ -537,6 +550,7 @@ impl Engine<'_> {
                         }
                     }
                     Memory::User { persistent } => persistent,
+                    Memory::Decorator(reset) => reset == Reset::Never,
                     Memory::Nothing
                     | Memory::Index
                     | Memory::Done
@@ -561,6 +575,7 @@ impl Engine<'_> {
         let persistent = match self.tree.nodes[node as usize].kind.traits().memory {
             Memory::Pool => true,
             Memory::User { persistent } => persistent,
+            Memory::Decorator(reset) => reset == Reset::Never,
             Memory::Nothing
             | Memory::Index
             | Memory::Done

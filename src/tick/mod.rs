@@ -15,6 +15,7 @@
 mod ctx;
 mod eval;
 mod halt;
+mod time;
 
 use std::fmt;
 
@@ -27,6 +28,7 @@ use crate::value::{Keyword, Map, Value, kw};
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
+pub use time::{TimeError, advance_time};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -68,6 +70,19 @@ impl Status {
     /// The status as a keyword value, e.g. `:success`.
     pub fn to_value(self) -> Value {
         Value::keyword(self.as_str())
+    }
+
+    /// The status a keyword value names (`:success`, ...): the inverse of
+    /// [`Status::to_value`].
+    pub fn from_value(value: &Value) -> Option<Status> {
+        match value.as_keyword()?.as_str() {
+            "success" => Some(Status::Success),
+            "failure" => Some(Status::Failure),
+            "running" => Some(Status::Running),
+            "error" => Some(Status::Error),
+            "skipped" => Some(Status::Skipped),
+            _ => None,
+        }
     }
 
     /// Success for `true`, Failure for `false`.

@@ -144,6 +144,13 @@ const RESERVED: &[&str] = &[
     "result",
     "success",
     "failure",
+    // Time (`:aido/now`, which the host sets) and the memory of the
+    // decorators that keep time or count.
+    "aido/now",
+    "seconds",
+    "since",
+    "attempt",
+    "status-was",
 ];
 
 /// The reserved keywords as constants.
@@ -202,6 +209,14 @@ pub(crate) mod kw {
     pub(crate) const SUCCESS: Keyword = Keyword(43);
     /// `:failure`, a status as a keyword.
     pub(crate) const FAILURE: Keyword = Keyword(44);
+    /// `:aido/now`: the time in seconds, set by the host before each tick.
+    pub(crate) const NOW: Keyword = Keyword(45);
+    /// `:since`: when a decorator's period began (a time, or a count of ticks).
+    pub(crate) const SINCE: Keyword = Keyword(47);
+    /// `:attempt`: the attempts (or rounds) a decorator has finished.
+    pub(crate) const ATTEMPT: Keyword = Keyword(48);
+    /// `:status-was`: the status a decorator keeps (`:run-once`, `:throttle`).
+    pub(crate) const STATUS_WAS: Keyword = Keyword(49);
 
     /// The interned keyword of a built-in option key, without taking the
     /// interner's lock; other names are interned as usual.

@@ -38,5 +38,6 @@ mod seed;
 mod seed_examples;
 mod show;
 mod tick;
+mod time;
 mod trim;
 mod trim_seed;

@@ -75,7 +75,7 @@ fn tree(g: &mut Gen, depth: u32) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    match g.below(13) {
+    match g.below(17) {
         0 | 1 => format!("[:selector {}]", kids(g, 4)),
         2 | 3 => format!("[:sequence {}]", kids(g, 4)),
         4 => format!("[:loop {{:count {}}} {}]", count(g, 4), kids(g, 1)),
@@ -90,6 +90,32 @@ fn tree(g: &mut Gen, depth: u32) -> String {
         9 => format!("[:sequence {{:memory true}} {}]", kids(g, 3)),
         10 => format!("[:selector {{:aido/skip-if [:aido/db :c]}} {}]", kids(g, 3)),
         11 => format!("[:parallel {{:policy :sequence}} {}]", kids(g, 3)),
+        // The standard decorators: `:force` may be plain, the others never.
+        13 => format!(
+            "[:force {{:status {}}} {}]",
+            g.pick(&[":success", ":failure"]),
+            kids(g, 1)
+        ),
+        14 => format!("[:if {}]", kids(g, 1) + " " + &kids(g, 2)),
+        15 => format!(
+            "[{} {}]",
+            g.pick(&[
+                ":retry {:count 2}",
+                ":repeat {:count 2}",
+                ":cooldown {:ticks 1}",
+                ":run-once",
+                ":delay {:ticks 1}",
+                ":throttle {:ticks 2}",
+                ":timeout {:ticks 2}",
+                ":keep-running-until-failure",
+            ]),
+            kids(g, 1)
+        ),
+        16 => format!(
+            "[:switch {{:on [:aido/db :a] :cases [0 1]}} {} {}]",
+            tree(g, depth - 1),
+            kids(g, 2)
+        ),
         _ => format!(
             "[:parallel {{:mode {} :how-many {}}} {}]",
             g.pick(&[":success", ":failure", "[:aido/db :b]"]),

@@ -503,6 +503,10 @@ fn scenario_files_with_mistakes_are_located_errors() {
         (ScenarioErrorKind::BadValue, "s.test.edn:1:27".to_owned())
     );
     assert_eq!(
+        error("{:tree \"npc.edn\" :dt -0.5}"),
+        (ScenarioErrorKind::BadValue, "s.test.edn:1:22".to_owned())
+    );
+    assert_eq!(
         error("{:tree \"npc.edn\" :stubs {:nobody :success}}"),
         (ScenarioErrorKind::Stub, "s.test.edn:1:26".to_owned())
     );
@@ -525,6 +529,19 @@ fn scenario_files_with_mistakes_are_located_errors() {
     assert_eq!(
         error("{:ticks 1}"),
         (ScenarioErrorKind::BadValue, "s.test.edn:1:1".to_owned())
+    );
+}
+
+#[test]
+fn a_scenario_with_a_time_step_moves_the_clock_before_each_tick() {
+    let tree = aido::compile_str("w.edn", "[:wait {:seconds 1}]", &Registry::new()).unwrap();
+    let run = Scenario::new("w", tree).dt(0.5).ticks(3).run();
+    let statuses: Vec<_> = run.record.ticks.iter().map(|t| t.status).collect();
+    use aido::Status::{Running, Success};
+    assert_eq!(statuses, [Running, Running, Success]);
+    assert_eq!(
+        run.db.get(&aido::Value::keyword("aido/now")),
+        Some(&aido::Value::Float(1.0))
     );
 }
 
