@@ -60,12 +60,14 @@ options:
                    at gets :trim [{:task t, :outcome :applied|:deferred|:rejected,
                    :reason \"...\"} ...]
   --stubs STUBS    an EDN map of stubs, {node-id-or-type stub ...}, put in place of
-                   nodes of TREE (see `aido help test`)
+                   nodes of TREE (see `aido help test`) and kept in place after
+                   every trim and reload; a stub by id wins over one by type
   --nodes MODEL    a node model: the application's node types and functions
   --reload N=FILE  switch to the tree in FILE before tick N, carrying the db over
                    (repeatable); tick N's line gets :reload {:file ..., :kept [...],
                    :dropped [...], :halted [...]}, or {:file ..., :rejected \"...\"}
-                   if FILE does not compile (the run goes on with the old tree)
+                   if FILE does not compile (the run goes on with the old tree);
+                   several reloads before one tick: a vector of their reports, in order
 
 A db that was last ticked with another tree (its :aido/tree fingerprint
 differs) is carried over to TREE by node id first; that tick's line gets
@@ -192,7 +194,16 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         Some(stubs) => super::test::compile_stubbed(&config.tree, stubs)?,
         None => compile_tree(&config.tree)?,
     };
-    let registry = super::registry();
+    // Trims compile against the same registry as the tree, stub
+    // placeholders included; stubs are put back in place after a change.
+    let registry = match &stubs {
+        Some(stubs) => stubs.stubs.registry_for(tree.form(), &super::registry()),
+        None => super::registry(),
+    };
+    let restub = |tree: Tree| match &stubs {
+        Some(stubs) => stubs.stubs.apply_matching(tree),
+        None => tree,
+    };
     let mut trimmer = Trimmer::new();
     if let Some(path) = &config.trims {
         let tasks = read_edn(path)?;
@@ -253,8 +264,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ..TickOptions::default()
         };
         let mut notes = Vec::new();
+        let mut reloaded = Vec::new();
         for (_, file) in config.reloads.iter().filter(|(at, _)| *at == n) {
-            let (new_db, note, new_tree) = reload(db, &tree, file);
+            let (new_db, note, new_tree) = reload(db, &tree, file, stubs.as_ref());
             db = new_db;
             if let Some(new_tree) = new_tree {
                 tree = new_tree;
@@ -262,13 +274,19 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             if let Some(recorder) = &mut recorder {
                 recorder.event(Event::Reload(note.clone()));
             }
-            notes.push((Value::keyword("reload"), note));
+            reloaded.push(note);
+        }
+        // One reload: its report; several before one tick: all of them, in order.
+        match reloaded.len() {
+            0 => {}
+            1 => notes.extend(reloaded.pop().map(|note| (Value::keyword("reload"), note))),
+            _ => notes.push((Value::keyword("reload"), Value::Vector(reloaded))),
         }
         if !trimmer.is_empty() {
             let gap = trimmer.between_ticks(n - 1, db, &tree, &registry);
             db = gap.db;
             if let Some(new_tree) = gap.tree {
-                tree = new_tree;
+                tree = restub(new_tree);
             }
             let reports: Vec<Value> = gap
                 .reports
@@ -465,9 +483,19 @@ fn take_reloads(args: &[OsString]) -> Result<(Vec<OsString>, Reloads), Failure> 
 
 /// Switches to the tree in `file`, carrying the db over; a file that does
 /// not read or compile is refused, with the reason.
-fn reload(db: Value, tree: &Tree, file: &Path) -> (Value, Value, Option<Tree>) {
+fn reload(
+    db: Value,
+    tree: &Tree,
+    file: &Path,
+    stubs: Option<&super::test::StubsFile>,
+) -> (Value, Value, Option<Tree>) {
     let file_value = Value::string(&name(file));
-    match compile_tree(file) {
+    let compiled = match stubs {
+        // The stubs that name nothing in the new tree are left out, as after a trim.
+        Some(stubs) => super::test::compile_restubbed(file, stubs),
+        None => compile_tree(file),
+    };
+    match compiled {
         Ok(new_tree) => {
             let (db, report) = migrate(db, tree, &new_tree);
             let mut note = report.to_value();

@@ -285,6 +285,16 @@ pub(crate) fn compile_stubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Fa
         })
 }
 
+/// Reads and compiles the tree at `path` (a reload) with the stubs that
+/// name something in it in place.
+pub(crate) fn compile_restubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Failure> {
+    let doc = read_tree(path)?;
+    let registry = stubs.stubs.registry_for(&doc.value, &super::registry());
+    let tree = aido::compile::compile_document(doc, &registry)
+        .map_err(|d| Failure::Compile(d.render()))?;
+    Ok(stubs.stubs.apply_matching(tree))
+}
+
 /// Reads a node model file and declares it in `registry`.
 pub(crate) fn declare_model(registry: &mut Registry, path: &Path) -> Result<(), Failure> {
     let text = read_file(path)?;
