@@ -291,6 +291,9 @@ impl Engine<'_> {
             };
             crate::tick::catch_quietly(|| f(&mut ctx))
         };
+        if self.db_lent {
+            self.check_lent_db(id);
+        }
         if let Some(e) = self.rng.error.take() {
             return self.fail(id, e);
         }

@@ -508,6 +508,9 @@ impl Engine<'_> {
             crate::tick::catch_quietly(|| hook(&mut ctx))
         };
         self.in_hook = was;
+        if self.db_lent {
+            self.check_lent_db(node);
+        }
         if let Err(panic) = result {
             let msg = format!("hook panicked: {}", panic_message(panic.as_ref()));
             self.fail(node, msg);

@@ -510,6 +510,9 @@ pub(crate) struct Engine<'t> {
     pub(crate) wrote_state: bool,
     /// The carrying over of a db last ticked with another tree.
     pub(crate) migration: Option<Box<Migration>>,
+    /// Whether user code was handed the db to change
+    /// ([`NodeCtx::db_mut`]): what it wrote is measured when it returns.
+    pub(crate) db_lent: bool,
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
@@ -595,6 +598,7 @@ impl<'t> Engine<'t> {
             had_tree: false,
             wrote_state: false,
             migration: None,
+            db_lent: false,
             results_maybe: false,
         }
     }
@@ -678,7 +682,9 @@ impl<'t> Engine<'t> {
             self.drop_stale_results();
         }
         self.rng.store(self.db);
-        if self.wrote_state && !self.had_tree && self.error.is_none() {
+        // An Error tick keeps the state it stored too, so it records its
+        // tree as well: a later tree can then carry that state over.
+        if self.wrote_state && !self.had_tree {
             crate::migrate::stamp(self.db, self.tree);
         }
         if options.locals.is_some() {
@@ -729,6 +735,33 @@ impl<'t> Engine<'t> {
             error,
             steps,
             extras,
+        }
+    }
+
+    /// After user code that was handed the db: an Error at `node` if it
+    /// left a value nested deeper than the reader reads, which no save
+    /// could read back.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn check_lent_db(&mut self, node: u32) {
+        self.db_lent = false;
+        let limit = crate::read::MAX_DEPTH - 1;
+        let deepest = self
+            .db
+            .iter()
+            .find_map(|(k, v)| k.depth_beyond(limit).or_else(|| v.depth_beyond(limit)));
+        if let Some(depth) = deepest
+            && self.error.is_none()
+        {
+            self.rng.limit_hit = Some(TickErrorKind::TooDeep);
+            self.fail(
+                node,
+                format!(
+                    "the node left a value nesting {} deep in the db, more than {}",
+                    depth + 1,
+                    crate::read::MAX_DEPTH
+                ),
+            );
         }
     }
 
