@@ -65,6 +65,19 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         };
         return Err(Failure::input(name(&save), why));
     }
+    // A malformed running set cannot be carried over: say so rather than
+    // drop it (the tick would end in Error on it too).
+    if let Some(running) = db.get(&Value::keyword("aido/running"))
+        && running.as_seq().is_none()
+    {
+        return Err(Failure::input(
+            name(&save),
+            format!(
+                "`:aido/running` must be a vector of node ids, found {}; the save cannot be carried over",
+                running.type_with_article()
+            ),
+        ));
+    }
     let save_to = parsed.value("--save").map(PathBuf::from);
     if let Some(path) = &save_to {
         // Saving over SAVE itself is the usual use; over a tree, a mistake.

@@ -331,3 +331,24 @@ fn two_reloads_before_one_tick_report_both_in_order() {
     assert!(key(&reloads[0], "rejected").as_str().is_some());
     assert_eq!(key(&reloads[1], "dropped").to_string(), "[]");
 }
+
+#[test]
+fn migrate_refuses_a_malformed_running_set() {
+    let dir = Scratch::new("migrate-malformed");
+    let save = dir.file("save.edn");
+    std::fs::write(&save, "{:aido/running {:walk true}, :n 1}").unwrap();
+    let run = aido(&[
+        "migrate",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
+        "--db",
+        &save,
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("`:aido/running` must be a vector of node ids, found a map"),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "");
+}

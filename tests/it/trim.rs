@@ -764,3 +764,24 @@ fn undo_restores_the_node_its_task_changed_wherever_it_moved() {
     assert_eq!(run.outcomes(), vec![o(":cut", Applied)]);
     assert_eq!(run.outcomes(), vec![o(":back", Rejected)]);
 }
+
+#[test]
+fn a_migration_reports_a_node_kept_or_dropped_never_both() {
+    let old = tree("[:sequence {:id :s :memory true} [:inc! {:key :a}] [:wait {:id :w :ticks 3}]]");
+    let new = tree("[:sequence {:id :s :memory true} [:inc! {:key :a}]]");
+    let saved = run_tick(Value::map(), &old).db;
+    let (_, report) = migrate(saved, &old, &new);
+    let ids = |nodes: &[aido::migrate::MigratedNode]| {
+        nodes.iter().map(|n| n.id.to_string()).collect::<Vec<_>>()
+    };
+    let (kept, dropped) = (ids(&report.kept), ids(&report.dropped));
+    assert!(dropped.contains(&":s".to_owned()), "{report:?}");
+    assert!(kept.iter().all(|k| !dropped.contains(k)), "{report:?}");
+    // A malformed running set is not dropped in silence: it stays.
+    let db = read_value("{:aido/running 5, :n 1}").unwrap();
+    let (db, _) = migrate(db, &old, &new);
+    assert_eq!(
+        db.get(&Value::keyword("aido/running")),
+        Some(&Value::Int(5))
+    );
+}
