@@ -102,6 +102,7 @@ pub(crate) fn read_file(path: &Path) -> Result<String, Failure> {
 pub(crate) fn io_reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+        io::ErrorKind::PermissionDenied if e.get_ref().is_some() => e.to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
         io::ErrorKind::IsADirectory => "is a directory".to_owned(),
         io::ErrorKind::NotADirectory => "a parent of it is not a directory".to_owned(),

@@ -16,7 +16,7 @@ use aido::{
 use super::Failure;
 use super::args::{self, Parsed, Spec};
 use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_edn};
-use super::save::{ClosableOut, check_target, save_db, write_atomically};
+use super::save::{ClosableOut, check_target, same_target, save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
@@ -235,6 +235,14 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     if let Some(path) = &config.timeline {
         input_files.extend(config.db.as_deref());
         check_target(path, &input_files)?;
+        if let Some(save) = &config.save
+            && same_target(path, save)
+        {
+            return Err(Failure::input(
+                name(path),
+                "cannot save: it is also the --save file: the page would overwrite the save",
+            ));
+        }
     }
     // With a file to write at the end, a closed stdout must not stop the run
     // before it.

@@ -147,6 +147,8 @@ fn run_one(
         .collect();
     let mut notes = Vec::new();
     if let Some(golden) = &scenario.golden {
+        // What a killed `--accept` left is removed whether or not this run writes.
+        super::save::remove_stale_temps(golden);
         // A golden file checked out with CRLF line ends compares as LF.
         match std::fs::read_to_string(golden).map(|t| t.replace("\r\n", "\n")) {
             Ok(text) if text == run.timeline => {}
@@ -233,19 +235,12 @@ fn find_scenarios(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> 
     Ok(())
 }
 
-/// Writes a golden file whole: to a temporary file beside it, then renamed over it.
+/// Writes a golden file through the one atomic, exclusive writer of saves
+/// and pages (an unpredictable temporary name created exclusively, stale
+/// temporary files of killed runs removed, a read-only file refused).
 fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
-    let file_name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Failure::input(name(path), io_reason(&e)));
-    }
-    Ok(())
+    super::save::write_atomically(path, text.as_bytes())
+        .map_err(|e| Failure::input(name(path), format!("cannot save: {}", io_reason(&e))))
 }
 
 /// Stubs read from a file for `aido run --stubs`, with the file's text to

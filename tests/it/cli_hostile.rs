@@ -432,3 +432,75 @@ fn bench_refuses_more_agents_than_memory_allows() {
     assert_exit(&run, 2);
     assert!(run.stderr.starts_with("aido: --agents: "), "{}", run.stderr);
 }
+
+#[test]
+fn a_save_and_a_page_to_one_file_are_refused_before_any_tick() {
+    let dir = Scratch::new("save-page");
+    dir.write("tree.edn", "[:inc! {:key :n}]");
+    for page in ["out.edn", "./out.edn"] {
+        let run = dir.run(&["run", "tree.edn", "--save", "out.edn", "--timeline", page]);
+        assert_exit(&run, 2);
+        assert_eq!(run.stdout, "", "{run:?}");
+        assert!(run.stderr.contains("--save file"), "{run:?}");
+        assert_eq!(dir.files(), ["tree.edn"]);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_target_is_refused_as_cp_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("read-only");
+    dir.write("tree.edn", "[:inc! {:key :n}]");
+    dir.write("kept.edn", "{:n 41}");
+    std::fs::set_permissions(dir.path("kept.edn"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let run = dir.run(&["run", "tree.edn", "--save", "kept.edn"]);
+    assert_exit(&run, 2);
+    assert_eq!(run.stdout, "", "refused before the first tick: {run:?}");
+    assert_eq!(
+        run.stderr,
+        "aido: kept.edn: cannot save: the file is read-only\n"
+    );
+    assert_eq!(dir.read("kept.edn"), "{:n 41}");
+    // The same for a page and a golden timeline.
+    let run = dir.run(&["run", "tree.edn", "--timeline", "kept.edn"]);
+    assert_exit(&run, 2);
+    assert_eq!(dir.read("kept.edn"), "{:n 41}");
+    dir.write("t.test.edn", "{:tree \"tree.edn\"}");
+    dir.write("t.timeline", "old");
+    std::fs::set_permissions(
+        dir.path("t.timeline"),
+        std::fs::Permissions::from_mode(0o444),
+    )
+    .unwrap();
+    let run = dir.run(&["test", "t.test.edn", "--accept"]);
+    assert_exit(&run, 2);
+    assert!(
+        run.stderr
+            .contains("t.timeline: cannot save: the file is read-only"),
+        "{run:?}"
+    );
+    assert_eq!(dir.read("t.timeline"), "old");
+}
+
+#[test]
+fn golden_timelines_go_through_the_atomic_exclusive_writer() {
+    let dir = Scratch::new("golden-writer");
+    dir.write("tree.edn", "[:inc! {:key :n}]");
+    dir.write("t.test.edn", "{:tree \"tree.edn\"}");
+    // A killed --accept left its temporary file (no process has pid
+    // 4194305 on Linux): the next one removes it.
+    dir.write(
+        "t.timeline.aido-tmp-4194305-0123456789abcdef",
+        "half a golden",
+    );
+    let run = dir.run(&["test", "t.test.edn", "--accept"]);
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains("wrote t.timeline"), "{run:?}");
+    assert!(dir.read("t.timeline").starts_with("tick 1: success"));
+    assert!(
+        !dir.files().iter().any(|f| f.contains("aido-tmp")),
+        "{:?}",
+        dir.files()
+    );
+}
