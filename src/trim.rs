@@ -245,10 +245,11 @@ impl DataTask {
         }
         let change = if let Some(with) = get("replace") {
             if with.is_nil() {
-                return Err(bad(format!(
+                return Err(bad(
                     ":replace takes the tree data to put in the target's place, found nil \
                      (to remove the target, say :remove true)"
-                )));
+                        .to_owned(),
+                ));
             }
             TrimChange::Replace {
                 target: target()?,

@@ -314,11 +314,11 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         }
         if let Some(error) = &tick.error {
             out.flush()?;
-            let _ = writeln!(
-                io::stderr(),
+            let line = format!(
                 "aido: {}: tick {n} ended in error: {error}",
                 name(&config.tree)
             );
+            let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
         }
         if let Some(recorder) = &mut recorder {
             recorder.record(&tree, &tick);

@@ -77,6 +77,56 @@ pub enum ScenarioErrorKind {
     Stub,
     /// The tree does not compile (see [`ScenarioError::diagnostics`]).
     Compile,
+    /// A file the scenario names lies outside its folder (see
+    /// [`ScenarioOptions::allow_outside`]).
+    Outside,
+}
+
+/// The most ticks a scenario file may ask for (`:ticks`, or a `:tick` in
+/// `:expect`): every tick is recorded, so a run's memory grows with them.
+pub const MAX_TICKS: u64 = 100_000;
+
+/// How a scenario file and the files it names are read.
+///
+/// ```
+/// use aido::scenario::ScenarioOptions;
+/// let options = ScenarioOptions::default().allow_outside(true).max_file_bytes(1 << 20);
+/// assert!(options.allow_outside && options.max_file_bytes == 1 << 20);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScenarioOptions {
+    /// The largest file read, in bytes (default
+    /// [`crate::source::DEFAULT_MAX_FILE_BYTES`], 64 MiB).
+    pub max_file_bytes: u64,
+    /// Whether the files a scenario names (tree, db, inputs, trims, stubs,
+    /// node model) may lie outside the scenario's folder: an absolute
+    /// path, a `..`, or a link that leads out. Default `false`: a scenario
+    /// from an untrusted folder reads nothing else.
+    pub allow_outside: bool,
+}
+
+impl Default for ScenarioOptions {
+    fn default() -> ScenarioOptions {
+        ScenarioOptions {
+            max_file_bytes: crate::source::DEFAULT_MAX_FILE_BYTES,
+            allow_outside: false,
+        }
+    }
+}
+
+impl ScenarioOptions {
+    /// Sets [`ScenarioOptions::max_file_bytes`].
+    pub fn max_file_bytes(mut self, bytes: u64) -> ScenarioOptions {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// Sets [`ScenarioOptions::allow_outside`].
+    pub fn allow_outside(mut self, allow: bool) -> ScenarioOptions {
+        self.allow_outside = allow;
+        self
+    }
 }
 
 /// Why a scenario cannot be run, with where.
@@ -244,7 +294,17 @@ impl Scenario {
     /// Reads the scenario file at `path`; its tree is compiled against
     /// `registry` (plus its node model and stubs).
     pub fn load(path: &Path, registry: &crate::Registry) -> Result<Scenario, ScenarioError> {
-        parse::load(path, registry)
+        parse::load(path, registry, &ScenarioOptions::default())
+    }
+
+    /// Like [`Scenario::load`], with the file size limit and the folder
+    /// rule of `options`.
+    pub fn load_with(
+        path: &Path,
+        registry: &crate::Registry,
+        options: &ScenarioOptions,
+    ) -> Result<Scenario, ScenarioError> {
+        parse::load(path, registry, options)
     }
 
     /// Reads a scenario from `text`; `name` is used in messages and
@@ -255,7 +315,19 @@ impl Scenario {
         dir: &Path,
         registry: &crate::Registry,
     ) -> Result<Scenario, ScenarioError> {
-        parse::parse(name, text, dir, registry)
+        parse::parse(name, text, dir, registry, &ScenarioOptions::default())
+    }
+
+    /// Like [`Scenario::parse`], with the file size limit and the folder
+    /// rule of `options` (the folder is `dir`).
+    pub fn parse_with(
+        name: &str,
+        text: &str,
+        dir: &Path,
+        registry: &crate::Registry,
+        options: &ScenarioOptions,
+    ) -> Result<Scenario, ScenarioError> {
+        parse::parse(name, text, dir, registry, options)
     }
 
     /// Sets the starting db.
