@@ -10,7 +10,7 @@ use aido::{
     migrate::migrate,
     tick::{TickOptions, TraceEvent, run_tick_with_options},
     trim::{DataTask, Trimmer},
-    value::Map,
+    value::{JsonMapping, Map},
 };
 
 use super::Failure;
@@ -46,7 +46,8 @@ options:
                    a short `pretty` block: the status, the input merged, the db's
                    changes (`+ :key value` added, `~ :key old -> new` changed,
                    `- :key` removed; keys sorted) and the events (halts, skips,
-                   launches, cancels, errors, trims, reloads)
+                   launches, cancels, errors, trims, reloads); a json line that
+                   would hold NaN or an infinity stops the run (exit 2)
   --trace          add :trace to each line: [node-id :status] for every node
                    ticked and [:halt node-id] for every node halted, in order
                    (and :change to each applied trim task); with --format pretty,
@@ -417,7 +418,15 @@ fn print_tick(
     line.insert(db_key.clone(), db);
     let line = Value::Map(Box::new(line));
     if line_format.json {
-        writeln!(out, "{}", line.to_json())?;
+        // NaN and infinities have no plain JSON form: the run stops there
+        // rather than print them as null, as a JSON save refuses them.
+        let json = line.to_json_with(JsonMapping::Plain).map_err(|e| {
+            Failure::input(
+                "--format json",
+                format!("tick {n}: {e}; print the run with --format edn"),
+            )
+        })?;
+        writeln!(out, "{json}")?;
     } else {
         writeln!(out, "{line}")?;
     }

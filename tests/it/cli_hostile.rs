@@ -680,3 +680,24 @@ fn control_characters_never_reach_the_terminal() {
         assert!(!run.stderr.contains('\u{1b}'), "{file:?}: {run:?}");
     }
 }
+
+#[test]
+fn json_tick_lines_refuse_nan_and_infinities_instead_of_printing_null() {
+    let dir = Scratch::new("json-lines-nan");
+    dir.write(
+        "tree.edn",
+        "[:define! {:key :x :val [:aido/fn / 1.0 [:aido/db :zero]]}]",
+    );
+    dir.write("db.edn", "{:zero 0.0}");
+    let run = dir.run(&["run", "tree.edn", "--db", "db.edn", "--format", "json"]);
+    assert_exit(&run, 2);
+    assert!(!run.stdout.contains("null"), "{run:?}");
+    assert!(
+        run.stderr.starts_with("aido: --format json: tick 1: "),
+        "{run:?}"
+    );
+    // The EDN line holds it.
+    let run = dir.run(&["run", "tree.edn", "--db", "db.edn"]);
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains("##Inf"), "{run:?}");
+}
