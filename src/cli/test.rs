@@ -151,6 +151,13 @@ fn run_one(
         }
     };
     let run = scenario.run();
+    if let Some(why) = &run.stopped {
+        writeln!(out, "FAILED {shown}")?;
+        out.flush()?;
+        let line = format!("aido: {shown}: {why}");
+        let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
+        return Ok(Outcome::Broken);
+    }
     coverage.add(&scenario.tree_name, &run.record);
 
     let mut reasons: Vec<String> = run

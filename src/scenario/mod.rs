@@ -86,6 +86,13 @@ pub enum ScenarioErrorKind {
 /// `:expect`): every tick is recorded, so a run's memory grows with them.
 pub const MAX_TICKS: u64 = 100_000;
 
+/// The most values a scenario's run may record (the db changes of every
+/// tick, each value counted by its elements, a string one element per 64
+/// bytes, and the nodes each tick visits): about 16 million, a little under
+/// a gigabyte. A run that records more stops there (see
+/// [`ScenarioRun::stopped`]).
+pub const MAX_RECORDED: u64 = 1 << 24;
+
 /// How a scenario file and the files it names are read.
 ///
 /// ```
@@ -192,6 +199,8 @@ pub struct Scenario {
     pub expect: Vec<Expectation>,
     /// The golden timeline's path: `NAME.timeline` beside `NAME.test.edn`.
     pub golden: Option<PathBuf>,
+    /// The most values the run may record (default [`MAX_RECORDED`]).
+    pub max_recorded: u64,
 }
 
 /// A scenario's recorded run.
@@ -204,6 +213,9 @@ pub struct ScenarioRun {
     pub timeline: String,
     /// The db the last tick left.
     pub db: Value,
+    /// Why the run stopped before its last tick, if it did: it recorded
+    /// more than [`MAX_RECORDED`] values.
+    pub stopped: Option<String>,
 }
 
 /// One expectation that did not hold.
@@ -288,6 +300,7 @@ impl Scenario {
             registry: Registry::new(),
             expect: Vec::new(),
             golden: None,
+            max_recorded: MAX_RECORDED,
         }
     }
 
@@ -394,6 +407,8 @@ impl Scenario {
         }
         // The tree after a trim, if one was applied.
         let mut trimmed: Option<Tree> = None;
+        let mut recorded = 0u64;
+        let mut stopped = None;
         for n in 1..=self.ticks {
             if let Some(input) = self.inputs.get(&n) {
                 if let Some(map) = db.as_map_mut() {
@@ -417,6 +432,15 @@ impl Scenario {
             self.stubs.set_tick(n);
             let tree = trimmed.as_ref().unwrap_or(&self.tree);
             db = recorder.tick(db, tree).db;
+            recorded = recorded.saturating_add(recorder.ticks().last().map_or(0, recorded_weight));
+            if recorded > self.max_recorded {
+                stopped = Some(format!(
+                    "the run stopped after tick {n} of {}: it recorded more than {} values \
+                     (db changes and visits)",
+                    self.ticks, self.max_recorded
+                ));
+                break;
+            }
         }
         let record = recorder.finish();
         let timeline = timeline(
@@ -430,8 +454,22 @@ impl Scenario {
             record,
             timeline,
             db,
+            stopped,
         }
     }
+}
+
+/// What one recorded tick holds, counted as [`MAX_RECORDED`] counts it
+/// (each value measured up to the bound: a bigger one counts as past it).
+fn recorded_weight(tick: &crate::record::TickRecord) -> u64 {
+    use crate::record::DbChange;
+    let weight = |v: &Value| v.measure(MAX_RECORDED).0;
+    let changes = tick.changes.iter().map(|change| match change {
+        DbChange::Added { key, value } => weight(key) + weight(value),
+        DbChange::Changed { key, old, new } => weight(key) + weight(old) + weight(new),
+        DbChange::Removed { key, old } => weight(key) + weight(old),
+    });
+    changes.fold(tick.visits.len() as u64, u64::saturating_add)
 }
 
 impl ScenarioRun {
