@@ -14,6 +14,9 @@ use super::{Engine, Status, eval};
 pub struct NodeCtx<'e, 't> {
     pub(crate) engine: &'e mut Engine<'t>,
     pub(crate) node: u32,
+    /// Whether the db was handed out to change ([`NodeCtx::db_mut`]): what
+    /// was written is measured when the user code returns.
+    pub(crate) db_lent: bool,
 }
 
 impl NodeCtx<'_, '_> {
@@ -26,7 +29,7 @@ impl NodeCtx<'_, '_> {
     /// ([`crate::read::MAX_DEPTH`], the db map counted) ends the tick in
     /// Error ([`super::TickErrorKind::TooDeep`]) when the node returns.
     pub fn db_mut(&mut self) -> &mut Map {
-        self.engine.db_lent = true;
+        self.db_lent = true;
         self.engine.db
     }
 

@@ -510,9 +510,6 @@ pub(crate) struct Engine<'t> {
     pub(crate) wrote_state: bool,
     /// The carrying over of a db last ticked with another tree.
     pub(crate) migration: Option<Box<Migration>>,
-    /// Whether user code was handed the db to change
-    /// ([`NodeCtx::db_mut`]): what it wrote is measured when it returns.
-    pub(crate) db_lent: bool,
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
@@ -598,7 +595,6 @@ impl<'t> Engine<'t> {
             had_tree: false,
             wrote_state: false,
             migration: None,
-            db_lent: false,
             results_maybe: false,
         }
     }
@@ -744,7 +740,6 @@ impl<'t> Engine<'t> {
     #[cold]
     #[inline(never)]
     pub(crate) fn check_lent_db(&mut self, node: u32) {
-        self.db_lent = false;
         let limit = crate::read::MAX_DEPTH - 1;
         let deepest = self
             .db
