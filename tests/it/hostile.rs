@@ -610,3 +610,15 @@ fn a_user_node_type_cannot_leave_a_value_deeper_than_the_reader_reads() {
     let tick = run_tick(Value::map(), &tree);
     assert_eq!(tick.error.map(|e| e.kind), Some(TickErrorKind::TooDeep));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn compile_file_reads_with_the_input_limit() {
+    // /dev/zero never ends: it is refused at the limit, not read until memory runs out.
+    match aido::compile_file("/dev/zero", &Registry::new()) {
+        Err(aido::compile::CompileFileError::Io { error, .. }) => {
+            assert_eq!(error.kind(), std::io::ErrorKind::FileTooLarge, "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
