@@ -670,6 +670,26 @@ fn control_characters_never_reach_the_terminal() {
         );
         assert!(run.stdout.contains("\\u001b"), "{args:?}: {run:?}");
     }
+    // A node's error message (a stub's, here) in the pretty timeline and on stderr.
+    dir.write(
+        "stubs.edn",
+        "{:boom {:status :error :message \"\u{1b}[2J gone\"}}",
+    );
+    dir.write("boom.edn", "[:sequence [:success {:id :boom}]]");
+    let run = dir.run(&[
+        "run",
+        "boom.edn",
+        "--stubs",
+        "stubs.edn",
+        "--format",
+        "pretty",
+    ]);
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains("[2J gone"), "{run:?}");
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
+        "{run:?}"
+    );
     // One-line read errors: a bad token and a file name with an escape.
     dir.write("bad.edn", "[:a \u{1b}c]");
     dir.write("bad2.edn", "[:a 12\u{1b}c]");
