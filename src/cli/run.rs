@@ -197,10 +197,11 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     };
     // Trims compile against the same registry as the tree, stub
     // placeholders included; stubs are put back in place after a change.
-    let registry = match &stubs {
+    let registry_for = |tree: &Tree| match &stubs {
         Some(stubs) => stubs.stubs.registry_for(tree.form(), &super::registry()),
         None => super::registry(),
     };
+    let mut registry = registry_for(&tree);
     let restub = |tree: Tree| match &stubs {
         Some(stubs) => stubs.stubs.apply_matching(tree),
         None => tree,
@@ -279,6 +280,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             db = new_db;
             if let Some(new_tree) = new_tree {
                 tree = new_tree;
+                if stubs.is_some() {
+                    registry = registry_for(&tree);
+                }
             }
             if let Some(recorder) = &mut recorder {
                 recorder.event(Event::Reload(note.clone()));

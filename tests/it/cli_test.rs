@@ -537,4 +537,36 @@ fn run_keeps_its_stubs_across_trims_and_reloads_and_ids_win_over_types() {
         "{}",
         run.stdout
     );
+
+    // A reload that gives a stubbed id a type the tool does not know, then
+    // a trim: the trim compiles with that type's placeholder.
+    std::fs::write(
+        dir.join("t3.edn"),
+        "[:sequence {:id :main} [:guard/hears? {:id :eye}] [:inc! {:id :count :key :n}]]",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("trims3.edn"),
+        "[{:task :more :target :count :not-before 2 :replace [:inc! {:id :count :key :m}]}]",
+    )
+    .unwrap();
+    let run = aido(
+        &dir,
+        &[
+            "run",
+            "t.edn",
+            "--stubs",
+            "stubs.edn",
+            "--ticks",
+            "3",
+            "--reload",
+            "2=t3.edn",
+            "--trims",
+            "trims3.edn",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines[2].contains(":outcome :applied"), "{}", run.stdout);
+    assert!(lines[2].contains(":status :success"), "{}", run.stdout);
 }
