@@ -29,7 +29,8 @@ options:
                .json, else EDN); OUT may be SAVE
 
 exit status: 0 migrated, 1 a tree has compile errors, 2 bad arguments, an
-unreadable file, or a SAVE that was last ticked with another tree than OLD";
+unreadable file, a SAVE that was last ticked with another tree than OLD, or
+one whose :aido/running is not a vector of node ids";
 
 const SPEC: Spec = Spec {
     usage: "aido migrate OLD NEW --db SAVE [--save OUT]",
