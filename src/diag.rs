@@ -193,30 +193,9 @@ impl RenderLimits {
 }
 
 /// `text` with control characters escaped and cut to `max` characters
-/// (ending in `...` when cut).
+/// (ending in `...` when cut): [`crate::source::excerpt`].
 pub(crate) fn clean(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (n, c) in text.chars().enumerate() {
-        if n >= max {
-            out.push_str("...");
-            break;
-        }
-        push_clean(&mut out, c);
-    }
-    out
-}
-
-/// Pushes `c`, or its escape if it is a control character; returns how
-/// many characters were pushed.
-fn push_clean(out: &mut String, c: char) -> usize {
-    if c.is_control() && c != '\t' {
-        let escaped = format!("\\u{{{:x}}}", c as u32);
-        out.push_str(&escaped);
-        escaped.chars().count()
-    } else {
-        out.push(c);
-        1
-    }
+    crate::source::excerpt(text, max)
 }
 
 impl fmt::Display for Diagnostics {
@@ -303,7 +282,7 @@ fn window(line: &str, from: usize, width: usize, max: usize) -> (String, usize, 
         if i == from {
             caret_at = used;
         }
-        let n = push_clean(&mut shown, c);
+        let n = crate::source::push_escaped(&mut shown, c);
         if i >= from && i < from + width {
             caret_width += n;
         }

@@ -299,7 +299,13 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
             Some(new.nodes[n as usize].id.clone())
         })
         .collect();
-    if staying.is_empty() {
+    if db
+        .get(&Value::Keyword(kw::RUNNING))
+        .is_some_and(|r| r.as_seq().is_none())
+    {
+        // A running set that is not a vector of ids is not this function's
+        // to drop: it stays as it was, for the caller to see.
+    } else if staying.is_empty() {
         db.shift_remove(&Value::Keyword(kw::RUNNING));
     } else {
         db.insert(Value::Keyword(kw::RUNNING), Value::Vector(staying));
@@ -363,8 +369,12 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
     // are collected first, then an edit adapts the stored states).
     rekey_results(&mut db, old, new, map, &mut report);
     // Running nodes without memory are kept too.
+    // A node whose memory was dropped is reported dropped, not also kept.
     for id in &running {
-        if gone.contains(id) || report.kept.iter().any(|k| k.id == *id) {
+        if gone.contains(id)
+            || report.kept.iter().any(|k| k.id == *id)
+            || report.dropped.iter().any(|k| k.id == *id)
+        {
             continue;
         }
         let new_id = old

@@ -256,6 +256,127 @@ impl Source {
     }
 }
 
+/// `text` as shown to a person: control characters (a terminal's escape
+/// sequences, a NUL) escaped as `\u{1b}`, tabs kept, and cut after
+/// `max_chars` characters (ending in `...` when cut). Every message that
+/// quotes user text goes through here, so no file's raw content reaches a
+/// terminal or a log beyond a short, inert excerpt.
+///
+/// ```
+/// assert_eq!(aido::source::excerpt("a\u{1b}c", 10), "a\\u{1b}c");
+/// assert_eq!(aido::source::excerpt("abcdef", 3), "abc...");
+/// ```
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n >= max_chars {
+            out.push_str("...");
+            break;
+        }
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+/// Pushes `c`, or its escape if it is a control character (a tab is
+/// kept); returns how many characters were pushed.
+pub(crate) fn push_escaped(out: &mut String, c: char) -> usize {
+    if c.is_control() && c != '\t' {
+        let escaped = format!("\\u{{{:x}}}", c as u32);
+        out.push_str(&escaped);
+        escaped.chars().count()
+    } else {
+        out.push(c);
+        1
+    }
+}
+
+/// The largest file [`read_file`] reads by default, in bytes (64 MiB).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Why [`read_file`] could not read a file as text.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FileError {
+    /// The file cannot be opened or read.
+    Io(std::io::Error),
+    /// The path names a folder.
+    IsADirectory,
+    /// The file holds more than the limit (a device such as `/dev/zero`
+    /// included: it is noticed once that many bytes were read).
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// The file is not UTF-8 text.
+    NotUtf8 {
+        /// The byte offset of the first invalid byte.
+        at: usize,
+    },
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileError::Io(e) => f.write_str(&io_reason(e)),
+            FileError::IsADirectory => f.write_str("is a directory"),
+            FileError::TooLarge { limit } => {
+                write!(f, "larger than the input limit of {limit} bytes")
+            }
+            FileError::NotUtf8 { at } => write!(f, "not valid UTF-8 text (at byte {at})"),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// An I/O error as a short lower-case reason, without the OS error number.
+pub fn io_reason(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as E;
+    match e.kind() {
+        E::NotFound => "no such file or directory".to_owned(),
+        E::PermissionDenied if e.get_ref().is_some() => e.to_string(),
+        E::PermissionDenied => "permission denied".to_owned(),
+        E::IsADirectory => "is a directory".to_owned(),
+        E::NotADirectory => "a parent of it is not a directory".to_owned(),
+        E::InvalidData => "not valid UTF-8 text".to_owned(),
+        E::StorageFull => "no space left on the device".to_owned(),
+        _ => {
+            let text = e.to_string();
+            match text.rfind(" (os error ") {
+                Some(at) => text[..at].to_owned(),
+                None => text,
+            }
+        }
+    }
+}
+
+/// Reads the file at `path` as UTF-8 text, refusing one larger than
+/// `max_bytes` as soon as that many bytes were read: the one file reader
+/// of the library and the command-line tool (scenarios and every file they
+/// name, trees, dbs, models, stubs, trims, golden timelines).
+pub fn read_file(path: &std::path::Path, max_bytes: u64) -> Result<String, FileError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(FileError::Io)?;
+    let meta = file.metadata().map_err(FileError::Io)?;
+    if meta.is_dir() {
+        return Err(FileError::IsADirectory);
+    }
+    if meta.len() > max_bytes {
+        return Err(FileError::TooLarge { limit: max_bytes });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(FileError::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(FileError::TooLarge { limit: max_bytes });
+    }
+    String::from_utf8(bytes).map_err(|e| FileError::NotUtf8 {
+        at: e.utf8_error().valid_up_to(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -416,7 +416,13 @@ impl Stubs {
         if self.entries.is_empty() {
             return tree;
         }
-        for entry in &self.entries {
+        // Stubs by node type first, then by id: a node's own stub wins
+        // whatever the order the map lists them in.
+        let (by_id, by_type): (Vec<&Entry>, Vec<&Entry>) = self
+            .entries
+            .iter()
+            .partition(|e| tree.find(&e.key).is_some());
+        for entry in by_type.into_iter().chain(by_id) {
             for i in targets(&tree, &entry.key) {
                 let Some(node) = tree.nodes.get_mut(i) else {
                     continue;

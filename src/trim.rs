@@ -71,7 +71,7 @@ use crate::migrate::{Migration, NodeMap, migrate_with};
 use crate::registry::Registry;
 use crate::tick::catch_quietly;
 use crate::tree::{NodeIndex, Tree};
-use crate::value::{Map, Value, kw};
+use crate::value::{Keyword, Map, Value, kw};
 
 /// What a task can see of the tree between two ticks.
 #[derive(Debug, Clone, Copy)]
@@ -306,7 +306,23 @@ impl DataTask {
                 "trim task {task} has :undo and :target (an undo restores the place its task changed)"
             )));
         }
+        // A flag is `true` or absent: `{:remove false}` must not remove.
+        if let Some(flag) = get("remove")
+            && *flag != Value::Bool(true)
+        {
+            return Err(bad(format!(
+                ":remove takes true (remove the target), found {}",
+                flag.abbreviated(40).0
+            )));
+        }
         let change = if let Some(with) = get("replace") {
+            if with.is_nil() {
+                return Err(bad(
+                    ":replace takes the tree data to put in the target's place, found nil \
+                     (to remove the target, say :remove true)"
+                        .to_owned(),
+                ));
+            }
             TrimChange::Replace {
                 target: target()?,
                 with: with.clone(),
@@ -539,9 +555,14 @@ pub struct Gap {
 /// An applied change, kept so that it can be undone.
 struct Done {
     task: Value,
-    /// Where the node whose data changed sits: child positions from the root.
-    path: Vec<usize>,
-    /// Its data before.
+    /// The node the change produced (for a removal, the parent it was
+    /// removed from), by its id in the tree as it is now: every later
+    /// change carries it over by the node map, so that an undo finds the
+    /// node wherever it moved; `None` once it is gone.
+    node: Option<Value>,
+    /// That node's type, checked again before an undo.
+    node_type: Keyword,
+    /// The node's data before the change.
     before: Value,
 }
 
@@ -628,13 +649,26 @@ impl Trimmer {
                 tree,
                 running: &running,
             };
-            let request = task.process(&snapshot);
-            let name = task.name();
-            let attempt = match request {
-                TrimRequest::Skip(reason) => Err(Refusal::new(TrimOutcome::Deferred, reason)),
-                TrimRequest::Reject(reason) => Err(Refusal::new(TrimOutcome::Rejected, reason)),
-                TrimRequest::Attempt(change) => {
-                    self.attempt_with(task.as_ref(), &change, tree, &running, registry)
+            // A task that panics is rejected, as a node type that panics
+            // ends its tick in Error: the db and the queue stay.
+            let asked = crate::tick::catch_quietly(|| (task.name(), task.process(&snapshot)));
+            let (name, attempt) = match asked {
+                Ok((name, TrimRequest::Skip(reason))) => {
+                    (name, Err(Refusal::new(TrimOutcome::Deferred, reason)))
+                }
+                Ok((name, TrimRequest::Reject(reason))) => {
+                    (name, Err(Refusal::new(TrimOutcome::Rejected, reason)))
+                }
+                Ok((name, TrimRequest::Attempt(change))) => {
+                    let attempt =
+                        self.attempt_with(task.as_ref(), &change, tree, &running, registry);
+                    (name, attempt)
+                }
+                Err(panic) => {
+                    let message = crate::tick::panic_message(panic.as_ref());
+                    let name = crate::tick::catch_quietly(|| task.name()).unwrap_or(Value::Nil);
+                    let reason = format!("the task panicked: {message}");
+                    (name, Err(Refusal::new(TrimOutcome::Rejected, reason)))
                 }
             };
             match attempt {
@@ -652,6 +686,13 @@ impl Trimmer {
                         .map(|o| tree.nodes[o].id.clone())
                         .collect();
                     change.migration = migration;
+                    // The nodes earlier changes produced follow their nodes.
+                    for earlier in &mut self.done {
+                        earlier.node = earlier.node.take().and_then(|id| {
+                            let n = map.get(tree.find(&id)?.0)?;
+                            new_tree.node_id(NodeIndex(n)).cloned()
+                        });
+                    }
                     gap.db = db;
                     gap.tree = Some(new_tree);
                     gap.registry = Some(registry);
@@ -742,6 +783,12 @@ impl Trimmer {
                 if n == tree.root() {
                     return reject("a trim cannot replace the root".to_owned());
                 }
+                if with.is_nil() {
+                    return reject(
+                        "a replacement is tree data, not nil (a removal is TrimChange::Remove)"
+                            .to_owned(),
+                    );
+                }
                 self.touches_running(tree, n, running)?;
                 (n, with.clone())
             }
@@ -750,10 +797,26 @@ impl Trimmer {
                 if n == tree.root() {
                     return reject("a trim cannot remove the root".to_owned());
                 }
+                // Recorded as a change of the parent, so that an undo puts
+                // the node back among its siblings.
+                let path = tree.path(n);
+                let Some((&at, parent_path)) = path.split_last() else {
+                    return reject("a trim cannot remove the root".to_owned());
+                };
+                let Some(parent) = node_at(tree, parent_path) else {
+                    return reject(format!("the tree has no parent of {target}"));
+                };
                 // Removing a child changes its parent: not while the parent runs.
-                let parent = node_at(tree, tree.path(n).split_last().map_or(&[], |(_, p)| p));
-                self.touches_running(tree, parent.unwrap_or(n), running)?;
-                (n, Value::Nil)
+                self.touches_running(tree, parent, running)?;
+                let (head, kids) = split_node(node_form(tree, parent));
+                let mut items = head.to_vec();
+                items.extend(
+                    kids.iter()
+                        .enumerate()
+                        .filter(|&(i, _)| i != at)
+                        .map(|(_, k)| k.clone()),
+                );
+                (parent, Value::Vector(items))
             }
             TrimChange::Reorder { target, order } => {
                 let n = find(target)?;
@@ -794,8 +857,9 @@ impl Trimmer {
                 let Some(done) = self.done.iter().rev().find(|d| d.task == *task) else {
                     return reject(format!("no applied task {task} to undo"));
                 };
-                let Some(n) = node_at(tree, &done.path) else {
-                    return reject(format!("the place task {task} changed is gone"));
+                let found = done.node.as_ref().and_then(|id| tree.find(id));
+                let Some(n) = found.filter(|&n| tree.node_type(n) == Some(done.node_type)) else {
+                    return reject(format!("the node task {task} changed is gone"));
                 };
                 self.touches_running(tree, n, running)?;
                 (n, done.before.clone())
@@ -809,18 +873,40 @@ impl Trimmer {
             reason: d.render().trim_end().to_owned(),
             diagnostics: Some(d),
         })?;
-        let id = tree.node_id(node).cloned().unwrap_or_default();
+        // A removal is reported as the removed node's, recorded as its parent's.
+        let (id, shown_before, shown_after) = match change {
+            TrimChange::Remove { target } => {
+                let n = find(target)?;
+                let removed = node_form(tree, n).clone();
+                (
+                    tree.node_id(n).cloned().unwrap_or_default(),
+                    removed,
+                    Value::Nil,
+                )
+            }
+            _ => (
+                tree.node_id(node).cloned().unwrap_or_default(),
+                before.clone(),
+                after,
+            ),
+        };
+        // The node the change produced sits where the changed node sat.
+        let produced = node_at(&new_tree, &path);
+        let done = Done {
+            task: Value::Nil,
+            node: produced.and_then(|n| new_tree.node_id(n).cloned()),
+            node_type: produced
+                .and_then(|n| new_tree.node_type(n))
+                .unwrap_or_else(|| Keyword::new("aido/unknown")),
+            before,
+        };
         Ok((
             new_tree,
-            Done {
-                task: Value::Nil,
-                path,
-                before: before.clone(),
-            },
+            done,
             AppliedChange {
                 node: id,
-                before,
-                after,
+                before: shown_before,
+                after: shown_after,
                 inserted: Vec::new(),
                 removed: Vec::new(),
                 migration: Migration::default(),

@@ -74,7 +74,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         let text = match read_file(path) {
             Ok(text) => text,
             Err(Failure::Input { what, why }) => {
-                let _ = writeln!(io::stderr(), "aido: {what}: {why}");
+                let _ = writeln!(
+                    io::stderr(),
+                    "aido: {}: {}",
+                    super::escaped_lines(&what),
+                    super::escaped_lines(&why)
+                );
                 code = 2;
                 continue;
             }

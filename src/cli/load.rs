@@ -10,7 +10,7 @@ use aido::{
     Tree, Value,
     compile::compile_document,
     read::Document,
-    source::{Source, Span, Spans},
+    source::{FileError, Source, Span, Spans},
     value::JsonMapping,
 };
 
@@ -66,55 +66,26 @@ pub(crate) fn max_input_bytes() -> Result<u64, Failure> {
 
 /// Reads `path` as UTF-8 text, refusing a file larger than
 /// [`max_input_bytes`] (a device such as `/dev/zero` included) as soon as
-/// that many bytes were read.
+/// that many bytes were read: the library's one file reader.
 pub(crate) fn read_file(path: &Path) -> Result<String, Failure> {
-    use std::io::Read;
     let limit = max_input_bytes()?;
-    let fail = |e: io::Error| Failure::input(name(path), io_reason(&e));
-    let too_large = || {
-        Failure::input(
-            name(path),
-            format!(
-                "larger than the input limit of {limit} bytes (set AIDO_MAX_INPUT_BYTES to raise it)"
-            ),
-        )
+    aido::source::read_file(path, limit).map_err(|e| file_failure(path, &e))
+}
+
+/// A file that cannot be read, as a failure naming it.
+pub(crate) fn file_failure(path: &Path, e: &FileError) -> Failure {
+    let why = match e {
+        FileError::TooLarge { .. } => {
+            format!("{e} (set AIDO_MAX_INPUT_BYTES to raise it)")
+        }
+        _ => e.to_string(),
     };
-    let file = std::fs::File::open(path).map_err(fail)?;
-    let meta = file.metadata().map_err(fail)?;
-    if meta.is_dir() {
-        return Err(Failure::input(name(path), "is a directory"));
-    }
-    if meta.len() > limit {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(fail)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        Failure::input(name(path), format!("not valid UTF-8 text (at byte {at})"))
-    })
+    Failure::input(name(path), why)
 }
 
 /// An I/O error as a short lower-case reason, without the OS error number.
 pub(crate) fn io_reason(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "no such file or directory".to_owned(),
-        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        io::ErrorKind::IsADirectory => "is a directory".to_owned(),
-        io::ErrorKind::NotADirectory => "a parent of it is not a directory".to_owned(),
-        io::ErrorKind::InvalidData => "not valid UTF-8 text".to_owned(),
-        io::ErrorKind::StorageFull => "no space left on the device".to_owned(),
-        _ => {
-            let text = e.to_string();
-            match text.rfind(" (os error ") {
-                Some(at) => text[..at].to_owned(),
-                None => text,
-            }
-        }
-    }
+    aido::source::io_reason(e)
 }
 
 /// Reads the single EDN form in the file at `path`.
@@ -179,25 +150,12 @@ pub(crate) fn read_db(path: &Path) -> Result<Value, Failure> {
 
 /// Whether `path` names a JSON file, by its extension.
 pub(crate) fn is_json(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("json"))
+    json_mapping(path).is_some()
 }
 
-/// The JSON mapping of a db file, by its name: `.tagged.json` is the
-/// lossless tagged mapping, any other `.json` the plain one, else `None`.
+/// The JSON mapping of a db file, by its name ([`JsonMapping::for_path`]).
 pub(crate) fn json_mapping(path: &Path) -> Option<JsonMapping> {
-    if !is_json(path) {
-        return None;
-    }
-    let stem_tagged = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .is_some_and(|s| s.to_ascii_lowercase().ends_with(".tagged"));
-    Some(if stem_tagged {
-        JsonMapping::Tagged
-    } else {
-        JsonMapping::Plain
-    })
+    JsonMapping::for_path(path)
 }
 
 /// Reads the JSON file at `path` with the library's JSON mapping (see

@@ -29,7 +29,8 @@ options:
                .json, else EDN); OUT may be SAVE
 
 exit status: 0 migrated, 1 a tree has compile errors, 2 bad arguments, an
-unreadable file, or a SAVE that was last ticked with another tree than OLD";
+unreadable file, a SAVE that was last ticked with another tree than OLD, or
+one whose :aido/running is not a vector of node ids";
 
 const SPEC: Spec = Spec {
     usage: "aido migrate OLD NEW --db SAVE [--save OUT]",
@@ -64,6 +65,19 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             format!("it was last ticked with another tree than {}", name(&old))
         };
         return Err(Failure::input(name(&save), why));
+    }
+    // A malformed running set cannot be carried over: say so rather than
+    // drop it (the tick would end in Error on it too).
+    if let Some(running) = db.get(&Value::keyword("aido/running"))
+        && running.as_seq().is_none()
+    {
+        return Err(Failure::input(
+            name(&save),
+            format!(
+                "`:aido/running` must be a vector of node ids, found {}; the save cannot be carried over",
+                running.type_with_article()
+            ),
+        ));
     }
     let save_to = parsed.value("--save").map(PathBuf::from);
     if let Some(path) = &save_to {

@@ -211,6 +211,15 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
     Ok(0)
 }
 
+/// `text` with control characters escaped line by line
+/// ([`aido::source::excerpt`]): what reaches the terminal is inert.
+pub(crate) fn escaped_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| aido::source::excerpt(line, usize::MAX))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Prints `failure` on stderr and returns its exit code.
 fn report(failure: Failure) -> i32 {
     let mut err = io::stderr().lock();
@@ -223,7 +232,15 @@ fn report(failure: Failure) -> i32 {
                 "aido: {reason}\nusage: {usage}\nFor more, run `aido --help`."
             ),
         ),
-        Failure::Input { what, why } => (2, writeln!(err, "aido: {what}: {why}")),
+        Failure::Input { what, why } => (
+            2,
+            writeln!(
+                err,
+                "aido: {}: {}",
+                escaped_lines(&what),
+                escaped_lines(&why)
+            ),
+        ),
         Failure::Compile(rendered) => (1, write!(err, "{rendered}")),
         // The reader went away (`aido run ... | head`): stop quietly.
         Failure::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe => (0, Ok(())),

@@ -10,13 +10,13 @@ use aido::{
     migrate::migrate,
     tick::{TickOptions, TraceEvent, run_tick_with_options},
     trim::{DataTask, Trimmer},
-    value::Map,
+    value::{JsonMapping, Map},
 };
 
 use super::Failure;
 use super::args::{self, Parsed, Spec};
 use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_edn};
-use super::save::{ClosableOut, check_target, save_db, write_atomically};
+use super::save::{ClosableOut, check_target, same_target, save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
@@ -49,7 +49,8 @@ options:
                    a short `pretty` block: the status, the input merged, the db's
                    changes (`+ :key value` added, `~ :key old -> new` changed,
                    `- :key` removed; keys sorted) and the events (halts, skips,
-                   launches, cancels, errors, trims, reloads)
+                   launches, cancels, errors, trims, reloads); a json line that
+                   would hold NaN or an infinity stops the run (exit 2)
   --trace          add :trace to each line: [node-id :status] for every node
                    ticked and [:halt node-id] for every node halted, in order
                    (and :change to each applied trim task); with --format pretty,
@@ -64,14 +65,16 @@ options:
                    :reason \"...\"} ...] (an applied task that changed the db also
                    has :db {...} and :dissoc [...])
   --stubs STUBS    an EDN map of stubs, {node-id-or-type stub ...}, put in place of
-                   nodes of TREE (see `aido help test`)
+                   nodes of TREE (see `aido help test`) and kept in place after
+                   every trim and reload; a stub by id wins over one by type
   --nodes MODEL    a node model: the application's node types and functions
   --reload N=FILE  switch to the tree in FILE before tick N, carrying the db over
                    (repeatable); tick N's line gets :reload {:file ..., :kept [...],
                    :dropped [...], :halted [...]} (with :cancel [...], the cancel
                    requests of deferred actions halted because they are gone), or
                    {:file ..., :rejected \"...\"} if FILE does not compile (the run
-                   goes on with the old tree)
+                   goes on with the old tree); several reloads before one tick: a
+                   vector of their reports, in order
 
 A db that was last ticked with another tree (its :aido/tree fingerprint
 differs) is carried over to TREE by node id first; that tick's line gets
@@ -214,7 +217,17 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         Some(stubs) => super::test::compile_stubbed(&config.tree, stubs)?,
         None => compile_tree(&config.tree)?,
     };
-    let mut registry = super::registry();
+    // Trims compile against the same registry as the tree, stub
+    // placeholders included; stubs are put back in place after a change.
+    let registry_for = |tree: &Tree| match &stubs {
+        Some(stubs) => stubs.stubs.registry_for(tree.form(), &super::registry()),
+        None => super::registry(),
+    };
+    let mut registry = registry_for(&tree);
+    let restub = |tree: Tree| match &stubs {
+        Some(stubs) => stubs.stubs.apply_matching(tree),
+        None => tree,
+    };
     let mut trimmer = Trimmer::new();
     if let Some(path) = &config.trims {
         let tasks = read_edn(path)?;
@@ -246,6 +259,14 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     if let Some(path) = &config.timeline {
         input_files.extend(config.db.as_deref());
         check_target(path, &input_files)?;
+        if let Some(save) = &config.save
+            && same_target(path, save)
+        {
+            return Err(Failure::input(
+                name(path),
+                "cannot save: it is also the --save file: the page would overwrite the save",
+            ));
+        }
     }
     // With a file to write at the end, a closed stdout must not stop the run
     // before it.
@@ -286,22 +307,32 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ..TickOptions::default()
         };
         let mut notes = Vec::new();
+        let mut reloaded = Vec::new();
         for (_, file) in config.reloads.iter().filter(|(at, _)| *at == n) {
-            let (new_db, note, new_tree) = reload(db, &tree, file);
+            let (new_db, note, new_tree) = reload(db, &tree, file, stubs.as_ref());
             db = new_db;
             if let Some(new_tree) = new_tree {
                 tree = new_tree;
+                if stubs.is_some() {
+                    registry = registry_for(&tree);
+                }
             }
             if let Some(recorder) = &mut recorder {
                 recorder.event(Event::Reload(note.clone()));
             }
-            notes.push((Value::keyword("reload"), note));
+            reloaded.push(note);
+        }
+        // One reload: its report; several before one tick: all of them, in order.
+        match reloaded.len() {
+            0 => {}
+            1 => notes.extend(reloaded.pop().map(|note| (Value::keyword("reload"), note))),
+            _ => notes.push((Value::keyword("reload"), Value::Vector(reloaded))),
         }
         if !trimmer.is_empty() {
             let gap = trimmer.between_ticks(n - 1, db, &tree, &registry);
             db = gap.db;
             if let Some(new_tree) = gap.tree {
-                tree = new_tree;
+                tree = restub(new_tree);
             }
             if let Some(new_registry) = gap.registry {
                 registry = new_registry;
@@ -324,11 +355,11 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         }
         if let Some(error) = &tick.error {
             out.flush()?;
-            let _ = writeln!(
-                io::stderr(),
+            let line = format!(
                 "aido: {}: tick {n} ended in error: {error}",
                 name(&config.tree)
             );
+            let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
         }
         if let Some(recorder) = &mut recorder {
             recorder.record(&tree, &tick);
@@ -427,7 +458,15 @@ fn print_tick(
     line.insert(db_key.clone(), db);
     let line = Value::Map(Box::new(line));
     if line_format.json {
-        writeln!(out, "{}", line.to_json())?;
+        // NaN and infinities have no plain JSON form: the run stops there
+        // rather than print them as null, as a JSON save refuses them.
+        let json = line.to_json_with(JsonMapping::Plain).map_err(|e| {
+            Failure::input(
+                "--format json",
+                format!("tick {n}: {e}; print the run with --format edn"),
+            )
+        })?;
+        writeln!(out, "{json}")?;
     } else {
         writeln!(out, "{line}")?;
     }
@@ -501,9 +540,19 @@ fn take_reloads(args: &[OsString]) -> Result<(Vec<OsString>, Reloads), Failure> 
 
 /// Switches to the tree in `file`, carrying the db over; a file that does
 /// not read or compile is refused, with the reason.
-fn reload(db: Value, tree: &Tree, file: &Path) -> (Value, Value, Option<Tree>) {
+fn reload(
+    db: Value,
+    tree: &Tree,
+    file: &Path,
+    stubs: Option<&super::test::StubsFile>,
+) -> (Value, Value, Option<Tree>) {
     let file_value = Value::string(&name(file));
-    match compile_tree(file) {
+    let compiled = match stubs {
+        // The stubs that name nothing in the new tree are left out, as after a trim.
+        Some(stubs) => super::test::compile_restubbed(file, stubs),
+        None => compile_tree(file),
+    };
+    match compiled {
         Ok(new_tree) => {
             let (db, report) = migrate(db, tree, &new_tree);
             let mut note = report.to_value();

@@ -103,6 +103,7 @@ pub(crate) fn check_target(path: &Path, inputs: &[&Path]) -> Result<(), Failure>
             )));
         }
     }
+    check_writable(&target).map_err(|e| fail(io_reason(&e)))?;
     // Create and remove a temporary file: the one sure test of writability.
     let (file, tmp) = create_temp(&target).map_err(|e| fail(io_reason(&e)))?;
     drop(file);
@@ -146,9 +147,47 @@ fn resolve_target(path: &Path) -> io::Result<PathBuf> {
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
+/// Whether `a` and `b` name the same file to write, existing or not (links
+/// followed, folders compared by their canonical paths).
+pub(crate) fn same_target(a: &Path, b: &Path) -> bool {
+    let place = |path: &Path| -> Option<(PathBuf, OsString)> {
+        let target = resolve_target(path).ok()?;
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        Some((fs::canonicalize(dir).ok()?, target.file_name()?.to_owned()))
+    };
+    match (place(a), place(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Refuses to replace a file the user may not write, as `cp` does: one
+/// without any write permission bit (even for a user who could override
+/// it), or one this process cannot open for writing.
+fn check_writable(path: &Path) -> io::Result<()> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.permissions().readonly() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the file is read-only",
+        ));
+    }
+    // Opened without truncating: nothing in it changes.
+    OpenOptions::new().write(true).open(path).map(drop)
+}
+
 /// Writes `bytes` to a new temporary file next to `path`, syncs it and
-/// renames it over `path`. On failure the temporary file is removed.
+/// renames it over `path`. On failure the temporary file is removed. A
+/// file at `path` the user may not write is refused ([`check_writable`]).
+/// Every file the CLI writes (saves, pages, golden timelines) goes through
+/// here.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    check_writable(path)?;
     remove_stale_temps(path);
     let (mut file, tmp) = create_temp(path)?;
     let result = (|| {
@@ -245,7 +284,7 @@ fn unpredictable() -> u64 {
 /// Removes temporary files of `path` whose process no longer runs (a save
 /// that was killed). Only files this tool names so, owned by this user, are
 /// touched.
-fn remove_stale_temps(path: &Path) {
+pub(crate) fn remove_stale_temps(path: &Path) {
     let (Some(file_name), Some(dir)) = (path.file_name(), path.parent()) else {
         return;
     };

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use aido::{
     Registry, Tree,
-    scenario::{Coverage, Scenario, ScenarioErrorKind, golden_diff},
+    scenario::{Coverage, Scenario, ScenarioErrorKind, ScenarioOptions, golden_diff},
+    source::FileError,
     stub::Stubs,
 };
 
@@ -16,7 +17,7 @@ use super::args::{self, Spec};
 use super::load::{io_reason, name, read_edn, read_file, read_tree};
 
 pub(crate) const USAGE: &str = "\
-usage: aido test [PATH...] [--accept] [--coverage] [--nodes MODEL]
+usage: aido test [PATH...] [--accept] [--coverage] [--nodes MODEL] [--allow-outside]
 
 Runs every scenario file (NAME.test.edn) under the PATHs (files, or folders
 searched recursively, skipping hidden folders and `target`; default: the
@@ -40,19 +41,26 @@ When NAME.timeline sits beside NAME.test.edn, the run's text timeline (as
 shown from the first tick that differs. A scenario with neither :expect nor a
 golden timeline fails: it could never fail otherwise.
 
+The files a scenario names stay in its folder: an absolute path, a `..` or a
+link that leads out is refused (--allow-outside allows them), so running the
+scenarios of an untrusted folder reads nothing else. Each file is read with
+the input limit (AIDO_MAX_INPUT_BYTES, default 64 MiB); a scenario runs at
+most 100000 ticks.
+
 options:
   --accept         write or update the golden timelines (NAME.timeline), saying which
   --coverage       after the results, per tree: nodes never ticked, and statuses a
                    node can return that no scenario saw
   --nodes MODEL    a node model every scenario's tree is checked against
+  --allow-outside  let scenarios name files outside their own folder
 
 exit status: 0 all passed, 1 a scenario failed, 2 bad arguments or an
 unreadable or malformed scenario";
 
 const SPEC: Spec = Spec {
-    usage: "aido test [PATH...] [--accept] [--coverage] [--nodes MODEL]",
+    usage: "aido test [PATH...] [--accept] [--coverage] [--nodes MODEL] [--allow-outside]",
     value_flags: &["--nodes"],
-    switches: &["--accept", "--coverage"],
+    switches: &["--accept", "--coverage", "--allow-outside"],
 };
 
 /// How one scenario went.
@@ -70,6 +78,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     super::use_model(parsed.value("--nodes"))?;
     let registry = super::registry();
     let accept = parsed.switch("--accept");
+    let options = ScenarioOptions::default()
+        .allow_outside(parsed.switch("--allow-outside"))
+        .max_file_bytes(super::load::max_input_bytes()?);
     let roots: Vec<PathBuf> = if parsed.positional.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -90,7 +101,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let mut coverage = Coverage::new();
     let (mut passed, mut failed, mut broken) = (0, 0, 0);
     for file in &files {
-        match run_one(file, &registry, accept, &mut coverage, out)? {
+        match run_one(file, &registry, &options, accept, &mut coverage, out)? {
             Outcome::Passed => passed += 1,
             Outcome::Failed => failed += 1,
             Outcome::Broken => broken += 1,
@@ -113,12 +124,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 fn run_one(
     file: &Path,
     registry: &Registry,
+    options: &ScenarioOptions,
     accept: bool,
     coverage: &mut Coverage,
     out: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     let shown = name(file);
-    let scenario = match Scenario::load(file, registry) {
+    let scenario = match Scenario::load_with(file, registry, options) {
         Ok(scenario) => scenario,
         Err(e) if e.kind == ScenarioErrorKind::Compile => {
             writeln!(out, "FAILED {shown}")?;
@@ -133,11 +145,19 @@ fn run_one(
         Err(e) => {
             writeln!(out, "FAILED {shown}")?;
             out.flush()?;
-            let _ = writeln!(io::stderr(), "aido: {}: {}", e.place, e.message);
+            let line = format!("aido: {}: {}", e.place, e.message);
+            let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
             return Ok(Outcome::Broken);
         }
     };
     let run = scenario.run();
+    if let Some(why) = &run.stopped {
+        writeln!(out, "FAILED {shown}")?;
+        out.flush()?;
+        let line = format!("aido: {shown}: {why}");
+        let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
+        return Ok(Outcome::Broken);
+    }
     coverage.add(&scenario.tree_name, &run.record);
 
     let mut reasons: Vec<String> = run
@@ -147,8 +167,12 @@ fn run_one(
         .collect();
     let mut notes = Vec::new();
     if let Some(golden) = &scenario.golden {
+        // What a killed `--accept` left is removed whether or not this run writes.
+        super::save::remove_stale_temps(golden);
         // A golden file checked out with CRLF line ends compares as LF.
-        match std::fs::read_to_string(golden).map(|t| t.replace("\r\n", "\n")) {
+        match aido::source::read_file(golden, options.max_file_bytes)
+            .map(|t| t.replace("\r\n", "\n"))
+        {
             Ok(text) if text == run.timeline => {}
             Ok(_) if accept => {
                 write_file(golden, &run.timeline)?;
@@ -159,7 +183,7 @@ fn run_one(
                     reasons.push(format!("{}: {}", name(golden), diff.to_string().trim_end()));
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Err(FileError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
                 if accept {
                     write_file(golden, &run.timeline)?;
                     notes.push(format!("wrote {}", name(golden)));
@@ -174,7 +198,8 @@ fn run_one(
             Err(e) => {
                 writeln!(out, "FAILED {shown}")?;
                 out.flush()?;
-                let _ = writeln!(io::stderr(), "aido: {}: {}", name(golden), io_reason(&e));
+                let line = format!("aido: {}: {e}", name(golden));
+                let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
                 return Ok(Outcome::Broken);
             }
         }
@@ -233,19 +258,12 @@ fn find_scenarios(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> 
     Ok(())
 }
 
-/// Writes a golden file whole: to a temporary file beside it, then renamed over it.
+/// Writes a golden file through the one atomic, exclusive writer of saves
+/// and pages (an unpredictable temporary name created exclusively, stale
+/// temporary files of killed runs removed, a read-only file refused).
 fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
-    let file_name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Failure::input(name(path), io_reason(&e)));
-    }
-    Ok(())
+    super::save::write_atomically(path, text.as_bytes())
+        .map_err(|e| Failure::input(name(path), format!("cannot save: {}", io_reason(&e))))
 }
 
 /// Stubs read from a file for `aido run --stubs`, with the file's text to
@@ -283,6 +301,16 @@ pub(crate) fn compile_stubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Fa
             }
             _ => Failure::input(name(path), e.to_string()),
         })
+}
+
+/// Reads and compiles the tree at `path` (a reload) with the stubs that
+/// name something in it in place.
+pub(crate) fn compile_restubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Failure> {
+    let doc = read_tree(path)?;
+    let registry = stubs.stubs.registry_for(&doc.value, &super::registry());
+    let tree = aido::compile::compile_document(doc, &registry)
+        .map_err(|d| Failure::Compile(d.render()))?;
+    Ok(stubs.stubs.apply_matching(tree))
 }
 
 /// Reads a node model file and declares it in `registry`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::diag::Diagnostics;
 use crate::registry::Registry;
-use crate::source::Source;
+use crate::source::{FileError, Source};
 use crate::tree::Tree;
 
 /// Why [`compile_file`] failed.
@@ -37,8 +37,10 @@ impl fmt::Display for CompileFileError {
 
 impl std::error::Error for CompileFileError {}
 
-/// Reads the tree file at `path` and compiles it against `registry`; the
-/// tree keeps its source, so that errors in ticks point into the file.
+/// Reads the tree file at `path` (at most
+/// [`crate::source::DEFAULT_MAX_FILE_BYTES`]) and compiles it against
+/// `registry`; the tree keeps its source, so that errors in ticks point
+/// into the file.
 ///
 /// ```
 /// use aido::{Registry, compile_file};
@@ -49,10 +51,20 @@ impl std::error::Error for CompileFileError {}
 /// ```
 pub fn compile_file(path: impl AsRef<Path>, registry: &Registry) -> Result<Tree, CompileFileError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|error| CompileFileError::Io {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    // The one limited reader: a device or a huge file is refused at the limit.
+    let text =
+        crate::source::read_file(path, crate::source::DEFAULT_MAX_FILE_BYTES).map_err(|e| {
+            let error = match e {
+                FileError::Io(error) => error,
+                FileError::IsADirectory => io::Error::new(io::ErrorKind::IsADirectory, e),
+                FileError::TooLarge { .. } => io::Error::new(io::ErrorKind::FileTooLarge, e),
+                other => io::Error::new(io::ErrorKind::InvalidData, other),
+            };
+            CompileFileError::Io {
+                path: path.to_path_buf(),
+                error,
+            }
+        })?;
     let source = Arc::new(Source::new(path.display().to_string(), text));
     match crate::read::read(source.clone()) {
         Ok(doc) => {

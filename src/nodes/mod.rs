@@ -329,13 +329,18 @@ impl Engine<'_> {
         let Imp::Custom(f) = imp else {
             return self.fail(id, "built-in node type lowered as custom");
         };
-        let result = {
+        let (result, db_lent) = {
             let mut ctx = NodeCtx {
                 engine: self,
                 node: id,
+                db_lent: false,
             };
-            crate::tick::catch_quietly(|| f(&mut ctx))
+            let result = crate::tick::catch_quietly(|| f(&mut ctx));
+            (result, ctx.db_lent)
         };
+        if db_lent {
+            self.check_lent_db(id);
+        }
         if let Some(e) = self.rng.error.take() {
             return self.fail(id, e);
         }

@@ -257,6 +257,12 @@ impl ReadErrorKind {
     }
 }
 
+/// Text from the input as a message quotes it: a short excerpt with
+/// control characters escaped, so that no file's content is echoed whole.
+fn shown(text: &str) -> String {
+    crate::source::excerpt(text, 60)
+}
+
 /// Writes `c` as shown in messages: invisible characters escaped, quotes as they are.
 fn shown_char(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
     match c {
@@ -323,11 +329,11 @@ impl fmt::Display for ReadErrorKind {
             ),
             ReadErrorKind::Unmatched(c) => write!(f, "unmatched delimiter `{c}`"),
             ReadErrorKind::MissingMapValue => f.write_str("a map needs a value for every key"),
-            ReadErrorKind::DuplicateKey(k) => write!(f, "duplicate map key {k}"),
-            ReadErrorKind::DuplicateElement(k) => write!(f, "duplicate set element {k}"),
+            ReadErrorKind::DuplicateKey(k) => write!(f, "duplicate map key {}", shown(k)),
+            ReadErrorKind::DuplicateElement(k) => write!(f, "duplicate set element {}", shown(k)),
             ReadErrorKind::UnclosedString => f.write_str("string opened here is never closed"),
             ReadErrorKind::InvalidEscape { escape, problem } => {
-                write!(f, "invalid escape `{escape}` in string")?;
+                write!(f, "invalid escape `{}` in string", shown(escape))?;
                 match problem {
                     EscapeProblem::Unknown => {
                         f.write_str(r#" (allowed: \t \r \n \b \f \\ \" \uXXXX)"#)
@@ -348,10 +354,10 @@ impl fmt::Display for ReadErrorKind {
                 "`\\` followed by whitespace is not a character: write \\space, \\tab or \\newline",
             ),
             ReadErrorKind::InvalidCharacter(name) => {
-                write!(f, "invalid character literal `\\{name}`")
+                write!(f, "invalid character literal `\\{}`", shown(name))
             }
             ReadErrorKind::InvalidNumber { token, problem } => {
-                write!(f, "invalid number `{token}`")?;
+                write!(f, "invalid number `{}`", shown(token))?;
                 match problem {
                     NumberProblem::Malformed => Ok(()),
                     NumberProblem::LeadingZero => {
@@ -362,30 +368,33 @@ impl fmt::Display for ReadErrorKind {
                 }
             }
             ReadErrorKind::IntegerOverflow(token) => {
-                write!(f, "integer `{token}` does not fit in 64 bits")
+                write!(f, "integer `{}` does not fit in 64 bits", shown(token))
             }
             ReadErrorKind::InvalidKeyword { name, problem } => {
-                write!(f, "invalid keyword `:{name}`: ")?;
+                write!(f, "invalid keyword `:{}`: ", shown(name))?;
                 problem.write(f, "keyword")
             }
             ReadErrorKind::InvalidSymbol { token, problem } => {
-                write!(f, "invalid symbol `{token}`: ")?;
+                write!(f, "invalid symbol `{}`: ", shown(token))?;
                 problem.write(f, "symbol")
             }
             ReadErrorKind::InvalidSymbolicValue(token) => write!(
                 f,
-                "invalid symbolic value `{token}`: expected ##Inf, ##-Inf or ##NaN"
+                "invalid symbolic value `{}`: expected ##Inf, ##-Inf or ##NaN",
+                shown(token)
             ),
-            ReadErrorKind::InvalidDispatch(shown) => write!(
+            ReadErrorKind::InvalidDispatch(text) => write!(
                 f,
-                "`{shown}` is not EDN: `#` starts a set `#{{`, a discard `#_`, `##Inf` or a tag"
+                "`{}` is not EDN: `#` starts a set `#{{`, a discard `#_`, `##Inf` or a tag",
+                shown(text)
             ),
             ReadErrorKind::InvalidTag(tag) => write!(
                 f,
-                "invalid tag `#{tag}`: a tag is a symbol that starts with a letter"
+                "invalid tag `#{}`: a tag is a symbol that starts with a letter",
+                shown(tag)
             ),
             ReadErrorKind::TagWithoutForm(tag) => {
-                write!(f, "the tag `{tag}` needs a form after it")
+                write!(f, "the tag `{}` needs a form after it", shown(tag))
             }
             ReadErrorKind::DiscardWithoutForm => {
                 f.write_str("`#_` needs a form after it to discard")

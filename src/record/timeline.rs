@@ -174,7 +174,11 @@ pub(crate) fn event_text(event: &Event) -> String {
             format!("dropped {}", d.to_value())
         }
         Event::Warning(w) => format!("warning {}", w.to_value()),
-        Event::Error(e) => format!("error {e}"),
+        // The message may be user text (a node type's error): shown inert.
+        Event::Error(e) => format!(
+            "error {}",
+            crate::source::excerpt(&e.to_string(), usize::MAX)
+        ),
         // Reports are the library's own maps, in a fixed order.
         Event::Trim(report) => format!("trim {report}"),
         Event::Reload(report) => format!("reload {report}"),

@@ -77,6 +77,63 @@ pub enum ScenarioErrorKind {
     Stub,
     /// The tree does not compile (see [`ScenarioError::diagnostics`]).
     Compile,
+    /// A file the scenario names lies outside its folder (see
+    /// [`ScenarioOptions::allow_outside`]).
+    Outside,
+}
+
+/// The most ticks a scenario file may ask for (`:ticks`, or a `:tick` in
+/// `:expect`): every tick is recorded, so a run's memory grows with them.
+pub const MAX_TICKS: u64 = 100_000;
+
+/// The most values a scenario's run may record (the db changes of every
+/// tick, each value counted by its elements, a string one element per 64
+/// bytes, and the nodes each tick visits): about 16 million, a little under
+/// a gigabyte. A run that records more stops there (see
+/// [`ScenarioRun::stopped`]).
+pub const MAX_RECORDED: u64 = 1 << 24;
+
+/// How a scenario file and the files it names are read.
+///
+/// ```
+/// use aido::scenario::ScenarioOptions;
+/// let options = ScenarioOptions::default().allow_outside(true).max_file_bytes(1 << 20);
+/// assert!(options.allow_outside && options.max_file_bytes == 1 << 20);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScenarioOptions {
+    /// The largest file read, in bytes (default
+    /// [`crate::source::DEFAULT_MAX_FILE_BYTES`], 64 MiB).
+    pub max_file_bytes: u64,
+    /// Whether the files a scenario names (tree, db, inputs, trims, stubs,
+    /// node model) may lie outside the scenario's folder: an absolute
+    /// path, a `..`, or a link that leads out. Default `false`: a scenario
+    /// from an untrusted folder reads nothing else.
+    pub allow_outside: bool,
+}
+
+impl Default for ScenarioOptions {
+    fn default() -> ScenarioOptions {
+        ScenarioOptions {
+            max_file_bytes: crate::source::DEFAULT_MAX_FILE_BYTES,
+            allow_outside: false,
+        }
+    }
+}
+
+impl ScenarioOptions {
+    /// Sets [`ScenarioOptions::max_file_bytes`].
+    pub fn max_file_bytes(mut self, bytes: u64) -> ScenarioOptions {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// Sets [`ScenarioOptions::allow_outside`].
+    pub fn allow_outside(mut self, allow: bool) -> ScenarioOptions {
+        self.allow_outside = allow;
+        self
+    }
 }
 
 /// Why a scenario cannot be run, with where.
@@ -146,6 +203,8 @@ pub struct Scenario {
     pub expect: Vec<Expectation>,
     /// The golden timeline's path: `NAME.timeline` beside `NAME.test.edn`.
     pub golden: Option<PathBuf>,
+    /// The most values the run may record (default [`MAX_RECORDED`]).
+    pub max_recorded: u64,
 }
 
 /// A scenario's recorded run.
@@ -158,6 +217,9 @@ pub struct ScenarioRun {
     pub timeline: String,
     /// The db the last tick left.
     pub db: Value,
+    /// Why the run stopped before its last tick, if it did: it recorded
+    /// more than [`MAX_RECORDED`] values.
+    pub stopped: Option<String>,
 }
 
 /// One expectation that did not hold.
@@ -243,13 +305,24 @@ impl Scenario {
             registry: Registry::new(),
             expect: Vec::new(),
             golden: None,
+            max_recorded: MAX_RECORDED,
         }
     }
 
     /// Reads the scenario file at `path`; its tree is compiled against
     /// `registry` (plus its node model and stubs).
     pub fn load(path: &Path, registry: &crate::Registry) -> Result<Scenario, ScenarioError> {
-        parse::load(path, registry)
+        parse::load(path, registry, &ScenarioOptions::default())
+    }
+
+    /// Like [`Scenario::load`], with the file size limit and the folder
+    /// rule of `options`.
+    pub fn load_with(
+        path: &Path,
+        registry: &crate::Registry,
+        options: &ScenarioOptions,
+    ) -> Result<Scenario, ScenarioError> {
+        parse::load(path, registry, options)
     }
 
     /// Reads a scenario from `text`; `name` is used in messages and
@@ -260,7 +333,19 @@ impl Scenario {
         dir: &Path,
         registry: &crate::Registry,
     ) -> Result<Scenario, ScenarioError> {
-        parse::parse(name, text, dir, registry)
+        parse::parse(name, text, dir, registry, &ScenarioOptions::default())
+    }
+
+    /// Like [`Scenario::parse`], with the file size limit and the folder
+    /// rule of `options` (the folder is `dir`).
+    pub fn parse_with(
+        name: &str,
+        text: &str,
+        dir: &Path,
+        registry: &crate::Registry,
+        options: &ScenarioOptions,
+    ) -> Result<Scenario, ScenarioError> {
+        parse::parse(name, text, dir, registry, options)
     }
 
     /// Sets the starting db.
@@ -333,6 +418,8 @@ impl Scenario {
         }
         // The tree after a trim, if one was applied.
         let mut trimmed: Option<Tree> = None;
+        let mut recorded = 0u64;
+        let mut stopped = None;
         for n in 1..=self.ticks {
             // The time, then the input, are merged before the tick, and
             // recorded as its input. (A db whose `:aido/now` is not a
@@ -368,6 +455,15 @@ impl Scenario {
             self.stubs.set_tick(n);
             let tree = trimmed.as_ref().unwrap_or(&self.tree);
             db = recorder.tick(db, tree).db;
+            recorded = recorded.saturating_add(recorder.ticks().last().map_or(0, recorded_weight));
+            if recorded > self.max_recorded {
+                stopped = Some(format!(
+                    "the run stopped after tick {n} of {}: it recorded more than {} values \
+                     (db changes and visits)",
+                    self.ticks, self.max_recorded
+                ));
+                break;
+            }
         }
         let record = recorder.finish();
         let timeline = timeline(
@@ -381,8 +477,22 @@ impl Scenario {
             record,
             timeline,
             db,
+            stopped,
         }
     }
+}
+
+/// What one recorded tick holds, counted as [`MAX_RECORDED`] counts it
+/// (each value measured up to the bound: a bigger one counts as past it).
+fn recorded_weight(tick: &crate::record::TickRecord) -> u64 {
+    use crate::record::DbChange;
+    let weight = |v: &Value| v.measure(MAX_RECORDED).0;
+    let changes = tick.changes.iter().map(|change| match change {
+        DbChange::Added { key, value } => weight(key) + weight(value),
+        DbChange::Changed { key, old, new } => weight(key) + weight(old) + weight(new),
+        DbChange::Removed { key, old } => weight(key) + weight(old),
+    });
+    changes.fold(tick.visits.len() as u64, u64::saturating_add)
 }
 
 impl ScenarioRun {

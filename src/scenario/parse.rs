@@ -3,15 +3,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Expectation, Scenario, ScenarioError, ScenarioErrorKind as K};
+use super::{
+    Expectation, MAX_TICKS, Scenario, ScenarioError, ScenarioErrorKind as K, ScenarioOptions,
+};
 use crate::diag::did_you_mean;
 use crate::read::{read, read_text};
 use crate::registry::Registry;
-use crate::source::{Source, Spans};
+use crate::source::{Source, Spans, excerpt};
 use crate::stub::{StubbedCompileError, Stubs};
 use crate::tick::Status;
 use crate::trim::DataTask;
-use crate::value::{Map, Value};
+use crate::value::{JsonMapping, Map, Value};
 
 const KEYS: &[&str] = &[
     "tree", "nodes", "db", "seed", "ticks", "inputs", "stubs", "trims", "expect", "doc", "dt",
@@ -23,6 +25,7 @@ struct File {
     value: Value,
     spans: Spans,
     dir: PathBuf,
+    options: ScenarioOptions,
 }
 
 impl File {
@@ -49,9 +52,22 @@ impl File {
         self.dir.join(name)
     }
 
-    /// Reads the file that the value at `path` (of the key `key`) names.
+    /// Reads the file that the value at `path` (of the key `key`) names:
+    /// one in the scenario's folder, unless the options allow others.
     fn named(&self, key: &str, path: &[usize], name: &str) -> Result<Arc<Source>, ScenarioError> {
-        read_source(&self.relative(name)).map_err(|e| {
+        let file = self.relative(name);
+        if !self.options.allow_outside && !inside(&self.dir, Path::new(name), &file) {
+            return Err(self.error(
+                K::Outside,
+                path,
+                format!(
+                    "`:{key}` names a file outside the scenario's folder: {}; a scenario reads \
+                     only files in its folder (`aido test --allow-outside` allows others)",
+                    excerpt(name, 80)
+                ),
+            ));
+        }
+        read_source(&file, self.options.max_file_bytes).map_err(|e| {
             self.error(
                 K::Io,
                 path,
@@ -64,23 +80,37 @@ impl File {
     }
 }
 
-fn io_error(path: &Path, e: &std::io::Error) -> ScenarioError {
-    let why = match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
-        std::io::ErrorKind::InvalidData => "not valid UTF-8 text".to_owned(),
-        std::io::ErrorKind::IsADirectory => "is a directory".to_owned(),
-        _ => e.to_string(),
+/// Whether the file `name`, at `file` (`dir` joined with it), lies in the
+/// folder `dir`: `name` is relative without `..`, and where the file
+/// exists, its real path (links followed) is under the folder's.
+fn inside(dir: &Path, name: &Path, file: &Path) -> bool {
+    use std::path::Component;
+    let plain = name
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return false;
+    }
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
     };
-    ScenarioError {
-        kind: K::Io,
-        place: path.display().to_string(),
-        message: why,
-        diagnostics: None,
+    match (std::fs::canonicalize(file), std::fs::canonicalize(dir)) {
+        (Ok(file), Ok(dir)) => file.starts_with(dir),
+        // Not there: reading it fails with its own reason.
+        _ => true,
     }
 }
 
-fn read_source(path: &Path) -> Result<Arc<Source>, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+/// Reads a file with the one limited reader ([`crate::source::read_file`]).
+fn read_source(path: &Path, max_bytes: u64) -> Result<Arc<Source>, ScenarioError> {
+    let text = crate::source::read_file(path, max_bytes).map_err(|e| ScenarioError {
+        kind: K::Io,
+        place: excerpt(&path.display().to_string(), 200),
+        message: e.to_string(),
+        diagnostics: None,
+    })?;
     Ok(Arc::new(Source::new(path.display().to_string(), text)))
 }
 
@@ -93,20 +123,23 @@ fn read_error(source: &Source, e: &crate::ReadError) -> ScenarioError {
     }
 }
 
-/// Reads an EDN file (or JSON, for `json`) that the value at `at` (of the
-/// key `key`) names.
+/// Reads an EDN file (or JSON in `json`'s mapping, with the reader of
+/// `aido run --db`) that the value at `at` (of the key `key`) names.
 fn read_data(
     file: &File,
     key: &str,
     at: &[usize],
     name: &str,
-    json: bool,
+    json: Option<JsonMapping>,
 ) -> Result<Value, ScenarioError> {
     let source = file.named(key, at, name)?;
-    if json {
-        return serde_json::from_str::<Value>(source.text()).map_err(|e| ScenarioError {
+    if let Some(mapping) = json {
+        return Value::from_json_text(source.text(), mapping).map_err(|e| ScenarioError {
             kind: K::Read,
-            place: format!("{}:{}:{}", source.name(), e.line(), e.column().max(1)),
+            place: match e.location {
+                Some((line, column)) => format!("{}:{line}:{column}", source.name()),
+                None => source.name().to_owned(),
+            },
             message: e.to_string(),
             diagnostics: None,
         });
@@ -116,10 +149,14 @@ fn read_data(
         .map_err(|e| read_error(&source, &e))
 }
 
-pub(super) fn load(path: &Path, registry: &Registry) -> Result<Scenario, ScenarioError> {
-    let source = read_source(path)?;
+pub(super) fn load(
+    path: &Path,
+    registry: &Registry,
+    options: &ScenarioOptions,
+) -> Result<Scenario, ScenarioError> {
+    let source = read_source(path, options.max_file_bytes)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut scenario = parse_source(source, dir, registry)?;
+    let mut scenario = parse_source(source, dir, registry, options)?;
     scenario.golden = Some(golden_path(path));
     Ok(scenario)
 }
@@ -142,11 +179,13 @@ pub(super) fn parse(
     text: &str,
     dir: &Path,
     registry: &Registry,
+    options: &ScenarioOptions,
 ) -> Result<Scenario, ScenarioError> {
     parse_source(
         Arc::new(Source::new(name, text)),
         dir.to_path_buf(),
         registry,
+        options,
     )
 }
 
@@ -154,6 +193,7 @@ fn parse_source(
     source: Arc<Source>,
     dir: PathBuf,
     registry: &Registry,
+    options: &ScenarioOptions,
 ) -> Result<Scenario, ScenarioError> {
     let (value, spans) = read_text(source.text()).map_err(|e| read_error(&source, &e))?;
     let file = File {
@@ -161,6 +201,7 @@ fn parse_source(
         value,
         spans,
         dir,
+        options: *options,
     };
     let Some(map) = file.value.as_map() else {
         return Err(file.error(
@@ -299,9 +340,7 @@ fn parse_source(
         None => Value::map(),
         Some((path, Value::Str(name))) => {
             let db_path = file.relative(name);
-            let json = db_path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            let json = JsonMapping::for_path(&db_path);
             let db = read_data(&file, "db", &path, name, json)?;
             if db.as_map().is_none() {
                 return Err(ScenarioError {
@@ -358,7 +397,7 @@ fn parse_source(
         None => Vec::new(),
         Some((path, value)) => {
             let tasks = match value {
-                Value::Str(name) => read_data(&file, "trims", &path, name, false)?,
+                Value::Str(name) => read_data(&file, "trims", &path, name, None)?,
                 other => other.clone(),
             };
             DataTask::many(&tasks)
@@ -370,8 +409,30 @@ fn parse_source(
         Some((path, value)) => expectations(&file, &path, value)?,
     };
     let last_expected = expect.iter().map(|e| e.tick).max().unwrap_or(1);
+    if let (Some((path, _)), Some(i)) = (
+        entry("expect"),
+        expect.iter().position(|e| e.tick > MAX_TICKS),
+    ) {
+        let mut at = path.clone();
+        at.push(i);
+        return Err(file.error(
+            K::BadValue,
+            &at,
+            format!(
+                "expects tick {}: a scenario runs at most {MAX_TICKS} ticks",
+                expect[i].tick
+            ),
+        ));
+    }
     let ticks = match entry("ticks") {
         None => last_expected,
+        Some((path, Value::Int(n))) if *n > 0 && *n as u64 > MAX_TICKS => {
+            return Err(file.error(
+                K::BadValue,
+                &path,
+                format!("`:ticks` is {n}: a scenario runs at most {MAX_TICKS} ticks"),
+            ));
+        }
         Some((_, Value::Int(n))) if *n > 0 => *n as u64,
         Some((path, other)) => {
             return Err(file.error(
@@ -472,7 +533,7 @@ fn inputs(file: &File, path: &[usize], value: &Value) -> Result<Vec<Option<Map>>
         Value::Str(name) => {
             let input_path = file.relative(name);
             (
-                read_data(file, "inputs", path, name, false)?,
+                read_data(file, "inputs", path, name, None)?,
                 Some(input_path),
             )
         }

@@ -14,6 +14,9 @@ use super::{Engine, Status, eval};
 pub struct NodeCtx<'e, 't> {
     pub(crate) engine: &'e mut Engine<'t>,
     pub(crate) node: u32,
+    /// Whether the db was handed out to change ([`NodeCtx::db_mut`]): what
+    /// was written is measured when the user code returns.
+    pub(crate) db_lent: bool,
 }
 
 impl NodeCtx<'_, '_> {
@@ -22,8 +25,11 @@ impl NodeCtx<'_, '_> {
         self.engine.db
     }
 
-    /// The db, to change.
+    /// The db, to change. A value left nesting deeper than the reader reads
+    /// ([`crate::read::MAX_DEPTH`], the db map counted) ends the tick in
+    /// Error ([`super::TickErrorKind::TooDeep`]) when the node returns.
     pub fn db_mut(&mut self) -> &mut Map {
+        self.db_lent = true;
         self.engine.db
     }
 
@@ -110,8 +116,18 @@ impl NodeCtx<'_, '_> {
         self.engine.memory(self.node)
     }
 
-    /// Sets this node's memory; `None` clears it (the default state is not stored).
+    /// Sets this node's memory; `None` clears it (the default state is not
+    /// stored). Memory nesting deeper than the reader reads, where it is
+    /// stored (`{:aido/memory {id state}}` in the db), is refused.
     pub fn set_memory(&mut self, state: Option<Value>) -> Result<(), NodeError> {
+        let limit = crate::read::MAX_DEPTH - 3;
+        if let Some(depth) = state.as_ref().and_then(|s| s.depth_beyond(limit)) {
+            return Err(NodeError(format!(
+                "the memory would nest {} deep in the db, more than {}",
+                depth + 3,
+                crate::read::MAX_DEPTH
+            )));
+        }
         self.engine.set_memory(self.node, state).map_err(NodeError)
     }
 

@@ -516,11 +516,19 @@ impl Engine<'_> {
     /// a panic becomes an error of the tick.
     pub(crate) fn run_hook(&mut self, node: u32, hook: impl FnOnce(&mut NodeCtx<'_, '_>)) {
         let was = std::mem::replace(&mut self.in_hook, true);
-        let result = {
-            let mut ctx = NodeCtx { engine: self, node };
-            crate::tick::catch_quietly(|| hook(&mut ctx))
+        let (result, db_lent) = {
+            let mut ctx = NodeCtx {
+                engine: self,
+                node,
+                db_lent: false,
+            };
+            let result = crate::tick::catch_quietly(|| hook(&mut ctx));
+            (result, ctx.db_lent)
         };
         self.in_hook = was;
+        if db_lent {
+            self.check_lent_db(node);
+        }
         if let Err(panic) = result {
             let msg = format!("hook panicked: {}", panic_message(panic.as_ref()));
             self.fail(node, msg);

@@ -703,7 +703,9 @@ impl<'t> Engine<'t> {
             self.drop_stale_results();
         }
         self.rng.store(self.db);
-        if self.wrote_state && !self.had_tree && self.error.is_none() {
+        // An Error tick keeps the state it stored too, so it records its
+        // tree as well: a later tree can then carry that state over.
+        if self.wrote_state && !self.had_tree {
             crate::migrate::stamp(self.db, self.tree);
         }
         if options.locals.is_some() {
@@ -754,6 +756,32 @@ impl<'t> Engine<'t> {
             error,
             steps,
             extras,
+        }
+    }
+
+    /// After user code that was handed the db: an Error at `node` if it
+    /// left a value nested deeper than the reader reads, which no save
+    /// could read back.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn check_lent_db(&mut self, node: u32) {
+        let limit = crate::read::MAX_DEPTH - 1;
+        let deepest = self
+            .db
+            .iter()
+            .find_map(|(k, v)| k.depth_beyond(limit).or_else(|| v.depth_beyond(limit)));
+        if let Some(depth) = deepest
+            && self.error.is_none()
+        {
+            self.rng.limit_hit = Some(TickErrorKind::TooDeep);
+            self.fail(
+                node,
+                format!(
+                    "the node left a value nesting {} deep in the db, more than {}",
+                    depth + 1,
+                    crate::read::MAX_DEPTH
+                ),
+            );
         }
     }
 

@@ -227,6 +227,39 @@ pub enum JsonMapping {
     Tagged,
 }
 
+impl JsonMapping {
+    /// The mapping of a db file, by its name: `.tagged.json` is the
+    /// lossless tagged mapping, any other `.json` (in any case) the plain
+    /// one, and anything else `None` (EDN). Every reader and writer of db
+    /// files (`aido run --db` and `--save`, `aido migrate`, scenarios)
+    /// decides by this.
+    ///
+    /// ```
+    /// use aido::value::JsonMapping;
+    /// use std::path::Path;
+    /// assert_eq!(JsonMapping::for_path(Path::new("a.tagged.json")), Some(JsonMapping::Tagged));
+    /// assert_eq!(JsonMapping::for_path(Path::new("a.JSON")), Some(JsonMapping::Plain));
+    /// assert_eq!(JsonMapping::for_path(Path::new("a.edn")), None);
+    /// ```
+    pub fn for_path(path: &std::path::Path) -> Option<JsonMapping> {
+        let is_json = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+        if !is_json {
+            return None;
+        }
+        let tagged = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .is_some_and(|s| s.to_ascii_lowercase().ends_with(".tagged"));
+        Some(if tagged {
+            JsonMapping::Tagged
+        } else {
+            JsonMapping::Plain
+        })
+    }
+}
+
 /// What went wrong converting between a [`Value`] and JSON.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

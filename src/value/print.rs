@@ -160,6 +160,10 @@ fn write_string(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
             '\n' => f.write_str("\\n")?,
             '\t' => f.write_str("\\t")?,
             '\r' => f.write_str("\\r")?,
+            // Other control characters (a terminal's escape sequences, a
+            // NUL) as `\uXXXX`, which reads back the same: printed EDN is
+            // inert wherever it is shown.
+            c if c.is_control() => write!(f, "\\u{:04x}", u32::from(c))?,
             c => f.write_char(c)?,
         }
     }

@@ -432,3 +432,292 @@ fn bench_refuses_more_agents_than_memory_allows() {
     assert_exit(&run, 2);
     assert!(run.stderr.starts_with("aido: --agents: "), "{}", run.stderr);
 }
+
+#[test]
+fn a_save_and_a_page_to_one_file_are_refused_before_any_tick() {
+    let dir = Scratch::new("save-page");
+    dir.write("tree.edn", "[:inc! {:key :n}]");
+    for page in ["out.edn", "./out.edn"] {
+        let run = dir.run(&["run", "tree.edn", "--save", "out.edn", "--timeline", page]);
+        assert_exit(&run, 2);
+        assert_eq!(run.stdout, "", "{run:?}");
+        assert!(run.stderr.contains("--save file"), "{run:?}");
+        assert_eq!(dir.files(), ["tree.edn"]);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_target_is_refused_as_cp_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("read-only");
+    dir.write("tree.edn", "[:inc! {:key :n}]");
+    dir.write("kept.edn", "{:n 41}");
+    std::fs::set_permissions(dir.path("kept.edn"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let run = dir.run(&["run", "tree.edn", "--save", "kept.edn"]);
+    assert_exit(&run, 2);
+    assert_eq!(run.stdout, "", "refused before the first tick: {run:?}");
+    assert_eq!(
+        run.stderr,
+        "aido: kept.edn: cannot save: the file is read-only\n"
+    );
+    assert_eq!(dir.read("kept.edn"), "{:n 41}");
+    // The same for a page and a golden timeline.
+    let run = dir.run(&["run", "tree.edn", "--timeline", "kept.edn"]);
+    assert_exit(&run, 2);
+    assert_eq!(dir.read("kept.edn"), "{:n 41}");
+    dir.write("t.test.edn", "{:tree \"tree.edn\"}");
+    dir.write("t.timeline", "old");
+    std::fs::set_permissions(
+        dir.path("t.timeline"),
+        std::fs::Permissions::from_mode(0o444),
+    )
+    .unwrap();
+    let run = dir.run(&["test", "t.test.edn", "--accept"]);
+    assert_exit(&run, 2);
+    assert!(
+        run.stderr
+            .contains("t.timeline: cannot save: the file is read-only"),
+        "{run:?}"
+    );
+    assert_eq!(dir.read("t.timeline"), "old");
+}
+
+#[test]
+fn golden_timelines_go_through_the_atomic_exclusive_writer() {
+    let dir = Scratch::new("golden-writer");
+    dir.write("tree.edn", "[:inc! {:key :n}]");
+    dir.write("t.test.edn", "{:tree \"tree.edn\"}");
+    // A killed --accept left its temporary file (no process has pid
+    // 4194305 on Linux): the next one removes it.
+    dir.write(
+        "t.timeline.aido-tmp-4194305-0123456789abcdef",
+        "half a golden",
+    );
+    let run = dir.run(&["test", "t.test.edn", "--accept"]);
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains("wrote t.timeline"), "{run:?}");
+    assert!(dir.read("t.timeline").starts_with("tick 1: success"));
+    assert!(
+        !dir.files().iter().any(|f| f.contains("aido-tmp")),
+        "{:?}",
+        dir.files()
+    );
+}
+
+#[test]
+fn a_scenario_reads_only_files_in_its_folder_and_never_echoes_them() {
+    let dir = Scratch::new("confined");
+    std::fs::create_dir_all(dir.path("s")).unwrap();
+    dir.write("secret.edn", "SECRET_TOKEN=hunter2 and more");
+    dir.write("s/tree.edn", "[:success]");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path("secret.edn"), dir.path("s/link.edn")).unwrap();
+    let secret = dir.path("secret.edn").display().to_string();
+    let mut cases = vec![
+        format!("{{:tree \"{secret}\" :expect [{{:tick 1}}]}}"),
+        "{:tree \"../secret.edn\" :expect [{:tick 1}]}".to_owned(),
+        "{:tree \"tree.edn\" :db \"../secret.edn\" :expect [{:tick 1}]}".to_owned(),
+        "{:tree \"tree.edn\" :inputs \"/proc/self/environ\" :expect [{:tick 1}]}".to_owned(),
+        "{:tree \"tree.edn\" :stubs \"../secret.edn\" :expect [{:tick 1}]}".to_owned(),
+        "{:tree \"tree.edn\" :trims \"../secret.edn\" :expect [{:tick 1}]}".to_owned(),
+        "{:tree \"tree.edn\" :nodes \"../secret.edn\" :expect [{:tick 1}]}".to_owned(),
+    ];
+    if cfg!(unix) {
+        cases.push("{:tree \"link.edn\" :expect [{:tick 1}]}".to_owned());
+    }
+    for case in &cases {
+        dir.write("s/x.test.edn", case);
+        let run = dir
+            .command(&["test", "s/x.test.edn"])
+            .env("SECRET_TOKEN", "hunter2")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr),
+        );
+        assert_eq!(run.status.code(), Some(2), "{case}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("outside the scenario's folder"),
+            "{case}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("hunter2") && !stdout.contains("hunter2"),
+            "{case}: {stderr}"
+        );
+    }
+    // The flag lets them through; a read error then quotes a short excerpt.
+    dir.write(
+        "s/x.test.edn",
+        "{:tree \"../secret.edn\" :expect [{:tick 1}]}",
+    );
+    dir.write(
+        "secret.edn",
+        &format!("[:success {}]", "TOKEN=x/y/".repeat(1000)),
+    );
+    let run = dir.run(&["test", "s/x.test.edn", "--allow-outside"]);
+    assert_exit(&run, 2);
+    assert!(run.stderr.len() < 400, "{run:?}");
+    assert!(
+        run.stderr.contains("invalid symbol `TOKEN=x/y/TOKEN="),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn files_a_scenario_names_keep_the_input_limit() {
+    let dir = Scratch::new("scenario-limit");
+    dir.write("tree.edn", "[:success]");
+    dir.write("big.edn", &format!("{{:a \"{}\"}}", "x".repeat(200)));
+    dir.write(
+        "x.test.edn",
+        "{:tree \"tree.edn\" :db \"big.edn\" :expect [{:tick 1}]}",
+    );
+    let run = dir
+        .command(&["test", "x.test.edn"])
+        .env("AIDO_MAX_INPUT_BYTES", "100")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("larger than the input limit of 100 bytes"),
+        "{stderr}"
+    );
+    // A device is stopped at the limit too (it would never end).
+    #[cfg(target_os = "linux")]
+    {
+        dir.write(
+            "x.test.edn",
+            "{:tree \"tree.edn\" :db \"zero.edn\" :expect [{:tick 1}]}",
+        );
+        std::os::unix::fs::symlink("/dev/zero", dir.path("zero.edn")).unwrap();
+        let run = dir.run(&["test", "x.test.edn", "--allow-outside"]);
+        assert_exit(&run, 2);
+        assert!(
+            run.stderr.contains("larger than the input limit"),
+            "{run:?}"
+        );
+    }
+}
+
+#[test]
+fn a_scenario_asking_for_endless_ticks_is_refused() {
+    let dir = Scratch::new("scenario-ticks");
+    dir.write("tree.edn", "[:success]");
+    for case in [
+        "{:tree \"tree.edn\" :ticks 9223372036854775807 :expect [{:tick 1}]}",
+        "{:tree \"tree.edn\" :expect [{:tick 9223372036854775807}]}",
+    ] {
+        dir.write("x.test.edn", case);
+        let run = dir.run(&["test", "x.test.edn"]);
+        assert_exit(&run, 2);
+        assert!(run.stderr.contains("at most 100000 ticks"), "{run:?}");
+    }
+}
+
+#[test]
+fn a_scenario_json_db_is_read_as_aido_run_reads_it() {
+    let dir = Scratch::new("scenario-json");
+    dir.write("tree.edn", "[:success]");
+    dir.write("big.json", "{\"n\": 12345678901234567890}");
+    dir.write("bom.json", "\u{feff}{\"n\": 1}");
+    dir.write(
+        "db.tagged.json",
+        "{\"k\": {\"#kw\": \"a/b\"}, \"n\": 9007199254740993}",
+    );
+    for (db, code, expect) in [
+        ("big.json", 2, "64 signed bits"),
+        ("bom.json", 2, "byte-order mark"),
+        ("db.tagged.json", 0, ""),
+    ] {
+        dir.write(
+            "x.test.edn",
+            &format!(
+                "{{:tree \"tree.edn\" :db \"{db}\" :expect [{{:tick 1 :db {{:k :a/b :n 9007199254740993}}}}]}}"
+            ),
+        );
+        let run = dir.run(&["test", "x.test.edn"]);
+        assert_exit(&run, code);
+        assert!(run.stderr.contains(expect), "{db}: {run:?}");
+        // aido run --db says the same.
+        let run = dir.run(&["run", "tree.edn", "--db", db]);
+        assert_exit(&run, code);
+        assert!(run.stderr.contains(expect), "{db}: {run:?}");
+    }
+}
+
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let dir = Scratch::new("control-chars");
+    dir.write(
+        "tree.edn",
+        "[:sequence {:id \"a\u{1b}c\u{0}z\"} [:success {:id \"x\u{1b}[31mred\"}]]",
+    );
+    for args in [
+        &["show", "tree.edn"][..],
+        &["show", "tree.edn", "--format", "dot"],
+        &["show", "tree.edn", "--format", "mermaid"],
+        &["run", "tree.edn", "--format", "pretty", "--trace"],
+        &["run", "tree.edn", "--trace"],
+    ] {
+        let run = dir.run(args);
+        assert_exit(&run, 0);
+        assert!(
+            !run.stdout.contains(['\u{1b}', '\u{0}']) && !run.stderr.contains(['\u{1b}', '\u{0}']),
+            "{args:?}: {run:?}"
+        );
+        assert!(run.stdout.contains("\\u001b"), "{args:?}: {run:?}");
+    }
+    // A node's error message (a stub's, here) in the pretty timeline and on stderr.
+    dir.write(
+        "stubs.edn",
+        "{:boom {:status :error :message \"\u{1b}[2J gone\"}}",
+    );
+    dir.write("boom.edn", "[:sequence [:success {:id :boom}]]");
+    let run = dir.run(&[
+        "run",
+        "boom.edn",
+        "--stubs",
+        "stubs.edn",
+        "--format",
+        "pretty",
+    ]);
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains("[2J gone"), "{run:?}");
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
+        "{run:?}"
+    );
+    // One-line read errors: a bad token and a file name with an escape.
+    dir.write("bad.edn", "[:a \u{1b}c]");
+    dir.write("bad2.edn", "[:a 12\u{1b}c]");
+    dir.write("e\u{1b}c.edn", "[");
+    for file in ["bad.edn", "bad2.edn", "e\u{1b}c.edn", "no\u{1b}such.edn"] {
+        let run = dir.run(&["run", file]);
+        assert_ne!(run.code, 0);
+        assert!(!run.stderr.contains('\u{1b}'), "{file:?}: {run:?}");
+    }
+}
+
+#[test]
+fn json_tick_lines_refuse_nan_and_infinities_instead_of_printing_null() {
+    let dir = Scratch::new("json-lines-nan");
+    dir.write(
+        "tree.edn",
+        "[:define! {:key :x :val [:aido/fn / 1.0 [:aido/db :zero]]}]",
+    );
+    dir.write("db.edn", "{:zero 0.0}");
+    let run = dir.run(&["run", "tree.edn", "--db", "db.edn", "--format", "json"]);
+    assert_exit(&run, 2);
+    assert!(!run.stdout.contains("null"), "{run:?}");
+    assert!(
+        run.stderr.starts_with("aido: --format json: tick 1: "),
+        "{run:?}"
+    );
+    // The EDN line holds it.
+    let run = dir.run(&["run", "tree.edn", "--db", "db.edn"]);
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains("##Inf"), "{run:?}");
+}

@@ -463,3 +463,110 @@ fn test_checks_stubbed_trees_against_a_model() {
         run.stdout
     );
 }
+
+#[test]
+fn run_keeps_its_stubs_across_trims_and_reloads_and_ids_win_over_types() {
+    let dir = folder(
+        "stubs-kept",
+        &[
+            (
+                "t.edn",
+                "[:sequence {:id :main} [:guard/sees? {:id :eye}] [:inc! {:id :count :key :n}]]",
+            ),
+            (
+                "t2.edn",
+                "[:sequence {:id :main} [:guard/sees? {:id :eye}] [:guard/sees?] [:inc! {:id :count :key :n}]]",
+            ),
+            // The stub by id comes first in the map: it still wins.
+            ("stubs.edn", "{:eye :success :guard/sees? :failure}"),
+            (
+                "trims.edn",
+                "[{:task :more :target :count :not-before 1 :replace [:inc! {:id :count :key :n}]}]",
+            ),
+        ],
+    );
+    let run = aido(
+        &dir,
+        &[
+            "run",
+            "t.edn",
+            "--stubs",
+            "stubs.edn",
+            "--ticks",
+            "3",
+            "--trims",
+            "trims.edn",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let statuses: Vec<&str> = run
+        .stdout
+        .lines()
+        .map(|l| {
+            if l.contains(":status :success") {
+                "success"
+            } else {
+                "other"
+            }
+        })
+        .collect();
+    // The trim before tick 2 keeps the stub of :eye in place.
+    assert_eq!(statuses, ["success"; 3], "{}", run.stdout);
+    assert!(run.stdout.contains(":outcome :applied"), "{}", run.stdout);
+
+    let run = aido(
+        &dir,
+        &[
+            "run",
+            "t.edn",
+            "--stubs",
+            "stubs.edn",
+            "--ticks",
+            "2",
+            "--reload",
+            "2=t2.edn",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines[0].contains(":status :success"), "{}", run.stdout);
+    // After the reload the node without an id gets the stub by type.
+    assert!(lines[1].contains(":status :failure"), "{}", run.stdout);
+    assert!(
+        lines[1].contains(":reload {:file \"t2.edn\""),
+        "{}",
+        run.stdout
+    );
+
+    // A reload that gives a stubbed id a type the tool does not know, then
+    // a trim: the trim compiles with that type's placeholder.
+    std::fs::write(
+        dir.join("t3.edn"),
+        "[:sequence {:id :main} [:guard/hears? {:id :eye}] [:inc! {:id :count :key :n}]]",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("trims3.edn"),
+        "[{:task :more :target :count :not-before 2 :replace [:inc! {:id :count :key :m}]}]",
+    )
+    .unwrap();
+    let run = aido(
+        &dir,
+        &[
+            "run",
+            "t.edn",
+            "--stubs",
+            "stubs.edn",
+            "--ticks",
+            "3",
+            "--reload",
+            "2=t3.edn",
+            "--trims",
+            "trims3.edn",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines[2].contains(":outcome :applied"), "{}", run.stdout);
+    assert!(lines[2].contains(":status :success"), "{}", run.stdout);
+}

@@ -304,3 +304,51 @@ fn bad_trim_files_and_reload_flags_are_clear_errors() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("`--db SAVE` is required"));
 }
+
+#[test]
+fn two_reloads_before_one_tick_report_both_in_order() {
+    let run = aido(&[
+        "run",
+        "examples/trim/patrol.edn",
+        "--ticks",
+        "2",
+        "--reload",
+        "2=tests/data/trim/bad.edn",
+        "--reload",
+        "2=examples/trim/patrol-v2.edn",
+    ]);
+    let lines = lines(&run);
+    let reloads = key(&lines[1], "reload");
+    let reloads = reloads.as_seq().unwrap_or_else(|| panic!("{reloads}"));
+    let files: Vec<Value> = reloads.iter().map(|r| key(r, "file")).collect();
+    assert_eq!(
+        files,
+        [
+            Value::string("tests/data/trim/bad.edn"),
+            Value::string("examples/trim/patrol-v2.edn")
+        ]
+    );
+    assert!(key(&reloads[0], "rejected").as_str().is_some());
+    assert_eq!(key(&reloads[1], "dropped").to_string(), "[]");
+}
+
+#[test]
+fn migrate_refuses_a_malformed_running_set() {
+    let dir = Scratch::new("migrate-malformed");
+    let save = dir.file("save.edn");
+    std::fs::write(&save, "{:aido/running {:walk true}, :n 1}").unwrap();
+    let run = aido(&[
+        "migrate",
+        "examples/trim/patrol.edn",
+        "examples/trim/patrol-v2.edn",
+        "--db",
+        &save,
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("`:aido/running` must be a vector of node ids, found a map"),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "");
+}

@@ -527,3 +527,98 @@ fn deep_values_built_in_rust_compare_hash_and_print_on_a_small_stack() {
         });
     });
 }
+
+#[test]
+fn an_error_tick_records_its_tree_so_a_renamed_id_is_carried_over() {
+    let registry = Registry::new();
+    let old = compile_str(
+        "t.edn",
+        "[:parallel {:policy :sequence} [:wait {:id :walk :ticks 3}] [:define! {:key :x :val [:aido/fn / 1 [:aido/db :zero]]}]]",
+        &registry,
+    )
+    .unwrap();
+    let new = compile_str(
+        "t.edn",
+        "[:parallel {:policy :sequence} [:wait {:id :stroll :ticks 3}] [:define! {:key :x :val [:aido/fn / 1 [:aido/db :zero]]}]]",
+        &registry,
+    )
+    .unwrap();
+    let tick = run_tick(read_value("{:zero 0}").unwrap(), &old);
+    assert_eq!(tick.status, Status::Error);
+    assert!(
+        key(&tick.db, "aido/running").as_seq().is_some(),
+        "{}",
+        tick.db
+    );
+    assert_eq!(key(&tick.db, "aido/tree"), Value::Int(old.fingerprint()));
+    // The save goes on with the new tree: carried over, not an Error for ever.
+    let db = with(tick.db, "{:zero 1}", &[]);
+    let tick = run_tick(db, &new);
+    assert_eq!(tick.status, Status::Running, "{:?}", tick.error);
+    assert!(tick.migration().is_some());
+    assert_eq!(run_tick(tick.db, &new).status, Status::Running);
+}
+
+#[test]
+fn a_user_node_type_cannot_leave_a_value_deeper_than_the_reader_reads() {
+    let mut registry = Registry::new();
+    registry
+        .node_type(NodeType::new("t/nest").tick(|ctx| {
+            let mut v = Value::Int(0);
+            for _ in 0..MAX_DEPTH {
+                v = Value::Vector(vec![v]);
+            }
+            ctx.db_mut().insert(Value::keyword("deep"), v);
+            Ok(Status::Success)
+        }))
+        .unwrap();
+    registry
+        .node_type(NodeType::new("t/deep-memory").tick(|ctx| {
+            let mut v = Value::Int(0);
+            for _ in 0..MAX_DEPTH {
+                v = Value::Vector(vec![v]);
+            }
+            ctx.set_memory(Some(v))?;
+            Ok(Status::Success)
+        }))
+        .unwrap();
+    registry
+        .node_type(NodeType::new("t/shallow").tick(|ctx| {
+            let mut v = Value::Int(0);
+            // The db map holds it: one level less than the limit fits.
+            for _ in 0..MAX_DEPTH - 1 {
+                v = Value::Vector(vec![v]);
+            }
+            ctx.db_mut().insert(Value::keyword("deep"), v);
+            Ok(Status::Success)
+        }))
+        .unwrap();
+    for (tree, status) in [
+        ("[:t/nest]", Status::Error),
+        ("[:t/deep-memory]", Status::Error),
+        ("[:t/shallow]", Status::Success),
+    ] {
+        let tree = compile_str("t.edn", tree, &registry).unwrap();
+        let tick = run_tick(Value::map(), &tree);
+        assert_eq!(tick.status, status, "{tree:?}");
+        if status == Status::Success {
+            // What the tick left reads back.
+            assert_eq!(read_value(&tick.db.to_string()).unwrap(), tick.db);
+        }
+    }
+    let tree = compile_str("t.edn", "[:t/nest]", &registry).unwrap();
+    let tick = run_tick(Value::map(), &tree);
+    assert_eq!(tick.error.map(|e| e.kind), Some(TickErrorKind::TooDeep));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn compile_file_reads_with_the_input_limit() {
+    // /dev/zero never ends: it is refused at the limit, not read until memory runs out.
+    match aido::compile_file("/dev/zero", &Registry::new()) {
+        Err(aido::compile::CompileFileError::Io { error, .. }) => {
+            assert_eq!(error.kind(), std::io::ErrorKind::FileTooLarge, "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -589,3 +589,23 @@ fn stubs_stay_in_place_after_a_trim() {
     assert!(run.record.ticks.iter().all(|t| t.status == Status::Success));
     assert_eq!(run.record.trees.len(), 2);
 }
+
+#[test]
+fn a_run_that_records_too_much_stops_and_says_why() {
+    let tree = aido::compile_str(
+        "t.edn",
+        "[:sequence [:inc! {:key :n}] [:emit! {:key :log :val [:aido/db :n]}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let mut scenario = Scenario::new("log", tree).ticks(1000);
+    scenario.max_recorded = 5_000;
+    let run = scenario.run();
+    let why = run.stopped.as_deref().expect("stopped");
+    assert!(why.contains("recorded more than 5000 values"), "{why}");
+    let ran = run.record.ticks.len();
+    assert!(ran > 10 && ran < 1000, "{ran}");
+    // Within the bound the run goes to its end.
+    scenario.max_recorded = aido::scenario::MAX_RECORDED;
+    assert!(scenario.run().stopped.is_none());
+}

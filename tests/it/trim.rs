@@ -742,3 +742,150 @@ fn state_without_id_lists_composites_that_remember_a_running_child() {
         .collect();
     assert_eq!(listed, ["\"root.0\"", "\"root.2\"", "\"root.4\""]);
 }
+
+#[test]
+fn a_task_that_panics_is_rejected_and_the_db_and_queue_stay() {
+    struct Bomb;
+    impl TrimTask for Bomb {
+        fn name(&self) -> Value {
+            Value::keyword("bomb")
+        }
+        fn process(&mut self, _: &TreeSnapshot<'_>) -> TrimRequest {
+            panic!("out of cheese")
+        }
+    }
+    let mut runner = Runner::load(
+        Arc::new(tree("[:sequence [:inc! {:id :pick :key :picked}]]")),
+        Value::map(),
+    );
+    runner.trim(Box::new(Bomb));
+    runner.trim(task(
+        "{:task :later, :target :pick, :not-before 5, :remove true}",
+    ));
+    runner.play(PlayMode::StopByExecuteLoopCount, 2).unwrap();
+    runner.update().unwrap();
+    let reports: Vec<_> = runner.trims().to_vec();
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    assert_eq!(reports[0].outcome, Rejected);
+    assert!(
+        reports[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("out of cheese"),
+        "{reports:?}"
+    );
+    assert_eq!(reports[1].outcome, Deferred);
+    assert_eq!(shown(runner.db()), "{:picked 1}");
+    runner.update().unwrap();
+    assert_eq!(shown(runner.db()), "{:picked 2}");
+}
+
+#[test]
+fn remove_and_replace_take_only_their_meaning() {
+    for text in [
+        "{:task :t, :target :pick, :remove false}",
+        "{:task :t, :target :pick, :remove nil}",
+        "{:task :t, :target :pick, :remove :yes}",
+        "{:task :t, :target :pick, :replace nil}",
+    ] {
+        let e = DataTask::from_value(&db(text)).expect_err(text);
+        assert!(
+            e.message.contains(":remove") || e.message.contains(":replace"),
+            "{text}: {e:?}"
+        );
+    }
+    assert!(DataTask::from_value(&db("{:task :t, :target :pick, :remove true}")).is_ok());
+    // A Rust task asking to replace with nil is rejected, not a removal.
+    let mut run = Run::new("[:sequence [:inc! {:id :pick :key :picks}]]", "{}");
+    struct Nil;
+    impl TrimTask for Nil {
+        fn name(&self) -> Value {
+            Value::keyword("nil")
+        }
+        fn process(&mut self, _: &TreeSnapshot<'_>) -> TrimRequest {
+            TrimRequest::Attempt(aido::trim::TrimChange::Replace {
+                target: Value::keyword("pick"),
+                with: Value::Nil,
+            })
+        }
+    }
+    run.trimmer.push(Box::new(Nil));
+    assert_eq!(run.outcomes(), vec![o(":nil", Rejected)]);
+    assert_eq!(
+        run.tree.form().to_string(),
+        "[:sequence [:inc! {:id :pick, :key :picks}]]"
+    );
+}
+
+#[test]
+fn undo_restores_the_node_its_task_changed_wherever_it_moved() {
+    let mut run = Run::new(
+        "[:sequence [:inc! {:key :a}] [:inc! {:key :b}] [:inc! {:key :c}]]",
+        "{}",
+    );
+    // Replace the second child (derived id "0.1"), then insert in front of it.
+    run.trimmer.push(task(
+        "{:task :swap, :target \"0.1\", :replace [:inc! {:key :bb}]}",
+    ));
+    run.trimmer.push(task(
+        "{:task :first, :target \"0\", :insert [:inc! {:key :z}], :at 0}",
+    ));
+    run.trimmer.push(task("{:task :back, :undo :swap}"));
+    assert_eq!(run.outcomes(), vec![o(":swap", Applied)]);
+    assert_eq!(run.outcomes(), vec![o(":first", Applied)]);
+    assert_eq!(run.outcomes(), vec![o(":back", Applied)]);
+    assert_eq!(
+        run.tree.form().to_string(),
+        "[:sequence [:inc! {:key :z}] [:inc! {:key :a}] [:inc! {:key :b}] [:inc! {:key :c}]]"
+    );
+    // An undo of a removal puts the node back among its siblings.
+    let mut run = Run::new(
+        "[:sequence [:inc! {:key :a}] [:inc! {:id :gone :key :b}] [:inc! {:key :c}]]",
+        "{}",
+    );
+    run.trimmer
+        .push(task("{:task :cut, :target :gone, :remove true}"));
+    run.trimmer.push(task("{:task :back, :undo :cut}"));
+    assert_eq!(run.outcomes(), vec![o(":cut", Applied)]);
+    assert_eq!(run.outcomes(), vec![o(":back", Applied)]);
+    assert_eq!(
+        run.tree.form().to_string(),
+        "[:sequence [:inc! {:key :a}] [:inc! {:id :gone, :key :b}] [:inc! {:key :c}]]"
+    );
+    // The node a task changed is gone: its undo is rejected.
+    let mut run = Run::new(
+        "[:sequence [:inc! {:key :a}] [:sequence {:id :box} [:inc! {:id :in :key :b}]]]",
+        "{}",
+    );
+    run.trimmer.push(task(
+        "{:task :swap, :target :in, :replace [:inc! {:id :in :key :bb}]}",
+    ));
+    run.trimmer
+        .push(task("{:task :cut, :target :box, :remove true}"));
+    run.trimmer.push(task("{:task :back, :undo :swap}"));
+    assert_eq!(run.outcomes(), vec![o(":swap", Applied)]);
+    assert_eq!(run.outcomes(), vec![o(":cut", Applied)]);
+    assert_eq!(run.outcomes(), vec![o(":back", Rejected)]);
+}
+
+#[test]
+fn a_migration_reports_a_node_kept_or_dropped_never_both() {
+    let old = tree("[:sequence {:id :s :memory true} [:inc! {:key :a}] [:wait {:id :w :ticks 3}]]");
+    let new = tree("[:sequence {:id :s :memory true} [:inc! {:key :a}]]");
+    let saved = run_tick(Value::map(), &old).db;
+    let (_, report) = migrate(saved, &old, &new);
+    let ids = |nodes: &[aido::migrate::MigratedNode]| {
+        nodes.iter().map(|n| n.id.to_string()).collect::<Vec<_>>()
+    };
+    let (kept, dropped) = (ids(&report.kept), ids(&report.dropped));
+    assert!(dropped.contains(&":s".to_owned()), "{report:?}");
+    assert!(kept.iter().all(|k| !dropped.contains(k)), "{report:?}");
+    // A malformed running set is not dropped in silence: it stays.
+    let db = read_value("{:aido/running 5, :n 1}").unwrap();
+    let (db, _) = migrate(db, &old, &new);
+    assert_eq!(
+        db.get(&Value::keyword("aido/running")),
+        Some(&Value::Int(5))
+    );
+}

@@ -68,10 +68,10 @@ fn the_game_binary_checks_runs_and_tests_trees_with_its_own_nodes() {
         "{out}"
     );
 
-    let (code, out, _) = game(&["test", "trees"]);
+    let (code, out, _) = game(&["test", "guard.test.edn"]);
     assert_eq!(
         (code, out.as_str()),
-        (0, "ok trees/guard.test.edn\n1 passed, 0 failed\n")
+        (0, "ok guard.test.edn\n1 passed, 0 failed\n")
     );
 
     let (code, out, _) = game(&["nodes"]);
