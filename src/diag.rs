@@ -32,6 +32,9 @@ pub enum Code {
     DuplicateId,
     /// E0011: the tree nests too deeply.
     TooDeep,
+    /// E0012: a function refused the constant arguments of a call (a value
+    /// of the wrong type, a bad regular expression).
+    BadArgument,
 }
 
 impl Code {
@@ -49,6 +52,7 @@ impl Code {
             Code::BadDynamic => "E0009",
             Code::DuplicateId => "E0010",
             Code::TooDeep => "E0011",
+            Code::BadArgument => "E0012",
         }
     }
 }

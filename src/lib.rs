@@ -73,6 +73,7 @@ mod funcs;
 pub mod migrate;
 pub mod model;
 mod nodes;
+mod pattern;
 pub mod read;
 pub mod record;
 mod registry;

@@ -160,7 +160,9 @@ fn is_key(v: &Value) -> bool {
     matches!(v, Value::Keyword(_) | Value::Str(_) | Value::Int(_))
 }
 
-fn describe(value: &Value) -> String {
+/// A value in a message: its type and its text (`integer `5``), or only
+/// its type when the text is long.
+pub(crate) fn describe(value: &Value) -> String {
     match value.abbreviated(40) {
         (_, true) => value.type_with_article().to_owned(),
         (text, false) => format!("{} `{text}`", value.type_name()),

@@ -265,7 +265,10 @@ pub(crate) enum Kind {
     Emit {
         key: KeyPath,
         val: Opt,
+        /// `:keep n`: the most elements the vector keeps (the oldest go).
+        keep: Option<Box<Opt>>,
     },
+    Matches(Box<Matches>),
     Custom {
         node_type: Arc<NodeType>,
         options: Box<[(Keyword, Opt)]>,
@@ -278,6 +281,23 @@ pub(crate) enum Kind {
         into: Option<KeyPath>,
         options: Box<[(Keyword, Opt)]>,
     },
+}
+
+/// `:matches?`: the string at `key` searched with `regex`; the match
+/// written to `into`.
+#[derive(Debug, Clone)]
+pub(crate) struct Matches {
+    pub(crate) key: KeyPath,
+    pub(crate) regex: Pattern,
+    pub(crate) into: Option<KeyPath>,
+}
+
+/// A regular expression option: compiled with the tree when constant.
+#[derive(Debug, Clone)]
+pub(crate) enum Pattern {
+    Const(regex::Regex),
+    /// Given by `[:aido/db ..]` or `[:aido/fn ..]`: compiled at each use.
+    Dynamic(Opt),
 }
 
 /// What aido's parallel counts (`:mode`), resolved at compile time when constant.

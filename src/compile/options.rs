@@ -3,10 +3,13 @@
 //! dynamic options.
 
 use crate::diag::{Code, did_you_mean};
-use crate::extend::NodeType;
+use std::sync::Arc;
+
+use crate::extend::{ArgError, CompileFn, Function, NodeType};
 use crate::nodes::{Options, is_precondition};
 use crate::source::{FormSpans, Span};
 use crate::spec::OptionType;
+use crate::tick::{catch_quietly, panic_message};
 use crate::tree::{KeyPath, Opt, Preconditions};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -197,6 +200,52 @@ fn lower_value(
     Some(Opt::Const(value.clone()))
 }
 
+/// Runs a function's compile step over one call's arguments: `None` when it
+/// refused them (reported at the argument it names), else the function the
+/// call keeps (with the body the step prepared, if it made one).
+fn compile_step(
+    c: &mut Compiler<'_>,
+    function: &Arc<Function>,
+    step: &CompileFn,
+    args: &[Opt],
+    spans: Option<FormSpans<'_>>,
+) -> Option<Arc<Function>> {
+    let constants: Vec<Option<&Value>> = args
+        .iter()
+        .map(|a| match a {
+            Opt::Const(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    let result = catch_quietly(|| step(&constants)).unwrap_or_else(|panic| {
+        Err(ArgError::new(format!(
+            "its compile step panicked: {}",
+            panic_message(panic.as_ref())
+        )))
+    });
+    match result {
+        Ok(None) => Some(Arc::clone(function)),
+        Ok(Some(body)) => {
+            let mut specialised = Function::clone(function);
+            specialised.f = body;
+            Some(Arc::new(specialised))
+        }
+        Err(e) => {
+            let at = e
+                .arg
+                .and_then(|i| spans.and_then(|s| s.child(i + 2)))
+                .or(spans)
+                .map(FormSpans::span);
+            c.error(
+                Code::BadArgument,
+                format!("function `{}`: {e}", function.name.as_str()),
+                at,
+            );
+            None
+        }
+    }
+}
+
 /// Lowers `[:aido/db k ..]` or `[:aido/fn f args..]`.
 pub(crate) fn lower_dynamic(
     c: &mut Compiler<'_>,
@@ -270,7 +319,8 @@ pub(crate) fn lower_dynamic(
                 return None;
             };
             let arg_values = &items[2..];
-            if !function.arity.allows(arg_values.len()) {
+            let arity_ok = function.arity.allows(arg_values.len());
+            if !arity_ok {
                 let arity = function.arity.counted("argument", "arguments");
                 c.error(
                     Code::BadDynamic,
@@ -295,7 +345,15 @@ pub(crate) fn lower_dynamic(
                     args.push(Opt::Const(arg.clone()));
                 }
             }
-            ok.then(|| Opt::Call(function, args.into_boxed_slice()))
+            if !ok {
+                return None;
+            }
+            let function = match &function.compile {
+                // A call with the wrong number of arguments is reported once.
+                Some(step) if arity_ok => compile_step(c, &function, &**step, &args, spans)?,
+                _ => function,
+            };
+            Some(Opt::Call(function, args.into_boxed_slice()))
         }
         _ => {
             let help = did_you_mean(head.as_str(), ["aido/fn", "aido/db"])

@@ -419,6 +419,7 @@ impl Reader<'_> {
                 ))
             }),
             halt: None,
+            compile: None,
             doc,
             declared: true,
         })

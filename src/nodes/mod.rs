@@ -56,6 +56,7 @@ macro_rules! one_visit_leaf {
             | Kind::Inc { .. }
             | Kind::Dissoc { .. }
             | Kind::Emit { .. }
+            | Kind::Matches(_)
     };
 }
 pub(crate) use one_visit_leaf;
@@ -257,7 +258,8 @@ impl Engine<'_> {
                 Ok(()) => Status::Success,
                 Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
             },
-            Kind::Emit { key, val } => self.emit(id, key, val),
+            Kind::Emit { key, val, keep } => self.emit(id, key, val, keep.as_deref()),
+            Kind::Matches(m) => self.matches(id, m),
             // Not leaves that finish in one visit: neither dispatch sends
             // them here.
             Kind::Selector { .. }

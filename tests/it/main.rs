@@ -21,6 +21,7 @@ mod conformance;
 mod deep_values;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
+mod funcs;
 mod fuzz;
 mod hostile;
 mod layers;
