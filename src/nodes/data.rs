@@ -297,12 +297,18 @@ impl Engine<'_> {
     /// Appends `val` to the vector at `key`, creating it; with `keep`, drops
     /// the oldest elements beyond that many.
     #[inline(never)]
-    pub(super) fn emit(&mut self, id: u32, key: &KeyPath, val: &Opt, keep: Option<&Opt>) -> Status {
+    pub(super) fn emit(
+        &mut self,
+        id: u32,
+        key: &KeyPath,
+        val: &Opt,
+        keep: &Option<Box<Opt>>,
+    ) -> Status {
         let value = match self.resolve_written(val, key.n_keys() + 2) {
             Ok(v) => v,
             Err(e) => return self.fail(id, e),
         };
-        let keep = match keep.map(|k| eval(k, self.db, &mut self.rng)) {
+        let keep = match keep.as_deref().map(|k| eval(k, self.db, &mut self.rng)) {
             None => None,
             Some(Ok(n)) => match &*n {
                 Value::Int(n) if *n >= 0 => Some(usize::try_from(*n).unwrap_or(usize::MAX)),

@@ -258,7 +258,7 @@ impl Engine<'_> {
                 Ok(()) => Status::Success,
                 Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
             },
-            Kind::Emit { key, val, keep } => self.emit(id, key, val, keep.as_deref()),
+            Kind::Emit { key, val, keep } => self.emit(id, key, val, keep),
             Kind::Matches(m) => self.matches(id, m),
             // Not leaves that finish in one visit: neither dispatch sends
             // them here.
