@@ -10,6 +10,7 @@ mod common;
 
 mod browser;
 mod cli;
+mod cli_authoring;
 mod cli_bench;
 mod cli_hostile;
 mod cli_long;
