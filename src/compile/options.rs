@@ -16,8 +16,13 @@ use crate::value::{Keyword, Map, Value, kw};
 use super::{Compiler, short};
 
 /// Option keys every node accepts.
-pub(crate) const GENERIC_KEYS: &[&str] =
-    &["id", "aido/skip-if", "aido/success-if", "aido/failure-if"];
+pub(crate) const GENERIC_KEYS: &[&str] = &[
+    "id",
+    "doc",
+    "aido/skip-if",
+    "aido/success-if",
+    "aido/failure-if",
+];
 
 /// Checks a node's options map against its node type's spec and lowers
 /// each value: what the node type's own lowering then takes apart.
@@ -71,6 +76,25 @@ pub(crate) fn lower_options<'m>(
                         value_span,
                     );
                 }
+            }
+            continue;
+        }
+        // `:doc` documents any node (shown by `aido show` and the page); it
+        // does nothing when ticked. A node type that declares a `:doc` of its
+        // own gets it instead.
+        if key.as_str() == "doc"
+            && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key))
+        {
+            if !matches!(value, Value::Str(_)) {
+                c.error(
+                    Code::BadOptionValue,
+                    format!(
+                        "`:doc` expected a string, found {} `{}`",
+                        value.type_name(),
+                        short(value)
+                    ),
+                    value_span,
+                );
             }
             continue;
         }
@@ -154,7 +178,7 @@ fn accepted_keys(nt: &NodeType) -> String {
         .options
         .iter()
         .map(|o| o.key.to_string())
-        .chain(std::iter::once(":id".to_owned()))
+        .chain([":id".to_owned(), ":doc".to_owned()])
         .collect();
     keys.join(" ")
 }

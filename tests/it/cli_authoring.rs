@@ -9,6 +9,14 @@ use std::process::Command;
 use crate::common::Run;
 use aido::{Value, read_value};
 
+macro_rules! snapshot {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
+            insta::assert_snapshot!($name, $value);
+        });
+    };
+}
+
 /// A fresh folder under the system's temp dir, removed when dropped.
 struct Scratch(PathBuf);
 
@@ -146,4 +154,52 @@ fn strict_exits_1_when_a_tick_ends_in_error_after_running_every_tick() {
     assert!(dir.path().join("out.edn").exists());
     let clean = dir.aido(&["run", "inc.edn", "--ticks", "2", "--strict"]);
     assert_eq!(clean.code, 0, "{}", clean.stderr);
+}
+
+#[test]
+fn show_puts_options_and_doc_in_graph_labels_and_takes_a_node_model() {
+    let dir = Scratch::new("show");
+    dir.write(
+        "tree.edn",
+        "[:sequence {:doc \"Guard \\\"the\\\" door.\"}\n [:game/sees? {:range 3}]\n [:define! {:key :action :val :chase :doc \"Run after them.\"}]]",
+    );
+    dir.write(
+        "model.edn",
+        "{:nodes {:game/sees? {:doc \"Whether an intruder is in range.\" :children 0 :options {:range {:type :int}}}}}",
+    );
+    let unknown = dir.aido(&["show", "tree.edn"]);
+    assert_eq!(unknown.code, 1);
+    assert!(
+        unknown.stderr.contains("unknown node type `:game/sees?`"),
+        "{}",
+        unknown.stderr
+    );
+
+    let dot = dir.aido(&[
+        "show",
+        "tree.edn",
+        "--nodes",
+        "model.edn",
+        "--format",
+        "dot",
+    ]);
+    assert_eq!(dot.code, 0, "{}", dot.stderr);
+    snapshot!("show_dot_options_and_doc", dot.stdout);
+    let mermaid = dir.aido(&[
+        "show",
+        "tree.edn",
+        "--nodes",
+        "model.edn",
+        "--format",
+        "mermaid",
+    ]);
+    assert_eq!(mermaid.code, 0, "{}", mermaid.stderr);
+    snapshot!("show_mermaid_options_and_doc", mermaid.stdout);
+    let text = dir.aido(&["show", "tree.edn", "--nodes", "model.edn"]);
+    assert!(
+        text.stdout
+            .starts_with(":sequence \"0\" {:doc \"Guard \\\"the\\\" door.\"}  ; line 1\n"),
+        "{}",
+        text.stdout
+    );
 }
