@@ -142,6 +142,9 @@ pub(crate) struct Compiler<'r> {
     ids: crate::value::ValueIndex,
     /// Where each node's id was written (its `:id` value, else the node).
     id_spans: Vec<Option<Span>>,
+    /// The nodes whose id was reported as a duplicate: the derived ids under
+    /// them repeat by consequence, and are not reported again.
+    duplicated: Vec<u32>,
     /// Child indices of the nodes being compiled, as a stack.
     kids: Vec<u32>,
     /// The id texts of the nodes being compiled, as a stack: a derived id
@@ -179,6 +182,7 @@ impl<'r> Compiler<'r> {
             path: Vec::new(),
             ids: crate::value::ValueIndex::default(),
             id_spans: Vec::new(),
+            duplicated: Vec::new(),
             kids: Vec::new(),
             id_texts: String::new(),
             spare_entries: Vec::new(),
@@ -429,7 +433,13 @@ impl<'r> Compiler<'r> {
         let first = self
             .ids
             .insert(&id, index, |i| nodes.get(i as usize).map(|n| &n.id));
-        if let Some(first) = first {
+        let derived = options.explicit_id().is_none();
+        if first.is_some() && derived && self.duplicated.contains(&place.parent) {
+            // Its parent's id was a duplicate, so its own derived id is too:
+            // one mistake, already reported.
+            self.duplicated.push(index);
+        } else if let Some(first) = first {
+            self.duplicated.push(index);
             let first = self.id_spans.get(first as usize).copied().flatten();
             let at = match (first, &self.source) {
                 (Some(s), Some(src)) => format!(" (first used at {})", src.line_col(s.start)),
