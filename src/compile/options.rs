@@ -208,7 +208,11 @@ fn lower_value(
         {
             c.error(
                 Code::BadOptionValue,
-                format!("`{key}` must be a constant ({ty}), not a dynamic option"),
+                format!(
+                    "`{key}` must be a constant ({ty}), not a dynamic option: it shapes the \
+                     node when the tree is compiled (so do `:id`, `:doc`, `:key`, `:into`, \
+                     `:oper`, `:memory` and `:action`)"
+                ),
                 span,
             );
             return None;
