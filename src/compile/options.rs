@@ -305,6 +305,29 @@ pub(crate) fn lower_dynamic(
                 );
                 return None;
             }
+            if items[1..].iter().any(|k| dynamic_head(k).is_some()) {
+                // A segment worked out when the node is ticked: the path is
+                // read then, by a call whose arguments are the segments.
+                let mut segments = Vec::with_capacity(items.len() - 1);
+                let mut ok = true;
+                for (i, key) in items[1..].iter().enumerate() {
+                    let key_spans = spans.and_then(|s| s.child(i + 1));
+                    if dynamic_head(key).is_some() {
+                        match lower_dynamic(c, key, key_spans) {
+                            Some(opt) => segments.push(opt),
+                            None => ok = false,
+                        }
+                    } else {
+                        segments.push(Opt::Const(key.clone()));
+                    }
+                }
+                return ok.then(|| {
+                    Opt::Call(
+                        Arc::new(crate::funcs::db_path()),
+                        segments.into_boxed_slice(),
+                    )
+                });
+            }
             Some(Opt::Db(KeyPath::from_value(&Value::Vector(
                 items[1..].to_vec(),
             ))))

@@ -626,6 +626,32 @@ pub(crate) fn standard_functions() -> Vec<Function> {
         .collect()
 }
 
+/// What `[:aido/db k ..]` with a dynamic segment
+/// (`[:aido/db :waypoints [:aido/db :wp]]`) lowers to: a call whose
+/// arguments are the segments, resolved when the node is ticked, and whose
+/// body reads that key path from the db as it is then (nil when it is not
+/// there). It is not registered: no tree can name it.
+pub(crate) fn db_path() -> Function {
+    Function {
+        name: Keyword::new("aido/db"),
+        arity: Arity::AtLeast(1),
+        f: Arc::new(|ctx: &mut FnCtx<'_>, path: &[Value]| {
+            let Some((first, rest)) = path.split_first() else {
+                return Ok(Value::Nil);
+            };
+            let mut here = crate::value::map_get(ctx.db, first);
+            for key in rest {
+                here = here.and_then(|v| crate::value::path_step(v, key));
+            }
+            Ok(here.cloned().unwrap_or_default())
+        }),
+        halt: None,
+        compile: None,
+        doc: Some(Arc::from("Reads a key path with dynamic segments from the db.")),
+        declared: false,
+    }
+}
+
 pub(crate) fn is_standard(name: Keyword) -> bool {
     STANDARD.iter().any(|std| std.name == name.as_str())
 }
