@@ -70,6 +70,7 @@ pub mod compile;
 pub mod diag;
 pub mod extend;
 mod funcs;
+pub mod lint;
 pub mod migrate;
 pub mod model;
 mod nodes;

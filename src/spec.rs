@@ -251,6 +251,22 @@ impl Operator {
         })
     }
 
+    /// What aido calls an operator or function written as another language
+    /// spells it: `==` is `=`, `!=` is `not=`, `&&` is `and`.
+    pub(crate) fn aido_spelling(symbol: &str) -> Option<&'static str> {
+        Some(match symbol {
+            "==" | "===" | "eq" => "=",
+            "!=" | "<>" | "~=" | "/=" | "!==" | "ne" => "not=",
+            "=<" => "<=",
+            "=>" => ">=",
+            "&&" | "&" => "and",
+            "||" | "|" => "or",
+            "!" => "not",
+            "%" => "mod",
+            _ => return None,
+        })
+    }
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Operator::Eq => "=",

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::extend::{ArgError, CompileFn, Function, NodeType};
 use crate::nodes::{Options, is_precondition};
 use crate::source::{FormSpans, Span};
-use crate::spec::OptionType;
+use crate::spec::{Operator, OptionType};
 use crate::tick::{catch_quietly, panic_message};
 use crate::tree::{KeyPath, Opt, Preconditions};
 use crate::value::{Keyword, Map, Value, kw};
@@ -222,7 +222,15 @@ fn lower_value(
     if let Some(ty) = ty
         && let Err(msg) = ty.check(value)
     {
-        c.error(Code::BadOptionValue, format!("`{key}` {msg}"), span);
+        let help = match (ty, value) {
+            (OptionType::Operator, Value::Symbol(s)) => Operator::aido_spelling(s.as_str())
+                .filter(|op| Operator::parse(op).is_some())
+                .or_else(|| did_you_mean(s.as_str(), ["=", "not=", "<", ">", "<=", ">="]))
+                .map(|op| format!("did you mean `{op}`?")),
+            _ => None,
+        };
+        c.error(Code::BadOptionValue, format!("`{key}` {msg}"), span)
+            .help = help;
         return None;
     }
     Some(Opt::Const(value.clone()))
@@ -359,7 +367,8 @@ pub(crate) fn lower_dynamic(
                 }
             };
             let Some(function) = c.registry.lookup_function(name).cloned() else {
-                let help = did_you_mean(name.as_str(), c.registry.function_names())
+                let help = Operator::aido_spelling(name.as_str())
+                    .or_else(|| did_you_mean(name.as_str(), c.registry.function_names()))
                     .map(|s| format!("did you mean `{s}`?"));
                 c.error(
                     Code::UnknownFunction,

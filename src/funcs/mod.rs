@@ -647,7 +647,9 @@ pub(crate) fn db_path() -> Function {
         }),
         halt: None,
         compile: None,
-        doc: Some(Arc::from("Reads a key path with dynamic segments from the db.")),
+        doc: Some(Arc::from(
+            "Reads a key path with dynamic segments from the db.",
+        )),
         declared: false,
     }
 }

@@ -203,3 +203,63 @@ fn show_puts_options_and_doc_in_graph_labels_and_takes_a_node_model() {
         text.stdout
     );
 }
+
+const TYPO_TREE: &str = "[:selector
+ [:sequence
+  [:present? {:key :intruderr}]
+  [:define! {:key :target :val [:db :pos]}]
+  [:test? {:key :alarm :oper = :val true}]]
+ [:define! {:key :intruder :val [:aido/fn inc [:aido/db :count]]}]]";
+
+#[test]
+fn check_warns_with_codes_and_fails_on_warnings_only_when_asked() {
+    let dir = Scratch::new("warnings");
+    dir.write("guard.edn", TYPO_TREE);
+    let run = dir.aido(&["check", "guard.edn"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "ok: guard.edn (6 nodes)\n");
+    // Without an example db, only the key that looks misspelt is reported
+    // (:alarm and :count may come from the host).
+    snapshot!("check_warnings", run.stderr);
+
+    let denied = dir.aido(&["check", "guard.edn", "--deny-warnings"]);
+    assert_eq!(denied.code, 1);
+    assert_eq!(denied.stderr, run.stderr);
+
+    dir.write(
+        "clean.edn",
+        "[:sequence [:present? {:key :a}] [:define! {:key :a :val [:aido/db :b]}]]",
+    );
+    let clean = dir.aido(&["check", "clean.edn", "--deny-warnings"]);
+    assert_eq!((clean.code, clean.stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn check_with_an_example_db_reports_every_key_read_that_nothing_provides() {
+    let dir = Scratch::new("example-db");
+    dir.write("guard.edn", TYPO_TREE);
+    dir.write("host.edn", "{:alarm false}");
+    let run = dir.aido(&["check", "guard.edn", "--db", "host.edn"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let codes: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning[").and_then(|l| l.get(..5)))
+        .collect();
+    // :intruderr (with its did-you-mean), :count (nothing provides it), the
+    // literal vector; :alarm is in the example db.
+    assert_eq!(codes, ["W0001", "W0002", "W0001"]);
+    assert!(
+        run.stderr.contains(
+            "`:count` is read here but never written, and the example db does not have it"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains(":alarm"), "{}", run.stderr);
+    dir.write("host.json", r#"{"alarm": false, "count": 2}"#);
+    let json = dir.aido(&["check", "guard.edn", "--db", "host.json"]);
+    assert!(!json.stderr.contains(":count"), "{}", json.stderr);
+    let missing = dir.aido(&["check", "guard.edn", "--db", "nope.edn"]);
+    assert_eq!(missing.code, 2);
+}
