@@ -219,7 +219,7 @@ pub(super) fn conj(_: &mut FnCtx<'_>, args: &[Value]) -> Result {
 pub(super) fn prepare_assoc(
     args: &[Option<&Value>],
 ) -> std::result::Result<Option<Arc<FunctionFn>>, ArgError> {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return Err(ArgError::new(format!(
             "it takes a collection and keys with their values, in pairs; the key `{}` \
              has no value",
@@ -234,7 +234,7 @@ pub(super) fn prepare_assoc(
 
 pub(super) fn assoc(_: &mut FnCtx<'_>, args: &[Value]) -> Result {
     let (coll, pairs) = match args.split_first() {
-        Some((coll, pairs)) if pairs.len() % 2 == 0 => (coll, pairs),
+        Some((coll, pairs)) if pairs.len().is_multiple_of(2) => (coll, pairs),
         _ => return Err("expected a collection and keys with their values, in pairs".to_owned()),
     };
     match coll {
