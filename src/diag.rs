@@ -35,6 +35,9 @@ pub enum Code {
     /// E0012: a function refused the constant arguments of a call (a value
     /// of the wrong type, a bad regular expression).
     BadArgument,
+    /// E0013: a constant the tree writes, appends or compares does not fit
+    /// the type the node model's `:db` declares for that key.
+    SchemaMismatch,
     /// W0001 (a warning): a db key is read but nothing writes it, it is not in
     /// the example db, and it is likely a misspelling of one that is.
     ReadNeverWritten,
@@ -59,6 +62,7 @@ impl Code {
             Code::DuplicateId => "E0010",
             Code::TooDeep => "E0011",
             Code::BadArgument => "E0012",
+            Code::SchemaMismatch => "E0013",
             Code::ReadNeverWritten => "W0001",
             Code::LooksDynamic => "W0002",
         }
@@ -82,7 +86,8 @@ impl Code {
             | Code::BadDynamic
             | Code::DuplicateId
             | Code::TooDeep
-            | Code::BadArgument => false,
+            | Code::BadArgument
+            | Code::SchemaMismatch => false,
         }
     }
 }

@@ -81,6 +81,7 @@ mod registry;
 mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod schema;
 pub mod source;
 mod spec;
 pub mod stub;

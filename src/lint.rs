@@ -26,14 +26,40 @@
 //! ```
 
 use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
+use crate::schema::{DbSchema, DbType};
+use crate::spec::OptionType;
 use crate::tree::{CountMode, KeyPath, Kind, NodeIndex, Opt, Parallel, Pattern, Tree};
 use crate::value::{Keyword, Value};
 
 /// The warnings of `tree`, in tree order. `example_db`, when given, is a db
 /// as a host would hand it over: its keys count as written.
 pub fn lint(tree: &Tree, example_db: Option<&Value>) -> Diagnostics {
+    lint_with_schema(tree, example_db, None)
+}
+
+/// [`lint`], and with a db schema (a node model's `:db`, see
+/// [`crate::schema`]) also the errors E0013 where a constant the tree
+/// writes (`:define!`), appends (`:emit!`), increments (`:inc!`), searches
+/// (`:matches?`) or compares (`:test?` and the like) does not fit the
+/// declared type of its key. Declared keys count as written, and, as with
+/// an example db, every other key read and never written is W0001.
+pub fn lint_with_schema(
+    tree: &Tree,
+    example_db: Option<&Value>,
+    schema: Option<&DbSchema>,
+) -> Diagnostics {
     let mut keys = Keys::default();
     let mut items = Vec::new();
+    if let Some(schema) = schema {
+        for (i, node) in tree.nodes.iter().enumerate() {
+            if let Some(message) = schema_mismatch(schema, &node.kind) {
+                items.push(Diagnostic::new(Code::SchemaMismatch, message).at(
+                    tree.span(NodeIndex(i as u32)),
+                    &tree.path(NodeIndex(i as u32)),
+                ));
+            }
+        }
+    }
     for (i, node) in tree.nodes.iter().enumerate() {
         let mut looks_dynamic = Vec::new();
         let mut visit = |opt: &Opt, keys: &mut Keys| {
@@ -123,10 +149,15 @@ pub fn lint(tree: &Tree, example_db: Option<&Value>) -> Diagnostics {
             items.push(looks_dynamic_warning(tree, i, &vector));
         }
     }
-    let example: Vec<&Value> = example_db
+    let declared: Vec<Value> = schema
+        .map(|s| s.keys.iter().map(|k| Value::Keyword(k.key)).collect())
+        .unwrap_or_default();
+    let mut example: Vec<&Value> = example_db
         .and_then(Value::as_map)
         .map(|m| m.keys().collect())
         .unwrap_or_default();
+    example.extend(declared.iter());
+    let everything_known = example_db.is_some() || schema.is_some();
     let mut warned: Vec<&Value> = Vec::new();
     for (key, node) in &keys.reads {
         if keys.writes.contains(key) || example.contains(&key) || warned.contains(&key) {
@@ -145,14 +176,15 @@ pub fn lint(tree: &Tree, example_db: Option<&Value>) -> Diagnostics {
         // Without an example db, a guess: a read key one edit from a written
         // one. Short names (`:a`, `:hp`) are too close to each other for a
         // misspelling to be told from another key.
-        if example_db.is_none() && (help.is_none() || k.as_str().chars().count() < 4) {
+        if !everything_known && (help.is_none() || k.as_str().chars().count() < 4) {
             continue;
         }
         warned.push(key);
-        let where_else = if example_db.is_some() {
-            ", and the example db does not have it"
-        } else {
-            ""
+        let where_else = match (example_db.is_some(), schema.is_some()) {
+            (true, true) => ", and neither the example db nor the schema has it",
+            (true, false) => ", and the example db does not have it",
+            (false, true) => ", and the schema does not declare it",
+            (false, false) => "",
         };
         let mut d = Diagnostic::new(
             Code::ReadNeverWritten,
@@ -169,6 +201,107 @@ pub fn lint(tree: &Tree, example_db: Option<&Value>) -> Diagnostics {
     Diagnostics {
         items,
         source: tree.source().cloned(),
+    }
+}
+
+/// What is wrong, if the node writes, appends, increments, searches or
+/// compares a constant that does not fit its key's declared type (only a
+/// top-level key, written whole, is checked).
+fn schema_mismatch(schema: &DbSchema, kind: &Kind) -> Option<String> {
+    let declared = |path: &KeyPath| match path {
+        KeyPath::Kw(k, _) => schema.get(&Value::Keyword(*k)),
+        KeyPath::One(v) => schema.get(v),
+        KeyPath::Path(_) => None,
+    };
+    let constant = |opt: &Opt| match opt {
+        Opt::Const(v) => Some(v.clone()),
+        Opt::Db(_) | Opt::Call(..) => None,
+    };
+    match kind {
+        Kind::Define { key, val } => {
+            let (d, v) = (declared(key)?, constant(val)?);
+            let e = d.ty.check(&v).err()?;
+            Some(format!(
+                "`{}` is declared as {}, but this writes {}: {e}",
+                d.key,
+                d.ty,
+                v.abbreviated(40).0
+            ))
+        }
+        Kind::Emit { key, val, .. } => {
+            let d = declared(key)?;
+            match &d.ty {
+                DbType::Vector(elem) => {
+                    let v = constant(val)?;
+                    let e = elem.check(&v).err()?;
+                    Some(format!(
+                        "`{}` is declared as {}, but this appends {}: {e}",
+                        d.key,
+                        d.ty,
+                        v.abbreviated(40).0
+                    ))
+                }
+                DbType::Plain(OptionType::Any) => None,
+                other => Some(format!(
+                    "`{}` is declared as {other}, but this appends to it as to a vector",
+                    d.key
+                )),
+            }
+        }
+        Kind::Inc { key } => {
+            let d = declared(key)?;
+            match &d.ty {
+                DbType::Plain(
+                    OptionType::Int | OptionType::Count | OptionType::Number | OptionType::Any,
+                ) => None,
+                other => Some(format!(
+                    "`{}` is declared as {other}, but this adds 1 to it",
+                    d.key
+                )),
+            }
+        }
+        Kind::Matches(m) => {
+            let d = declared(&m.key)?;
+            match &d.ty {
+                DbType::Plain(OptionType::Str | OptionType::Any) => None,
+                other => Some(format!(
+                    "`{}` is declared as {other}, but this searches it as a string",
+                    d.key
+                )),
+            }
+        }
+        Kind::Test { key, oper, val } => {
+            let (d, v) = (declared(key)?, constant(val)?);
+            let e = d.ty.check(&v).err()?;
+            Some(format!(
+                "`{}` is declared as {}, but this compares it ({}) with {}: {e}",
+                d.key,
+                d.ty,
+                oper.as_str(),
+                v.abbreviated(40).0
+            ))
+        }
+        Kind::Selector { .. }
+        | Kind::Sequence { .. }
+        | Kind::SelectorP { .. }
+        | Kind::Loop { .. }
+        | Kind::LoopUntilSuccess { .. }
+        | Kind::Parallel(_)
+        | Kind::Randomly { .. }
+        | Kind::Choose
+        | Kind::ChooseEach { .. }
+        | Kind::WeightedChoice { .. }
+        | Kind::Invert
+        | Kind::Always
+        | Kind::Never
+        | Kind::Success
+        | Kind::Failure
+        | Kind::Present { .. }
+        | Kind::Equal { .. }
+        | Kind::Dissoc { .. }
+        | Kind::Custom { .. }
+        | Kind::Wait { .. }
+        | Kind::Defer { .. } => None,
     }
 }
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::extend::{ArgError, FnCtx, Function, FunctionFn, Imp, NodeType, RegistryError};
+use crate::schema::{DbKey, DbSchema};
 use crate::spec::Arity;
 use crate::value::{FastBuildHasher, Keyword, Value};
 
@@ -18,6 +19,8 @@ pub struct Registry {
     // fast hasher is safe here.
     node_types: HashMap<Keyword, Arc<NodeType>, FastBuildHasher>,
     functions: HashMap<Keyword, Arc<Function>, FastBuildHasher>,
+    /// The db keys node models declared (`:db`), if any did.
+    db_schema: Option<Arc<DbSchema>>,
 }
 
 impl Default for Registry {
@@ -32,6 +35,7 @@ impl Registry {
         let mut reg = Registry {
             node_types: HashMap::default(),
             functions: HashMap::default(),
+            db_schema: None,
         };
         for nt in crate::nodes::builtin_types() {
             reg.node_types.insert(nt.name, Arc::new(nt));
@@ -40,6 +44,23 @@ impl Registry {
             reg.functions.insert(f.name, Arc::new(f));
         }
         reg
+    }
+
+    /// The db schema declared by the node models this registry read (see
+    /// [`crate::schema`]), if any declared one.
+    pub fn db_schema(&self) -> Option<&DbSchema> {
+        self.db_schema.as_deref()
+    }
+
+    /// Adds declared db keys to the schema; a key declared again takes its
+    /// new declaration.
+    pub(crate) fn declare_db(&mut self, keys: Vec<DbKey>) {
+        let mut schema = self.db_schema.as_deref().cloned().unwrap_or_default();
+        for key in keys {
+            schema.keys.retain(|k| k.key != key.key);
+            schema.keys.push(key);
+        }
+        self.db_schema = Some(Arc::new(schema));
     }
 
     /// Registers a node type; a later registration of the same name replaces

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use aido::compile::compile_source;
 use aido::source::Source;
-use aido::{diag::RenderLimits, lint::lint, migrate::state_without_id};
+use aido::{diag::RenderLimits, lint::lint_with_schema, migrate::state_without_id};
 
 use super::Failure;
 use super::args::{self, Spec};
@@ -67,8 +67,21 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     };
     let deny_warnings = parsed.switch("--deny-warnings");
     let registry = super::registry();
-    let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     let mut code = 0;
+    // The example db against the models' schema, once for every file.
+    if let (Some(db), Some(schema), Some(path)) =
+        (&example_db, registry.db_schema(), parsed.value("--db"))
+    {
+        for (key, problem) in schema.check_db(db) {
+            let _ = writeln!(
+                io::stderr(),
+                "error[E0013]: {}: `{key}` does not fit the schema: {problem}",
+                name(Path::new(path))
+            );
+            code = 1;
+        }
+    }
+    let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     // A reader that goes away (`| head`) does not hide a later file's errors:
     // every file is still checked and the worst status kept.
     let mut out = ClosableOut::new(out, true);
@@ -115,9 +128,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                         tree.node_id(node).cloned().unwrap_or_default(),
                     );
                 }
-                let lints = lint(&tree, example_db.as_ref());
+                let lints = lint_with_schema(&tree, example_db.as_ref(), registry.db_schema());
                 if !lints.is_empty() {
-                    warnings += lints.len();
+                    let errors = lints.items.iter().filter(|d| !d.code.is_warning()).count();
+                    warnings += lints.len() - errors;
+                    if errors > 0 {
+                        code = code.max(1);
+                    }
                     let _ = write!(io::stderr(), "{}", lints.render_with(&limits));
                 }
                 if deny_warnings && warnings > 0 {

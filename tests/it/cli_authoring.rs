@@ -263,3 +263,79 @@ fn check_with_an_example_db_reports_every_key_read_that_nothing_provides() {
     let missing = dir.aido(&["check", "guard.edn", "--db", "nope.edn"]);
     assert_eq!(missing.code, 2);
 }
+
+const SCHEMA_MODEL: &str = "{:db {:hunger {:type :int :default 0 :doc \"0 to 10\"}
+      :replies {:type [:vector :string]}
+      :mood :keyword
+      :input :string}}";
+
+#[test]
+fn check_holds_constant_writes_and_comparisons_to_the_models_db_schema() {
+    let dir = Scratch::new("schema");
+    dir.write("model.edn", SCHEMA_MODEL);
+    dir.write(
+        "npc.edn",
+        "[:sequence
+ [:define! {:key :hunger :val \"lots\"}]
+ [:emit! {:key :replies :val 5}]
+ [:inc! {:key :mood}]
+ [:test? {:key :hunger :oper > :val \"x\"}]
+ [:matches? {:key :mood :regex \"ok\"}]
+ [:present? {:key :hungry}]
+ [:define! {:key :hunger :val 3}]
+ [:emit! {:key :replies :val \"fine\"}]
+ [:less-than? {:key :hunger :val 8}]
+ [:matches? {:key :input :regex \"hi\"}]]",
+    );
+    let run = dir.aido(&["check", "npc.edn", "--nodes", "model.edn"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    snapshot!("check_schema", run.stderr);
+    // Without the model there is no schema to hold the tree to.
+    let free = dir.aido(&["check", "npc.edn"]);
+    assert_eq!(free.code, 0, "{}", free.stderr);
+}
+
+#[test]
+fn check_holds_an_example_db_to_the_schema() {
+    let dir = Scratch::new("schema-db");
+    dir.write("model.edn", SCHEMA_MODEL);
+    dir.write("tree.edn", "[:inc! {:key :hunger}]");
+    dir.write("good.edn", "{:hunger 2 :replies [\"hi\"] :other 1}");
+    dir.write("bad.edn", "{:hunger \"x\" :replies [\"hi\" 5] :mood :calm}");
+    let good = dir.aido(&[
+        "check",
+        "tree.edn",
+        "--nodes",
+        "model.edn",
+        "--db",
+        "good.edn",
+    ]);
+    assert_eq!((good.code, good.stderr.as_str()), (0, ""));
+    let bad = dir.aido(&[
+        "check",
+        "tree.edn",
+        "--nodes",
+        "model.edn",
+        "--db",
+        "bad.edn",
+    ]);
+    assert_eq!(bad.code, 1);
+    assert_eq!(
+        bad.stderr,
+        "error[E0013]: bad.edn: `:hunger` does not fit the schema: expected an integer, found string `\"x\"`\n\
+         error[E0013]: bad.edn: `:replies` does not fit the schema: element 1: expected a string, found integer `5`\n"
+    );
+}
+
+#[test]
+fn a_db_schema_with_a_bad_type_or_default_is_a_model_error() {
+    let dir = Scratch::new("schema-model");
+    dir.write("tree.edn", "[:success]");
+    dir.write(
+        "model.edn",
+        "{:db {:hunger {:type :integer} :replies {:type [:list :string]} :mood {:type :keyword :default 3}}}",
+    );
+    let run = dir.aido(&["check", "tree.edn", "--nodes", "model.edn"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    snapshot!("schema_model_errors", run.stderr);
+}
