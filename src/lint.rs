@@ -28,7 +28,7 @@
 use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
 use crate::schema::{DbSchema, DbType};
 use crate::spec::OptionType;
-use crate::tree::{CountMode, KeyPath, Kind, NodeIndex, Opt, Parallel, Pattern, Tree};
+use crate::tree::{CountMode, KeyPath, Kind, NodeIndex, Opt, Parallel, Pattern, Tree, WriteKind};
 use crate::value::{Keyword, Value};
 
 /// The warnings of `tree`, in tree order. `example_db`, when given, is a db
@@ -122,6 +122,19 @@ pub fn lint_with_schema(
                     visit(keep, &mut keys);
                 }
             }
+            Kind::Typed(t) => match &t.write {
+                WriteKind::Define { key, val } => {
+                    keys.write(key);
+                    visit(val, &mut keys);
+                }
+                WriteKind::Emit { key, val, keep } => {
+                    keys.write(key);
+                    visit(val, &mut keys);
+                    if let Some(keep) = keep {
+                        visit(keep, &mut keys);
+                    }
+                }
+            },
             Kind::Matches(m) => {
                 keys.read(&m.key, i);
                 if let Pattern::Dynamic(opt) = &m.regex {
@@ -217,37 +230,43 @@ fn schema_mismatch(schema: &DbSchema, kind: &Kind) -> Option<String> {
         Opt::Const(v) => Some(v.clone()),
         Opt::Db(_) | Opt::Call(..) => None,
     };
-    match kind {
-        Kind::Define { key, val } => {
-            let (d, v) = (declared(key)?, constant(val)?);
-            let e = d.ty.check(&v).err()?;
-            Some(format!(
-                "`{}` is declared as {}, but this writes {}: {e}",
-                d.key,
-                d.ty,
-                v.abbreviated(40).0
-            ))
-        }
-        Kind::Emit { key, val, .. } => {
-            let d = declared(key)?;
-            match &d.ty {
-                DbType::Vector(elem) => {
-                    let v = constant(val)?;
-                    let e = elem.check(&v).err()?;
-                    Some(format!(
-                        "`{}` is declared as {}, but this appends {}: {e}",
-                        d.key,
-                        d.ty,
-                        v.abbreviated(40).0
-                    ))
-                }
-                DbType::Plain(OptionType::Any) => None,
-                other => Some(format!(
-                    "`{}` is declared as {other}, but this appends to it as to a vector",
-                    d.key
-                )),
+    let writes = |key: &KeyPath, val: &Opt| {
+        let (d, v) = (declared(key)?, constant(val)?);
+        let e = d.ty.check(&v).err()?;
+        Some(format!(
+            "`{}` is declared as {}, but this writes {}: {e}",
+            d.key,
+            d.ty,
+            v.abbreviated(40).0
+        ))
+    };
+    let appends = |key: &KeyPath, val: &Opt| {
+        let d = declared(key)?;
+        match &d.ty {
+            DbType::Vector(elem) => {
+                let v = constant(val)?;
+                let e = elem.check(&v).err()?;
+                Some(format!(
+                    "`{}` is declared as {}, but this appends {}: {e}",
+                    d.key,
+                    d.ty,
+                    v.abbreviated(40).0
+                ))
             }
+            DbType::Plain(OptionType::Any) => None,
+            other => Some(format!(
+                "`{}` is declared as {other}, but this appends to it as to a vector",
+                d.key
+            )),
         }
+    };
+    match kind {
+        Kind::Define { key, val } => writes(key, val),
+        Kind::Emit { key, val, .. } => appends(key, val),
+        Kind::Typed(t) => match &t.write {
+            WriteKind::Define { key, val } => writes(key, val),
+            WriteKind::Emit { key, val, .. } => appends(key, val),
+        },
         Kind::Inc { key } => {
             let d = declared(key)?;
             match &d.ty {

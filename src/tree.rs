@@ -269,6 +269,9 @@ pub(crate) enum Kind {
         keep: Option<Box<Opt>>,
     },
     Matches(Box<Matches>),
+    /// A `:define!` or `:emit!` whose key the db schema declares: what it
+    /// writes is checked against the declared type when it is ticked.
+    Typed(Box<TypedWrite>),
     Custom {
         node_type: Arc<NodeType>,
         options: Box<[(Keyword, Opt)]>,
@@ -290,6 +293,28 @@ pub(crate) struct Matches {
     pub(crate) key: KeyPath,
     pub(crate) regex: Pattern,
     pub(crate) into: Option<KeyPath>,
+}
+
+/// A write checked against the db schema (see [`Kind::Typed`]).
+#[derive(Debug, Clone)]
+pub(crate) struct TypedWrite {
+    pub(crate) write: WriteKind,
+    /// The type the value written (for `:emit!`, appended) must have.
+    pub(crate) ty: crate::spec::DbType,
+}
+
+/// The writes the db schema checks.
+#[derive(Debug, Clone)]
+pub(crate) enum WriteKind {
+    Define {
+        key: KeyPath,
+        val: Opt,
+    },
+    Emit {
+        key: KeyPath,
+        val: Opt,
+        keep: Option<Box<Opt>>,
+    },
 }
 
 /// A regular expression option: compiled with the tree when constant.

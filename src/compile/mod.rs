@@ -388,7 +388,10 @@ impl<'r> Compiler<'r> {
         // The options are used up: their vector serves a later node.
         entries.clear();
         self.spare_entries.push(entries);
-        let kind = kind?;
+        let kind = match self.registry.db_schema() {
+            Some(schema) => typed(kind?, schema),
+            None => kind?,
+        };
         let start = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         self.child_ids.extend_from_slice(&self.kids[kids_start..]);
         self.kids.truncate(kids_start);
@@ -452,6 +455,35 @@ impl<'r> Compiler<'r> {
             );
         }
         (id, id_from)
+    }
+}
+
+/// `kind` with its write checked against the db schema when it is a
+/// `:define!` or `:emit!` of a declared top-level key (a tree compiled
+/// without a schema never has this kind).
+fn typed(kind: crate::tree::Kind, schema: &crate::schema::DbSchema) -> crate::tree::Kind {
+    use crate::spec::DbType;
+    use crate::tree::{KeyPath, Kind, TypedWrite, WriteKind};
+    let declared = |key: &KeyPath| match key {
+        KeyPath::Kw(k, _) => schema.get(&Value::Keyword(*k)).map(|d| d.ty.clone()),
+        KeyPath::One(_) | KeyPath::Path(_) => None,
+    };
+    match kind {
+        Kind::Define { key, val } => match declared(&key) {
+            Some(ty) => Kind::Typed(Box::new(TypedWrite {
+                write: WriteKind::Define { key, val },
+                ty,
+            })),
+            None => Kind::Define { key, val },
+        },
+        Kind::Emit { key, val, keep } => match declared(&key) {
+            Some(DbType::Vector(elem)) => Kind::Typed(Box::new(TypedWrite {
+                write: WriteKind::Emit { key, val, keep },
+                ty: *elem,
+            })),
+            _ => Kind::Emit { key, val, keep },
+        },
+        other => other,
     }
 }
 

@@ -12,7 +12,7 @@ use super::{LEAF, OptionRow, Row};
 use crate::diag::Code;
 use crate::spec::OptionType;
 use crate::tree::Kind;
-use crate::tree::{Matches, Pattern};
+use crate::tree::{Matches, Pattern, TypedWrite, WriteKind};
 
 /// The rows of the data node types: conditions and actions.
 pub(super) fn rows() -> Vec<Row> {
@@ -349,6 +349,35 @@ impl Engine<'_> {
             Err(e) => format!("cannot write {key}: {e}"),
         };
         self.fail(id, problem)
+    }
+
+    /// A `:define!` or `:emit!` whose key the db schema declares: the value
+    /// is resolved and checked against the declared type before it is
+    /// written; a value that does not fit ends the tick in Error naming the
+    /// key path, and nothing is written.
+    #[inline(never)]
+    pub(super) fn typed_write(&mut self, id: u32, t: &TypedWrite) -> Status {
+        let (key, val, appended) = match &t.write {
+            WriteKind::Define { key, val } => (key, val, false),
+            WriteKind::Emit { key, val, .. } => (key, val, true),
+        };
+        let depth = key.n_keys() + if appended { 2 } else { 1 };
+        let value = match self.resolve_written(val, depth) {
+            Ok(v) => v,
+            Err(e) => return self.fail(id, e),
+        };
+        if let Err(e) = t.ty.check(&value) {
+            let what = if appended { "append to" } else { "write" };
+            return self.fail(
+                id,
+                format!("cannot {what} {key}: the db schema declares {}: {e}", t.ty),
+            );
+        }
+        let value = Opt::Const(value);
+        match &t.write {
+            WriteKind::Define { key, .. } => self.define(id, key, &value),
+            WriteKind::Emit { key, keep, .. } => self.emit(id, key, &value, keep),
+        }
     }
 
     /// `:matches?`: searches the string at the node's `:key`; a match

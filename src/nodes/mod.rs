@@ -57,6 +57,7 @@ macro_rules! one_visit_leaf {
             | Kind::Dissoc { .. }
             | Kind::Emit { .. }
             | Kind::Matches(_)
+            | Kind::Typed(_)
     };
 }
 pub(crate) use one_visit_leaf;
@@ -260,6 +261,7 @@ impl Engine<'_> {
             },
             Kind::Emit { key, val, keep } => self.emit(id, key, val, keep),
             Kind::Matches(m) => self.matches(id, m),
+            Kind::Typed(t) => self.typed_write(id, t),
             // Not leaves that finish in one visit: neither dispatch sends
             // them here.
             Kind::Selector { .. }
