@@ -6,8 +6,10 @@
 //! the db look-ups done on every node visit hash and compare one integer.
 
 mod check;
+mod convert;
 mod deep;
 mod hash;
+mod host;
 mod index;
 mod intern;
 mod json;
@@ -23,6 +25,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 pub use hash::{FastBuildHasher, FastHasher};
+pub use host::{ValueError, ValueErrorKind, from_value, to_value};
 pub(crate) use index::ValueIndex;
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
@@ -420,42 +423,6 @@ impl Hash for Value {
     }
 }
 
-impl From<bool> for Value {
-    fn from(b: bool) -> Value {
-        Value::Bool(b)
-    }
-}
-
-impl From<i64> for Value {
-    fn from(i: i64) -> Value {
-        Value::Int(i)
-    }
-}
-
-impl From<f64> for Value {
-    fn from(f: f64) -> Value {
-        Value::Float(f)
-    }
-}
-
-impl From<&str> for Value {
-    fn from(s: &str) -> Value {
-        Value::string(s)
-    }
-}
-
-impl From<Keyword> for Value {
-    fn from(k: Keyword) -> Value {
-        Value::Keyword(k)
-    }
-}
-
-impl From<Vec<Value>> for Value {
-    fn from(v: Vec<Value>) -> Value {
-        Value::Vector(v)
-    }
-}
-
 /// A value given whole, for functions that keep it and would otherwise copy
 /// it (such as [`crate::compile()`]).
 impl From<Value> for std::borrow::Cow<'_, Value> {
@@ -468,12 +435,6 @@ impl From<Value> for std::borrow::Cow<'_, Value> {
 impl<'a> From<&'a Value> for std::borrow::Cow<'a, Value> {
     fn from(v: &'a Value) -> Self {
         std::borrow::Cow::Borrowed(v)
-    }
-}
-
-impl From<Map> for Value {
-    fn from(m: Map) -> Value {
-        Value::Map(Box::new(m))
     }
 }
 

@@ -18,6 +18,7 @@ mod cli_test;
 mod cli_trim;
 mod compile_errors;
 mod conformance;
+mod convert;
 mod deep_values;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
