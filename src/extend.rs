@@ -31,6 +31,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+#[cfg(feature = "rand")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+pub use crate::rng::TickRng;
 pub use crate::spec::{Arity, OptionSpec, OptionType};
 pub use crate::tick::{FnCtx, NodeCtx};
 

@@ -29,6 +29,8 @@ mod long_running;
 mod nodes;
 mod page;
 mod plain;
+#[cfg(feature = "rand")]
+mod rand_api;
 mod read;
 mod read_errors;
 mod record;
