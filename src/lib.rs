@@ -81,6 +81,9 @@ mod registry;
 mod rng;
 pub mod runner;
 pub mod scenario;
+#[cfg(feature = "insta")]
+#[cfg_attr(docsrs, doc(cfg(feature = "insta")))]
+pub mod snapshot;
 pub mod source;
 mod spec;
 pub mod stub;

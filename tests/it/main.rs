@@ -37,5 +37,7 @@ mod record;
 mod scenario;
 mod seed;
 mod show;
+#[cfg(feature = "insta")]
+mod snapshot;
 mod tick;
 mod trim;
