@@ -1,21 +1,4 @@
-//! `Value` from and into Rust's common types.
-//!
-//! Into a value: booleans, integers that fit in 64 signed bits (`u64`,
-//! `usize` and `i128` through `TryFrom`, an error beyond), floats,
-//! characters, strings in every form, keywords and symbols, `Option` (`None`
-//! is `nil`), vectors, slices and arrays (a vector), `HashSet` and
-//! `BTreeSet` (a set), `IndexMap` with any hasher, `HashMap` and `BTreeMap`
-//! (a map, in the source's iteration order), and any iterator of values or
-//! of pairs through `collect`. Keys and elements convert the same way.
-//!
-//! Out of a value: `TryFrom<&Value>` for the scalar types above and
-//! `String`, an error of [`ValueError`] when the value is of another type
-//! or does not fit (no float is truncated into an integer, no integer
-//! rounded into a float); anything else, a struct of a host type included,
-//! comes out with [`from_value`](super::from_value).
-//!
-//! An aido [`Map`] converted with `Value::from` is rebuilt like any other
-//! map; `Value::Map(Box::new(map))` moves it without rehashing.
+//! `Value` from and into Rust's common types (documented in `value`'s module docs).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

@@ -1,57 +1,4 @@
-//! Host types as values: [`to_value`] and [`from_value`] for any type that
-//! implements serde's `Serialize` or `Deserialize`, so a game's own structs
-//! become dbs (or parts of them) and come back.
-//!
-//! The mapping follows how JSON dbs are read (see `value::json`), with
-//! keywords wherever a name is meant:
-//!
-//! | Rust (serde data model)                    | [`Value`]                                   |
-//! |--------------------------------------------|---------------------------------------------|
-//! | `()`, unit struct, `None`                  | `nil`                                       |
-//! | `bool`, `char`                             | boolean, character                          |
-//! | integers that fit in `i64`                 | integer (a larger `u64`/`i128` is an error) |
-//! | `f32`, `f64`                               | float (NaN and infinities included)         |
-//! | `String`, `&str`                           | string, always (never turned into a keyword)|
-//! | bytes                                      | vector of integers                          |
-//! | `Vec`, slices, tuples, tuple structs, sets | vector                                      |
-//! | map, struct                                | map; struct field names are keywords        |
-//! | map keys that are strings                  | keywords when they are keyword names (`"hp"` → `:hp`), else strings |
-//! | unit enum variant `Mood::Calm`             | keyword `:Calm`                             |
-//! | other enum variants                        | one-entry map `{:Variant content}`          |
-//!
-//! Reading back ([`from_value`]) reverses it and accepts what a db written by
-//! hand holds: a keyword where a string is wanted gives its name without the
-//! colon (`:eat` → `"eat"`), a set or a list where a sequence is wanted, and
-//! an integer where a float is wanted when the float holds it exactly.
-//! What cannot convert is an error with its kind, a stable code and the key
-//! path where it happened, never a silent change: an integer beyond 64 bits,
-//! an integer that a float would round, a float where an integer is wanted,
-//! a missing field, a tagged value (`#inst "..."`, which serde has no form
-//! for), two keys that become equal.
-//!
-//! ```
-//! use aido::value::{from_value, to_value};
-//! use serde::{Deserialize, Serialize};
-//!
-//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
-//! enum Mood { Calm, Angry }
-//!
-//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
-//! struct Npc { hunger: i64, mood: Mood, name: String }
-//!
-//! let npc = Npc { hunger: 3, mood: Mood::Calm, name: "Ada".into() };
-//! let db = to_value(&npc).unwrap();
-//! assert_eq!(db.to_string(), r#"{:hunger 3, :mood :Calm, :name "Ada"}"#);
-//! assert_eq!(from_value::<Npc>(&db).unwrap(), npc);
-//!
-//! let wrong = aido::read_value(r#"{:hunger 1.5, :mood :Calm, :name "Ada"}"#).unwrap();
-//! let error = from_value::<Npc>(&wrong).unwrap_err();
-//! assert_eq!(error.code(), "V0001");
-//! assert_eq!(error.path_text(), "[:hunger]");
-//! ```
-//!
-//! To copy a [`Value`] itself, clone it: `from_value::<Value>` goes through
-//! serde's data model, which has no keywords, sets or characters.
+//! Host types as values: `to_value` and `from_value` over serde.
 
 use std::fmt;
 
@@ -61,8 +8,59 @@ use serde::ser::{self, Serialize};
 use super::json::is_keyword_text;
 use super::{Keyword, MAX_DEPTH, Map, Value};
 
-/// Converts any `Serialize` value into a [`Value`] (see the module docs for
-/// the mapping).
+/// Converts any `Serialize` value into a [`Value`]; [`from_value`] converts
+/// back, so a game's own structs become dbs (or parts of them) and come back.
+///
+/// The mapping follows how JSON dbs are read (object keys become keywords),
+/// with keywords wherever a name is meant:
+///
+/// | Rust (serde data model)                    | [`Value`]                                   |
+/// |--------------------------------------------|---------------------------------------------|
+/// | `()`, unit struct, `None`                  | `nil`                                       |
+/// | `bool`, `char`                             | boolean, character                          |
+/// | integers that fit in `i64`                 | integer (a larger `u64`/`i128` is an error) |
+/// | `f32`, `f64`                               | float (NaN and infinities included)         |
+/// | `String`, `&str`                           | string, always (never turned into a keyword)|
+/// | bytes                                      | vector of integers                          |
+/// | `Vec`, slices, tuples, tuple structs, sets | vector                                      |
+/// | map, struct                                | map; struct field names are keywords        |
+/// | map keys that are strings                  | keywords when they are keyword names (`"hp"` → `:hp`), else strings |
+/// | unit enum variant `Mood::Calm`             | keyword `:Calm`                             |
+/// | other enum variants                        | one-entry map `{:Variant content}`          |
+///
+/// Reading back ([`from_value`]) reverses it and accepts what a db written by
+/// hand holds: a keyword where a string is wanted gives its name without the
+/// colon (`:eat` → `"eat"`), a set or a list where a sequence is wanted, and
+/// an integer where a float is wanted when the float holds it exactly.
+/// What cannot convert is an error with its kind, a stable code and the key
+/// path where it happened, never a silent change: an integer beyond 64 bits,
+/// an integer that a float would round, a float where an integer is wanted,
+/// a missing field, a tagged value (`#inst "..."`, which serde has no form
+/// for), two keys that become equal.
+///
+/// ```
+/// use aido::value::{from_value, to_value};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, PartialEq, Debug)]
+/// enum Mood { Calm, Angry }
+///
+/// #[derive(Serialize, Deserialize, PartialEq, Debug)]
+/// struct Npc { hunger: i64, mood: Mood, name: String }
+///
+/// let npc = Npc { hunger: 3, mood: Mood::Calm, name: "Ada".into() };
+/// let db = to_value(&npc).unwrap();
+/// assert_eq!(db.to_string(), r#"{:hunger 3, :mood :Calm, :name "Ada"}"#);
+/// assert_eq!(from_value::<Npc>(&db).unwrap(), npc);
+///
+/// let wrong = aido::read_value(r#"{:hunger 1.5, :mood :Calm, :name "Ada"}"#).unwrap();
+/// let error = from_value::<Npc>(&wrong).unwrap_err();
+/// assert_eq!(error.code(), "V0001");
+/// assert_eq!(error.path_text(), "[:hunger]");
+/// ```
+///
+/// To copy a [`Value`] itself, clone it: `from_value::<Value>` goes through
+/// serde's data model, which has no keywords, sets or characters.
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, ValueError> {
     value.serialize(Ser {
         depth: 0,
@@ -70,7 +68,7 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, ValueError> {
     })
 }
 
-/// Converts a [`Value`] into any `Deserialize` type (see the module docs for
+/// Converts a [`Value`] into any `Deserialize` type (see [`to_value`] for
 /// the mapping); the error names the key path where it failed.
 pub fn from_value<'de, T: de::Deserialize<'de>>(value: &'de Value) -> Result<T, ValueError> {
     T::deserialize(De { value, depth: 0 })
