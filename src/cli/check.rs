@@ -1,6 +1,5 @@
 //! `aido check FILE...`: compile each tree and report every problem.
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -11,43 +10,16 @@ use aido::source::Source;
 use aido::{diag::RenderLimits, migrate::state_without_id};
 
 use super::Failure;
-use super::args::{self, Spec};
+use super::args::{CHECK_USAGE, CheckArgs};
 use super::load::{name, read_file};
 use super::save::ClosableOut;
 
-pub(crate) const USAGE: &str = "\
-usage: aido check FILE... [--nodes MODEL]
-
-Compiles each tree file against the built-in node types and prints
-`ok: FILE (N nodes)` for each that compiles. Problems (including malformed
-EDN) are printed on stderr, rustc-style. A warning (on stderr; the exit
-status stays 0) names each node that keeps state in the db (a memory
-composite, a policy parallel, :choose-each, :wait, :defer) without an
-explicit :id: its state is stored under an id made from its position.
-With --nodes MODEL, the node types and functions the model declares are
-checked like the built-ins.
-
-At most 50 problems are shown per file (then how many more there were;
-AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
-files larger than AIDO_MAX_INPUT_BYTES (default 64 MiB) are refused.
-
-exit status: 0 all compile, 1 a tree has problems, 2 a file cannot be read";
-
-const SPEC: Spec = Spec {
-    usage: "aido check FILE... [--nodes MODEL]",
-    value_flags: &["--nodes"],
-    switches: &[],
-};
-
 /// Checks every file, even after one fails, and exits with the worst outcome.
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    if parsed.positional.is_empty() {
-        return Err(Failure::usage("no FILE given", SPEC.usage));
+pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    if args.paths.is_empty() {
+        return Err(Failure::usage("no FILE given", CHECK_USAGE));
     }
-    super::use_model(parsed.value("--nodes"))?;
+    super::use_model(args.nodes.as_deref())?;
     let registry = super::registry();
     let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     let mut code = 0;
@@ -55,7 +27,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     // every file is still checked and the worst status kept.
     let mut out = ClosableOut::new(out, true);
     let out = &mut out;
-    for file in &parsed.positional {
+    for file in &args.paths {
         let path = Path::new(file);
         let text = match read_file(path) {
             Ok(text) => text,

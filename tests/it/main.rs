@@ -11,6 +11,7 @@ mod common;
 mod browser;
 mod cli;
 mod cli_bench;
+mod cli_clap;
 mod cli_hostile;
 mod cli_long;
 mod cli_pretty;
