@@ -31,6 +31,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+#[cfg(feature = "rand")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+pub use crate::rng::TickRng;
 pub use crate::spec::{Arity, OptionSpec, OptionType};
 pub use crate::tick::{FnCtx, NodeCtx};
 
@@ -105,6 +108,37 @@ pub(crate) enum Imp {
 }
 
 /// A node type: its name, options, arity and behaviour.
+///
+/// ```
+/// use aido::extend::{Arity, NodeType, OptionType};
+/// use aido::{Registry, Status, Value, compile_str, run_tick};
+///
+/// // A decorator that ticks its child until it succeeds, at most `:tries` times a tick.
+/// let retry = NodeType::new("game/retry")
+///     .required("tries", OptionType::Int)
+///     .children(Arity::Exactly(1))
+///     .doc("Ticks its child until it succeeds, at most `:tries` times.")
+///     .tick(|ctx| {
+///         let tries = ctx.option("tries")?.and_then(|v| v.as_int()).unwrap_or(1);
+///         for _ in 0..tries {
+///             if ctx.tick_child(0) == Status::Success {
+///                 return Ok(Status::Success);
+///             }
+///         }
+///         Ok(Status::Failure)
+///     });
+/// let mut registry = Registry::new();
+/// registry.node_type(retry).unwrap();
+///
+/// let tree = compile_str(
+///     "retry.edn",
+///     "[:game/retry {:tries 3} [:sequence [:inc! {:key :n}] [:greater-than? {:key :n :val 1}]]]",
+///     &registry,
+/// )
+/// .unwrap();
+/// let tick = run_tick(Value::map(), &tree);
+/// assert_eq!((tick.status, tick.db.to_string()), (Status::Success, "{:n 2}".to_owned()));
+/// ```
 #[derive(Clone)]
 pub struct NodeType {
     pub(crate) name: Keyword,

@@ -59,6 +59,8 @@
 //! an application's own registry.
 
 #![forbid(unsafe_code)]
+// docs.rs builds with `--cfg docsrs` on nightly, which marks feature-gated items.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The CLI (`aido::cli`) is written against the public face, as `aido::` paths.
 extern crate self as aido;
@@ -83,6 +85,9 @@ mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod schema;
+#[cfg(feature = "insta")]
+#[cfg_attr(docsrs, doc(cfg(feature = "insta")))]
+pub mod snapshot;
 pub mod source;
 mod spec;
 pub mod stub;
@@ -100,3 +105,9 @@ pub use registry::Registry;
 pub use tick::{Status, Tick, run_tick};
 pub use tree::Tree;
 pub use value::Value;
+
+/// The `rand_core` that [`extend::TickRng`] implements (cargo feature
+/// `rand`), so that a program's `rand` and aido's agree on the version.
+#[cfg(feature = "rand")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+pub use rand_core;

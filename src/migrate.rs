@@ -285,7 +285,7 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
         .collect();
     if !gone.is_empty() {
         db.insert(Value::Keyword(kw::RUNNING), Value::Vector(gone.clone()));
-        let tick = halt_running(Value::from(db), old);
+        let tick = halt_running(Value::Map(Box::new(db)), old);
         report.cancels = tick.cancels().to_vec();
         db = tick.db.into_map().unwrap_or_default();
         db.shift_remove(&Value::Keyword(kw::ERROR));
@@ -388,7 +388,7 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
     if has(kw::MEMORY) || has(kw::RUNNING) || has(kw::TREE) {
         stamp(&mut db, new);
     }
-    (Value::from(db), report)
+    (Value::Map(Box::new(db)), report)
 }
 
 /// Moves each completion under `:aido/results` to its node's new id. One

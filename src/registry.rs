@@ -13,6 +13,32 @@ use crate::spec::Arity;
 use crate::value::{FastBuildHasher, Keyword, Value};
 
 /// Node types and functions, by name. Cheap to clone.
+///
+/// ```
+/// use aido::extend::{Arity, NodeType};
+/// use aido::{Registry, Status, Value, compile_str, read_value, run_tick};
+///
+/// let mut registry = Registry::new(); // the built-ins and standard functions
+/// registry.node_type(NodeType::new("door/open!").tick(|ctx| {
+///     ctx.db_mut().insert(Value::keyword("door"), Value::keyword("open"));
+///     Ok(Status::Success)
+/// }))?;
+/// registry.function("twice", Arity::Exactly(1), |_, args| {
+///     args[0].as_int().map(|n| Value::Int(2 * n)).ok_or_else(|| "an integer".to_owned())
+/// })?;
+/// // Built-in names stay the built-ins'.
+/// assert!(registry.function("rand", Arity::Any, |_, _| Ok(Value::Nil)).is_err());
+///
+/// let tree = compile_str(
+///     "door.edn",
+///     "[:sequence [:door/open!] [:define! {:key :n :val [:aido/fn twice 21]}]]",
+///     &registry,
+/// )
+/// .map_err(|d| d.render())?;
+/// let tick = run_tick(read_value("{}")?, &tree);
+/// assert_eq!(tick.db.to_string(), "{:door :open, :n 42}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Registry {
     // Keys are interned keywords (numbers the process hands out), so the

@@ -203,6 +203,65 @@ impl Rng {
     }
 }
 
+/// The tick's generator as a [`rand_core::Rng`], so that `rand`'s
+/// distributions, ranges and `SliceRandom` draw from it (cargo feature
+/// `rand`). Got from [`FnCtx::rng`](crate::extend::FnCtx::rng) or
+/// [`NodeCtx::rng`](crate::extend::NodeCtx::rng) during a tick.
+///
+/// It is the same stream as `random()` and `random_below()`: with
+/// `:aido/seed` in the db it is seeded and replayable (a saved db goes on
+/// with the same numbers), and each `next_u32` or `next_u64` takes one
+/// position of `:aido/rng-pos` (`fill_bytes` one per 8 bytes). Without a
+/// seed it draws from fresh entropy.
+///
+/// ```
+/// use aido::extend::Arity;
+/// use aido::{Registry, Value, compile_str, read_value, run_tick};
+/// use rand::RngExt;
+///
+/// let mut registry = Registry::new();
+/// registry
+///     .function("d6", Arity::Exactly(0), |ctx, _| Ok(Value::Int(ctx.rng().random_range(1..=6))))
+///     .unwrap();
+/// let tree = compile_str("roll.edn", "[:define! {:key :roll :val [:aido/fn d6]}]", &registry).unwrap();
+/// let roll = |db: &str| run_tick(read_value(db).unwrap(), &tree).db.get(&Value::keyword("roll")).cloned();
+/// assert_eq!(roll("{:aido/seed 7}"), roll("{:aido/seed 7}"));
+/// ```
+#[cfg(feature = "rand")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+pub struct TickRng<'a> {
+    pub(crate) rng: &'a mut Rng,
+    pub(crate) db: &'a Map,
+}
+
+#[cfg(feature = "rand")]
+impl std::fmt::Debug for TickRng<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickRng").finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "rand")]
+impl rand_core::TryRng for TickRng<'_> {
+    type Error = std::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok((self.rng.next_u64(self.db) >> 32) as u32)
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(self.rng.next_u64(self.db))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        for chunk in dst.chunks_mut(8) {
+            let bytes = self.rng.next_u64(self.db).to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,6 +219,24 @@ pub struct Properties {
 }
 
 /// Owns a tree and a db and runs the tree's lifecycle.
+///
+/// ```
+/// use std::sync::Arc;
+/// use aido::runner::{PlayMode, Runner, TreeStatus};
+/// use aido::{Registry, Status, Value, compile_str};
+///
+/// let tree = compile_str("walk.edn", "[:sequence [:wait {:ticks 1}] [:inc! {:key :steps}]]", &Registry::new()).unwrap();
+/// let mut runner = Runner::load(Arc::new(tree), Value::map());
+/// // Play until two ticks have reported Success or Failure.
+/// runner.play(PlayMode::StopByReportLoopCount, 2).unwrap();
+/// let mut statuses = Vec::new();
+/// while let Some(tick) = runner.update().unwrap() {
+///     statuses.push(tick.status);
+/// }
+/// assert_eq!(statuses, [Status::Running, Status::Success, Status::Running, Status::Success]);
+/// assert_eq!(runner.status(), TreeStatus::Stopped);
+/// assert_eq!(runner.db().get(&Value::keyword("steps")), Some(&Value::Int(2)));
+/// ```
 #[derive(Debug)]
 pub struct Runner {
     tree: Arc<Tree>,

@@ -1,7 +1,6 @@
 //! `aido bench TREE [options]`: time the ticks of one or many agents and
 //! measure the memory their dbs hold.
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -10,52 +9,8 @@ use aido::{Tree, Value, run_tick, tick::AgentTick, value::Map};
 
 use super::Failure;
 use super::alloc_count;
-use super::args::{self, Parsed, Spec};
+use super::args::{self, BENCH_USAGE, BenchArgs};
 use super::load::{compile_tree, name, read_db_or_empty};
-
-pub(crate) const USAGE: &str = "\
-usage: aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]
-
-Ticks M agents, each starting from DB, N times each, and prints the time per
-tick, the ticks per second, the bytes each agent's db holds and the
-allocations per tick:
-
-  npc.edn: 1 agent x 1000000 ticks in 0.093 s
-    93.1 ns per tick, 10.7 M ticks per second, 520 bytes per agent, 0 allocations per tick
-
-One agent is ticked in a plain loop of run_tick; more are ticked together
-with tick_all_into, in parallel across the cores. Only the ticking is timed,
-after a warm-up on copies of the dbs (up to 1000 ticks of one agent, or one
-tick of up to 10000 agents) that leaves the agents' dbs as they were, so each
-agent's final db is its db after exactly N ticks.
-
-Bytes per agent are measured with a counting allocator: the bytes allocated
-after the ticking, less those allocated before the dbs were made (so the tree
-is not counted), divided by M, plus the size of the slot each db takes in the
-vector of agents. With more than one agent, the few kilobytes rayon keeps for
-its queues are counted too: spread over M agents, they matter only when M is
-small. Allocations per tick are all the allocation calls made while the ticks
-were timed (rayon's included), divided by N x M.
-
-options:
-  --db DB      the starting db: an EDN map, or a JSON object if DB ends in .json
-               (default: an empty map)
-  --ticks N    ticks per agent, a positive integer (default 1000000 / M, at least 1)
-  --agents M   how many agents, a positive integer (default 1)
-  --seed S     give agent i the seed S + i under :aido/seed (and no :aido/rng-pos),
-               so that agents differ but every run is the same
-  --format F   `text` (default) or `edn`: one map {:ticks N, :agents M,
-               :ns-per-tick X, :ticks-per-second Y, :bytes-per-agent Z,
-               :allocations-per-tick A, :db <agent 0's final db>}
-
-exit status: 0 every tick ran (whatever its status), 1 the tree has compile
-errors, 2 bad arguments or an unreadable or malformed file";
-
-const SPEC: Spec = Spec {
-    usage: "aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]",
-    value_flags: &["--db", "--ticks", "--agents", "--seed", "--format"],
-    switches: &[],
-};
 
 /// Ticks in the warm-up of a single agent, at most.
 const WARM_UP_TICKS: u64 = 1000;
@@ -87,16 +42,16 @@ struct Config {
 }
 
 impl Config {
-    fn from_args(parsed: &Parsed) -> Result<Config, Failure> {
-        let tree = parsed.one_tree("bench", SPEC.usage)?;
-        let agents = match parsed.positive("--agents")? {
+    fn from_args(parsed: &BenchArgs) -> Result<Config, Failure> {
+        let tree = args::one_tree(&parsed.paths, "bench", BENCH_USAGE)?;
+        let agents = match args::positive("--agents", parsed.agents.as_deref())? {
             None => 1,
             Some(m) => usize::try_from(m).map_err(|_| {
                 Failure::input("--agents", format!("{m} agents cannot be held in memory"))
             })?,
         };
         let agents_u64 = agents as u64;
-        let ticks = match parsed.positive("--ticks")? {
+        let ticks = match args::positive("--ticks", parsed.ticks.as_deref())? {
             Some(n) => n,
             None => (DEFAULT_TOTAL_TICKS / agents_u64).max(1),
         };
@@ -106,7 +61,7 @@ impl Config {
                 format!("{ticks} ticks x {agents} agents is more ticks than a 64-bit count holds"),
             ));
         };
-        let seed = match parsed.integer("--seed")? {
+        let seed = match args::integer("--seed", parsed.seed.as_deref())? {
             None => None,
             Some(seed) => {
                 // Agent i gets S + i: the last agent's seed must be an integer too.
@@ -122,7 +77,7 @@ impl Config {
                 Some(seed)
             }
         };
-        let format = match parsed.text("--format")? {
+        let format = match args::text("--format", parsed.format.as_deref())? {
             None | Some("text") => Format::Text,
             Some("edn") => Format::Edn,
             Some(other) => {
@@ -134,7 +89,7 @@ impl Config {
         };
         Ok(Config {
             tree,
-            db: parsed.value("--db").map(PathBuf::from),
+            db: parsed.db.as_ref().map(PathBuf::from),
             ticks,
             agents,
             total_ticks,
@@ -155,11 +110,8 @@ struct Measured {
     dbs: Vec<Value>,
 }
 
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    let config = Config::from_args(&parsed)?;
+pub(crate) fn main(parsed: &BenchArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    let config = Config::from_args(parsed)?;
 
     let tree = compile_tree(&config.tree)?;
     let template = read_db_or_empty(config.db.as_deref())?;

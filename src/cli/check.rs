@@ -1,6 +1,5 @@
 //! `aido check FILE...`: compile each tree and report every problem.
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -11,67 +10,26 @@ use aido::source::Source;
 use aido::{diag::RenderLimits, lint::lint_with_schema, migrate::state_without_id};
 
 use super::Failure;
-use super::args::{self, Spec};
+use super::args::{CHECK_USAGE, CheckArgs};
 use super::load::{name, read_db_or_empty, read_file};
 use super::save::ClosableOut;
 
-pub(crate) const USAGE: &str = "\
-usage: aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]
-
-Compiles each tree file against the built-in node types and prints
-`ok: FILE (N nodes)` for each that compiles. Problems (including malformed
-EDN) are printed on stderr, rustc-style. Warnings are printed there too, and
-the exit status stays 0 (unless --deny-warnings):
-  - a node that keeps state in the db (a memory composite, a policy
-    parallel, :choose-each, :wait, :defer) without an explicit :id: its
-    state is stored under an id made from its position;
-  - W0001, a db key read but never written (nor in the example db): with
-    --db, every such key; without, only one that looks like a misspelling
-    of a key the tree writes;
-  - W0002, a literal vector that looks like a misspelt dynamic option
-    (`[:db :x]` for `[:aido/db :x]`).
-With --nodes MODEL, the node types and functions the model declares are
-checked like the built-ins; a function the model declares under the name of
-a standard function (`rand`, `+`, ...) replaces it, with a warning, since
-trees then call the application's function, not the standard one.
-
-options:
-  --nodes MODEL      a node model: the application's node types and functions
-  --db EXAMPLE       a db as the host hands it over (EDN, or JSON if it ends in
-                     .json): its keys count as written
-  --deny-warnings    exit with status 1 if there is any warning
-
-At most 50 problems are shown per file (then how many more there were;
-AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
-files larger than AIDO_MAX_INPUT_BYTES (default 64 MiB) are refused.
-
-exit status: 0 all compile, 1 a tree has problems (or, with --deny-warnings,
-warnings), 2 a file cannot be read";
-
-const SPEC: Spec = Spec {
-    usage: "aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]",
-    value_flags: &["--nodes", "--db"],
-    switches: &["--deny-warnings"],
-};
-
 /// Checks every file, even after one fails, and exits with the worst outcome.
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    if parsed.positional.is_empty() {
-        return Err(Failure::usage("no FILE given", SPEC.usage));
+pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    if args.paths.is_empty() {
+        return Err(Failure::usage("no FILE given", CHECK_USAGE));
     }
-    super::use_model(parsed.value("--nodes"))?;
-    let example_db = match parsed.value("--db") {
+    super::use_model(args.nodes.as_deref())?;
+    let example_db = match &args.db {
         Some(path) => Some(read_db_or_empty(Some(Path::new(path)))?),
         None => None,
     };
-    let deny_warnings = parsed.switch("--deny-warnings");
+    let deny_warnings = args.deny_warnings;
     let registry = super::registry();
     for function in registry.replaced_standard_functions() {
-        let by = parsed
-            .value("--nodes")
+        let by = args
+            .nodes
+            .as_ref()
             .map_or_else(|| "the application".to_owned(), |m| name(Path::new(m)));
         let _ = writeln!(
             io::stderr(),
@@ -84,7 +42,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let mut code = 0;
     // The example db against the models' schema, once for every file.
     if let (Some(db), Some(schema), Some(path)) =
-        (&example_db, registry.db_schema(), parsed.value("--db"))
+        (&example_db, registry.db_schema(), args.db.as_deref())
     {
         for (key, problem) in schema.check_db(db) {
             let _ = writeln!(
@@ -100,7 +58,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     // every file is still checked and the worst status kept.
     let mut out = ClosableOut::new(out, true);
     let out = &mut out;
-    for file in &parsed.positional {
+    for file in &args.paths {
         let path = Path::new(file);
         let text = match read_file(path) {
             Ok(text) => text,

@@ -1,55 +1,25 @@
 //! `aido migrate OLD NEW --db SAVE [--save OUT]`: carry a saved db over to
 //! a new version of its tree.
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
 use aido::{Value, migrate::migrate};
 
 use super::Failure;
-use super::args::{self, Spec};
+use super::args::{MIGRATE_USAGE, MigrateArgs};
 use super::load::{compile_tree, name, read_db};
 use super::save::{ClosableOut, check_target, save_db};
 
-pub(crate) const USAGE: &str = "\
-usage: aido migrate OLD NEW --db SAVE [--save OUT]
-
-Carries the db in SAVE, last ticked with the tree in OLD, over to the tree in
-NEW: every node that is in both (matched by :id, else by place and node type)
-keeps its memory and running state under its new id; the state of nodes that
-are gone or changed type is dropped; running nodes that are gone are halted.
-Prints {:kept [...], :dropped [...], :halted [...]} (a node whose id changed
-as [old new]; cancel requests of halted deferred actions as :cancel [...]),
-with the migrated db as :db unless --save is given.
-
-options:
-  --db SAVE    the saved db (EDN, or JSON if SAVE ends in .json)
-  --save OUT   write the migrated db to OUT atomically (JSON if OUT ends in
-               .json, else EDN); OUT may be SAVE
-
-exit status: 0 migrated, 1 a tree has compile errors, 2 bad arguments, an
-unreadable file, a SAVE that was last ticked with another tree than OLD, or
-one whose :aido/running is not a vector of node ids";
-
-const SPEC: Spec = Spec {
-    usage: "aido migrate OLD NEW --db SAVE [--save OUT]",
-    value_flags: &["--db", "--save"],
-    switches: &[],
-};
-
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    let [old, new] = parsed.positional.as_slice() else {
+pub(crate) fn main(args: &MigrateArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    let [old, new] = args.paths.as_slice() else {
         return Err(Failure::usage(
             "expected two tree files, OLD and NEW",
-            SPEC.usage,
+            MIGRATE_USAGE,
         ));
     };
-    let Some(save) = parsed.value("--db").map(PathBuf::from) else {
-        return Err(Failure::usage("`--db SAVE` is required", SPEC.usage));
+    let Some(save) = args.db.as_ref().map(PathBuf::from) else {
+        return Err(Failure::usage("`--db SAVE` is required", MIGRATE_USAGE));
     };
     let (old, new) = (PathBuf::from(old), PathBuf::from(new));
     let old_tree = compile_tree(&old)?;
@@ -79,7 +49,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ),
         ));
     }
-    let save_to = parsed.value("--save").map(PathBuf::from);
+    let save_to = args.save.as_ref().map(PathBuf::from);
     if let Some(path) = &save_to {
         // Saving over SAVE itself is the usual use; over a tree, a mistake.
         check_target(path, &[&old, &new])?;
@@ -88,7 +58,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let (db, report) = migrate(db, &old_tree, &new_tree);
     let mut line = report.to_value();
     if let Some(map) = line.as_map_mut()
-        && parsed.value("--save").is_none()
+        && args.save.is_none()
     {
         map.insert(Value::keyword("db"), db.clone());
     }

@@ -44,55 +44,6 @@ pub(crate) use context::{registry, use_model};
 
 mod context;
 
-/// The overview printed by `aido --help`.
-const USAGE: &str = "\
-aido: behaviour trees written as EDN data
-
-usage:
-  aido check FILE...        compile each tree and report every problem
-  aido run TREE [options]   tick a tree and print the db after every tick
-  aido migrate OLD NEW --db SAVE [--save OUT]
-                            carry a saved db over to a new version of its tree
-  aido test [PATH...]       run the scenarios (*.test.edn) under PATH: expectations,
-                            golden timelines, --accept, --coverage
-  aido nodes                print every node type and function: options, arity, doc
-  aido bench TREE [options] time ticks of one or many agents, measure their memory
-  aido show TREE [--format text|dot|mermaid]
-                            print a tree as an outline, a Graphviz or a Mermaid graph
-  aido help [COMMAND]       print this help, or a command's help
-  aido --version            print the version
-
-run options:
-  --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
-                   (default: an empty map)
-  --ticks N        how many ticks to run (default 1)
-  --seed S         seed the random generator with the integer S
-  --inputs INPUTS  an EDN vector; element i (a map or nil) is merged into the db
-                   before tick i+1
-  --save OUT       write the final db to OUT (JSON if OUT ends in .json, else EDN)
-  --format F       print each tick as `edn` (default), `json`, or a `pretty` block
-                   (status, db changes, events)
-  --trace          add `:trace` to each tick: the nodes ticked and halted, in order
-                   (pretty: the nodes ticked as an indented tree)
-  --aido-keys      pretty: show changes to the :aido/* keys too
-  --timeline OUT   write the run as a self-contained HTML page to OUT
-  --trims TRIMS    an EDN vector of trim tasks, worked through between ticks
-  --reload N=FILE  switch to the tree in FILE before tick N (repeatable)
-  --stubs STUBS    an EDN map of stubs by node id or node type (see `aido help test`)
-  --nodes MODEL    a node model declaring the application's node types and functions
-                   (also for check, test and nodes)
-
-bench options:
-  --db DB          the starting db of every agent (default: an empty map)
-  --ticks N        ticks per agent (default 1000000 / M)
-  --agents M       how many agents, ticked in parallel when more than one (default 1)
-  --seed S         give agent i the seed S + i
-  --format F       print the results as `text` (default) or as one `edn` map
-
-exit status: 0 ok, 1 the tree has compile errors (test: a scenario failed),
-2 bad arguments or input files
-";
-
 /// Why a subcommand stopped early.
 #[derive(Debug)]
 pub(crate) enum Failure {
@@ -158,57 +109,30 @@ fn run(args: &[OsString]) -> i32 {
 }
 
 fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(first) = args.first() else {
-        return Err(Failure::usage("no command given", "aido COMMAND ..."));
+    use args::Command;
+    let command = match args::parse(args)? {
+        args::Parsed::Command(command) => command,
+        args::Parsed::Print(text) => {
+            write!(out, "{text}")?;
+            if !text.ends_with('\n') {
+                writeln!(out)?;
+            }
+            return Ok(0);
+        }
     };
-    let rest = &args[1..];
-    match first.to_str() {
-        Some("check") => check::main(rest, out),
-        Some("run") => run::main(rest, out),
-        Some("migrate") => migrate::main(rest, out),
-        Some("test") => test::main(rest, out),
-        Some("nodes") => nodes::main(rest, out),
-        Some("bench") => bench::main(rest, out),
-        Some("show") => show::main(rest, out),
-        Some("help" | "--help" | "-h") => help(rest, out),
-        Some("--version" | "-V") => {
-            writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
+    match &*command {
+        Command::Check(a) => check::main(a, out),
+        Command::Run(a) => run::main(a, out),
+        Command::Migrate(a) => migrate::main(a, out),
+        Command::Test(a) => test::main(a, out),
+        Command::Nodes(a) => nodes::main(a, out),
+        Command::Bench(a) => bench::main(a, out),
+        Command::Show(a) => show::main(a, out),
+        Command::Completions(a) => {
+            args::completions(a.shell, out);
             Ok(0)
         }
-        Some(flag) if flag.starts_with('-') => Err(Failure::usage(
-            format!("unknown flag `{flag}`"),
-            "aido COMMAND ...",
-        )),
-        _ => Err(Failure::usage(
-            format!("unknown command `{}`", first.to_string_lossy()),
-            "aido COMMAND ...",
-        )),
     }
-}
-
-/// `aido help [COMMAND]`: the overview, or one command's usage.
-fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let text = match rest.first().and_then(|c| c.to_str()) {
-        None => USAGE,
-        Some("check") => check::USAGE,
-        Some("run") => run::USAGE,
-        Some("migrate") => migrate::USAGE,
-        Some("test") => test::USAGE,
-        Some("nodes") => nodes::USAGE,
-        Some("bench") => bench::USAGE,
-        Some("show") => show::USAGE,
-        Some(other) => {
-            return Err(Failure::usage(
-                format!("no help for unknown command `{other}`"),
-                "aido help [COMMAND]",
-            ));
-        }
-    };
-    write!(out, "{text}")?;
-    if !text.ends_with('\n') {
-        writeln!(out)?;
-    }
-    Ok(0)
 }
 
 /// `text` with control characters escaped line by line

@@ -1,42 +1,21 @@
 //! `aido nodes [--nodes MODEL] [--format text|edn]`: the reference of every
 //! node type and function the tool knows.
 
-use std::ffi::OsString;
 use std::io::Write;
 
 use aido::{Value, extend::Arity};
 
 use super::Failure;
-use super::args::{self, Spec};
+use super::args::{self, NODES_USAGE, NodesArgs};
 
-pub(crate) const USAGE: &str = "\
-usage: aido nodes [--nodes MODEL] [--format text|edn]
-
-Prints every node type (its children, options and documentation) and every
-function (its arity and documentation) that trees are checked against: the
-built-ins, the program's own, and those a node model declares. With
---format edn the reference is printed as a node model (the format --nodes
-reads), one node type or function a line.
-
-exit status: 0 printed, 2 bad arguments or an unreadable or malformed model";
-
-const SPEC: Spec = Spec {
-    usage: "aido nodes [--nodes MODEL] [--format text|edn]",
-    value_flags: &["--nodes", "--format"],
-    switches: &[],
-};
-
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    if let Some(extra) = parsed.positional.first() {
+pub(crate) fn main(args: &NodesArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    if let Some(extra) = args.paths.first() {
         return Err(Failure::usage(
             format!("unexpected argument `{}`", extra.to_string_lossy()),
-            SPEC.usage,
+            NODES_USAGE,
         ));
     }
-    let edn = match parsed.text("--format")? {
+    let edn = match args::text("--format", args.format.as_deref())? {
         None | Some("text") => false,
         Some("edn") => true,
         Some(other) => {
@@ -46,7 +25,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ));
         }
     };
-    super::use_model(parsed.value("--nodes"))?;
+    super::use_model(args.nodes.as_deref())?;
     let registry = super::registry();
     if edn {
         write!(out, "{}", aido::model::model_text(&registry.reference()))?;

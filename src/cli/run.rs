@@ -14,98 +14,9 @@ use aido::{
 };
 
 use super::Failure;
-use super::args::{self, Parsed, Spec};
+use super::args::{self, RUN_USAGE, RunArgs};
 use super::load::{a_type, compile_tree, is_json, name, read_db_or_empty, read_edn, read_json};
 use super::save::{ClosableOut, check_target, same_target, save_db, write_atomically};
-
-pub(crate) const USAGE: &str = "\
-usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
-                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--strict]
-
-Ticks TREE N times, each tick starting from the db the previous one left,
-and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
-that launches or cancels deferred actions (`:defer`) also has
-:launch [{:node id, :request n, :action :name, :options {...}} ...] and/or
-:cancel [...]; an outside system's completions can be scripted with --inputs as
-{:aido/results {node-id {:request n, :status :success, :result x}}}. A
-completion that answers no request in flight is not applied: the tick lists it
-under :dropped [{:node id, :reason :not-in-flight, :completion {...}} ...].
-A tick that noticed a likely mistake in the tree lists it under :warnings.
-
-options:
-  --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
-                   (default: an empty map)
-  --ticks N        how many ticks to run, a positive integer (default: as many as
-                   INPUTS has elements, else 1)
-  --seed S         put the integer S under :aido/seed before the first tick, so
-                   that random nodes draw a fresh, reproducible stream
-  --dt D           move the db's clock :aido/now on by D seconds (a number, 0 or
-                   more) before each tick, from 0.0 at the first tick of a db
-                   without one; options in :seconds read it (no node reads a clock)
-  --inputs INPUTS  an EDN vector, or a JSON array if INPUTS ends in .json; element i
-                   (a map or nil) is merged into the db before tick i+1, key by key,
-                   a key given nil being removed; elements past the last tick are
-                   ignored
-  --save OUT       write the final db to OUT atomically (JSON if OUT ends in .json,
-                   else EDN)
-  --strict         exit with status 1 if a tick ended in Error (the run still does
-                   every tick and saves)
-  --format F       print each tick as `edn` (default), as a line of `json`, or as
-                   a short `pretty` block: the status, the input merged, the db's
-                   changes (`+ :key value` added, `~ :key old -> new` changed,
-                   `- :key` removed; keys sorted) and the events (halts, skips,
-                   launches, cancels, errors, trims, reloads); a json line that
-                   would hold NaN or an infinity stops the run (exit 2)
-  --trace          add :trace to each line: [node-id :status] for every node
-                   ticked and [:halt node-id] for every node halted, in order
-                   (and :change to each applied trim task); with --format pretty,
-                   the nodes ticked as an indented tree: type, id, status
-  --aido-keys      with --format pretty, show changes to the library's :aido/* keys too
-  --timeline OUT   write the whole run to OUT as one self-contained HTML page (the
-                   tree, a grid of node statuses per tick, the db with its changes,
-                   the events, the source), saved atomically after the last tick
-  --trims TRIMS    an EDN vector of trim tasks, queued before tick 1 and worked
-                   through between ticks; each tick before which a task was looked
-                   at gets :trim [{:task t, :outcome :applied|:deferred|:rejected,
-                   :reason \"...\"} ...] (an applied task that changed the db also
-                   has :db {...} and :dissoc [...])
-  --stubs STUBS    an EDN map of stubs, {node-id-or-type stub ...}, put in place of
-                   nodes of TREE (see `aido help test`) and kept in place after
-                   every trim and reload; a stub by id wins over one by type
-  --nodes MODEL    a node model: the application's node types and functions
-  --reload N=FILE  switch to the tree in FILE before tick N, carrying the db over
-                   (repeatable); tick N's line gets :reload {:file ..., :kept [...],
-                   :dropped [...], :halted [...]} (with :cancel [...], the cancel
-                   requests of deferred actions halted because they are gone), or
-                   {:file ..., :rejected \"...\"} if FILE does not compile (the run
-                   goes on with the old tree); several reloads before one tick: a
-                   vector of their reports, in order
-
-A db that was last ticked with another tree (its :aido/tree fingerprint
-differs) is carried over to TREE by node id first; that tick's line gets
-:migrated {:kept [...], :dropped [...], :halted [...]}.
-
-exit status: 0 every tick ran (whatever its status), 1 the tree has compile
-errors (or, with --strict, a tick ended in Error), 2 bad arguments or an
-unreadable or malformed file";
-
-const SPEC: Spec = Spec {
-    usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]",
-    value_flags: &[
-        "--db",
-        "--ticks",
-        "--seed",
-        "--dt",
-        "--inputs",
-        "--save",
-        "--format",
-        "--trims",
-        "--stubs",
-        "--nodes",
-        "--timeline",
-    ],
-    switches: &["--trace", "--aido-keys", "--strict"],
-};
 
 /// How each tick is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,11 +53,11 @@ struct Config {
 }
 
 impl Config {
-    fn from_args(parsed: &Parsed, reloads: Vec<(u64, PathBuf)>) -> Result<Config, Failure> {
-        let tree = parsed.one_tree("run", SPEC.usage)?;
-        let ticks = parsed.positive("--ticks")?;
-        let seed = parsed.integer("--seed")?;
-        let dt = match parsed.text("--dt")? {
+    fn from_args(parsed: &RunArgs, reloads: Vec<(u64, PathBuf)>) -> Result<Config, Failure> {
+        let tree = args::one_tree(&parsed.paths, "run", RUN_USAGE)?;
+        let ticks = args::positive("--ticks", parsed.ticks.as_deref())?;
+        let seed = args::integer("--seed", parsed.seed.as_deref())?;
+        let dt = match args::text("--dt", parsed.dt.as_deref())? {
             None => None,
             Some(text) => match text.parse::<f64>() {
                 Ok(dt) if dt.is_finite() && dt >= 0.0 => Some(dt),
@@ -158,7 +69,7 @@ impl Config {
                 }
             },
         };
-        let format = match parsed.text("--format")? {
+        let format = match args::text("--format", parsed.format.as_deref())? {
             None | Some("edn") => Format::Edn,
             Some("json") => Format::Json,
             Some("pretty") => Format::Pretty,
@@ -169,17 +80,17 @@ impl Config {
                 ));
             }
         };
-        let aido_keys = parsed.switch("--aido-keys");
+        let aido_keys = parsed.aido_keys;
         if aido_keys && format != Format::Pretty {
             return Err(Failure::input(
                 "--aido-keys",
                 "shows :aido/* keys in `--format pretty` only; the edn and json lines always have them",
             ));
         }
-        let path = |flag: &str| parsed.value(flag).map(PathBuf::from);
+        let path = |value: &Option<OsString>| value.as_ref().map(PathBuf::from);
         // The page is written after the last tick: a path that cannot be a
         // file is refused before the first.
-        let timeline = path("--timeline");
+        let timeline = path(&parsed.timeline);
         if let Some(page) = &timeline
             && (page.as_os_str().is_empty() || page.is_dir() || page.file_name().is_none())
         {
@@ -193,34 +104,32 @@ impl Config {
         }
         Ok(Config {
             tree,
-            db: path("--db"),
+            db: path(&parsed.db),
             ticks,
             seed,
             dt,
-            inputs: path("--inputs"),
-            save: path("--save"),
+            inputs: path(&parsed.inputs),
+            save: path(&parsed.save),
             format,
-            trace: parsed.switch("--trace"),
+            trace: parsed.trace,
             aido_keys,
             timeline,
-            trims: path("--trims"),
+            trims: path(&parsed.trims),
             reloads,
-            strict: parsed.switch("--strict"),
+            strict: parsed.strict,
         })
     }
 }
 
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let (args, reloads) = take_reloads(args)?;
-    let Some(parsed) = args::parse_or_help(&args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    let config = Config::from_args(&parsed, reloads)?;
+pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    let reloads = reloads(&parsed.reload)?;
+    let config = Config::from_args(parsed, reloads)?;
 
     // Every file is read and checked before the first tick, so a bad one prints nothing.
-    super::use_model(parsed.value("--nodes"))?;
+    super::use_model(parsed.nodes.as_deref())?;
     let stubs = parsed
-        .value("--stubs")
+        .stubs
+        .as_ref()
         .map(|p| super::test::read_stubs(Path::new(p)))
         .transpose()?;
     let mut tree = match &stubs {
@@ -263,8 +172,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     input_files.extend(config.inputs.as_deref());
     input_files.extend(config.trims.as_deref());
     input_files.extend(config.reloads.iter().map(|(_, file)| file.as_path()));
-    input_files.extend(parsed.value("--stubs").map(Path::new));
-    input_files.extend(parsed.value("--nodes").map(Path::new));
+    input_files.extend(parsed.stubs.as_ref().map(Path::new));
+    input_files.extend(parsed.nodes.as_ref().map(Path::new));
     if let Some(path) = &config.save {
         check_target(path, &input_files)?;
     }
@@ -513,28 +422,11 @@ fn trace_value(tree: &Tree, trace: &[TraceEvent]) -> Option<Value> {
 /// Tree files to switch to, each with the tick before which to switch.
 type Reloads = Vec<(u64, PathBuf)>;
 
-/// Takes every `--reload N=FILE` out of the arguments.
-fn take_reloads(args: &[OsString]) -> Result<(Vec<OsString>, Reloads), Failure> {
-    let mut rest = Vec::new();
+/// Reads every `--reload N=FILE`.
+fn reloads(values: &[OsString]) -> Result<Reloads, Failure> {
     let mut reloads = Vec::new();
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let value = match arg.to_str() {
-            Some("--") => {
-                rest.push(arg.clone());
-                rest.extend(iter.by_ref().cloned());
-                break;
-            }
-            Some("--reload") => match iter.next() {
-                Some(v) => v.to_string_lossy().into_owned(),
-                None => return Err(Failure::usage("`--reload` needs a value", SPEC.usage)),
-            },
-            Some(text) if text.starts_with("--reload=") => text["--reload=".len()..].to_owned(),
-            _ => {
-                rest.push(arg.clone());
-                continue;
-            }
-        };
+    for value in values {
+        let value = value.to_string_lossy();
         let parsed = value
             .split_once('=')
             .and_then(|(n, file)| Some((n.parse::<u64>().ok().filter(|&n| n > 0)?, file)));
@@ -548,7 +440,7 @@ fn take_reloads(args: &[OsString]) -> Result<(Vec<OsString>, Reloads), Failure> 
             }
         }
     }
-    Ok((rest, reloads))
+    Ok(reloads)
 }
 
 /// Switches to the tree in `file`, carrying the db over; a file that does

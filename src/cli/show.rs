@@ -1,42 +1,15 @@
 //! `aido show TREE [--format text|dot|mermaid]`: print a tree as an outline
 //! or a graph.
 
-use std::ffi::OsString;
 use std::io::Write;
 
 use super::Failure;
-use super::args::{self, Spec};
+use super::args::{self, SHOW_USAGE, ShowArgs};
 use super::load::compile_tree;
 
-pub(crate) const USAGE: &str = "\
-usage: aido show TREE [--format text|dot|mermaid] [--nodes MODEL]
-
-Compiles TREE and prints it:
-  text     (default) an indented outline, one line per node: node type, id
-           (explicit, or derived from the node's position), the options as
-           written (`:doc` among them) and `; line N`, the node's line in TREE
-  dot      a Graphviz digraph (render it with `dot -Tsvg`); each node's label
-           has its type, id, options and `:doc`
-  mermaid  a Mermaid `flowchart TD`, labelled as the digraph
-
-options:
-  --nodes MODEL    a node model: the application's node types and functions
-
-exit status: 0 shown, 1 the tree has compile errors, 2 bad arguments or an
-unreadable or malformed file";
-
-const SPEC: Spec = Spec {
-    usage: "aido show TREE [--format text|dot|mermaid] [--nodes MODEL]",
-    value_flags: &["--format", "--nodes"],
-    switches: &[],
-};
-
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    let path = parsed.one_tree("show", SPEC.usage)?;
-    let render = match parsed.text("--format")? {
+pub(crate) fn main(args: &ShowArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    let path = args::one_tree(&args.paths, "show", SHOW_USAGE)?;
+    let render = match args::text("--format", args.format.as_deref())? {
         None | Some("text") => aido::record::outline,
         Some("dot") => aido::record::dot,
         Some("mermaid") => aido::record::mermaid,
@@ -47,7 +20,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ));
         }
     };
-    super::use_model(parsed.value("--nodes"))?;
+    super::use_model(args.nodes.as_deref())?;
     let tree = compile_tree(&path)?;
     write!(out, "{}", render(&tree))?;
     Ok(0)

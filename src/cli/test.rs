@@ -1,7 +1,6 @@
 //! `aido test [PATH...]`: run every `*.test.edn` scenario, compare with
 //! expectations and golden timelines, report coverage.
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -13,55 +12,8 @@ use aido::{
 };
 
 use super::Failure;
-use super::args::{self, Spec};
+use super::args::TestArgs;
 use super::load::{io_reason, name, read_edn, read_file, read_tree};
-
-pub(crate) const USAGE: &str = "\
-usage: aido test [PATH...] [--accept] [--coverage] [--nodes MODEL] [--allow-outside]
-
-Runs every scenario file (NAME.test.edn) under the PATHs (files, or folders
-searched recursively, skipping hidden folders and `target`; default: the
-current folder) and prints `ok NAME` or `FAILED NAME` for each, the reasons
-under a failure, then `N passed, M failed`.
-
-A scenario is an EDN map:
-  {:tree \"guard.edn\"            ; relative to the scenario, or an inline tree
-   :nodes \"game-nodes.edn\"      ; a node model (optional)
-   :db {:pos 0}                 ; or a db file's name
-   :seed 7
-   :ticks 12                    ; default: the last tick :expect names
-   :inputs [nil {:intruder 3}]  ; merged before each tick (nil removes a key), or a file's name
-   :stubs {:guard/sees? [:failure :failure :success]   ; by node type or id
-           :patrol {:status :running}}
-   :trims [{:task :t :target :patrol :not-before 5 :remove true}]  ; or a file's name
-   :expect [{:tick 3 :status :running :db {:action :chase}}]}
-
-When NAME.timeline sits beside NAME.test.edn, the run's text timeline (as
-`aido run --format pretty --trace` prints it) must equal it; a difference is
-shown from the first tick that differs. A scenario with neither :expect nor a
-golden timeline fails: it could never fail otherwise.
-
-The files a scenario names stay in its folder: an absolute path, a `..` or a
-link that leads out is refused (--allow-outside allows them), so running the
-scenarios of an untrusted folder reads nothing else. Each file is read with
-the input limit (AIDO_MAX_INPUT_BYTES, default 64 MiB); a scenario runs at
-most 100000 ticks.
-
-options:
-  --accept         write or update the golden timelines (NAME.timeline), saying which
-  --coverage       after the results, per tree: nodes never ticked, and statuses a
-                   node can return that no scenario saw
-  --nodes MODEL    a node model every scenario's tree is checked against
-  --allow-outside  let scenarios name files outside their own folder
-
-exit status: 0 all passed, 1 a scenario failed, 2 bad arguments or an
-unreadable or malformed scenario";
-
-const SPEC: Spec = Spec {
-    usage: "aido test [PATH...] [--accept] [--coverage] [--nodes MODEL] [--allow-outside]",
-    value_flags: &["--nodes"],
-    switches: &["--accept", "--coverage", "--allow-outside"],
-};
 
 /// How one scenario went.
 enum Outcome {
@@ -71,20 +23,17 @@ enum Outcome {
     Broken,
 }
 
-pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
-    let Some(parsed) = args::parse_or_help(args, &SPEC, USAGE, out)? else {
-        return Ok(0);
-    };
-    super::use_model(parsed.value("--nodes"))?;
+pub(crate) fn main(args: &TestArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    super::use_model(args.nodes.as_deref())?;
     let registry = super::registry();
-    let accept = parsed.switch("--accept");
+    let accept = args.accept;
     let options = ScenarioOptions::default()
-        .allow_outside(parsed.switch("--allow-outside"))
+        .allow_outside(args.allow_outside)
         .max_file_bytes(super::load::max_input_bytes()?);
-    let roots: Vec<PathBuf> = if parsed.positional.is_empty() {
+    let roots: Vec<PathBuf> = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        parsed.positional.iter().map(PathBuf::from).collect()
+        args.paths.iter().map(PathBuf::from).collect()
     };
     let mut files = Vec::new();
     for root in &roots {
@@ -108,7 +57,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         }
     }
     writeln!(out, "{passed} passed, {} failed", failed + broken)?;
-    if parsed.switch("--coverage") {
+    if args.coverage {
         write!(out, "{}", coverage.report())?;
     }
     Ok(if broken > 0 {

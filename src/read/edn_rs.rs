@@ -1,13 +1,36 @@
-//! Converting `edn_rs::Edn` values into [`Value`] (cargo feature `edn-rs`).
+//! Converting between `edn_rs::Edn` and [`Value`], both ways (cargo feature
+//! `edn-rs`).
 //!
 //! For code that already holds edn-rs values. Reading text should go through
 //! this crate's reader, which is strict where edn-rs is lax.
+//!
+//! What is lost or refused:
+//!
+//! - `Edn` → `Value` (`Value::try_from(edn)`): nothing is lost that `Value`
+//!   can hold. Ratios, unsigned integers beyond `i64::MAX`, `Edn::Empty`
+//!   and a map key that this crate's reader refuses are errors. edn-rs keeps
+//!   maps and sets sorted, so the order of a converted map is edn-rs's.
+//! - `Value` → `Edn` (`Edn::try_from(&value)`): the insertion order of maps
+//!   and sets (edn-rs sorts map keys by their EDN text and set elements by
+//!   its own order); everything else is kept: keywords, symbols, characters,
+//!   lists and vectors apart, tagged values, floats (NaN included). A value
+//!   nested deeper than [`MAX_DEPTH`](crate::value::MAX_DEPTH) is an error
+//!   rather than a stack overflow.
+//!
+//! ```
+//! use aido::{Value, read_value};
+//! use edn_rs::Edn;
+//!
+//! let value = read_value("{:hunger 3, :tags #{:a}, :path (:x \\y)}").unwrap();
+//! let edn = Edn::try_from(&value).unwrap();
+//! assert_eq!(Value::try_from(edn).unwrap(), value);
+//! ```
 
 use std::fmt;
 
 use edn_rs::Edn;
 
-use crate::value::{Keyword, Map, Set, Symbol, Value};
+use crate::value::{Keyword, MAX_DEPTH, Map, Set, Symbol, Value};
 
 /// An `Edn` value with no exact counterpart in [`Value`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,4 +104,63 @@ impl TryFrom<Edn> for Value {
 
 fn convert_all(items: Vec<Edn>) -> Result<Vec<Value>, EdnRsError> {
     items.into_iter().map(Value::try_from).collect()
+}
+
+impl TryFrom<&Value> for Edn {
+    type Error = EdnRsError;
+
+    /// Converts a value into edn-rs's; see the module docs for what is lost.
+    fn try_from(value: &Value) -> Result<Edn, EdnRsError> {
+        to_edn(value, 0)
+    }
+}
+
+fn to_edn(value: &Value, depth: usize) -> Result<Edn, EdnRsError> {
+    if depth > MAX_DEPTH {
+        return Err(EdnRsError(format!(
+            "values nest more than {MAX_DEPTH} deep"
+        )));
+    }
+    let all = |items: &[Value]| -> Result<Vec<Edn>, EdnRsError> {
+        items.iter().map(|item| to_edn(item, depth + 1)).collect()
+    };
+    Ok(match value {
+        Value::Nil => Edn::Nil,
+        Value::Bool(b) => Edn::Bool(*b),
+        Value::Int(i) => Edn::Int(*i),
+        Value::Float(f) => Edn::Double((*f).into()),
+        Value::Str(s) => Edn::Str(s.to_string()),
+        Value::Char(c) => Edn::Char(*c),
+        Value::Keyword(k) => Edn::Key(format!(":{}", k.as_str())),
+        Value::Symbol(s) => Edn::Symbol(s.as_str().to_owned()),
+        Value::Vector(items) => Edn::Vector(edn_rs::Vector::new(all(items)?)),
+        Value::List(items) => Edn::List(edn_rs::List::new(all(items)?)),
+        Value::Set(items) => {
+            let mut set = std::collections::BTreeSet::new();
+            for item in items.iter() {
+                if !set.insert(to_edn(item, depth + 1)?) {
+                    return Err(EdnRsError(format!(
+                        "two elements of a set become one edn-rs value: {item}"
+                    )));
+                }
+            }
+            Edn::Set(edn_rs::Set::new(set))
+        }
+        Value::Map(map) => {
+            let mut out = std::collections::BTreeMap::new();
+            for (key, item) in map.iter() {
+                // edn-rs keeps a map's keys as their EDN text.
+                if out
+                    .insert(key.to_string(), to_edn(item, depth + 1)?)
+                    .is_some()
+                {
+                    return Err(EdnRsError(format!("two keys of a map print alike: {key}")));
+                }
+            }
+            Edn::Map(edn_rs::Map::new(out))
+        }
+        Value::Tagged(tag, inner) => {
+            Edn::Tagged(tag.as_str().to_owned(), Box::new(to_edn(inner, depth + 1)?))
+        }
+    })
 }

@@ -193,6 +193,29 @@ pub struct Expectation {
 }
 
 /// A run to make and check: see [the module](crate::scenario).
+///
+/// ```
+/// use aido::scenario::{Expectation, Scenario};
+/// use aido::{Registry, Status, Value, compile_str, read_value};
+///
+/// let tree = compile_str(
+///     "guard.edn",
+///     "[:selector [:sequence [:present? {:key :alarm}] [:define! {:key :action :val :raise}]]
+///                 [:define! {:key :action :val :patrol}]]",
+///     &Registry::new(),
+/// )
+/// .unwrap();
+/// let alarm = read_value("{:alarm true}").unwrap().into_map().unwrap();
+/// let mut raised = aido::value::Map::default();
+/// raised.insert(Value::keyword("action"), Value::keyword("raise"));
+/// let scenario = Scenario::new("guard", tree)
+///     .ticks(2)
+///     .input(2, alarm)
+///     .expect(Expectation { tick: 2, status: Some(Status::Success), db: raised });
+/// let run = scenario.run();
+/// assert!(run.check(&scenario.expect).is_empty());
+/// assert!(run.timeline.contains("tick 2: success\n  input {:alarm true}\n"));
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Scenario {

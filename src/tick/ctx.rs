@@ -144,6 +144,17 @@ impl NodeCtx<'_, '_> {
             self.engine.rng.below(self.engine.db, n)
         }
     }
+
+    /// The tick's generator as a `rand_core::Rng`, for `rand`'s API
+    /// (cargo feature `rand`): the same seeded stream as [`NodeCtx::random`].
+    #[cfg(feature = "rand")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+    pub fn rng(&mut self) -> crate::rng::TickRng<'_> {
+        crate::rng::TickRng {
+            rng: &mut self.engine.rng,
+            db: &*self.engine.db,
+        }
+    }
 }
 
 /// The view a registered function has of the tick: the db (read-only) and
@@ -170,6 +181,17 @@ impl FnCtx<'_> {
             0
         } else {
             self.rng.below(self.db, n)
+        }
+    }
+
+    /// The tick's generator as a `rand_core::Rng`, for `rand`'s API
+    /// (cargo feature `rand`): the same seeded stream as [`FnCtx::random`].
+    #[cfg(feature = "rand")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+    pub fn rng(&mut self) -> crate::rng::TickRng<'_> {
+        crate::rng::TickRng {
+            rng: &mut *self.rng,
+            db: self.db,
         }
     }
 }

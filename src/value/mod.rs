@@ -4,10 +4,51 @@
 //! characters, keywords, symbols, vectors, lists, sets, insertion-ordered maps
 //! and tagged values. Keywords and symbols are interned (see [`Keyword`]), so
 //! the db look-ups done on every node visit hash and compare one integer.
+//!
+//! # Conversions
+//!
+//! Into a value: booleans, integers that fit in 64 signed bits (`u64`,
+//! `usize` and `i128` through `TryFrom`, an error beyond), floats,
+//! characters, strings in every form, keywords and symbols, `Option` (`None`
+//! is `nil`), vectors, slices and arrays (a vector), `HashSet` and
+//! `BTreeSet` (a set), `IndexMap` with any hasher, `HashMap` and `BTreeMap`
+//! (a map, in the source's iteration order), and any iterator of key/value
+//! pairs through `collect` (a map). Keys and elements convert the same way.
+//!
+//! Out of a value: `TryFrom<&Value>` for the scalar types above and
+//! `String`, an error of [`ValueError`] when the value is of another type
+//! or does not fit (no float is truncated into an integer, no integer
+//! rounded into a float); anything else, a struct of a host type included,
+//! comes out with [`from_value`].
+//!
+//! An aido [`Map`] converted with `Value::from` is rebuilt like any other
+//! map; `Value::Map(Box::new(map))` moves it without rehashing.
+//!
+//! Host types that implement serde's traits convert whole with
+//! [`to_value`] and [`from_value`] (struct fields and enum tags as
+//! keywords); JSON with [`Value::to_json_with`] and
+//! [`Value::from_json_text`]; `edn_rs::Edn` both ways with the `edn-rs`
+//! feature.
+//!
+//! ```
+//! use std::collections::{BTreeMap, HashMap};
+//! use aido::Value;
+//!
+//! let stats: BTreeMap<&str, i64> = [("hp", 10), ("mp", 3)].into();
+//! assert_eq!(Value::from(stats).to_string(), r#"{"hp" 10, "mp" 3}"#);
+//! let pairs: Value = [(Value::keyword("hp"), 10)].into_iter().collect();
+//! assert_eq!(pairs.to_string(), "{:hp 10}");
+//! assert_eq!(i64::try_from(&Value::Int(7)).unwrap(), 7);
+//! assert!(i64::try_from(&Value::Float(7.5)).is_err()); // never truncated
+//! assert!(Value::try_from(u64::MAX).is_err()); // beyond 64 signed bits
+//! # let _: HashMap<String, Value> = HashMap::new();
+//! ```
 
 mod check;
+mod convert;
 mod deep;
 mod hash;
+mod host;
 mod index;
 mod intern;
 mod json;
@@ -23,6 +64,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 pub use hash::{FastBuildHasher, FastHasher};
+pub use host::{ValueError, ValueErrorKind, from_value, to_value};
 pub(crate) use index::ValueIndex;
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
@@ -420,42 +462,6 @@ impl Hash for Value {
     }
 }
 
-impl From<bool> for Value {
-    fn from(b: bool) -> Value {
-        Value::Bool(b)
-    }
-}
-
-impl From<i64> for Value {
-    fn from(i: i64) -> Value {
-        Value::Int(i)
-    }
-}
-
-impl From<f64> for Value {
-    fn from(f: f64) -> Value {
-        Value::Float(f)
-    }
-}
-
-impl From<&str> for Value {
-    fn from(s: &str) -> Value {
-        Value::string(s)
-    }
-}
-
-impl From<Keyword> for Value {
-    fn from(k: Keyword) -> Value {
-        Value::Keyword(k)
-    }
-}
-
-impl From<Vec<Value>> for Value {
-    fn from(v: Vec<Value>) -> Value {
-        Value::Vector(v)
-    }
-}
-
 /// A value given whole, for functions that keep it and would otherwise copy
 /// it (such as [`crate::compile()`]).
 impl From<Value> for std::borrow::Cow<'_, Value> {
@@ -468,12 +474,6 @@ impl From<Value> for std::borrow::Cow<'_, Value> {
 impl<'a> From<&'a Value> for std::borrow::Cow<'a, Value> {
     fn from(v: &'a Value) -> Self {
         std::borrow::Cow::Borrowed(v)
-    }
-}
-
-impl From<Map> for Value {
-    fn from(m: Map) -> Value {
-        Value::Map(Box::new(m))
     }
 }
 

@@ -12,6 +12,7 @@ mod browser;
 mod cli;
 mod cli_authoring;
 mod cli_bench;
+mod cli_clap;
 mod cli_hostile;
 mod cli_long;
 mod cli_pretty;
@@ -20,6 +21,7 @@ mod cli_test;
 mod cli_trim;
 mod compile_errors;
 mod conformance;
+mod convert;
 mod deep_values;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
@@ -31,6 +33,8 @@ mod long_running;
 mod nodes;
 mod page;
 mod plain;
+#[cfg(feature = "rand")]
+mod rand_api;
 mod read;
 mod read_errors;
 mod record;
@@ -39,6 +43,8 @@ mod scenario;
 mod seed;
 mod seed_examples;
 mod show;
+#[cfg(feature = "insta")]
+mod snapshot;
 mod tick;
 mod time;
 mod trim;

@@ -17,11 +17,12 @@ fn the_guard_chases_an_intruder_within_range() {
         .expect("reads")
         .into_map()
         .expect("a map");
-    let run = Scenario::new("guard", tree)
+    let scenario = Scenario::new("guard", tree)
         .db(read_value("{:pos 0}").expect("reads"))
         .ticks(3)
-        .input(1, intruder)
-        .run();
+        .input(1, intruder);
+    // The timeline as a snapshot (tests/snapshots/guard__guard.snap).
+    let run = aido::assert_timeline_snapshot!(&scenario);
     let statuses: Vec<Status> = run.record.ticks.iter().map(|t| t.status).collect();
     assert_eq!(statuses, [Status::Success; 3]);
     // Out of range (4 > 3): patrol one step; at pos 1 the intruder is 3 away: chase.
@@ -29,6 +30,14 @@ fn the_guard_chases_an_intruder_within_range() {
         run.db.to_string(),
         "{:pos 1, :intruder 4, :action :chase, :gap 3}"
     );
+}
+
+/// Every scenario under trees/ is a snapshot test of its own
+/// (tests/snapshots/guard__scenario_files.snap: with one file, insta names
+/// it after the test alone; with more, `scenario_files@FILE`).
+#[test]
+fn scenario_files() {
+    aido::glob_scenarios!("../trees", "*.test.edn", &registry());
 }
 
 fn game(args: &[&str]) -> (i32, String, String) {
