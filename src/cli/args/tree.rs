@@ -4,7 +4,8 @@ use std::ffi::OsString;
 
 use super::TEMPLATE;
 
-pub(crate) const CHECK_USAGE: &str = "aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]";
+pub(crate) const CHECK_USAGE: &str =
+    "aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]";
 pub(crate) const SHOW_USAGE: &str = "aido show TREE [--format text|dot|mermaid] [--nodes MODEL]";
 pub(crate) const MIGRATE_USAGE: &str = "aido migrate OLD NEW --db SAVE [--save OUT]";
 pub(crate) const NODES_USAGE: &str = "aido nodes [--nodes MODEL] [--format text|edn]";
