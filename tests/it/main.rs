@@ -31,6 +31,7 @@ mod plain;
 mod read;
 mod read_errors;
 mod record;
+mod scaling;
 mod scenario;
 mod seed;
 mod show;

@@ -1,0 +1,50 @@
+//! Hostile input sizes: work that used to grow with the square of the input
+//! (nodes on one line, changed siblings, unknown node types against a model,
+//! growing values in a run record, warnings, stubs, rejected trims). Each
+//! test takes an input large enough that the quadratic version would run for
+//! minutes, or counts the work directly; none asserts on time.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use aido::{Registry, Value, compile_str, read_value, run_tick};
+
+/// A wait that keeps running, then `n` children that each define a key; or
+/// the same children reversed, the wait last.
+fn wait_then_defines(n: usize, reversed: bool, node_type: &str) -> String {
+    let mut kids: Vec<String> = (0..n)
+        .map(|i| match node_type {
+            "define!" => format!("[:define! {{:key :k{i} :val {i}}}]"),
+            _ => format!("[:{node_type} {{:key :k{i}}}]"),
+        })
+        .collect();
+    kids.insert(0, "[:wait {:ticks 2}]".into());
+    if reversed {
+        kids.reverse();
+    }
+    format!("[:sequence {{:memory true}}\n{}]", kids.join("\n"))
+}
+
+#[test]
+fn matching_many_moved_or_changed_siblings_is_linear() {
+    // 20,000 children reversed (equal data, every one moved), and the same
+    // children each changed to another node type (nothing to pair by type):
+    // each used to scan every sibling, 12 s in a release build.
+    let registry = Registry::new();
+    let n = 20_000;
+    let old = compile_str("old", &wait_then_defines(n, false, "define!"), &registry).unwrap();
+    let db = run_tick(read_value("{}").unwrap(), &old).db;
+    let wait_old = Value::from("0.0");
+    let wait_new = Value::from(format!("0.{n}").as_str());
+    assert!(db.to_string().contains("\"0.0\""));
+    for changed in ["define!", "inc!"] {
+        let new = compile_str("new", &wait_then_defines(n, true, changed), &registry).unwrap();
+        let (db, report) = aido::migrate::migrate(db.clone(), &old, &new);
+        // The running wait is found at its new place, last among its siblings.
+        let wait = report.kept.iter().find(|k| k.id == wait_old);
+        assert_eq!(
+            wait.and_then(|k| k.new_id.clone()),
+            Some(wait_new.clone()),
+            "{changed}"
+        );
+        assert!(db.to_string().contains(&wait_new.to_string()));
+    }
+}
