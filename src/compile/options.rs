@@ -259,8 +259,11 @@ pub(crate) fn lower_dynamic(
                 }
             };
             let Some(function) = c.registry.lookup_function(name).cloned() else {
-                let help = did_you_mean(name.as_str(), c.registry.function_names())
-                    .map(|s| format!("did you mean `{s}`?"));
+                let help = c
+                    .suggestions
+                    .help(name, true, c.registry.function_names(), |s| {
+                        format!("did you mean `{s}`?")
+                    });
                 c.error(
                     Code::UnknownFunction,
                     format!("unknown function `{}`", name.as_str()),
