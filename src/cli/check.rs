@@ -27,8 +27,8 @@ explicit :id: its state is stored under an id made from its position.
 With --nodes MODEL, the node types and functions the model declares are
 checked like the built-ins.
 
-At most 50 problems are shown per file (then how many more there were;
-AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
+At most 50 problems and 50 warnings are shown per file (then how many more
+there were; AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
 files larger than AIDO_MAX_INPUT_BYTES (default 64 MiB) are refused.
 
 exit status: 0 all compile, 1 a tree has problems, 2 a file cannot be read";
@@ -77,7 +77,10 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                     if n == 1 { "" } else { "s" }
                 )?;
                 out.flush()?;
-                for node in state_without_id(&tree) {
+                // Warnings share the diagnostics' limit: a generated tree
+                // of 100,000 such nodes gets 50 lines and a count, not 17 MB.
+                let unnamed = state_without_id(&tree);
+                for &node in unnamed.iter().take(limits.max_diagnostics) {
                     let at = match (tree.span(node), tree.source()) {
                         (Some(span), Some(src)) => {
                             format!("{}:{}", name(path), src.line_col(span.start))
@@ -93,6 +96,18 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                             .map(|k| k.to_string())
                             .unwrap_or_default(),
                         tree.node_id(node).cloned().unwrap_or_default(),
+                    );
+                }
+                if let Some(more) = unnamed.len().checked_sub(limits.max_diagnostics)
+                    && more > 0
+                {
+                    let _ = writeln!(
+                        io::stderr(),
+                        "warning: {}: {more} more node{} keep{} state without an :id \
+                         (AIDO_MAX_DIAGNOSTICS shows more)",
+                        name(path),
+                        if more == 1 { "" } else { "s" },
+                        if more == 1 { "s" } else { "" },
                     );
                 }
             }

@@ -182,3 +182,44 @@ fn a_log_that_grows_every_tick_is_recorded_by_what_it_gained() {
         html.len()
     );
 }
+
+/// A file `name` holding `text` in a fresh folder of its own for `test`.
+fn scratch_file(test: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("aido-scaling-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs the `aido` binary with `args`.
+fn aido(args: &[&std::ffi::OsStr]) -> crate::common::Run {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aido"));
+    command.args(args).env_remove("AIDO_MAX_DIAGNOSTICS");
+    crate::common::Run::of(&mut command)
+}
+
+#[test]
+fn check_shows_at_most_fifty_warnings_and_counts_the_rest() {
+    // 5,000 waits without an :id: 5,000 warnings used to be printed.
+    let kids = "[:wait {:ticks 2}]\n".repeat(5_000);
+    let tree = scratch_file("warnings", "waits.edn", &format!("[:sequence\n{kids}]"));
+    let run = aido(&["check".as_ref(), tree.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 51, "{:?}", &lines[..3]);
+    assert!(
+        lines[..50]
+            .iter()
+            .all(|l| l.contains("keeps state but has no :id"))
+    );
+    let last = lines[50];
+    assert!(
+        last.ends_with(
+            "4951 more nodes keep state without an :id (AIDO_MAX_DIAGNOSTICS shows more)"
+        ),
+        "{last}"
+    );
+    let _ = std::fs::remove_dir_all(tree.parent().unwrap());
+}
