@@ -223,3 +223,25 @@ fn check_shows_at_most_fifty_warnings_and_counts_the_rest() {
     );
     let _ = std::fs::remove_dir_all(tree.parent().unwrap());
 }
+
+#[test]
+fn many_stubs_are_applied_in_linear_time() {
+    // 20,000 node types, each stubbed by its type, and 20,000 ids stubbed
+    // by id: each stub used to look at every node, and every node at every
+    // stub's key.
+    let n = 20_000;
+    let kids: String = (0..n)
+        .map(|i| format!("[:x/t{i} {{:id :n{i}}}]\n"))
+        .collect();
+    let tree = read_value(&format!("[:sequence\n{kids}]")).unwrap();
+    let mut stubs = String::from("{");
+    for i in 0..n {
+        stubs.push_str(&format!(":x/t{i} :failure :n{i} :success\n"));
+    }
+    stubs.push('}');
+    let stubs = aido::stub::Stubs::from_value(&read_value(&stubs).unwrap()).unwrap();
+    let tree = stubs.compile(&tree, &Registry::new()).unwrap();
+    let tick = run_tick(read_value("{}").unwrap(), &tree);
+    assert_eq!(tick.status, aido::Status::Success);
+    assert_eq!(tick.steps, n as u64 + 1);
+}
