@@ -58,7 +58,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use crate::diag::Diagnostics;
+use crate::diag::{Code, Diagnostics};
 use crate::migrate::{Migration, NodeMap, migrate_with};
 use crate::registry::Registry;
 use crate::tree::{NodeIndex, Tree};
@@ -584,7 +584,9 @@ impl Trimmer {
                 format!("the tree has no node {target}"),
             )),
         };
-        // The node whose data is rewritten, and its new data.
+        // The node whose data is rewritten, and its new data. A new subtree
+        // in it is checked on its own first, before the tree's data is
+        // copied.
         let (node, after): (NodeIndex, Value) = match change {
             TrimChange::Replace { target, with } => {
                 let n = find(target)?;
@@ -592,6 +594,7 @@ impl Trimmer {
                     return reject("a trim cannot replace the root".to_owned());
                 }
                 self.touches_running(tree, n, running)?;
+                check_alone(with, &tree.path(n), registry)?;
                 (n, with.clone())
             }
             TrimChange::Remove { target } => {
@@ -632,6 +635,9 @@ impl Trimmer {
                         kids.len()
                     ));
                 }
+                let mut path = tree.path(n);
+                path.push(*at);
+                check_alone(node, &path, registry)?;
                 let mut items = head.to_vec();
                 items.extend(kids[..*at].iter().cloned());
                 items.push(node.clone());
@@ -646,6 +652,7 @@ impl Trimmer {
                     return reject(format!("the place task {task} changed is gone"));
                 };
                 self.touches_running(tree, n, running)?;
+                check_alone(&done.before, &tree.path(n), registry)?;
                 (n, done.before.clone())
             }
         };
@@ -692,6 +699,33 @@ impl Trimmer {
         }
         Ok(())
     }
+}
+
+/// Rejects a new subtree (the data of a node placed at `path`) that does
+/// not compile on its own for a reason it would have anywhere in a tree
+/// (an unknown node type, a bad option, ...), with those problems, their
+/// paths made to start at the root. A task whose new node is wrong is thus
+/// refused at the cost of that node, not of compiling the whole tree again
+/// for every such task. Problems that depend on the rest of the tree
+/// (duplicate ids, depth) are left to the whole tree's compile.
+fn check_alone(form: &Value, path: &[usize], registry: &Registry) -> Result<(), Refusal> {
+    let Err(mut diagnostics) = crate::compile::compile(form, registry) else {
+        return Ok(());
+    };
+    diagnostics
+        .items
+        .retain(|d| !matches!(d.code, Code::DuplicateId | Code::TooDeep));
+    if diagnostics.items.is_empty() {
+        return Ok(());
+    }
+    for d in &mut diagnostics.items {
+        d.path.splice(0..0, path.iter().copied());
+    }
+    Err(Refusal {
+        outcome: TrimOutcome::Rejected,
+        reason: diagnostics.render().trim_end().to_owned(),
+        diagnostics: Some(diagnostics),
+    })
 }
 
 /// Why a task was deferred or rejected.

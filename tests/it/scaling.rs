@@ -245,3 +245,49 @@ fn many_stubs_are_applied_in_linear_time() {
     assert_eq!(tick.status, aido::Status::Success);
     assert_eq!(tick.steps, n as u64 + 1);
 }
+
+#[test]
+fn trims_whose_new_node_is_wrong_are_rejected_without_compiling_the_tree_again() {
+    // 400 tasks, each inserting or putting a node of an unknown type into
+    // a tree of 20,000 nodes: each used to compile the whole changed tree.
+    use aido::trim::{DataTask, TrimOutcome, Trimmer};
+    let registry = Registry::new();
+    let kids = "[:inc! {:key :n}]\n".repeat(20_000);
+    let tree = compile_str(
+        "big",
+        &format!("[:sequence {{:id :top}}\n{kids}]"),
+        &registry,
+    )
+    .unwrap();
+    let mut trimmer = Trimmer::new();
+    let tasks = 400;
+    for i in 0..tasks {
+        let task = if i % 2 == 0 {
+            format!("{{:task :t{i}, :target :top, :insert [:no/such-node], :at 1}}")
+        } else {
+            format!("{{:task :t{i}, :target \"top.5\", :replace [:inc! {{:kee :n}}]}}")
+        };
+        trimmer.push(Box::new(
+            DataTask::from_value(&read_value(&task).unwrap()).unwrap(),
+        ));
+    }
+    let gap = trimmer.between_ticks(0, read_value("{}").unwrap(), &tree, &registry);
+    assert!(gap.tree.is_none());
+    assert_eq!(gap.reports.len(), tasks);
+    for (i, report) in gap.reports.iter().enumerate() {
+        assert_eq!(report.outcome, TrimOutcome::Rejected);
+        let diagnostic = &report.diagnostics.as_ref().unwrap().items[0];
+        // The problem is placed where the node would have been.
+        if i % 2 == 0 {
+            assert_eq!(
+                (diagnostic.code, &diagnostic.path[..]),
+                (Code::UnknownNodeType, &[1][..])
+            );
+        } else {
+            assert_eq!(
+                (diagnostic.code, &diagnostic.path[..]),
+                (Code::UnknownOption, &[5][..])
+            );
+        }
+    }
+}
