@@ -51,7 +51,7 @@ use crate::diag::Diagnostics;
 use crate::record::{Event, Recorder, RunRecord, TimelineOptions, timeline};
 use crate::registry::Registry;
 use crate::stub::Stubs;
-use crate::tick::Status;
+use crate::tick::{Status, TickError};
 use crate::tree::Tree;
 use crate::trim::{DataTask, Trimmer};
 use crate::value::{Map, Value};
@@ -168,6 +168,9 @@ pub enum Mismatch {
         expected: Status,
         /// What the tick returned.
         actual: Status,
+        /// The tick's error, if it ended in Error: what went wrong, with
+        /// its code, node and place.
+        error: Option<Box<TickError>>,
     },
     /// A db key's value differs (`actual: None`: the key is absent).
     Db {
@@ -194,7 +197,14 @@ impl fmt::Display for Mismatch {
                 tick,
                 expected,
                 actual,
-            } => write!(f, "tick {tick}: expected status {expected}, got {actual}"),
+                error,
+            } => {
+                write!(f, "tick {tick}: expected status {expected}, got {actual}")?;
+                match error {
+                    Some(error) => write!(f, ": error[{}]: {error}", error.kind.code()),
+                    None => Ok(()),
+                }
+            }
             Mismatch::Db {
                 tick,
                 key,
@@ -378,10 +388,15 @@ impl ScenarioRun {
             if let Some(expected) = e.status
                 && expected != tick.status
             {
+                let error = tick.events.iter().find_map(|event| match event {
+                    Event::Error(error) => Some(error.clone()),
+                    _ => None,
+                });
                 mismatches.push(Mismatch::Status {
                     tick: e.tick,
                     expected,
                     actual: tick.status,
+                    error,
                 });
             }
             if e.db.is_empty() {

@@ -13,6 +13,7 @@ mod cli;
 mod cli_bench;
 mod cli_hostile;
 mod cli_long;
+mod cli_messages;
 mod cli_pretty;
 mod cli_test;
 mod cli_trim;

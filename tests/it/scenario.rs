@@ -142,7 +142,8 @@ fn mismatches_name_the_tick_the_key_and_both_values() {
             Mismatch::Status {
                 tick: 2,
                 expected: Status::Failure,
-                actual: Status::Success
+                actual: Status::Success,
+                error: None
             },
             Mismatch::Db {
                 tick: 1,
