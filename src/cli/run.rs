@@ -64,15 +64,16 @@ options:
   --nodes MODEL    a node model: the application's node types and functions
   --reload N=FILE  switch to the tree in FILE before tick N, carrying the db over
                    (repeatable); tick N's line gets :reload {:file ..., :kept [...],
-                   :dropped [...], :halted [...]}, or {:file ..., :rejected \"...\"}
-                   if FILE does not compile (the run goes on with the old tree)
+                   :dropped [...], :halted [...]}. Every FILE is read and compiled
+                   before tick 1: one that does not, or an N past the last tick,
+                   stops the run before it starts
 
 A db that was last ticked with another tree (its :aido/tree fingerprint
 differs) is carried over to TREE by node id first; that tick's line gets
 :migrated {:kept [...], :dropped [...], :halted [...]}.
 
-exit status: 0 every tick ran (whatever its status), 1 the tree has compile
-errors, 2 bad arguments or an unreadable or malformed file";
+exit status: 0 every tick ran (whatever its status), 1 the tree (or a reload
+file) has compile errors, 2 bad arguments or an unreadable or malformed file";
 
 const SPEC: Spec = Spec {
     usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]",
@@ -202,6 +203,23 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             trimmer.push(Box::new(task));
         }
     }
+    // A reload file is compiled now, not at its tick: a broken one, or one
+    // for a tick the run never reaches, stops the run before it starts.
+    let mut reload_trees = Vec::with_capacity(config.reloads.len());
+    for (at, file) in &config.reloads {
+        if *at > config.ticks {
+            return Err(Failure::input(
+                "--reload",
+                format!(
+                    "{at}={}: the run has {} tick{}, so tick {at} never comes",
+                    file.display(),
+                    config.ticks,
+                    if config.ticks == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        reload_trees.push((*at, file.as_path(), Some(compile_tree(file)?)));
+    }
     let mut db = read_db_or_empty(config.db.as_deref())?;
     let inputs = match &config.inputs {
         Some(path) => read_inputs(path, config.ticks)?,
@@ -253,12 +271,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ..TickOptions::default()
         };
         let mut notes = Vec::new();
-        for (_, file) in config.reloads.iter().filter(|(at, _)| *at == n) {
-            let (new_db, note, new_tree) = reload(db, &tree, file);
+        for (_, file, new_tree) in reload_trees.iter_mut().filter(|(at, ..)| *at == n) {
+            let Some(new_tree) = new_tree.take() else {
+                continue;
+            };
+            let (new_db, note) = reload(db, &tree, file, &new_tree);
             db = new_db;
-            if let Some(new_tree) = new_tree {
-                tree = new_tree;
-            }
+            tree = new_tree;
             if let Some(recorder) = &mut recorder {
                 recorder.event(Event::Reload(note.clone()));
             }
@@ -463,33 +482,15 @@ fn take_reloads(args: &[OsString]) -> Result<(Vec<OsString>, Reloads), Failure> 
     Ok((rest, reloads))
 }
 
-/// Switches to the tree in `file`, carrying the db over; a file that does
-/// not read or compile is refused, with the reason.
-fn reload(db: Value, tree: &Tree, file: &Path) -> (Value, Value, Option<Tree>) {
-    let file_value = Value::string(&name(file));
-    match compile_tree(file) {
-        Ok(new_tree) => {
-            let (db, report) = migrate(db, tree, &new_tree);
-            let mut note = report.to_value();
-            if let Some(m) = note.as_map_mut() {
-                m.shift_insert(0, Value::keyword("file"), file_value);
-            }
-            (db, note, Some(new_tree))
-        }
-        Err(failure) => {
-            let reason = match failure {
-                Failure::Compile(text) => text.trim_end().to_owned(),
-                Failure::Input { what, why } => format!("{what}: {why}"),
-                Failure::Usage { reason, .. } => reason,
-                Failure::Stdout(e) => e.to_string(),
-            };
-            let note = Value::map_from([
-                (Value::keyword("file"), file_value),
-                (Value::keyword("rejected"), Value::string(&reason)),
-            ]);
-            (db, note, None)
-        }
+/// Switches to `new_tree` (compiled from `file` before the first tick),
+/// carrying the db over: the db and the report.
+fn reload(db: Value, tree: &Tree, file: &Path, new_tree: &Tree) -> (Value, Value) {
+    let (db, report) = migrate(db, tree, new_tree);
+    let mut note = report.to_value();
+    if let Some(m) = note.as_map_mut() {
+        m.shift_insert(0, Value::keyword("file"), Value::string(&name(file)));
     }
+    (db, note)
 }
 
 /// Seeds the random generator: a new seed starts a fresh stream, so any

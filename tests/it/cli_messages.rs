@@ -24,10 +24,6 @@ impl Scratch {
         self
     }
 
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
     /// Runs `aido` with `args` in the folder.
     fn run(&self, args: &[&str]) -> Run {
         Run::of(

@@ -112,28 +112,34 @@ fn breaking_pick_into_a_subtree_keeps_the_memory_of_the_nodes_around_it() {
 
 #[test]
 fn a_reload_switches_trees_and_a_file_that_does_not_compile_is_refused() {
+    // A reload file that does not compile stops the run before tick 1,
+    // whatever tick it is for.
     let run = aido(&[
         "run",
         "examples/trim/patrol.edn",
         "--ticks",
         "5",
         "--reload",
-        "2=tests/data/trim/bad.edn",
+        "4=tests/data/trim/bad.edn",
+        "--reload=3=examples/trim/patrol-v2.edn",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("error[E0003]"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("tests/data/trim/bad.edn"),
+        "{}",
+        run.stderr
+    );
+    let run = aido(&[
+        "run",
+        "examples/trim/patrol.edn",
+        "--ticks",
+        "5",
         "--reload=3=examples/trim/patrol-v2.edn",
     ]);
     let lines = lines(&run);
-    let refused = key(&lines[1], "reload");
-    assert_eq!(
-        key(&refused, "file"),
-        Value::string("tests/data/trim/bad.edn")
-    );
-    assert!(
-        key(&refused, "rejected")
-            .as_str()
-            .unwrap()
-            .contains("error[E0003]")
-    );
-    assert_eq!(key(&lines[1], "status"), Value::keyword("running"));
+    assert_eq!(key(&lines[1], "reload"), Value::Nil);
     let reload = key(&lines[2], "reload");
     assert_eq!(
         key(&reload, "file"),
@@ -280,7 +286,8 @@ fn bad_trim_files_and_reload_flags_are_clear_errors() {
             run.stderr
         );
     }
-    // A reload file that cannot be read is refused like one that does not compile.
+    // A reload file that cannot be read stops the run before tick 1, as
+    // does one for a tick the run never reaches.
     let run = aido(&[
         "run",
         "examples/trim/patrol.edn",
@@ -289,12 +296,25 @@ fn bad_trim_files_and_reload_flags_are_clear_errors() {
         "--reload",
         "2=no/such.edn",
     ]);
-    let line = &lines(&run)[1];
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""), "{run:?}");
     assert!(
-        key(&key(line, "reload"), "rejected")
-            .as_str()
-            .unwrap()
-            .starts_with("no/such.edn: ")
+        run.stderr.starts_with("aido: no/such.edn: "),
+        "{}",
+        run.stderr
+    );
+    let run = aido(&[
+        "run",
+        "examples/trim/patrol.edn",
+        "--ticks",
+        "2",
+        "--reload",
+        "5=examples/trim/patrol-v2.edn",
+    ]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""), "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "aido: --reload: 5=examples/trim/patrol-v2.edn: the run has 2 ticks, so tick 5 never \
+         comes\n"
     );
     let run = aido(&[
         "migrate",
