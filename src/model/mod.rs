@@ -47,7 +47,7 @@ use crate::registry::Registry;
 use crate::source::{LineCol, Source, Span, Spans};
 use crate::spec::{Arity, OptionSpec, OptionType};
 use crate::tick::NodeCtx;
-use crate::value::{Keyword, Map, Value};
+use crate::value::{Keyword, Map, Value, kw};
 
 /// What is wrong with a node model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,6 +69,10 @@ pub enum ModelErrorKind {
     BadValue,
     /// The name is a built-in node type or function.
     Builtin,
+    /// An option named `:id` or `:aido/...`: every node takes those from
+    /// the library, with their own meaning and type, so a model cannot
+    /// declare them.
+    ReservedOption,
 }
 
 /// One problem in a node model, with where it is.
@@ -393,6 +397,18 @@ impl Reader<'_> {
                         });
                         continue;
                     };
+                    if key == kw::ID || key.as_str().starts_with("aido/") {
+                        r.at(j, false, |r| {
+                            r.error(
+                                ModelErrorKind::ReservedOption,
+                                format!(
+                                    "option `{key}` is reserved: every node takes it, with the \
+                                     meaning the library gives it"
+                                ),
+                            );
+                        });
+                        continue;
+                    }
                     if let Some(option) = r.at(j, true, |r| r.option(key, value)) {
                         node_type.options.push(option);
                     }

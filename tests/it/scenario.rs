@@ -438,6 +438,14 @@ fn bad_models_are_errors_of_their_kind_at_their_place() {
         errors("{:nodes"),
         [(ModelErrorKind::Read, Some("1:1".to_owned()))]
     );
+    // Options every node takes from the library cannot be redeclared.
+    assert_eq!(
+        errors("{:nodes {:a/b {:options {:id :string\n :range :int :aido/pre :any}}}}"),
+        [
+            (ModelErrorKind::ReservedOption, Some("1:26".to_owned())),
+            (ModelErrorKind::ReservedOption, Some("2:14".to_owned())),
+        ]
+    );
 }
 
 #[test]
