@@ -1,4 +1,4 @@
-//! `aido migrate OLD NEW --db SAVE [--save OUT]`: carry a saved db over to
+//! `aido migrate OLD NEW --db SAVE [--save OUT] [--nodes MODEL]`: carry a saved db over to
 //! a new version of its tree.
 
 use std::ffi::OsString;
@@ -13,7 +13,7 @@ use super::load::{compile_tree, name, read_db};
 use super::save::{ClosableOut, check_target, save_db};
 
 pub(crate) const USAGE: &str = "\
-usage: aido migrate OLD NEW --db SAVE [--save OUT]
+usage: aido migrate OLD NEW --db SAVE [--save OUT] [--nodes MODEL]
 
 Carries the db in SAVE, last ticked with the tree in OLD, over to the tree in
 NEW: every node that is in both (matched by :id, else by place and node type)
@@ -24,16 +24,18 @@ as [old new]; cancel requests of halted deferred actions as :cancel [...]),
 with the migrated db as :db unless --save is given.
 
 options:
-  --db SAVE    the saved db (EDN, or JSON if SAVE ends in .json)
-  --save OUT   write the migrated db to OUT atomically (JSON if OUT ends in
-               .json, else EDN); OUT may be SAVE
+  --db SAVE      the saved db (EDN, or JSON if SAVE ends in .json)
+  --save OUT     write the migrated db to OUT atomically (JSON if OUT ends in
+                 .json, else EDN); OUT may be SAVE
+  --nodes MODEL  a node model: the application's node types and functions, for
+                 trees that use them
 
 exit status: 0 migrated, 1 a tree has compile errors, 2 bad arguments, an
 unreadable file, or a SAVE that was last ticked with another tree than OLD";
 
 const SPEC: Spec = Spec {
-    usage: "aido migrate OLD NEW --db SAVE [--save OUT]",
-    value_flags: &["--db", "--save"],
+    usage: "aido migrate OLD NEW --db SAVE [--save OUT] [--nodes MODEL]",
+    value_flags: &["--db", "--save", "--nodes"],
     switches: &[],
 };
 
@@ -51,6 +53,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         return Err(Failure::usage("`--db SAVE` is required", SPEC.usage));
     };
     let (old, new) = (PathBuf::from(old), PathBuf::from(new));
+    let model = parsed.value("--nodes");
+    super::use_model(model)?;
     let old_tree = compile_tree(&old)?;
     let new_tree = compile_tree(&new)?;
     let db = read_db(&save)?;
@@ -68,7 +72,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let save_to = parsed.value("--save").map(PathBuf::from);
     if let Some(path) = &save_to {
         // Saving over SAVE itself is the usual use; over a tree, a mistake.
-        check_target(path, &[&old, &new])?;
+        let mut inputs = vec![old.as_path(), new.as_path()];
+        inputs.extend(model.map(std::path::Path::new));
+        check_target(path, &inputs)?;
     }
     let mut out = ClosableOut::new(out, save_to.is_some());
     let (db, report) = migrate(db, &old_tree, &new_tree);

@@ -20,7 +20,7 @@ use super::save::{ClosableOut, check_target, save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
-                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]...
+                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--save-tree OUT]
 
 Ticks TREE N times, each tick starting from the db the previous one left,
 and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
@@ -42,6 +42,9 @@ options:
                    before tick i+1; elements past the last tick are ignored
   --save OUT       write the final db to OUT atomically (JSON if OUT ends in .json,
                    else EDN)
+  --save-tree OUT  write the tree as it stands after the last tick (after trims
+                   and reloads) to OUT atomically, as EDN: the tree the saved db
+                   was last ticked with, for `aido migrate`
   --format F       print each tick as `edn` (default), as a line of `json`, or as
                    a short `pretty` block: the status, the input merged, the db's
                    changes (`+ :key value` added, `~ :key old -> new` changed,
@@ -83,6 +86,7 @@ const SPEC: Spec = Spec {
         "--seed",
         "--inputs",
         "--save",
+        "--save-tree",
         "--format",
         "--trims",
         "--stubs",
@@ -110,6 +114,8 @@ struct Config {
     seed: Option<i64>,
     inputs: Option<PathBuf>,
     save: Option<PathBuf>,
+    /// Where to write the tree as it stands after the last tick.
+    save_tree: Option<PathBuf>,
     format: Format,
     trace: bool,
     /// Show `:aido/*` keys in the pretty format.
@@ -147,6 +153,14 @@ impl Config {
         let path = |flag: &str| parsed.value(flag).map(PathBuf::from);
         // The page is written after the last tick: a path that cannot be a
         // file is refused before the first.
+        if let Some(tree) = path("--save-tree")
+            && super::load::is_json(&tree)
+        {
+            return Err(Failure::input(
+                "--save-tree",
+                format!("a tree is saved as EDN, not JSON: `{}`", tree.display()),
+            ));
+        }
         let timeline = path("--timeline");
         if let Some(page) = &timeline
             && (page.as_os_str().is_empty() || page.is_dir() || page.file_name().is_none())
@@ -166,6 +180,7 @@ impl Config {
             seed,
             inputs: path("--inputs"),
             save: path("--save"),
+            save_tree: path("--save-tree"),
             format,
             trace: parsed.switch("--trace"),
             aido_keys,
@@ -238,6 +253,12 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     input_files.extend(parsed.value("--nodes").map(Path::new));
     if let Some(path) = &config.save {
         check_target(path, &input_files)?;
+    }
+    if let Some(path) = &config.save_tree {
+        input_files.extend(config.db.as_deref());
+        input_files.extend(config.save.as_deref());
+        check_target(path, &input_files)?;
+        input_files.push(path);
     }
     if let Some(path) = &config.timeline {
         input_files.extend(config.db.as_deref());
@@ -336,6 +357,10 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
 
     if let Some(path) = &config.save {
         save_db(path, &db)?;
+    }
+    // The tree the save was last ticked with: after trims, the only copy.
+    if let Some(path) = &config.save_tree {
+        save_db(path, tree.form())?;
     }
     if let (Some(path), Some(recorder)) = (&config.timeline, recorder) {
         let html = page(&recorder.finish(), &PageOptions::titled(name(&config.tree)));

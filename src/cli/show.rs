@@ -1,4 +1,4 @@
-//! `aido show TREE [--format text|dot|mermaid]`: print a tree as an outline
+//! `aido show TREE [--format text|dot|mermaid] [--nodes MODEL]`: print a tree as an outline
 //! or a graph.
 
 use std::ffi::OsString;
@@ -9,7 +9,7 @@ use super::args::{self, Spec};
 use super::load::compile_tree;
 
 pub(crate) const USAGE: &str = "\
-usage: aido show TREE [--format text|dot|mermaid]
+usage: aido show TREE [--format text|dot|mermaid] [--nodes MODEL]
 
 Compiles TREE and prints it:
   text     (default) an indented outline, one line per node: node type, id
@@ -18,12 +18,15 @@ Compiles TREE and prints it:
   dot      a Graphviz digraph (render it with `dot -Tsvg`)
   mermaid  a Mermaid `flowchart TD`
 
+With --nodes MODEL, the node types and functions the model declares are
+known, as for `aido check`.
+
 exit status: 0 shown, 1 the tree has compile errors, 2 bad arguments or an
 unreadable or malformed file";
 
 const SPEC: Spec = Spec {
-    usage: "aido show TREE [--format text|dot|mermaid]",
-    value_flags: &["--format"],
+    usage: "aido show TREE [--format text|dot|mermaid] [--nodes MODEL]",
+    value_flags: &["--format", "--nodes"],
     switches: &[],
 };
 
@@ -43,6 +46,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ));
         }
     };
+    super::use_model(parsed.value("--nodes"))?;
     let tree = compile_tree(&path)?;
     write!(out, "{}", render(&tree))?;
     Ok(0)

@@ -71,3 +71,111 @@ fn a_failing_scenario_shows_the_ticks_error_with_its_code_node_and_place() {
         "{line}"
     );
 }
+
+/// The folder of the project's examples, from the test's working folder.
+fn example(path: &str) -> String {
+    std::env::current_dir()
+        .unwrap()
+        .join("examples")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn show_and_migrate_take_a_node_model() {
+    let s = Scratch::new("nodes");
+    s.write(
+        "m.nodes.edn",
+        "{:nodes {:guard/sees? {:children 0 :options {:range :int}}}}",
+    )
+    .write(
+        "v1.edn",
+        "[:selector {:id :top} [:guard/sees? {:id :look :range 3}] [:wait {:id :w :ticks 3}]]",
+    )
+    .write("v2.edn", "[:selector {:id :top} [:wait {:id :w :ticks 3}]]")
+    .write("m.stubs.edn", "{:look :failure}");
+    let show = s.run(&["show", "v1.edn", "--nodes", "m.nodes.edn"]);
+    assert_eq!(show.code, 0, "{show:?}");
+    assert!(
+        show.stdout.contains(":guard/sees? :look {:range 3}"),
+        "{}",
+        show.stdout
+    );
+    // Without the model the type is unknown, as before.
+    assert_eq!(s.run(&["show", "v1.edn"]).code, 1);
+    let run = s.run(&[
+        "run",
+        "v1.edn",
+        "--nodes",
+        "m.nodes.edn",
+        "--stubs",
+        "m.stubs.edn",
+        "--save",
+        "save.edn",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let migrate = s.run(&[
+        "migrate",
+        "v1.edn",
+        "v2.edn",
+        "--db",
+        "save.edn",
+        "--nodes",
+        "m.nodes.edn",
+    ]);
+    assert_eq!(migrate.code, 0, "{migrate:?}");
+    assert!(migrate.stdout.starts_with("{:kept [:w :top]"), "{}", migrate.stdout);
+    // The model is an input: a save over it is refused.
+    let over = s.run(&[
+        "migrate",
+        "v1.edn",
+        "v2.edn",
+        "--db",
+        "save.edn",
+        "--nodes",
+        "m.nodes.edn",
+        "--save",
+        "m.nodes.edn",
+    ]);
+    assert_eq!(over.code, 2, "{over:?}");
+}
+
+#[test]
+fn a_trimmed_tree_is_saved_for_a_later_migration() {
+    // After a trim, the save was last ticked with a tree no file holds:
+    // `--save-tree` writes it, and `aido migrate` takes it as OLD.
+    let s = Scratch::new("save-tree");
+    let (pick, db, trims) = (
+        example("trim/pick.edn"),
+        example("trim/pick.db.edn"),
+        example("trim/pick.trims.edn"),
+    );
+    let run = s.run(&[
+        "run",
+        &pick,
+        "--db",
+        &db,
+        "--trims",
+        &trims,
+        "--ticks",
+        "8",
+        "--save",
+        "save.edn",
+        "--save-tree",
+        "trimmed.edn",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let trimmed = std::fs::read_to_string(s.0.join("trimmed.edn")).unwrap();
+    assert!(trimmed.contains(":complex-pick"), "{trimmed}");
+    let from_file = s.run(&["migrate", &pick, &pick, "--db", "save.edn"]);
+    assert_eq!(from_file.code, 2, "{from_file:?}");
+    let migrate = s.run(&["migrate", "trimmed.edn", &pick, "--db", "save.edn"]);
+    assert_eq!(migrate.code, 0, "{migrate:?}");
+    assert!(migrate.stdout.contains(":dropped"), "{}", migrate.stdout);
+    // A tree is EDN; and it is never written over an input.
+    let json = s.run(&["run", &pick, "--save-tree", "t.json"]);
+    assert_eq!(json.code, 2, "{json:?}");
+    let over = s.run(&["run", &pick, "--db", &db, "--save-tree", &db]);
+    assert_eq!(over.code, 2, "{over:?}");
+}
