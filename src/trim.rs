@@ -138,12 +138,51 @@ pub trait TrimTask: Send {
     fn process(&mut self, snapshot: &TreeSnapshot<'_>) -> TrimRequest;
 }
 
-/// A bad trim task in data.
+/// A bad trim task in data: what kind of mistake, where in the tasks'
+/// data, and a message that names the task without printing it whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TrimTaskError {
+    /// What kind of mistake.
+    pub kind: TrimTaskErrorKind,
+    /// Where it is in the data read (see [`crate::source::Spans`] for
+    /// paths): from [`DataTask::many`], the task's index first, then the
+    /// position of the offending key or value in its map (keys and values
+    /// interleaved); empty for the whole form.
+    pub path: Vec<usize>,
     /// What is wrong.
     pub message: String,
+}
+
+/// What is wrong with a trim task in data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TrimTaskErrorKind {
+    /// The tasks are not a vector, or a task is not a map.
+    NotAMap,
+    /// A key a task does not take (the message suggests the nearest one).
+    UnknownKey,
+    /// A key the task needs is missing (`:target`, `:at`), or it has none
+    /// or several of `:replace :reorder :insert :remove :undo`.
+    MissingKey,
+    /// Keys that do not go together (`:at` without `:insert`, `:undo`
+    /// with `:target`).
+    Conflict,
+    /// A value of the wrong type (`:not-before`, `:reorder`, `:at`).
+    BadValue,
+}
+
+impl TrimTaskErrorKind {
+    /// A stable code: `R0001` to `R0005`, in the order of the variants.
+    pub fn code(self) -> &'static str {
+        match self {
+            TrimTaskErrorKind::NotAMap => "R0001",
+            TrimTaskErrorKind::UnknownKey => "R0002",
+            TrimTaskErrorKind::MissingKey => "R0003",
+            TrimTaskErrorKind::Conflict => "R0004",
+            TrimTaskErrorKind::BadValue => "R0005",
+        }
+    }
 }
 
 impl fmt::Display for TrimTaskError {
@@ -153,6 +192,24 @@ impl fmt::Display for TrimTaskError {
 }
 
 impl std::error::Error for TrimTaskError {}
+
+/// The keys a trim task takes.
+const TASK_KEYS: [&str; 9] = [
+    "task",
+    "target",
+    "not-before",
+    "replace",
+    "reorder",
+    "insert",
+    "at",
+    "remove",
+    "undo",
+];
+
+/// A value as a message shows it: at most 40 characters.
+fn shown(value: &Value) -> String {
+    value.abbreviated(40).0
+}
 
 /// A task written as data, an EDN map:
 ///
@@ -177,31 +234,48 @@ pub struct DataTask {
 impl DataTask {
     /// Reads a task from its map.
     pub fn from_value(task: &Value) -> Result<DataTask, TrimTaskError> {
-        let bad = |message: String| TrimTaskError { message };
         let Some(map) = task.as_map() else {
-            return Err(bad(format!(
-                "a trim task is a map, found {}",
-                task.type_name()
-            )));
+            return Err(TrimTaskError {
+                kind: TrimTaskErrorKind::NotAMap,
+                path: Vec::new(),
+                message: format!("a trim task is a map, found {}", task.type_with_article()),
+            });
         };
-        for key in map.keys() {
-            let known = matches!(
-                key.as_keyword().map(|k| k.as_str()),
-                Some(
-                    "task"
-                        | "target"
-                        | "not-before"
-                        | "replace"
-                        | "reorder"
-                        | "insert"
-                        | "at"
-                        | "remove"
-                        | "undo"
-                )
-            );
-            if !known {
-                return Err(bad(format!("unknown key {key} in trim task {task}")));
+        // The task as messages name it: by its :task, else as "a trim task".
+        let named = match map.get(&Value::keyword("task")) {
+            Some(name) => format!("trim task {}", shown(name)),
+            None => "a trim task".to_owned(),
+        };
+        // The position of key `k`'s value (or of the key, for `key_only`)
+        // among the map's elements.
+        let at = |k: &str, key_only: bool| -> Vec<usize> {
+            map.get_index_of(&Value::keyword(k))
+                .map(|i| vec![2 * i + usize::from(!key_only)])
+                .unwrap_or_default()
+        };
+        let bad = |kind: TrimTaskErrorKind, path: Vec<usize>, message: String| TrimTaskError {
+            kind,
+            path,
+            message,
+        };
+        for (i, key) in map.keys().enumerate() {
+            let text = key.as_keyword().map(|k| k.as_str());
+            if text.is_some_and(|t| TASK_KEYS.contains(&t)) {
+                continue;
             }
+            let help = text
+                .and_then(|t| crate::diag::did_you_mean(t, TASK_KEYS))
+                .map(|k| format!(" (did you mean `:{k}`?)"))
+                .unwrap_or_default();
+            return Err(bad(
+                TrimTaskErrorKind::UnknownKey,
+                vec![2 * i],
+                format!(
+                    "unknown key `{}` in {named}{help}; a task takes :{}",
+                    shown(key),
+                    TASK_KEYS.join(" :")
+                ),
+            ));
         }
         let get = |k: &str| map.get(&Value::keyword(k));
         let name = get("task").cloned().unwrap_or(Value::Nil);
@@ -210,29 +284,49 @@ impl DataTask {
             Some(v) => v
                 .as_int()
                 .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| bad(format!(":not-before must be a tick number, found {v}")))?,
+                .ok_or_else(|| {
+                    bad(
+                        TrimTaskErrorKind::BadValue,
+                        at("not-before", false),
+                        format!(":not-before must be a tick number, found `{}`", shown(v)),
+                    )
+                })?,
         };
         let target = || {
-            get("target")
-                .cloned()
-                .ok_or_else(|| bad(format!("trim task {task} has no :target")))
+            get("target").cloned().ok_or_else(|| {
+                bad(
+                    TrimTaskErrorKind::MissingKey,
+                    Vec::new(),
+                    format!("{named} has no :target"),
+                )
+            })
         };
         let kinds = ["replace", "reorder", "insert", "remove", "undo"]
             .iter()
             .filter(|k| get(k).is_some())
             .count();
         if kinds != 1 {
-            return Err(bad(format!(
-                "trim task {task} needs exactly one of :replace :reorder :insert :remove :undo"
-            )));
+            return Err(bad(
+                TrimTaskErrorKind::MissingKey,
+                Vec::new(),
+                format!("{named} needs exactly one of :replace :reorder :insert :remove :undo"),
+            ));
         }
         if get("at").is_some() && get("insert").is_none() {
-            return Err(bad(format!("trim task {task} has :at without :insert")));
+            return Err(bad(
+                TrimTaskErrorKind::Conflict,
+                at("at", true),
+                format!("{named} has :at without :insert"),
+            ));
         }
         if get("undo").is_some() && get("target").is_some() {
-            return Err(bad(format!(
-                "trim task {task} has :undo and :target (an undo restores the place its task changed)"
-            )));
+            return Err(bad(
+                TrimTaskErrorKind::Conflict,
+                at("target", true),
+                format!(
+                    "{named} has :undo and :target (an undo restores the place its task changed)"
+                ),
+            ));
         }
         let change = if let Some(with) = get("replace") {
             TrimChange::Replace {
@@ -248,26 +342,43 @@ impl DataTask {
                         .collect::<Option<Vec<usize>>>()
                 })
                 .ok_or_else(|| {
-                    bad(format!(
-                        ":reorder must be a vector of positions, found {order}"
-                    ))
+                    bad(
+                        TrimTaskErrorKind::BadValue,
+                        at("reorder", false),
+                        format!(
+                            ":reorder must be a vector of positions, found `{}`",
+                            shown(order)
+                        ),
+                    )
                 })?;
             TrimChange::Reorder {
                 target: target()?,
                 order,
             }
         } else if let Some(node) = get("insert") {
-            let at = match get("at") {
-                None => return Err(bad(format!("trim task {task} has :insert without :at"))),
+            let at_value = match get("at") {
+                None => {
+                    return Err(bad(
+                        TrimTaskErrorKind::MissingKey,
+                        at("insert", true),
+                        format!("{named} has :insert without :at"),
+                    ));
+                }
                 Some(v) => v
                     .as_int()
                     .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| bad(format!(":at must be a position, found {v}")))?,
+                    .ok_or_else(|| {
+                        bad(
+                            TrimTaskErrorKind::BadValue,
+                            at("at", false),
+                            format!(":at must be a position, found `{}`", shown(v)),
+                        )
+                    })?,
             };
             TrimChange::Insert {
                 target: target()?,
                 node: node.clone(),
-                at,
+                at: at_value,
             }
         } else if let Some(task) = get("undo") {
             TrimChange::Undo { task: task.clone() }
@@ -281,14 +392,26 @@ impl DataTask {
         })
     }
 
-    /// Reads a vector of task maps.
+    /// Reads a vector of task maps; an error's path starts with the index
+    /// of the task it is in.
     pub fn many(tasks: &Value) -> Result<Vec<DataTask>, TrimTaskError> {
         match tasks {
-            Value::Vector(items) => items.iter().map(DataTask::from_value).collect(),
+            Value::Vector(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, task)| {
+                    DataTask::from_value(task).map_err(|mut e| {
+                        e.path.insert(0, i);
+                        e
+                    })
+                })
+                .collect(),
             other => Err(TrimTaskError {
+                kind: TrimTaskErrorKind::NotAMap,
+                path: Vec::new(),
                 message: format!(
                     "trim tasks are a vector of maps, found {}",
-                    other.type_name()
+                    other.type_with_article()
                 ),
             }),
         }

@@ -212,8 +212,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     let mut trimmer = Trimmer::new();
     if let Some(path) = &config.trims {
         let tasks = read_edn(path)?;
-        let tasks =
-            DataTask::many(&tasks.value).map_err(|e| Failure::input(name(path), e.message))?;
+        let tasks = DataTask::many(&tasks.value).map_err(|e| {
+            let place = tasks
+                .spans
+                .span_at(&e.path)
+                .map_or_else(|| name(path), |span| tasks.place(span));
+            Failure::input(place, format!("error[{}]: {}", e.kind.code(), e.message))
+        })?;
         for task in tasks {
             trimmer.push(Box::new(task));
         }

@@ -125,7 +125,11 @@ fn show_and_migrate_take_a_node_model() {
         "m.nodes.edn",
     ]);
     assert_eq!(migrate.code, 0, "{migrate:?}");
-    assert!(migrate.stdout.starts_with("{:kept [:w :top]"), "{}", migrate.stdout);
+    assert!(
+        migrate.stdout.starts_with("{:kept [:w :top]"),
+        "{}",
+        migrate.stdout
+    );
     // The model is an input: a save over it is refused.
     let over = s.run(&[
         "migrate",

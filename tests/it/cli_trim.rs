@@ -239,44 +239,59 @@ fn check_warns_about_stateful_nodes_without_an_id() {
 fn bad_trim_files_and_reload_flags_are_clear_errors() {
     let dir = Scratch::new("bad");
     let trims = dir.file("trims.edn");
+    // Each error is placed at its key or value, with its code.
     for (text, why) in [
-        ("{:task :x}", "trim tasks are a vector of maps, found map"),
+        (
+            "{:task :x}",
+            "1:1: error[R0001]: trim tasks are a vector of maps, found a map",
+        ),
         (
             "[{:task :x, :target :a, :remove true, :colour :red}]",
-            "unknown key :colour in trim task",
+            "1:39: error[R0002]: unknown key `:colour` in trim task :x; a task takes :task",
+        ),
+        (
+            "[{:task :x, :targte :a, :remove true}]",
+            "1:13: error[R0002]: unknown key `:targte` in trim task :x (did you mean `:target`?)",
         ),
         (
             "[{:task :x, :target :a}]",
-            "needs exactly one of :replace :reorder :insert :remove :undo",
+            "1:2: error[R0003]: trim task :x needs exactly one of :replace :reorder :insert :remove :undo",
         ),
         (
             "[{:task :x, :target :a, :insert [:success]}]",
-            "has :insert without :at",
+            "1:25: error[R0003]: trim task :x has :insert without :at",
         ),
         (
             "[{:task :x, :target :a, :remove true, :at 1}]",
-            "has :at without :insert",
+            "1:39: error[R0004]: trim task :x has :at without :insert",
         ),
         (
             "[{:task :x, :target :a, :undo :y}]",
-            "has :undo and :target",
+            "1:13: error[R0004]: trim task :x has :undo and :target",
         ),
         (
             "[{:task :x, :target :a, :reorder [0 :b]}]",
-            ":reorder must be a vector of positions",
+            "1:34: error[R0005]: :reorder must be a vector of positions",
         ),
         (
             "[{:task :x, :target :a, :remove true, :not-before -1}]",
-            ":not-before must be a tick number",
+            "1:51: error[R0005]: :not-before must be a tick number",
         ),
     ] {
         std::fs::write(&trims, text).unwrap();
         let run = aido(&["run", "examples/trim/patrol.edn", "--trims", &trims]);
         assert_eq!(run.code, 2, "{text}: {run:?}");
         assert_eq!(run.stdout, "", "{text}");
-        assert!(run.stderr.contains(why), "{text}: {}", run.stderr);
+        let expected = format!("aido: {trims}:{why}");
+        assert!(run.stderr.starts_with(&expected), "{text}: {}", run.stderr);
         assert!(!run.stderr.contains("panicked"));
     }
+    // A task of a megabyte is named in a few words, not printed whole.
+    let big = format!("[{{:task \"{}\", :target :a}}]", "x".repeat(1 << 20));
+    std::fs::write(&trims, big).unwrap();
+    let run = aido(&["run", "examples/trim/patrol.edn", "--trims", &trims]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.len() < 300, "{}", run.stderr.len());
     for flag in ["--reload=0=x.edn", "--reload=x.edn", "--reload=2="] {
         let run = aido(&["run", "examples/trim/patrol.edn", flag]);
         assert_eq!(run.code, 2, "{flag}: {run:?}");
