@@ -23,6 +23,7 @@ mod deep_values;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
 mod fuzz;
+mod fuzz_surfaces;
 mod hostile;
 mod layers;
 mod long_running;
