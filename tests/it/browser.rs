@@ -396,16 +396,47 @@ fn scenario(
     }
 }
 
+/// A part of the browser test: its name, and what it checks.
+type Part = (&'static str, fn(&Chromium));
+
 /// The timeline page in one browser: each part below in turn.
 #[test]
 fn the_timeline_page_in_a_browser() {
     let Some(path) = chromium() else { return };
-    let chrome = Chromium::launch(path, "page");
-    node_statuses_at_each_tick_match_the_recorded_run(&chrome);
-    a_node_in_the_address_is_selected_and_its_source_highlighted(&chrome);
-    a_long_run_of_a_big_tree_opens_at_the_asked_tick_and_steps(&chrome);
-    a_reloaded_tree_keeps_a_renamed_node_on_its_row(&chrome);
-    a_log_recorded_as_appends_shows_whole_in_the_db_pane(&chrome);
+    let mut chrome = Chromium::launch(path.clone(), "page");
+    let parts: [Part; 5] = [
+        (
+            "statuses",
+            node_statuses_at_each_tick_match_the_recorded_run,
+        ),
+        (
+            "select",
+            a_node_in_the_address_is_selected_and_its_source_highlighted,
+        ),
+        (
+            "long",
+            a_long_run_of_a_big_tree_opens_at_the_asked_tick_and_steps,
+        ),
+        ("reload", a_reloaded_tree_keeps_a_renamed_node_on_its_row),
+        ("log", a_log_recorded_as_appends_shows_whole_in_the_db_pane),
+    ];
+    for (name, part) in parts {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(&chrome)));
+        if let Err(failure) = outcome {
+            // A part that failed with the browser still answering failed
+            // on the page: that is the test's verdict. One whose browser
+            // went away (on a machine starved of memory or time, Chromium
+            // may be lost) runs once more in a new browser.
+            if chrome.tab.evaluate("1", false).is_ok() {
+                std::panic::resume_unwind(failure);
+            }
+            eprintln!("notice: Chromium went away during the `{name}` part; trying it again");
+            let errors = chrome.errors.lock().unwrap().clone();
+            assert!(errors.is_empty(), "console errors: {errors:#?}");
+            chrome = Chromium::launch(path.clone(), name);
+            part(&chrome);
+        }
+    }
     chrome.assert_quiet();
 }
 
