@@ -386,14 +386,52 @@ pub(crate) fn did_you_mean<'a>(
         return None;
     }
     let limit = (n / 3).max(1);
+    let bag = AsciiBag::of(word);
     candidates
         .into_iter()
-        // The distance is at least the difference in length.
+        // The distance is at least the difference in length, and at least
+        // the number of characters one has that the other lacks: both are
+        // cheap to check, and rule out nearly every name of a large model.
         .filter(|c| c.chars().count().abs_diff(n) <= limit)
+        .filter(|c| match (&bag, AsciiBag::of(c)) {
+            (Some(a), Some(b)) => a.distance(&b) <= limit,
+            _ => true,
+        })
         .map(|c| (edit_distance(word, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, *c))
         .map(|(_, c)| c)
+}
+
+/// How many times each ASCII character occurs in a text.
+struct AsciiBag([u8; 128]);
+
+impl AsciiBag {
+    /// The bag of `text`, if it is ASCII and no character occurs more than
+    /// 255 times.
+    fn of(text: &str) -> Option<AsciiBag> {
+        let mut counts = [0u8; 128];
+        for b in text.bytes() {
+            let slot = counts.get_mut(usize::from(b))?;
+            *slot = slot.checked_add(1)?;
+        }
+        Some(AsciiBag(counts))
+    }
+
+    /// A lower bound of the edit distance between the two texts: an edit
+    /// adds, removes or replaces at most one character of each, and a swap
+    /// changes neither bag.
+    fn distance(&self, other: &AsciiBag) -> usize {
+        let (mut missing, mut extra) = (0usize, 0usize);
+        for (a, b) in self.0.iter().zip(&other.0) {
+            if a > b {
+                missing += usize::from(a - b);
+            } else {
+                extra += usize::from(b - a);
+            }
+        }
+        missing.max(extra)
+    }
 }
 
 /// Optimal string alignment distance (Levenshtein plus adjacent swaps).

@@ -13,6 +13,8 @@
 //! which is followed the same way). Completions waiting under
 //! `:aido/results` move to their node's new id.
 
+use std::collections::{HashMap, VecDeque};
+
 use crate::nodes::{Memory, When};
 use crate::tick::{DropReason, DroppedResult, Request, halt_running};
 use crate::tree::Tree;
@@ -137,54 +139,90 @@ impl NodeMap {
                 .collect();
             let mut new_kids: Vec<u32> = new.children_of(&new.nodes[n as usize]).to_vec();
             new_kids.retain(|&c| !taken[c as usize]);
-            let mut rest_old = Vec::new();
-            for &oc in &old_kids {
-                let form = old_forms.get(oc as usize).copied();
-                let same = new_kids
-                    .iter()
-                    .position(|&nc| form.is_some() && new_forms.get(nc as usize).copied() == form);
-                match same {
-                    Some(at)
-                        if pair(
-                            old,
-                            new,
-                            oc as usize,
-                            new_kids[at] as usize,
-                            &mut to_new,
-                            &mut taken,
-                        ) =>
-                    {
-                        new_kids.remove(at);
-                    }
-                    _ => rest_old.push(oc),
-                }
-            }
-            // The rest in order: each with the next free child of its type.
-            let mut from = 0;
-            for oc in rest_old {
-                let ty = old.nodes[oc as usize].type_name;
-                let next = new_kids[from..]
-                    .iter()
-                    .position(|&nc| new.nodes[nc as usize].type_name == ty);
-                if let Some(at) = next
-                    && pair(
-                        old,
-                        new,
-                        oc as usize,
-                        new_kids[from + at] as usize,
-                        &mut to_new,
-                        &mut taken,
-                    )
-                {
-                    from += at + 1;
-                }
-            }
+            match_children(
+                old,
+                new,
+                &old_kids,
+                &new_kids,
+                (&old_forms, &new_forms),
+                (&mut to_new, &mut taken),
+            );
         }
         NodeMap { to_new }
     }
 
     pub(crate) fn get(&self, old: u32) -> Option<u32> {
         self.to_new.get(old as usize).copied().flatten()
+    }
+}
+
+/// Matches the free children `old_kids` of an old node with the free
+/// children `new_kids` of its new counterpart: first children whose data is
+/// equal (each old child, in order, with the first equal new one), then the
+/// rest in order, each with the next free new child of its type.
+///
+/// Both passes look children up instead of scanning siblings, so matching
+/// is linear in the number of children, however many changed or moved
+/// (30,000 reversed children match in milliseconds, not seconds).
+fn match_children(
+    old: &Tree,
+    new: &Tree,
+    old_kids: &[u32],
+    new_kids: &[u32],
+    (old_forms, new_forms): (&[&Value], &[&Value]),
+    (to_new, taken): (&mut [Option<u32>], &mut [bool]),
+) {
+    // Equal data, wherever it moved: the new children by form, in order.
+    let mut by_form: HashMap<&Value, VecDeque<usize>> = HashMap::new();
+    for (at, &nc) in new_kids.iter().enumerate() {
+        if let Some(&form) = new_forms.get(nc as usize) {
+            by_form.entry(form).or_default().push_back(at);
+        }
+    }
+    let mut used = vec![false; new_kids.len()];
+    let mut rest_old = Vec::new();
+    for &oc in old_kids {
+        let first = old_forms
+            .get(oc as usize)
+            .and_then(|form| by_form.get_mut(form))
+            .and_then(|queue| queue.front().copied());
+        match first {
+            Some(at) if pair(old, new, oc as usize, new_kids[at] as usize, to_new, taken) => {
+                used[at] = true;
+                if let Some(queue) = old_forms.get(oc as usize).and_then(|f| by_form.get_mut(f)) {
+                    queue.pop_front();
+                }
+            }
+            _ => rest_old.push(oc),
+        }
+    }
+    // The rest in order: each with the next free child of its type after
+    // the last one matched. Each type keeps a cursor into its own list of
+    // positions, which only moves forward.
+    let mut by_type: HashMap<Keyword, (Vec<usize>, usize)> = HashMap::new();
+    for (at, &nc) in new_kids.iter().enumerate() {
+        if !used[at] {
+            by_type
+                .entry(new.nodes[nc as usize].type_name)
+                .or_default()
+                .0
+                .push(at);
+        }
+    }
+    let mut from = 0;
+    for oc in rest_old {
+        let Some((positions, cursor)) = by_type.get_mut(&old.nodes[oc as usize].type_name) else {
+            continue;
+        };
+        while positions.get(*cursor).is_some_and(|&at| at < from) {
+            *cursor += 1;
+        }
+        if let Some(&at) = positions.get(*cursor)
+            && pair(old, new, oc as usize, new_kids[at] as usize, to_new, taken)
+        {
+            *cursor += 1;
+            from = at + 1;
+        }
     }
 }
 

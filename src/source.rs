@@ -188,6 +188,21 @@ pub struct Source {
     text: String,
     /// Where each line starts (a span's offsets are `u32`s too).
     line_starts: Vec<u32>,
+    /// How many characters start before each multiple of [`CHUNK`] bytes;
+    /// empty for a text that is all ASCII, where a character is a byte.
+    chars_before_chunk: Vec<u32>,
+}
+
+/// The stride of [`Source`]'s character index: a column is counted from
+/// the nearest multiple of it, not from the line's start, so working out
+/// the columns of every node on one long line is linear, not quadratic.
+const CHUNK: usize = 1024;
+
+/// How many characters start in `bytes` (UTF-8 bytes that are not
+/// continuation bytes), whether or not `bytes` begins or ends at a
+/// character's boundary.
+fn chars_starting_in(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
 }
 
 impl Source {
@@ -200,11 +215,45 @@ impl Source {
                     .map(|(i, _)| u32::try_from(i + 1).unwrap_or(u32::MAX)),
             )
             .collect();
+        let chars_before_chunk = if text.is_ascii() {
+            Vec::new()
+        } else {
+            let mut before = 0;
+            text.as_bytes()
+                .chunks(CHUNK)
+                .map(|chunk| {
+                    let at = u32::try_from(before).unwrap_or(u32::MAX);
+                    before += chars_starting_in(chunk);
+                    at
+                })
+                .collect()
+        };
         Source {
             name: name.into(),
             text,
             line_starts,
+            chars_before_chunk,
         }
+    }
+
+    /// How many characters start before byte `offset` (at most the text's
+    /// length): at most [`CHUNK`] bytes are looked at.
+    fn chars_before(&self, offset: usize) -> usize {
+        if self.chars_before_chunk.is_empty() {
+            return offset;
+        }
+        let chunk = offset / CHUNK;
+        let before = self
+            .chars_before_chunk
+            .get(chunk)
+            .map_or(0, |&c| c as usize);
+        let from = chunk * CHUNK;
+        before
+            + self
+                .text
+                .as_bytes()
+                .get(from..offset)
+                .map_or(0, chars_starting_in)
     }
 
     /// The name given at construction.
@@ -225,11 +274,7 @@ impl Source {
             .partition_point(|&s| s as usize <= offset)
             .saturating_sub(1);
         let start = self.line_starts.get(line_idx).map_or(0, |&s| s as usize);
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count())
-            + 1;
+        let column = self.chars_before(offset) - self.chars_before(start) + 1;
         LineCol {
             line: line_idx + 1,
             column,
@@ -390,5 +435,31 @@ mod tests {
         assert_eq!(src.line_col(10), LineCol { line: 2, column: 6 });
         assert_eq!(src.line_text(2), "  :ä :b]");
         assert_eq!(src.line_text(9), "");
+    }
+
+    #[test]
+    fn columns_on_a_long_line_count_characters_across_chunks() {
+        // Two-byte and three-byte characters straddle the chunk boundaries.
+        let line: String = (0..3000).map(|i| ['a', 'é', '€'][i % 3]).collect();
+        let text = format!("x\n{line}\n");
+        let src = Source::new("t", text.clone());
+        for (chars, (offset, _)) in text[2..].char_indices().enumerate().step_by(97) {
+            let at = src.line_col((offset + 2) as u32);
+            assert_eq!(
+                at,
+                LineCol {
+                    line: 2,
+                    column: chars + 1
+                }
+            );
+        }
+        let end = src.line_col(text.len() as u32 - 1);
+        assert_eq!(
+            end,
+            LineCol {
+                line: 2,
+                column: 3001
+            }
+        );
     }
 }

@@ -37,6 +37,7 @@
 //! assert_eq!(run_tick(read_value("{}").unwrap(), &tree).status, Status::Success);
 //! ```
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -335,9 +336,9 @@ impl Stubs {
     /// `registry` with a placeholder for every node type that a stub names,
     /// `tree` uses and the registry does not know.
     pub fn registry_for(&self, tree: &Value, registry: &Registry) -> Registry {
-        let keys: Vec<&Value> = self.entries.iter().map(|e| &e.key).collect();
+        let keys: HashSet<&Value> = self.entries.iter().map(|e| &e.key).collect();
         let mut used = Vec::new();
-        node_types_in(tree, &keys, &mut used, 0);
+        node_types_in(tree, &keys, &mut (HashSet::new(), &mut used), 0);
         let mut registry = registry.clone();
         for name in used {
             if registry.lookup_node_type(name).is_none() {
@@ -392,10 +393,11 @@ impl Stubs {
     /// are looked up first, then node types; a stub that names neither is
     /// an error.
     pub fn apply(&self, tree: Tree) -> Result<Tree, StubError> {
+        let by_type = nodes_by_type(&tree);
         if let Some(entry) = self
             .entries
             .iter()
-            .find(|e| targets(&tree, &e.key).is_empty())
+            .find(|e| targets(&tree, &by_type, &e.key).is_empty())
         {
             return Err(StubError {
                 kind: StubErrorKind::NoMatch,
@@ -407,28 +409,41 @@ impl Stubs {
                 span: entry.span,
             });
         }
-        Ok(self.apply_matching(tree))
+        Ok(self.apply_with(tree, &by_type))
     }
 
     /// Like [`Stubs::apply`], skipping stubs that name nothing in `tree`
     /// (a trim may have removed a stubbed node).
-    pub fn apply_matching(&self, mut tree: Tree) -> Tree {
+    pub fn apply_matching(&self, tree: Tree) -> Tree {
         if self.entries.is_empty() {
             return tree;
         }
+        let by_type = nodes_by_type(&tree);
+        self.apply_with(tree, &by_type)
+    }
+
+    /// Stubs the nodes each stub names, found through `by_type` (see
+    /// [`nodes_by_type`]): the work grows with the stubs plus the nodes,
+    /// not their product.
+    fn apply_with(&self, mut tree: Tree, by_type: &HashMap<Keyword, Vec<usize>>) -> Tree {
         // Stubs by node type first, then by id: a node's own stub wins
         // whatever the order the map lists them in.
-        let (by_id, by_type): (Vec<&Entry>, Vec<&Entry>) = self
+        let (by_id, by_type_only): (Vec<&Entry>, Vec<&Entry>) = self
             .entries
             .iter()
             .partition(|e| tree.find(&e.key).is_some());
-        for entry in by_type.into_iter().chain(by_id) {
-            for i in targets(&tree, &entry.key) {
+        for entry in by_type_only.into_iter().chain(by_id) {
+            let found = targets(&tree, by_type, &entry.key);
+            // One node type for every node a stub names: they share a type.
+            let mut stubbed: Option<Arc<NodeType>> = None;
+            for i in found {
                 let Some(node) = tree.nodes.get_mut(i) else {
                     continue;
                 };
+                let node_type = stubbed
+                    .get_or_insert_with(|| Arc::new(self.node_type(node.type_name, &entry.stub)));
                 node.kind = Kind::Custom {
-                    node_type: Arc::new(self.node_type(node.type_name, &entry.stub)),
+                    node_type: Arc::clone(node_type),
                     options: Box::new([]),
                 };
             }
@@ -448,21 +463,25 @@ impl Stubs {
     }
 }
 
+/// The nodes of `tree` by node type, in tree order.
+fn nodes_by_type(tree: &Tree) -> HashMap<Keyword, Vec<usize>> {
+    let mut by_type: HashMap<Keyword, Vec<usize>> = HashMap::new();
+    for (i, node) in tree.nodes.iter().enumerate() {
+        by_type.entry(node.type_name).or_default().push(i);
+    }
+    by_type
+}
+
 /// The nodes a stub's key names: the node with that id, else every node of
-/// that type.
-fn targets(tree: &Tree, key: &Value) -> Vec<usize> {
+/// that type (`by_type` is [`nodes_by_type`] of `tree`).
+fn targets(tree: &Tree, by_type: &HashMap<Keyword, Vec<usize>>, key: &Value) -> Vec<usize> {
     match tree.find(key) {
         Some(node) => vec![node.index()],
-        None => match key.as_keyword() {
-            Some(name) => tree
-                .nodes
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| n.type_name == name)
-                .map(|(i, _)| i)
-                .collect(),
-            None => Vec::new(),
-        },
+        None => key
+            .as_keyword()
+            .and_then(|name| by_type.get(&name))
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 
@@ -501,7 +520,12 @@ fn stub_tick(ctx: &mut NodeCtx<'_, '_>, stub: &Stub, tick: u64) -> Result<Status
 /// The node types of `value` that a stub names: by the type itself, or by
 /// a node's explicit `:id`. (A node stubbed by its derived id must have a
 /// known type.)
-fn node_types_in(value: &Value, keys: &[&Value], out: &mut Vec<Keyword>, depth: usize) {
+fn node_types_in(
+    value: &Value,
+    keys: &HashSet<&Value>,
+    out: &mut (HashSet<Keyword>, &mut Vec<Keyword>),
+    depth: usize,
+) {
     if depth > crate::read::MAX_DEPTH {
         return;
     }
@@ -509,12 +533,9 @@ fn node_types_in(value: &Value, keys: &[&Value], out: &mut Vec<Keyword>, depth: 
         && let Some(Value::Keyword(head)) = items.first()
     {
         let id = items.get(1).and_then(|o| o.get(&Value::keyword("id")));
-        let named = keys
-            .iter()
-            .any(|k| matches!(k, Value::Keyword(k) if k == head))
-            || id.is_some_and(|id| keys.contains(&id));
-        if named && !out.contains(head) {
-            out.push(*head);
+        let named = keys.contains(&Value::Keyword(*head)) || id.is_some_and(|id| keys.contains(id));
+        if named && out.0.insert(*head) {
+            out.1.push(*head);
         }
         for item in &items[1..] {
             node_types_in(item, keys, out, depth + 1);

@@ -65,7 +65,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use crate::diag::Diagnostics;
+use crate::diag::{Code, Diagnostics};
 use crate::extend::RegistryError;
 use crate::migrate::{Migration, NodeMap, migrate_with};
 use crate::registry::Registry;
@@ -201,12 +201,51 @@ pub trait TrimTask: Send {
     }
 }
 
-/// A bad trim task in data.
+/// A bad trim task in data: what kind of mistake, where in the tasks'
+/// data, and a message that names the task without printing it whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TrimTaskError {
+    /// What kind of mistake.
+    pub kind: TrimTaskErrorKind,
+    /// Where it is in the data read (see [`crate::source::Spans`] for
+    /// paths): from [`DataTask::many`], the task's index first, then the
+    /// position of the offending key or value in its map (keys and values
+    /// interleaved); empty for the whole form.
+    pub path: Vec<usize>,
     /// What is wrong.
     pub message: String,
+}
+
+/// What is wrong with a trim task in data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TrimTaskErrorKind {
+    /// The tasks are not a vector, or a task is not a map.
+    NotAMap,
+    /// A key a task does not take (the message suggests the nearest one).
+    UnknownKey,
+    /// A key the task needs is missing (`:target`, `:at`), or it has none
+    /// or several of `:replace :reorder :insert :remove :undo`.
+    MissingKey,
+    /// Keys that do not go together (`:at` without `:insert`, `:undo`
+    /// with `:target`).
+    Conflict,
+    /// A value of the wrong type (`:not-before`, `:reorder`, `:at`).
+    BadValue,
+}
+
+impl TrimTaskErrorKind {
+    /// A stable code: `R0001` to `R0005`, in the order of the variants.
+    pub fn code(self) -> &'static str {
+        match self {
+            TrimTaskErrorKind::NotAMap => "R0001",
+            TrimTaskErrorKind::UnknownKey => "R0002",
+            TrimTaskErrorKind::MissingKey => "R0003",
+            TrimTaskErrorKind::Conflict => "R0004",
+            TrimTaskErrorKind::BadValue => "R0005",
+        }
+    }
 }
 
 impl fmt::Display for TrimTaskError {
@@ -216,6 +255,26 @@ impl fmt::Display for TrimTaskError {
 }
 
 impl std::error::Error for TrimTaskError {}
+
+/// The keys a trim task takes.
+const TASK_KEYS: [&str; 11] = [
+    "task",
+    "target",
+    "not-before",
+    "replace",
+    "reorder",
+    "insert",
+    "at",
+    "remove",
+    "undo",
+    "db",
+    "dissoc",
+];
+
+/// A value as a message shows it: at most 40 characters.
+fn shown(value: &Value) -> String {
+    value.abbreviated(40).0
+}
 
 /// A task written as data, an EDN map:
 ///
@@ -247,33 +306,48 @@ pub struct DataTask {
 impl DataTask {
     /// Reads a task from its map.
     pub fn from_value(task: &Value) -> Result<DataTask, TrimTaskError> {
-        let bad = |message: String| TrimTaskError { message };
         let Some(map) = task.as_map() else {
-            return Err(bad(format!(
-                "a trim task is a map, found {}",
-                task.type_name()
-            )));
+            return Err(TrimTaskError {
+                kind: TrimTaskErrorKind::NotAMap,
+                path: Vec::new(),
+                message: format!("a trim task is a map, found {}", task.type_with_article()),
+            });
         };
-        for key in map.keys() {
-            let known = matches!(
-                key.as_keyword().map(|k| k.as_str()),
-                Some(
-                    "task"
-                        | "target"
-                        | "not-before"
-                        | "replace"
-                        | "reorder"
-                        | "insert"
-                        | "at"
-                        | "remove"
-                        | "undo"
-                        | "db"
-                        | "dissoc"
-                )
-            );
-            if !known {
-                return Err(bad(format!("unknown key {key} in trim task {task}")));
+        // The task as messages name it: by its :task, else as "a trim task".
+        let named = match map.get(&Value::keyword("task")) {
+            Some(name) => format!("trim task {}", shown(name)),
+            None => "a trim task".to_owned(),
+        };
+        // The position of key `k`'s value (or of the key, for `key_only`)
+        // among the map's elements.
+        let at = |k: &str, key_only: bool| -> Vec<usize> {
+            map.get_index_of(&Value::keyword(k))
+                .map(|i| vec![2 * i + usize::from(!key_only)])
+                .unwrap_or_default()
+        };
+        let bad = |kind: TrimTaskErrorKind, path: Vec<usize>, message: String| TrimTaskError {
+            kind,
+            path,
+            message,
+        };
+        for (i, key) in map.keys().enumerate() {
+            let text = key.as_keyword().map(|k| k.as_str());
+            if text.is_some_and(|t| TASK_KEYS.contains(&t)) {
+                continue;
             }
+            let help = text
+                .and_then(|t| crate::diag::did_you_mean(t, TASK_KEYS))
+                .map(|k| format!(" (did you mean `:{k}`?)"))
+                .unwrap_or_default();
+            return Err(bad(
+                TrimTaskErrorKind::UnknownKey,
+                vec![2 * i],
+                format!(
+                    "unknown key `{}` in {named}{help}; a task takes :{}",
+                    shown(key),
+                    TASK_KEYS.join(" :")
+                ),
+            ));
         }
         let get = |k: &str| map.get(&Value::keyword(k));
         let name = get("task").cloned().unwrap_or(Value::Nil);
@@ -282,42 +356,68 @@ impl DataTask {
             Some(v) => v
                 .as_int()
                 .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| bad(format!(":not-before must be a tick number, found {v}")))?,
+                .ok_or_else(|| {
+                    bad(
+                        TrimTaskErrorKind::BadValue,
+                        at("not-before", false),
+                        format!(":not-before must be a tick number, found `{}`", shown(v)),
+                    )
+                })?,
         };
         let target = || {
-            get("target")
-                .cloned()
-                .ok_or_else(|| bad(format!("trim task {task} has no :target")))
+            get("target").cloned().ok_or_else(|| {
+                bad(
+                    TrimTaskErrorKind::MissingKey,
+                    Vec::new(),
+                    format!("{named} has no :target"),
+                )
+            })
         };
         let kinds = ["replace", "reorder", "insert", "remove", "undo"]
             .iter()
             .filter(|k| get(k).is_some())
             .count();
         if kinds != 1 {
-            return Err(bad(format!(
-                "trim task {task} needs exactly one of :replace :reorder :insert :remove :undo"
-            )));
+            return Err(bad(
+                TrimTaskErrorKind::MissingKey,
+                Vec::new(),
+                format!("{named} needs exactly one of :replace :reorder :insert :remove :undo"),
+            ));
         }
         if get("at").is_some() && get("insert").is_none() {
-            return Err(bad(format!("trim task {task} has :at without :insert")));
+            return Err(bad(
+                TrimTaskErrorKind::Conflict,
+                at("at", true),
+                format!("{named} has :at without :insert"),
+            ));
         }
         if get("undo").is_some() && get("target").is_some() {
-            return Err(bad(format!(
-                "trim task {task} has :undo and :target (an undo restores the place its task changed)"
-            )));
+            return Err(bad(
+                TrimTaskErrorKind::Conflict,
+                at("target", true),
+                format!(
+                    "{named} has :undo and :target (an undo restores the place its task changed)"
+                ),
+            ));
         }
         // A flag is `true` or absent: `{:remove false}` must not remove.
         if let Some(flag) = get("remove")
             && *flag != Value::Bool(true)
         {
-            return Err(bad(format!(
-                ":remove takes true (remove the target), found {}",
-                flag.abbreviated(40).0
-            )));
+            return Err(bad(
+                TrimTaskErrorKind::BadValue,
+                at("remove", false),
+                format!(
+                    ":remove takes true (remove the target), found `{}`",
+                    shown(flag)
+                ),
+            ));
         }
         let change = if let Some(with) = get("replace") {
             if with.is_nil() {
                 return Err(bad(
+                    TrimTaskErrorKind::BadValue,
+                    at("replace", false),
                     ":replace takes the tree data to put in the target's place, found nil \
                      (to remove the target, say :remove true)"
                         .to_owned(),
@@ -336,26 +436,43 @@ impl DataTask {
                         .collect::<Option<Vec<usize>>>()
                 })
                 .ok_or_else(|| {
-                    bad(format!(
-                        ":reorder must be a vector of positions, found {order}"
-                    ))
+                    bad(
+                        TrimTaskErrorKind::BadValue,
+                        at("reorder", false),
+                        format!(
+                            ":reorder must be a vector of positions, found `{}`",
+                            shown(order)
+                        ),
+                    )
                 })?;
             TrimChange::Reorder {
                 target: target()?,
                 order,
             }
         } else if let Some(node) = get("insert") {
-            let at = match get("at") {
-                None => return Err(bad(format!("trim task {task} has :insert without :at"))),
+            let at_value = match get("at") {
+                None => {
+                    return Err(bad(
+                        TrimTaskErrorKind::MissingKey,
+                        at("insert", true),
+                        format!("{named} has :insert without :at"),
+                    ));
+                }
                 Some(v) => v
                     .as_int()
                     .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| bad(format!(":at must be a position, found {v}")))?,
+                    .ok_or_else(|| {
+                        bad(
+                            TrimTaskErrorKind::BadValue,
+                            at("at", false),
+                            format!(":at must be a position, found `{}`", shown(v)),
+                        )
+                    })?,
             };
             TrimChange::Insert {
                 target: target()?,
                 node: node.clone(),
-                at,
+                at: at_value,
             }
         } else if let Some(task) = get("undo") {
             TrimChange::Undo { task: task.clone() }
@@ -365,26 +482,36 @@ impl DataTask {
         let mut patch = DbPatch::default();
         if let Some(set) = get("db") {
             let Some(set) = set.as_map() else {
-                return Err(bad(format!(
-                    ":db must be a map of keys to set, found {}",
-                    set.type_name()
-                )));
+                return Err(bad(
+                    TrimTaskErrorKind::BadValue,
+                    at("db", false),
+                    format!(
+                        ":db must be a map of keys to set, found {}",
+                        set.type_name()
+                    ),
+                ));
             };
             patch.set = set.clone();
         }
         if let Some(remove) = get("dissoc") {
             let Some(remove) = remove.as_seq().filter(|_| !matches!(remove, Value::Set(_))) else {
-                return Err(bad(format!(
-                    ":dissoc must be a vector of keys to remove, found {}",
-                    remove.type_name()
-                )));
+                return Err(bad(
+                    TrimTaskErrorKind::BadValue,
+                    at("dissoc", false),
+                    format!(
+                        ":dissoc must be a vector of keys to remove, found {}",
+                        remove.type_name()
+                    ),
+                ));
             };
             patch.remove = remove.to_vec();
         }
         if let Some(key) = patch.reserved_key() {
-            return Err(bad(format!(
-                "trim task {task} changes {key}: the :aido/* keys are the library's own"
-            )));
+            return Err(bad(
+                TrimTaskErrorKind::BadValue,
+                Vec::new(),
+                format!("{named} changes {key}: the :aido/* keys are the library's own"),
+            ));
         }
         Ok(DataTask {
             name,
@@ -394,14 +521,26 @@ impl DataTask {
         })
     }
 
-    /// Reads a vector of task maps.
+    /// Reads a vector of task maps; an error's path starts with the index
+    /// of the task it is in.
     pub fn many(tasks: &Value) -> Result<Vec<DataTask>, TrimTaskError> {
         match tasks {
-            Value::Vector(items) => items.iter().map(DataTask::from_value).collect(),
+            Value::Vector(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, task)| {
+                    DataTask::from_value(task).map_err(|mut e| {
+                        e.path.insert(0, i);
+                        e
+                    })
+                })
+                .collect(),
             other => Err(TrimTaskError {
+                kind: TrimTaskErrorKind::NotAMap,
+                path: Vec::new(),
                 message: format!(
                     "trim tasks are a vector of maps, found {}",
-                    other.type_name()
+                    other.type_with_article()
                 ),
             }),
         }
@@ -776,7 +915,9 @@ impl Trimmer {
                 format!("the tree has no node {target}"),
             )),
         };
-        // The node whose data is rewritten, and its new data.
+        // The node whose data is rewritten, and its new data. A new subtree
+        // in it is checked on its own first, before the tree's data is
+        // copied.
         let (node, after): (NodeIndex, Value) = match change {
             TrimChange::Replace { target, with } => {
                 let n = find(target)?;
@@ -790,6 +931,7 @@ impl Trimmer {
                     );
                 }
                 self.touches_running(tree, n, running)?;
+                check_alone(with, &tree.path(n), registry)?;
                 (n, with.clone())
             }
             TrimChange::Remove { target } => {
@@ -847,6 +989,9 @@ impl Trimmer {
                     ));
                 }
                 self.touches_running(tree, n, running)?;
+                let mut path = tree.path(n);
+                path.push(*at);
+                check_alone(node, &path, registry)?;
                 let mut items = head.to_vec();
                 items.extend(kids[..*at].iter().cloned());
                 items.push(node.clone());
@@ -862,6 +1007,7 @@ impl Trimmer {
                     return reject(format!("the node task {task} changed is gone"));
                 };
                 self.touches_running(tree, n, running)?;
+                check_alone(&done.before, &tree.path(n), registry)?;
                 (n, done.before.clone())
             }
         };
@@ -931,6 +1077,33 @@ impl Trimmer {
         }
         Ok(())
     }
+}
+
+/// Rejects a new subtree (the data of a node placed at `path`) that does
+/// not compile on its own for a reason it would have anywhere in a tree
+/// (an unknown node type, a bad option, ...), with those problems, their
+/// paths made to start at the root. A task whose new node is wrong is thus
+/// refused at the cost of that node, not of compiling the whole tree again
+/// for every such task. Problems that depend on the rest of the tree
+/// (duplicate ids, depth) are left to the whole tree's compile.
+fn check_alone(form: &Value, path: &[usize], registry: &Registry) -> Result<(), Refusal> {
+    let Err(mut diagnostics) = crate::compile::compile(form, registry) else {
+        return Ok(());
+    };
+    diagnostics
+        .items
+        .retain(|d| !matches!(d.code, Code::DuplicateId | Code::TooDeep));
+    if diagnostics.items.is_empty() {
+        return Ok(());
+    }
+    for d in &mut diagnostics.items {
+        d.path.splice(0..0, path.iter().copied());
+    }
+    Err(Refusal {
+        outcome: TrimOutcome::Rejected,
+        reason: diagnostics.render().trim_end().to_owned(),
+        diagnostics: Some(diagnostics),
+    })
 }
 
 /// Why a task was deferred or rejected.

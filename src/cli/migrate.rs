@@ -1,4 +1,4 @@
-//! `aido migrate OLD NEW --db SAVE [--save OUT]`: carry a saved db over to
+//! `aido migrate OLD NEW --db SAVE [--save OUT] [--nodes MODEL]`: carry a saved db over to
 //! a new version of its tree.
 
 use std::io::Write;
@@ -22,6 +22,8 @@ pub(crate) fn main(args: &MigrateArgs, out: &mut dyn Write) -> Result<i32, Failu
         return Err(Failure::usage("`--db SAVE` is required", MIGRATE_USAGE));
     };
     let (old, new) = (PathBuf::from(old), PathBuf::from(new));
+    let model = args.nodes.as_deref();
+    super::use_model(model)?;
     let old_tree = compile_tree(&old)?;
     let new_tree = compile_tree(&new)?;
     let db = read_db(&save)?;
@@ -52,7 +54,9 @@ pub(crate) fn main(args: &MigrateArgs, out: &mut dyn Write) -> Result<i32, Failu
     let save_to = args.save.as_ref().map(PathBuf::from);
     if let Some(path) = &save_to {
         // Saving over SAVE itself is the usual use; over a tree, a mistake.
-        check_target(path, &[&old, &new])?;
+        let mut inputs = vec![old.as_path(), new.as_path()];
+        inputs.extend(model.map(std::path::Path::new));
+        check_target(path, &inputs)?;
     }
     let mut out = ClosableOut::new(out, save_to.is_some());
     let (db, report) = migrate(db, &old_tree, &new_tree);

@@ -39,6 +39,8 @@ struct Config {
     dt: Option<f64>,
     inputs: Option<PathBuf>,
     save: Option<PathBuf>,
+    /// Where to write the tree as it stands after the last tick.
+    save_tree: Option<PathBuf>,
     format: Format,
     trace: bool,
     /// Show `:aido/*` keys in the pretty format.
@@ -90,6 +92,14 @@ impl Config {
         let path = |value: &Option<OsString>| value.as_ref().map(PathBuf::from);
         // The page is written after the last tick: a path that cannot be a
         // file is refused before the first.
+        if let Some(tree) = path(&parsed.save_tree)
+            && super::load::is_json(&tree)
+        {
+            return Err(Failure::input(
+                "--save-tree",
+                format!("a tree is saved as EDN, not JSON: `{}`", tree.display()),
+            ));
+        }
         let timeline = path(&parsed.timeline);
         if let Some(page) = &timeline
             && (page.as_os_str().is_empty() || page.is_dir() || page.file_name().is_none())
@@ -110,6 +120,7 @@ impl Config {
             dt,
             inputs: path(&parsed.inputs),
             save: path(&parsed.save),
+            save_tree: path(&parsed.save_tree),
             format,
             trace: parsed.trace,
             aido_keys,
@@ -150,8 +161,13 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
     let mut trimmer = Trimmer::new();
     if let Some(path) = &config.trims {
         let tasks = read_edn(path)?;
-        let tasks =
-            DataTask::many(&tasks.value).map_err(|e| Failure::input(name(path), e.message))?;
+        let tasks = DataTask::many(&tasks.value).map_err(|e| {
+            let place = tasks
+                .spans
+                .span_at(&e.path)
+                .map_or_else(|| name(path), |span| tasks.place(span));
+            Failure::input(place, format!("error[{}]: {}", e.kind.code(), e.message))
+        })?;
         for task in tasks {
             trimmer.push(Box::new(task));
         }
@@ -162,6 +178,27 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         None => Vec::new(),
     };
     let ticks = config.ticks.unwrap_or_else(|| (inputs.len() as u64).max(1));
+    // A reload file is compiled now, not at its tick: a broken one, or one
+    // for a tick the run never reaches, stops the run before it starts.
+    let mut reload_trees = Vec::with_capacity(config.reloads.len());
+    for (at, file) in &config.reloads {
+        if *at > ticks {
+            return Err(Failure::input(
+                "--reload",
+                format!(
+                    "{at}={}: the run has {ticks} tick{}, so tick {at} never comes",
+                    file.display(),
+                    if ticks == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        let new_tree = match &stubs {
+            // The stubs that name nothing in the new tree are left out, as after a trim.
+            Some(stubs) => super::test::compile_restubbed(file, stubs)?,
+            None => compile_tree(file)?,
+        };
+        reload_trees.push((*at, file.as_path(), Some(new_tree)));
+    }
     let mut errors = 0u64;
     if let Some(seed) = config.seed {
         seed_db(&mut db, seed);
@@ -176,6 +213,12 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
     input_files.extend(parsed.nodes.as_ref().map(Path::new));
     if let Some(path) = &config.save {
         check_target(path, &input_files)?;
+    }
+    if let Some(path) = &config.save_tree {
+        input_files.extend(config.db.as_deref());
+        input_files.extend(config.save.as_deref());
+        check_target(path, &input_files)?;
+        input_files.push(path);
     }
     if let Some(path) = &config.timeline {
         input_files.extend(config.db.as_deref());
@@ -229,14 +272,15 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         };
         let mut notes = Vec::new();
         let mut reloaded = Vec::new();
-        for (_, file) in config.reloads.iter().filter(|(at, _)| *at == n) {
-            let (new_db, note, new_tree) = reload(db, &tree, file, stubs.as_ref());
+        for (_, file, new_tree) in reload_trees.iter_mut().filter(|(at, ..)| *at == n) {
+            let Some(new_tree) = new_tree.take() else {
+                continue;
+            };
+            let (new_db, note) = reload(db, &tree, file, &new_tree);
             db = new_db;
-            if let Some(new_tree) = new_tree {
-                tree = new_tree;
-                if stubs.is_some() {
-                    registry = registry_for(&tree);
-                }
+            tree = new_tree;
+            if stubs.is_some() {
+                registry = registry_for(&tree);
             }
             if let Some(recorder) = &mut recorder {
                 recorder.event(Event::Reload(note.clone()));
@@ -306,6 +350,10 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
 
     if let Some(path) = &config.save {
         save_db(path, &db)?;
+    }
+    // The tree the save was last ticked with: after trims, the only copy.
+    if let Some(path) = &config.save_tree {
+        save_db(path, tree.form())?;
     }
     if let (Some(path), Some(recorder)) = (&config.timeline, recorder) {
         let html = page(&recorder.finish(), &PageOptions::titled(name(&config.tree)));
@@ -443,43 +491,15 @@ fn reloads(values: &[OsString]) -> Result<Reloads, Failure> {
     Ok(reloads)
 }
 
-/// Switches to the tree in `file`, carrying the db over; a file that does
-/// not read or compile is refused, with the reason.
-fn reload(
-    db: Value,
-    tree: &Tree,
-    file: &Path,
-    stubs: Option<&super::test::StubsFile>,
-) -> (Value, Value, Option<Tree>) {
-    let file_value = Value::string(&name(file));
-    let compiled = match stubs {
-        // The stubs that name nothing in the new tree are left out, as after a trim.
-        Some(stubs) => super::test::compile_restubbed(file, stubs),
-        None => compile_tree(file),
-    };
-    match compiled {
-        Ok(new_tree) => {
-            let (db, report) = migrate(db, tree, &new_tree);
-            let mut note = report.to_value();
-            if let Some(m) = note.as_map_mut() {
-                m.shift_insert(0, Value::keyword("file"), file_value);
-            }
-            (db, note, Some(new_tree))
-        }
-        Err(failure) => {
-            let reason = match failure {
-                Failure::Compile(text) => text.trim_end().to_owned(),
-                Failure::Input { what, why } => format!("{what}: {why}"),
-                Failure::Usage { reason, .. } => reason,
-                Failure::Stdout(e) => e.to_string(),
-            };
-            let note = Value::map_from([
-                (Value::keyword("file"), file_value),
-                (Value::keyword("rejected"), Value::string(&reason)),
-            ]);
-            (db, note, None)
-        }
+/// Switches to `new_tree` (compiled from `file` before the first tick),
+/// carrying the db over: the db and the report.
+fn reload(db: Value, tree: &Tree, file: &Path, new_tree: &Tree) -> (Value, Value) {
+    let (db, report) = migrate(db, tree, new_tree);
+    let mut note = report.to_value();
+    if let Some(m) = note.as_map_mut() {
+        m.shift_insert(0, Value::keyword("file"), Value::string(&name(file)));
     }
+    (db, note)
 }
 
 /// Seeds the random generator: a new seed starts a fresh stream, so any

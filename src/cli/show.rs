@@ -1,4 +1,4 @@
-//! `aido show TREE [--format text|dot|mermaid]`: print a tree as an outline
+//! `aido show TREE [--format text|dot|mermaid] [--nodes MODEL]`: print a tree as an outline
 //! or a graph.
 
 use std::io::Write;

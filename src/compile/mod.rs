@@ -153,6 +153,46 @@ pub(crate) struct Compiler<'r> {
     /// Emptied vectors for nodes' options, kept to save an allocation a node
     /// (as many as the tree is deep).
     spare_entries: Vec<Vec<(Keyword, Opt)>>,
+    /// The "did you mean" of each unknown name met so far.
+    suggestions: Suggestions,
+}
+
+/// How many different unknown names of one compile get a "did you mean":
+/// the search compares a name with every registered one (thousands, with a
+/// large node model), and more problems than this are more than anyone
+/// reads (`aido check` shows 50 by default).
+pub(crate) const MAX_SUGGESTIONS: usize = 64;
+
+/// The "did you mean" of unknown node types and functions, worked out once
+/// per name and for at most [`MAX_SUGGESTIONS`] names per compile, so that
+/// thousands of unknown names against thousands of known ones cost a
+/// bounded number of comparisons.
+#[derive(Default)]
+pub(crate) struct Suggestions {
+    /// By unknown name (and whether it names a function): the suggestion.
+    by_name: std::collections::HashMap<(Keyword, bool), Option<String>>,
+}
+
+impl Suggestions {
+    /// The help for the unknown `name` (a function if `function`), from
+    /// `candidates`, formatted by `help`.
+    pub(crate) fn help<'a>(
+        &mut self,
+        name: Keyword,
+        function: bool,
+        candidates: impl IntoIterator<Item = &'a str>,
+        help: impl FnOnce(&str) -> String,
+    ) -> Option<String> {
+        if let Some(known) = self.by_name.get(&(name, function)) {
+            return known.clone();
+        }
+        if self.by_name.len() >= MAX_SUGGESTIONS {
+            return None;
+        }
+        let found = did_you_mean(name.as_str(), candidates).map(help);
+        self.by_name.insert((name, function), found.clone());
+        found
+    }
 }
 
 impl Report for Compiler<'_> {
@@ -186,6 +226,7 @@ impl<'r> Compiler<'r> {
             kids: Vec::new(),
             id_texts: String::new(),
             spare_entries: Vec::new(),
+            suggestions: Suggestions::default(),
         }
     }
 
@@ -294,8 +335,11 @@ impl<'r> Compiler<'r> {
         let node_type = type_name.and_then(|name| {
             let found = self.registry.lookup_node_type(name);
             if found.is_none() {
-                let help = did_you_mean(name.as_str(), self.registry.node_type_names())
-                    .map(|s| format!("did you mean `:{s}`?"));
+                let help =
+                    self.suggestions
+                        .help(name, false, self.registry.node_type_names(), |s| {
+                            format!("did you mean `:{s}`?")
+                        });
                 self.error(
                     Code::UnknownNodeType,
                     format!("unknown node type `{name}`"),

@@ -368,8 +368,13 @@ pub(crate) fn lower_dynamic(
             };
             let Some(function) = c.registry.lookup_function(name).cloned() else {
                 let help = Operator::aido_spelling(name.as_str())
-                    .or_else(|| did_you_mean(name.as_str(), c.registry.function_names()))
-                    .map(|s| format!("did you mean `{s}`?"));
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| {
+                        c.suggestions
+                            .help(name, true, c.registry.function_names(), |s| {
+                                format!("did you mean `{s}`?")
+                            })
+                    });
                 c.error(
                     Code::UnknownFunction,
                     format!("unknown function `{}`", name.as_str()),

@@ -54,7 +54,7 @@ use crate::schema::{DbKey, DbType};
 use crate::source::{LineCol, Source, Span, Spans};
 use crate::spec::{Arity, OptionSpec, OptionType};
 use crate::tick::NodeCtx;
-use crate::value::{Keyword, Map, Value};
+use crate::value::{Keyword, Map, Value, kw};
 
 /// What is wrong with a node model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,6 +77,10 @@ pub enum ModelErrorKind {
     /// The name is a built-in node type. (A function may take a standard
     /// function's name: it replaces it, as the application's does.)
     Builtin,
+    /// An option named `:id` or `:aido/...`: every node takes those from
+    /// the library, with their own meaning and type, so a model cannot
+    /// declare them.
+    ReservedOption,
 }
 
 /// One problem in a node model, with where it is.
@@ -484,6 +488,18 @@ impl Reader<'_> {
                         });
                         continue;
                     };
+                    if key == kw::ID || key.as_str().starts_with("aido/") {
+                        r.at(j, false, |r| {
+                            r.error(
+                                ModelErrorKind::ReservedOption,
+                                format!(
+                                    "option `{key}` is reserved: every node takes it, with the \
+                                     meaning the library gives it"
+                                ),
+                            );
+                        });
+                        continue;
+                    }
                     if let Some(option) = r.at(j, true, |r| r.option(key, value)) {
                         node_type.options.push(option);
                     }

@@ -254,7 +254,22 @@ pub enum DbChange {
         /// Its value before.
         old: Value,
     },
+    /// The key's value is a vector or list of at least [`MIN_APPEND`]
+    /// elements that grew at its end and is otherwise unchanged: only the
+    /// new elements are recorded, so a log that grows every tick costs the
+    /// record what it gained, not its whole length every tick.
+    Appended {
+        /// The key.
+        key: Value,
+        /// The elements added at the end, in order.
+        items: Vec<Value>,
+    },
 }
+
+/// The fewest elements a vector or list must have had for its growth to be
+/// recorded as [`DbChange::Appended`]: a short one is shown whole, old and
+/// new, which reads better.
+pub const MIN_APPEND: usize = 8;
 
 impl DbChange {
     /// The key that changed.
@@ -262,7 +277,8 @@ impl DbChange {
         match self {
             DbChange::Added { key, .. }
             | DbChange::Changed { key, .. }
-            | DbChange::Removed { key, .. } => key,
+            | DbChange::Removed { key, .. }
+            | DbChange::Appended { key, .. } => key,
         }
     }
 
@@ -291,10 +307,16 @@ pub fn diff(old: &Value, new: &Value) -> Vec<DbChange> {
                 key: key.clone(),
                 value: value.clone(),
             }),
-            Some(before) if !same(before, value) => changes.push(DbChange::Changed {
-                key: key.clone(),
-                old: before.clone(),
-                new: value.clone(),
+            Some(before) if !same(before, value) => changes.push(match appended(before, value) {
+                Some(items) => DbChange::Appended {
+                    key: key.clone(),
+                    items: items.to_vec(),
+                },
+                None => DbChange::Changed {
+                    key: key.clone(),
+                    old: before.clone(),
+                    new: value.clone(),
+                },
             }),
             Some(_) => {}
         }
@@ -309,6 +331,20 @@ pub fn diff(old: &Value, new: &Value) -> Vec<DbChange> {
     }
     sort_by_key_text(&mut changes, |c| c.key());
     changes
+}
+
+/// The elements `new` has past the end of `old`, if both are vectors (or
+/// both lists), `old` has at least [`MIN_APPEND`] elements and `new` starts
+/// with them.
+fn appended<'a>(old: &Value, new: &'a Value) -> Option<&'a [Value]> {
+    let ((Value::Vector(old), Value::Vector(new)) | (Value::List(old), Value::List(new))) =
+        (old, new)
+    else {
+        return None;
+    };
+    let (kept, added) = new.split_at_checked(old.len())?;
+    let grew = old.len() >= MIN_APPEND && !added.is_empty();
+    (grew && kept.iter().zip(old).all(|(a, b)| same(a, b))).then_some(added)
 }
 
 /// Equal, and printed alike: `1` and `1.0` are equal in Clojure, but a
@@ -625,6 +661,11 @@ pub(crate) fn apply(db: &mut Value, changes: &[DbChange]) {
             }
             DbChange::Removed { key, .. } => {
                 map.shift_remove(key);
+            }
+            DbChange::Appended { key, items } => {
+                if let Some(Value::Vector(v) | Value::List(v)) = map.get_mut(key) {
+                    v.extend(items.iter().cloned());
+                }
             }
         }
     }

@@ -113,7 +113,9 @@
     var changes = ticks[t - 1][6];
     for (var i = 0; i < changes.length; i++) {
       var c = changes[i];
-      if (c[0] === "-") { db.delete(c[1]); } else { db.set(c[1], c[2]); }
+      if (c[0] === "-") { db.delete(c[1]); }
+      else if (c[0] === "++") { var v = db.get(c[1]) || "[]"; db.set(c[1], v.slice(0, -1) + " " + c[2] + v.slice(-1)); }
+      else { db.set(c[1], c[2]); }
     }
   }
   function dbAt(n) {

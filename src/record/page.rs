@@ -161,6 +161,15 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
                     out.push_str("\"-\",");
                     json_str(&mut out, &key.to_string());
                 }
+                DbChange::Appended { key, items } => {
+                    // The elements' text, as the whole value would print
+                    // them, to go before its closing bracket.
+                    out.push_str("\"++\",");
+                    json_str(&mut out, &key.to_string());
+                    out.push(',');
+                    let text: Vec<String> = items.iter().map(Value::to_string).collect();
+                    json_str(&mut out, &text.join(" "));
+                }
             }
             out.push(']');
         }

@@ -78,6 +78,13 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
                 writeln!(out, "  ~ {key} {} -> {}", sorted(old), sorted(new))
             }
             DbChange::Removed { key, .. } => writeln!(out, "  - {key}"),
+            DbChange::Appended { key, items } => {
+                writeln!(
+                    out,
+                    "  ~ {key} ++ {}",
+                    sorted(&Value::Vector(items.clone()))
+                )
+            }
         };
     }
     for event in &tick.events {

@@ -51,7 +51,7 @@ use crate::diag::Diagnostics;
 use crate::record::{Event, Recorder, RunRecord, TimelineOptions, timeline};
 use crate::registry::Registry;
 use crate::stub::Stubs;
-use crate::tick::Status;
+use crate::tick::{Status, TickError};
 use crate::tree::Tree;
 use crate::trim::{DataTask, Trimmer};
 use crate::value::{Map, Value};
@@ -279,6 +279,9 @@ pub enum Mismatch {
         expected: Status,
         /// What the tick returned.
         actual: Status,
+        /// The tick's error, if it ended in Error: what went wrong, with
+        /// its code, node and place.
+        error: Option<Box<TickError>>,
     },
     /// A db key's value differs (`actual: None`: the key is absent).
     Db {
@@ -305,7 +308,14 @@ impl fmt::Display for Mismatch {
                 tick,
                 expected,
                 actual,
-            } => write!(f, "tick {tick}: expected status {expected}, got {actual}"),
+                error,
+            } => {
+                write!(f, "tick {tick}: expected status {expected}, got {actual}")?;
+                match error {
+                    Some(error) => write!(f, ": error[{}]: {error}", error.kind.code()),
+                    None => Ok(()),
+                }
+            }
             Mismatch::Db {
                 tick,
                 key,
@@ -532,6 +542,10 @@ fn recorded_weight(tick: &crate::record::TickRecord) -> u64 {
         DbChange::Added { key, value } => weight(key) + weight(value),
         DbChange::Changed { key, old, new } => weight(key) + weight(old) + weight(new),
         DbChange::Removed { key, old } => weight(key) + weight(old),
+        DbChange::Appended { key, items } => items
+            .iter()
+            .map(weight)
+            .fold(weight(key), u64::saturating_add),
     });
     changes.fold(tick.visits.len() as u64, u64::saturating_add)
 }
@@ -552,10 +566,15 @@ impl ScenarioRun {
             if let Some(expected) = e.status
                 && expected != tick.status
             {
+                let error = tick.events.iter().find_map(|event| match event {
+                    Event::Error(error) => Some(error.clone()),
+                    _ => None,
+                });
                 mismatches.push(Mismatch::Status {
                     tick: e.tick,
                     expected,
                     actual: tick.status,
+                    error,
                 });
             }
             if e.db.is_empty() {

@@ -400,8 +400,16 @@ fn parse_source(
                 Value::Str(name) => read_data(&file, "trims", &path, name, None)?,
                 other => other.clone(),
             };
-            DataTask::many(&tasks)
-                .map_err(|e| file.error(K::BadValue, &path, format!("`:trims`: {}", e.message)))?
+            // Inline tasks are placed exactly; tasks from a file at `:trims`.
+            let inline = !matches!(value, Value::Str(_));
+            DataTask::many(&tasks).map_err(|e| {
+                let mut at = path.clone();
+                if inline {
+                    at.extend(&e.path);
+                }
+                let message = format!("`:trims`: error[{}]: {}", e.kind.code(), e.message);
+                file.error(K::BadValue, &at, message)
+            })?
         }
     };
     let expect = match entry("expect") {

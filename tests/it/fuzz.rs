@@ -34,7 +34,7 @@ fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-fn runner(default: u32) -> TestRunner {
+pub(crate) fn runner(default: u32) -> TestRunner {
     TestRunner::new(Config {
         cases: cases(default),
         failure_persistence: None,
@@ -44,7 +44,7 @@ fn runner(default: u32) -> TestRunner {
 
 static SLOWEST_TICK: Mutex<Duration> = Mutex::new(Duration::ZERO);
 
-fn report(target: &str, executions: u64) {
+pub(crate) fn report(target: &str, executions: u64) {
     eprintln!("fuzz: {target}: {executions} executions");
 }
 
@@ -83,7 +83,7 @@ fn scalar() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn value() -> impl Strategy<Value = Value> {
+pub(crate) fn value() -> impl Strategy<Value = Value> {
     scalar().prop_recursive(6, 64, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Vector),
@@ -335,7 +335,7 @@ fn option_value() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn node() -> impl Strategy<Value = Value> {
+pub(crate) fn node() -> impl Strategy<Value = Value> {
     let leaf = (
         prop::sample::select(NODE_TYPES),
         prop::collection::vec((prop::sample::select(OPTION_KEYS), option_value()), 0..3),
@@ -363,7 +363,7 @@ fn node_value(t: &str, opts: Vec<(&str, Value)>, kids: Vec<Value>) -> Value {
 }
 
 /// A db with ordinary keys and, often, tampered `:aido/*` keys.
-fn db() -> impl Strategy<Value = Value> {
+pub(crate) fn db() -> impl Strategy<Value = Value> {
     let aido = prop::sample::select(vec![
         "aido/running",
         "aido/memory",
@@ -400,7 +400,7 @@ fn db() -> impl Strategy<Value = Value> {
 }
 
 /// Ticks `tree` `n` times from `db` with small budgets, noting the slowest tick.
-fn tick_a_few(tree: &aido::Tree, db: Value, n: usize) {
+pub(crate) fn tick_a_few(tree: &aido::Tree, db: Value, n: usize) {
     let options = TickOptions {
         step_budget: 20_000,
         work_budget: 200_000,

@@ -142,7 +142,8 @@ fn mismatches_name_the_tick_the_key_and_both_values() {
             Mismatch::Status {
                 tick: 2,
                 expected: Status::Failure,
-                actual: Status::Success
+                actual: Status::Success,
+                error: None
             },
             Mismatch::Db {
                 tick: 1,
@@ -446,6 +447,14 @@ fn bad_models_are_errors_of_their_kind_at_their_place() {
     assert_eq!(
         errors("{:nodes"),
         [(ModelErrorKind::Read, Some("1:1".to_owned()))]
+    );
+    // Options every node takes from the library cannot be redeclared.
+    assert_eq!(
+        errors("{:nodes {:a/b {:options {:id :string\n :range :int :aido/pre :any}}}}"),
+        [
+            (ModelErrorKind::ReservedOption, Some("1:26".to_owned())),
+            (ModelErrorKind::ReservedOption, Some("2:14".to_owned())),
+        ]
     );
 }
 

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use super::TEMPLATE;
 
 pub(crate) const RUN_USAGE: &str = "aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
-                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--strict]";
+                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--save-tree OUT] [--strict]";
 pub(crate) const BENCH_USAGE: &str =
     "aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]";
 
@@ -29,9 +29,9 @@ A db that was last ticked with another tree (its :aido/tree fingerprint
 differs) is carried over to TREE by node id first; that tick's line gets
 :migrated {:kept [...], :dropped [...], :halted [...]}.
 
-exit status: 0 every tick ran (whatever its status), 1 the tree has compile
-errors (or, with --strict, a tick ended in Error), 2 bad arguments or an
-unreadable or malformed file"
+exit status: 0 every tick ran (whatever its status), 1 the tree (or a reload
+file) has compile errors (or, with --strict, a tick ended in Error), 2 bad
+arguments or an unreadable or malformed file"
 )]
 pub(crate) struct RunArgs {
     /// The tree file
@@ -62,6 +62,11 @@ pub(crate) struct RunArgs {
     /// Write the final db to OUT atomically (JSON if OUT ends in .json, else EDN)
     #[arg(long, value_name = "OUT")]
     pub(crate) save: Option<OsString>,
+    /// Write the tree as it stands after the last tick (after trims and
+    /// reloads) to OUT atomically, as EDN: the tree the saved db was last
+    /// ticked with, for `aido migrate`
+    #[arg(long, value_name = "OUT")]
+    pub(crate) save_tree: Option<OsString>,
     /// Exit with status 1 if a tick ended in Error (the run still does every
     /// tick and saves)
     #[arg(long)]
@@ -108,7 +113,8 @@ pub(crate) struct RunArgs {
     /// of deferred actions halted because they are gone), or {:file ...,
     /// :rejected "..."} if FILE does not compile (the run goes on with the old
     /// tree); several reloads before one tick: a vector of their reports, in
-    /// order
+    /// order. Every FILE is read and compiled before tick 1: one that does
+    /// not, or an N past the last tick, stops the run before it starts
     #[arg(long, value_name = "N=FILE")]
     pub(crate) reload: Vec<OsString>,
 }

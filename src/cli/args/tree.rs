@@ -7,7 +7,8 @@ use super::TEMPLATE;
 pub(crate) const CHECK_USAGE: &str =
     "aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]";
 pub(crate) const SHOW_USAGE: &str = "aido show TREE [--format text|dot|mermaid] [--nodes MODEL]";
-pub(crate) const MIGRATE_USAGE: &str = "aido migrate OLD NEW --db SAVE [--save OUT]";
+pub(crate) const MIGRATE_USAGE: &str =
+    "aido migrate OLD NEW --db SAVE [--save OUT] [--nodes MODEL]";
 pub(crate) const NODES_USAGE: &str = "aido nodes [--nodes MODEL] [--format text|edn]";
 
 /// Compile each tree and report every problem (exit 1 if any)
@@ -33,8 +34,9 @@ checked like the built-ins; a function the model declares under the name of
 a standard function (`rand`, `+`, ...) replaces it, with a warning, since
 trees then call the application's function, not the standard one.
 
-At most 50 problems are shown per file (then how many more there were;
-AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
+At most 50 problems and 50 warnings are shown per file (then how many more
+there were; AIDO_MAX_DIAGNOSTICS changes that), each with a window of its
+source line;
 files larger than AIDO_MAX_INPUT_BYTES (default 64 MiB) are refused.",
     after_help = "exit status: 0 all compile, 1 a tree has problems (or, with --deny-warnings,\n\
                   warnings), 2 a file cannot be read"
@@ -111,6 +113,10 @@ pub(crate) struct MigrateArgs {
     /// else EDN); OUT may be SAVE
     #[arg(long, value_name = "OUT")]
     pub(crate) save: Option<OsString>,
+    /// A node model: the application's node types and functions, for trees
+    /// that use them
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) nodes: Option<OsString>,
 }
 
 /// Print every node type and function: options, arity, documentation
