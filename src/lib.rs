@@ -82,6 +82,7 @@ pub mod runner;
 pub mod scenario;
 pub mod source;
 mod spec;
+pub mod store;
 pub mod stub;
 pub mod tick;
 pub mod tree;

@@ -33,6 +33,7 @@ mod nodes;
 mod run;
 mod save;
 mod show;
+mod store;
 mod test;
 
 use std::ffi::OsString;
@@ -59,6 +60,11 @@ usage:
   aido bench TREE [options] time ticks of one or many agents, measure their memory
   aido show TREE [--format text|dot|mermaid]
                             print a tree as an outline, a Graphviz or a Mermaid graph
+  aido store init URL       create aido's tables in a PostgreSQL database (feature postgres)
+  aido send --store URL AGENT INPUT
+                            append an input map to a stored agent's inbox
+  aido agents --store URL [AGENT]
+                            list stored agents, or print one: db, version, inbox, outbox
   aido help [COMMAND]       print this help, or a command's help
   aido --version            print the version
 
@@ -170,6 +176,9 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("nodes") => nodes::main(rest, out),
         Some("bench") => bench::main(rest, out),
         Some("show") => show::main(rest, out),
+        Some("store") => store::store_main(rest, out),
+        Some("send") => store::send_main(rest, out),
+        Some("agents") => store::agents_main(rest, out),
         Some("help" | "--help" | "-h") => help(rest, out),
         Some("--version" | "-V") => {
             writeln!(out, "aido {}", env!("CARGO_PKG_VERSION"))?;
@@ -197,6 +206,9 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Some("nodes") => nodes::USAGE,
         Some("bench") => bench::USAGE,
         Some("show") => show::USAGE,
+        Some("store") => store::STORE_USAGE,
+        Some("send") => store::SEND_USAGE,
+        Some("agents") => store::AGENTS_USAGE,
         Some(other) => {
             return Err(Failure::usage(
                 format!("no help for unknown command `{other}`"),

@@ -15,6 +15,7 @@
 mod ctx;
 mod eval;
 mod halt;
+mod wake;
 
 use std::fmt;
 
@@ -26,6 +27,7 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
+pub use wake::{Wake, next_wake};
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 
 /// The default number of node visits one tick may make.

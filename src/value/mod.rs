@@ -5,6 +5,7 @@
 //! and tagged values. Keywords and symbols are interned (see [`Keyword`]), so
 //! the db look-ups done on every node visit hash and compare one integer.
 
+mod binary;
 mod check;
 mod deep;
 mod hash;
@@ -22,6 +23,7 @@ pub const MAX_DEPTH: usize = 256;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+pub use binary::{BINARY_VERSION, BinaryError, BinaryErrorKind, decode, encode};
 pub use hash::{FastBuildHasher, FastHasher};
 pub(crate) use index::ValueIndex;
 pub(crate) use intern::bounded as intern_bounded;

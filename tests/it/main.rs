@@ -20,6 +20,7 @@ mod cli_trim;
 mod compile_errors;
 mod conformance;
 mod deep_values;
+mod encode;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
 mod fuzz;
@@ -28,6 +29,8 @@ mod layers;
 mod long_running;
 mod nodes;
 mod page;
+#[cfg(feature = "postgres")]
+mod pg;
 mod plain;
 mod read;
 mod read_errors;
@@ -37,6 +40,7 @@ mod scenario;
 mod seed;
 mod seed_examples;
 mod show;
+mod store;
 mod tick;
 mod trim;
 mod trim_seed;
