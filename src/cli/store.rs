@@ -71,9 +71,8 @@ fn texts(parsed: &args::Parsed) -> Result<Vec<&str>, Failure> {
         .positional
         .iter()
         .map(|a| {
-            a.to_str().ok_or_else(|| {
-                Failure::input(a.to_string_lossy(), "an argument that is not UTF-8")
-            })
+            a.to_str()
+                .ok_or_else(|| Failure::input(a.to_string_lossy(), "an argument that is not UTF-8"))
         })
         .collect()
 }
@@ -135,7 +134,10 @@ pub(crate) fn agents_main(args: &[OsString], out: &mut dyn Write) -> Result<i32,
     match positional.as_slice() {
         [] => backend::list(&url, None, out),
         [agent] => backend::list(&url, Some(agent), out),
-        _ => Err(Failure::usage("expected at most one AGENT", AGENTS_SPEC.usage)),
+        _ => Err(Failure::usage(
+            "expected at most one AGENT",
+            AGENTS_SPEC.usage,
+        )),
     }
 }
 

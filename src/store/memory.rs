@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    AgentSummary, Claim, Commit, InboxEntry, InboxItem, Loaded, OutboxEntry, Store,
-    StoreError, StoreErrorKind, check_input,
+    AgentSummary, Claim, Commit, InboxEntry, InboxItem, Loaded, OutboxEntry, Store, StoreError,
+    StoreErrorKind, check_input,
 };
 use crate::value::{Value, decode, encode};
 
@@ -208,4 +208,3 @@ impl Store for MemoryStore {
             .collect())
     }
 }
-

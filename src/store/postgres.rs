@@ -15,8 +15,9 @@
 //! writes the db, deletes the consumed inbox rows and inserts the outbox
 //! rows in one transaction. Finishing a claim deletes the outbox row only if
 //! the claim's token still holds it, and inserts the completion in the same
-//! transaction. Connections are plain (no TLS); errors never show the URL's
-//! password.
+//! transaction. Connections are plain (no TLS), and give up after
+//! [`CONNECT_TIMEOUT_SECS`] unless the URL says otherwise; errors never show
+//! the URL's password.
 
 use std::str::FromStr;
 
@@ -66,6 +67,9 @@ CREATE TABLE aido.outbox (
 CREATE SEQUENCE aido.claim_tokens;
 ";
 
+/// How long connecting may take when the URL sets no `connect_timeout`.
+pub const CONNECT_TIMEOUT_SECS: u64 = 10;
+
 /// What [`init`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Init {
@@ -88,10 +92,13 @@ impl std::fmt::Debug for PgStore {
 
 /// Parses `url` and connects, with errors that never show its password.
 fn connect(url: &str) -> Result<Client, StoreError> {
-    let config = Config::from_str(url).map_err(|e| {
-        StoreError::new(StoreErrorKind::BadUrl(scrub(&e.to_string(), url, None)))
-    })?;
+    let mut config = Config::from_str(url)
+        .map_err(|e| StoreError::new(StoreErrorKind::BadUrl(scrub(&e.to_string(), url, None))))?;
     let password = config.get_password().map(<[u8]>::to_vec);
+    // A host that drops packets would otherwise hang the command.
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(CONNECT_TIMEOUT_SECS));
+    }
     config.connect(NoTls).map_err(|e| {
         StoreError::new(StoreErrorKind::Connection(scrub(
             &e.to_string(),

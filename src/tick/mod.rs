@@ -27,8 +27,8 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
-pub use wake::{Wake, next_wake};
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
+pub use wake::{Wake, next_wake};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;

@@ -51,7 +51,12 @@ fn each_bad_blob_is_an_error_with_its_code() {
     assert_eq!(code(&[v + 1, 0]), "B0002");
     assert_eq!(code(&[v]), "B0003");
     assert_eq!(code(&[v, 99]), "B0004");
-    assert_eq!(code(&[v, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]), "B0005");
+    assert_eq!(
+        code(&[
+            v, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f
+        ]),
+        "B0005"
+    );
     assert_eq!(code(&[v, 5, 2, 0xff, 0xfe]), "B0007");
     assert_eq!(code(&[v, 6, 0x80, 0xb0, 0x03]), "B0008"); // a surrogate
     assert_eq!(code(&[v, 9, 0]), "B0009");

@@ -157,7 +157,10 @@ fn binary_round_trips_keep_every_value_exactly() {
             prop_assert_eq!(encode(&back).unwrap(), bytes.clone());
             // Every strict prefix ends inside the value: an error, never a value.
             for end in 0..bytes.len() {
-                prop_assert!(decode(&bytes[..end]).is_err(), "{v}: prefix of {end} bytes decoded");
+                prop_assert!(
+                    decode(&bytes[..end]).is_err(),
+                    "{v}: prefix of {end} bytes decoded"
+                );
             }
             Ok(())
         })
@@ -182,7 +185,11 @@ fn binary_decoding_survives_random_and_mutated_bytes() {
                 let i = at.index(bytes.len());
                 bytes[i] = byte;
             }
-            for blob in [&bytes, &random, &[&[BINARY_VERSION][..], &random[..]].concat()] {
+            for blob in [
+                &bytes,
+                &random,
+                &[&[BINARY_VERSION][..], &random[..]].concat(),
+            ] {
                 // Whatever decodes is a value that encodes and decodes again.
                 if let Ok(back) = decode(blob) {
                     let again = encode(&back).unwrap();

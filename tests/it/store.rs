@@ -5,9 +5,7 @@
 //! dbs that read back exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use aido::store::{
-    Commit, InboxItem, MemoryStore, OutboxEntry, OutboxKind, Store, StoreErrorKind,
-};
+use aido::store::{Commit, InboxItem, MemoryStore, OutboxEntry, OutboxKind, Store, StoreErrorKind};
 use aido::tick::{Wake, next_wake};
 use aido::value::encode;
 use aido::{Registry, Status, Value, compile_str, read_value, run_tick};
@@ -67,7 +65,9 @@ fn next_wake_is_now_for_what_may_change_on_any_tick() {
 
 #[test]
 fn next_wake_of_a_parallel_is_its_most_urgent_leaf() {
-    let both = tree("[:parallel {:policy :sequence} [:wait {:ticks 5}] [:wait {:ticks 2}] [:defer {:action :a}]]");
+    let both = tree(
+        "[:parallel {:policy :sequence} [:wait {:ticks 5}] [:wait {:ticks 2}] [:defer {:action :a}]]",
+    );
     let t = run_tick(Value::map(), &both);
     assert_eq!(next_wake(&t.db, &both), Wake::Ticks(1));
     assert!(Wake::Now < Wake::Ticks(1) && Wake::Ticks(9) < Wake::OnEvent);
@@ -104,25 +104,49 @@ fn db(n: i64) -> Value {
 /// Commits that expect a version other than the stored one change nothing.
 fn version_conflicts(store: &mut dyn Store) {
     assert!(store.load("a").unwrap().is_none());
-    assert_eq!(store.commit("a", 0, commit_of(db(1), vec![], vec![])).unwrap(), 1);
+    assert_eq!(
+        store
+            .commit("a", 0, commit_of(db(1), vec![], vec![]))
+            .unwrap(),
+        1
+    );
     let err = store
         .commit("a", 0, commit_of(db(99), vec![], vec![]))
         .unwrap_err();
     assert_eq!(err.code(), "S0001");
     assert!(matches!(
         err.kind,
-        StoreErrorKind::Conflict { expected: 0, found: 1, .. }
+        StoreErrorKind::Conflict {
+            expected: 0,
+            found: 1,
+            ..
+        }
     ));
     let loaded = store.load("a").unwrap().unwrap();
-    assert_eq!((loaded.version, loaded.db.clone(), loaded.tree), (1, db(1), 42));
-    assert_eq!(store.commit("a", 1, commit_of(db(2), vec![], vec![])).unwrap(), 2);
+    assert_eq!(
+        (loaded.version, loaded.db.clone(), loaded.tree),
+        (1, db(1), 42)
+    );
+    assert_eq!(
+        store
+            .commit("a", 1, commit_of(db(2), vec![], vec![]))
+            .unwrap(),
+        2
+    );
     // A second worker that loaded version 1 loses, and its inbox
     // consumption and launches with it.
     let seq = store.append("a", input(1)).unwrap();
     let err = store
         .commit("a", 1, commit_of(db(99), vec![seq], vec![launch(1)]))
         .unwrap_err();
-    assert!(matches!(err.kind, StoreErrorKind::Conflict { expected: 1, found: 2, .. }));
+    assert!(matches!(
+        err.kind,
+        StoreErrorKind::Conflict {
+            expected: 1,
+            found: 2,
+            ..
+        }
+    ));
     assert_eq!(store.load("a").unwrap().unwrap().db, db(2));
     assert_eq!(store.inbox("a").unwrap().len(), 1);
     assert!(store.outbox("a").unwrap().is_empty());
@@ -160,7 +184,9 @@ fn inbox_order(store: &mut dyn Store) {
         .unwrap();
     assert_eq!(store.inbox("b").unwrap().len(), 5);
     // An input that is not a map is refused.
-    let err = store.append("a", InboxItem::Input(Value::Int(1))).unwrap_err();
+    let err = store
+        .append("a", InboxItem::Input(Value::Int(1)))
+        .unwrap_err();
     assert_eq!(err.code(), "S0010");
 }
 
@@ -173,7 +199,10 @@ fn duplicate_completion_rejected(store: &mut dyn Store) {
     store.append("a", done(1)).unwrap();
     let err = store.append("a", done(2)).unwrap_err();
     assert_eq!(err.code(), "S0002");
-    assert!(matches!(err.kind, StoreErrorKind::DuplicateCompletion { request: 7, .. }));
+    assert!(matches!(
+        err.kind,
+        StoreErrorKind::DuplicateCompletion { request: 7, .. }
+    ));
     // The same request id of another agent is another request.
     store.append("b", done(3)).unwrap();
     let inbox = store.inbox("a").unwrap();
@@ -194,9 +223,16 @@ fn outbox_idempotent(store: &mut dyn Store) {
         ..launch(1)
     };
     store
-        .commit("a", 2, commit_of(db(1), vec![], vec![launch(2), cancel.clone()]))
+        .commit(
+            "a",
+            2,
+            commit_of(db(1), vec![], vec![launch(2), cancel.clone()]),
+        )
         .unwrap();
-    assert_eq!(store.outbox("a").unwrap(), vec![launch(1), launch(2), cancel]);
+    assert_eq!(
+        store.outbox("a").unwrap(),
+        vec![launch(1), launch(2), cancel]
+    );
 }
 
 /// A claim holds its entries until its lease ends; then another dispatcher
@@ -211,11 +247,17 @@ fn lease_expiry(store: &mut dyn Store) {
     assert_eq!(first[0].idempotency_key(), "a/1");
     // A second dispatcher skips the held entry.
     let second = store.claim(1_010, 100, 10).unwrap();
-    assert_eq!(second.iter().map(|c| c.entry.request).collect::<Vec<_>>(), [2]);
+    assert_eq!(
+        second.iter().map(|c| c.entry.request).collect::<Vec<_>>(),
+        [2]
+    );
     assert!(store.claim(1_050, 100, 10).unwrap().is_empty());
     // The first lease ends: a third dispatcher takes request 1 again.
     let third = store.claim(1_100, 100, 10).unwrap();
-    assert_eq!(third.iter().map(|c| c.entry.request).collect::<Vec<_>>(), [1]);
+    assert_eq!(
+        third.iter().map(|c| c.entry.request).collect::<Vec<_>>(),
+        [1]
+    );
     let answer = read_value("{:status :success :result :late}").unwrap();
     let err = store.finish(&first[0], Some(answer)).unwrap_err();
     assert_eq!(err.code(), "S0003");
@@ -258,7 +300,10 @@ type Check = fn(&mut dyn Store);
 const CONTRACT: &[(&str, Check)] = &[
     ("version_conflicts", version_conflicts),
     ("inbox_order", inbox_order),
-    ("duplicate_completion_rejected", duplicate_completion_rejected),
+    (
+        "duplicate_completion_rejected",
+        duplicate_completion_rejected,
+    ),
     ("outbox_idempotent", outbox_idempotent),
     ("lease_expiry", lease_expiry),
     ("encoding_round_trip", encoding_round_trip),
@@ -308,8 +353,11 @@ mod postgres {
         // Both workers load version 1; the second commit conflicts.
         let v1 = one.load("a").unwrap().unwrap().version;
         let v2 = two.load("a").unwrap().unwrap().version;
-        one.commit("a", v1, commit_of(db(2), vec![], vec![])).unwrap();
-        let err = two.commit("a", v2, commit_of(db(3), vec![], vec![])).unwrap_err();
+        one.commit("a", v1, commit_of(db(2), vec![], vec![]))
+            .unwrap();
+        let err = two
+            .commit("a", v2, commit_of(db(3), vec![], vec![]))
+            .unwrap_err();
         assert_eq!(err.code(), "S0001");
         assert_eq!(two.load("a").unwrap().unwrap().db, db(2));
         // Two dispatchers claim different entries.
@@ -325,7 +373,10 @@ mod postgres {
         let err = PgStore::open(&url).unwrap_err();
         assert!(matches!(
             err.kind,
-            StoreErrorKind::SchemaVersion { found: 99, expected: SCHEMA_VERSION }
+            StoreErrorKind::SchemaVersion {
+                found: 99,
+                expected: SCHEMA_VERSION
+            }
         ));
         assert_eq!(init(&url).unwrap_err().code(), "S0007");
     }
@@ -346,7 +397,10 @@ mod postgres {
         assert!(run.stderr.contains("[S0008]"), "{}", run.stderr);
         assert_eq!(run.stderr.lines().count(), 1);
         let run = aido(&["store", "init", &url]);
-        assert_eq!((run.code, run.stdout.as_str()), (0, "created the aido tables, schema version 1\n"));
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, "created the aido tables, schema version 1\n")
+        );
         let run = aido(&["store", "init", &url]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         for input in ["{:input \"hi\"}", "{:input \"again\"}"] {
@@ -355,7 +409,12 @@ mod postgres {
         }
         let run = aido(&["send", "--store", &url, "chat-1", "[:not :a :map]"]);
         assert_eq!(run.code, 2);
-        assert!(run.stderr.starts_with("aido: INPUT: an input is an EDN map"), "{}", run.stderr);
+        assert!(
+            run.stderr
+                .starts_with("aido: INPUT: an input is an EDN map"),
+            "{}",
+            run.stderr
+        );
         // A committed agent shows its db, version and wake.
         let mut store = PgStore::open(&url).unwrap();
         store
@@ -377,7 +436,11 @@ mod postgres {
         // An agent with only inputs so far: its inbox, in order.
         let run = aido(&["agents", "--store", &url, "chat-1"]);
         let shown = read_value(run.stdout.trim()).unwrap();
-        let inbox = shown.get(&Value::keyword("inbox")).unwrap().as_seq().unwrap();
+        let inbox = shown
+            .get(&Value::keyword("inbox"))
+            .unwrap()
+            .as_seq()
+            .unwrap();
         let texts: Vec<String> = inbox
             .iter()
             .map(|e| e.get(&Value::keyword("input")).unwrap().to_string())
@@ -405,5 +468,27 @@ mod postgres {
                 assert!(!run.stderr.contains("s3cret"), "{}", run.stderr);
             }
         }
+    }
+}
+
+/// Built without the `postgres` feature, each store command says so in one
+/// line (run by `cargo test --no-default-features`).
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn without_the_postgres_feature_the_store_commands_say_so() {
+    for args in [
+        vec!["store", "init", "postgres://localhost/x"],
+        vec!["send", "--store", "postgres://localhost/x", "a", "{}"],
+        vec!["agents", "--store", "postgres://localhost/x"],
+    ] {
+        let run = crate::common::Run::of(
+            std::process::Command::new(env!("CARGO_BIN_EXE_aido")).args(&args),
+        );
+        assert_eq!(run.code, 2, "{args:?}");
+        assert_eq!(
+            run.stderr,
+            "aido: store: this aido was built without the `postgres` feature \
+             (cargo build --features postgres)\n"
+        );
     }
 }
