@@ -37,7 +37,7 @@ use std::fmt;
 
 pub use memory::MemoryStore;
 
-use crate::tick::Wake;
+use crate::tick::{Request, Wake};
 use crate::value::{BinaryError, Value};
 
 /// An agent as loaded from a store.
@@ -105,6 +105,26 @@ pub struct OutboxEntry {
     pub kind: OutboxKind,
     /// The request as `Request::to_value` gives it.
     pub value: Value,
+}
+
+impl OutboxEntry {
+    /// The outbox entry of a launch a tick made (`Tick::launches`).
+    pub fn launch(request: &Request) -> OutboxEntry {
+        OutboxEntry {
+            request: request.request,
+            kind: OutboxKind::Launch,
+            value: request.to_value(),
+        }
+    }
+
+    /// The outbox entry of a cancel a tick made (`Tick::cancels`).
+    pub fn cancel(request: &Request) -> OutboxEntry {
+        OutboxEntry {
+            request: request.request,
+            kind: OutboxKind::Cancel,
+            value: request.to_value(),
+        }
+    }
 }
 
 /// What one commit writes.

@@ -295,6 +295,52 @@ fn encoding_round_trip(store: &mut dyn Store) {
     assert_eq!(back.to_string(), tricky.to_string());
 }
 
+/// A turn's launches go into the outbox with the commit of its tick, and
+/// its completion comes back through the inbox to the `:defer` waiting.
+fn a_turn_with_a_deferred_action(store: &mut dyn Store) {
+    let t = tree("[:defer {:id :ask, :action :llm/ask, :into :answer, :prompt \"hi?\"}]");
+    let first = run_tick(Value::map(), &t);
+    let outbox: Vec<OutboxEntry> = first.launches().iter().map(OutboxEntry::launch).collect();
+    let commit = Commit {
+        db: first.db.clone(),
+        tree: t.fingerprint(),
+        wake: next_wake(&first.db, &t),
+        consumed: vec![],
+        outbox,
+    };
+    store.commit("a", 0, commit).unwrap();
+    let loaded = store.load("a").unwrap().unwrap();
+    assert_eq!((loaded.wake, loaded.tree), (Wake::OnEvent, t.fingerprint()));
+    let claim = store.claim(0, 1_000, 10).unwrap().remove(0);
+    assert_eq!(
+        claim.entry.value,
+        read_value("{:node :ask, :request 1, :action :llm/ask, :options {:prompt \"hi?\"}}")
+            .unwrap()
+    );
+    let completion = read_value("{:request 1, :status :success, :result \"hello\"}").unwrap();
+    store.finish(&claim, Some(completion)).unwrap();
+    // What a worker will do: the completion under :aido/results, a tick.
+    let inbox = store.inbox("a").unwrap();
+    let InboxItem::Completion { value, .. } = &inbox[0].item else {
+        panic!("{inbox:?}")
+    };
+    let mut db = loaded.db;
+    db.as_map_mut().unwrap().insert(
+        Value::keyword("aido/results"),
+        Value::map_from([(Value::keyword("ask"), value.clone())]),
+    );
+    let done = run_tick(db, &t);
+    assert_eq!(done.status, Status::Success);
+    let commit = commit_of(done.db, vec![inbox[0].seq], vec![]);
+    assert_eq!(store.commit("a", loaded.version, commit).unwrap(), 2);
+    let after = store.load("a").unwrap().unwrap().db;
+    assert_eq!(
+        after.get(&Value::keyword("answer")),
+        Some(&Value::string("hello"))
+    );
+    assert!(store.inbox("a").unwrap().is_empty() && store.outbox("a").unwrap().is_empty());
+}
+
 type Check = fn(&mut dyn Store);
 
 const CONTRACT: &[(&str, Check)] = &[
@@ -307,6 +353,10 @@ const CONTRACT: &[(&str, Check)] = &[
     ("outbox_idempotent", outbox_idempotent),
     ("lease_expiry", lease_expiry),
     ("encoding_round_trip", encoding_round_trip),
+    (
+        "a_turn_with_a_deferred_action",
+        a_turn_with_a_deferred_action,
+    ),
 ];
 
 #[test]
