@@ -90,6 +90,7 @@ pub mod schema;
 pub mod snapshot;
 pub mod source;
 mod spec;
+pub mod store;
 pub mod stub;
 pub mod tick;
 pub mod tree;

@@ -33,6 +33,7 @@ mod nodes;
 mod run;
 mod save;
 mod show;
+mod store;
 mod test;
 
 use std::ffi::OsString;
@@ -128,6 +129,9 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Command::Nodes(a) => nodes::main(a, out),
         Command::Bench(a) => bench::main(a, out),
         Command::Show(a) => show::main(a, out),
+        Command::Store(a) => store::store_main(a, out),
+        Command::Send(a) => store::send_main(a, out),
+        Command::Agents(a) => store::agents_main(a, out),
         Command::Completions(a) => {
             args::completions(a.shell, out);
             Ok(0)

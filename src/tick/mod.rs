@@ -16,6 +16,7 @@ mod ctx;
 mod eval;
 mod halt;
 mod time;
+mod wake;
 
 use std::fmt;
 
@@ -29,6 +30,7 @@ pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 pub use time::{TimeError, advance_time};
+pub use wake::{Wake, next_wake};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;

@@ -44,6 +44,7 @@
 //! # let _: HashMap<String, Value> = HashMap::new();
 //! ```
 
+mod binary;
 mod check;
 mod convert;
 mod deep;
@@ -63,6 +64,7 @@ pub const MAX_DEPTH: usize = 256;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+pub use binary::{BINARY_VERSION, BinaryError, BinaryErrorKind, decode, encode};
 pub use hash::{FastBuildHasher, FastHasher};
 pub use host::{ValueError, ValueErrorKind, from_value, to_value};
 pub(crate) use index::ValueIndex;

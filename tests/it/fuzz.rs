@@ -21,7 +21,7 @@ use aido::{
     read::read_text,
     read_value,
     tick::{TickOptions, run_tick_with_options},
-    value::{JsonMapping, Map, Set, Symbol},
+    value::{BINARY_VERSION, JsonMapping, Map, Set, Symbol, decode, encode},
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -138,6 +138,68 @@ fn json_round_trips_keep_values_or_refuse_them() {
         })
         .unwrap();
     report("JSON round trips", runs.into_inner());
+}
+
+// ---- the binary encoding ----
+
+#[test]
+fn binary_round_trips_keep_every_value_exactly() {
+    let mut runner = runner(1024);
+    let runs = AtomicU64::new(0);
+    runner
+        .run(&value(), |v| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            let bytes = encode(&v).map_err(|e| TestCaseError::fail(format!("{v}: {e}")))?;
+            prop_assert_eq!(bytes[0], BINARY_VERSION);
+            let back = decode(&bytes).map_err(|e| TestCaseError::fail(format!("{v}: {e}")))?;
+            prop_assert!(v.first_difference(&back).is_none(), "{v} decoded as {back}");
+            // Byte for byte: float bits, vector or list, order all kept.
+            prop_assert_eq!(encode(&back).unwrap(), bytes.clone());
+            // Every strict prefix ends inside the value: an error, never a value.
+            for end in 0..bytes.len() {
+                prop_assert!(
+                    decode(&bytes[..end]).is_err(),
+                    "{v}: prefix of {end} bytes decoded"
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+    report("binary round trips", runs.into_inner());
+}
+
+#[test]
+fn binary_decoding_survives_random_and_mutated_bytes() {
+    let mut runner = runner(2048);
+    let runs = AtomicU64::new(0);
+    let input = (
+        value(),
+        prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+        prop::collection::vec(any::<u8>(), 0..64),
+    );
+    runner
+        .run(&input, |(v, flips, random)| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            let mut bytes = encode(&v).unwrap();
+            for (at, byte) in flips {
+                let i = at.index(bytes.len());
+                bytes[i] = byte;
+            }
+            for blob in [
+                &bytes,
+                &random,
+                &[&[BINARY_VERSION][..], &random[..]].concat(),
+            ] {
+                // Whatever decodes is a value that encodes and decodes again.
+                if let Ok(back) = decode(blob) {
+                    let again = encode(&back).unwrap();
+                    prop_assert!(decode(&again).unwrap().first_difference(&back).is_none());
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    report("binary decoding of random bytes", runs.into_inner());
 }
 
 // ---- the reader ----

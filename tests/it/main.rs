@@ -24,6 +24,7 @@ mod compile_errors;
 mod conformance;
 mod convert;
 mod deep_values;
+mod encode;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
 mod funcs;
@@ -34,6 +35,8 @@ mod layers;
 mod long_running;
 mod nodes;
 mod page;
+#[cfg(feature = "postgres")]
+mod pg;
 mod plain;
 #[cfg(feature = "rand")]
 mod rand_api;
@@ -48,6 +51,7 @@ mod seed_examples;
 mod show;
 #[cfg(feature = "insta")]
 mod snapshot;
+mod store;
 mod tick;
 mod time;
 mod trim;

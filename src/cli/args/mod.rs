@@ -10,6 +10,7 @@
 //! commands and flags (with a "did you mean" for a misspelt one), a value
 //! for every flag that takes one, no flag given twice.
 
+mod store;
 mod test;
 mod tick;
 mod tree;
@@ -20,6 +21,7 @@ use std::path::PathBuf;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+pub(crate) use store::{AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs};
 pub(crate) use test::TestArgs;
 pub(crate) use tick::{BENCH_USAGE, BenchArgs, RUN_USAGE, RunArgs};
 pub(crate) use tree::{
@@ -43,6 +45,11 @@ aido check FILE...        compile each tree and report every problem
        aido bench TREE [options] time ticks of one or many agents
        aido show TREE [--format text|dot|mermaid]
                                  print a tree as an outline, a Graphviz or a Mermaid graph
+       aido store init URL       create aido's tables in a PostgreSQL database (feature postgres)
+       aido send --store URL AGENT INPUT
+                                 append an input map to a stored agent's inbox
+       aido agents --store URL [AGENT]
+                                 list stored agents, or print one: db, version, inbox, outbox
        aido completions SHELL    print a completion script for bash, zsh or fish
        aido help [COMMAND]       print this help, or a command's help
        aido --version            print the version";
@@ -82,6 +89,9 @@ pub(crate) enum Command {
     Nodes(NodesArgs),
     Bench(BenchArgs),
     Show(ShowArgs),
+    Store(StoreArgs),
+    Send(SendArgs),
+    Agents(AgentsArgs),
     Completions(CompletionsArgs),
 }
 
