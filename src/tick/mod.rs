@@ -628,8 +628,8 @@ impl<'t> Engine<'t> {
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
         // The reserved keys are looked up directly (a short pass over a
-        // small db, hash lookups in a large one), so that the cost of a tick
-        // does not grow with the db.
+        // small db, one probe each with a precomputed hash in a large one),
+        // so that the cost of a tick does not grow with the db.
         // `:aido/tree` may be present: in a small db, unless the pass that
         // finds the other two proves it absent; in a large one, the tree's
         // position hint finds it with one comparison in the usual case.
@@ -638,8 +638,9 @@ impl<'t> Engine<'t> {
             self.results_maybe = crate::value::kw_bit(seen, kw::RESULTS);
             (e, r, crate::value::kw_bit(seen, kw::TREE))
         } else {
-            let (e, r) = crate::value::find_two_kws_hashed(self.db, kw::ERROR, kw::RUNNING);
-            self.results_maybe = true;
+            let e = crate::value::find_kw(self.db, kw::ERROR);
+            let r = crate::value::find_kw(self.db, kw::RUNNING);
+            self.results_maybe = crate::value::find_kw(self.db, kw::RESULTS).is_some();
             (e, r, true)
         };
         if let Some(i) = error_at {
