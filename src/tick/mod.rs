@@ -362,23 +362,49 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
     tick_inline(db, tree, options)
 }
 
+/// Ticks `tree` once against `db` where it is, for a host that keeps its
+/// agents' dbs in place: the same tick as [`run_tick`], without moving the
+/// db in and out, returning what it produced besides the db. A db that is
+/// not a map is left as it was, and the tick is an Error.
+///
+/// ```
+/// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
+/// let mut db = aido::Value::map();
+/// let tick = aido::tick::tick_in_place(&mut db, &tree);
+/// assert_eq!(tick.status, aido::Status::Success);
+/// assert_eq!(db.to_string(), "{:n 1}");
+/// ```
+pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
+    tick_in_place_inline(db, tree, &TickOptions::default()).into_agent_tick()
+}
+
 #[inline(always)]
 fn tick_inline(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-    let outcome = {
-        let map = match db_map(&mut db, tree) {
-            Ok(map) => map,
-            Err(tick) => return *tick,
-        };
-        let mut engine = Engine::new(tree, map, options);
-        engine.prepare(options);
-        let status = if tree.is_empty() || engine.error.is_some() {
-            Status::Success
-        } else {
-            engine.tick(0)
-        };
-        engine.finish(status, options)
-    };
+    let outcome = tick_in_place_inline(&mut db, tree, options);
     outcome.into_tick(db)
+}
+
+#[inline(always)]
+fn tick_in_place_inline(db: &mut Value, tree: &Tree, options: &TickOptions) -> Outcome {
+    if db.is_nil() {
+        *db = Value::map();
+    }
+    let Value::Map(map) = db else {
+        return Outcome {
+            status: Status::Error,
+            error: Some(not_a_map_error(db, tree)),
+            steps: 0,
+            extras: None,
+        };
+    };
+    let mut engine = Engine::new(tree, map, options);
+    engine.prepare(options);
+    let status = if tree.is_empty() || engine.error.is_some() {
+        Status::Success
+    } else {
+        engine.tick(0)
+    };
+    engine.finish(status, options)
 }
 
 /// Halts every node of `tree` that the db says is running, as resetting or
@@ -438,7 +464,21 @@ pub(crate) fn db_map<'d>(db: &'d mut Value, tree: &Tree) -> Result<&'d mut Map, 
 #[cold]
 #[inline(never)]
 fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
-    let error = TickError {
+    let error = not_a_map_error(&other, tree);
+    Box::new(Tick {
+        db: other,
+        status: Status::Error,
+        error: Some(error),
+        steps: 0,
+        extras: None,
+    })
+}
+
+/// The error of a tick whose db is `other`, not a map.
+#[cold]
+#[inline(never)]
+fn not_a_map_error(other: &Value, tree: &Tree) -> Box<TickError> {
+    Box::new(TickError {
         kind: TickErrorKind::Other,
         node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
         node_type: tree
@@ -448,13 +488,6 @@ fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
         span: None,
         location: None,
         message: format!("the db must be a map, found {}", other.type_with_article()),
-    };
-    Box::new(Tick {
-        db: other,
-        status: Status::Error,
-        error: Some(Box::new(error)),
-        steps: 0,
-        extras: None,
     })
 }
 
@@ -480,6 +513,16 @@ impl Outcome {
     pub(crate) fn into_tick(self, db: Value) -> Tick {
         Tick {
             db,
+            status: self.status,
+            error: self.error,
+            steps: self.steps,
+            extras: self.extras,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn into_agent_tick(self) -> AgentTick {
+        AgentTick {
             status: self.status,
             error: self.error,
             steps: self.steps,
