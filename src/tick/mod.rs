@@ -581,6 +581,12 @@ pub(crate) struct Long {
     pub(crate) prev_running: Vec<(u32, Fate)>,
     /// Nodes that returned Running in this tick.
     pub(crate) now_running: Vec<u32>,
+    /// The running set the last tick on this thread ended with: a guess at
+    /// the nodes `:aido/running` names, position by position, so that
+    /// loading it compares each id with one node's id instead of hashing
+    /// it (a string id hashes with SipHash). Only ever a hint: a wrong one
+    /// costs a look-up.
+    pub(crate) last_running: Vec<u32>,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
     pub(crate) dropped: Vec<DroppedResult>,
@@ -613,6 +619,7 @@ impl Long {
     /// and keeps it as this thread's spare.
     fn recycle(mut long: Box<Long>) {
         long.prev_running.clear();
+        std::mem::swap(&mut long.last_running, &mut long.now_running);
         long.now_running.clear();
         long.launches.clear();
         long.cancels.clear();
