@@ -9,6 +9,26 @@ use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Status, eval};
 
+/// The error of asking a node type for an option it does not declare.
+#[cold]
+#[inline(never)]
+fn undeclared_option(node_type: &crate::extend::NodeType, name: &str) -> NodeError {
+    let declared: Vec<String> = node_type
+        .options
+        .iter()
+        .map(|o| format!("`:{}`", o.name))
+        .collect();
+    let declared = if declared.is_empty() {
+        "none".to_owned()
+    } else {
+        declared.join(", ")
+    };
+    NodeError(format!(
+        "node type `{}` declares no option `:{name}` (it declares {declared})",
+        node_type.name
+    ))
+}
+
 /// The view a user node type's tick function has of the tick: the db, the
 /// node's options and children, its memory and the random generator.
 pub struct NodeCtx<'e, 't> {
@@ -42,7 +62,10 @@ impl NodeCtx<'_, '_> {
     ///
     /// The name is matched against the node type's declared options by
     /// text, without the keyword interner's lock; only a node type with open
-    /// options looks an undeclared name up in the interner.
+    /// options looks an undeclared name up in the interner. A name the node
+    /// type does not declare (and whose options are not open) is a typo in
+    /// the code: an error, which ends the tick in Error naming the node, never
+    /// a silent `None`.
     pub fn option(&mut self, key: &str) -> Result<Option<Value>, NodeError> {
         let name = key.trim_start_matches(':');
         let tree = self.engine.tree;
@@ -55,7 +78,7 @@ impl NodeCtx<'_, '_> {
                 Some(k) => k,
                 None => return Ok(None),
             },
-            None => return Ok(None),
+            None => return Err(undeclared_option(node_type, name)),
         };
         let Some((_, opt)) = options.iter().find(|(k, _)| *k == key) else {
             return Ok(None);
