@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use crate::extend::NodeError;
 use crate::rng::Rng;
-use crate::tree::Kind;
+use crate::tree::{Kind, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Status, eval};
@@ -72,7 +72,8 @@ impl NodeCtx<'_, '_> {
         let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
             return Ok(None);
         };
-        let key = match node_type.options.iter().find(|o| o.name == name) {
+        let spec = node_type.options.iter().find(|o| o.name == name);
+        let key = match spec {
             Some(spec) => spec.key,
             None if node_type.open_options => match Keyword::existing(name) {
                 Some(k) => k,
@@ -84,6 +85,14 @@ impl NodeCtx<'_, '_> {
             return Ok(None);
         };
         let engine = &mut *self.engine;
+        if let Opt::Const(v) = opt {
+            // A constant was checked against its declared type when the tree
+            // was compiled: handed over without resolving or checking it again.
+            if v.is_heavy() {
+                engine.rng.charge_value(v, 0).map_err(NodeError)?;
+            }
+            return Ok(Some(v.clone()));
+        }
         let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
         if let Cow::Borrowed(v) = &value
             && v.is_heavy()
@@ -91,7 +100,7 @@ impl NodeCtx<'_, '_> {
             // Handing the node a copy of a collection or string is work.
             engine.rng.charge_value(v, 0).map_err(NodeError)?;
         }
-        if let Some(spec) = node_type.options.iter().find(|o| o.key == key) {
+        if let Some(spec) = spec {
             spec.ty
                 .check(&value)
                 .map_err(|e| NodeError(format!("option `{key}` {e}")))?;
