@@ -253,6 +253,9 @@ fn float_eq(a: f64, b: f64) -> bool {
 }
 
 impl PartialEq for Value {
+    // Inlined: most comparisons are of scalars (node ids, keys), which then
+    // cost a compare or two; collections go through a call.
+    #[inline]
     fn eq(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
@@ -264,15 +267,19 @@ impl PartialEq for Value {
             (Str(a), Str(b)) => a == b,
             (Char(a), Char(b)) => a == b,
             (Symbol(a), Symbol(b)) => a == b,
-            (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => {
-                // Collections nest: deep ones are compared without recursion.
-                match collection_depth_guard(&COMPARING, || collections_eq(self, other)) {
-                    Some(same) => same,
-                    None => check::eq_without_recursion(self, other),
-                }
-            }
+            (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => collection_eq(self, other),
             _ => false,
         }
+    }
+}
+
+/// `a == b` where `a` is a collection.
+#[inline(never)]
+fn collection_eq(a: &Value, b: &Value) -> bool {
+    // Collections nest: deep ones are compared without recursion.
+    match collection_depth_guard(&COMPARING, || collections_eq(a, b)) {
+        Some(same) => same,
+        None => check::eq_without_recursion(a, b),
     }
 }
 
