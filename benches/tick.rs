@@ -1,6 +1,14 @@
-//! Tick benchmarks: one npc agent (also with an action that runs long), a
-//! large generated tree (per tick and per node visit), and 10,000 npc agents
-//! ticked together on every core and on one.
+//! Tick benchmarks: one npc agent (also with an action that runs long, and
+//! with a db of many keys), a large generated tree (per tick and per node
+//! visit), and 10,000 npc agents ticked together on every core and on one.
+//!
+//! Two references show how far the interpreter is from what is possible:
+//! npc written by hand in Rust over aido's db, with a key hint per site as
+//! the compiled tree has (checked to reach the same db as the tree), and a
+//! node type registered in Rust that reads one option and one db key,
+//! against the built-in `:test?` doing the same. Their ratios are printed
+//! from one run in which the workloads take turns (see [`interleaved`]), so
+//! that load from elsewhere on a shared machine hits all of them alike.
 //!
 //! Before measuring, each workload is ticked until it settles and its mean
 //! node visits per tick are printed, so that ns per visit can be read off
@@ -10,11 +18,16 @@
 
 mod common;
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use aido::extend::{NodeType, OptionType};
+use aido::value::{Keyword, Map};
 use aido::{
-    Registry, Status, Tree, Value, batch::tick_all_into, compile_str, read_value, run_tick,
-    tick::AgentTick,
+    Registry, Status, Tree, Value,
+    batch::tick_all_into,
+    compile_str, read_value, run_tick,
+    tick::{AgentTick, tick_in_place},
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -28,6 +41,195 @@ const SPEEDUP_SAMPLES: usize = 30;
 
 /// Ticks in one npc cycle (nine of wandering, one of eating).
 const NPC_CYCLE: usize = 10;
+
+/// Samples of each workload in the interleaved reference comparisons.
+const REFERENCE_SAMPLES: usize = 30;
+
+/// Ticks in one sample of the interleaved reference comparisons.
+const REFERENCE_TICKS: usize = 10_000;
+
+/// Runs each workload `samples` times, taking turns, and returns the
+/// fastest sample of each: the one least disturbed by other work.
+fn interleaved(samples: usize, workloads: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
+    let mut fastest = vec![Duration::MAX; workloads.len()];
+    for _ in 0..samples {
+        for (run, best) in workloads.iter_mut().zip(fastest.iter_mut()) {
+            let start = Instant::now();
+            run();
+            *best = (*best).min(start.elapsed());
+        }
+    }
+    fastest
+}
+
+/// A keyword key read or written at one place of the hand-written npc,
+/// with a hint of where it sat last time: what the compiled tree keeps
+/// for each key a node names.
+struct Site {
+    key: Keyword,
+    hint: Cell<usize>,
+}
+
+impl Site {
+    fn new(name: &str) -> Site {
+        Site {
+            key: Keyword::new(name),
+            hint: Cell::new(0),
+        }
+    }
+
+    /// The key's index: the hinted one if it holds the key, else found
+    /// by a short scan (a small db) or a hash look-up, as aido finds it.
+    #[inline(always)]
+    fn find(&self, db: &Map) -> Option<usize> {
+        let hint = self.hint.get();
+        if let Some((Value::Keyword(k), _)) = db.get_index(hint)
+            && *k == self.key
+        {
+            return Some(hint);
+        }
+        let found = if db.len() <= 8 {
+            db.keys()
+                .position(|k| matches!(k, Value::Keyword(k) if *k == self.key))
+        } else {
+            db.get_index_of(&Value::Keyword(self.key))
+        };
+        if let Some(i) = found {
+            self.hint.set(i);
+        }
+        found
+    }
+
+    #[inline(always)]
+    fn get<'d>(&self, db: &'d Map) -> Option<&'d Value> {
+        self.find(db).map(|i| &db[i])
+    }
+
+    /// The key's slot, inserted as nil if missing.
+    #[inline(always)]
+    fn slot<'d>(&self, db: &'d mut Map) -> &'d mut Value {
+        let i = match self.find(db) {
+            Some(i) => i,
+            None => db.insert_full(Value::Keyword(self.key), Value::Nil).0,
+        };
+        &mut db[i]
+    }
+}
+
+/// examples/npc.edn written by hand, one [`Site`] per key a node names.
+struct HandNpc {
+    hunger_test: Site,
+    eat_action: Site,
+    eat_hunger: Site,
+    enemy: Site,
+    courage: Site,
+    fight_action: Site,
+    flee_action: Site,
+    hunger_inc: Site,
+    steps: Site,
+    wander: Site,
+    wander_action: Site,
+    eat: Keyword,
+    fight: Keyword,
+    flee: Keyword,
+    wander_kw: Keyword,
+}
+
+impl HandNpc {
+    fn new() -> HandNpc {
+        HandNpc {
+            hunger_test: Site::new("hunger"),
+            eat_action: Site::new("action"),
+            eat_hunger: Site::new("hunger"),
+            enemy: Site::new("enemy"),
+            courage: Site::new("courage"),
+            fight_action: Site::new("action"),
+            flee_action: Site::new("action"),
+            hunger_inc: Site::new("hunger"),
+            steps: Site::new("steps"),
+            wander: Site::new("wander"),
+            wander_action: Site::new("action"),
+            eat: Keyword::new("eat"),
+            fight: Keyword::new("fight"),
+            flee: Keyword::new("flee"),
+            wander_kw: Keyword::new("wander"),
+        }
+    }
+
+    /// `[:greater-than? {:key k :val n}]`.
+    #[inline(always)]
+    fn greater(site: &Site, db: &Map, n: i64) -> bool {
+        matches!(site.get(db), Some(Value::Int(x)) if *x > n)
+    }
+
+    /// `[:inc! {:key k}]`: false on overflow or a value that is no integer.
+    #[inline(always)]
+    fn inc(site: &Site, db: &mut Map) -> bool {
+        let slot = site.slot(db);
+        match slot {
+            Value::Int(x) => match x.checked_add(1) {
+                Some(y) => {
+                    *x = y;
+                    true
+                }
+                None => false,
+            },
+            Value::Nil => {
+                *slot = Value::Int(1);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// One tick of npc.
+    fn tick(&self, db: &mut Map) -> Status {
+        if Self::greater(&self.hunger_test, db, 8) {
+            *self.eat_action.slot(db) = Value::Keyword(self.eat);
+            *self.eat_hunger.slot(db) = Value::Int(0);
+            return Status::Success;
+        }
+        if self.enemy.find(db).is_some() {
+            if Self::greater(&self.courage, db, 5) {
+                *self.fight_action.slot(db) = Value::Keyword(self.fight);
+            } else {
+                *self.flee_action.slot(db) = Value::Keyword(self.flee);
+            }
+            return Status::Success;
+        }
+        if !(Self::inc(&self.hunger_inc, db) && Self::inc(&self.steps, db)) {
+            return Status::Error;
+        }
+        for _ in 0..3 {
+            if !Self::inc(&self.wander, db) {
+                return Status::Error;
+            }
+        }
+        *self.wander_action.slot(db) = Value::Keyword(self.wander_kw);
+        Status::Success
+    }
+}
+
+/// A registry with `npc/hungry?`, a node type registered in Rust that
+/// reads one option (`:min`) and one db key (`:hunger`): Success if the
+/// hunger is above the minimum. `[:test? {:key :hunger :oper > :val 8}]`
+/// is the same node built in.
+fn domain_registry() -> Registry {
+    let mut registry = Registry::new();
+    let hunger = Value::keyword("hunger");
+    registry
+        .node_type(
+            NodeType::new("npc/hungry?")
+                .required("min", OptionType::Int)
+                .tick(move |ctx| {
+                    let min = ctx.option("min")?.and_then(|v| v.as_int()).unwrap_or(0);
+                    let above = matches!(ctx.db().get(&hunger), Some(Value::Int(h)) if *h > min);
+                    Ok(Status::from_bool(above))
+                }),
+        )
+        .unwrap();
+    registry
+}
 
 fn compile(name: &str, text: &str) -> Tree {
     compile_str(name, text, &Registry::new()).expect("the bench tree compiles")
@@ -97,8 +299,91 @@ fn tick(c: &mut Criterion) {
         }
     }
 
+    // The references, checked to do what the trees do.
+    let hand = HandNpc::new();
+    let mut hand_db = read_value(NPC_DB).unwrap();
+    let mut tree_db = hand_db.clone();
+    for _ in 0..100 {
+        let want = run_tick(std::mem::take(&mut tree_db), &npc);
+        tree_db = want.db;
+        let got = hand.tick(hand_db.as_map_mut().unwrap());
+        assert_eq!(got, want.status);
+        assert_eq!(
+            hand_db, tree_db,
+            "the hand-written npc reaches the tree's db"
+        );
+    }
+    let domain = compile_str("domain.edn", "[:npc/hungry? {:min 8}]", &domain_registry()).unwrap();
+    let builtin = compile("test.edn", "[:test? {:key :hunger :oper > :val 8}]");
+    for hunger in [0, 8, 9] {
+        let mut db = npc_db.clone();
+        db.as_map_mut()
+            .unwrap()
+            .insert(Value::keyword("hunger"), Value::Int(hunger));
+        assert_eq!(
+            run_tick(db.clone(), &domain).status,
+            run_tick(db, &builtin).status
+        );
+    }
+    let mut small_db = npc_db.clone();
+    // npc with 20 keys the tree never reads: above the 8 keys a short scan serves.
+    let mut wide_db = npc_db.clone();
+    if let Value::Map(map) = &mut wide_db {
+        for i in 0..20 {
+            map.insert(Value::keyword(&format!("other-{i}")), Value::Int(i));
+        }
+    }
+    let (mut domain_db, mut builtin_db) = (npc_db.clone(), npc_db.clone());
+    let ticks = |tree: &Tree, db: &mut Value| {
+        for _ in 0..REFERENCE_TICKS {
+            tick_in_place(db, tree);
+        }
+    };
+    let times = interleaved(
+        REFERENCE_SAMPLES,
+        &mut [
+            &mut || ticks(&npc, &mut small_db),
+            &mut || {
+                let map = hand_db.as_map_mut().unwrap();
+                for _ in 0..REFERENCE_TICKS {
+                    std::hint::black_box(hand.tick(map));
+                }
+            },
+            &mut || ticks(&npc, &mut wide_db),
+            &mut || ticks(&domain, &mut domain_db),
+            &mut || ticks(&builtin, &mut builtin_db),
+        ],
+    );
+    let ns = |d: Duration| d.as_secs_f64() * 1e9 / REFERENCE_TICKS as f64;
+    let (npc_ns, hand_ns, wide_ns, domain_ns, builtin_ns) = (
+        ns(times[0]),
+        ns(times[1]),
+        ns(times[2]),
+        ns(times[3]),
+        ns(times[4]),
+    );
+    eprintln!(
+        "references (fastest of {REFERENCE_SAMPLES} interleaved samples of {REFERENCE_TICKS} ticks):\n  \
+         npc {npc_ns:.1} ns, hand-written {hand_ns:.1} ns: {:.2}x\n  \
+         npc with 20 other keys {wide_ns:.1} ns: {:.2}x npc\n  \
+         domain node {domain_ns:.1} ns, :test? {builtin_ns:.1} ns: {:.2}x",
+        npc_ns / hand_ns,
+        wide_ns / npc_ns,
+        domain_ns / builtin_ns
+    );
+
     let mut group = c.benchmark_group("tick");
     bench_ticks(&mut group, "npc", &npc, &npc_db);
+    {
+        let mut db = read_value(NPC_DB).unwrap();
+        group.bench_function("npc_hand_written", |b| {
+            let map = db.as_map_mut().unwrap();
+            b.iter(|| hand.tick(map))
+        });
+    }
+    bench_ticks(&mut group, "npc_20_other_keys", &npc, &wide_db);
+    bench_ticks(&mut group, "domain_node", &domain, &npc_db);
+    bench_ticks(&mut group, "test_node", &builtin, &npc_db);
     bench_ticks(&mut group, "npc_10k_other_keys", &npc, &big_db);
     bench_ticks(&mut group, "npc_running", &running, &running_db);
     group.throughput(Throughput::Elements(npc_visits.round() as u64));
@@ -113,13 +398,17 @@ fn tick_all(c: &mut Criterion) {
     let (npc_db, _) = settle(&npc, read_value(NPC_DB).unwrap(), 1_000, 1);
     let mut dbs = vec![npc_db; AGENTS];
     let mut statuses = vec![AgentTick::default(); AGENTS];
-    let one_thread = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
+    // One thread is a plain loop on this thread: no pool, no scheduling.
+    // (Running `tick_all_into` inside a one-thread rayon pool would not do:
+    // it ticks on the crate's own pool, whatever pool calls it.)
+    let one_thread = |dbs: &mut [Value], statuses: &mut [AgentTick]| {
+        for (db, slot) in dbs.iter_mut().zip(statuses.iter_mut()) {
+            *slot = tick_in_place(db, &npc);
+        }
+    };
     eprintln!(
-        "tick_all: {} threads in rayon's global pool",
-        rayon::current_num_threads()
+        "tick_all: {} threads available",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 
     // The speed-up over one thread, measured with the two interleaved so
@@ -135,7 +424,7 @@ fn tick_all(c: &mut Criterion) {
         all = all.min(start.elapsed());
         let start = Instant::now();
         for _ in 0..NPC_CYCLE {
-            one_thread.install(|| tick_all_into(&npc, &mut dbs, &mut statuses));
+            one_thread(&mut dbs, &mut statuses);
         }
         one = one.min(start.elapsed());
     }
@@ -153,7 +442,7 @@ fn tick_all(c: &mut Criterion) {
         b.iter(|| tick_all_into(&npc, &mut dbs, &mut statuses))
     });
     group.bench_function("npc_10k_1_thread", |b| {
-        b.iter(|| one_thread.install(|| tick_all_into(&npc, &mut dbs, &mut statuses)))
+        b.iter(|| one_thread(&mut dbs, &mut statuses))
     });
     group.finish();
 }

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::tick::{AgentTick, run_tick};
+use crate::tick::{AgentTick, tick_in_place};
 use crate::tree::Tree;
 use crate::value::Value;
 
@@ -20,7 +20,7 @@ const CHUNK: usize = 64;
 ///
 /// Each agent's tick reads and writes only its own db, so the results are the
 /// same whatever the number of threads, and the same as ticking the agents one
-/// by one with [`run_tick`].
+/// by one with [`crate::run_tick`].
 ///
 /// ```
 /// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
@@ -51,18 +51,66 @@ pub fn tick_all_into(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
 /// is address space: only the pages a tick touches are used.
 const WORKER_STACK: usize = 64 << 20;
 
+/// A builder of a pool that ticks batches: worker threads with the stacks
+/// deep trees need. `threads` 0 is one thread per core (rayon's default).
+fn pool_builder(threads: usize) -> rayon::ThreadPoolBuilder {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(WORKER_STACK)
+        .thread_name(|i| format!("aido-tick-{i}"))
+}
+
 /// The pool that ticks batches, made on first use; `None` if the system
 /// refused its threads (the global pool is used then).
 fn pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .stack_size(WORKER_STACK)
-            .thread_name(|i| format!("aido-tick-{i}"))
+    POOL.get_or_init(|| pool_builder(0).build().ok()).as_ref()
+}
+
+/// A pool of a chosen number of threads that ticks batches, for a host
+/// that wants to leave cores to other work, or to measure how ticking
+/// scales ([`tick_all_into`] uses one thread per core). The results are
+/// the same as with [`tick_all_into`], whatever the number of threads.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
+/// let pool = aido::batch::TickPool::new(NonZeroUsize::MIN).unwrap();
+/// let mut agents = vec![aido::Value::map(); 100];
+/// let mut ticks = vec![aido::tick::AgentTick::default(); 100];
+/// pool.tick_all_into(&tree, &mut agents, &mut ticks);
+/// assert_eq!(agents[99].to_string(), "{:n 1}");
+/// ```
+pub struct TickPool {
+    pool: rayon::ThreadPool,
+}
+
+impl TickPool {
+    /// A pool of `threads` worker threads; an error if the system refuses them.
+    pub fn new(threads: std::num::NonZeroUsize) -> std::io::Result<TickPool> {
+        pool_builder(threads.get())
             .build()
-            .ok()
-    })
-    .as_ref()
+            .map(|pool| TickPool { pool })
+            .map_err(std::io::Error::other)
+    }
+
+    /// How many worker threads the pool has.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// [`tick_all_into`] on this pool's threads.
+    pub fn tick_all_into(&self, tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
+        self.pool.install(|| tick_chunks(tree, dbs, ticks));
+    }
+}
+
+impl std::fmt::Debug for TickPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickPool")
+            .field("threads", &self.threads())
+            .finish()
+    }
 }
 
 /// Runs `f` on the pool that ticks batches (the global pool if it could
@@ -79,9 +127,7 @@ fn tick_chunks(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
         .zip(ticks.par_chunks_mut(CHUNK))
         .for_each(|(dbs, ticks)| {
             for (db, slot) in dbs.iter_mut().zip(ticks.iter_mut()) {
-                let (new_db, tick) = run_tick(std::mem::take(db), tree).split();
-                *db = new_db;
-                *slot = tick;
+                *slot = tick_in_place(db, tree);
             }
         });
 }

@@ -118,6 +118,27 @@ fn a_steady_state_npc_tick_allocates_nothing() {
 }
 
 #[test]
+fn an_npc_tick_in_place_in_a_db_of_many_keys_allocates_nothing() {
+    let (tree, mut db) = npc();
+    // Above the size a short scan serves: reserved keys are probed by hash.
+    if let Some(map) = db.as_map_mut() {
+        for i in 0..20 {
+            map.insert(Value::keyword(&format!("other-{i}")), Value::Int(i));
+        }
+    }
+    for _ in 0..20 {
+        aido::tick::tick_in_place(&mut db, &tree);
+    }
+    let before = allocations();
+    for _ in 0..10_000 {
+        aido::tick::tick_in_place(&mut db, &tree);
+    }
+    let made = allocations() - before;
+    assert_eq!(made, 0, "{made} allocations in 10,000 npc ticks in place");
+    assert_eq!(db.get(&Value::keyword("steps")), Some(&Value::Int(9_018)));
+}
+
+#[test]
 fn a_tick_while_an_action_runs_long_allocates_nothing_once_warm() {
     // The running set, the wait's memory and the engine's long-running
     // state are all reused from tick to tick.

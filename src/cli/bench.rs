@@ -2,10 +2,15 @@
 //! measure the memory their dbs hold.
 
 use std::io::{self, Write};
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use aido::{Tree, Value, run_tick, tick::AgentTick, value::Map};
+use aido::{
+    Tree, Value, run_tick,
+    tick::{AgentTick, tick_in_place},
+    value::Map,
+};
 
 use super::Failure;
 use super::alloc_count;
@@ -37,6 +42,8 @@ struct Config {
     agents: usize,
     /// `ticks * agents`, known not to overflow.
     total_ticks: u64,
+    /// `--threads`: `None` for one per core.
+    threads: Option<NonZeroUsize>,
     seed: Option<i64>,
     format: Format,
 }
@@ -60,6 +67,17 @@ impl Config {
                 "--ticks",
                 format!("{ticks} ticks x {agents} agents is more ticks than a 64-bit count holds"),
             ));
+        };
+        let threads = match args::positive("--threads", parsed.threads.as_deref())? {
+            None => None,
+            Some(t) => Some(
+                usize::try_from(t)
+                    .ok()
+                    .and_then(NonZeroUsize::new)
+                    .ok_or_else(|| {
+                        Failure::input("--threads", format!("{t} threads is too many"))
+                    })?,
+            ),
         };
         let seed = match args::integer("--seed", parsed.seed.as_deref())? {
             None => None,
@@ -93,6 +111,7 @@ impl Config {
             ticks,
             agents,
             total_ticks,
+            threads,
             seed,
             format,
         })
@@ -138,7 +157,8 @@ pub(crate) fn main(parsed: &BenchArgs, out: &mut dyn Write) -> Result<i32, Failu
 /// Warms up, makes the agents' dbs, times the ticks and counts the memory.
 fn measure(tree: &Tree, template: &Value, config: &Config) -> Result<Measured, Failure> {
     let agent_db = |i: usize| agent_db(template, config.seed, i);
-    warm_up(tree, config, agent_db);
+    let ticker = Ticker::new(config.threads)?;
+    warm_up(tree, config, &ticker, agent_db);
 
     // Room for the dbs is made before the baseline: the slots are added by
     // size, so that only what the dbs themselves hold is measured.
@@ -172,7 +192,7 @@ fn measure(tree: &Tree, template: &Value, config: &Config) -> Result<Measured, F
         *only = db;
     } else {
         for _ in 0..config.ticks {
-            tick_agents(tree, &mut dbs, &mut statuses);
+            ticker.tick(tree, &mut dbs, &mut statuses);
         }
     }
     let elapsed = start.elapsed();
@@ -234,7 +254,7 @@ fn available_memory() -> Option<u64> {
 /// Ticks copies of the first agents' dbs, so that the code, the tree and
 /// rayon's threads are ready, and drops them. The rayon pool is started here,
 /// before the memory baseline, so its buffers are not counted.
-fn warm_up(tree: &Tree, config: &Config, agent_db: impl Fn(usize) -> Value) {
+fn warm_up(tree: &Tree, config: &Config, ticker: &Ticker, agent_db: impl Fn(usize) -> Value) {
     if config.agents == 1 {
         let mut db = agent_db(0);
         for _ in 0..config.ticks.min(WARM_UP_TICKS) {
@@ -244,18 +264,59 @@ fn warm_up(tree: &Tree, config: &Config, agent_db: impl Fn(usize) -> Value) {
         let n = config.agents.min(WARM_UP_AGENTS);
         let mut dbs: Vec<Value> = (0..n).map(agent_db).collect();
         let mut statuses = vec![AgentTick::default(); n];
-        tick_agents(tree, &mut dbs, &mut statuses);
+        ticker.tick(tree, &mut dbs, &mut statuses);
     }
 }
 
-/// Ticks every agent once: across the cores with `tick_all_into`, or one
-/// by one when the library is built without its `rayon` feature.
-fn tick_agents(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
+/// How many agents are ticked together.
+enum Ticker {
+    /// With `tick_all_into`, on the crate's pool of one thread per core.
     #[cfg(feature = "rayon")]
-    aido::batch::tick_all_into(tree, dbs, ticks);
-    #[cfg(not(feature = "rayon"))]
+    Cores,
+    /// One by one, in a plain loop on the calling thread (`--threads 1`, or
+    /// a build without the `rayon` feature).
+    OneThread,
+    /// On a pool of `--threads` threads.
+    #[cfg(feature = "rayon")]
+    Pool(aido::batch::TickPool),
+}
+
+impl Ticker {
+    fn new(threads: Option<NonZeroUsize>) -> Result<Ticker, Failure> {
+        match threads {
+            Some(t) if t.get() == 1 => Ok(Ticker::OneThread),
+            #[cfg(feature = "rayon")]
+            None => Ok(Ticker::Cores),
+            #[cfg(not(feature = "rayon"))]
+            None => Ok(Ticker::OneThread),
+            #[cfg(feature = "rayon")]
+            Some(t) => aido::batch::TickPool::new(t)
+                .map(Ticker::Pool)
+                .map_err(|e| Failure::input("--threads", format!("cannot start {t} threads: {e}"))),
+            #[cfg(not(feature = "rayon"))]
+            Some(t) => Err(Failure::input(
+                "--threads",
+                format!("this build ticks on one thread, not {t} (it lacks the `rayon` feature)"),
+            )),
+        }
+    }
+
+    /// Ticks every agent once.
+    fn tick(&self, tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
+        match self {
+            #[cfg(feature = "rayon")]
+            Ticker::Cores => aido::batch::tick_all_into(tree, dbs, ticks),
+            Ticker::OneThread => one_by_one(tree, dbs, ticks),
+            #[cfg(feature = "rayon")]
+            Ticker::Pool(pool) => pool.tick_all_into(tree, dbs, ticks),
+        }
+    }
+}
+
+/// Ticks every agent once, one after another on this thread.
+fn one_by_one(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
     for (db, slot) in dbs.iter_mut().zip(ticks.iter_mut()) {
-        (*db, *slot) = run_tick(std::mem::take(db), tree).split();
+        *slot = tick_in_place(db, tree);
     }
 }
 

@@ -4,10 +4,30 @@ use std::borrow::Cow;
 
 use crate::extend::NodeError;
 use crate::rng::Rng;
-use crate::tree::Kind;
+use crate::tree::{Kind, Opt};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Status, eval};
+
+/// The error of asking a node type for an option it does not declare.
+#[cold]
+#[inline(never)]
+fn undeclared_option(node_type: &crate::extend::NodeType, name: &str) -> NodeError {
+    let declared: Vec<String> = node_type
+        .options
+        .iter()
+        .map(|o| format!("`:{}`", o.name))
+        .collect();
+    let declared = if declared.is_empty() {
+        "none".to_owned()
+    } else {
+        declared.join(", ")
+    };
+    NodeError(format!(
+        "node type `{}` declares no option `:{name}` (it declares {declared})",
+        node_type.name
+    ))
+}
 
 /// The view a user node type's tick function has of the tick: the db, the
 /// node's options and children, its memory and the random generator.
@@ -48,25 +68,37 @@ impl NodeCtx<'_, '_> {
     ///
     /// The name is matched against the node type's declared options by
     /// text, without the keyword interner's lock; only a node type with open
-    /// options looks an undeclared name up in the interner.
+    /// options looks an undeclared name up in the interner. A name the node
+    /// type does not declare (and whose options are not open) is a typo in
+    /// the code: an error, which ends the tick in Error naming the node, never
+    /// a silent `None`.
     pub fn option(&mut self, key: &str) -> Result<Option<Value>, NodeError> {
         let name = key.trim_start_matches(':');
         let tree = self.engine.tree;
         let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
             return Ok(None);
         };
-        let key = match node_type.options.iter().find(|o| o.name == name) {
+        let spec = node_type.options.iter().find(|o| o.name == name);
+        let key = match spec {
             Some(spec) => spec.key,
             None if node_type.open_options => match Keyword::existing(name) {
                 Some(k) => k,
                 None => return Ok(None),
             },
-            None => return Ok(None),
+            None => return Err(undeclared_option(node_type, name)),
         };
         let Some((_, opt)) = options.iter().find(|(k, _)| *k == key) else {
             return Ok(None);
         };
         let engine = &mut *self.engine;
+        if let Opt::Const(v) = opt {
+            // A constant was checked against its declared type when the tree
+            // was compiled: handed over without resolving or checking it again.
+            if v.is_heavy() {
+                engine.rng.charge_value(v, 0).map_err(NodeError)?;
+            }
+            return Ok(Some(v.clone()));
+        }
         let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
         if let Cow::Borrowed(v) = &value
             && v.is_heavy()
@@ -74,7 +106,7 @@ impl NodeCtx<'_, '_> {
             // Handing the node a copy of a collection or string is work.
             engine.rng.charge_value(v, 0).map_err(NodeError)?;
         }
-        if let Some(spec) = node_type.options.iter().find(|o| o.key == key) {
+        if let Some(spec) = spec {
             spec.ty
                 .check(&value)
                 .map_err(|e| NodeError(format!("option `{key}` {e}")))?;

@@ -178,11 +178,22 @@ impl Engine<'_> {
         // Filled in place: the long-running state may be this thread's
         // spare, whose vectors have room from earlier ticks.
         let long = self.long.get_or_insert_with(Long::fresh);
-        let nodes = &mut long.prev_running;
+        let Long {
+            prev_running: nodes,
+            last_running,
+            ..
+        } = &mut **long;
         nodes.clear();
-        for id in ids {
-            match self.tree.find(id) {
-                Some(node) => nodes.push((node.0, Fate::Pending)),
+        let tree = self.tree;
+        for (i, id) in ids.iter().enumerate() {
+            // Usually the node at the same place in the last running set.
+            let hinted = last_running.get(i).copied().filter(|&n| {
+                tree.nodes
+                    .get(n as usize)
+                    .is_some_and(|node| node.id == *id)
+            });
+            match hinted.or_else(|| tree.find(id).map(|node| node.0)) {
+                Some(node) => nodes.push((node, Fate::Pending)),
                 None => {
                     nodes.clear();
                     let msg =

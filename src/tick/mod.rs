@@ -364,23 +364,49 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
     tick_inline(db, tree, options)
 }
 
+/// Ticks `tree` once against `db` where it is, for a host that keeps its
+/// agents' dbs in place: the same tick as [`run_tick`], without moving the
+/// db in and out, returning what it produced besides the db. A db that is
+/// not a map is left as it was, and the tick is an Error.
+///
+/// ```
+/// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
+/// let mut db = aido::Value::map();
+/// let tick = aido::tick::tick_in_place(&mut db, &tree);
+/// assert_eq!(tick.status, aido::Status::Success);
+/// assert_eq!(db.to_string(), "{:n 1}");
+/// ```
+pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
+    tick_in_place_inline(db, tree, &TickOptions::default()).into_agent_tick()
+}
+
 #[inline(always)]
 fn tick_inline(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-    let outcome = {
-        let map = match db_map(&mut db, tree) {
-            Ok(map) => map,
-            Err(tick) => return *tick,
-        };
-        let mut engine = Engine::new(tree, map, options);
-        engine.prepare(options);
-        let status = if tree.is_empty() || engine.error.is_some() {
-            Status::Success
-        } else {
-            engine.tick(0)
-        };
-        engine.finish(status, options)
-    };
+    let outcome = tick_in_place_inline(&mut db, tree, options);
     outcome.into_tick(db)
+}
+
+#[inline(always)]
+fn tick_in_place_inline(db: &mut Value, tree: &Tree, options: &TickOptions) -> Outcome {
+    if db.is_nil() {
+        *db = Value::map();
+    }
+    let Value::Map(map) = db else {
+        return Outcome {
+            status: Status::Error,
+            error: Some(not_a_map_error(db, tree)),
+            steps: 0,
+            extras: None,
+        };
+    };
+    let mut engine = Engine::new(tree, map, options);
+    engine.prepare(options);
+    let status = if tree.is_empty() || engine.error.is_some() {
+        Status::Success
+    } else {
+        engine.tick(0)
+    };
+    engine.finish(status, options)
 }
 
 /// Halts every node of `tree` that the db says is running, as resetting or
@@ -440,7 +466,21 @@ pub(crate) fn db_map<'d>(db: &'d mut Value, tree: &Tree) -> Result<&'d mut Map, 
 #[cold]
 #[inline(never)]
 fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
-    let error = TickError {
+    let error = not_a_map_error(&other, tree);
+    Box::new(Tick {
+        db: other,
+        status: Status::Error,
+        error: Some(error),
+        steps: 0,
+        extras: None,
+    })
+}
+
+/// The error of a tick whose db is `other`, not a map.
+#[cold]
+#[inline(never)]
+fn not_a_map_error(other: &Value, tree: &Tree) -> Box<TickError> {
+    Box::new(TickError {
         kind: TickErrorKind::Other,
         node: tree.node_id(tree.root()).cloned().unwrap_or_default(),
         node_type: tree
@@ -450,13 +490,6 @@ fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
         span: None,
         location: None,
         message: format!("the db must be a map, found {}", other.type_with_article()),
-    };
-    Box::new(Tick {
-        db: other,
-        status: Status::Error,
-        error: Some(Box::new(error)),
-        steps: 0,
-        extras: None,
     })
 }
 
@@ -482,6 +515,16 @@ impl Outcome {
     pub(crate) fn into_tick(self, db: Value) -> Tick {
         Tick {
             db,
+            status: self.status,
+            error: self.error,
+            steps: self.steps,
+            extras: self.extras,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn into_agent_tick(self) -> AgentTick {
+        AgentTick {
             status: self.status,
             error: self.error,
             steps: self.steps,
@@ -540,6 +583,12 @@ pub(crate) struct Long {
     pub(crate) prev_running: Vec<(u32, Fate)>,
     /// Nodes that returned Running in this tick.
     pub(crate) now_running: Vec<u32>,
+    /// The running set the last tick on this thread ended with: a guess at
+    /// the nodes `:aido/running` names, position by position, so that
+    /// loading it compares each id with one node's id instead of hashing
+    /// it (a string id hashes with SipHash). Only ever a hint: a wrong one
+    /// costs a look-up.
+    pub(crate) last_running: Vec<u32>,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
     pub(crate) dropped: Vec<DroppedResult>,
@@ -572,6 +621,7 @@ impl Long {
     /// and keeps it as this thread's spare.
     fn recycle(mut long: Box<Long>) {
         long.prev_running.clear();
+        std::mem::swap(&mut long.last_running, &mut long.now_running);
         long.now_running.clear();
         long.launches.clear();
         long.cancels.clear();
@@ -630,8 +680,8 @@ impl<'t> Engine<'t> {
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
         // The reserved keys are looked up directly (a short pass over a
-        // small db, hash lookups in a large one), so that the cost of a tick
-        // does not grow with the db.
+        // small db, one probe each with a precomputed hash in a large one),
+        // so that the cost of a tick does not grow with the db.
         // `:aido/tree` may be present: in a small db, unless the pass that
         // finds the other two proves it absent; in a large one, the tree's
         // position hint finds it with one comparison in the usual case.
@@ -640,8 +690,9 @@ impl<'t> Engine<'t> {
             self.results_maybe = crate::value::kw_bit(seen, kw::RESULTS);
             (e, r, crate::value::kw_bit(seen, kw::TREE))
         } else {
-            let (e, r) = crate::value::find_two_kws_hashed(self.db, kw::ERROR, kw::RUNNING);
-            self.results_maybe = true;
+            let e = crate::value::find_kw(self.db, kw::ERROR);
+            let r = crate::value::find_kw(self.db, kw::RUNNING);
+            self.results_maybe = crate::value::find_kw(self.db, kw::RESULTS).is_some();
             (e, r, true)
         };
         if let Some(i) = error_at {

@@ -77,8 +77,8 @@ pub use intern::{
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
 pub use path::PathError;
 pub(crate) use path::{
-    SCAN_LIMIT, find_kw, find_two_kws_and_bits, find_two_kws_hashed, kw_bit, map_get, map_slot,
-    slot_in, step as path_step,
+    SCAN_LIMIT, find_kw, find_two_kws_and_bits, kw_bit, map_get, map_slot, slot_in,
+    step as path_step,
 };
 
 /// An insertion-ordered map of values (the db is one of these).
@@ -297,6 +297,9 @@ fn float_eq(a: f64, b: f64) -> bool {
 }
 
 impl PartialEq for Value {
+    // Inlined: most comparisons are of scalars (node ids, keys), which then
+    // cost a compare or two; collections go through a call.
+    #[inline]
     fn eq(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
@@ -308,15 +311,19 @@ impl PartialEq for Value {
             (Str(a), Str(b)) => a == b,
             (Char(a), Char(b)) => a == b,
             (Symbol(a), Symbol(b)) => a == b,
-            (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => {
-                // Collections nest: deep ones are compared without recursion.
-                match collection_depth_guard(&COMPARING, || collections_eq(self, other)) {
-                    Some(same) => same,
-                    None => check::eq_without_recursion(self, other),
-                }
-            }
+            (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => collection_eq(self, other),
             _ => false,
         }
+    }
+}
+
+/// `a == b` where `a` is a collection.
+#[inline(never)]
+fn collection_eq(a: &Value, b: &Value) -> bool {
+    // Collections nest: deep ones are compared without recursion.
+    match collection_depth_guard(&COMPARING, || collections_eq(a, b)) {
+        Some(same) => same,
+        None => check::eq_without_recursion(a, b),
     }
 }
 
@@ -396,12 +403,27 @@ fn keyed(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The word a keyword key hashes as (see `Hash for Value`).
+#[inline(always)]
+fn keyword_word(k: Keyword) -> u64 {
+    0x4b00_0000_0000 | u64::from(k.index())
+}
+
+/// The hash a [`Map`] gives the key `Value::Keyword(k)`, worked out without
+/// making the `Value`: a keyword key is looked up in a large map with it.
+#[inline(always)]
+pub(crate) fn keyword_hash(k: Keyword) -> u64 {
+    let mut state = FastHasher::default();
+    state.write_u64(keyword_word(k));
+    state.finish()
+}
+
 impl Hash for Value {
     #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         use Value::*;
         match self {
-            Keyword(k) => state.write_u64(0x4b00_0000_0000 | u64::from(k.index())),
+            Keyword(k) => state.write_u64(keyword_word(*k)),
             // Numbers, characters and strings can be chosen by whoever writes
             // a db: they are mixed with a per-process random key first, so
             // that keys chosen to collide in the fast hasher do not.

@@ -180,26 +180,36 @@ pub(crate) const SCAN_LIMIT: usize = 8;
 /// and comparing a few interned keywords is cheaper than hashing and probing.
 #[inline]
 pub(crate) fn find(map: &Map, key: &Value) -> Option<usize> {
-    if let Value::Keyword(k) = key
-        && map.len() <= SCAN_LIMIT
-    {
-        return map
-            .keys()
-            .position(|e| matches!(e, Value::Keyword(x) if x == k));
+    if let Value::Keyword(k) = key {
+        return find_kw(map, *k);
     }
     map.get_index_of(key)
 }
 
 /// The index of the keyword key `key` in `map` (see [`find`]), without
-/// making a `Value` for it.
+/// making a `Value` for it: a short scan of a small map, or in a larger one
+/// a probe with the keyword's hash worked out in place (a few instructions:
+/// no `Hash` or `PartialEq` call on values), so that looking up a key, or
+/// proving a reserved `:aido/*` key absent, costs little in a db of any size.
 #[inline]
 pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
     if map.len() <= SCAN_LIMIT {
         map.keys()
             .position(|e| matches!(e, Value::Keyword(x) if *x == key))
     } else {
-        map.get_index_of(&Value::Keyword(key))
+        find_kw_hashed(map, key)
     }
+}
+
+/// The index of the keyword key `key` in a map of any size, by one probe
+/// of its hash table.
+#[inline]
+pub(crate) fn find_kw_hashed(map: &Map, key: super::Keyword) -> Option<usize> {
+    use indexmap::map::RawEntryApiV1;
+    map.raw_entry_v1().index_from_hash(
+        super::keyword_hash(key),
+        |e| matches!(e, Value::Keyword(x) if *x == key),
+    )
 }
 
 /// The positions of two keyword keys in a small map, and the keyword bits
@@ -237,19 +247,6 @@ pub(crate) fn kw_bit(seen: u64, k: super::Keyword) -> bool {
     seen & (1u64 << (k.index() % 64)) != 0
 }
 
-/// The positions of two keyword keys in a map of any size, by hash lookups.
-#[cold]
-pub(crate) fn find_two_kws_hashed(
-    map: &Map,
-    a: super::Keyword,
-    b: super::Keyword,
-) -> (Option<usize>, Option<usize>) {
-    (
-        map.get_index_of(&Value::Keyword(a)),
-        map.get_index_of(&Value::Keyword(b)),
-    )
-}
-
 #[cold]
 fn scan_kw(map: &Map, key: super::Keyword) -> Option<usize> {
     map.keys()
@@ -281,6 +278,26 @@ mod tests {
 
     fn kw(s: &str) -> Value {
         Value::keyword(s)
+    }
+
+    #[test]
+    fn find_kw_finds_keywords_in_a_large_map_by_their_precomputed_hash() {
+        use std::hash::BuildHasher;
+        let mut map = Map::default();
+        for i in 0..100 {
+            map.insert(kw(&format!("k-{i}")), Value::Int(i));
+            map.insert(Value::Int(i), Value::Int(i));
+        }
+        for (i, key) in map.keys().enumerate() {
+            if let Value::Keyword(k) = key {
+                assert_eq!(super::super::keyword_hash(*k), map.hasher().hash_one(key));
+                assert_eq!(find_kw(&map, *k), Some(i));
+                assert_eq!(find(&map, key), Some(i));
+            }
+        }
+        let absent = Value::keyword("not-there");
+        assert_eq!(find(&map, &absent), None);
+        assert_eq!(find_kw(&map, super::super::kw::ERROR), None);
     }
 
     #[test]

@@ -178,16 +178,33 @@ fn seeded_agent_zero_matches_aido_run_whatever_the_thread_count() {
                 "edn",
             ],
         );
-        let report = report(&run);
-        assert_eq!(field(&report, "agents"), &Value::Int(4));
-        assert_eq!(field(&report, "db"), &expected, "{threads} threads");
+        let by_env = report(&run);
+        assert_eq!(field(&by_env, "agents"), &Value::Int(4));
+        assert_eq!(field(&by_env, "db"), &expected, "{threads} threads");
+        // The same with a pool of that many threads (1: a plain loop).
+        let run = aido(&[
+            "bench",
+            tree.path(),
+            "--agents",
+            "4",
+            "--ticks",
+            "100",
+            "--seed",
+            "1",
+            "--threads",
+            threads,
+            "--format",
+            "edn",
+        ]);
+        let pooled = report(&run);
+        assert_eq!(field(&pooled, "db"), &expected, "--threads {threads}");
     }
 }
 
 #[test]
 fn bad_arguments_exit_2_with_a_reason() {
     let tree = bench_file("npc.edn");
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["bench", &tree, "--agents", "0"],
             "aido: --agents: expected a positive integer, got `0`",
@@ -207,6 +224,10 @@ fn bad_arguments_exit_2_with_a_reason() {
                 "2",
             ],
             "aido: --ticks: 18446744073709551615 ticks x 2 agents is more ticks than a 64-bit count holds",
+        ),
+        (
+            &["bench", &tree, "--agents", "2", "--threads", "0"],
+            "aido: --threads: expected a positive integer, got `0`",
         ),
         (
             &["bench", &tree, "--format", "json"],

@@ -47,7 +47,9 @@ fn misspelt_flags_and_commands_get_a_suggestion_and_the_usage() {
     let run = aido(&["bench", "tree.edn", "--xyzzy"]);
     assert_eq!(
         run.stderr.lines().nth(1),
-        Some("usage: aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]")
+        Some(
+            "usage: aido bench TREE [--db DB] [--ticks N] [--agents M] [--threads T] [--seed S] [--format edn]"
+        )
     );
 }
 

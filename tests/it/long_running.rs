@@ -1161,3 +1161,143 @@ fn migration_moves_kept_children_and_running_picks_with_their_children() {
         [format!("{child}:running"), "c:running".to_owned()]
     );
 }
+
+/// `db` with `n` more keys the tree never reads: above the size a short
+/// scan serves, so reserved keys are found by their hash.
+fn with_other_keys(mut db: Value, n: i64) -> Value {
+    for i in 0..n {
+        set(&mut db, &format!("other-{i}"), Value::Int(i));
+    }
+    db
+}
+
+#[test]
+fn reserved_keys_in_a_db_of_many_keys_are_found_without_fail() {
+    let t = tree("[:sequence [:inc! {:key :n}] [:defer {:id :ask :action :x/ask}]]");
+    // A launch, its completion taken, and a stale one dropped, in a db of 20 keys.
+    let d = with_other_keys(db("{}"), 20);
+    let first = run_tick_with_options(d, &t, &TickOptions::default());
+    assert_eq!(first.status, Status::Running);
+    assert_eq!(first.launches().len(), 1);
+    let mut d = first.db;
+    assert!(get(&d, "aido/running").is_some());
+    set(
+        &mut d,
+        "aido/results",
+        db("{:ask {:request 1 :status :success} :gone {:request 9 :status :success}}"),
+    );
+    let second = run_tick_with_options(d, &t, &TickOptions::default());
+    assert_eq!(second.status, Status::Success);
+    assert_eq!(second.dropped().len(), 1);
+    assert_eq!(
+        second.dropped()[0].reason,
+        aido::tick::DropReason::UnknownNode
+    );
+    assert_eq!(get(&second.db, "aido/results"), None);
+    assert_eq!(get(&second.db, "aido/running"), None);
+    // An error a tick left is cleared by the next one.
+    let mut d = second.db;
+    set(&mut d, "n", Value::string("x"));
+    let failed = run_tick_with_options(d, &t, &TickOptions::default());
+    assert_eq!(failed.status, Status::Error);
+    let mut d = failed.db;
+    assert!(get(&d, "aido/error").is_some());
+    set(&mut d, "n", Value::Int(0));
+    let again = run_tick_with_options(d, &t, &TickOptions::default());
+    assert_eq!(again.status, Status::Running);
+    assert_eq!(get(&again.db, "aido/error"), None);
+}
+
+#[test]
+#[cfg(feature = "rayon")]
+fn tick_pools_of_any_size_and_ticks_in_place_give_tick_alls_results() {
+    use std::num::NonZeroUsize;
+    let t = tree(
+        "[:selector [:t/cond {:name :stop}]
+           [:sequence [:test? {:key :n :oper < :val 10}] [:defer {:id :ask :action :x/ask :n [:aido/db :n]}]]]",
+    );
+    let agents: Vec<Value> = (0..300)
+        .map(|i| {
+            let n = if i == 7 {
+                "\"x\"".to_owned()
+            } else {
+                (i % 12).to_string()
+            };
+            with_other_keys(db(&format!("{{:n {n}}}")), i % 3 * 10)
+        })
+        .collect();
+    let summary = |ticks: &[aido::tick::AgentTick]| -> Vec<String> {
+        ticks
+            .iter()
+            .map(|t| {
+                let launches: Vec<String> = t
+                    .launches()
+                    .iter()
+                    .map(|r| r.to_value().to_string())
+                    .collect();
+                format!(
+                    "{} {:?} {launches:?} {}",
+                    t.status,
+                    t.error,
+                    t.cancels().len()
+                )
+            })
+            .collect()
+    };
+    let mut want_dbs = agents.clone();
+    let mut want = Vec::new();
+    for round in 0..3 {
+        if round == 2 {
+            want_dbs
+                .iter_mut()
+                .for_each(|d| set(d, "stop", Value::Bool(true)));
+        }
+        want.push(summary(&aido::batch::tick_all(&t, &mut want_dbs)));
+    }
+    for threads in [1, 3] {
+        let pool = aido::batch::TickPool::new(NonZeroUsize::new(threads).unwrap()).unwrap();
+        assert_eq!(pool.threads(), threads);
+        let mut dbs = agents.clone();
+        let mut ticks = vec![aido::tick::AgentTick::default(); dbs.len()];
+        for (round, want) in want.iter().enumerate() {
+            if round == 2 {
+                dbs.iter_mut()
+                    .for_each(|d| set(d, "stop", Value::Bool(true)));
+            }
+            pool.tick_all_into(&t, &mut dbs, &mut ticks);
+            assert_eq!(&summary(&ticks), want, "{threads} threads, round {round}");
+        }
+        assert_eq!(dbs, want_dbs, "{threads} threads");
+    }
+    let mut dbs = agents.clone();
+    for (round, want) in want.iter().enumerate() {
+        if round == 2 {
+            dbs.iter_mut()
+                .for_each(|d| set(d, "stop", Value::Bool(true)));
+        }
+        let ticks: Vec<_> = dbs
+            .iter_mut()
+            .map(|d| aido::tick::tick_in_place(d, &t))
+            .collect();
+        assert_eq!(&summary(&ticks), want, "in place, round {round}");
+    }
+    assert_eq!(dbs, want_dbs, "in place");
+}
+
+#[test]
+fn a_tick_in_place_keeps_a_db_that_is_not_a_map() {
+    let t = tree("[:inc! {:key :n}]");
+    let mut d = Value::Vector(vec![Value::Int(1)]);
+    let tick = aido::tick::tick_in_place(&mut d, &t);
+    assert_eq!(tick.status, Status::Error);
+    assert_eq!(d, Value::Vector(vec![Value::Int(1)]));
+    let by_value = aido::run_tick(d.clone(), &t);
+    assert_eq!(tick.error, by_value.error);
+    // A nil db is an empty map, as for run_tick.
+    let mut nil = Value::Nil;
+    assert_eq!(
+        aido::tick::tick_in_place(&mut nil, &t).status,
+        Status::Success
+    );
+    assert_eq!(nil.to_string(), "{:n 1}");
+}

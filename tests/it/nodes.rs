@@ -260,3 +260,35 @@ fn trees_are_shareable_between_threads() {
         assert_eq!(h.join().unwrap(), "{:n 1}");
     }
 }
+
+#[test]
+fn asking_for_an_option_the_node_type_does_not_declare_is_an_error() {
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/scan")
+            .required("range", OptionType::Int)
+            .tick(|ctx| {
+                // A typo: the node type declares `:range`.
+                let range = ctx.option("rnage")?;
+                Ok(Status::from_bool(range.is_some()))
+            }),
+    )
+    .unwrap();
+    r.node_type(
+        NodeType::new("t/scan-right")
+            .required("range", OptionType::Int)
+            .tick(|ctx| Ok(Status::from_bool(ctx.option(":range")?.is_some()))),
+    )
+    .unwrap();
+    let typo = compile_str("t.edn", "[:t/scan {:range 3}]", &r).unwrap();
+    let tick = run_tick(Value::map(), &typo);
+    assert_eq!(tick.status, Status::Error);
+    let error = tick.error.unwrap();
+    assert_eq!(error.node_type.as_str(), "t/scan");
+    assert_eq!(
+        error.message,
+        "node type `:t/scan` declares no option `:rnage` (it declares `:range`)"
+    );
+    let right = compile_str("t.edn", "[:t/scan-right {:range 3}]", &r).unwrap();
+    assert_eq!(run_tick(Value::map(), &right).status, Status::Success);
+}

@@ -7,7 +7,7 @@ use super::TEMPLATE;
 pub(crate) const RUN_USAGE: &str = "aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
                 [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--save-tree OUT] [--strict]";
 pub(crate) const BENCH_USAGE: &str =
-    "aido bench TREE [--db DB] [--ticks N] [--agents M] [--seed S] [--format edn]";
+    "aido bench TREE [--db DB] [--ticks N] [--agents M] [--threads T] [--seed S] [--format edn]";
 
 /// Tick a tree and print the db after every tick
 #[derive(clap::Args, Debug)]
@@ -133,7 +133,9 @@ allocations per tick:
     93.1 ns per tick, 10.7 M ticks per second, 520 bytes per agent, 0 allocations per tick
 
 One agent is ticked in a plain loop of run_tick; more are ticked together
-with tick_all_into, in parallel across the cores. Only the ticking is timed,
+with tick_all_into, in parallel across the cores, or with --threads T on T
+threads (T = 1: one by one in a plain loop on one thread, no pool). Only the
+ticking is timed,
 after a warm-up on copies of the dbs (up to 1000 ticks of one agent, or one
 tick of up to 10000 agents) that leaves the agents' dbs as they were, so each
 agent's final db is its db after exactly N ticks.
@@ -162,6 +164,10 @@ pub(crate) struct BenchArgs {
     /// How many agents, a positive integer (default 1)
     #[arg(long, value_name = "M", allow_negative_numbers = true)]
     pub(crate) agents: Option<OsString>,
+    /// Tick the agents on T threads, a positive integer (default: one per
+    /// core; 1 ticks them one by one on the calling thread)
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub(crate) threads: Option<OsString>,
     /// Give agent i the seed S + i under :aido/seed (and no :aido/rng-pos),
     /// so that agents differ but every run is the same
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
