@@ -71,6 +71,7 @@ pub mod diag;
 pub mod extend;
 pub mod forest;
 mod funcs;
+pub mod handler;
 pub mod migrate;
 pub mod model;
 mod nodes;

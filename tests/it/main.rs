@@ -23,6 +23,9 @@ mod deep_values;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
 mod fuzz;
+// Process groups and `/proc`.
+#[cfg(target_os = "linux")]
+mod handler;
 mod hostile;
 mod layers;
 mod long_running;
