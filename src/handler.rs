@@ -61,6 +61,7 @@ const MESSAGE_CHARS: usize = 500;
 pub struct Program {
     path: PathBuf,
     args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
 }
 
 impl Program {
@@ -70,7 +71,16 @@ impl Program {
         Program {
             path: path.into(),
             args: Vec::new(),
+            env: Vec::new(),
         }
+    }
+
+    /// Sets an environment variable for the program (it inherits the
+    /// host's environment otherwise).
+    #[must_use]
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Program {
+        self.env.push((key.into(), value.into()));
+        self
     }
 
     /// Adds one argument, passed as it is.
@@ -556,6 +566,7 @@ impl Handlers {
         let mut command = Command::new(&program.path);
         command
             .args(&program.args)
+            .envs(program.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

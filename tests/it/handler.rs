@@ -518,3 +518,80 @@ fn the_handler_flag_takes_the_command_whole() {
         assert!(Program::parse_flag(bad).is_err(), "{bad}");
     }
 }
+
+/// The example bot with its real service, `examples/chatbot/clock.sh`, as
+/// its handler: asked the time, it is answered; asked again and stopped,
+/// the script is stopped and its answer never arrives.
+#[test]
+fn the_example_bot_asks_its_clock_through_a_handler() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tree = aido::compile_file(root.join("examples/chatbot/bot.edn"), &Registry::new()).unwrap();
+    let clock = Program::new("/bin/sh")
+        .arg(root.join("examples/chatbot/clock.sh"))
+        .env("CLOCK_DELAY", "0.1");
+    let mut handlers = handlers(HandlerOptions::default());
+    handlers.insert(action("svc/time"), clock);
+    let mut db = read_value(r#"{:aido/seed 1, :name "Ann", :city "Lisbon"}"#).unwrap();
+
+    // One line, then ticks until the tree is no longer Running, handing
+    // launches and cancels to the handlers and completions back.
+    let turn = |db: Value, line: &str, handlers: &mut Handlers| -> Value {
+        let mut db = db;
+        db.as_map_mut()
+            .unwrap()
+            .insert(Value::keyword("input"), Value::string(line));
+        let mut ticks = 0;
+        loop {
+            let tick = run_tick(db, &tree);
+            assert!(tick.error.is_none(), "{:?}", tick.error);
+            assert_eq!(handlers.submit(tick.launches(), tick.cancels()), vec![]);
+            db = tick.db;
+            let waiting = db.get(&Value::keyword("waiting")).is_some();
+            if tick.status != Status::Running && !waiting {
+                return db;
+            }
+            ticks += 1;
+            assert!(ticks < 10_000, "the turn never ended");
+            let completions = handlers.wait(Duration::from_millis(200));
+            assert_eq!(deliver(&mut db, completions), vec![]);
+        }
+    };
+    db = turn(db, "what time is it?", &mut handlers);
+    let Some(Value::Vector(replies)) = db.get(&Value::keyword("replies")) else {
+        panic!("{db}")
+    };
+    let [asking, answer] = &replies[..] else {
+        panic!("{replies:?}")
+    };
+    assert_eq!(asking, &Value::string("One moment, I am asking the clock in Lisbon."));
+    let answer = answer.as_str().unwrap().to_owned();
+    assert!(
+        answer.starts_with("It is ") && answer.ends_with(" UTC in Lisbon, Ann."),
+        "{answer}"
+    );
+    assert!(handlers.settle(PATIENCE));
+
+    // Asked again, then stopped while the clock works.
+    let tick = {
+        db.as_map_mut()
+            .unwrap()
+            .insert(Value::keyword("input"), Value::string("what time is it?"));
+        run_tick(db, &tree)
+    };
+    let tick = run_tick(tick.db, &tree);
+    assert_eq!(tick.status, Status::Running);
+    assert_eq!(handlers.submit(tick.launches(), tick.cancels()), vec![]);
+    let pid = handlers.pid(2).expect("the clock runs");
+    let mut db = tick.db;
+    db = turn(db, "stop", &mut handlers);
+    assert!(handlers.settle(PATIENCE));
+    assert_gone(pid);
+    assert_eq!(handlers.poll(), vec![]);
+    assert_eq!(handlers.thrown_away(), 1);
+    assert_eq!(
+        db.get(&Value::keyword("replies")).map(|r| r.to_string()).unwrap(),
+        format!(
+            "[\"One moment, I am asking the clock in Lisbon.\" \"{answer}\" \"One moment, I am asking the clock in Lisbon.\" \"OK, I stopped.\"]"
+        )
+    );
+}
