@@ -625,6 +625,11 @@ impl Handlers {
             job.cancelled = true;
             job.control.stop(Stop::Cancel);
         }
+        // A failure made at launch (no program to start) and not yet polled.
+        let before = self.ready.len();
+        self.ready
+            .retain(|c| !(c.request == request.request && c.node == request.node));
+        self.thrown_away += (before - self.ready.len()) as u64;
     }
 
     /// The completions ready now, without waiting; the answers of

@@ -407,6 +407,18 @@ fn a_missing_program_is_a_clear_failure() {
         }
     );
     assert_eq!(failure(&completions[0]).code(), "H0001");
+
+    // Cancelled before it was polled, its failure is never delivered.
+    handlers.submit(&[request(5, "llm/ask")], &[]);
+    handlers.submit(&[], &[request(5, "llm/ask")]);
+    assert_eq!(handlers.poll(), vec![]);
+    assert_eq!(handlers.thrown_away(), 1);
+}
+
+#[test]
+fn handlers_can_move_to_another_thread() {
+    fn send<T: Send>(_: &T) {}
+    send(&Handlers::new(HandlerOptions::default()));
 }
 
 #[test]
