@@ -278,7 +278,10 @@ impl fmt::Display for HandlerFailure {
                 Ok(())
             }
             HandlerFailure::Timeout { limit_ms } => {
-                write!(f, "the handler took longer than {limit_ms} ms and was stopped")
+                write!(
+                    f,
+                    "the handler took longer than {limit_ms} ms and was stopped"
+                )
             }
             HandlerFailure::TooMuchOutput { limit } => write!(
                 f,

@@ -185,8 +185,10 @@ printf '{{"text": "A tree of decisions.", "tokens": 4}}'
     });
     assert_eq!(
         completions[0].to_value(),
-        read_value(r#"{:request 1, :status :success, :result {:text "A tree of decisions.", :tokens 4}}"#)
-            .unwrap()
+        read_value(
+            r#"{:request 1, :status :success, :result {:text "A tree of decisions.", :tokens 4}}"#
+        )
+        .unwrap()
     );
     assert_eq!(deliver(&mut db, completions), vec![]);
     let tick = run_tick(db, &tree);
@@ -197,7 +199,11 @@ printf '{{"text": "A tree of decisions.", "tokens": 4}}'
         Some(&read_value(r#"{:text "A tree of decisions.", :tokens 4}"#).unwrap())
     );
     assert!(handlers.settle(PATIENCE));
-    let pid: u32 = fs::read_to_string(dir.path("started")).unwrap().trim().parse().unwrap();
+    let pid: u32 = fs::read_to_string(dir.path("started"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert_gone(pid);
 }
 
@@ -298,6 +304,41 @@ fn a_failing_handler_fails_with_its_standard_error_escaped() {
 }
 
 #[test]
+fn a_failure_is_taken_by_its_defer_as_failure() {
+    let dir = Scratch::new("fail-tick");
+    let program = dir.script("ask.sh", "echo 'no answer' >&2; exit 1\n");
+    let tree = ask_tree();
+    let mut handlers = handlers(HandlerOptions::default());
+    handlers.insert(action("llm/ask"), program);
+    let tick = run_tick(read_value("{:asking true}").unwrap(), &tree);
+    let completion = answer(&mut handlers, &tick.launches()[0]);
+    let mut db = tick.db;
+    assert_eq!(deliver(&mut db, vec![completion]), vec![]);
+    let tick = run_tick(db, &tree);
+    assert_eq!(tick.error, None);
+    assert_eq!(tick.status, Status::Failure);
+    assert_eq!(tick.dropped(), &[]);
+    assert_eq!(tick.db.get(&Value::keyword("reply")), None);
+}
+
+#[test]
+fn a_request_json_cannot_hold_fails_without_starting_the_program() {
+    let dir = Scratch::new("bad-request");
+    let program = dir.script("ask.sh", &format!(": > \"{}/started\"\n", dir.0.display()));
+    let mut handlers = handlers(HandlerOptions::default());
+    handlers.insert(action("llm/ask"), program);
+    let mut nan = request(1, "llm/ask");
+    nan.options
+        .insert(Value::keyword("temperature"), Value::Float(f64::NAN));
+    handlers.submit(&[nan], &[]);
+    let completions = handlers.poll();
+    assert_eq!(completions.len(), 1);
+    assert_eq!(failure(&completions[0]).code(), "H0006");
+    assert_eq!(handlers.running(), Vec::<i64>::new());
+    assert!(!dir.path("started").exists());
+}
+
+#[test]
 fn a_handler_that_takes_too_long_is_stopped_and_fails() {
     let dir = Scratch::new("timeout");
     let program = dir.script(
@@ -337,8 +378,8 @@ fn output_that_is_not_json_fails_with_where_it_goes_wrong() {
         panic!("{why:?}");
     };
     // The reader's own error, with its place.
-    let json_error = Value::from_json_text("{\"text\": oops}\n", aido::value::JsonMapping::Plain)
-        .unwrap_err();
+    let json_error =
+        Value::from_json_text("{\"text\": oops}\n", aido::value::JsonMapping::Plain).unwrap_err();
     assert_eq!(reason, &json_error.to_string());
     assert_eq!(json_error.location, Some((1, 10)));
 
@@ -371,7 +412,11 @@ fn output_and_standard_error_are_bounded() {
         failure(&completion),
         &HandlerFailure::TooMuchOutput { limit: 1 << 20 }
     );
-    let pid: u32 = fs::read_to_string(dir.path("started")).unwrap().trim().parse().unwrap();
+    let pid: u32 = fs::read_to_string(dir.path("started"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert_gone(pid);
 
     // Five megabytes on standard error: read away, the message short.
@@ -575,7 +620,10 @@ fn the_example_bot_asks_its_clock_through_a_handler() {
     let [asking, answer] = &replies[..] else {
         panic!("{replies:?}")
     };
-    assert_eq!(asking, &Value::string("One moment, I am asking the clock in Lisbon."));
+    assert_eq!(
+        asking,
+        &Value::string("One moment, I am asking the clock in Lisbon.")
+    );
     let answer = answer.as_str().unwrap().to_owned();
     assert!(
         answer.starts_with("It is ") && answer.ends_with(" UTC in Lisbon, Ann."),
@@ -601,7 +649,9 @@ fn the_example_bot_asks_its_clock_through_a_handler() {
     assert_eq!(handlers.poll(), vec![]);
     assert_eq!(handlers.thrown_away(), 1);
     assert_eq!(
-        db.get(&Value::keyword("replies")).map(|r| r.to_string()).unwrap(),
+        db.get(&Value::keyword("replies"))
+            .map(|r| r.to_string())
+            .unwrap(),
         format!(
             "[\"One moment, I am asking the clock in Lisbon.\" \"{answer}\" \"One moment, I am asking the clock in Lisbon.\" \"OK, I stopped.\"]"
         )
