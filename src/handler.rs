@@ -22,7 +22,8 @@
 //! - a cancel request, a timeout ([`HandlerOptions::timeout`]) or too much
 //!   output stops the program's process group: SIGTERM, then SIGKILL after
 //!   [`HandlerOptions::grace`]; every program is reaped, so none is left
-//!   as a zombie, and dropping [`Handlers`] stops and reaps them all;
+//!   as a zombie, what it started and left running when it exits is killed
+//!   with its group, and dropping [`Handlers`] stops and reaps them all;
 //! - a cancelled request never completes: its program's late answer is
 //!   thrown away, so it cannot be taken for the answer to a newer question;
 //! - a launch whose action has no handler is a [`HandlerNotice`] and stays
@@ -468,7 +469,7 @@ struct Job {
 ///
 /// let tree = compile_str("ask.edn", "[:defer {:id :ask :action :llm/ask :into :reply}]", &Registry::new()).unwrap();
 /// let mut handlers = Handlers::new(HandlerOptions::default());
-/// handlers.insert(Value::keyword("llm/ask").as_keyword().unwrap(), Program::new("./ask.sh"));
+/// handlers.insert(aido::value::Keyword::new("llm/ask"), Program::new("./ask.sh"));
 /// let mut db = Value::map();
 /// loop {
 ///     let tick = run_tick(db, &tree);
@@ -775,34 +776,56 @@ fn start(
     options: HandlerOptions,
     sender: Sender<Finished>,
 ) -> Vec<JoinHandle<()>> {
-    let mut threads = Vec::new();
+    // The pipes' threads end when every process holding a pipe has closed
+    // it; they are not joined, so a process that escaped the group (with
+    // `setsid`) and holds a pipe cannot hold the handlers up.
     if let Some(mut stdin) = child.stdin.take() {
         // A program that does not read its input (or exits first) is fine.
-        threads.push(std::thread::spawn(move || {
+        std::thread::spawn(move || {
             let _ = stdin.write_all(&input);
-        }));
+        });
     }
+    let (stderr_sender, stderr_receiver) = channel();
     let stderr = child.stderr.take();
     let max_message = options.max_message;
-    let stderr_thread = std::thread::spawn(move || read_stderr(stderr, max_message));
+    std::thread::spawn(move || {
+        let _ = stderr_sender.send(read_stderr(stderr, max_message));
+    });
+    let (stdout_sender, stdout_receiver) = channel();
+    let stdout = child.stdout.take();
+    let max_output = options.max_output;
+    let stdout_control = Arc::clone(&control);
+    std::thread::spawn(move || {
+        let output = read_stdout(stdout, max_output);
+        if matches!(output, Err(OutputError::TooMuch)) {
+            stdout_control.stop(Stop::TooMuchOutput);
+        }
+        let _ = stdout_sender.send(output);
+    });
     let watch_control = Arc::clone(&control);
     let watch_options = options.clone();
-    threads.push(std::thread::spawn(move || {
+    let watcher = std::thread::spawn(move || {
         watch(&watch_control, &watch_options);
-    }));
-    threads.push(std::thread::spawn(move || {
-        let stdout = child.stdout.take();
-        let output = read_stdout(stdout, options.max_output);
-        if matches!(output, Err(OutputError::TooMuch)) {
-            control.stop(Stop::TooMuchOutput);
-        }
+    });
+    let worker = std::thread::spawn(move || {
         let status = reap(&mut child, &control);
-        let stderr = stderr_thread.join().unwrap_or_default();
+        // Once the program and what it left behind are gone, its pipes
+        // close at once; the grace period is for a process outside its group.
+        let output = stdout_receiver
+            .recv_timeout(options.grace)
+            .unwrap_or_else(|_| {
+                Err(OutputError::Io(std::io::Error::other(
+                    "its standard output was still open after it exited",
+                )))
+            });
+        let stderr = stderr_receiver
+            .recv_timeout(options.grace)
+            .unwrap_or_default();
         let stop = control.lock().stop;
         let outcome = outcome(output, status, stop, &stderr, &options);
         let _ = sender.send(Finished { request, outcome });
-    }));
-    threads
+    });
+    vec![watcher, worker]
 }
 
 enum OutputError {
@@ -838,12 +861,17 @@ fn read_stderr(stderr: Option<ChildStderr>, max: u64) -> Vec<u8> {
 }
 
 /// Waits for the program to exit, marks it exited (so that it is signalled
-/// no more), then reaps it.
+/// no more), kills what is left of its process group, then reaps it.
 fn reap(child: &mut Child, control: &Control) -> std::io::Result<ExitStatus> {
     sys::wait_exited(child);
     {
         let mut state = control.lock();
         state.exited = true;
+        // What it started and left running (a `sleep &`) is stopped with
+        // it, while its pid, not yet reaped, still names the group.
+        if let Some(pid) = state.pid {
+            sys::kill(pid);
+        }
         control.changed.notify_all();
     }
     child.wait()

@@ -434,6 +434,31 @@ fn output_and_standard_error_are_bounded() {
 }
 
 #[test]
+fn what_a_handler_leaves_running_is_stopped_with_it() {
+    let dir = Scratch::new("leftover");
+    // The background sleep holds standard output and error open: without
+    // the group stopped, the answer would wait for it.
+    let program = dir.script(
+        "ask.sh",
+        &format!(
+            "echo $$ > \"{}/started\"\nsleep 600 &\nprintf '\"done\"'\n",
+            dir.0.display()
+        ),
+    );
+    let mut handlers = handlers(HandlerOptions::default());
+    handlers.insert(action("llm/ask"), program);
+    let completion = answer(&mut handlers, &request(1, "llm/ask"));
+    assert_eq!(completion.status, Status::Success);
+    assert_eq!(completion.result, Some(Value::string("done")));
+    let pid: u32 = fs::read_to_string(dir.path("started"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_gone(pid);
+}
+
+#[test]
 fn a_missing_program_is_a_clear_failure() {
     let mut handlers = handlers(HandlerOptions::default());
     handlers.insert(
