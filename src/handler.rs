@@ -650,17 +650,32 @@ impl Handlers {
     /// passed, and returns those ready (possibly none). Returns at once
     /// when no program runs.
     pub fn wait(&mut self, timeout: Duration) -> Vec<Completion> {
+        self.wait_until_ready(timeout);
+        self.poll()
+    }
+
+    /// Waits as [`wait`](Handlers::wait) does, but keeps the completions
+    /// for the next [`poll`](Handlers::poll); returns whether one is ready.
+    /// For a loop that blocks in one place and collects in another.
+    pub fn wait_until_ready(&mut self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        let mut out = self.poll();
-        while out.is_empty() && self.jobs.values().any(|job| !job.cancelled) {
+        while self.ready.is_empty() && self.busy() {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.receiver.recv_timeout(left) {
-                Ok(finished) => out.extend(self.finish(finished)),
+                Ok(finished) => {
+                    let done = self.finish(finished);
+                    self.ready.extend(done);
+                }
                 Err(_) => break,
             }
         }
-        out.extend(self.poll());
-        out
+        !self.ready.is_empty()
+    }
+
+    /// Whether a program whose answer will be delivered is still at work
+    /// (cancelled ones, whose answers are thrown away, do not count).
+    pub fn busy(&self) -> bool {
+        self.jobs.values().any(|job| !job.cancelled)
     }
 
     /// Waits until every program, cancelled ones included, has exited and

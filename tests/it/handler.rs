@@ -161,6 +161,7 @@ printf '{{"text": "A tree of decisions.", "tokens": 4}}'
     let tick = run_tick(db, &tree);
     assert_eq!(tick.status, Status::Running);
     assert_eq!(handlers.submit(tick.launches(), tick.cancels()), vec![]);
+    assert!(handlers.busy());
     db = tick.db;
     wait_for("the handler to start", || dir.path("started").exists());
     // The program works; the tree goes on ticking, Running, and nothing is
@@ -178,11 +179,11 @@ printf '{{"text": "A tree of decisions.", "tokens": 4}}'
     );
 
     fs::write(&go, "").unwrap();
-    let mut completions = Vec::new();
     wait_for("the answer", || {
-        completions.extend(handlers.wait(Duration::from_millis(200)));
-        !completions.is_empty()
+        handlers.wait_until_ready(Duration::from_millis(200))
     });
+    assert!(!handlers.busy());
+    let completions = handlers.poll();
     assert_eq!(
         completions[0].to_value(),
         read_value(
@@ -249,6 +250,10 @@ while :; do sleep 1; done
     assert_eq!(tick.status, Status::Failure);
     assert_eq!(tick.cancels().len(), 1);
     assert_eq!(handlers.submit(tick.launches(), tick.cancels()), vec![]);
+    assert!(
+        !handlers.busy(),
+        "a cancelled program's answer is not awaited"
+    );
     assert!(handlers.settle(PATIENCE), "the cancelled program is reaped");
     assert_gone(pid);
     assert_eq!(handlers.poll(), vec![], "the late answer is thrown away");
