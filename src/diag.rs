@@ -32,6 +32,18 @@ pub enum Code {
     DuplicateId,
     /// E0011: the tree nests too deeply.
     TooDeep,
+    /// E0012: a function refused the constant arguments of a call (a value
+    /// of the wrong type, a bad regular expression).
+    BadArgument,
+    /// E0013: a constant the tree writes, appends or compares does not fit
+    /// the type the node model's `:db` declares for that key.
+    SchemaMismatch,
+    /// W0001 (a warning): a db key is read but nothing writes it, it is not in
+    /// the example db, and it is likely a misspelling of one that is.
+    ReadNeverWritten,
+    /// W0002 (a warning): a literal vector that looks like a misspelt
+    /// dynamic option (`[:db :x]` for `[:aido/db :x]`).
+    LooksDynamic,
 }
 
 impl Code {
@@ -49,6 +61,33 @@ impl Code {
             Code::BadDynamic => "E0009",
             Code::DuplicateId => "E0010",
             Code::TooDeep => "E0011",
+            Code::BadArgument => "E0012",
+            Code::SchemaMismatch => "E0013",
+            Code::ReadNeverWritten => "W0001",
+            Code::LooksDynamic => "W0002",
+        }
+    }
+}
+
+impl Code {
+    /// Whether the code is a warning (`W…`): the tree still compiles and
+    /// runs; `aido check` exits 0 unless `--deny-warnings`.
+    pub fn is_warning(self) -> bool {
+        match self {
+            Code::ReadNeverWritten | Code::LooksDynamic => true,
+            Code::Read
+            | Code::NotANode
+            | Code::UnknownNodeType
+            | Code::MissingOption
+            | Code::UnknownOption
+            | Code::BadOptionValue
+            | Code::Arity
+            | Code::UnknownFunction
+            | Code::BadDynamic
+            | Code::DuplicateId
+            | Code::TooDeep
+            | Code::BadArgument
+            | Code::SchemaMismatch => false,
         }
     }
 }
@@ -153,11 +192,15 @@ impl Diagnostics {
                 }
             );
         }
-        let _ = writeln!(
-            out,
-            "error: {n} problem{} found",
-            if n == 1 { "" } else { "s" }
-        );
+        if self.items.iter().all(|d| d.code.is_warning()) {
+            let _ = writeln!(out, "warning: {n} warning{}", if n == 1 { "" } else { "s" });
+        } else {
+            let _ = writeln!(
+                out,
+                "error: {n} problem{} found",
+                if n == 1 { "" } else { "s" }
+            );
+        }
         out
     }
 }
@@ -209,7 +252,12 @@ impl std::error::Error for Diagnostics {}
 fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>, limits: &RenderLimits) {
     let _ = writeln!(
         out,
-        "error[{}]: {}",
+        "{}[{}]: {}",
+        if d.code.is_warning() {
+            "warning"
+        } else {
+            "error"
+        },
         d.code.as_str(),
         clean(&d.message, limits.max_message_chars)
     );

@@ -71,6 +71,13 @@ pub type FunctionFn = dyn Fn(&mut FnCtx<'_>, &[Value]) -> Result<Value, String> 
 pub type HaltFn = dyn Fn(&mut NodeCtx<'_, '_>) + Send + Sync;
 /// A node type's lifecycle hook (see [`Lifecycle`]).
 pub type LifecycleFn = dyn Fn(&mut NodeCtx<'_, '_>, Lifecycle) + Send + Sync;
+/// A function's compile step (see [`Registry::function_compile`](crate::Registry::function_compile)):
+/// given the arguments of one call as written (`Some` for a constant, `None`
+/// for a dynamic one), checks them and may return a body specialised to the
+/// constants (a regular expression compiled once), used instead of the
+/// function's own for that call.
+pub type CompileFn =
+    dyn Fn(&[Option<&Value>]) -> Result<Option<Arc<FunctionFn>>, ArgError> + Send + Sync;
 /// A function's halt hook: runs when a running node whose options call the
 /// function is halted; gets the node's id.
 pub type FnHaltFn = dyn Fn(&mut FnCtx<'_>, &Value) + Send + Sync;
@@ -280,6 +287,8 @@ pub struct Function {
     pub(crate) arity: Arity,
     pub(crate) f: Arc<FunctionFn>,
     pub(crate) halt: Option<Arc<FnHaltFn>>,
+    /// Its compile step, run once for each call in a tree.
+    pub(crate) compile: Option<Arc<CompileFn>>,
     /// What the function does, for the reference and models.
     pub(crate) doc: Option<Arc<str>>,
     /// Declared in a node model: known to the compiler, without behaviour.
@@ -324,6 +333,46 @@ impl fmt::Debug for Function {
             .finish_non_exhaustive()
     }
 }
+
+/// Why a function's compile step refused a call: becomes a compile error
+/// (E0012) at the argument it names, else at the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ArgError {
+    /// The argument at fault, counted from 0, if one is.
+    pub arg: Option<usize>,
+    /// What is wrong, in one sentence.
+    pub message: String,
+}
+
+impl ArgError {
+    /// A problem with the call as a whole.
+    pub fn new(message: impl Into<String>) -> ArgError {
+        ArgError {
+            arg: None,
+            message: message.into(),
+        }
+    }
+
+    /// A problem with argument `arg` (counted from 0).
+    pub fn at(arg: usize, message: impl Into<String>) -> ArgError {
+        ArgError {
+            arg: Some(arg),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.arg {
+            Some(i) => write!(f, "argument {}: {}", i + 1, self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ArgError {}
 
 /// Why a registration was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::extend::{FnCtx, Function, Imp, NodeType, RegistryError};
+use crate::extend::{ArgError, FnCtx, Function, FunctionFn, Imp, NodeType, RegistryError};
+use crate::schema::{DbKey, DbSchema};
 use crate::spec::Arity;
 use crate::value::{FastBuildHasher, Keyword, Value};
 
@@ -18,6 +19,8 @@ pub struct Registry {
     // fast hasher is safe here.
     node_types: HashMap<Keyword, Arc<NodeType>, FastBuildHasher>,
     functions: HashMap<Keyword, Arc<Function>, FastBuildHasher>,
+    /// The db keys node models declared (`:db`), if any did.
+    db_schema: Option<Arc<DbSchema>>,
 }
 
 impl Default for Registry {
@@ -32,6 +35,7 @@ impl Registry {
         let mut reg = Registry {
             node_types: HashMap::default(),
             functions: HashMap::default(),
+            db_schema: None,
         };
         for nt in crate::nodes::builtin_types() {
             reg.node_types.insert(nt.name, Arc::new(nt));
@@ -40,6 +44,23 @@ impl Registry {
             reg.functions.insert(f.name, Arc::new(f));
         }
         reg
+    }
+
+    /// The db schema declared by the node models this registry read (see
+    /// [`crate::schema`]), if any declared one.
+    pub fn db_schema(&self) -> Option<&DbSchema> {
+        self.db_schema.as_deref()
+    }
+
+    /// Adds declared db keys to the schema; a key declared again takes its
+    /// new declaration.
+    pub(crate) fn declare_db(&mut self, keys: Vec<DbKey>) {
+        let mut schema = self.db_schema.as_deref().cloned().unwrap_or_default();
+        for key in keys {
+            schema.keys.retain(|k| k.key != key.key);
+            schema.keys.push(key);
+        }
+        self.db_schema = Some(Arc::new(schema));
     }
 
     /// Registers a node type; a later registration of the same name replaces
@@ -76,6 +97,7 @@ impl Registry {
                 arity,
                 f: Arc::new(f),
                 halt: None,
+                compile: None,
                 doc: None,
                 declared: false,
                 standard: false,
@@ -97,6 +119,55 @@ impl Registry {
             Some(function) if !function.standard => {
                 let mut updated = Function::clone(function);
                 updated.halt = Some(Arc::new(hook));
+                *function = Arc::new(updated);
+                Ok(self)
+            }
+            Some(_) => Err(RegistryError::Builtin(name.to_owned())),
+            None => Err(RegistryError::UnknownFunction(name.to_owned())),
+        }
+    }
+
+    /// Gives the registered function `name` a compile step: it runs once
+    /// for each call of the function in a tree being compiled, with the
+    /// call's arguments (`Some(value)` for a constant, `None` for a dynamic
+    /// one). It may refuse the call (a located compile error, E0012) or
+    /// return a body for that call that does work once, up front.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use aido::extend::{ArgError, Arity, FunctionFn};
+    /// use aido::{Registry, Value, compile_str};
+    ///
+    /// let mut registry = Registry::new();
+    /// registry.function("shout", Arity::Exactly(1), |_, args| {
+    ///     Ok(Value::string(&args[0].to_string().to_uppercase()))
+    /// })?;
+    /// registry.function_compile("shout", |args| match args {
+    ///     [Some(Value::Str(s))] => {
+    ///         let loud = Value::string(&s.to_uppercase());
+    ///         let body: Arc<FunctionFn> = Arc::new(move |_, _| Ok(loud.clone()));
+    ///         Ok(Some(body))
+    ///     }
+    ///     [Some(other)] => Err(ArgError::at(0, format!("expected a string, found `{other}`"))),
+    ///     _ => Ok(None),
+    /// })?;
+    /// let err = compile_str("t.edn", "[:define! {:key :k :val [:aido/fn shout 1]}]", &registry);
+    /// assert_eq!(err.unwrap_err().items[0].code.as_str(), "E0012");
+    /// # Ok::<(), aido::extend::RegistryError>(())
+    /// ```
+    pub fn function_compile(
+        &mut self,
+        name: &str,
+        step: impl Fn(&[Option<&Value>]) -> Result<Option<Arc<FunctionFn>>, ArgError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Result<&mut Registry, RegistryError> {
+        let key = Keyword::new(name.trim_start_matches(':'));
+        match self.functions.get_mut(&key) {
+            Some(function) if !function.standard => {
+                let mut updated = Function::clone(function);
+                updated.compile = Some(Arc::new(step));
                 *function = Arc::new(updated);
                 Ok(self)
             }

@@ -160,7 +160,9 @@ fn is_key(v: &Value) -> bool {
     matches!(v, Value::Keyword(_) | Value::Str(_) | Value::Int(_))
 }
 
-fn describe(value: &Value) -> String {
+/// A value in a message: its type and its text (`integer `5``), or only
+/// its type when the text is long.
+pub(crate) fn describe(value: &Value) -> String {
     match value.abbreviated(40) {
         (_, true) => value.type_with_article().to_owned(),
         (text, false) => format!("{} `{text}`", value.type_name()),
@@ -249,6 +251,22 @@ impl Operator {
         })
     }
 
+    /// What aido calls an operator or function written as another language
+    /// spells it: `==` is `=`, `!=` is `not=`, `&&` is `and`.
+    pub(crate) fn aido_spelling(symbol: &str) -> Option<&'static str> {
+        Some(match symbol {
+            "==" | "===" | "eq" => "=",
+            "!=" | "<>" | "~=" | "/=" | "!==" | "ne" => "not=",
+            "=<" => "<=",
+            "=>" => ">=",
+            "&&" | "&" => "and",
+            "||" | "|" => "or",
+            "!" => "not",
+            "%" => "mod",
+            _ => return None,
+        })
+    }
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Operator::Eq => "=",
@@ -303,6 +321,67 @@ impl Operator {
                 self.as_str(),
                 rhs.type_name()
             )),
+        }
+    }
+}
+
+/// The type of a db key's value.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum DbType {
+    /// One of the option types of node models.
+    Plain(OptionType),
+    /// A vector whose elements all have this type.
+    Vector(Box<DbType>),
+    /// A set whose elements all have this type.
+    Set(Box<DbType>),
+    /// A map whose keys and values have these types.
+    MapOf(Box<DbType>, Box<DbType>),
+    /// Any map.
+    Map,
+}
+
+impl DbType {
+    /// Checks `value`, saying where inside it and what was expected if it
+    /// does not fit (`element 2: expected a string, found integer `5``).
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        match (self, value) {
+            (DbType::Plain(ty), v) => ty.check(v),
+            (DbType::Vector(ty), Value::Vector(items)) => check_all(ty, items.iter(), "element"),
+            (DbType::Set(ty), Value::Set(items)) => check_all(ty, items.iter(), "element"),
+            (DbType::Map, Value::Map(_)) => Ok(()),
+            (DbType::MapOf(k, v), Value::Map(map)) => {
+                for (key, val) in map.iter() {
+                    k.check(key)
+                        .map_err(|e| format!("key {}: {e}", describe(key)))?;
+                    v.check(val).map_err(|e| format!("at key {key}: {e}"))?;
+                }
+                Ok(())
+            }
+            (ty, other) => Err(format!("expected {ty}, found {}", describe(other))),
+        }
+    }
+}
+
+fn check_all<'v>(
+    ty: &DbType,
+    items: impl Iterator<Item = &'v Value>,
+    what: &str,
+) -> Result<(), String> {
+    for (i, item) in items.enumerate() {
+        ty.check(item).map_err(|e| format!("{what} {i}: {e}"))?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for DbType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DbType::Plain(ty) => write!(f, "{ty}"),
+            DbType::Vector(ty) => write!(f, "a vector (each element {ty})"),
+            DbType::Set(ty) => write!(f, "a set (each element {ty})"),
+            DbType::MapOf(k, v) => write!(f, "a map (each key {k}, each value {v})"),
+            DbType::Map => f.write_str("a map"),
         }
     }
 }

@@ -265,7 +265,13 @@ pub(crate) enum Kind {
     Emit {
         key: KeyPath,
         val: Opt,
+        /// `:keep n`: the most elements the vector keeps (the oldest go).
+        keep: Option<Box<Opt>>,
     },
+    Matches(Box<Matches>),
+    /// A `:define!` or `:emit!` whose key the db schema declares: what it
+    /// writes is checked against the declared type when it is ticked.
+    Typed(Box<TypedWrite>),
     Custom {
         node_type: Arc<NodeType>,
         options: Box<[(Keyword, Opt)]>,
@@ -327,6 +333,15 @@ pub(crate) enum Period {
     Seconds(Opt),
 }
 
+impl Period {
+    /// The option that gives the period's length.
+    pub(crate) fn opt(&self) -> &Opt {
+        match self {
+            Period::Ticks(opt) | Period::Seconds(opt) => opt,
+        }
+    }
+}
+
 /// When a stateful decorator's memory is cleared (its `:reset` option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reset {
@@ -369,6 +384,45 @@ pub(crate) struct Switch {
     pub(crate) on: Opt,
     /// The cases, one per child (a child more is the default).
     pub(crate) cases: Box<[Value]>,
+}
+
+/// `:matches?`: the string at `key` searched with `regex`; the match
+/// written to `into`.
+#[derive(Debug, Clone)]
+pub(crate) struct Matches {
+    pub(crate) key: KeyPath,
+    pub(crate) regex: Pattern,
+    pub(crate) into: Option<KeyPath>,
+}
+
+/// A write checked against the db schema (see [`Kind::Typed`]).
+#[derive(Debug, Clone)]
+pub(crate) struct TypedWrite {
+    pub(crate) write: WriteKind,
+    /// The type the value written (for `:emit!`, appended) must have.
+    pub(crate) ty: crate::spec::DbType,
+}
+
+/// The writes the db schema checks.
+#[derive(Debug, Clone)]
+pub(crate) enum WriteKind {
+    Define {
+        key: KeyPath,
+        val: Opt,
+    },
+    Emit {
+        key: KeyPath,
+        val: Opt,
+        keep: Option<Box<Opt>>,
+    },
+}
+
+/// A regular expression option: compiled with the tree when constant.
+#[derive(Debug, Clone)]
+pub(crate) enum Pattern {
+    Const(regex::Regex),
+    /// Given by `[:aido/db ..]` or `[:aido/fn ..]`: compiled at each use.
+    Dynamic(Opt),
 }
 
 /// What aido's parallel counts (`:mode`), resolved at compile time when constant.

@@ -8,37 +8,50 @@ use std::sync::Arc;
 
 use aido::compile::compile_source;
 use aido::source::Source;
-use aido::{diag::RenderLimits, migrate::state_without_id};
+use aido::{diag::RenderLimits, lint::lint_with_schema, migrate::state_without_id};
 
 use super::Failure;
 use super::args::{self, Spec};
-use super::load::{name, read_file};
+use super::load::{name, read_db_or_empty, read_file};
 use super::save::ClosableOut;
 
 pub(crate) const USAGE: &str = "\
-usage: aido check FILE... [--nodes MODEL]
+usage: aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]
 
 Compiles each tree file against the built-in node types and prints
 `ok: FILE (N nodes)` for each that compiles. Problems (including malformed
-EDN) are printed on stderr, rustc-style. A warning (on stderr; the exit
-status stays 0) names each node that keeps state in the db (a memory
-composite, a policy parallel, :choose-each, :wait, :defer) without an
-explicit :id: its state is stored under an id made from its position.
+EDN) are printed on stderr, rustc-style. Warnings are printed there too, and
+the exit status stays 0 (unless --deny-warnings):
+  - a node that keeps state in the db (a memory composite, a policy
+    parallel, :choose-each, :wait, :defer) without an explicit :id: its
+    state is stored under an id made from its position;
+  - W0001, a db key read but never written (nor in the example db): with
+    --db, every such key; without, only one that looks like a misspelling
+    of a key the tree writes;
+  - W0002, a literal vector that looks like a misspelt dynamic option
+    (`[:db :x]` for `[:aido/db :x]`).
 With --nodes MODEL, the node types and functions the model declares are
 checked like the built-ins; a function the model declares under the name of
 a standard function (`rand`, `+`, ...) replaces it, with a warning, since
 trees then call the application's function, not the standard one.
 
+options:
+  --nodes MODEL      a node model: the application's node types and functions
+  --db EXAMPLE       a db as the host hands it over (EDN, or JSON if it ends in
+                     .json): its keys count as written
+  --deny-warnings    exit with status 1 if there is any warning
+
 At most 50 problems are shown per file (then how many more there were;
 AIDO_MAX_DIAGNOSTICS changes that), each with a window of its source line;
 files larger than AIDO_MAX_INPUT_BYTES (default 64 MiB) are refused.
 
-exit status: 0 all compile, 1 a tree has problems, 2 a file cannot be read";
+exit status: 0 all compile, 1 a tree has problems (or, with --deny-warnings,
+warnings), 2 a file cannot be read";
 
 const SPEC: Spec = Spec {
-    usage: "aido check FILE... [--nodes MODEL]",
-    value_flags: &["--nodes"],
-    switches: &[],
+    usage: "aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]",
+    value_flags: &["--nodes", "--db"],
+    switches: &["--deny-warnings"],
 };
 
 /// Checks every file, even after one fails, and exits with the worst outcome.
@@ -50,6 +63,11 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         return Err(Failure::usage("no FILE given", SPEC.usage));
     }
     super::use_model(parsed.value("--nodes"))?;
+    let example_db = match parsed.value("--db") {
+        Some(path) => Some(read_db_or_empty(Some(Path::new(path)))?),
+        None => None,
+    };
+    let deny_warnings = parsed.switch("--deny-warnings");
     let registry = super::registry();
     for function in registry.replaced_standard_functions() {
         let by = parsed
@@ -63,8 +81,21 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             function.name().as_str(),
         );
     }
-    let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     let mut code = 0;
+    // The example db against the models' schema, once for every file.
+    if let (Some(db), Some(schema), Some(path)) =
+        (&example_db, registry.db_schema(), parsed.value("--db"))
+    {
+        for (key, problem) in schema.check_db(db) {
+            let _ = writeln!(
+                io::stderr(),
+                "error[E0013]: {}: `{key}` does not fit the schema: {problem}",
+                name(Path::new(path))
+            );
+            code = 1;
+        }
+    }
+    let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     // A reader that goes away (`| head`) does not hide a later file's errors:
     // every file is still checked and the worst status kept.
     let mut out = ClosableOut::new(out, true);
@@ -96,7 +127,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                     if n == 1 { "" } else { "s" }
                 )?;
                 out.flush()?;
+                let mut warnings = 0;
                 for node in state_without_id(&tree) {
+                    warnings += 1;
                     let at = match (tree.span(node), tree.source()) {
                         (Some(span), Some(src)) => {
                             format!("{}:{}", name(path), src.line_col(span.start))
@@ -113,6 +146,18 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                             .unwrap_or_default(),
                         tree.node_id(node).cloned().unwrap_or_default(),
                     );
+                }
+                let lints = lint_with_schema(&tree, example_db.as_ref(), registry.db_schema());
+                if !lints.is_empty() {
+                    let errors = lints.items.iter().filter(|d| !d.code.is_warning()).count();
+                    warnings += lints.len() - errors;
+                    if errors > 0 {
+                        code = code.max(1);
+                    }
+                    let _ = write!(io::stderr(), "{}", lints.render_with(&limits));
+                }
+                if deny_warnings && warnings > 0 {
+                    code = code.max(1);
                 }
             }
             Err(diags) => {

@@ -161,7 +161,7 @@ pub(crate) fn json_mapping(path: &Path) -> Option<JsonMapping> {
 /// Reads the JSON file at `path` with the library's JSON mapping (see
 /// [`json_mapping`]); a duplicate key, an integer beyond 64 bits and a
 /// byte-order mark are reported with their position.
-fn read_json(path: &Path) -> Result<Value, Failure> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, Failure> {
     let text = read_file(path)?;
     let mapping = json_mapping(path).unwrap_or(JsonMapping::Plain);
     Value::from_json_text(&text, mapping).map_err(|e| {

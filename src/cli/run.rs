@@ -15,12 +15,12 @@ use aido::{
 
 use super::Failure;
 use super::args::{self, Parsed, Spec};
-use super::load::{EdnFile, a_type, compile_tree, name, read_db_or_empty, read_edn};
+use super::load::{a_type, compile_tree, is_json, name, read_db_or_empty, read_edn, read_json};
 use super::save::{ClosableOut, check_target, same_target, save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
 usage: aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
-                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]...
+                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--strict]
 
 Ticks TREE N times, each tick starting from the db the previous one left,
 and prints one line per tick: {:tick 1, :status :success, :db {...}}. A tick
@@ -35,16 +35,21 @@ A tick that noticed a likely mistake in the tree lists it under :warnings.
 options:
   --db DB          the starting db: an EDN map, or a JSON object if DB ends in .json
                    (default: an empty map)
-  --ticks N        how many ticks to run, a positive integer (default 1)
+  --ticks N        how many ticks to run, a positive integer (default: as many as
+                   INPUTS has elements, else 1)
   --seed S         put the integer S under :aido/seed before the first tick, so
                    that random nodes draw a fresh, reproducible stream
   --dt D           move the db's clock :aido/now on by D seconds (a number, 0 or
                    more) before each tick, from 0.0 at the first tick of a db
                    without one; options in :seconds read it (no node reads a clock)
-  --inputs INPUTS  an EDN vector; element i (a map or nil) is merged into the db
-                   before tick i+1; elements past the last tick are ignored
+  --inputs INPUTS  an EDN vector, or a JSON array if INPUTS ends in .json; element i
+                   (a map or nil) is merged into the db before tick i+1, key by key,
+                   a key given nil being removed; elements past the last tick are
+                   ignored
   --save OUT       write the final db to OUT atomically (JSON if OUT ends in .json,
                    else EDN)
+  --strict         exit with status 1 if a tick ended in Error (the run still does
+                   every tick and saves)
   --format F       print each tick as `edn` (default), as a line of `json`, or as
                    a short `pretty` block: the status, the input merged, the db's
                    changes (`+ :key value` added, `~ :key old -> new` changed,
@@ -81,7 +86,8 @@ differs) is carried over to TREE by node id first; that tick's line gets
 :migrated {:kept [...], :dropped [...], :halted [...]}.
 
 exit status: 0 every tick ran (whatever its status), 1 the tree has compile
-errors, 2 bad arguments or an unreadable or malformed file";
+errors (or, with --strict, a tick ended in Error), 2 bad arguments or an
+unreadable or malformed file";
 
 const SPEC: Spec = Spec {
     usage: "aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]",
@@ -98,7 +104,7 @@ const SPEC: Spec = Spec {
         "--nodes",
         "--timeline",
     ],
-    switches: &["--trace", "--aido-keys"],
+    switches: &["--trace", "--aido-keys", "--strict"],
 };
 
 /// How each tick is printed.
@@ -115,7 +121,8 @@ enum Format {
 struct Config {
     tree: PathBuf,
     db: Option<PathBuf>,
-    ticks: u64,
+    /// `--ticks`, if given (else the inputs' length, else 1).
+    ticks: Option<u64>,
     seed: Option<i64>,
     /// Seconds `:aido/now` moves on before each tick.
     dt: Option<f64>,
@@ -130,12 +137,14 @@ struct Config {
     trims: Option<PathBuf>,
     /// Tree files to switch to, by the tick before which to switch.
     reloads: Vec<(u64, PathBuf)>,
+    /// Exit 1 if a tick ended in Error.
+    strict: bool,
 }
 
 impl Config {
     fn from_args(parsed: &Parsed, reloads: Vec<(u64, PathBuf)>) -> Result<Config, Failure> {
         let tree = parsed.one_tree("run", SPEC.usage)?;
-        let ticks = parsed.positive("--ticks")?.unwrap_or(1);
+        let ticks = parsed.positive("--ticks")?;
         let seed = parsed.integer("--seed")?;
         let dt = match parsed.text("--dt")? {
             None => None,
@@ -196,6 +205,7 @@ impl Config {
             timeline,
             trims: path("--trims"),
             reloads,
+            strict: parsed.switch("--strict"),
         })
     }
 }
@@ -242,6 +252,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         Some(path) => read_inputs(path, config.ticks)?,
         None => Vec::new(),
     };
+    let ticks = config.ticks.unwrap_or_else(|| (inputs.len() as u64).max(1));
+    let mut errors = 0u64;
     if let Some(seed) = config.seed {
         seed_db(&mut db, seed);
     }
@@ -280,7 +292,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         trace: config.trace,
     };
 
-    for n in 1..=config.ticks {
+    for n in 1..=ticks {
         if let Some(stubs) = &stubs {
             stubs.stubs.set_tick(n);
         }
@@ -294,7 +306,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         }
         let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));
         if let Some(Some(input)) = input {
-            merge(&mut db, input);
+            aido::scenario::merge_input(&mut db, input);
             merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         if let Some(recorder) = &mut recorder
@@ -355,6 +367,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         }
         if let Some(error) = &tick.error {
             out.flush()?;
+            errors += 1;
             let line = format!(
                 "aido: {}: tick {n} ended in error: {error}",
                 name(&config.tree)
@@ -394,7 +407,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             )
         })?;
     }
-    Ok(0)
+    Ok(if config.strict && errors > 0 { 1 } else { 0 })
 }
 
 /// How a tick's line is printed.
@@ -586,30 +599,26 @@ fn seed_db(db: &mut Value, seed: i64) {
     }
 }
 
-/// Merges an input into the db, key by key.
-fn merge(db: &mut Value, input: &Map) {
-    if let Some(map) = db.as_map_mut() {
-        for (key, value) in input {
-            map.insert(key.clone(), value.clone());
-        }
-    }
-}
-
-/// Reads the inputs file: a vector whose elements (maps or nils) are merged
-/// into the db before each tick. Elements past the last tick are not checked.
-fn read_inputs(path: &Path, ticks: u64) -> Result<Vec<Option<Map>>, Failure> {
-    let file = read_edn(path)?;
-    let EdnFile { value, spans, .. } = &file;
-    let Value::Vector(items) = value else {
+/// Reads the inputs file (EDN, or JSON if its name ends in `.json`): a
+/// vector whose elements (maps or nils) are merged into the db before each
+/// tick. With `ticks` given, elements past the last tick are not checked.
+fn read_inputs(path: &Path, ticks: Option<u64>) -> Result<Vec<Option<Map>>, Failure> {
+    let (value, file) = if is_json(path) {
+        (read_json(path)?, None)
+    } else {
+        let file = read_edn(path)?;
+        (file.value.clone(), Some(file))
+    };
+    let Value::Vector(items) = &value else {
         return Err(Failure::input(
             name(path),
             format!(
                 "the inputs must be a vector of maps or nils, found {}",
-                a_type(value)
+                a_type(&value)
             ),
         ));
     };
-    let used = usize::try_from(ticks).unwrap_or(usize::MAX);
+    let used = ticks.map_or(usize::MAX, |t| usize::try_from(t).unwrap_or(usize::MAX));
     items
         .iter()
         .take(used)
@@ -618,9 +627,10 @@ fn read_inputs(path: &Path, ticks: u64) -> Result<Vec<Option<Map>>, Failure> {
             Value::Nil => Ok(None),
             Value::Map(map) => Ok(Some(map.as_ref().clone())),
             other => {
-                let place = spans
-                    .span_at(&[i])
-                    .map_or_else(|| name(path), |s| file.place(s));
+                let place = file
+                    .as_ref()
+                    .and_then(|f| f.spans.span_at(&[i]).map(|s| f.place(s)))
+                    .unwrap_or_else(|| name(path));
                 Err(Failure::input(
                     place,
                     format!(

@@ -9,21 +9,25 @@ use super::args::{self, Spec};
 use super::load::compile_tree;
 
 pub(crate) const USAGE: &str = "\
-usage: aido show TREE [--format text|dot|mermaid]
+usage: aido show TREE [--format text|dot|mermaid] [--nodes MODEL]
 
 Compiles TREE and prints it:
   text     (default) an indented outline, one line per node: node type, id
            (explicit, or derived from the node's position), the options as
-           written and `; line N`, the node's line in TREE
-  dot      a Graphviz digraph (render it with `dot -Tsvg`)
-  mermaid  a Mermaid `flowchart TD`
+           written (`:doc` among them) and `; line N`, the node's line in TREE
+  dot      a Graphviz digraph (render it with `dot -Tsvg`); each node's label
+           has its type, id, options and `:doc`
+  mermaid  a Mermaid `flowchart TD`, labelled as the digraph
+
+options:
+  --nodes MODEL    a node model: the application's node types and functions
 
 exit status: 0 shown, 1 the tree has compile errors, 2 bad arguments or an
 unreadable or malformed file";
 
 const SPEC: Spec = Spec {
-    usage: "aido show TREE [--format text|dot|mermaid]",
-    value_flags: &["--format"],
+    usage: "aido show TREE [--format text|dot|mermaid] [--nodes MODEL]",
+    value_flags: &["--format", "--nodes"],
     switches: &[],
 };
 
@@ -43,6 +47,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             ));
         }
     };
+    super::use_model(parsed.value("--nodes"))?;
     let tree = compile_tree(&path)?;
     write!(out, "{}", render(&tree))?;
     Ok(0)

@@ -30,7 +30,7 @@ A scenario is an EDN map:
    :db {:pos 0}                 ; or a db file's name
    :seed 7
    :ticks 12                    ; default: the last tick :expect names
-   :inputs [nil {:intruder 3}]  ; merged before each tick, or a file's name
+   :inputs [nil {:intruder 3}]  ; merged before each tick (nil removes a key), or a file's name
    :stubs {:guard/sees? [:failure :failure :success]   ; by node type or id
            :patrol {:status :running}}
    :trims [{:task :t :target :patrol :not-before 5 :remove true}]  ; or a file's name

@@ -142,6 +142,9 @@ pub(crate) struct Compiler<'r> {
     ids: crate::value::ValueIndex,
     /// Where each node's id was written (its `:id` value, else the node).
     id_spans: Vec<Option<Span>>,
+    /// The nodes whose id was reported as a duplicate: the derived ids under
+    /// them repeat by consequence, and are not reported again.
+    duplicated: Vec<u32>,
     /// Child indices of the nodes being compiled, as a stack.
     kids: Vec<u32>,
     /// The id texts of the nodes being compiled, as a stack: a derived id
@@ -179,6 +182,7 @@ impl<'r> Compiler<'r> {
             path: Vec::new(),
             ids: crate::value::ValueIndex::default(),
             id_spans: Vec::new(),
+            duplicated: Vec::new(),
             kids: Vec::new(),
             id_texts: String::new(),
             spare_entries: Vec::new(),
@@ -384,7 +388,10 @@ impl<'r> Compiler<'r> {
         // The options are used up: their vector serves a later node.
         entries.clear();
         self.spare_entries.push(entries);
-        let kind = kind?;
+        let kind = match self.registry.db_schema() {
+            Some(schema) => typed(kind?, schema),
+            None => kind?,
+        };
         let start = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         self.child_ids.extend_from_slice(&self.kids[kids_start..]);
         self.kids.truncate(kids_start);
@@ -429,7 +436,13 @@ impl<'r> Compiler<'r> {
         let first = self
             .ids
             .insert(&id, index, |i| nodes.get(i as usize).map(|n| &n.id));
-        if let Some(first) = first {
+        let derived = options.explicit_id().is_none();
+        if first.is_some() && derived && self.duplicated.contains(&place.parent) {
+            // Its parent's id was a duplicate, so its own derived id is too:
+            // one mistake, already reported.
+            self.duplicated.push(index);
+        } else if let Some(first) = first {
+            self.duplicated.push(index);
             let first = self.id_spans.get(first as usize).copied().flatten();
             let at = match (first, &self.source) {
                 (Some(s), Some(src)) => format!(" (first used at {})", src.line_col(s.start)),
@@ -442,6 +455,35 @@ impl<'r> Compiler<'r> {
             );
         }
         (id, id_from)
+    }
+}
+
+/// `kind` with its write checked against the db schema when it is a
+/// `:define!` or `:emit!` of a declared top-level key (a tree compiled
+/// without a schema never has this kind).
+fn typed(kind: crate::tree::Kind, schema: &crate::schema::DbSchema) -> crate::tree::Kind {
+    use crate::spec::DbType;
+    use crate::tree::{KeyPath, Kind, TypedWrite, WriteKind};
+    let declared = |key: &KeyPath| match key {
+        KeyPath::Kw(k, _) => schema.get(&Value::Keyword(*k)).map(|d| d.ty.clone()),
+        KeyPath::One(_) | KeyPath::Path(_) => None,
+    };
+    match kind {
+        Kind::Define { key, val } => match declared(&key) {
+            Some(ty) => Kind::Typed(Box::new(TypedWrite {
+                write: WriteKind::Define { key, val },
+                ty,
+            })),
+            None => Kind::Define { key, val },
+        },
+        Kind::Emit { key, val, keep } => match declared(&key) {
+            Some(DbType::Vector(elem)) => Kind::Typed(Box::new(TypedWrite {
+                write: WriteKind::Emit { key, val, keep },
+                ty: *elem,
+            })),
+            _ => Kind::Emit { key, val, keep },
+        },
+        other => other,
     }
 }
 

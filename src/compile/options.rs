@@ -3,18 +3,26 @@
 //! dynamic options.
 
 use crate::diag::{Code, did_you_mean};
-use crate::extend::NodeType;
+use std::sync::Arc;
+
+use crate::extend::{ArgError, CompileFn, Function, NodeType};
 use crate::nodes::{Options, is_precondition};
 use crate::source::{FormSpans, Span};
-use crate::spec::OptionType;
+use crate::spec::{Operator, OptionType};
+use crate::tick::{catch_quietly, panic_message};
 use crate::tree::{KeyPath, Opt, Preconditions};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Compiler, short};
 
 /// Option keys every node accepts.
-pub(crate) const GENERIC_KEYS: &[&str] =
-    &["id", "aido/skip-if", "aido/success-if", "aido/failure-if"];
+pub(crate) const GENERIC_KEYS: &[&str] = &[
+    "id",
+    "doc",
+    "aido/skip-if",
+    "aido/success-if",
+    "aido/failure-if",
+];
 
 /// Checks a node's options map against its node type's spec and lowers
 /// each value: what the node type's own lowering then takes apart.
@@ -68,6 +76,25 @@ pub(crate) fn lower_options<'m>(
                         value_span,
                     );
                 }
+            }
+            continue;
+        }
+        // `:doc` documents any node (shown by `aido show` and the page); it
+        // does nothing when ticked. A node type that declares a `:doc` of its
+        // own gets it instead.
+        if key.as_str() == "doc"
+            && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key))
+        {
+            if !matches!(value, Value::Str(_)) {
+                c.error(
+                    Code::BadOptionValue,
+                    format!(
+                        "`:doc` expected a string, found {} `{}`",
+                        value.type_name(),
+                        short(value)
+                    ),
+                    value_span,
+                );
             }
             continue;
         }
@@ -151,7 +178,7 @@ fn accepted_keys(nt: &NodeType) -> String {
         .options
         .iter()
         .map(|o| o.key.to_string())
-        .chain(std::iter::once(":id".to_owned()))
+        .chain([":id".to_owned(), ":doc".to_owned()])
         .collect();
     keys.join(" ")
 }
@@ -181,7 +208,11 @@ fn lower_value(
         {
             c.error(
                 Code::BadOptionValue,
-                format!("`{key}` must be a constant ({ty}), not a dynamic option"),
+                format!(
+                    "`{key}` must be a constant ({ty}), not a dynamic option: it shapes the \
+                     node when the tree is compiled (so do `:id`, `:doc`, `:key`, `:into`, \
+                     `:oper`, `:memory` and `:action`)"
+                ),
                 span,
             );
             return None;
@@ -191,10 +222,64 @@ fn lower_value(
     if let Some(ty) = ty
         && let Err(msg) = ty.check(value)
     {
-        c.error(Code::BadOptionValue, format!("`{key}` {msg}"), span);
+        let help = match (ty, value) {
+            (OptionType::Operator, Value::Symbol(s)) => Operator::aido_spelling(s.as_str())
+                .filter(|op| Operator::parse(op).is_some())
+                .or_else(|| did_you_mean(s.as_str(), ["=", "not=", "<", ">", "<=", ">="]))
+                .map(|op| format!("did you mean `{op}`?")),
+            _ => None,
+        };
+        c.error(Code::BadOptionValue, format!("`{key}` {msg}"), span)
+            .help = help;
         return None;
     }
     Some(Opt::Const(value.clone()))
+}
+
+/// Runs a function's compile step over one call's arguments: `None` when it
+/// refused them (reported at the argument it names), else the function the
+/// call keeps (with the body the step prepared, if it made one).
+fn compile_step(
+    c: &mut Compiler<'_>,
+    function: &Arc<Function>,
+    step: &CompileFn,
+    args: &[Opt],
+    spans: Option<FormSpans<'_>>,
+) -> Option<Arc<Function>> {
+    let constants: Vec<Option<&Value>> = args
+        .iter()
+        .map(|a| match a {
+            Opt::Const(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    let result = catch_quietly(|| step(&constants)).unwrap_or_else(|panic| {
+        Err(ArgError::new(format!(
+            "its compile step panicked: {}",
+            panic_message(panic.as_ref())
+        )))
+    });
+    match result {
+        Ok(None) => Some(Arc::clone(function)),
+        Ok(Some(body)) => {
+            let mut specialised = Function::clone(function);
+            specialised.f = body;
+            Some(Arc::new(specialised))
+        }
+        Err(e) => {
+            let at = e
+                .arg
+                .and_then(|i| spans.and_then(|s| s.child(i + 2)))
+                .or(spans)
+                .map(FormSpans::span);
+            c.error(
+                Code::BadArgument,
+                format!("function `{}`: {e}", function.name.as_str()),
+                at,
+            );
+            None
+        }
+    }
 }
 
 /// Lowers `[:aido/db k ..]` or `[:aido/fn f args..]`.
@@ -228,6 +313,29 @@ pub(crate) fn lower_dynamic(
                 );
                 return None;
             }
+            if items[1..].iter().any(|k| dynamic_head(k).is_some()) {
+                // A segment worked out when the node is ticked: the path is
+                // read then, by a call whose arguments are the segments.
+                let mut segments = Vec::with_capacity(items.len() - 1);
+                let mut ok = true;
+                for (i, key) in items[1..].iter().enumerate() {
+                    let key_spans = spans.and_then(|s| s.child(i + 1));
+                    if dynamic_head(key).is_some() {
+                        match lower_dynamic(c, key, key_spans) {
+                            Some(opt) => segments.push(opt),
+                            None => ok = false,
+                        }
+                    } else {
+                        segments.push(Opt::Const(key.clone()));
+                    }
+                }
+                return ok.then(|| {
+                    Opt::Call(
+                        Arc::new(crate::funcs::db_path()),
+                        segments.into_boxed_slice(),
+                    )
+                });
+            }
             Some(Opt::Db(KeyPath::from_value(&Value::Vector(
                 items[1..].to_vec(),
             ))))
@@ -259,7 +367,8 @@ pub(crate) fn lower_dynamic(
                 }
             };
             let Some(function) = c.registry.lookup_function(name).cloned() else {
-                let help = did_you_mean(name.as_str(), c.registry.function_names())
+                let help = Operator::aido_spelling(name.as_str())
+                    .or_else(|| did_you_mean(name.as_str(), c.registry.function_names()))
                     .map(|s| format!("did you mean `{s}`?"));
                 c.error(
                     Code::UnknownFunction,
@@ -270,7 +379,8 @@ pub(crate) fn lower_dynamic(
                 return None;
             };
             let arg_values = &items[2..];
-            if !function.arity.allows(arg_values.len()) {
+            let arity_ok = function.arity.allows(arg_values.len());
+            if !arity_ok {
                 let arity = function.arity.counted("argument", "arguments");
                 c.error(
                     Code::BadDynamic,
@@ -295,7 +405,15 @@ pub(crate) fn lower_dynamic(
                     args.push(Opt::Const(arg.clone()));
                 }
             }
-            ok.then(|| Opt::Call(function, args.into_boxed_slice()))
+            if !ok {
+                return None;
+            }
+            let function = match &function.compile {
+                // A call with the wrong number of arguments is reported once.
+                Some(step) if arity_ok => compile_step(c, &function, &**step, &args, spans)?,
+                _ => function,
+            };
+            Some(Opt::Call(function, args.into_boxed_slice()))
         }
         _ => {
             let help = did_you_mean(head.as_str(), ["aido/fn", "aido/db"])

@@ -7,7 +7,8 @@
 //! {:nodes {:guard/sees? {:doc "Is the intruder within range?" :children 0
 //!                        :options {:range {:type :int :required true} :mode {:type :keyword}}}
 //!          :guard/patrol {:children :some}}
-//!  :functions {dist {:arity 2 :doc "Grid distance"}}}
+//!  :functions {dist {:arity 2 :doc "Grid distance"}}
+//!  :db {:hunger {:type :int :default 0 :doc "0 to 10"} :replies {:type [:vector :string]}}}
 //! ```
 //!
 //! - `:children` (default 0): a count `n`, the counts allowed `[n m ..]`,
@@ -21,6 +22,9 @@
 //!   and `:doc`; its name is a symbol or a keyword. A function named like a
 //!   standard one (`rand`) replaces it, as the application's own does
 //!   (`aido check` warns).
+//! - `:db` declares the db's keys: each a type or `{:type t :default v :doc
+//!   ".."}`, the types those of options, `:map`, or `[:vector t]`, `[:set t]`,
+//!   `[:map-of k v]` (see [`crate::schema`]).
 //!
 //! [`Registry::declare_model`] adds what a model declares (a declared node
 //! type or function ticks into an Error saying it has no behaviour, until a
@@ -46,6 +50,7 @@ use std::sync::Arc;
 use crate::diag::did_you_mean;
 use crate::extend::{Function, Imp, NodeType};
 use crate::registry::Registry;
+use crate::schema::{DbKey, DbType};
 use crate::source::{LineCol, Source, Span, Spans};
 use crate::spec::{Arity, OptionSpec, OptionType};
 use crate::tick::NodeCtx;
@@ -306,6 +311,89 @@ impl Reader<'_> {
         Some(ty)
     }
 
+    /// A db key's type: an option type, `:map`, `[:vector t]`, `[:set t]` or
+    /// `[:map-of k v]`.
+    fn db_type(&mut self, value: &Value) -> Option<DbType> {
+        match value {
+            Value::Keyword(k) if k.as_str() == "map" => Some(DbType::Map),
+            Value::Vector(items) => {
+                let head = items
+                    .first()
+                    .and_then(Value::as_keyword)
+                    .map(|k| k.as_str());
+                match (head, items.get(1), items.get(2), items.len()) {
+                    (Some("vector"), Some(t), None, 2) => {
+                        Some(DbType::Vector(Box::new(self.db_type(t)?)))
+                    }
+                    (Some("set"), Some(t), None, 2) => {
+                        Some(DbType::Set(Box::new(self.db_type(t)?)))
+                    }
+                    (Some("map-of"), Some(k), Some(v), 3) => Some(DbType::MapOf(
+                        Box::new(self.db_type(k)?),
+                        Box::new(self.db_type(v)?),
+                    )),
+                    _ => {
+                        self.error(
+                            ModelErrorKind::BadOptionType,
+                            format!(
+                                "a collection type is [:vector t], [:set t] or [:map-of k v], found `{}`",
+                                value.abbreviated(40).0
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            other => self.option_type(other, None).map(DbType::Plain),
+        }
+    }
+
+    /// One db key: a type, or `{:type t :default v :doc ".."}`.
+    fn db_key(&mut self, key: Keyword, value: &Value) -> Option<DbKey> {
+        let Value::Map(spec) = value else {
+            let ty = self.db_type(value)?;
+            return Some(DbKey {
+                key,
+                ty,
+                default: None,
+                doc: None,
+            });
+        };
+        self.known_keys(spec, &["type", "default", "doc"], "a db key");
+        let ty = match Self::entry(spec, "type") {
+            Some((i, t)) => self.at(i, true, |r| r.db_type(t))?,
+            None => {
+                self.error(
+                    ModelErrorKind::BadOptionType,
+                    format!("db key `{key}` needs a `:type`"),
+                );
+                return None;
+            }
+        };
+        let default = match Self::entry(spec, "default") {
+            None => None,
+            Some((i, v)) => match ty.check(v) {
+                Ok(()) => Some(v.clone()),
+                Err(e) => {
+                    self.at(i, true, |r| {
+                        r.error(
+                            ModelErrorKind::BadValue,
+                            format!("`:default` of `{key}`: {e}"),
+                        );
+                    });
+                    None
+                }
+            },
+        };
+        let doc = self.doc(spec);
+        Some(DbKey {
+            key,
+            ty,
+            default,
+            doc,
+        })
+    }
+
     /// One option: `t` or `{:type t :required bool :doc ".."}`.
     fn option(&mut self, key: Keyword, value: &Value) -> Option<OptionSpec> {
         let Value::Map(spec) = value else {
@@ -422,6 +510,7 @@ impl Reader<'_> {
                 ))
             }),
             halt: None,
+            compile: None,
             doc,
             declared: true,
             standard: false,
@@ -489,8 +578,33 @@ impl Registry {
         };
         let mut node_types = Vec::new();
         let mut functions = Vec::new();
+        let mut db_keys = Vec::new();
         if let Some(top) = r.map(model, "a node model") {
-            r.known_keys(top, &["nodes", "functions"], "a node model");
+            r.known_keys(top, &["nodes", "functions", "db"], "a node model");
+            if let Some((i, db)) = Reader::entry(top, "db") {
+                r.at(i, true, |r| {
+                    let Some(db) = r.map(db, "`:db`") else {
+                        return;
+                    };
+                    for (j, (key, spec)) in db.iter().enumerate() {
+                        let Some(key) = key.as_keyword() else {
+                            r.at(j, false, |r| {
+                                r.error(
+                                    ModelErrorKind::BadName,
+                                    format!(
+                                        "a db key in `:db` must be a keyword, found {}",
+                                        key.type_with_article()
+                                    ),
+                                );
+                            });
+                            continue;
+                        };
+                        if let Some(declared) = r.at(j, true, |r| r.db_key(key, spec)) {
+                            db_keys.push(declared);
+                        }
+                    }
+                });
+            }
             if let Some((i, nodes)) = Reader::entry(top, "nodes") {
                 r.at(i, true, |r| {
                     let Some(nodes) = r.map(nodes, "`:nodes`") else {
@@ -564,6 +678,9 @@ impl Registry {
         }
         for f in functions {
             self.declare_function(f);
+        }
+        if !db_keys.is_empty() {
+            self.declare_db(db_keys);
         }
         Ok(self)
     }

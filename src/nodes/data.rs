@@ -7,9 +7,12 @@ use crate::tick::{Engine, Status, eval};
 use crate::tree::{KeyPath, Opt};
 use crate::value::Value;
 
+use super::lower::{self, Lowering};
 use super::{LEAF, OptionRow, Row};
+use crate::diag::Code;
 use crate::spec::OptionType;
 use crate::tree::Kind;
+use crate::tree::{Matches, Pattern, TypedWrite, WriteKind};
 
 /// The rows of the data node types: conditions and actions.
 pub(super) fn rows() -> Vec<Row> {
@@ -109,17 +112,48 @@ pub(super) fn rows() -> Vec<Row> {
         }),
         Row::new(
             "emit!",
-            "Appends :val to the vector at :key.",
+            "Appends :val to the vector at :key; with :keep n, the oldest elements go so \
+             that at most n stay.",
             LEAF,
-            &[KEY, VAL],
+            &[KEY, VAL, ("keep", T::Count, false)],
             |l| {
                 Some(Kind::Emit {
                     key: l.key("key"),
                     val: l.take("val"),
+                    keep: l.take_opt("keep").map(Box::new),
                 })
             },
         ),
+        Row::new(
+            "matches?",
+            "Succeeds if the string at :key contains a match of the regular expression \
+             :regex; with :into, writes the match there (its text, or a vector of the match \
+             and its groups when the pattern has groups). Fails when :key is absent or nil, \
+             or nothing matches, writing nothing.",
+            LEAF,
+            &[KEY, ("regex", T::Str, true), ("into", T::Key, false)],
+            lower_matches,
+        ),
     ]
+}
+
+/// Lowers `:matches?`: a constant `:regex` is compiled here, and a bad one
+/// is reported at the pattern.
+fn lower_matches(l: &mut Lowering<'_, '_>) -> Option<Kind> {
+    let key = l.key("key");
+    let into = l.take_opt("into").map(lower::key_path);
+    let regex = match l.take("regex") {
+        Opt::Const(Value::Str(ref p)) => match crate::pattern::compile(p) {
+            Ok(regex) => Pattern::Const(regex),
+            Err(e) => {
+                let span = l.opts.span_of("regex");
+                l.error(Code::BadOptionValue, format!("`:regex` {e}"), span);
+                return None;
+            }
+        },
+        other => Pattern::Dynamic(other),
+    };
+    Some(Kind::Matches(Box::new(Matches { key, regex, into })))
 }
 
 /// Whether dropping `v` frees nothing (a scalar).
@@ -260,21 +294,51 @@ impl Engine<'_> {
         self.fail(id, problem)
     }
 
-    /// Appends `val` to the vector at `key`, creating it.
+    /// Appends `val` to the vector at `key`, creating it; with `keep`, drops
+    /// the oldest elements beyond that many.
     #[inline(never)]
-    pub(super) fn emit(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
+    pub(super) fn emit(
+        &mut self,
+        id: u32,
+        key: &KeyPath,
+        val: &Opt,
+        keep: &Option<Box<Opt>>,
+    ) -> Status {
         let value = match self.resolve_written(val, key.n_keys() + 2) {
             Ok(v) => v,
             Err(e) => return self.fail(id, e),
+        };
+        let keep = match keep.as_deref().map(|k| eval(k, self.db, &mut self.rng)) {
+            None => None,
+            Some(Ok(n)) => match &*n {
+                Value::Int(n) if *n >= 0 => Some(usize::try_from(*n).unwrap_or(usize::MAX)),
+                other => {
+                    let problem = format!(
+                        "`:keep` expected a non-negative integer, found {}",
+                        crate::spec::describe(other)
+                    );
+                    return self.fail(id, problem);
+                }
+            },
+            Some(Err(e)) => return self.fail(id, e),
         };
         let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Vector(items) => {
                     items.push(value);
+                    if let Some(keep) = keep
+                        && items.len() > keep
+                    {
+                        items.drain(..items.len() - keep);
+                    }
                     return Status::Success;
                 }
                 Value::Nil => {
-                    *slot = Value::Vector(vec![value]);
+                    *slot = Value::Vector(if keep == Some(0) {
+                        Vec::new()
+                    } else {
+                        vec![value]
+                    });
                     return Status::Success;
                 }
                 other => format!(
@@ -285,6 +349,86 @@ impl Engine<'_> {
             Err(e) => format!("cannot write {key}: {e}"),
         };
         self.fail(id, problem)
+    }
+
+    /// A `:define!` or `:emit!` whose key the db schema declares: the value
+    /// is resolved and checked against the declared type before it is
+    /// written; a value that does not fit ends the tick in Error naming the
+    /// key path, and nothing is written.
+    #[inline(never)]
+    pub(super) fn typed_write(&mut self, id: u32, t: &TypedWrite) -> Status {
+        let (key, val, appended) = match &t.write {
+            WriteKind::Define { key, val } => (key, val, false),
+            WriteKind::Emit { key, val, .. } => (key, val, true),
+        };
+        let depth = key.n_keys() + if appended { 2 } else { 1 };
+        let value = match self.resolve_written(val, depth) {
+            Ok(v) => v,
+            Err(e) => return self.fail(id, e),
+        };
+        if let Err(e) = t.ty.check(&value) {
+            let what = if appended { "append to" } else { "write" };
+            return self.fail(
+                id,
+                format!("cannot {what} {key}: the db schema declares {}: {e}", t.ty),
+            );
+        }
+        let value = Opt::Const(value);
+        match &t.write {
+            WriteKind::Define { key, .. } => self.define(id, key, &value),
+            WriteKind::Emit { key, keep, .. } => self.emit(id, key, &value, keep),
+        }
+    }
+
+    /// `:matches?`: searches the string at the node's `:key`; a match
+    /// succeeds and is written to `:into`.
+    #[inline(never)]
+    pub(super) fn matches(&mut self, id: u32, m: &Matches) -> Status {
+        let text = match m.key.get(self.db) {
+            None | Some(Value::Nil) => return Status::Failure,
+            Some(Value::Str(s)) => std::sync::Arc::clone(s),
+            Some(other) => {
+                let problem = format!(
+                    "`:matches?` searches a string, but {} holds {}",
+                    m.key,
+                    crate::spec::describe(other)
+                );
+                return self.fail(id, problem);
+            }
+        };
+        let found = match &m.regex {
+            Pattern::Const(regex) => crate::pattern::find(regex, &text),
+            Pattern::Dynamic(opt) => {
+                let compiled = match eval(opt, self.db, &mut self.rng) {
+                    Ok(p) => match &*p {
+                        Value::Str(p) => crate::pattern::compile(p),
+                        other => Err(format!(
+                            "expected a regular expression (a string), found {}",
+                            crate::spec::describe(other)
+                        )),
+                    },
+                    Err(e) => Err(e),
+                };
+                match compiled {
+                    Ok(regex) => crate::pattern::find(&regex, &text),
+                    Err(e) => return self.fail(id, format!("`:regex` {e}")),
+                }
+            }
+        };
+        let Some(found) = found else {
+            return Status::Failure;
+        };
+        if let Some(into) = &m.into {
+            // The match is built from the text: count it as work.
+            if let Err(e) = self.rng.charge_value(&found, into.n_keys() + 1) {
+                return self.fail(id, e);
+            }
+            match into.slot(self.db) {
+                Ok(slot) => *slot = found,
+                Err(e) => return self.fail(id, format!("cannot write {into}: {e}")),
+            }
+        }
+        Status::Success
     }
 }
 

@@ -58,6 +58,8 @@ macro_rules! one_visit_leaf {
             | Kind::Inc { .. }
             | Kind::Dissoc { .. }
             | Kind::Emit { .. }
+            | Kind::Matches(_)
+            | Kind::Typed(_)
     };
 }
 pub(crate) use one_visit_leaf;
@@ -289,7 +291,9 @@ impl Engine<'_> {
                 Ok(()) => Status::Success,
                 Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
             },
-            Kind::Emit { key, val } => self.emit(id, key, val),
+            Kind::Emit { key, val, keep } => self.emit(id, key, val, keep),
+            Kind::Matches(m) => self.matches(id, m),
+            Kind::Typed(t) => self.typed_write(id, t),
             // Not leaves that finish in one visit: neither dispatch sends
             // them here.
             Kind::Selector { .. }

@@ -87,7 +87,8 @@ pub fn outline(tree: &Tree) -> String {
 }
 
 /// The tree as a Graphviz digraph: one node per tree node, labelled with its
-/// type and id, and edges from each parent to its children in order.
+/// type and id, its options as written (without `:doc`; long ones cut) and
+/// its `:doc`, and edges from each parent to its children in order.
 pub fn dot(tree: &Tree) -> String {
     let mut out = String::from(
         "digraph tree {\n  \
@@ -97,12 +98,15 @@ pub fn dot(tree: &Tree) -> String {
     );
     for node in tree.iter() {
         let leaf = tree.children(node).next().is_none();
+        let label: Vec<String> = label_lines(tree, node)
+            .iter()
+            .map(|line| dot_escape(line))
+            .collect();
         let _ = writeln!(
             out,
-            "  n{} [label=\"{}\\n{}\"{}];",
+            "  n{} [label=\"{}\"{}];",
             node.index(),
-            dot_escape(&type_text(tree, node)),
-            dot_escape(&id_text(tree, node)),
+            label.join("\\n"),
             if leaf { ", fillcolor=\"#ffffff\"" } else { "" }
         );
     }
@@ -119,13 +123,11 @@ pub fn dot(tree: &Tree) -> String {
 pub fn mermaid(tree: &Tree) -> String {
     let mut out = String::from("flowchart TD\n");
     for node in tree.iter() {
-        let _ = writeln!(
-            out,
-            "  n{}[\"{}<br/>{}\"]",
-            node.index(),
-            mermaid_escape(&type_text(tree, node)),
-            mermaid_escape(&id_text(tree, node))
-        );
+        let label: Vec<String> = label_lines(tree, node)
+            .iter()
+            .map(|line| mermaid_escape(line))
+            .collect();
+        let _ = writeln!(out, "  n{}[\"{}\"]", node.index(), label.join("<br/>"));
     }
     for node in tree.iter() {
         for child in tree.children(node) {
@@ -133,6 +135,35 @@ pub fn mermaid(tree: &Tree) -> String {
         }
     }
     out
+}
+
+/// The longest options or documentation line of a graph's node label.
+const LABEL_CHARS: usize = 60;
+
+/// The lines of a node's label in a graph: type, id, then the options as
+/// written but `:doc`, then the `:doc`, each cut to [`LABEL_CHARS`].
+fn label_lines(tree: &Tree, node: NodeIndex) -> Vec<String> {
+    let mut lines = vec![type_text(tree, node), id_text(tree, node)];
+    if let Some(mut options) = node_options(tree, node) {
+        let doc = options.shift_remove(&Value::keyword("doc"));
+        if !options.is_empty() {
+            lines.push(cut(&Value::Map(Box::new(options)).to_string()));
+        }
+        match &doc {
+            Some(Value::Str(text)) => lines.push(cut(text)),
+            Some(other) => lines.push(cut(&other.to_string())),
+            None => {}
+        }
+    }
+    lines
+}
+
+/// `text` cut to [`LABEL_CHARS`] characters, with `...` when it was longer.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(LABEL_CHARS) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_owned(),
+    }
 }
 
 fn type_text(tree: &Tree, node: NodeIndex) -> String {

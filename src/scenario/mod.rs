@@ -57,6 +57,28 @@ use crate::trim::{DataTask, Trimmer};
 use crate::value::{Map, Value};
 
 pub use coverage::{Coverage, NodeCoverage, TreeCoverage};
+
+/// Merges one tick's input into the db, key by key, as scenarios and `aido
+/// run --inputs` do before the tick: a key given `nil` is removed (a host
+/// says "no longer there"), any other value is set.
+///
+/// ```
+/// let mut db = aido::read_value("{:input \"hi\" :n 1}").unwrap();
+/// let input = aido::read_value("{:input nil :n 2}").unwrap().into_map().unwrap();
+/// aido::scenario::merge_input(&mut db, &input);
+/// assert_eq!(db.to_string(), "{:n 2}");
+/// ```
+pub fn merge_input(db: &mut Value, input: &Map) {
+    if let Some(map) = db.as_map_mut() {
+        for (key, value) in input {
+            if value.is_nil() {
+                map.shift_remove(key);
+            } else {
+                map.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
 pub use golden::{GoldenDiff, golden_diff};
 
 /// What is wrong with a scenario.
@@ -431,11 +453,7 @@ impl Scenario {
                 merged.insert(Value::Keyword(crate::value::kw::NOW), Value::Float(now));
             }
             if let Some(input) = self.inputs.get(&n) {
-                if let Some(map) = db.as_map_mut() {
-                    for (key, value) in input {
-                        map.insert(key.clone(), value.clone());
-                    }
-                }
+                merge_input(&mut db, input);
                 merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
             if !merged.is_empty() {

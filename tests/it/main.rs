@@ -10,6 +10,7 @@ mod common;
 
 mod browser;
 mod cli;
+mod cli_authoring;
 mod cli_bench;
 mod cli_hostile;
 mod cli_long;
@@ -22,6 +23,7 @@ mod conformance;
 mod deep_values;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
+mod funcs;
 mod fuzz;
 // Process groups and `/proc`.
 #[cfg(target_os = "linux")]
