@@ -171,7 +171,10 @@ pub fn lint_with_schema(
             Kind::Retry { count, .. } | Kind::Repeat { count, .. } => visit(count, &mut keys),
             Kind::ParallelAll { max_failures } => visit(max_failures, &mut keys),
             Kind::Switch(switch) => visit(&switch.on, &mut keys),
-            Kind::RunOnce { .. } | Kind::KeepRunningUntilFailure | Kind::Force { .. } | Kind::If => {}
+            Kind::RunOnce { .. }
+            | Kind::KeepRunningUntilFailure
+            | Kind::Force { .. }
+            | Kind::If => {}
         }
         for vector in looks_dynamic {
             items.push(looks_dynamic_warning(tree, i, &vector));
