@@ -448,12 +448,17 @@ impl Control {
 /// What a program's worker thread hands back when it has been reaped.
 struct Finished {
     request: i64,
+    /// Which launch of that request (see [`Job::serial`]).
+    serial: u64,
     outcome: Result<Option<Value>, HandlerFailure>,
 }
 
 /// One program in flight (or being stopped).
 struct Job {
     request: Request,
+    /// Unique among the launches of these handlers: a program replaced
+    /// under the same request id cannot answer for its replacement.
+    serial: u64,
     control: Arc<Control>,
     cancelled: bool,
     threads: Vec<JoinHandle<()>>,
@@ -489,6 +494,7 @@ pub struct Handlers {
     sender: Sender<Finished>,
     receiver: Receiver<Finished>,
     thrown_away: u64,
+    launched: u64,
 }
 
 impl fmt::Debug for Handlers {
@@ -515,6 +521,7 @@ impl Handlers {
             sender,
             receiver,
             thrown_away: 0,
+            launched: 0,
         }
     }
 
@@ -594,10 +601,12 @@ impl Handlers {
         };
         let control = Arc::new(Control::default());
         control.lock().pid = Some(child.id());
+        self.launched += 1;
+        let serial = self.launched;
         let threads = start(
             child,
             input,
-            request.request,
+            (request.request, serial),
             Arc::clone(&control),
             self.options.clone(),
             self.sender.clone(),
@@ -608,6 +617,7 @@ impl Handlers {
             request.request,
             Job {
                 request: request.clone(),
+                serial,
                 control,
                 cancelled: false,
                 threads,
@@ -717,6 +727,10 @@ impl Handlers {
     }
 
     fn finish(&mut self, finished: Finished) -> Option<Completion> {
+        if self.jobs.get(&finished.request)?.serial != finished.serial {
+            // A replaced program (its replacement still runs).
+            return None;
+        }
         let job = self.jobs.remove(&finished.request)?;
         join(job.threads);
         if job.cancelled {
@@ -786,7 +800,7 @@ fn join(threads: Vec<JoinHandle<()>>) {
 fn start(
     mut child: Child,
     input: Vec<u8>,
-    request: i64,
+    (request, serial): (i64, u64),
     control: Arc<Control>,
     options: HandlerOptions,
     sender: Sender<Finished>,
@@ -838,7 +852,11 @@ fn start(
             .unwrap_or_default();
         let stop = control.lock().stop;
         let outcome = outcome(output, status, stop, &stderr, &options);
-        let _ = sender.send(Finished { request, outcome });
+        let _ = sender.send(Finished {
+            request,
+            serial,
+            outcome,
+        });
     });
     vec![watcher, worker]
 }

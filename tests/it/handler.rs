@@ -687,3 +687,40 @@ fn the_example_bot_asks_its_clock_through_a_handler() {
         )
     );
 }
+
+/// A request id launched again (two dbs sharing one `Handlers`, which they
+/// should not) stops the older program, whose outcome is never taken for
+/// the newer one's.
+#[test]
+fn a_program_replaced_under_its_request_id_never_answers_for_the_new_one() {
+    let dir = Scratch::new("replaced");
+    let slow = dir.script(
+        "slow.sh",
+        &format!(
+            "echo $$ > \"{}/started\"\nwhile :; do sleep 1; done\n",
+            dir.0.display()
+        ),
+    );
+    let quick = dir.script("quick.sh", "printf '\"quick\"'\n");
+    let mut handlers = handlers(HandlerOptions::default());
+    handlers.insert(action("svc/slow"), slow);
+    handlers.insert(action("svc/quick"), quick);
+    let mut first = request(1, "svc/slow");
+    first.node = Value::keyword("a");
+    handlers.submit(&[first], &[]);
+    wait_for("the first program to start", || {
+        dir.path("started").exists()
+    });
+    let mut second = request(1, "svc/quick");
+    second.node = Value::keyword("b");
+    let completion = answer(&mut handlers, &second);
+    assert_eq!(completion.node, Value::keyword("b"));
+    assert_eq!(completion.result, Some(Value::string("quick")));
+    assert_eq!(handlers.poll(), vec![]);
+    let pid: u32 = fs::read_to_string(dir.path("started"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_gone(pid);
+}
