@@ -9,6 +9,7 @@
 mod common;
 
 mod browser;
+mod chatbot;
 mod cli;
 mod cli_authoring;
 mod cli_bench;
