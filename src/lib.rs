@@ -73,6 +73,7 @@ pub mod diag;
 pub mod extend;
 pub mod forest;
 mod funcs;
+pub mod handler;
 pub mod lint;
 pub mod migrate;
 pub mod model;

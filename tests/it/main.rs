@@ -9,6 +9,7 @@
 mod common;
 
 mod browser;
+mod chatbot;
 mod cli;
 mod cli_authoring;
 mod cli_bench;
@@ -30,6 +31,9 @@ mod from_edn_rs;
 mod funcs;
 mod fuzz;
 mod fuzz_surfaces;
+// Process groups and `/proc`.
+#[cfg(target_os = "linux")]
+mod handler;
 mod hostile;
 mod layers;
 mod long_running;
