@@ -4,7 +4,7 @@ use std::fmt::{self, Write};
 use std::sync::Arc;
 
 use crate::read::ReadError;
-use crate::source::{Source, Span};
+use crate::source::{Source, SourceMap, Span};
 
 /// A stable code for each kind of problem the compiler reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,6 +32,20 @@ pub enum Code {
     DuplicateId,
     /// E0011: the tree nests too deeply.
     TooDeep,
+    /// E0012: an `:include` names a file that cannot be found, read or
+    /// read as EDN, or a path that is refused.
+    IncludeFile,
+    /// E0013: a file includes itself, directly or through others.
+    IncludeCycle,
+    /// E0014: an argument of an `:include` is missing, unknown or of the
+    /// wrong type, or `[:aido/arg ..]` names no parameter.
+    BadArgument,
+    /// E0015: a malformed `:aido/params` declaration or `:include` node.
+    BadInclude,
+    /// E0016: includes nest too deeply or expand to too many nodes.
+    IncludeLimit,
+    /// W0001 (a warning): an included file declares a parameter it never uses.
+    UnusedParam,
 }
 
 impl Code {
@@ -49,7 +63,18 @@ impl Code {
             Code::BadDynamic => "E0009",
             Code::DuplicateId => "E0010",
             Code::TooDeep => "E0011",
+            Code::IncludeFile => "E0012",
+            Code::IncludeCycle => "E0013",
+            Code::BadArgument => "E0014",
+            Code::BadInclude => "E0015",
+            Code::IncludeLimit => "E0016",
+            Code::UnusedParam => "W0001",
         }
+    }
+
+    /// Whether the code is a warning: a tree with warnings still compiles.
+    pub fn is_warning(self) -> bool {
+        matches!(self, Code::UnusedParam)
     }
 }
 
@@ -102,6 +127,10 @@ pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
     /// The source the spans refer to, if the tree was read from text.
     pub source: Option<Arc<Source>>,
+    /// The files of a tree that includes others (see [`SourceMap`]): spans
+    /// are then in the map's space, and each diagnostic is shown in its own
+    /// file with the chain of includes that brought it in.
+    pub files: Option<Arc<SourceMap>>,
 }
 
 impl Diagnostics {
@@ -109,6 +138,29 @@ impl Diagnostics {
         Diagnostics {
             items: vec![Diagnostic::new(Code::Read, e.kind.to_string()).at(Some(e.span), &[])],
             source: Some(source),
+            files: None,
+        }
+    }
+
+    /// `items` (such as a tree's warnings) with the files their spans are in.
+    pub fn new(items: Vec<Diagnostic>, files: Arc<SourceMap>) -> Diagnostics {
+        Diagnostics {
+            items,
+            source: files.source(crate::source::FileId(0)).cloned(),
+            files: Some(files),
+        }
+    }
+
+    /// The file and the span in that file's text of `d` (one of these
+    /// diagnostics), if it has a span and the tree was read from text.
+    pub fn locate(&self, d: &Diagnostic) -> Option<(Arc<Source>, Span)> {
+        let span = d.span?;
+        match &self.files {
+            Some(map) => {
+                let at = map.locate(span)?;
+                Some((map.source(at.file)?.clone(), at.span))
+            }
+            None => Some((self.source.clone()?, span)),
         }
     }
 
@@ -138,7 +190,17 @@ impl Diagnostics {
     pub fn render_with(&self, limits: &RenderLimits) -> String {
         let mut out = String::new();
         for d in self.items.iter().take(limits.max_diagnostics) {
-            render_one(&mut out, d, self.source.as_deref(), limits);
+            match (&self.files, d.span) {
+                (Some(map), Some(span)) => {
+                    let at = map.locate(span);
+                    let source = at.and_then(|at| map.source(at.file));
+                    let mut local = d.clone();
+                    local.span = at.map(|at| at.span);
+                    let chain = map.include_chain(span);
+                    render_one(&mut out, &local, source.map(|s| &**s), &chain, limits);
+                }
+                _ => render_one(&mut out, d, self.source.as_deref(), &[], limits),
+            }
         }
         let n = self.items.len();
         if n > limits.max_diagnostics {
@@ -152,6 +214,10 @@ impl Diagnostics {
                     "s"
                 }
             );
+        }
+        let n = self.items.iter().filter(|d| !d.code.is_warning()).count();
+        if n == 0 {
+            return out;
         }
         let _ = writeln!(
             out,
@@ -227,10 +293,21 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>, limits: &RenderLimits) {
+fn render_one(
+    out: &mut String,
+    d: &Diagnostic,
+    source: Option<&Source>,
+    chain: &[String],
+    limits: &RenderLimits,
+) {
     let _ = writeln!(
         out,
-        "error[{}]: {}",
+        "{}[{}]: {}",
+        if d.code.is_warning() {
+            "warning"
+        } else {
+            "error"
+        },
         d.code.as_str(),
         clean(&d.message, limits.max_message_chars)
     );
@@ -260,6 +337,13 @@ fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>, limits:
                 "^".repeat(caret_width.max(1))
             );
             render_notes(out, d, &pad, limits);
+            for place in chain {
+                let _ = writeln!(
+                    out,
+                    "{pad} = note: included from {}",
+                    clean(place, limits.max_message_chars)
+                );
+            }
         }
         (Some(src), None) => {
             let _ = writeln!(out, " --> {}", clean(src.name(), limits.max_message_chars));

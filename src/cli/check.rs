@@ -6,7 +6,8 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use aido::compile::compile_source;
+use aido::compile::compile_source_with;
+use aido::diag::Diagnostics;
 use aido::source::Source;
 use aido::{diag::RenderLimits, migrate::state_without_id};
 
@@ -81,7 +82,8 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
             Err(other) => return Err(other),
         };
         // The text moves into the tree's source: a big file is not held twice.
-        match compile_source(Arc::new(Source::new(name(path), text)), &registry) {
+        let loader = super::load::loader(path)?;
+        match compile_source_with(Arc::new(Source::new(name(path), text)), &registry, &loader) {
             Ok(tree) => {
                 let n = tree.len();
                 writeln!(
@@ -91,11 +93,13 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                     if n == 1 { "" } else { "s" }
                 )?;
                 out.flush()?;
+                if let Some(files) = tree.files().filter(|_| !tree.warnings().is_empty()) {
+                    let warnings = Diagnostics::new(tree.warnings().to_vec(), files.clone());
+                    let _ = write!(io::stderr(), "{}", warnings.render_with(&limits));
+                }
                 for node in state_without_id(&tree) {
-                    let at = match (tree.span(node), tree.source()) {
-                        (Some(span), Some(src)) => {
-                            format!("{}:{}", name(path), src.line_col(span.start))
-                        }
+                    let at = match tree.span(node).and_then(|span| tree.locate(span)) {
+                        Some((src, span)) => format!("{}:{}", src.name(), src.line_col(span.start)),
                         _ => name(path),
                     };
                     let _ = writeln!(

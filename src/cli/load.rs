@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use aido::{
     Tree, Value,
-    compile::compile_document,
+    compile::{FsLoader, compile_document_with},
     read::Document,
     source::{Source, Span, Spans},
     value::JsonMapping,
@@ -68,33 +68,21 @@ pub(crate) fn max_input_bytes() -> Result<u64, Failure> {
 /// [`max_input_bytes`] (a device such as `/dev/zero` included) as soon as
 /// that many bytes were read.
 pub(crate) fn read_file(path: &Path) -> Result<String, Failure> {
-    use std::io::Read;
+    use aido::source::TextFileError;
     let limit = max_input_bytes()?;
-    let fail = |e: io::Error| Failure::input(name(path), io_reason(&e));
-    let too_large = || {
-        Failure::input(
+    aido::source::read_text_file(path, limit).map_err(|e| match e {
+        TextFileError::Io(e) => Failure::input(name(path), io_reason(&e)),
+        TextFileError::IsDirectory => Failure::input(name(path), "is a directory"),
+        TextFileError::TooLarge { limit } => Failure::input(
             name(path),
             format!(
                 "larger than the input limit of {limit} bytes (set AIDO_MAX_INPUT_BYTES to raise it)"
             ),
-        )
-    };
-    let file = std::fs::File::open(path).map_err(fail)?;
-    let meta = file.metadata().map_err(fail)?;
-    if meta.is_dir() {
-        return Err(Failure::input(name(path), "is a directory"));
-    }
-    if meta.len() > limit {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(fail)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        Failure::input(name(path), format!("not valid UTF-8 text (at byte {at})"))
+        ),
+        TextFileError::NotUtf8 { at } => {
+            Failure::input(name(path), format!("not valid UTF-8 text (at byte {at})"))
+        }
+        _ => Failure::input(name(path), "cannot be read"),
     })
 }
 
@@ -150,7 +138,14 @@ pub(crate) fn read_tree(path: &Path) -> Result<Document, Failure> {
 /// Reads and compiles the tree file at `path` against the command's registry.
 pub(crate) fn compile_tree(path: &Path) -> Result<Tree, Failure> {
     let doc = read_tree(path)?;
-    compile_document(doc, &super::registry()).map_err(|diags| Failure::Compile(diags.render()))
+    compile_document_with(doc, &super::registry(), &loader(path)?)
+        .map_err(|diags| Failure::Compile(diags.render()))
+}
+
+/// The loader of the files the tree file at `path` includes: relative to
+/// it, with the input limit.
+pub(crate) fn loader(path: &Path) -> Result<FsLoader, Failure> {
+    Ok(FsLoader::for_file(path).with_max_bytes(max_input_bytes()?))
 }
 
 /// The db file at `path` if one is given (see [`read_db`]), else an empty map.

@@ -24,6 +24,7 @@ mod deep_values;
 mod from_edn_rs;
 mod fuzz;
 mod hostile;
+mod include;
 mod layers;
 mod long_running;
 mod nodes;

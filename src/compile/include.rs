@@ -1,0 +1,1173 @@
+//! Includes: `[:include {:file "flee.edn" :as :flee :args {..}}]`, expanded
+//! at compile time into the tree of that file, its `[:aido/arg ..]` forms
+//! replaced by the arguments (or the defaults its `:aido/params` declares).
+//!
+//! Expansion works on the data and its spans before the compiler's walk: it
+//! builds one value and one span table in the space of a [`SourceMap`], so
+//! the compiler, which knows nothing of includes, points each diagnostic
+//! into the file its form came from. Ids stay apart: the included root takes
+//! the include's id (its `:as`, its `:id`, else the id of its position) and
+//! every explicit `:id` inside becomes `"INCLUDE-ID/ID"`; derived ids extend
+//! the root's, so two uses of one file never share memory.
+
+use std::cell::Cell;
+use std::fmt::Write;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diag::{Code, Diagnostic, did_you_mean};
+use crate::source::{FormSpans, Source, SourceMap, Span, SpanEntry, Spans};
+use crate::spec::OptionType;
+use crate::value::{Keyword, Map, Value};
+
+/// How deep includes may nest (a file that includes a file ... ).
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// How many nodes a tree may have once its includes are expanded: an
+/// include bomb (each file including the next twice) is refused, not
+/// expanded exponentially.
+pub const MAX_EXPANDED_NODES: usize = 100_000;
+
+/// Where included files come from: the file system ([`FsLoader`]) or
+/// anything a host keeps trees in (a database, an asset pack).
+///
+/// ```
+/// use std::collections::HashMap;
+/// use aido::compile::{LoadError, Loader, compile_source_with};
+/// use aido::{Registry, source::Source};
+///
+/// struct Pack(HashMap<&'static str, &'static str>);
+/// impl Loader for Pack {
+///     fn resolve(&self, _from: &str, path: &str) -> Result<String, LoadError> {
+///         Ok(path.to_owned())
+///     }
+///     fn load(&self, name: &str) -> Result<String, LoadError> {
+///         self.0.get(name).map(|t| t.to_string()).ok_or(LoadError::NotFound)
+///     }
+/// }
+/// let pack = Pack(HashMap::from([("inc.edn", "[:inc! {:key [:aido/arg :k]} ]\n")]));
+/// let pack = Pack(HashMap::from([(
+///     "inc.edn",
+///     "[:inc! {:aido/params {:k {:type :key-path}} :key [:aido/arg :k]}]",
+/// )]));
+/// let main = Source::new("main.edn", r#"[:include {:file "inc.edn" :args {:k :n}}]"#);
+/// let tree = compile_source_with(std::sync::Arc::new(main), &Registry::new(), &pack).unwrap();
+/// assert_eq!(tree.len(), 1);
+/// ```
+pub trait Loader {
+    /// The name of the file that `path`, as written in an `:include` of
+    /// the file named `from`, refers to. Names tell files apart (a cycle,
+    /// one report per file) and are what diagnostics show.
+    fn resolve(&self, from: &str, path: &str) -> Result<String, LoadError>;
+
+    /// The text of the file `name` (a name [`Loader::resolve`] returned).
+    fn load(&self, name: &str) -> Result<String, LoadError>;
+}
+
+/// Why a [`Loader`] could not give a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// There is no such file.
+    NotFound,
+    /// The path is refused (see [`FsLoader`]), for the reason given.
+    Refused(&'static str),
+    /// The file is larger than the loader's limit, in bytes.
+    TooLarge(u64),
+    /// The file cannot be read; the reason.
+    Unreadable(String),
+    /// Compiling from text or data does no I/O: there is no loader.
+    NoLoader,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::NotFound => f.write_str("no such file"),
+            LoadError::Refused(why) => f.write_str(why),
+            LoadError::TooLarge(limit) => write!(f, "larger than the input limit of {limit} bytes"),
+            LoadError::Unreadable(why) => f.write_str(why),
+            LoadError::NoLoader => f.write_str(
+                "a tree compiled from text or data has no loader for includes \
+                 (use compile_file, or a *_with function and a Loader)",
+            ),
+        }
+    }
+}
+
+/// The loader of trees compiled from text or data: it refuses every include.
+pub(crate) struct NoLoader;
+
+impl Loader for NoLoader {
+    fn resolve(&self, _from: &str, _path: &str) -> Result<String, LoadError> {
+        Err(LoadError::NoLoader)
+    }
+    fn load(&self, _name: &str) -> Result<String, LoadError> {
+        Err(LoadError::NoLoader)
+    }
+}
+
+/// Loads included files from the file system, relative to the including
+/// file, and never outside the directory of the file compiled: an absolute
+/// path is refused, and so is a path whose `..` leaves that directory
+/// (`..` that stays inside it is fine). Paths are resolved by their text,
+/// not by following links. Each file is read with the input limit.
+#[derive(Debug, Clone)]
+pub struct FsLoader {
+    root: PathBuf,
+    max_bytes: u64,
+}
+
+impl FsLoader {
+    /// The default input limit: 64 MiB, as the command line's.
+    pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
+
+    /// A loader for the includes of the tree file at `path`.
+    pub fn for_file(path: impl AsRef<Path>) -> FsLoader {
+        let root = normalise(path.as_ref().parent().unwrap_or(Path::new("")));
+        FsLoader {
+            root,
+            max_bytes: FsLoader::DEFAULT_MAX_BYTES,
+        }
+    }
+
+    /// The same loader with another input limit, in bytes.
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> FsLoader {
+        self.max_bytes = max_bytes;
+        self
+    }
+}
+
+impl Loader for FsLoader {
+    fn resolve(&self, from: &str, path: &str) -> Result<String, LoadError> {
+        let written = Path::new(path);
+        if path.is_empty() {
+            return Err(LoadError::Refused("the path is empty"));
+        }
+        if written.has_root()
+            || written
+                .components()
+                .any(|c| matches!(c, Component::Prefix(_) | Component::RootDir))
+        {
+            return Err(LoadError::Refused(
+                "an absolute path is refused: write the path relative to the including file",
+            ));
+        }
+        let dir = Path::new(from).parent().unwrap_or(Path::new(""));
+        let full = normalise(&dir.join(written));
+        if !full.starts_with(&self.root) || escapes(&full) {
+            return Err(LoadError::Refused(
+                "the path leaves the directory of the tree being compiled",
+            ));
+        }
+        Ok(full.display().to_string())
+    }
+
+    fn load(&self, name: &str) -> Result<String, LoadError> {
+        use crate::source::TextFileError;
+        crate::source::read_text_file(Path::new(name), self.max_bytes).map_err(|e| match e {
+            TextFileError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                LoadError::NotFound
+            }
+            TextFileError::Io(e) => LoadError::Unreadable(e.to_string()),
+            TextFileError::IsDirectory => LoadError::Unreadable("is a directory".to_owned()),
+            TextFileError::TooLarge { limit } => LoadError::TooLarge(limit),
+            TextFileError::NotUtf8 { at } => {
+                LoadError::Unreadable(format!("not valid UTF-8 text (at byte {at})"))
+            }
+        })
+    }
+}
+
+/// `path` with `.` dropped and `..` taking back a name where it can (by the
+/// text alone); a `..` left over stays at the start.
+fn normalise(path: &Path) -> PathBuf {
+    let mut out: Vec<Component<'_>> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                _ => out.push(c),
+            },
+            other => out.push(other),
+        }
+    }
+    out.iter().collect()
+}
+
+/// Whether a normalised path still climbs out with `..`.
+fn escapes(path: &Path) -> bool {
+    path.components().any(|c| c == Component::ParentDir)
+}
+
+/// The result of expanding a tree's includes.
+pub(crate) struct Expanded {
+    pub(crate) value: Value,
+    pub(crate) spans: Spans,
+    pub(crate) files: SourceMap,
+    /// Problems found, warnings included.
+    pub(crate) diags: Vec<Diagnostic>,
+}
+
+/// Whether `value` has includes or declares parameters, so that it needs
+/// expanding (a tree without them is compiled as it is, at no cost).
+pub(crate) fn needs_expansion(value: &Value) -> bool {
+    let params = value
+        .as_seq()
+        .and_then(|items| items.get(1))
+        .and_then(Value::as_map)
+        .is_some_and(|m| m.contains_key(&Value::Keyword(Keyword::new("aido/params"))));
+    params || has_include(value, 0)
+}
+
+fn has_include(value: &Value, depth: usize) -> bool {
+    match value {
+        Value::Vector(items) if depth <= crate::read::MAX_DEPTH => match items.first() {
+            Some(Value::Keyword(k)) if k.as_str() == "include" => true,
+            Some(Value::Keyword(_)) => items.iter().skip(1).any(|c| has_include(c, depth + 1)),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Expands the includes of the tree `value` read from `source`.
+pub(crate) fn expand(
+    value: &Value,
+    spans: Option<FormSpans<'_>>,
+    source: Arc<Source>,
+    loader: &dyn Loader,
+) -> Expanded {
+    let mut ex = Expander {
+        loader,
+        files: SourceMap::single(source.clone()),
+        entries: Vec::new(),
+        diags: Vec::new(),
+        nodes: 0,
+        chain: vec![source.name().to_owned()],
+        too_big: false,
+    };
+    // The compiled file may declare parameters too; it then gets their defaults.
+    let root_params = root_params(&mut ex, value, spans, 0);
+    let frame = Frame {
+        base: 0,
+        params: root_params,
+        args: Vec::new(),
+        include_span: None,
+    };
+    for p in &frame.params {
+        if p.default.is_none() {
+            ex.error(
+                Code::BadArgument,
+                format!(
+                    "parameter {} has no default, and this file is compiled on its own: \
+                     include it with `:args`",
+                    Value::Keyword(p.name)
+                ),
+                p.span,
+            );
+        }
+    }
+    let ctx = Ctx {
+        base: 0,
+        subst: Some(&frame),
+        prefix: None,
+    };
+    let (value, entry) = ex.node(value, spans, ctx, "0", RootOf::File(None));
+    ex.unused(&frame);
+    ex.entries.push(entry);
+    Expanded {
+        value,
+        spans: Spans {
+            entries: ex.entries,
+        },
+        files: ex.files,
+        diags: ex.diags,
+    }
+}
+
+/// What a parameter may hold.
+#[derive(Clone)]
+enum ParamType {
+    /// A value of an option type (a node model's types), with its name.
+    Value(&'static str, OptionType),
+    /// A db key or key path.
+    KeyPath,
+    /// A node, standing in child position.
+    Tree,
+}
+
+/// One parameter an included file declares.
+struct Param<'a> {
+    name: Keyword,
+    ty: ParamType,
+    default: Option<(&'a Value, Option<FormSpans<'a>>)>,
+    /// Where the parameter is declared (in the map's space).
+    span: Option<Span>,
+    used: Cell<bool>,
+}
+
+/// An argument: its data, where it was written and the parameters it may
+/// itself use (those of the file it was written in).
+struct Arg<'a> {
+    value: &'a Value,
+    spans: Option<FormSpans<'a>>,
+    base: u32,
+    subst: Option<&'a Frame<'a>>,
+}
+
+/// One use of a file: its parameters and the arguments given.
+struct Frame<'a> {
+    base: u32,
+    params: Vec<Param<'a>>,
+    /// By parameter: the argument given, if any.
+    args: Vec<Option<Arg<'a>>>,
+    /// The include that made this use (in the map's space).
+    include_span: Option<Span>,
+}
+
+/// Where data is being expanded: the base of its file, the parameters it
+/// may use, the id text explicit ids are put under.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    base: u32,
+    subst: Option<&'a Frame<'a>>,
+    prefix: Option<&'a str>,
+}
+
+/// Whether a node is the root of a file (whose `:aido/params` is dropped),
+/// and the id an include gives it.
+#[derive(Clone, Copy)]
+enum RootOf<'v> {
+    No,
+    File(Option<&'v Value>),
+}
+
+struct Expander<'l> {
+    loader: &'l dyn Loader,
+    files: SourceMap,
+    entries: Vec<SpanEntry>,
+    diags: Vec<Diagnostic>,
+    nodes: usize,
+    /// The files being expanded, outermost first.
+    chain: Vec<String>,
+    too_big: bool,
+}
+
+fn kw(text: &str) -> Value {
+    Value::Keyword(Keyword::new(text))
+}
+
+fn shift(span: Span, base: u32) -> Span {
+    Span {
+        start: span.start.saturating_add(base),
+        end: span.end.saturating_add(base),
+    }
+}
+
+fn span_of(spans: Option<FormSpans<'_>>, base: u32) -> Option<Span> {
+    spans.map(|s| shift(s.span(), base))
+}
+
+/// `[:aido/arg :name]`'s name, or `Err` for a malformed one, or `None` if
+/// `items` is no such form.
+fn arg_ref(items: &[Value]) -> Option<Result<Keyword, ()>> {
+    match items.first() {
+        Some(Value::Keyword(k)) if k.as_str() == "aido/arg" => Some(match items {
+            [_, Value::Keyword(name)] => Ok(*name),
+            _ => Err(()),
+        }),
+        _ => None,
+    }
+}
+
+/// The id text of an explicit id, as the compiler builds children's ids.
+fn id_text(id: &Value) -> String {
+    let mut s = String::new();
+    super::push_id_text(&mut s, id);
+    s
+}
+
+/// Reads a file's `:aido/params` (in its root's options).
+fn root_params<'a>(
+    ex: &mut Expander<'_>,
+    root: &'a Value,
+    spans: Option<FormSpans<'a>>,
+    base: u32,
+) -> Vec<Param<'a>> {
+    let Some(Value::Map(opts)) = root.as_seq().and_then(|items| items.get(1)) else {
+        return Vec::new();
+    };
+    let opts_spans = spans.and_then(|s| s.child(1));
+    let Some(i) = opts.get_index_of(&kw("aido/params")) else {
+        return Vec::new();
+    };
+    let decl_spans = opts_spans.and_then(|s| s.child(2 * i + 1));
+    let decl = &opts[i];
+    let Some(decl) = decl.as_map() else {
+        ex.error(
+            Code::BadInclude,
+            "`:aido/params` is a map from parameter names to `{:type t :default v :doc \"..\"}`"
+                .to_owned(),
+            span_of(decl_spans, base),
+        );
+        return Vec::new();
+    };
+    let mut params = Vec::new();
+    for (j, (name, spec)) in decl.iter().enumerate() {
+        let name_spans = decl_spans.and_then(|s| s.child(2 * j));
+        let spec_spans = decl_spans.and_then(|s| s.child(2 * j + 1));
+        let Some(name) = name.as_keyword() else {
+            ex.error(
+                Code::BadInclude,
+                format!("a parameter is named by a keyword, found {}", name.type_name()),
+                span_of(name_spans, base),
+            );
+            continue;
+        };
+        let Some(spec) = spec.as_map() else {
+            ex.error(
+                Code::BadInclude,
+                format!(
+                    "parameter {} is declared by a map `{{:type t :default v :doc \"..\"}}`",
+                    Value::Keyword(name)
+                ),
+                span_of(spec_spans, base),
+            );
+            continue;
+        };
+        let mut ty = None;
+        let mut default = None;
+        for (k, (key, val)) in spec.iter().enumerate() {
+            let val_spans = spec_spans.and_then(|s| s.child(2 * k + 1));
+            match key.as_keyword().map(|k| k.as_str()) {
+                Some("type") => {
+                    ty = param_type(val);
+                    if ty.is_none() {
+                        ex.error(
+                            Code::BadInclude,
+                            format!(
+                                "unknown parameter type `{}`; the types are {}",
+                                super::short(val),
+                                PARAM_TYPES.join(" ")
+                            ),
+                            span_of(val_spans, base),
+                        );
+                    }
+                }
+                Some("default") => default = Some((val, val_spans)),
+                Some("doc") => {}
+                _ => {
+                    ex.error(
+                        Code::BadInclude,
+                        format!(
+                            "unknown key `{}` in a parameter's declaration \
+                             (it takes :type, :default and :doc)",
+                            super::short(key)
+                        ),
+                        span_of(spec_spans.and_then(|s| s.child(2 * k)), base),
+                    );
+                }
+            }
+        }
+        let Some(ty) = ty else {
+            if !spec.contains_key(&kw("type")) {
+                ex.error(
+                    Code::BadInclude,
+                    format!("parameter {} has no `:type`", Value::Keyword(name)),
+                    span_of(spec_spans, base),
+                );
+            }
+            continue;
+        };
+        if let Some((value, spans)) = default
+            && let Err(why) = check_arg(&ty, value)
+        {
+            ex.error(
+                Code::BadInclude,
+                format!(
+                    "the default of parameter {} is not {}: {why}",
+                    Value::Keyword(name),
+                    type_name(&ty)
+                ),
+                span_of(spans, base),
+            );
+        }
+        params.push(Param {
+            name,
+            ty,
+            default,
+            span: span_of(name_spans, base),
+            used: Cell::new(false),
+        });
+    }
+    params
+}
+
+/// The parameter types: a node model's option types, `:key-path` and `:tree`.
+const PARAM_TYPES: &[&str] = &[
+    ":int",
+    ":number",
+    ":bool",
+    ":string",
+    ":keyword",
+    ":key",
+    ":any",
+    ":count",
+    ":probability",
+    ":weights",
+    ":key-path",
+    ":tree",
+];
+
+fn param_type(value: &Value) -> Option<ParamType> {
+    let name = value.as_keyword()?.as_str();
+    let value = |name: &'static str, ty: OptionType| Some(ParamType::Value(name, ty));
+    match name {
+        "int" => value("int", OptionType::Int),
+        "number" => value("number", OptionType::Number),
+        "bool" => value("bool", OptionType::Bool),
+        "string" => value("string", OptionType::Str),
+        "keyword" => value("keyword", OptionType::Keyword),
+        "key" => value("key", OptionType::Key),
+        "any" => value("any", OptionType::Any),
+        "count" => value("count", OptionType::Count),
+        "probability" => value("probability", OptionType::Probability),
+        "weights" => value("weights", OptionType::Weights),
+        "key-path" => Some(ParamType::KeyPath),
+        "tree" => Some(ParamType::Tree),
+        _ => None,
+    }
+}
+
+fn type_name(ty: &ParamType) -> String {
+    match ty {
+        ParamType::Value(name, _) => format!("a :{name}"),
+        ParamType::KeyPath => "a :key-path".to_owned(),
+        ParamType::Tree => "a :tree".to_owned(),
+    }
+}
+
+/// Whether `value` may be given for a parameter of type `ty`; `[:aido/arg
+/// ..]` (a parameter passed on) and, where an option may be dynamic,
+/// `[:aido/fn ..]` and `[:aido/db ..]` are checked where they are used.
+fn check_arg(ty: &ParamType, value: &Value) -> Result<(), String> {
+    let head = value
+        .as_seq()
+        .filter(|_| matches!(value, Value::Vector(_)))
+        .and_then(|items| items.first())
+        .and_then(Value::as_keyword)
+        .map(|k| k.as_str());
+    if head == Some("aido/arg") {
+        return Ok(());
+    }
+    match ty {
+        ParamType::Tree => match head {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "expected a node `[:type {{options}}? children*]`, found {}",
+                value.type_name()
+            )),
+        },
+        ParamType::KeyPath => OptionType::Key.check(value),
+        ParamType::Value(_, ty) => {
+            if matches!(head, Some("aido/fn" | "aido/db")) && ty.allows_dynamic() {
+                return Ok(());
+            }
+            ty.check(value)
+        }
+    }
+}
+
+impl<'l> Expander<'l> {
+    fn error(&mut self, code: Code, message: String, span: Option<Span>) {
+        self.diags
+            .push(Diagnostic::new(code, message).at(span, &[]));
+    }
+
+    /// Copies the spans of `spans` (an unchanged form) into the table.
+    fn copy(&mut self, spans: Option<FormSpans<'_>>, base: u32) -> SpanEntry {
+        let Some(spans) = spans else {
+            return SpanEntry::leaf(Span::default());
+        };
+        let n = spans.n_children();
+        let kids: Vec<SpanEntry> = (0..n)
+            .map(|i| self.copy(spans.child(i), base))
+            .collect();
+        self.close(shift(spans.span(), base), kids)
+    }
+
+    /// The entry of a form whose elements' entries are `kids`.
+    fn close(&mut self, span: Span, kids: Vec<SpanEntry>) -> SpanEntry {
+        let first_child = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
+        let n_children = u32::try_from(kids.len()).unwrap_or(u32::MAX);
+        self.entries.extend(kids);
+        SpanEntry {
+            span,
+            first_child,
+            n_children,
+        }
+    }
+
+    /// Expands data (an option value): `[:aido/arg ..]` in vectors and maps
+    /// is replaced; anything else is copied.
+    fn data(&mut self, v: &Value, spans: Option<FormSpans<'_>>, ctx: Ctx<'_>) -> (Value, SpanEntry) {
+        let span = span_of(spans, ctx.base).unwrap_or_default();
+        match v {
+            Value::Vector(items) => {
+                if let Some(name) = arg_ref(items) {
+                    return self.substitute(name, span, ctx, None);
+                }
+                let mut out = Vec::with_capacity(items.len());
+                let mut kids = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let (v, e) = self.data(item, spans.and_then(|s| s.child(i)), ctx);
+                    out.push(v);
+                    kids.push(e);
+                }
+                let entry = self.close(span, kids);
+                (Value::Vector(out), entry)
+            }
+            Value::Map(map) => self.map(map, spans, ctx, span, |_, _| None),
+            other => (other.clone(), self.copy(spans, ctx.base)),
+        }
+    }
+
+    /// Expands a map, letting `replace` give an entry's new value (or
+    /// `Some(None)` to drop it).
+    fn map(
+        &mut self,
+        map: &Map,
+        spans: Option<FormSpans<'_>>,
+        ctx: Ctx<'_>,
+        span: Span,
+        mut replace: impl FnMut(&Value, &Value) -> Option<Option<Value>>,
+    ) -> (Value, SpanEntry) {
+        let mut out = Map::default();
+        let mut kids = Vec::with_capacity(2 * map.len());
+        for (i, (k, v)) in map.iter().enumerate() {
+            let k_spans = spans.and_then(|s| s.child(2 * i));
+            let v_spans = spans.and_then(|s| s.child(2 * i + 1));
+            let (key, key_entry) = self.data(k, k_spans, ctx);
+            let (value, value_entry) = match replace(k, v) {
+                Some(None) => continue,
+                Some(Some(new)) => (new, self.copy(v_spans, ctx.base)),
+                None => self.data(v, v_spans, ctx),
+            };
+            if out.contains_key(&key) {
+                self.error(
+                    Code::BadArgument,
+                    format!("the map has the key {} twice once arguments are put in", super::short(&key)),
+                    Some(key_entry.span),
+                );
+                continue;
+            }
+            out.insert(key, value);
+            kids.push(key_entry);
+            kids.push(value_entry);
+        }
+        let entry = self.close(span, kids);
+        (Value::Map(Box::new(out)), entry)
+    }
+
+    /// What `[:aido/arg name]` (at `span`) stands for: data, or, given the
+    /// id text of its place, a node.
+    fn substitute(
+        &mut self,
+        name: Result<Keyword, ()>,
+        span: Span,
+        ctx: Ctx<'_>,
+        place_id: Option<&str>,
+    ) -> (Value, SpanEntry) {
+        let nothing = (Value::Nil, SpanEntry::leaf(span));
+        let Ok(name) = name else {
+            self.error(
+                Code::BadArgument,
+                "`[:aido/arg :name]` takes one keyword, the parameter's name".to_owned(),
+                Some(span),
+            );
+            return nothing;
+        };
+        let frame = match ctx.subst {
+            Some(frame) => frame,
+            None => {
+                self.error(
+                    Code::BadArgument,
+                    format!(
+                        "{} is used in a parameter's default, where no parameter can be",
+                        Value::Keyword(name)
+                    ),
+                    Some(span),
+                );
+                return nothing;
+            }
+        };
+        let Some(i) = frame.params.iter().position(|p| p.name == name) else {
+            let help = did_you_mean(name.as_str(), frame.params.iter().map(|p| p.name.as_str()))
+                .map(|s| format!(" (did you mean `:{s}`?)"))
+                .unwrap_or_default();
+            self.error(
+                Code::BadArgument,
+                format!(
+                    "no parameter {} is declared in this file's `:aido/params`{help}",
+                    Value::Keyword(name)
+                ),
+                Some(span),
+            );
+            return nothing;
+        };
+        let param = &frame.params[i];
+        param.used.set(true);
+        match (&param.ty, place_id) {
+            (ParamType::Tree, None) => {
+                self.error(
+                    Code::BadArgument,
+                    format!(
+                        "parameter {} is a :tree: it stands only where a child node may",
+                        Value::Keyword(name)
+                    ),
+                    Some(span),
+                );
+                return nothing;
+            }
+            (ty @ (ParamType::Value(..) | ParamType::KeyPath), Some(_)) => {
+                self.error(
+                    Code::BadArgument,
+                    format!(
+                        "parameter {} is {}, not a :tree: it cannot stand as a child node",
+                        Value::Keyword(name),
+                        type_name(ty)
+                    ),
+                    Some(span),
+                );
+                return nothing;
+            }
+            _ => {}
+        }
+        match (frame.args.get(i).and_then(Option::as_ref), param.default) {
+            (Some(arg), _) => {
+                let at = Ctx {
+                    base: arg.base,
+                    subst: arg.subst,
+                    prefix: ctx.prefix,
+                };
+                match place_id {
+                    Some(id) => self.node(arg.value, arg.spans, at, id, RootOf::No),
+                    None => self.data(arg.value, arg.spans, at),
+                }
+            }
+            (None, Some((value, spans))) => {
+                let at = Ctx {
+                    base: frame.base,
+                    subst: None,
+                    prefix: ctx.prefix,
+                };
+                match place_id {
+                    Some(id) => self.node(value, spans, at, id, RootOf::No),
+                    None => self.data(value, spans, at),
+                }
+            }
+            // Missing: reported at the include.
+            (None, None) => nothing,
+        }
+    }
+
+    /// Expands a node: its options, its children, and an include in its place.
+    fn node(
+        &mut self,
+        v: &Value,
+        spans: Option<FormSpans<'_>>,
+        ctx: Ctx<'_>,
+        place_id: &str,
+        root: RootOf<'_>,
+    ) -> (Value, SpanEntry) {
+        let span = span_of(spans, ctx.base).unwrap_or_default();
+        self.nodes += 1;
+        if self.nodes > MAX_EXPANDED_NODES {
+            if !self.too_big {
+                self.too_big = true;
+                self.error(
+                    Code::IncludeLimit,
+                    format!(
+                        "the tree has more than {MAX_EXPANDED_NODES} nodes once its includes \
+                         are expanded"
+                    ),
+                    Some(span),
+                );
+            }
+            return (Value::Nil, SpanEntry::leaf(span));
+        }
+        let Value::Vector(items) = v else {
+            return self.data(v, spans, ctx);
+        };
+        if let Some(name) = arg_ref(items) {
+            return self.substitute(name, span, ctx, Some(place_id));
+        }
+        let Some(Value::Keyword(head)) = items.first() else {
+            return self.data(v, spans, ctx);
+        };
+        if head.as_str() == "include" {
+            return self.include(items, spans, ctx, place_id, span);
+        }
+        let has_options = matches!(items.get(1), Some(Value::Map(_)));
+        let first_child = if has_options { 2 } else { 1 };
+        let mut out = Vec::with_capacity(items.len() + 1);
+        let mut kids = Vec::with_capacity(items.len() + 1);
+        out.push(Value::Keyword(*head));
+        kids.push(self.copy(spans.and_then(|s| s.child(0)), ctx.base));
+        // The id this node will have: an include's, its own (put under the
+        // include's), else its place's.
+        let given = match root {
+            RootOf::File(given) => given.cloned(),
+            RootOf::No => None,
+        };
+        let id_key = kw("id");
+        let params_key = kw("aido/params");
+        let own_id = match (&given, items.get(1)) {
+            (Some(id), _) => Some(id.clone()),
+            (None, Some(Value::Map(m))) => m.get(&id_key).map(|id| match ctx.prefix {
+                Some(prefix) => Value::Str(Arc::from(format!("{prefix}/{}", id_text(id)))),
+                None => id.clone(),
+            }),
+            _ => None,
+        };
+        let is_root = matches!(root, RootOf::File(_));
+        match items.get(1) {
+            Some(Value::Map(m)) => {
+                let opt_spans = spans.and_then(|s| s.child(1));
+                let opt_span = span_of(opt_spans, ctx.base).unwrap_or(span);
+                let (mut opts, mut entry) = self.map(m, opt_spans, ctx, opt_span, |k, _| {
+                    if is_root && *k == params_key {
+                        Some(None)
+                    } else if *k == id_key {
+                        own_id.clone().map(Some)
+                    } else {
+                        None
+                    }
+                });
+                if let (Some(id), Some(map)) = (&given, opts.as_map_mut())
+                    && !map.contains_key(&id_key)
+                {
+                    map.insert(id_key.clone(), id.clone());
+                    // The new entry's spans: the include's.
+                    let mut es: Vec<SpanEntry> = self
+                        .entries
+                        .get(entry.first_child as usize..)
+                        .map(|s| s.iter().take(entry.n_children as usize).copied().collect())
+                        .unwrap_or_default();
+                    es.push(SpanEntry::leaf(span));
+                    es.push(SpanEntry::leaf(span));
+                    entry = self.close(entry.span, es);
+                }
+                out.push(opts);
+                kids.push(entry);
+            }
+            _ => {
+                if let Some(id) = &given {
+                    out.push(Value::map_from([(id_key.clone(), id.clone())]));
+                    let es = vec![SpanEntry::leaf(span), SpanEntry::leaf(span)];
+                    let entry = self.close(span, es);
+                    kids.push(entry);
+                }
+            }
+        }
+        let own_text = match &own_id {
+            Some(id) => id_text(id),
+            None => place_id.to_owned(),
+        };
+        for (i, child) in items.iter().enumerate().skip(first_child) {
+            let mut child_id = own_text.clone();
+            let _ = write!(child_id, ".{}", i - first_child);
+            let (v, e) = self.node(
+                child,
+                spans.and_then(|s| s.child(i)),
+                ctx,
+                &child_id,
+                RootOf::No,
+            );
+            out.push(v);
+            kids.push(e);
+        }
+        let entry = self.close(span, kids);
+        (Value::Vector(out), entry)
+    }
+
+    /// Expands `[:include {:file .. :as .. :id .. :args {..}}]`.
+    fn include(
+        &mut self,
+        items: &[Value],
+        spans: Option<FormSpans<'_>>,
+        ctx: Ctx<'_>,
+        place_id: &str,
+        span: Span,
+    ) -> (Value, SpanEntry) {
+        let nothing = (Value::Nil, SpanEntry::leaf(span));
+        let head_span = span_of(spans.and_then(|s| s.child(0)), ctx.base).or(Some(span));
+        let (Some(Value::Map(opts)), 2) = (items.get(1), items.len()) else {
+            self.error(
+                Code::BadInclude,
+                "an include is `[:include {:file \"f.edn\" :as :name :args {..}}]`, without \
+                 children (pass a tree as an argument of type :tree)"
+                    .to_owned(),
+                head_span,
+            );
+            return nothing;
+        };
+        let opt_spans = spans.and_then(|s| s.child(1));
+        let mut file = None;
+        let mut own_id = None;
+        let mut args: Option<(&Map, Option<FormSpans<'_>>)> = None;
+        for (i, (k, v)) in opts.iter().enumerate() {
+            let v_spans = opt_spans.and_then(|s| s.child(2 * i + 1));
+            let v_span = span_of(v_spans, ctx.base);
+            match k.as_keyword().map(|k| k.as_str()) {
+                Some("file") => match v.as_str() {
+                    Some(path) => file = Some((path, v_span)),
+                    None => self.error(
+                        Code::BadInclude,
+                        format!("`:file` is a string, the path of the file, found {}", v.type_name()),
+                        v_span,
+                    ),
+                },
+                Some("as" | "id") => own_id = Some(v),
+                Some("args") => match v.as_map() {
+                    Some(m) => args = Some((m, v_spans)),
+                    None => self.error(
+                        Code::BadInclude,
+                        format!("`:args` is a map from parameter names to values, found {}", v.type_name()),
+                        v_span,
+                    ),
+                },
+                Some("doc") => {}
+                _ => self.error(
+                    Code::BadInclude,
+                    format!(
+                        "an include takes :file, :as, :id, :args and :doc, not `{}`",
+                        super::short(k)
+                    ),
+                    span_of(opt_spans.and_then(|s| s.child(2 * i)), ctx.base),
+                ),
+            }
+        }
+        let Some((path, file_span)) = file else {
+            if !opts.contains_key(&kw("file")) {
+                self.error(
+                    Code::BadInclude,
+                    "an include needs `:file`, the path of the file".to_owned(),
+                    head_span,
+                );
+            }
+            return nothing;
+        };
+        // The include's id: the root of the included tree takes it.
+        let id = match own_id {
+            Some(id) => match ctx.prefix {
+                Some(prefix) => Value::Str(Arc::from(format!("{prefix}/{}", id_text(id)))),
+                None => id.clone(),
+            },
+            None => Value::Str(Arc::from(place_id)),
+        };
+        let id_prefix = id_text(&id);
+        // The file: resolved against the file the include is written in.
+        let from = self
+            .files
+            .locate(Span::new(ctx.base as usize, ctx.base as usize))
+            .and_then(|at| self.files.source(at.file))
+            .map(|s| s.name().to_owned())
+            .unwrap_or_default();
+        let name = match self.loader.resolve(&from, path) {
+            Ok(name) => name,
+            Err(e) => {
+                self.error(Code::IncludeFile, format!("cannot include \"{path}\": {e}"), file_span);
+                return nothing;
+            }
+        };
+        if let Some(at) = self.chain.iter().position(|f| *f == name) {
+            let mut shown: Vec<&str> = self.chain[at..].iter().map(String::as_str).collect();
+            shown.push(&name);
+            self.error(
+                Code::IncludeCycle,
+                format!("the include makes a cycle: {}", shown.join(" -> ")),
+                file_span,
+            );
+            return nothing;
+        }
+        if self.chain.len() > MAX_INCLUDE_DEPTH {
+            self.error(
+                Code::IncludeLimit,
+                format!("includes nest more than {MAX_INCLUDE_DEPTH} files deep"),
+                file_span,
+            );
+            return nothing;
+        }
+        let file_id = match self.files.find(&name) {
+            Some(id) => id,
+            None => {
+                let text = match self.loader.load(&name) {
+                    Ok(text) => text,
+                    Err(e) => {
+                        self.error(Code::IncludeFile, format!("cannot include \"{path}\" ({name}): {e}"), file_span);
+                        return nothing;
+                    }
+                };
+                match self.files.add(Arc::new(Source::new(name.clone(), text)), Some(span)) {
+                    Some(id) => id,
+                    None => {
+                        self.error(
+                            Code::IncludeLimit,
+                            "the included files are too large together".to_owned(),
+                            file_span,
+                        );
+                        return nothing;
+                    }
+                }
+            }
+        };
+        let Some(source) = self.files.source(file_id).cloned() else {
+            return nothing;
+        };
+        let base = self.files.base(file_id);
+        let doc = match crate::read::read(source) {
+            Ok(doc) => doc,
+            Err(e) => {
+                self.error(Code::Read, e.kind.to_string(), Some(shift(e.span, base)));
+                return nothing;
+            }
+        };
+        let root_spans = Some(doc.spans.root());
+        let params = root_params(self, &doc.value, root_spans, base);
+        let mut given: Vec<Option<Arg<'_>>> = params.iter().map(|_| None).collect();
+        if let Some((args, args_spans)) = args {
+            for (i, (k, v)) in args.iter().enumerate() {
+                let k_span = span_of(args_spans.and_then(|s| s.child(2 * i)), ctx.base);
+                let v_spans = args_spans.and_then(|s| s.child(2 * i + 1));
+                let found = k
+                    .as_keyword()
+                    .and_then(|k| params.iter().position(|p| p.name == k));
+                let Some(j) = found else {
+                    let help = k
+                        .as_keyword()
+                        .and_then(|k| did_you_mean(k.as_str(), params.iter().map(|p| p.name.as_str())))
+                        .map(|s| format!(" (did you mean `:{s}`?)"))
+                        .unwrap_or_default();
+                    let declared: Vec<String> =
+                        params.iter().map(|p| Value::Keyword(p.name).to_string()).collect();
+                    self.error(
+                        Code::BadArgument,
+                        format!(
+                            "{name} has no parameter {}{help}; it declares {}",
+                            super::short(k),
+                            if declared.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                declared.join(" ")
+                            }
+                        ),
+                        k_span,
+                    );
+                    continue;
+                };
+                let param = &params[j];
+                if let Err(why) = check_arg(&param.ty, v) {
+                    self.error(
+                        Code::BadArgument,
+                        format!(
+                            "argument {} must be {}: {why}",
+                            Value::Keyword(param.name),
+                            type_name(&param.ty)
+                        ),
+                        span_of(v_spans, ctx.base),
+                    );
+                    continue;
+                }
+                given[j] = Some(Arg {
+                    value: v,
+                    spans: v_spans,
+                    base: ctx.base,
+                    subst: ctx.subst,
+                });
+            }
+        }
+        for (p, g) in params.iter().zip(&given) {
+            if g.is_none() && p.default.is_none() {
+                self.error(
+                    Code::BadArgument,
+                    format!(
+                        "missing argument {} ({}) for {name}",
+                        Value::Keyword(p.name),
+                        type_name(&p.ty)
+                    ),
+                    head_span,
+                );
+            }
+        }
+        let frame = Frame {
+            base,
+            params,
+            args: given,
+            include_span: Some(span),
+        };
+        let inner = Ctx {
+            base,
+            subst: Some(&frame),
+            prefix: Some(&id_prefix),
+        };
+        self.chain.push(name);
+        let out = self.node(&doc.value, root_spans, inner, place_id, RootOf::File(Some(&id)));
+        self.chain.pop();
+        self.unused(&frame);
+        out
+    }
+
+    /// Warns of the parameters a use of a file never used.
+    fn unused(&mut self, frame: &Frame<'_>) {
+        if self.too_big {
+            return;
+        }
+        for p in &frame.params {
+            if !p.used.get() {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::UnusedParam,
+                        format!(
+                            "parameter {} is declared but never used (`[:aido/arg {}]`)",
+                            Value::Keyword(p.name),
+                            Value::Keyword(p.name)
+                        ),
+                    )
+                    .at(p.span.or(frame.include_span), &[]),
+                );
+            }
+        }
+    }
+}
+
+/// The id of the file a span of `files` is in (for tests).
+#[cfg(test)]
+fn file_of(files: &SourceMap, span: Span) -> Option<crate::source::FileId> {
+    files.locate(span).map(|s| s.file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    #[test]
+    fn paths_stay_inside_the_compiled_files_directory() {
+        let loader = FsLoader::for_file("trees/main.edn");
+        assert_eq!(loader.resolve("trees/main.edn", "flee.edn").as_deref(), Ok("trees/flee.edn"));
+        assert_eq!(
+            loader.resolve("trees/sub/a.edn", "../b.edn").as_deref(),
+            Ok("trees/b.edn")
+        );
+        assert!(matches!(loader.resolve("trees/main.edn", "../x.edn"), Err(LoadError::Refused(_))));
+        assert!(matches!(loader.resolve("trees/main.edn", "/etc/passwd"), Err(LoadError::Refused(_))));
+        assert!(matches!(loader.resolve("trees/main.edn", ""), Err(LoadError::Refused(_))));
+        let files = SourceMap::single(Arc::new(Source::new("a", "[]")));
+        assert_eq!(file_of(&files, Span::new(0, 1)), Some(FileId(0)));
+    }
+}
