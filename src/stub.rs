@@ -366,9 +366,20 @@ impl Stubs {
         doc: impl Into<std::borrow::Cow<'a, Document>>,
         registry: &Registry,
     ) -> Result<Tree, StubbedCompileError> {
+        self.compile_document_with(doc, registry, &crate::compile::NoLoader)
+    }
+
+    /// Like [`Stubs::compile_document`], taking the files the tree's
+    /// `:include`s name from `loader`.
+    pub fn compile_document_with<'a>(
+        &self,
+        doc: impl Into<std::borrow::Cow<'a, Document>>,
+        registry: &Registry,
+        loader: &dyn crate::compile::Loader,
+    ) -> Result<Tree, StubbedCompileError> {
         let doc = doc.into();
         let registry = self.registry_for(&doc.value, registry);
-        let compiled = crate::compile::compile_document(doc, &registry)
+        let compiled = crate::compile::compile_document_with(doc, &registry, loader)
             .map_err(StubbedCompileError::Compile)?;
         self.apply(compiled).map_err(StubbedCompileError::Stub)
     }

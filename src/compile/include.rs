@@ -249,6 +249,7 @@ pub(crate) fn expand(
         nodes: 0,
         chain: vec![source.name().to_owned()],
         too_big: false,
+        path: Vec::new(),
     };
     // The compiled file may declare parameters too; it then gets their defaults.
     let root_params = root_params(&mut ex, value, spans, 0);
@@ -355,6 +356,9 @@ struct Expander<'l> {
     /// The files being expanded, outermost first.
     chain: Vec<String>,
     too_big: bool,
+    /// The node being expanded: child indices from the root of the
+    /// expanded tree, as the compiler's diagnostics give them.
+    path: Vec<usize>,
 }
 
 fn kw(text: &str) -> Value {
@@ -382,6 +386,23 @@ fn arg_ref(items: &[Value]) -> Option<Result<Keyword, ()>> {
         }),
         _ => None,
     }
+}
+
+/// Whether `item` is `[:aido/arg :p]` for a `:key-path` parameter of the
+/// file being expanded.
+fn is_key_path_arg(item: &Value, ctx: Ctx<'_>) -> bool {
+    let Value::Vector(items) = item else {
+        return false;
+    };
+    let Some(Ok(name)) = arg_ref(items) else {
+        return false;
+    };
+    ctx.subst.is_some_and(|frame| {
+        frame
+            .params
+            .iter()
+            .any(|p| p.name == name && matches!(p.ty, ParamType::KeyPath))
+    })
 }
 
 /// The id text of an explicit id, as the compiler builds children's ids.
@@ -545,6 +566,9 @@ fn param_type(value: &Value) -> Option<ParamType> {
 
 fn type_name(ty: &ParamType) -> String {
     match ty {
+        ParamType::Value(name, _) if name.starts_with(['a', 'e', 'i', 'o', 'u']) => {
+            format!("an :{name}")
+        }
         ParamType::Value(name, _) => format!("a :{name}"),
         ParamType::KeyPath => "a :key-path".to_owned(),
         ParamType::Tree => "a :tree".to_owned(),
@@ -585,7 +609,7 @@ fn check_arg(ty: &ParamType, value: &Value) -> Result<(), String> {
 impl<'l> Expander<'l> {
     fn error(&mut self, code: Code, message: String, span: Option<Span>) {
         self.diags
-            .push(Diagnostic::new(code, message).at(span, &[]));
+            .push(Diagnostic::new(code, message).at(span, &self.path));
     }
 
     /// Copies the spans of `spans` (an unchanged form) into the table.
@@ -623,10 +647,34 @@ impl<'l> Expander<'l> {
                 }
                 let mut out = Vec::with_capacity(items.len());
                 let mut kids = Vec::with_capacity(items.len());
+                // In `[:aido/db k ..]`, a key path argument is spliced in:
+                // its keys continue the path.
+                let db_path = matches!(
+                    items.first(),
+                    Some(Value::Keyword(k)) if k.as_str() == "aido/db"
+                );
                 for (i, item) in items.iter().enumerate() {
+                    let splice = i > 0 && db_path && is_key_path_arg(item, ctx);
                     let (v, e) = self.data(item, spans.and_then(|s| s.child(i)), ctx);
-                    out.push(v);
-                    kids.push(e);
+                    match &v {
+                        Value::Vector(keys) if splice => {
+                            let from = e.first_child as usize;
+                            let n = e.n_children as usize;
+                            let entries: Vec<SpanEntry> = self
+                                .entries
+                                .get(from..from + n)
+                                .map(<[SpanEntry]>::to_vec)
+                                .unwrap_or_default();
+                            for (k, entry) in keys.iter().zip(entries) {
+                                out.push(k.clone());
+                                kids.push(entry);
+                            }
+                        }
+                        _ => {
+                            out.push(v);
+                            kids.push(e);
+                        }
+                    }
                 }
                 let entry = self.close(span, kids);
                 (Value::Vector(out), entry)
@@ -881,6 +929,7 @@ impl<'l> Expander<'l> {
         for (i, child) in items.iter().enumerate().skip(first_child) {
             let mut child_id = own_text.clone();
             let _ = write!(child_id, ".{}", i - first_child);
+            self.path.push(i - first_child);
             let (v, e) = self.node(
                 child,
                 spans.and_then(|s| s.child(i)),
@@ -888,6 +937,7 @@ impl<'l> Expander<'l> {
                 &child_id,
                 RootOf::No,
             );
+            self.path.pop();
             out.push(v);
             kids.push(e);
         }
@@ -1009,7 +1059,16 @@ impl<'l> Expander<'l> {
                 let text = match self.loader.load(&name) {
                     Ok(text) => text,
                     Err(e) => {
-                        self.error(Code::IncludeFile, format!("cannot include \"{path}\" ({name}): {e}"), file_span);
+                        let shown = if name == path {
+                            String::new()
+                        } else {
+                            format!(" ({name})")
+                        };
+                        self.error(
+                            Code::IncludeFile,
+                            format!("cannot include \"{path}\"{shown}: {e}"),
+                            file_span,
+                        );
                         return nothing;
                     }
                 };
@@ -1138,7 +1197,7 @@ impl<'l> Expander<'l> {
                             Value::Keyword(p.name)
                         ),
                     )
-                    .at(p.span.or(frame.include_span), &[]),
+                    .at(p.span.or(frame.include_span), &self.path),
                 );
             }
         }

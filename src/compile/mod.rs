@@ -9,6 +9,7 @@ mod include;
 mod options;
 
 pub use file::{CompileFileError, compile_file};
+pub(crate) use include::NoLoader;
 pub use include::{FsLoader, LoadError, Loader, MAX_EXPANDED_NODES, MAX_INCLUDE_DEPTH};
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -70,7 +71,7 @@ pub fn compile_document<'a>(
     doc: impl Into<Cow<'a, Document>>,
     registry: &Registry,
 ) -> Result<Tree, Diagnostics> {
-    compile_document_with(doc, registry, &include::NoLoader)
+    compile_document_with(doc, registry, &NoLoader)
 }
 
 /// Compiles a tree read from text like [`compile_document`], taking the
@@ -198,7 +199,7 @@ pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, 
 /// Compiling from text does no I/O: an `:include` is an error here (see
 /// [`compile_source_with`]).
 pub fn compile_source(source: Arc<Source>, registry: &Registry) -> Result<Tree, Diagnostics> {
-    compile_source_with(source, registry, &include::NoLoader)
+    compile_source_with(source, registry, &NoLoader)
 }
 
 /// Reads and compiles the tree in `source` like [`compile_source`], taking
