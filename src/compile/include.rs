@@ -45,7 +45,6 @@ pub const MAX_EXPANDED_NODES: usize = 100_000;
 ///         self.0.get(name).map(|t| t.to_string()).ok_or(LoadError::NotFound)
 ///     }
 /// }
-/// let pack = Pack(HashMap::from([("inc.edn", "[:inc! {:key [:aido/arg :k]} ]\n")]));
 /// let pack = Pack(HashMap::from([(
 ///     "inc.edn",
 ///     "[:inc! {:aido/params {:k {:type :key-path}} :key [:aido/arg :k]}]",

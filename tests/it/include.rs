@@ -11,7 +11,7 @@ use std::sync::Arc;
 use aido::compile::{LoadError, Loader, compile_source_with};
 use aido::diag::{Code, Diagnostics};
 use aido::source::Source;
-use aido::{Registry, Status, Tree, Value, compile_file, run_tick};
+use aido::{Registry, Status, Tree, Value, compile_file, read_value, run_tick};
 
 /// Trees kept in memory, as a host might keep them in an asset pack.
 struct Files(HashMap<String, String>);
@@ -374,4 +374,28 @@ fn state_follows_a_node_inside_an_included_file_that_changed() {
     let tick = run_tick(db, &new);
     assert_eq!(tick.status, Status::Success);
     assert_eq!(without_aido(&tick.db), "{:before 1, :done 1}");
+}
+
+#[test]
+fn a_reload_carries_state_into_an_included_file_that_changed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/include/reload");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aido"))
+        .arg("run")
+        .arg(dir.join("v1.edn"))
+        .args(["--ticks", "4", "--reload"])
+        .arg(format!("4={}", dir.join("v2.edn").display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let last = read_value(stdout.lines().last().unwrap()).unwrap();
+    let get = |v: &Value, k: &str| v.as_map().unwrap().get(&Value::keyword(k)).cloned().unwrap();
+    // The wait ran 3 ticks in v1's part; in the changed part it moved to
+    // second place, kept its count and finishes on tick 4.
+    assert_eq!(get(&last, "status"), Value::keyword("success"));
+    assert_eq!(
+        get(&get(&last, "reload"), "kept").to_string(),
+        r#"[["errand.0" "errand.1"] "0" :errand]"#
+    );
+    assert_eq!(without_aido(&get(&last, "db")), "{:before 1, :done 1}");
 }
