@@ -308,7 +308,11 @@ impl SourceMap {
 
     /// Adds `source`, included at `included_from`, after the files already
     /// there; its id, or `None` if the space of `u32` offsets is used up.
-    pub(crate) fn add(&mut self, source: Arc<Source>, included_from: Option<Span>) -> Option<FileId> {
+    pub(crate) fn add(
+        &mut self,
+        source: Arc<Source>,
+        included_from: Option<Span>,
+    ) -> Option<FileId> {
         let base = match self.files.last() {
             // One byte of gap: a span at the end of one file is not the
             // start of the next.
@@ -388,7 +392,11 @@ impl SourceMap {
     pub fn place(&self, span: Span) -> Option<String> {
         let at = self.locate(span)?;
         let source = self.source(at.file)?;
-        Some(format!("{}:{}", source.name(), source.line_col(at.span.start)))
+        Some(format!(
+            "{}:{}",
+            source.name(),
+            source.line_col(at.span.start)
+        ))
     }
 
     /// The chain of includes that brought in the file of `span`, innermost

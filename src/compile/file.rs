@@ -60,8 +60,7 @@ pub fn compile_file(path: impl AsRef<Path>, registry: &Registry) -> Result<Tree,
     match crate::read::read(source.clone()) {
         Ok(doc) => {
             let loader = super::FsLoader::for_file(path);
-            super::compile_document_with(doc, registry, &loader)
-                .map_err(CompileFileError::Compile)
+            super::compile_document_with(doc, registry, &loader).map_err(CompileFileError::Compile)
         }
         Err(e) => Err(CompileFileError::Compile(Diagnostics::from_read_error(
             &e, source,

@@ -165,9 +165,7 @@ impl Loader for FsLoader {
     fn load(&self, name: &str) -> Result<String, LoadError> {
         use crate::source::TextFileError;
         crate::source::read_text_file(Path::new(name), self.max_bytes).map_err(|e| match e {
-            TextFileError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                LoadError::NotFound
-            }
+            TextFileError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => LoadError::NotFound,
             TextFileError::Io(e) => LoadError::Unreadable(e.to_string()),
             TextFileError::IsDirectory => LoadError::Unreadable("is a directory".to_owned()),
             TextFileError::TooLarge { limit } => LoadError::TooLarge(limit),
@@ -443,7 +441,10 @@ fn root_params<'a>(
         let Some(name) = name.as_keyword() else {
             ex.error(
                 Code::BadInclude,
-                format!("a parameter is named by a keyword, found {}", name.type_name()),
+                format!(
+                    "a parameter is named by a keyword, found {}",
+                    name.type_name()
+                ),
                 span_of(name_spans, base),
             );
             continue;
@@ -617,9 +618,7 @@ impl<'l> Expander<'l> {
             return SpanEntry::leaf(Span::default());
         };
         let n = spans.n_children();
-        let kids: Vec<SpanEntry> = (0..n)
-            .map(|i| self.copy(spans.child(i), base))
-            .collect();
+        let kids: Vec<SpanEntry> = (0..n).map(|i| self.copy(spans.child(i), base)).collect();
         self.close(shift(spans.span(), base), kids)
     }
 
@@ -637,7 +636,12 @@ impl<'l> Expander<'l> {
 
     /// Expands data (an option value): `[:aido/arg ..]` in vectors and maps
     /// is replaced; anything else is copied.
-    fn data(&mut self, v: &Value, spans: Option<FormSpans<'_>>, ctx: Ctx<'_>) -> (Value, SpanEntry) {
+    fn data(
+        &mut self,
+        v: &Value,
+        spans: Option<FormSpans<'_>>,
+        ctx: Ctx<'_>,
+    ) -> (Value, SpanEntry) {
         let span = span_of(spans, ctx.base).unwrap_or_default();
         match v {
             Value::Vector(items) => {
@@ -707,7 +711,10 @@ impl<'l> Expander<'l> {
             if out.contains_key(&key) {
                 self.error(
                     Code::BadArgument,
-                    format!("the map has the key {} twice once arguments are put in", super::short(&key)),
+                    format!(
+                        "the map has the key {} twice once arguments are put in",
+                        super::short(&key)
+                    ),
                     Some(key_entry.span),
                 );
                 continue;
@@ -977,7 +984,10 @@ impl<'l> Expander<'l> {
                     Some(path) => file = Some((path, v_span)),
                     None => self.error(
                         Code::BadInclude,
-                        format!("`:file` is a string, the path of the file, found {}", v.type_name()),
+                        format!(
+                            "`:file` is a string, the path of the file, found {}",
+                            v.type_name()
+                        ),
                         v_span,
                     ),
                 },
@@ -986,7 +996,10 @@ impl<'l> Expander<'l> {
                     Some(m) => args = Some((m, v_spans)),
                     None => self.error(
                         Code::BadInclude,
-                        format!("`:args` is a map from parameter names to values, found {}", v.type_name()),
+                        format!(
+                            "`:args` is a map from parameter names to values, found {}",
+                            v.type_name()
+                        ),
                         v_span,
                     ),
                 },
@@ -1030,7 +1043,11 @@ impl<'l> Expander<'l> {
         let name = match self.loader.resolve(&from, path) {
             Ok(name) => name,
             Err(e) => {
-                self.error(Code::IncludeFile, format!("cannot include \"{path}\": {e}"), file_span);
+                self.error(
+                    Code::IncludeFile,
+                    format!("cannot include \"{path}\": {e}"),
+                    file_span,
+                );
                 return nothing;
             }
         };
@@ -1071,7 +1088,10 @@ impl<'l> Expander<'l> {
                         return nothing;
                     }
                 };
-                match self.files.add(Arc::new(Source::new(name.clone(), text)), Some(span)) {
+                match self
+                    .files
+                    .add(Arc::new(Source::new(name.clone(), text)), Some(span))
+                {
                     Some(id) => id,
                     None => {
                         self.error(
@@ -1108,11 +1128,15 @@ impl<'l> Expander<'l> {
                 let Some(j) = found else {
                     let help = k
                         .as_keyword()
-                        .and_then(|k| did_you_mean(k.as_str(), params.iter().map(|p| p.name.as_str())))
+                        .and_then(|k| {
+                            did_you_mean(k.as_str(), params.iter().map(|p| p.name.as_str()))
+                        })
                         .map(|s| format!(" (did you mean `:{s}`?)"))
                         .unwrap_or_default();
-                    let declared: Vec<String> =
-                        params.iter().map(|p| Value::Keyword(p.name).to_string()).collect();
+                    let declared: Vec<String> = params
+                        .iter()
+                        .map(|p| Value::Keyword(p.name).to_string())
+                        .collect();
                     self.error(
                         Code::BadArgument,
                         format!(
@@ -1174,7 +1198,13 @@ impl<'l> Expander<'l> {
             prefix: Some(&id_prefix),
         };
         self.chain.push(name);
-        let out = self.node(&doc.value, root_spans, inner, place_id, RootOf::File(Some(&id)));
+        let out = self.node(
+            &doc.value,
+            root_spans,
+            inner,
+            place_id,
+            RootOf::File(Some(&id)),
+        );
         self.chain.pop();
         self.unused(&frame);
         out
@@ -1217,14 +1247,26 @@ mod tests {
     #[test]
     fn paths_stay_inside_the_compiled_files_directory() {
         let loader = FsLoader::for_file("trees/main.edn");
-        assert_eq!(loader.resolve("trees/main.edn", "flee.edn").as_deref(), Ok("trees/flee.edn"));
+        assert_eq!(
+            loader.resolve("trees/main.edn", "flee.edn").as_deref(),
+            Ok("trees/flee.edn")
+        );
         assert_eq!(
             loader.resolve("trees/sub/a.edn", "../b.edn").as_deref(),
             Ok("trees/b.edn")
         );
-        assert!(matches!(loader.resolve("trees/main.edn", "../x.edn"), Err(LoadError::Refused(_))));
-        assert!(matches!(loader.resolve("trees/main.edn", "/etc/passwd"), Err(LoadError::Refused(_))));
-        assert!(matches!(loader.resolve("trees/main.edn", ""), Err(LoadError::Refused(_))));
+        assert!(matches!(
+            loader.resolve("trees/main.edn", "../x.edn"),
+            Err(LoadError::Refused(_))
+        ));
+        assert!(matches!(
+            loader.resolve("trees/main.edn", "/etc/passwd"),
+            Err(LoadError::Refused(_))
+        ));
+        assert!(matches!(
+            loader.resolve("trees/main.edn", ""),
+            Err(LoadError::Refused(_))
+        ));
         let files = SourceMap::single(Arc::new(Source::new("a", "[]")));
         assert_eq!(file_of(&files, Span::new(0, 1)), Some(FileId(0)));
     }

@@ -4,6 +4,8 @@
 //! bounds on hostile includes, the file loader's paths, and state that
 //! follows a node inside an included file that changed.
 
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -84,7 +86,10 @@ fn without_aido(db: &Value) -> String {
     let map = db.as_map().expect("a map");
     Value::map_from(
         map.iter()
-            .filter(|(k, _)| !k.as_keyword().is_some_and(|k| k.as_str().starts_with("aido/")))
+            .filter(|(k, _)| {
+                !k.as_keyword()
+                    .is_some_and(|k| k.as_str().starts_with("aido/"))
+            })
             .map(|(k, v)| (k.clone(), v.clone())),
     )
     .to_string()
@@ -155,7 +160,12 @@ fn two_uses_of_one_file_keep_their_memory_apart() {
     let (statuses, db) = ticks(&tree, 4);
     assert_eq!(
         statuses,
-        [Status::Running, Status::Running, Status::Running, Status::Success]
+        [
+            Status::Running,
+            Status::Running,
+            Status::Running,
+            Status::Success
+        ]
     );
     assert_eq!(
         without_aido(&db),
@@ -273,12 +283,8 @@ fn a_missing_file_is_a_located_error() {
 
 #[test]
 fn text_compiled_without_a_loader_refuses_includes() {
-    let d = aido::compile_str(
-        "t.edn",
-        r#"[:include {:file "x.edn"}]"#,
-        &Registry::new(),
-    )
-    .unwrap_err();
+    let d =
+        aido::compile_str("t.edn", r#"[:include {:file "x.edn"}]"#, &Registry::new()).unwrap_err();
     assert_eq!(codes(&d), [Code::IncludeFile]);
 }
 
@@ -316,14 +322,12 @@ fn an_include_bomb_is_refused_not_expanded() {
 
 #[test]
 fn a_file_compiled_alone_uses_its_defaults() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/include/lib/defaults.edn");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/include/lib/defaults.edn");
     let tree = compile_file(&path, &Registry::new()).unwrap();
     let (_, db) = ticks(&tree, 1);
     assert_eq!(without_aido(&db), "{:n 1}");
     // A parameter without a default needs an include.
-    let step =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/include/lib/step.edn");
+    let step = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/include/lib/step.edn");
     let Err(aido::compile::CompileFileError::Compile(d)) = compile_file(&step, &Registry::new())
     else {
         panic!("expected compile errors");
@@ -341,7 +345,11 @@ fn the_file_loader_stays_in_the_trees_directory() {
         r#"[:include {:file "../secret.edn"}]"#,
     )
     .unwrap();
-    std::fs::write(dir.join("trees/abs.edn"), r#"[:include {:file "/etc/hosts"}]"#).unwrap();
+    std::fs::write(
+        dir.join("trees/abs.edn"),
+        r#"[:include {:file "/etc/hosts"}]"#,
+    )
+    .unwrap();
     for name in ["up.edn", "abs.edn"] {
         let Err(aido::compile::CompileFileError::Compile(d)) =
             compile_file(dir.join("trees").join(name), &Registry::new())
@@ -355,7 +363,10 @@ fn the_file_loader_stays_in_the_trees_directory() {
 
 #[test]
 fn state_follows_a_node_inside_an_included_file_that_changed() {
-    let v1 = Files::new(&[("lib.edn", "[:sequence [:wait {:ticks 3}] [:inc! {:key :done}]]")]);
+    let v1 = Files::new(&[(
+        "lib.edn",
+        "[:sequence [:wait {:ticks 3}] [:inc! {:key :done}]]",
+    )]);
     let v2 = Files::new(&[(
         "lib.edn",
         "[:sequence [:inc! {:key :before}] [:wait {:ticks 3}] [:inc! {:key :done}]]",
@@ -386,10 +397,20 @@ fn a_reload_carries_state_into_an_included_file_that_changed() {
         .arg(format!("4={}", dir.join("v2.edn").display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let last = read_value(stdout.lines().last().unwrap()).unwrap();
-    let get = |v: &Value, k: &str| v.as_map().unwrap().get(&Value::keyword(k)).cloned().unwrap();
+    let get = |v: &Value, k: &str| {
+        v.as_map()
+            .unwrap()
+            .get(&Value::keyword(k))
+            .cloned()
+            .unwrap()
+    };
     // The wait ran 3 ticks in v1's part; in the changed part it moved to
     // second place, kept its count and finishes on tick 4.
     assert_eq!(get(&last, "status"), Value::keyword("success"));
