@@ -1,5 +1,6 @@
 //! `aido check FILE...`: compile each tree and report every problem.
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::Path;
@@ -66,6 +67,9 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     }
     let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     let mut code = 0;
+    // Included files whose problems were shown: a part used by several
+    // trees has its own problems reported once.
+    let mut shown_includes: HashSet<String> = HashSet::new();
     // A reader that goes away (`| head`) does not hide a later file's errors:
     // every file is still checked and the worst status kept.
     let mut out = ClosableOut::new(out, true);
@@ -114,10 +118,28 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
                     );
                 }
             }
-            Err(diags) => {
+            Err(mut diags) => {
                 // Keep stdout and stderr in file order when both go to a terminal.
                 out.flush()?;
-                let _ = write!(io::stderr(), "{}", diags.render_with(&limits));
+                let own = name(path);
+                let file_of = |d: &aido::diag::Diagnostic| {
+                    diags.locate(d).map(|(src, _)| src.name().to_owned())
+                };
+                let files: Vec<Option<String>> = diags.items.iter().map(file_of).collect();
+                let mut keep = files.iter().map(|file| match file {
+                    Some(file) if *file != own => !shown_includes.contains(file),
+                    _ => true,
+                });
+                diags.items.retain(|_| keep.next().unwrap_or(true));
+                shown_includes.extend(files.into_iter().flatten().filter(|f| *f != own));
+                if diags.items.iter().any(|d| !d.code.is_warning()) {
+                    let _ = write!(io::stderr(), "{}", diags.render_with(&limits));
+                } else {
+                    let _ = writeln!(
+                        io::stderr(),
+                        "error: {own}: includes files whose problems are shown above"
+                    );
+                }
                 code = code.max(1);
             }
         }

@@ -420,3 +420,67 @@ fn a_reload_carries_state_into_an_included_file_that_changed() {
     );
     assert_eq!(without_aido(&get(&last, "db")), "{:before 1, :done 1}");
 }
+
+#[test]
+fn a_trim_reaches_a_node_inside_an_include_and_keeps_its_state() {
+    let files = Files::new(&[(
+        "patrol.edn",
+        "[:sequence {:aido/params {:post {:type :keyword}}}
+          [:wait {:id :pause :ticks 3}]
+          [:define! {:id :arrive :key :at :val [:aido/arg :post]}]]",
+    )]);
+    let registry = Registry::new();
+    let mut tree = compile_mem(
+        r#"[:sequence {:memory true}
+            [:include {:file "patrol.edn" :as :gate :args {:post :gate}}]
+            [:include {:file "patrol.edn" :as :wall :args {:post :wall}}]]"#,
+        &files,
+    )
+    .unwrap();
+    let mut db = Value::map();
+    for _ in 0..2 {
+        db = run_tick(db, &tree).db;
+    }
+    // Replace what the gate's use does on arrival; its wait keeps counting.
+    let task = read_value(
+        r#"{:task :louder, :target "gate/arrive", :replace [:define! {:key :at :val :gate-loudly}]}"#,
+    )
+    .unwrap();
+    let mut trimmer = aido::trim::Trimmer::new();
+    trimmer.push(Box::new(aido::trim::DataTask::from_value(&task).unwrap()));
+    let gap = trimmer.between_ticks(2, db, &tree, &registry);
+    assert_eq!(gap.reports[0].outcome, aido::trim::TrimOutcome::Applied);
+    tree = gap.tree.unwrap();
+    let tick = run_tick(gap.db, &tree);
+    assert_eq!(tick.status, Status::Running);
+    let tick = run_tick(tick.db, &tree);
+    // The gate's wait finished on its fourth tick: the trim kept its count.
+    assert_eq!(without_aido(&tick.db), "{:at :gate-loudly}");
+}
+
+#[test]
+fn aido_check_reports_an_included_files_problems_once() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aido"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "check",
+            "tests/data/include/check/a.edn",
+            "tests/data/include/check/b.edn",
+            "tests/data/include/check/warned.edn",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.matches("unknown node type `:jump!`").count(),
+        1,
+        "{text}"
+    );
+    snap(text);
+}
