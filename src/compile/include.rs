@@ -10,195 +10,29 @@
 //! every explicit `:id` inside becomes `"INCLUDE-ID/ID"`; derived ids extend
 //! the root's, so two uses of one file never share memory.
 
-use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt::Write;
-use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
+use super::loader::Loader;
+use super::params::{Param, ParamType, check_arg, kw, root_params, shift, span_of, type_name};
 use crate::diag::{Code, Diagnostic, did_you_mean};
-use crate::source::{FormSpans, Source, SourceMap, Span, SpanEntry, Spans};
-use crate::spec::OptionType;
+use crate::read::Document;
+use crate::source::{FileId, FormSpans, Source, SourceMap, Span, SpanEntry, Spans};
 use crate::value::{Keyword, Map, Value};
 
 /// How deep includes may nest (a file that includes a file ... ).
 pub const MAX_INCLUDE_DEPTH: usize = 16;
 
+/// How many bytes of included text a tree may expand, each file's text
+/// counted once per use (256 MiB).
+pub const MAX_EXPANDED_TEXT: usize = 256 << 20;
+
 /// How many nodes a tree may have once its includes are expanded: an
 /// include bomb (each file including the next twice) is refused, not
 /// expanded exponentially.
 pub const MAX_EXPANDED_NODES: usize = 100_000;
-
-/// Where included files come from: the file system ([`FsLoader`]) or
-/// anything a host keeps trees in (a database, an asset pack).
-///
-/// ```
-/// use std::collections::HashMap;
-/// use aido::compile::{LoadError, Loader, compile_source_with};
-/// use aido::{Registry, source::Source};
-///
-/// struct Pack(HashMap<&'static str, &'static str>);
-/// impl Loader for Pack {
-///     fn resolve(&self, _from: &str, path: &str) -> Result<String, LoadError> {
-///         Ok(path.to_owned())
-///     }
-///     fn load(&self, name: &str) -> Result<String, LoadError> {
-///         self.0.get(name).map(|t| t.to_string()).ok_or(LoadError::NotFound)
-///     }
-/// }
-/// let pack = Pack(HashMap::from([(
-///     "inc.edn",
-///     "[:inc! {:aido/params {:k {:type :key-path}} :key [:aido/arg :k]}]",
-/// )]));
-/// let main = Source::new("main.edn", r#"[:include {:file "inc.edn" :args {:k :n}}]"#);
-/// let tree = compile_source_with(std::sync::Arc::new(main), &Registry::new(), &pack).unwrap();
-/// assert_eq!(tree.len(), 1);
-/// ```
-pub trait Loader {
-    /// The name of the file that `path`, as written in an `:include` of
-    /// the file named `from`, refers to. Names tell files apart (a cycle,
-    /// one report per file) and are what diagnostics show.
-    fn resolve(&self, from: &str, path: &str) -> Result<String, LoadError>;
-
-    /// The text of the file `name` (a name [`Loader::resolve`] returned).
-    fn load(&self, name: &str) -> Result<String, LoadError>;
-}
-
-/// Why a [`Loader`] could not give a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LoadError {
-    /// There is no such file.
-    NotFound,
-    /// The path is refused (see [`FsLoader`]), for the reason given.
-    Refused(&'static str),
-    /// The file is larger than the loader's limit, in bytes.
-    TooLarge(u64),
-    /// The file cannot be read; the reason.
-    Unreadable(String),
-    /// Compiling from text or data does no I/O: there is no loader.
-    NoLoader,
-}
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LoadError::NotFound => f.write_str("no such file"),
-            LoadError::Refused(why) => f.write_str(why),
-            LoadError::TooLarge(limit) => write!(f, "larger than the input limit of {limit} bytes"),
-            LoadError::Unreadable(why) => f.write_str(why),
-            LoadError::NoLoader => f.write_str(
-                "a tree compiled from text or data has no loader for includes \
-                 (use compile_file, or a *_with function and a Loader)",
-            ),
-        }
-    }
-}
-
-/// The loader of trees compiled from text or data: it refuses every include.
-pub(crate) struct NoLoader;
-
-impl Loader for NoLoader {
-    fn resolve(&self, _from: &str, _path: &str) -> Result<String, LoadError> {
-        Err(LoadError::NoLoader)
-    }
-    fn load(&self, _name: &str) -> Result<String, LoadError> {
-        Err(LoadError::NoLoader)
-    }
-}
-
-/// Loads included files from the file system, relative to the including
-/// file, and never outside the directory of the file compiled: an absolute
-/// path is refused, and so is a path whose `..` leaves that directory
-/// (`..` that stays inside it is fine). Paths are resolved by their text,
-/// not by following links. Each file is read with the input limit.
-#[derive(Debug, Clone)]
-pub struct FsLoader {
-    root: PathBuf,
-    max_bytes: u64,
-}
-
-impl FsLoader {
-    /// The default input limit: 64 MiB, as the command line's.
-    pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
-
-    /// A loader for the includes of the tree file at `path`.
-    pub fn for_file(path: impl AsRef<Path>) -> FsLoader {
-        let root = normalise(path.as_ref().parent().unwrap_or(Path::new("")));
-        FsLoader {
-            root,
-            max_bytes: FsLoader::DEFAULT_MAX_BYTES,
-        }
-    }
-
-    /// The same loader with another input limit, in bytes.
-    pub fn with_max_bytes(mut self, max_bytes: u64) -> FsLoader {
-        self.max_bytes = max_bytes;
-        self
-    }
-}
-
-impl Loader for FsLoader {
-    fn resolve(&self, from: &str, path: &str) -> Result<String, LoadError> {
-        let written = Path::new(path);
-        if path.is_empty() {
-            return Err(LoadError::Refused("the path is empty"));
-        }
-        if written.has_root()
-            || written
-                .components()
-                .any(|c| matches!(c, Component::Prefix(_) | Component::RootDir))
-        {
-            return Err(LoadError::Refused(
-                "an absolute path is refused: write the path relative to the including file",
-            ));
-        }
-        let dir = Path::new(from).parent().unwrap_or(Path::new(""));
-        let full = normalise(&dir.join(written));
-        if !full.starts_with(&self.root) || escapes(&full) {
-            return Err(LoadError::Refused(
-                "the path leaves the directory of the tree being compiled",
-            ));
-        }
-        Ok(full.display().to_string())
-    }
-
-    fn load(&self, name: &str) -> Result<String, LoadError> {
-        use crate::source::TextFileError;
-        crate::source::read_text_file(Path::new(name), self.max_bytes).map_err(|e| match e {
-            TextFileError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => LoadError::NotFound,
-            TextFileError::Io(e) => LoadError::Unreadable(e.to_string()),
-            TextFileError::IsDirectory => LoadError::Unreadable("is a directory".to_owned()),
-            TextFileError::TooLarge { limit } => LoadError::TooLarge(limit),
-            TextFileError::NotUtf8 { at } => {
-                LoadError::Unreadable(format!("not valid UTF-8 text (at byte {at})"))
-            }
-        })
-    }
-}
-
-/// `path` with `.` dropped and `..` taking back a name where it can (by the
-/// text alone); a `..` left over stays at the start.
-fn normalise(path: &Path) -> PathBuf {
-    let mut out: Vec<Component<'_>> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => match out.last() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                _ => out.push(c),
-            },
-            other => out.push(other),
-        }
-    }
-    out.iter().collect()
-}
-
-/// Whether a normalised path still climbs out with `..`.
-fn escapes(path: &Path) -> bool {
-    path.components().any(|c| c == Component::ParentDir)
-}
 
 /// The result of expanding a tree's includes.
 pub(crate) struct Expanded {
@@ -246,10 +80,12 @@ pub(crate) fn expand(
         nodes: 0,
         chain: vec![source.name().to_owned()],
         too_big: false,
+        docs: HashMap::new(),
+        text_used: 0,
         path: Vec::new(),
     };
     // The compiled file may declare parameters too; it then gets their defaults.
-    let root_params = root_params(&mut ex, value, spans, 0);
+    let root_params = root_params(&mut |c, m, at| ex.error(c, m, at), value, spans, 0);
     let frame = Frame {
         base: 0,
         params: root_params,
@@ -285,27 +121,6 @@ pub(crate) fn expand(
         files: ex.files,
         diags: ex.diags,
     }
-}
-
-/// What a parameter may hold.
-#[derive(Clone)]
-enum ParamType {
-    /// A value of an option type (a node model's types), with its name.
-    Value(&'static str, OptionType),
-    /// A db key or key path.
-    KeyPath,
-    /// A node, standing in child position.
-    Tree,
-}
-
-/// One parameter an included file declares.
-struct Param<'a> {
-    name: Keyword,
-    ty: ParamType,
-    default: Option<(&'a Value, Option<FormSpans<'a>>)>,
-    /// Where the parameter is declared (in the map's space).
-    span: Option<Span>,
-    used: Cell<bool>,
 }
 
 /// An argument: its data, where it was written and the parameters it may
@@ -353,24 +168,13 @@ struct Expander<'l> {
     /// The files being expanded, outermost first.
     chain: Vec<String>,
     too_big: bool,
+    /// The included files read, by id.
+    docs: HashMap<FileId, Rc<Document>>,
+    /// The bytes of included text expanded so far, a file's once per use.
+    text_used: usize,
     /// The node being expanded: child indices from the root of the
     /// expanded tree, as the compiler's diagnostics give them.
     path: Vec<usize>,
-}
-
-fn kw(text: &str) -> Value {
-    Value::Keyword(Keyword::new(text))
-}
-
-fn shift(span: Span, base: u32) -> Span {
-    Span {
-        start: span.start.saturating_add(base),
-        end: span.end.saturating_add(base),
-    }
-}
-
-fn span_of(spans: Option<FormSpans<'_>>, base: u32) -> Option<Span> {
-    spans.map(|s| shift(s.span(), base))
 }
 
 /// `[:aido/arg :name]`'s name, or `Err` for a malformed one, or `None` if
@@ -407,203 +211,6 @@ fn id_text(id: &Value) -> String {
     let mut s = String::new();
     super::push_id_text(&mut s, id);
     s
-}
-
-/// Reads a file's `:aido/params` (in its root's options).
-fn root_params<'a>(
-    ex: &mut Expander<'_>,
-    root: &'a Value,
-    spans: Option<FormSpans<'a>>,
-    base: u32,
-) -> Vec<Param<'a>> {
-    let Some(Value::Map(opts)) = root.as_seq().and_then(|items| items.get(1)) else {
-        return Vec::new();
-    };
-    let opts_spans = spans.and_then(|s| s.child(1));
-    let Some(i) = opts.get_index_of(&kw("aido/params")) else {
-        return Vec::new();
-    };
-    let decl_spans = opts_spans.and_then(|s| s.child(2 * i + 1));
-    let decl = &opts[i];
-    let Some(decl) = decl.as_map() else {
-        ex.error(
-            Code::BadInclude,
-            "`:aido/params` is a map from parameter names to `{:type t :default v :doc \"..\"}`"
-                .to_owned(),
-            span_of(decl_spans, base),
-        );
-        return Vec::new();
-    };
-    let mut params = Vec::new();
-    for (j, (name, spec)) in decl.iter().enumerate() {
-        let name_spans = decl_spans.and_then(|s| s.child(2 * j));
-        let spec_spans = decl_spans.and_then(|s| s.child(2 * j + 1));
-        let Some(name) = name.as_keyword() else {
-            ex.error(
-                Code::BadInclude,
-                format!(
-                    "a parameter is named by a keyword, found {}",
-                    name.type_name()
-                ),
-                span_of(name_spans, base),
-            );
-            continue;
-        };
-        let Some(spec) = spec.as_map() else {
-            ex.error(
-                Code::BadInclude,
-                format!(
-                    "parameter {} is declared by a map `{{:type t :default v :doc \"..\"}}`",
-                    Value::Keyword(name)
-                ),
-                span_of(spec_spans, base),
-            );
-            continue;
-        };
-        let mut ty = None;
-        let mut default = None;
-        for (k, (key, val)) in spec.iter().enumerate() {
-            let val_spans = spec_spans.and_then(|s| s.child(2 * k + 1));
-            match key.as_keyword().map(|k| k.as_str()) {
-                Some("type") => {
-                    ty = param_type(val);
-                    if ty.is_none() {
-                        ex.error(
-                            Code::BadInclude,
-                            format!(
-                                "unknown parameter type `{}`; the types are {}",
-                                super::short(val),
-                                PARAM_TYPES.join(" ")
-                            ),
-                            span_of(val_spans, base),
-                        );
-                    }
-                }
-                Some("default") => default = Some((val, val_spans)),
-                Some("doc") => {}
-                _ => {
-                    ex.error(
-                        Code::BadInclude,
-                        format!(
-                            "unknown key `{}` in a parameter's declaration \
-                             (it takes :type, :default and :doc)",
-                            super::short(key)
-                        ),
-                        span_of(spec_spans.and_then(|s| s.child(2 * k)), base),
-                    );
-                }
-            }
-        }
-        let Some(ty) = ty else {
-            if !spec.contains_key(&kw("type")) {
-                ex.error(
-                    Code::BadInclude,
-                    format!("parameter {} has no `:type`", Value::Keyword(name)),
-                    span_of(spec_spans, base),
-                );
-            }
-            continue;
-        };
-        if let Some((value, spans)) = default
-            && let Err(why) = check_arg(&ty, value)
-        {
-            ex.error(
-                Code::BadInclude,
-                format!(
-                    "the default of parameter {} is not {}: {why}",
-                    Value::Keyword(name),
-                    type_name(&ty)
-                ),
-                span_of(spans, base),
-            );
-        }
-        params.push(Param {
-            name,
-            ty,
-            default,
-            span: span_of(name_spans, base),
-            used: Cell::new(false),
-        });
-    }
-    params
-}
-
-/// The parameter types: a node model's option types, `:key-path` and `:tree`.
-const PARAM_TYPES: &[&str] = &[
-    ":int",
-    ":number",
-    ":bool",
-    ":string",
-    ":keyword",
-    ":key",
-    ":any",
-    ":count",
-    ":probability",
-    ":weights",
-    ":key-path",
-    ":tree",
-];
-
-fn param_type(value: &Value) -> Option<ParamType> {
-    let name = value.as_keyword()?.as_str();
-    let value = |name: &'static str, ty: OptionType| Some(ParamType::Value(name, ty));
-    match name {
-        "int" => value("int", OptionType::Int),
-        "number" => value("number", OptionType::Number),
-        "bool" => value("bool", OptionType::Bool),
-        "string" => value("string", OptionType::Str),
-        "keyword" => value("keyword", OptionType::Keyword),
-        "key" => value("key", OptionType::Key),
-        "any" => value("any", OptionType::Any),
-        "count" => value("count", OptionType::Count),
-        "probability" => value("probability", OptionType::Probability),
-        "weights" => value("weights", OptionType::Weights),
-        "key-path" => Some(ParamType::KeyPath),
-        "tree" => Some(ParamType::Tree),
-        _ => None,
-    }
-}
-
-fn type_name(ty: &ParamType) -> String {
-    match ty {
-        ParamType::Value(name, _) if name.starts_with(['a', 'e', 'i', 'o', 'u']) => {
-            format!("an :{name}")
-        }
-        ParamType::Value(name, _) => format!("a :{name}"),
-        ParamType::KeyPath => "a :key-path".to_owned(),
-        ParamType::Tree => "a :tree".to_owned(),
-    }
-}
-
-/// Whether `value` may be given for a parameter of type `ty`; `[:aido/arg
-/// ..]` (a parameter passed on) and, where an option may be dynamic,
-/// `[:aido/fn ..]` and `[:aido/db ..]` are checked where they are used.
-fn check_arg(ty: &ParamType, value: &Value) -> Result<(), String> {
-    let head = value
-        .as_seq()
-        .filter(|_| matches!(value, Value::Vector(_)))
-        .and_then(|items| items.first())
-        .and_then(Value::as_keyword)
-        .map(|k| k.as_str());
-    if head == Some("aido/arg") {
-        return Ok(());
-    }
-    match ty {
-        ParamType::Tree => match head {
-            Some(_) => Ok(()),
-            None => Err(format!(
-                "expected a node `[:type {{options}}? children*]`, found {}",
-                value.type_name()
-            )),
-        },
-        ParamType::KeyPath => OptionType::Key.check(value),
-        ParamType::Value(_, ty) => {
-            if matches!(head, Some("aido/fn" | "aido/db")) && ty.allows_dynamic() {
-                return Ok(());
-            }
-            ty.check(value)
-        }
-    }
 }
 
 impl<'l> Expander<'l> {
@@ -1108,15 +715,45 @@ impl<'l> Expander<'l> {
             return nothing;
         };
         let base = self.files.base(file_id);
-        let doc = match crate::read::read(source) {
-            Ok(doc) => doc,
-            Err(e) => {
-                self.error(Code::Read, e.kind.to_string(), Some(shift(e.span, base)));
-                return nothing;
+        // Every use counts its file's text: many uses of a large file are
+        // refused as an include bomb is.
+        self.text_used = self.text_used.saturating_add(source.text().len());
+        if self.text_used > MAX_EXPANDED_TEXT {
+            if !self.too_big {
+                self.too_big = true;
+                self.error(
+                    Code::IncludeLimit,
+                    format!(
+                        "the included files' texts come to more than {MAX_EXPANDED_TEXT} bytes \
+                         over all their uses"
+                    ),
+                    file_span,
+                );
             }
+            return nothing;
+        }
+        // A file is read once, however often it is used.
+        let doc = match self.docs.get(&file_id) {
+            Some(doc) => Rc::clone(doc),
+            None => match crate::read::read(source) {
+                Ok(doc) => {
+                    let doc = Rc::new(doc);
+                    self.docs.insert(file_id, Rc::clone(&doc));
+                    doc
+                }
+                Err(e) => {
+                    self.error(Code::Read, e.kind.to_string(), Some(shift(e.span, base)));
+                    return nothing;
+                }
+            },
         };
         let root_spans = Some(doc.spans.root());
-        let params = root_params(self, &doc.value, root_spans, base);
+        let params = root_params(
+            &mut |c, m, at| self.error(c, m, at),
+            &doc.value,
+            root_spans,
+            base,
+        );
         let mut given: Vec<Option<Arg<'_>>> = params.iter().map(|_| None).collect();
         if let Some((args, args_spans)) = args {
             for (i, (k, v)) in args.iter().enumerate() {
@@ -1230,44 +867,5 @@ impl<'l> Expander<'l> {
                 );
             }
         }
-    }
-}
-
-/// The id of the file a span of `files` is in (for tests).
-#[cfg(test)]
-fn file_of(files: &SourceMap, span: Span) -> Option<crate::source::FileId> {
-    files.locate(span).map(|s| s.file)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::source::FileId;
-
-    #[test]
-    fn paths_stay_inside_the_compiled_files_directory() {
-        let loader = FsLoader::for_file("trees/main.edn");
-        assert_eq!(
-            loader.resolve("trees/main.edn", "flee.edn").as_deref(),
-            Ok("trees/flee.edn")
-        );
-        assert_eq!(
-            loader.resolve("trees/sub/a.edn", "../b.edn").as_deref(),
-            Ok("trees/b.edn")
-        );
-        assert!(matches!(
-            loader.resolve("trees/main.edn", "../x.edn"),
-            Err(LoadError::Refused(_))
-        ));
-        assert!(matches!(
-            loader.resolve("trees/main.edn", "/etc/passwd"),
-            Err(LoadError::Refused(_))
-        ));
-        assert!(matches!(
-            loader.resolve("trees/main.edn", ""),
-            Err(LoadError::Refused(_))
-        ));
-        let files = SourceMap::single(Arc::new(Source::new("a", "[]")));
-        assert_eq!(file_of(&files, Span::new(0, 1)), Some(FileId(0)));
     }
 }

@@ -6,11 +6,14 @@
 
 mod file;
 mod include;
+mod loader;
 mod options;
+mod params;
 
 pub use file::{CompileFileError, compile_file};
-pub(crate) use include::NoLoader;
-pub use include::{FsLoader, LoadError, Loader, MAX_EXPANDED_NODES, MAX_INCLUDE_DEPTH};
+pub use include::{MAX_EXPANDED_NODES, MAX_EXPANDED_TEXT, MAX_INCLUDE_DEPTH};
+pub(crate) use loader::NoLoader;
+pub use loader::{FsLoader, LoadError, Loader};
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::Arc;
@@ -159,7 +162,7 @@ pub(crate) fn compile_form(
     source: Arc<Source>,
     registry: &Registry,
 ) -> Result<Tree, Diagnostics> {
-    let loader = include::FsLoader::for_file(source.name());
+    let loader = FsLoader::for_file(source.name());
     let (mut tree, expanded) = compile_read(value, spans, source, registry, &loader)?;
     tree.form = Arc::new(expanded.unwrap_or_else(|| value.clone()));
     Ok(tree)
