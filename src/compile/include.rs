@@ -43,26 +43,31 @@ pub(crate) struct Expanded {
     pub(crate) diags: Vec<Diagnostic>,
 }
 
-/// Whether `value` has includes or declares parameters, so that it needs
-/// expanding (a tree without them is compiled as it is, at no cost).
-pub(crate) fn needs_expansion(value: &Value) -> bool {
-    let params = value
+/// Whether the tree `value`'s root declares parameters (`:aido/params`).
+pub(crate) fn declares_params(value: &Value) -> bool {
+    value
         .as_seq()
         .and_then(|items| items.get(1))
         .and_then(Value::as_map)
-        .is_some_and(|m| m.contains_key(&Value::Keyword(Keyword::new("aido/params"))));
-    params || has_include(value, 0)
+        .is_some_and(|m| m.contains_key(&kw("aido/params")))
 }
 
-fn has_include(value: &Value, depth: usize) -> bool {
-    match value {
-        Value::Vector(items) if depth <= crate::read::MAX_DEPTH => match items.first() {
-            Some(Value::Keyword(k)) if k.as_str() == "include" => true,
-            Some(Value::Keyword(_)) => items.iter().skip(1).any(|c| has_include(c, depth + 1)),
+/// Whether the tree `value` has an `:include` node.
+pub(crate) fn has_include(value: &Value) -> bool {
+    fn walk(value: &Value, include: Keyword, depth: usize) -> bool {
+        match value {
+            Value::Vector(items) if depth <= crate::read::MAX_DEPTH => match items.first() {
+                Some(Value::Keyword(k)) if *k == include => true,
+                Some(Value::Keyword(_)) => items
+                    .iter()
+                    .skip(1)
+                    .any(|c| matches!(c, Value::Vector(_)) && walk(c, include, depth + 1)),
+                _ => false,
+            },
             _ => false,
-        },
-        _ => false,
+        }
     }
+    walk(value, Keyword::new("include"), 0)
 }
 
 /// Expands the includes of the tree `value` read from `source`.

@@ -110,9 +110,21 @@ fn compile_read(
     registry: &Registry,
     loader: &dyn Loader,
 ) -> Result<(Tree, Option<Value>), Diagnostics> {
-    if !include::needs_expansion(value) {
-        let tree = Compiler::new(registry, Some(source)).run(value, Some(spans))?;
-        return Ok((tree, None));
+    // A tree without includes costs nothing more to compile: `:include` is
+    // no node type, so only a tree that fails with an unknown node type is
+    // looked through for includes (one that declares parameters is seen at
+    // its root).
+    if !include::declares_params(value) {
+        match Compiler::new(registry, Some(source.clone())).run(value, Some(spans)) {
+            Ok(tree) => return Ok((tree, None)),
+            Err(d)
+                if !(d.items.iter().any(|d| d.code == Code::UnknownNodeType)
+                    && include::has_include(value)) =>
+            {
+                return Err(d);
+            }
+            Err(_) => {}
+        }
     }
     let expanded = include::expand(value, Some(spans), source.clone(), loader);
     let files = Arc::new(expanded.files);
