@@ -11,6 +11,7 @@ mod options;
 mod params;
 
 pub use file::{CompileFileError, compile_file};
+pub(crate) use include::has_include;
 pub use include::{MAX_EXPANDED_NODES, MAX_EXPANDED_TEXT, MAX_INCLUDE_DEPTH};
 pub(crate) use loader::NoLoader;
 pub use loader::{FsLoader, LoadError, Loader};

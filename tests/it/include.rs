@@ -484,3 +484,13 @@ fn aido_check_reports_an_included_files_problems_once() {
     );
     snap(text);
 }
+
+#[test]
+fn a_stub_reaches_a_node_type_used_only_inside_an_included_file() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/include/stubbed/watch.test.edn");
+    let scenario = aido::scenario::Scenario::load(&path, &Registry::new()).unwrap();
+    let run = scenario.run();
+    assert_eq!(run.check(&scenario.expect), []);
+    assert!(!scenario.expect.is_empty());
+}
