@@ -492,41 +492,43 @@ impl<'l> Expander<'l> {
         };
         let id_key = kw("id");
         let params_key = kw("aido/params");
-        let own_id = match (&given, items.get(1)) {
-            (Some(id), _) => Some(id.clone()),
-            (None, Some(Value::Map(m))) => m.get(&id_key).map(|id| match ctx.prefix {
-                Some(prefix) => Value::Str(Arc::from(format!("{prefix}/{}", id_text(id)))),
-                None => id.clone(),
-            }),
-            _ => None,
-        };
         let is_root = matches!(root, RootOf::File(_));
+        let mut own_id = given.clone();
         match items.get(1) {
             Some(Value::Map(m)) => {
                 let opt_spans = spans.and_then(|s| s.child(1));
                 let opt_span = span_of(opt_spans, ctx.base).unwrap_or(span);
                 let (mut opts, mut entry) = self.map(m, opt_spans, ctx, opt_span, |k, _| {
-                    if is_root && *k == params_key {
-                        Some(None)
-                    } else if *k == id_key {
-                        own_id.clone().map(Some)
-                    } else {
-                        None
-                    }
+                    (is_root && *k == params_key).then_some(None)
                 });
-                if let (Some(id), Some(map)) = (&given, opts.as_map_mut())
-                    && !map.contains_key(&id_key)
-                {
-                    map.insert(id_key.clone(), id.clone());
-                    // The new entry's spans: the include's.
-                    let mut es: Vec<SpanEntry> = self
-                        .entries
-                        .get(entry.first_child as usize..)
-                        .map(|s| s.iter().take(entry.n_children as usize).copied().collect())
-                        .unwrap_or_default();
-                    es.push(SpanEntry::leaf(span));
-                    es.push(SpanEntry::leaf(span));
-                    entry = self.close(entry.span, es);
+                if let Some(map) = opts.as_map_mut() {
+                    // An explicit id (arguments put in) goes under the include's.
+                    if own_id.is_none() {
+                        own_id = map.get(&id_key).map(|id| match ctx.prefix {
+                            Some(prefix) => {
+                                Value::Str(Arc::from(format!("{prefix}/{}", id_text(id))))
+                            }
+                            None => id.clone(),
+                        });
+                    }
+                    match (map.get_mut(&id_key), &own_id) {
+                        (Some(slot), Some(id)) => *slot = id.clone(),
+                        (None, Some(id)) => {
+                            map.insert(id_key.clone(), id.clone());
+                            // The new entry's spans: the include's.
+                            let mut es: Vec<SpanEntry> = self
+                                .entries
+                                .get(entry.first_child as usize..)
+                                .map(|s| {
+                                    s.iter().take(entry.n_children as usize).copied().collect()
+                                })
+                                .unwrap_or_default();
+                            es.push(SpanEntry::leaf(span));
+                            es.push(SpanEntry::leaf(span));
+                            entry = self.close(entry.span, es);
+                        }
+                        _ => {}
+                    }
                 }
                 out.push(opts);
                 kids.push(entry);

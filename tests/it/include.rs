@@ -202,8 +202,9 @@ fn includes_nest_and_pass_arguments_on() {
         ),
         (
             "inner.edn",
-            r#"[:sequence {:aido/params {:slot {:type :key-path} :body {:type :tree}}}
-                [:inc! {:id :count :key [:aido/arg :slot]}] [:aido/arg :body]]"#,
+            r#"[:sequence {:aido/params {:slot {:type :key-path} :body {:type :tree}
+                                      :name {:type :keyword :default :count}}}
+                [:inc! {:id [:aido/arg :name] :key [:aido/arg :slot]}] [:aido/arg :body]]"#,
         ),
     ]);
     let tree = compile_mem(
@@ -213,7 +214,8 @@ fn includes_nest_and_pass_arguments_on() {
     .unwrap();
     let (_, db) = ticks(&tree, 2);
     assert_eq!(without_aido(&db), "{:a {:b 2}, :then 2}");
-    // An explicit id inside an include is put under the include's id.
+    // An explicit id inside an include (here an argument) is put under the
+    // include's id.
     assert!(tree.find(&Value::string("out/in/count")).is_some());
 }
 
