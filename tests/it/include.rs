@@ -496,3 +496,73 @@ fn a_stub_reaches_a_node_type_used_only_inside_an_included_file() {
     assert_eq!(run.check(&scenario.expect), []);
     assert!(!scenario.expect.is_empty());
 }
+
+#[test]
+fn the_run_record_and_the_page_know_each_nodes_file() {
+    use aido::record::{PageOptions, Recorder, page};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/guard/guard.edn");
+    let tree = compile_file(&path, &Registry::new()).unwrap();
+    let mut recorder = Recorder::new(&tree, &Value::map());
+    let _ = recorder.tick(Value::map(), &tree);
+    let run = recorder.finish();
+    let shape = &run.trees[0];
+    let names: Vec<String> = shape
+        .files
+        .iter()
+        .map(|f| f.name().rsplit('/').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["guard.edn", "flee.edn", "when.edn", "patrol.edn"]);
+    let pause = shape.find(&Value::string("gate/pause")).unwrap();
+    let node = &shape.nodes[pause];
+    assert_eq!((node.file, node.line), (3, Some(7)));
+    // The page carries every file's text and each node's file, and the
+    // node's span indexes its own file's text.
+    let html = page(&run, &PageOptions::default());
+    let open = "<script type=\"application/json\" id=\"run-data\">";
+    let start = html.find(open).unwrap() + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    let tree_data = &data["trees"][0];
+    let files = tree_data["files"].as_array().unwrap();
+    assert_eq!(files.len(), 4);
+    let n = &tree_data["nodes"][pause];
+    assert_eq!(n[8], 3);
+    let text: Vec<u16> = files[3][1].as_str().unwrap().encode_utf16().collect();
+    let (from, to) = (
+        n[6].as_u64().unwrap() as usize,
+        n[7].as_u64().unwrap() as usize,
+    );
+    assert_eq!(
+        String::from_utf16(&text[from..to]).unwrap(),
+        "[:wait {:id :pause :ticks [:aido/arg :pause]}]"
+    );
+}
+
+#[test]
+fn a_tick_error_inside_an_included_file_names_it() {
+    let files = Files::new(&[(
+        "part.edn",
+        "[:sequence\n [:loop {:count [:aido/db :n]} [:success]]]",
+    )]);
+    let tree = compile_mem(r#"[:selector [:include {:file "part.edn"}]]"#, &files).unwrap();
+    let tick = run_tick(read_value(r#"{:n "many"}"#).unwrap(), &tree);
+    assert_eq!(tick.status, Status::Error);
+    let error = tick.error.unwrap();
+    assert_eq!(error.file.as_deref(), Some("part.edn"));
+    assert_eq!(error.location.map(|at| (at.line, at.column)), Some((2, 2)));
+    assert!(error.to_string().contains("at part.edn:2:2"), "{error}");
+}
+
+#[test]
+fn the_outline_names_the_file_of_included_nodes() {
+    let files = Files::new(&[("part.edn", "[:sequence\n [:success]]")]);
+    let tree = compile_mem(
+        "[:selector\n [:include {:file \"part.edn\" :as :p}]]",
+        &files,
+    )
+    .unwrap();
+    assert_eq!(
+        aido::record::outline(&tree),
+        ":selector \"0\"  ; line 1\n  :sequence :p  ; part.edn line 1\n    :success \"p.0\"  ; part.edn line 2\n"
+    );
+}
