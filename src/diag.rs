@@ -4,7 +4,7 @@ use std::fmt::{self, Write};
 use std::sync::Arc;
 
 use crate::read::ReadError;
-use crate::source::{Source, Span};
+use crate::source::{Source, SourceMap, Span};
 
 /// A stable code for each kind of problem the compiler reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,6 +44,20 @@ pub enum Code {
     /// W0002 (a warning): a literal vector that looks like a misspelt
     /// dynamic option (`[:db :x]` for `[:aido/db :x]`).
     LooksDynamic,
+    /// E0014: an `:include` names a file that cannot be found, read or
+    /// read as EDN, or a path that is refused.
+    IncludeFile,
+    /// E0015: a file includes itself, directly or through others.
+    IncludeCycle,
+    /// E0016: an argument of an `:include` is missing, unknown or of the
+    /// wrong type, or `[:aido/arg ..]` names no parameter.
+    IncludeArgument,
+    /// E0017: a malformed `:aido/params` declaration or `:include` node.
+    BadInclude,
+    /// E0018: includes nest too deeply or expand to too many nodes.
+    IncludeLimit,
+    /// W0003 (a warning): an included file declares a parameter it never uses.
+    UnusedParam,
 }
 
 impl Code {
@@ -65,6 +79,12 @@ impl Code {
             Code::SchemaMismatch => "E0013",
             Code::ReadNeverWritten => "W0001",
             Code::LooksDynamic => "W0002",
+            Code::IncludeFile => "E0014",
+            Code::IncludeCycle => "E0015",
+            Code::IncludeArgument => "E0016",
+            Code::BadInclude => "E0017",
+            Code::IncludeLimit => "E0018",
+            Code::UnusedParam => "W0003",
         }
     }
 }
@@ -74,7 +94,7 @@ impl Code {
     /// runs; `aido check` exits 0 unless `--deny-warnings`.
     pub fn is_warning(self) -> bool {
         match self {
-            Code::ReadNeverWritten | Code::LooksDynamic => true,
+            Code::ReadNeverWritten | Code::LooksDynamic | Code::UnusedParam => true,
             Code::Read
             | Code::NotANode
             | Code::UnknownNodeType
@@ -87,7 +107,12 @@ impl Code {
             | Code::DuplicateId
             | Code::TooDeep
             | Code::BadArgument
-            | Code::SchemaMismatch => false,
+            | Code::SchemaMismatch
+            | Code::IncludeFile
+            | Code::IncludeCycle
+            | Code::IncludeArgument
+            | Code::BadInclude
+            | Code::IncludeLimit => false,
         }
     }
 }
@@ -141,6 +166,10 @@ pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
     /// The source the spans refer to, if the tree was read from text.
     pub source: Option<Arc<Source>>,
+    /// The files of a tree that includes others (see [`SourceMap`]): spans
+    /// are then in the map's space, and each diagnostic is shown in its own
+    /// file with the chain of includes that brought it in.
+    pub files: Option<Arc<SourceMap>>,
 }
 
 impl Diagnostics {
@@ -148,6 +177,29 @@ impl Diagnostics {
         Diagnostics {
             items: vec![Diagnostic::new(Code::Read, e.kind.to_string()).at(Some(e.span), &[])],
             source: Some(source),
+            files: None,
+        }
+    }
+
+    /// `items` (such as a tree's warnings) with the files their spans are in.
+    pub fn new(items: Vec<Diagnostic>, files: Arc<SourceMap>) -> Diagnostics {
+        Diagnostics {
+            items,
+            source: files.source(crate::source::FileId(0)).cloned(),
+            files: Some(files),
+        }
+    }
+
+    /// The file and the span in that file's text of `d` (one of these
+    /// diagnostics), if it has a span and the tree was read from text.
+    pub fn locate(&self, d: &Diagnostic) -> Option<(Arc<Source>, Span)> {
+        let span = d.span?;
+        match &self.files {
+            Some(map) => {
+                let at = map.locate(span)?;
+                Some((map.source(at.file)?.clone(), at.span))
+            }
+            None => Some((self.source.clone()?, span)),
         }
     }
 
@@ -177,7 +229,17 @@ impl Diagnostics {
     pub fn render_with(&self, limits: &RenderLimits) -> String {
         let mut out = String::new();
         for d in self.items.iter().take(limits.max_diagnostics) {
-            render_one(&mut out, d, self.source.as_deref(), limits);
+            match (&self.files, d.span) {
+                (Some(map), Some(span)) => {
+                    let at = map.locate(span);
+                    let source = at.and_then(|at| map.source(at.file));
+                    let mut local = d.clone();
+                    local.span = at.map(|at| at.span);
+                    let chain = map.include_chain(span);
+                    render_one(&mut out, &local, source.map(|s| &**s), &chain, limits);
+                }
+                _ => render_one(&mut out, d, self.source.as_deref(), &[], limits),
+            }
         }
         let n = self.items.len();
         if n > limits.max_diagnostics {
@@ -192,15 +254,20 @@ impl Diagnostics {
                 }
             );
         }
-        if self.items.iter().all(|d| d.code.is_warning()) {
-            let _ = writeln!(out, "warning: {n} warning{}", if n == 1 { "" } else { "s" });
-        } else {
-            let _ = writeln!(
+        // Problems and warnings are counted apart: a warning is no problem.
+        let warnings = self.items.iter().filter(|d| d.code.is_warning()).count();
+        let errors = n - warnings;
+        let plural = |k: usize| if k == 1 { "" } else { "s" };
+        let _ = match (errors, warnings) {
+            (0, w) => writeln!(out, "warning: {w} warning{}", plural(w)),
+            (e, 0) => writeln!(out, "error: {e} problem{} found", plural(e)),
+            (e, w) => writeln!(
                 out,
-                "error: {n} problem{} found",
-                if n == 1 { "" } else { "s" }
-            );
-        }
+                "error: {e} problem{} found (and {w} warning{})",
+                plural(e),
+                plural(w)
+            ),
+        };
         out
     }
 }
@@ -249,7 +316,13 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>, limits: &RenderLimits) {
+fn render_one(
+    out: &mut String,
+    d: &Diagnostic,
+    source: Option<&Source>,
+    chain: &[String],
+    limits: &RenderLimits,
+) {
     let _ = writeln!(
         out,
         "{}[{}]: {}",
@@ -287,6 +360,13 @@ fn render_one(out: &mut String, d: &Diagnostic, source: Option<&Source>, limits:
                 "^".repeat(caret_width.max(1))
             );
             render_notes(out, d, &pad, limits);
+            for place in chain {
+                let _ = writeln!(
+                    out,
+                    "{pad} = note: included from {}",
+                    clean(place, limits.max_message_chars)
+                );
+            }
         }
         (Some(src), None) => {
             let _ = writeln!(out, " --> {}", clean(src.name(), limits.max_message_chars));

@@ -232,6 +232,7 @@ pub fn lint_with_schema(
     Diagnostics {
         items,
         source: tree.source().cloned(),
+        files: tree.files().cloned(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Source text, byte spans and their line/column form.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A byte range in a [`Source`]; line and column are worked out only when rendering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -298,6 +299,165 @@ impl Source {
             .get(start..end)
             .unwrap_or("")
             .trim_end_matches('\r')
+    }
+}
+
+/// Which file of a [`SourceMap`] a form came from: an index into the map,
+/// `FileId(0)` being the file that was compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// A span in one file of a [`SourceMap`]: the file and the byte range in
+/// that file's own text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileSpan {
+    /// The file.
+    pub file: FileId,
+    /// The bytes, counted from the start of that file's text.
+    pub span: Span,
+}
+
+/// The files a tree was compiled from: the file compiled and every file it
+/// includes, directly or not.
+///
+/// The spans of a tree compiled from several files live in one space of
+/// offsets: each file occupies its own range, starting at its base (the
+/// compiled file at 0, so a tree of one file has spans that are plain byte
+/// offsets into its text). [`SourceMap::locate`] turns such a span back into
+/// a file and a span in that file's text.
+#[derive(Debug, Clone, Default)]
+pub struct SourceMap {
+    files: Vec<MappedFile>,
+}
+
+#[derive(Debug, Clone)]
+struct MappedFile {
+    base: u32,
+    source: Arc<Source>,
+    /// The span (in the map's space) of the `:include` that first brought
+    /// this file in; `None` for the compiled file.
+    included_from: Option<Span>,
+}
+
+impl SourceMap {
+    /// A map of one file, at base 0.
+    pub fn single(source: Arc<Source>) -> SourceMap {
+        SourceMap {
+            files: vec![MappedFile {
+                base: 0,
+                source,
+                included_from: None,
+            }],
+        }
+    }
+
+    /// Adds `source`, included at `included_from`, after the files already
+    /// there; its id, or `None` if the space of `u32` offsets is used up.
+    pub(crate) fn add(
+        &mut self,
+        source: Arc<Source>,
+        included_from: Option<Span>,
+    ) -> Option<FileId> {
+        let base = match self.files.last() {
+            // One byte of gap: a span at the end of one file is not the
+            // start of the next.
+            Some(last) => {
+                let len = u32::try_from(last.source.text().len()).ok()?;
+                last.base.checked_add(len)?.checked_add(1)?
+            }
+            None => 0,
+        };
+        u32::try_from(source.text().len()).ok()?.checked_add(base)?;
+        let id = FileId(u32::try_from(self.files.len()).ok()?);
+        self.files.push(MappedFile {
+            base,
+            source,
+            included_from,
+        });
+        Some(id)
+    }
+
+    /// The id of the file named `name`, if the map has it.
+    pub fn find(&self, name: &str) -> Option<FileId> {
+        self.files
+            .iter()
+            .position(|f| f.source.name() == name)
+            .and_then(|i| u32::try_from(i).ok())
+            .map(FileId)
+    }
+
+    /// How many files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether the map has no file.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The files, the compiled one first, then in the order they were
+    /// first included.
+    pub fn sources(&self) -> impl Iterator<Item = &Arc<Source>> {
+        self.files.iter().map(|f| &f.source)
+    }
+
+    /// The file `id`.
+    pub fn source(&self, id: FileId) -> Option<&Arc<Source>> {
+        self.files.get(id.0 as usize).map(|f| &f.source)
+    }
+
+    /// Where the file `id` was first included (a span in the map's space).
+    pub fn included_from(&self, id: FileId) -> Option<Span> {
+        self.files.get(id.0 as usize)?.included_from
+    }
+
+    /// Where file `id` starts in the map's space.
+    pub(crate) fn base(&self, id: FileId) -> u32 {
+        self.files.get(id.0 as usize).map_or(0, |f| f.base)
+    }
+
+    /// The file a span of the map's space is in, and the span in that file.
+    pub fn locate(&self, span: Span) -> Option<FileSpan> {
+        let i = self
+            .files
+            .partition_point(|f| f.base <= span.start)
+            .checked_sub(1)?;
+        let base = self.files.get(i)?.base;
+        Some(FileSpan {
+            file: FileId(u32::try_from(i).ok()?),
+            span: Span {
+                start: span.start - base,
+                end: span.end.saturating_sub(base).max(span.start - base),
+            },
+        })
+    }
+
+    /// `FILE:LINE:COLUMN` of the start of `span` (a span of the map's space).
+    pub fn place(&self, span: Span) -> Option<String> {
+        let at = self.locate(span)?;
+        let source = self.source(at.file)?;
+        Some(format!(
+            "{}:{}",
+            source.name(),
+            source.line_col(at.span.start)
+        ))
+    }
+
+    /// The chain of includes that brought in the file of `span`, innermost
+    /// first: `FILE:LINE:COLUMN` of each `:include`.
+    pub fn include_chain(&self, span: Span) -> Vec<String> {
+        let mut chain = Vec::new();
+        let mut at = self.locate(span).map(|s| s.file);
+        while let Some(file) = at {
+            // Each file was included from one added before it, so this ends.
+            let Some(from) = self.included_from(file) else {
+                break;
+            };
+            chain.extend(self.place(from));
+            at = self.locate(from).map(|s| s.file).filter(|f| f.0 < file.0);
+        }
+        chain
     }
 }
 

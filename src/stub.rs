@@ -339,8 +339,19 @@ impl Stubs {
         let keys: HashSet<&Value> = self.entries.iter().map(|e| &e.key).collect();
         let mut used = Vec::new();
         node_types_in(tree, &keys, &mut (HashSet::new(), &mut used), 0);
+        let used: Vec<Value> = used.into_iter().map(Value::Keyword).collect();
+        self.placeholders(registry, used.iter())
+    }
+
+    /// `registry` with a placeholder for each of `names` (keywords) that
+    /// it does not know as a node type.
+    fn placeholders<'v>(
+        &self,
+        registry: &Registry,
+        names: impl Iterator<Item = &'v Value>,
+    ) -> Registry {
         let mut registry = registry.clone();
-        for name in used {
+        for name in names.filter_map(Value::as_keyword) {
             if registry.lookup_node_type(name).is_none() {
                 let mut placeholder = NodeType::new(name.as_str()).children(Arity::Any);
                 placeholder.open_options = true;
@@ -367,9 +378,28 @@ impl Stubs {
         doc: impl Into<std::borrow::Cow<'a, Document>>,
         registry: &Registry,
     ) -> Result<Tree, StubbedCompileError> {
+        self.compile_document_with(doc, registry, &crate::compile::NoLoader)
+    }
+
+    /// Like [`Stubs::compile_document`], taking the files the tree's
+    /// `:include`s name from `loader`.
+    pub fn compile_document_with<'a>(
+        &self,
+        doc: impl Into<std::borrow::Cow<'a, Document>>,
+        registry: &Registry,
+        loader: &dyn crate::compile::Loader,
+    ) -> Result<Tree, StubbedCompileError> {
         let doc = doc.into();
         let registry = self.registry_for(&doc.value, registry);
-        let compiled = crate::compile::compile_document(doc, &registry)
+        // The nodes of included files are not in the document: every node
+        // type a stub names gets its placeholder (a stub that names nothing
+        // in the tree is still an error).
+        let registry = if crate::compile::has_include(&doc.value) {
+            self.placeholders(&registry, self.entries.iter().map(|e| &e.key))
+        } else {
+            registry
+        };
+        let compiled = crate::compile::compile_document_with(doc, &registry, loader)
             .map_err(StubbedCompileError::Compile)?;
         self.apply(compiled).map_err(StubbedCompileError::Stub)
     }

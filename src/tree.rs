@@ -490,6 +490,11 @@ pub struct Tree {
     pub(crate) nodes: Vec<Node>,
     pub(crate) child_ids: Vec<u32>,
     pub(crate) source: Option<Arc<Source>>,
+    /// The files of a tree with includes (spans are then in the map's
+    /// space); `None` for a tree of one file or none.
+    pub(crate) files: Option<Arc<crate::source::SourceMap>>,
+    /// Warnings found while compiling (an unused parameter).
+    pub(crate) warnings: Vec<crate::diag::Diagnostic>,
     /// Node index by stable id: node memory and the running set name nodes by id.
     pub(crate) index_by_id: crate::value::ValueIndex,
     /// The tree data it was compiled from: edits (trims) change this data
@@ -524,6 +529,32 @@ impl Tree {
     /// The source the tree was compiled from, if it was read from text.
     pub fn source(&self) -> Option<&Arc<Source>> {
         self.source.as_ref()
+    }
+
+    /// The files the tree was compiled from when it includes others: the
+    /// spans of its nodes are in the map's space ([`SourceMap::locate`]).
+    ///
+    /// [`SourceMap::locate`]: crate::source::SourceMap::locate
+    pub fn files(&self) -> Option<&Arc<crate::source::SourceMap>> {
+        self.files.as_ref()
+    }
+
+    /// The file a span of this tree is in and the span in that file's text
+    /// (a tree of one file: its source and the span itself).
+    pub fn locate(&self, span: Span) -> Option<(&Arc<Source>, Span)> {
+        match &self.files {
+            Some(files) => {
+                let at = files.locate(span)?;
+                Some((files.source(at.file)?, at.span))
+            }
+            None => Some((self.source.as_ref()?, span)),
+        }
+    }
+
+    /// The warnings found while compiling the tree (a parameter an included
+    /// file never uses), with codes like the errors'.
+    pub fn warnings(&self) -> &[crate::diag::Diagnostic] {
+        &self.warnings
     }
 
     /// The node whose stable id is `id`.

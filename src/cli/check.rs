@@ -1,11 +1,13 @@
 //! `aido check FILE...`: compile each tree and report every problem.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::Path;
 
 use std::sync::Arc;
 
-use aido::compile::compile_source;
+use aido::compile::compile_source_with;
+use aido::diag::Diagnostics;
 use aido::source::Source;
 use aido::{diag::RenderLimits, lint::lint_with_schema, migrate::state_without_id};
 
@@ -54,6 +56,9 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
         }
     }
     let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
+    // Included files whose problems were shown: a part used by several
+    // trees has its own problems reported once.
+    let mut shown_includes: HashSet<String> = HashSet::new();
     // A reader that goes away (`| head`) does not hide a later file's errors:
     // every file is still checked and the worst status kept.
     let mut out = ClosableOut::new(out, true);
@@ -75,7 +80,8 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
             Err(other) => return Err(other),
         };
         // The text moves into the tree's source: a big file is not held twice.
-        match compile_source(Arc::new(Source::new(name(path), text)), &registry) {
+        let loader = super::load::loader(path)?;
+        match compile_source_with(Arc::new(Source::new(name(path), text)), &registry, &loader) {
             Ok(tree) => {
                 let n = tree.len();
                 writeln!(
@@ -87,13 +93,16 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
                 out.flush()?;
                 // Warnings share the diagnostics' limit: a generated tree
                 // of 100,000 such nodes gets 50 lines and a count, not 17 MB.
+                let mut warnings = tree.warnings().len();
+                if let Some(files) = tree.files().filter(|_| !tree.warnings().is_empty()) {
+                    let found = Diagnostics::new(tree.warnings().to_vec(), files.clone());
+                    let _ = write!(io::stderr(), "{}", found.render_with(&limits));
+                }
                 let unnamed = state_without_id(&tree);
-                let mut warnings = unnamed.len();
+                warnings += unnamed.len();
                 for &node in unnamed.iter().take(limits.max_diagnostics) {
-                    let at = match (tree.span(node), tree.source()) {
-                        (Some(span), Some(src)) => {
-                            format!("{}:{}", name(path), src.line_col(span.start))
-                        }
+                    let at = match tree.span(node).and_then(|span| tree.locate(span)) {
+                        Some((src, span)) => format!("{}:{}", src.name(), src.line_col(span.start)),
                         _ => name(path),
                     };
                     let _ = writeln!(
@@ -132,10 +141,28 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
                     code = code.max(1);
                 }
             }
-            Err(diags) => {
+            Err(mut diags) => {
                 // Keep stdout and stderr in file order when both go to a terminal.
                 out.flush()?;
-                let _ = write!(io::stderr(), "{}", diags.render_with(&limits));
+                let own = name(path);
+                let file_of = |d: &aido::diag::Diagnostic| {
+                    diags.locate(d).map(|(src, _)| src.name().to_owned())
+                };
+                let files: Vec<Option<String>> = diags.items.iter().map(file_of).collect();
+                let mut keep = files.iter().map(|file| match file {
+                    Some(file) if *file != own => !shown_includes.contains(file),
+                    _ => true,
+                });
+                diags.items.retain(|_| keep.next().unwrap_or(true));
+                shown_includes.extend(files.into_iter().flatten().filter(|f| *f != own));
+                if diags.items.iter().any(|d| !d.code.is_warning()) {
+                    let _ = write!(io::stderr(), "{}", diags.render_with(&limits));
+                } else {
+                    let _ = writeln!(
+                        io::stderr(),
+                        "error: {own}: includes files whose problems are shown above"
+                    );
+                }
                 code = code.max(1);
             }
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use aido::{
     Tree, Value,
-    compile::compile_document,
+    compile::{FsLoader, compile_document_with},
     read::Document,
     source::{FileError, Source, Span, Spans},
     value::JsonMapping,
@@ -121,7 +121,14 @@ pub(crate) fn read_tree(path: &Path) -> Result<Document, Failure> {
 /// Reads and compiles the tree file at `path` against the command's registry.
 pub(crate) fn compile_tree(path: &Path) -> Result<Tree, Failure> {
     let doc = read_tree(path)?;
-    compile_document(doc, &super::registry()).map_err(|diags| Failure::Compile(diags.render()))
+    compile_document_with(doc, &super::registry(), &loader(path)?)
+        .map_err(|diags| Failure::Compile(diags.render()))
+}
+
+/// The loader of the files the tree file at `path` includes: relative to
+/// it, with the input limit.
+pub(crate) fn loader(path: &Path) -> Result<FsLoader, Failure> {
+    Ok(FsLoader::for_file(path).with_max_bytes(max_input_bytes()?))
 }
 
 /// The db file at `path` if one is given (see [`read_db`]), else an empty map.

@@ -238,7 +238,7 @@ pub(crate) fn compile_stubbed(path: &Path, stubs: &StubsFile) -> Result<Tree, Fa
     let doc = read_tree(path)?;
     stubs
         .stubs
-        .compile_document(doc, &super::registry())
+        .compile_document_with(doc, &super::registry(), &super::load::loader(path)?)
         .map_err(|e| match e {
             aido::stub::StubbedCompileError::Compile(d) => Failure::Compile(d.render()),
             aido::stub::StubbedCompileError::Stub(e) => {

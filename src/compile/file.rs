@@ -40,7 +40,10 @@ impl std::error::Error for CompileFileError {}
 /// Reads the tree file at `path` (at most
 /// [`crate::source::DEFAULT_MAX_FILE_BYTES`]) and compiles it against
 /// `registry`; the tree keeps its source, so that errors in ticks point
-/// into the file.
+/// into the file. The files its `:include`s name are read relative to it
+/// ([`FsLoader`]).
+///
+/// [`FsLoader`]: super::FsLoader
 ///
 /// ```
 /// use aido::{Registry, compile_file};
@@ -68,7 +71,8 @@ pub fn compile_file(path: impl AsRef<Path>, registry: &Registry) -> Result<Tree,
     let source = Arc::new(Source::new(path.display().to_string(), text));
     match crate::read::read(source.clone()) {
         Ok(doc) => {
-            crate::compile::compile_document(doc, registry).map_err(CompileFileError::Compile)
+            let loader = super::FsLoader::for_file(path);
+            super::compile_document_with(doc, registry, &loader).map_err(CompileFileError::Compile)
         }
         Err(e) => Err(CompileFileError::Compile(Diagnostics::from_read_error(
             &e, source,

@@ -5,9 +5,16 @@
 //! interpreter never checks the shape of the tree again.
 
 mod file;
+mod include;
+mod loader;
 mod options;
+mod params;
 
 pub use file::{CompileFileError, compile_file};
+pub(crate) use include::has_include;
+pub use include::{MAX_EXPANDED_NODES, MAX_EXPANDED_TEXT, MAX_INCLUDE_DEPTH};
+pub(crate) use loader::NoLoader;
+pub use loader::{FsLoader, LoadError, Loader};
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::Arc;
@@ -17,7 +24,7 @@ use crate::extend::Imp;
 use crate::nodes::{Lowering, Options};
 use crate::read::{Document, MAX_DEPTH, read};
 use crate::registry::Registry;
-use crate::source::{FormSpans, Source, Span};
+use crate::source::{FormSpans, Source, SourceMap, Span};
 use crate::tree::{Node, Opt, Tree};
 use crate::value::{Keyword, Value};
 
@@ -48,6 +55,7 @@ pub fn compile<'a>(
                 format!("the tree's data nests more than {MAX_DEPTH} deep"),
             )],
             source: None,
+            files: None,
         });
     }
     let mut compiled = Compiler::new(registry, None).run(&tree, None)?;
@@ -60,18 +68,103 @@ pub fn compile<'a>(
 ///
 /// Given a `Document`, the tree takes its data over; given a `&Document`,
 /// it keeps a copy (see [`compile`]).
+///
+/// Compiling from text does no I/O: an `:include` is an error here (see
+/// [`compile_document_with`]).
 pub fn compile_document<'a>(
     doc: impl Into<Cow<'a, Document>>,
     registry: &Registry,
 ) -> Result<Tree, Diagnostics> {
+    compile_document_with(doc, registry, &NoLoader)
+}
+
+/// Compiles a tree read from text like [`compile_document`], taking the
+/// files its `:include`s name from `loader`. The tree's data
+/// ([`Tree::form`]) is then the data with every include expanded.
+pub fn compile_document_with<'a>(
+    doc: impl Into<Cow<'a, Document>>,
+    registry: &Registry,
+    loader: &dyn Loader,
+) -> Result<Tree, Diagnostics> {
     let doc = doc.into();
-    let mut tree = Compiler::new(registry, Some(doc.source.clone()))
-        .run(&doc.value, Some(doc.spans.root()))?;
-    tree.form = Arc::new(match doc {
-        Cow::Borrowed(doc) => doc.value.clone(),
-        Cow::Owned(doc) => doc.value,
+    let (mut tree, expanded) = compile_read(
+        &doc.value,
+        doc.spans.root(),
+        doc.source.clone(),
+        registry,
+        loader,
+    )?;
+    tree.form = Arc::new(match (expanded, doc) {
+        (Some(value), _) => value,
+        (None, Cow::Borrowed(doc)) => doc.value.clone(),
+        (None, Cow::Owned(doc)) => doc.value,
     });
     Ok(tree)
+}
+
+/// Compiles a form read from `source`, expanding its includes (if it has
+/// any) first: the tree, and the expanded data if there were includes.
+fn compile_read(
+    value: &Value,
+    spans: FormSpans<'_>,
+    source: Arc<Source>,
+    registry: &Registry,
+    loader: &dyn Loader,
+) -> Result<(Tree, Option<Value>), Diagnostics> {
+    // A tree without includes costs nothing more to compile: `:include` is
+    // no node type, so only a tree that fails with an unknown node type is
+    // looked through for includes (one that declares parameters is seen at
+    // its root).
+    if !include::declares_params(value) {
+        match Compiler::new(registry, Some(source.clone())).run(value, Some(spans)) {
+            Ok(tree) => return Ok((tree, None)),
+            Err(d)
+                if !(d.items.iter().any(|d| d.code == Code::UnknownNodeType)
+                    && include::has_include(value)) =>
+            {
+                return Err(d);
+            }
+            Err(_) => {}
+        }
+    }
+    let expanded = include::expand(value, Some(spans), source.clone(), loader);
+    let files = Arc::new(expanded.files);
+    let (warnings, errors): (Vec<Diagnostic>, Vec<Diagnostic>) = expanded
+        .diags
+        .into_iter()
+        .partition(|d| d.code.is_warning());
+    let warnings = once_each(warnings);
+    let fail = |mut items: Vec<Diagnostic>| Diagnostics {
+        items: {
+            items.extend(warnings.iter().cloned());
+            once_each(items)
+        },
+        source: Some(source.clone()),
+        files: Some(files.clone()),
+    };
+    if !errors.is_empty() {
+        return Err(fail(errors));
+    }
+    let mut compiler = Compiler::new(registry, Some(source.clone()));
+    compiler.files = Some(files.clone());
+    match compiler.run(&expanded.value, Some(expanded.spans.root())) {
+        Ok(mut tree) => {
+            tree.files = Some(files);
+            tree.warnings = warnings;
+            Ok((tree, Some(expanded.value)))
+        }
+        Err(d) => Err(fail(d.items)),
+    }
+}
+
+/// `items` without repeats: a problem inside a file included twice is
+/// reported once (same code, place and message).
+fn once_each(items: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = std::collections::HashSet::new();
+    items
+        .into_iter()
+        .filter(|d| seen.insert((d.code, d.span.map(|s| (s.start, s.end)), d.message.clone())))
+        .collect()
 }
 
 /// Compiles the form `value` found inside a larger document (a scenario's
@@ -82,8 +175,9 @@ pub(crate) fn compile_form(
     source: Arc<Source>,
     registry: &Registry,
 ) -> Result<Tree, Diagnostics> {
-    let mut tree = Compiler::new(registry, Some(source)).run(value, Some(spans))?;
-    tree.form = Arc::new(value.clone());
+    let loader = FsLoader::for_file(source.name());
+    let (mut tree, expanded) = compile_read(value, spans, source, registry, &loader)?;
+    tree.form = Arc::new(expanded.unwrap_or_else(|| value.clone()));
     Ok(tree)
 }
 
@@ -117,15 +211,24 @@ pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, 
 /// let tree = compile_source(Arc::new(Source::new("t.edn", text)), &Registry::new()).unwrap();
 /// assert_eq!(tree.len(), 2);
 /// ```
+///
+/// Compiling from text does no I/O: an `:include` is an error here (see
+/// [`compile_source_with`]).
 pub fn compile_source(source: Arc<Source>, registry: &Registry) -> Result<Tree, Diagnostics> {
+    compile_source_with(source, registry, &NoLoader)
+}
+
+/// Reads and compiles the tree in `source` like [`compile_source`], taking
+/// the files its `:include`s name from `loader` (paths are resolved against
+/// `source`'s name).
+pub fn compile_source_with(
+    source: Arc<Source>,
+    registry: &Registry,
+    loader: &dyn Loader,
+) -> Result<Tree, Diagnostics> {
     match read(source.clone()) {
-        Ok(doc) => {
-            let mut tree = Compiler::new(registry, Some(doc.source.clone()))
-                .run(&doc.value, Some(doc.spans.root()))?;
-            // The document was read here: its data moves into the tree.
-            tree.form = Arc::new(doc.value);
-            Ok(tree)
-        }
+        // The document was read here: its data moves into the tree.
+        Ok(doc) => compile_document_with(doc, registry, loader),
         Err(e) => Err(Diagnostics::from_read_error(&e, source)),
     }
 }
@@ -133,6 +236,8 @@ pub fn compile_source(source: Arc<Source>, registry: &Registry) -> Result<Tree, 
 pub(crate) struct Compiler<'r> {
     registry: &'r Registry,
     source: Option<Arc<Source>>,
+    /// The files of a tree with includes: spans are in the map's space.
+    files: Option<Arc<SourceMap>>,
     nodes: Vec<Node>,
     child_ids: Vec<u32>,
     diags: Vec<Diagnostic>,
@@ -216,6 +321,7 @@ impl<'r> Compiler<'r> {
         Compiler {
             registry,
             source,
+            files: None,
             nodes: Vec::new(),
             child_ids: Vec::new(),
             diags: Vec::new(),
@@ -248,6 +354,8 @@ impl<'r> Compiler<'r> {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
                 source: self.source,
+                files: None,
+                warnings: Vec::new(),
                 index_by_id: self.ids,
                 // Set by the caller, who may own the data.
                 form: Arc::new(Value::Nil),
@@ -258,6 +366,7 @@ impl<'r> Compiler<'r> {
             Err(Diagnostics {
                 items: self.diags,
                 source: self.source,
+                files: None,
             })
         }
     }
@@ -488,8 +597,12 @@ impl<'r> Compiler<'r> {
         } else if let Some(first) = first {
             self.duplicated.push(index);
             let first = self.id_spans.get(first as usize).copied().flatten();
-            let at = match (first, &self.source) {
-                (Some(s), Some(src)) => format!(" (first used at {})", src.line_col(s.start)),
+            let at = match (first, &self.files, &self.source) {
+                (Some(s), Some(files), _) => files
+                    .place(s)
+                    .map(|p| format!(" (first used at {p})"))
+                    .unwrap_or_default(),
+                (Some(s), None, Some(src)) => format!(" (first used at {})", src.line_col(s.start)),
                 _ => String::new(),
             };
             self.error(

@@ -77,6 +77,9 @@ pub struct TreeRecord {
     pub nodes: Vec<NodeRecord>,
     /// The text the tree was compiled from, if it was read from text.
     pub source: Option<Arc<Source>>,
+    /// Every file the tree was compiled from: `source` first, then the
+    /// files it includes (empty if the tree was not read from text).
+    pub files: Vec<Arc<Source>>,
     /// The tree's fingerprint (see [`Tree::fingerprint`]).
     pub fingerprint: i64,
 }
@@ -93,9 +96,12 @@ pub struct NodeRecord {
     pub depth: u32,
     /// Its parent's index in [`TreeRecord::nodes`], `None` for the root.
     pub parent: Option<u32>,
-    /// Its span in the source, if the tree was read from text.
+    /// Its span in its file's text, if the tree was read from text.
     pub span: Option<Span>,
-    /// Its 1-based source line, if the tree was read from text.
+    /// Its file: an index into [`TreeRecord::files`] (0, the tree's own
+    /// file, unless it came from an included one).
+    pub file: usize,
+    /// Its 1-based line in its file, if the tree was read from text.
     pub line: Option<usize>,
     /// Its options as written, without `:id` (see [`node_options`]).
     pub options: Option<Map>,
@@ -369,22 +375,29 @@ impl TreeRecord {
             let depth = parent
                 .and_then(|p| nodes.get(p as usize))
                 .map_or(0, |p| p.depth + 1);
-            let line = match (&source, node.span) {
-                (Some(source), Some(span)) => Some(source.line_col(span.start).line),
-                _ => None,
+            let at = node.span.and_then(|s| tree.locate(s));
+            let line = at.map(|(file, span)| file.line_col(span.start).line);
+            let file = match (tree.files(), node.span) {
+                (Some(files), Some(span)) => files.locate(span).map_or(0, |at| at.file.0 as usize),
+                _ => 0,
             };
             nodes.push(NodeRecord {
                 id: node.id.clone(),
                 node_type: node.type_name,
                 depth,
                 parent,
-                span: node.span,
+                span: at.map(|(_, span)| span),
+                file,
                 line,
                 options: node_options(tree, NodeIndex(nodes.len() as u32)),
             });
         }
         TreeRecord {
             nodes,
+            files: match tree.files() {
+                Some(files) => files.sources().cloned().collect(),
+                None => source.iter().cloned().collect(),
+            },
             source,
             fingerprint: tree.fingerprint(),
         }

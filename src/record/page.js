@@ -350,10 +350,12 @@
   // ---- The source pane. ----
   function renderSource(treeIndex) {
     var tree = trees[treeIndex];
-    $("srcname").textContent = tree.name || "";
     var chosen = selectedRow();
     var i = chosen ? chosen.nodes[treeIndex] : undefined;
     var n = i === undefined ? null : tree.nodes[i];
+    // A node from an included file is shown in that file's source.
+    var file = tree.files && n && n[8] ? tree.files[n[8]] : null;
+    $("srcname").textContent = file ? file[0] : (tree.name || "");
     $("nodeinfo").innerHTML = n
       ? "<b>" + esc(n[1]) + "</b> " + esc(n[0]) + (n[5] ? " " + esc(n[5]) : "") + (n[4] ? " · line " + n[4] : "") +
         " · at tick " + sel.tick + ": <b>" + esc(stateAt(chosen, sel.tick)) + "</b>"
@@ -364,7 +366,7 @@
       return;
     }
     // One block a line, the selected node's span marked within them.
-    var text = tree.source;
+    var text = file ? file[1] : tree.source;
     var from = n && n[6] !== null ? n[6] : -1, to = n && n[6] !== null ? n[7] : -1;
     var html = [], start = 0;
     text.split("\n").forEach(function (line) {

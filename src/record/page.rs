@@ -215,7 +215,9 @@ fn renames(run: &RunRecord) -> Vec<Vec<(String, String)>> {
 /// `{"source": text|null, "name": name|null, "renamed": [[new id, old id]],
 /// "nodes": [[id, type, depth, parent (-1 for the root), line|null,
 /// options|null, from|null, to|null]]}`, where `from` and `to` are the
-/// node's span in UTF-16 units, as the page's script indexes text.
+/// node's span in UTF-16 units, as the page's script indexes text. A tree
+/// that includes other files also has `"files": [[name, text]]` (its own
+/// file first) and a ninth element on each node: the index of its file.
 fn write_tree(out: &mut String, tree: &TreeRecord, renamed: &[(String, String)]) {
     let text = tree.source.as_ref().map(|s| s.text());
     out.push_str("{\"source\":");
@@ -240,19 +242,36 @@ fn write_tree(out: &mut String, tree: &TreeRecord, renamed: &[(String, String)])
         out.push(']');
     }
     out.push(']');
-    // Byte offset to UTF-16 offset, for the spans.
-    let utf16: Vec<u32> = match text {
-        Some(text) => {
-            let mut at = vec![0u32; text.len() + 1];
-            let mut units = 0u32;
-            for (i, c) in text.char_indices() {
-                at[i] = units;
-                units += c.len_utf16() as u32;
+    let several = tree.files.len() > 1;
+    if several {
+        out.push_str(",\"files\":[");
+        for (i, file) in tree.files.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
             }
-            at[text.len()] = units;
-            at
+            out.push('[');
+            json_str(out, file.name());
+            out.push(',');
+            json_str(out, file.text());
+            out.push(']');
         }
-        None => Vec::new(),
+        out.push(']');
+    }
+    // Byte offset to UTF-16 offset, for the spans, in each file.
+    let utf16_of = |text: &str| {
+        let mut at = vec![0u32; text.len() + 1];
+        let mut units = 0u32;
+        for (i, c) in text.char_indices() {
+            at[i] = units;
+            units += c.len_utf16() as u32;
+        }
+        at[text.len()] = units;
+        at
+    };
+    let utf16: Vec<Vec<u32>> = if several {
+        tree.files.iter().map(|f| utf16_of(f.text())).collect()
+    } else {
+        text.map(utf16_of).into_iter().collect()
     };
     out.push_str(",\"nodes\":[");
     for (i, node) in tree.nodes.iter().enumerate() {
@@ -276,15 +295,20 @@ fn write_tree(out: &mut String, tree: &TreeRecord, renamed: &[(String, String)])
             Some(options) => json_str(out, &Value::Map(Box::new(options.clone())).to_string()),
             None => out.push_str("null"),
         }
-        let span = node
-            .span
-            .and_then(|s| Some((*utf16.get(s.start as usize)?, *utf16.get(s.end as usize)?)));
+        let units = utf16.get(if several { node.file } else { 0 });
+        let span = node.span.zip(units).and_then(|(s, units)| {
+            Some((*units.get(s.start as usize)?, *units.get(s.end as usize)?))
+        });
         match span {
             Some((from, to)) => {
-                let _ = write!(out, ",{from},{to}]");
+                let _ = write!(out, ",{from},{to}");
             }
-            None => out.push_str(",null,null]"),
+            None => out.push_str(",null,null"),
         }
+        if several {
+            let _ = write!(out, ",{}", node.file);
+        }
+        out.push(']');
     }
     out.push_str("]}");
 }

@@ -78,8 +78,14 @@ pub fn outline(tree: &Tree) -> String {
         if let Some(options) = node_options(tree, node) {
             let _ = write!(out, " {}", Value::Map(Box::new(options)));
         }
-        if let (Some(source), Some(span)) = (source, tree.span(node)) {
-            let _ = write!(out, "  ; line {}", source.line_col(span.start).line);
+        if let Some((file, span)) = tree.span(node).and_then(|s| tree.locate(s)) {
+            let line = file.line_col(span.start).line;
+            // A node from an included file names its file.
+            if source.is_some_and(|root| std::sync::Arc::ptr_eq(root, file)) {
+                let _ = write!(out, "  ; line {line}");
+            } else {
+                let _ = write!(out, "  ; {} line {line}", file.name());
+            }
         }
         out.push('\n');
     }

@@ -307,8 +307,9 @@ fn parse_source(
         Some((path, Value::Str(name))) => {
             let tree_source = file.named("tree", &path, name)?;
             let doc = read(tree_source.clone()).map_err(|e| read_error(&tree_source, &e))?;
+            let loader = crate::compile::FsLoader::for_file(tree_source.name());
             let tree = stubs
-                .compile_document(doc, &registry)
+                .compile_document_with(doc, &registry, &loader)
                 .map_err(|e| compiled_error(&file, &stubs_path, tree_source.name(), e))?;
             (tree, tree_source.name().to_owned())
         }

@@ -148,6 +148,9 @@ pub struct TickError {
     pub span: Option<Span>,
     /// The span as a line and column, if known.
     pub location: Option<LineCol>,
+    /// The file the node came from, when the tree includes others (the
+    /// span and location are then in that file).
+    pub file: Option<std::sync::Arc<str>>,
     /// What went wrong.
     pub message: String,
 }
@@ -162,6 +165,9 @@ impl TickError {
             Value::keyword("path"),
             Value::Vector(self.path.iter().map(|&i| Value::Int(i as i64)).collect()),
         );
+        if let Some(file) = &self.file {
+            m.insert(Value::keyword("file"), Value::Str(file.clone()));
+        }
         if let Some(at) = self.location {
             m.insert(Value::keyword("line"), Value::Int(at.line as i64));
             m.insert(Value::keyword("column"), Value::Int(at.column as i64));
@@ -181,8 +187,10 @@ impl fmt::Display for TickError {
             "{} (node {} `{}`",
             self.message, self.node, self.node_type
         )?;
-        if let Some(at) = self.location {
-            write!(f, " at {at}")?;
+        match (&self.file, self.location) {
+            (Some(file), Some(at)) => write!(f, " at {file}:{at}")?,
+            (None, Some(at)) => write!(f, " at {at}")?,
+            _ => {}
         }
         f.write_str(")")
     }
@@ -489,6 +497,7 @@ fn not_a_map_error(other: &Value, tree: &Tree) -> Box<TickError> {
         path: Vec::new(),
         span: None,
         location: None,
+        file: None,
         message: format!("the db must be a map, found {}", other.type_with_article()),
     })
 }
@@ -873,11 +882,17 @@ impl<'t> Engine<'t> {
                 node: n.id.clone(),
                 node_type: n.type_name,
                 path: tree.path(crate::tree::NodeIndex(node)),
-                span: n.span,
-                location: match (n.span, tree.source()) {
-                    (Some(span), Some(src)) => Some(src.line_col(span.start)),
-                    _ => None,
-                },
+                span: n.span.and_then(|s| tree.locate(s)).map(|(_, s)| s),
+                location: n
+                    .span
+                    .and_then(|s| tree.locate(s))
+                    .map(|(src, s)| src.line_col(s.start)),
+                file: tree
+                    .files
+                    .as_ref()
+                    .and(n.span)
+                    .and_then(|s| tree.locate(s))
+                    .map(|(src, _)| std::sync::Arc::from(src.name())),
                 message: message.into(),
             }));
         }

@@ -35,6 +35,7 @@ mod fuzz_surfaces;
 #[cfg(target_os = "linux")]
 mod handler;
 mod hostile;
+mod include;
 mod layers;
 mod long_running;
 mod nodes;

@@ -75,6 +75,7 @@ fn every_shipped_scenario_passes_through_the_library() {
         examples.join("long"),
         examples.join("trim"),
         examples.join("chatbot"),
+        examples.join("guard"),
     ] {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
