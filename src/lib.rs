@@ -55,8 +55,8 @@
 //! db with scripted inputs and [`Stubs`](stub::Stubs) in place of domain nodes, and
 //! gives the recorded run and its text timeline for a snapshot; a node
 //! model ([`Registry::declare_model`]) makes an application's node types
-//! known to the tools, and [`cli`] is the `aido` tool itself, to ship with
-//! an application's own registry.
+//! known to the tools, and `aido::cli` (feature `cli`, on by default) is the
+//! `aido` tool itself, to ship with an application's own registry.
 
 #![forbid(unsafe_code)]
 // docs.rs builds with `--cfg docsrs` on nightly, which marks feature-gated items.
@@ -67,6 +67,8 @@ extern crate self as aido;
 
 #[cfg(feature = "rayon")]
 pub mod batch;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod compile;
 pub mod diag;
