@@ -80,6 +80,7 @@ mod registry;
 mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod session;
 pub mod source;
 mod spec;
 pub mod stub;
