@@ -26,6 +26,7 @@
 mod alloc_count;
 mod args;
 mod bench;
+mod chat;
 mod check;
 mod load;
 mod migrate;
@@ -51,6 +52,7 @@ aido: behaviour trees written as EDN data
 usage:
   aido check FILE...        compile each tree and report every problem
   aido run TREE [options]   tick a tree and print the db after every tick
+  aido chat TREE [options]  talk to a tree a line at a time: replies, :undo, --record
   aido migrate OLD NEW --db SAVE [--save OUT]
                             carry a saved db over to a new version of its tree
   aido test [PATH...]       run the scenarios (*.test.edn) under PATH: expectations,
@@ -165,6 +167,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
     match first.to_str() {
         Some("check") => check::main(rest, out),
         Some("run") => run::main(rest, out),
+        Some("chat") => chat::main(rest, out),
         Some("migrate") => migrate::main(rest, out),
         Some("test") => test::main(rest, out),
         Some("nodes") => nodes::main(rest, out),
@@ -192,6 +195,7 @@ fn help(rest: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         None => USAGE,
         Some("check") => check::USAGE,
         Some("run") => run::USAGE,
+        Some("chat") => chat::USAGE,
         Some("migrate") => migrate::USAGE,
         Some("test") => test::USAGE,
         Some("nodes") => nodes::USAGE,
