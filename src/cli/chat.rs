@@ -293,6 +293,12 @@ impl Chat {
                 .collect();
             fields.insert("replies".into(), serde_json::Value::Array(replies));
             fields.insert("status".into(), status_name(turn.status).into());
+            for launch in &turn.launches {
+                self.notice(&format!(
+                "turn {}: {} (request {}) was launched, and no handler does it: it stays in flight",
+                self.turns, launch.action, launch.request
+            ));
+            }
             if let Some(error) = &turn.last.error {
                 fields.insert("error".into(), error.to_string().into());
             }
@@ -347,6 +353,12 @@ impl Chat {
         let turn = self.session.turn(line, &self.config.turn);
         self.turns += 1;
         self.last_turn = Some((from, self.session.ticks()));
+        for launch in &turn.launches {
+            self.notice(&format!(
+                "turn {}: {} (request {}) was launched, and no handler does it: it stays in flight",
+                self.turns, launch.action, launch.request
+            ));
+        }
         if let Some(error) = &turn.last.error {
             self.notice(&format!("turn {} ended in error: {error}", self.turns));
         } else if turn.status == Status::Running {
@@ -535,7 +547,7 @@ impl Chat {
                 status_name(visit.status)
             );
             if !keys.is_empty() {
-                line.push_str(&format!(", reads {}", keys.join(" ")));
+                line.push_str(&format!(", key {}", keys.join(" ")));
             }
             lines.push(line);
         }

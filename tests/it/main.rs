@@ -9,6 +9,7 @@
 mod common;
 
 mod browser;
+mod chat;
 mod cli;
 mod cli_bench;
 mod cli_hostile;
