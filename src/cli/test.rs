@@ -36,6 +36,18 @@ A scenario is an EDN map:
    :trims [{:task :t :target :patrol :not-before 5 :remove true}]  ; or a file's name
    :expect [{:tick 3 :status :running :db {:action :chase}}]}
 
+A chat-shaped scenario has :conversation in place of :ticks and :inputs, and
+runs turn by turn as `aido chat` does (:input-key, :reply-key and :max-ticks
+as its flags):
+  {:tree \"bot.edn\" :seed 1
+   :conversation [[\"hi\" #{\"Hello!\" \"Hi there!\"}]    ; a set: one of
+                  [\"time?\" {:handler :svc/time :answer \"12:00\"} \"It is 12:00.\"]
+                  {:db {:topic :time}}                  ; the db becomes this
+                  [\"stop\" nil]]}                        ; nil: no reply
+Each deferred action launched is answered by the next {:handler ...} given
+for it. The first turn whose replies differ fails the scenario, with the
+db's changes in that turn; `aido chat --record` writes such files.
+
 When NAME.timeline sits beside NAME.test.edn, the run's text timeline (as
 `aido run --format pretty --trace` prints it) must equal it; a difference is
 shown from the first tick that differs. A scenario with neither :expect nor a
@@ -48,7 +60,8 @@ the input limit (AIDO_MAX_INPUT_BYTES, default 64 MiB); a scenario runs at
 most 100000 ticks.
 
 options:
-  --accept         write or update the golden timelines (NAME.timeline), saying which
+  --accept         write or update the golden timelines (NAME.timeline), and a
+                   conversation's replies where they differ, saying which
   --coverage       after the results, per tree: nodes never ticked, and statuses a
                    node can return that no scenario saw
   --nodes MODEL    a node model every scenario's tree is checked against
@@ -160,12 +173,19 @@ fn run_one(
     }
     coverage.add(&scenario.tree_name, &run.record);
 
-    let mut reasons: Vec<String> = run
-        .check(&scenario.expect)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let mut mismatches = run.check(&scenario.expect);
     let mut notes = Vec::new();
+    // `--accept` writes a conversation's replies as they came.
+    if accept && run.turn_mismatch.is_some() {
+        let text = aido::source::read_file(file, options.max_file_bytes)
+            .map_err(|e| Failure::input(shown.clone(), e.to_string()))?;
+        if let Some(new) = aido::scenario::accept_replies(&text, &run.replies) {
+            write_file(file, &new)?;
+            notes.push(format!("updated the replies in {shown}"));
+            mismatches.retain(|m| !matches!(m, aido::scenario::Mismatch::Turn(_)));
+        }
+    }
+    let mut reasons: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
     if let Some(golden) = &scenario.golden {
         // What a killed `--accept` left is removed whether or not this run writes.
         super::save::remove_stale_temps(golden);

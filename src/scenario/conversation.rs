@@ -194,3 +194,73 @@ impl Handlers for ScriptedAnswers {
         false
     }
 }
+
+/// The scenario `text` with each turn's replies written as `replies` (one
+/// list a turn, in order) where what is written does not match them: the
+/// other turns, the handler answers, the comments and the layout are kept.
+/// `None` if the text has no conversation or nothing to change.
+pub fn accept_replies(text: &str, replies: &[Vec<Value>]) -> Option<String> {
+    let (value, spans) = crate::read::read_text(text).ok()?;
+    let index = value
+        .as_map()?
+        .get_index_of(&Value::keyword("conversation"))?;
+    let at = [2 * index + 1];
+    let steps = value
+        .as_map()?
+        .get(&Value::keyword("conversation"))?
+        .as_seq()?;
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let turns = steps.iter().enumerate().filter_map(|(i, s)| match s {
+        Value::Vector(items) => Some((i, items)),
+        _ => None,
+    });
+    for ((i, items), actual) in turns.zip(replies) {
+        let written: Vec<usize> = (1..items.len())
+            .filter(|&j| !matches!(items[j], Value::Map(_)))
+            .collect();
+        let expected: Vec<ExpectedReply> = written
+            .iter()
+            .filter_map(|&j| match &items[j] {
+                Value::Nil => None,
+                Value::Set(set) => Some(ExpectedReply::OneOf(set.iter().cloned().collect())),
+                other => Some(ExpectedReply::Exact(other.clone())),
+            })
+            .collect();
+        if !written.is_empty() && replies_match(&expected, actual) {
+            continue;
+        }
+        let new = match actual.as_slice() {
+            [] => "nil".to_owned(),
+            _ => actual
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        let span = |j: usize| spans.span_at(&[at[0], i, j]);
+        match written.split_first() {
+            Some((&first, rest)) => {
+                let first = span(first)?;
+                edits.push((first.start as usize, first.end as usize, new));
+                for &j in rest {
+                    let s = span(j)?;
+                    edits.push((s.start as usize, s.end as usize, String::new()));
+                }
+            }
+            None => {
+                let last = span(items.len() - 1)?;
+                edits.push((last.end as usize, last.end as usize, format!(" {new}")));
+            }
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_owned();
+    for (start, end, new) in edits {
+        out.get(start..end)?;
+        out.replace_range(start..end, &new);
+    }
+    Some(out)
+}

@@ -60,7 +60,8 @@ use crate::trim::DataTask;
 use crate::value::{Map, Value};
 
 pub use conversation::{
-    Conversation, ConversationStep, ExpectedReply, HandlerAnswer, TurnMismatch, replies_match,
+    Conversation, ConversationStep, ExpectedReply, HandlerAnswer, TurnMismatch, accept_replies,
+    replies_match,
 };
 pub use coverage::{Coverage, NodeCoverage, TreeCoverage};
 pub use golden::{GoldenDiff, golden_diff};

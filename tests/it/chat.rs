@@ -277,6 +277,32 @@ fn a_conversation_scenario_fails_at_its_first_differing_turn() {
     let test = Run::of(bin().current_dir(&dir).args(["test", "talk.test.edn"]));
     assert_eq!(test.code, 1);
     snapshot!(test.stdout);
+
+    // `--accept` writes the replies that came where they differ, and keeps
+    // the rest of the file as it was.
+    let test = Run::of(
+        bin()
+            .current_dir(&dir)
+            .args(["test", "--accept", "talk.test.edn"]),
+    );
+    assert_eq!(
+        (test.code, test.stderr.as_str()),
+        (0, ""),
+        "{}",
+        test.stdout
+    );
+    assert!(test.stdout.contains("updated the replies in talk.test.edn"));
+    let accepted = std::fs::read_to_string(dir.join("talk.test.edn")).unwrap();
+    assert_eq!(
+        accepted,
+        r#"{:tree "greet.edn" :seed 1
+ :conversation [["hi" #{"Hello!" "Hi there!" "Hey!"}]
+                ["time?" {:handler :svc/time :answer "12:00"} "12:00"]
+                ["what" "Sorry?"]
+                ["stop" nil]]}"#
+    );
+    let test = Run::of(bin().current_dir(&dir).args(["test", "talk.test.edn"]));
+    assert_eq!(test.code, 0, "{}", test.stdout);
 }
 
 #[test]
