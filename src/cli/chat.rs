@@ -5,7 +5,7 @@ use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use aido::record::{PageOptions, TimelineOptions, page, timeline_block};
+use aido::record::{Event, PageOptions, TimelineOptions, page, timeline_block};
 use aido::scenario::{ConversationStep, ExpectedReply};
 use aido::session::{Session, Turn, TurnOptions, seed_db};
 use aido::tick::Status;
@@ -14,12 +14,14 @@ use aido::{Tree, Value};
 
 use super::Failure;
 use super::args::{self, Parsed, Spec};
-use super::load::{compile_tree, io_reason, max_input_bytes, name, read_db, read_db_or_empty};
+use super::load::{
+    compile_tree, io_reason, max_input_bytes, name, read_db, read_db_or_empty, read_file,
+};
 use super::save::{check_target, save_db, write_atomically};
 
 pub(crate) const USAGE: &str = "\
 usage: aido chat TREE [--db DB] [--save FILE] [--input-key K] [--reply-key K] [--max-ticks N]
-                 [--seed S] [--record FILE.test.edn] [--jsonl] [--nodes MODEL]
+                 [--seed S] [--record FILE.test.edn] [--jsonl] [--watch] [--nodes MODEL]
 
 Talks to TREE a line at a time. Each line read from standard input goes
 into the db, as a string, under :input; the tree is then ticked until it is
@@ -48,6 +50,10 @@ options:
                    write one JSON line a turn: {\"replies\": [...], \"status\": \"success\"}
                    ({\"error\": \"...\"} added for a tick that ended in error), or
                    {\"output\": \"...\"} for a command
+  --watch          before each line, read TREE again: a changed tree that compiles
+                   takes over, its db carried over by node id (a notice says what
+                   was kept and dropped); one that does not compile is refused
+                   with its diagnostics, and the old tree goes on
   --nodes MODEL    a node model: the application's node types and functions
 
 commands (none changes the tree):
@@ -78,7 +84,7 @@ const SPEC: Spec = Spec {
         "--record",
         "--nodes",
     ],
-    switches: &["--jsonl"],
+    switches: &["--jsonl", "--watch"],
 };
 
 /// The help the `:help` command prints.
@@ -96,6 +102,7 @@ struct Config {
     seed: Option<i64>,
     record: Option<PathBuf>,
     jsonl: bool,
+    watch: bool,
 }
 
 impl Config {
@@ -127,6 +134,7 @@ impl Config {
             seed: parsed.integer("--seed")?,
             record: path("--record"),
             jsonl: parsed.switch("--jsonl"),
+            watch: parsed.switch("--watch"),
         })
     }
 }
@@ -146,6 +154,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
     };
     let config = Config::from_args(&parsed)?;
     super::use_model(parsed.value("--nodes"))?;
+    let tree_text = read_file(&config.tree)?;
     let tree = compile_tree(&config.tree)?;
     let mut db = read_db_or_empty(config.db.as_deref())?;
     if let Some(seed) = config.seed {
@@ -157,6 +166,7 @@ pub(crate) fn main(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failur
         check_target(target, &inputs)?;
     }
     let mut chat = Chat::new(tree, db, config);
+    chat.tree_text = tree_text;
     let limit = max_input_bytes()?;
     let stdin = io::stdin();
     let prompt = stdin.is_terminal() && !chat.config.jsonl;
@@ -230,6 +240,8 @@ struct Chat {
     last_turn: Option<(u64, u64)>,
     turns: u64,
     trace: bool,
+    /// The tree file's text as last read, for `--watch`.
+    tree_text: String,
 }
 
 impl Chat {
@@ -246,6 +258,7 @@ impl Chat {
             last_turn: None,
             turns: 0,
             trace: false,
+            tree_text: String::new(),
         }
     }
 
@@ -345,6 +358,9 @@ impl Chat {
 
     /// Runs one turn, saves the db and notes the turn for `--record`.
     fn turn(&mut self, line: &str) -> Result<Turn, Failure> {
+        if self.config.watch {
+            self.reload();
+        }
         self.undo.push(Undo {
             db: self.session.db().clone(),
             steps: self.steps.len(),
@@ -491,6 +507,38 @@ impl Chat {
             _ => format!("unknown command or bad argument `{line}`: {COMMANDS}"),
         };
         Ok(text)
+    }
+
+    /// Takes the tree file again if it changed (`--watch`): a tree that
+    /// compiles takes over with the db carried over; one that does not is
+    /// refused with its diagnostics.
+    fn reload(&mut self) {
+        let text = match read_file(&self.config.tree) {
+            Ok(text) if text == self.tree_text => return,
+            Ok(text) => text,
+            Err(failure) => {
+                self.notice(&format!(
+                    "cannot read the tree again ({}); the old tree goes on",
+                    failure_line(failure)
+                ));
+                return;
+            }
+        };
+        self.tree_text = text;
+        match compile_tree(&self.config.tree) {
+            Ok(tree) => {
+                let report = self.session.reload(Arc::new(tree), None);
+                let note = report.to_value();
+                self.session.note(Event::Reload(note.clone()));
+                self.notice(&format!("the tree changed and was reloaded: {note}"));
+            }
+            Err(failure) => {
+                self.notice(&format!(
+                    "the tree changed but is refused, and the old tree goes on:\n{}",
+                    failure_line(failure).trim_end()
+                ));
+            }
+        }
     }
 
     /// The db becomes `db` (undoably), and so in the recording.

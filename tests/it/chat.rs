@@ -458,3 +458,49 @@ fn a_terminal_gets_a_prompt() {
     // A prompt before each line and one at the end of the input.
     assert_eq!(text, "> > nil (nothing there)\n> ", "{text:?}");
 }
+
+#[test]
+fn watch_takes_an_edited_tree_and_refuses_a_broken_one() {
+    let dir = folder("watch");
+    let tree = dir.join("bot.edn");
+    let bot = std::fs::read_to_string(data("chat/greet.edn")).unwrap();
+    std::fs::write(&tree, &bot).unwrap();
+    let mut child = bin()
+        .args(["chat", tree.to_str().unwrap(), "--watch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut say = |line: &str| {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut reply = String::new();
+        stdout.read_line(&mut reply).unwrap();
+        reply.trim_end().to_owned()
+    };
+    assert_eq!(say("what"), "Sorry?");
+    std::fs::write(&tree, bot.replace("\"Sorry?\"", "\"Pardon?\"")).unwrap();
+    assert_eq!(say("what"), "Pardon?");
+    std::fs::write(&tree, "[:sequence [:no-such-node]]").unwrap();
+    assert_eq!(say("what"), "Pardon?");
+    drop(say);
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("the tree changed and was reloaded"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the tree changed but is refused"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unknown node type `:no-such-node`"),
+        "{stderr}"
+    );
+}
