@@ -1,6 +1,6 @@
 //! Chat-shaped scenarios: a conversation of turns, each a line of input
 //! and the replies expected, run turn by turn on the session loop
-//! ([`Session::turn`]), as `aido chat` runs them.
+//! ([`crate::session::Session::turn`]), as `aido chat` runs them.
 //!
 //! ```clojure
 //! {:tree "bot.edn" :seed 1
