@@ -486,7 +486,6 @@ fn watch_takes_an_edited_tree_and_refuses_a_broken_one() {
     assert_eq!(say("what"), "Pardon?");
     std::fs::write(&tree, "[:sequence [:no-such-node]]").unwrap();
     assert_eq!(say("what"), "Pardon?");
-    drop(say);
     drop(stdin);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0));
