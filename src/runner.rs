@@ -296,7 +296,7 @@ impl Runner {
     }
 
     /// Queues a trim task: tasks are worked through before each tick (see
-    /// [`Trimmer`]).
+    /// [`crate::trim::Trimmer`]).
     pub fn trim(&mut self, task: Box<dyn TrimTask>) {
         self.session.trim(task);
     }
