@@ -88,6 +88,7 @@ mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod schema;
+pub mod session;
 #[cfg(feature = "insta")]
 #[cfg_attr(docsrs, doc(cfg(feature = "insta")))]
 pub mod snapshot;

@@ -26,8 +26,11 @@ use crate::value::{FastBuildHasher, Keyword, Value};
 /// registry.function("twice", Arity::Exactly(1), |_, args| {
 ///     args[0].as_int().map(|n| Value::Int(2 * n)).ok_or_else(|| "an integer".to_owned())
 /// })?;
-/// // Built-in names stay the built-ins'.
-/// assert!(registry.function("rand", Arity::Any, |_, _| Ok(Value::Nil)).is_err());
+/// // Built-in node types stay the built-ins'; a standard function may be
+/// // replaced (as `(compile tree {:rand rand-int})` does in Clojure aido).
+/// assert!(registry.node_type(NodeType::new("sequence")).is_err());
+/// registry.function("rand", Arity::Exactly(1), |_, _| Ok(Value::Int(4)))?;
+/// assert_eq!(registry.replaced_standard_functions().len(), 1);
 ///
 /// let tree = compile_str(
 ///     "door.edn",

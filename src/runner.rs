@@ -33,14 +33,15 @@ use std::sync::Arc;
 
 use crate::extend::{Imp, Lifecycle};
 use crate::migrate::Migration;
-use crate::record::{Event, Recorder, RunRecord};
+use crate::record::{Event, RunRecord};
 use crate::registry::Registry;
+use crate::session::Session;
 use crate::tick::{
     AgentTick, Engine, Status, Tick, TickOptions, TraceEvent, catch_quietly, db_map, halt_running,
-    panic_message, run_tick_with_options,
+    panic_message,
 };
 use crate::tree::{NodeIndex, Tree};
-use crate::trim::{TrimReport, TrimTask, Trimmer};
+use crate::trim::{TrimReport, TrimTask};
 use crate::value::{Keyword, Value, kw};
 
 /// Where a tree stands in its lifecycle.
@@ -239,8 +240,8 @@ pub struct Properties {
 /// ```
 #[derive(Debug)]
 pub struct Runner {
-    tree: Arc<Tree>,
-    db: Value,
+    /// The tree, the db, the trims and the run record, ticked by the one loop.
+    session: Session,
     status: TreeStatus,
     mode: PlayMode,
     target: u64,
@@ -248,13 +249,6 @@ pub struct Runner {
     last_status: Vec<Option<Status>>,
     /// Whether each node was halted after it last returned.
     halted: Vec<bool>,
-    options: TickOptions,
-    /// Trim tasks, worked through before each tick.
-    trimmer: Trimmer,
-    /// What compiles the trimmed trees.
-    registry: Registry,
-    /// Ticks run since the runner was loaded.
-    ticks: u64,
     /// The tasks looked at before the last tick.
     last_trims: Vec<TrimReport>,
     /// The root's callbacks.
@@ -263,8 +257,6 @@ pub struct Runner {
     last_root: Vec<RootEvent>,
     /// Panics of root callbacks in the last update, as messages.
     callback_panics: Vec<String>,
-    /// The run record, once [`Runner::record_run`] started it.
-    recorder: Option<Recorder>,
 }
 
 impl Runner {
@@ -272,27 +264,23 @@ impl Runner {
     /// every lifecycle hook gets [`Lifecycle::Construct`]; the status is Reset.
     pub fn load(tree: Arc<Tree>, db: Value) -> Runner {
         let n = tree.len();
+        let mut session = Session::new(tree, db);
+        session.set_tick_options(TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        });
         let mut runner = Runner {
-            tree,
-            db,
+            session,
             status: TreeStatus::Reset,
             mode: PlayMode::StopByExecuteLoopCount,
             target: 0,
             accumulated: 0,
             last_status: vec![None; n],
             halted: vec![false; n],
-            options: TickOptions {
-                trace: true,
-                ..TickOptions::default()
-            },
-            trimmer: Trimmer::new(),
-            registry: Registry::new(),
-            ticks: 0,
             last_trims: Vec::new(),
             callbacks: RootCallbacks::default(),
             last_root: Vec::new(),
             callback_panics: Vec::new(),
-            recorder: None,
         };
         runner.hooks(Lifecycle::Construct);
         runner
@@ -305,33 +293,30 @@ impl Runner {
     /// actions, as a tick's [`Tick::cancels`]). A run record gets the
     /// report as a reload event on the next tick.
     pub fn reload(&mut self, tree: Arc<Tree>) -> Migration {
-        let db = std::mem::take(&mut self.db);
-        let (db, report) = crate::migrate::migrate(db, &self.tree, &tree);
-        self.db = db;
-        self.set_tree(tree);
-        if let Some(recorder) = &mut self.recorder {
-            recorder.event(Event::Reload(report.to_value()));
-        }
+        let report = self.session.reload(tree, None);
+        self.session.note(Event::Reload(report.to_value()));
+        self.tree_changed();
         report
     }
 
-    fn set_tree(&mut self, tree: Arc<Tree>) {
-        self.last_status = vec![None; tree.len()];
-        self.halted = vec![false; tree.len()];
-        self.tree = tree;
+    /// Starts the per-node views afresh for a new tree.
+    fn tree_changed(&mut self) {
+        let n = self.session.tree().len();
+        self.last_status = vec![None; n];
+        self.halted = vec![false; n];
     }
 
     /// The registry that trimmed trees are compiled against (by default,
     /// the built-in node types only). An applied trim task's node types and
     /// functions ([`TrimTask::extend_registry`]) are added to it.
     pub fn set_registry(&mut self, registry: Registry) {
-        self.registry = registry;
+        self.session.set_registry(registry);
     }
 
     /// Queues a trim task: tasks are worked through before each tick (see
-    /// [`Trimmer`]).
+    /// [`crate::trim::Trimmer`]).
     pub fn trim(&mut self, task: Box<dyn TrimTask>) {
-        self.trimmer.push(task);
+        self.session.trim(task);
     }
 
     /// What became of the trim tasks looked at before the last tick.
@@ -342,7 +327,7 @@ impl Runner {
     /// The registry that trimmed trees are compiled against, with what
     /// applied trim tasks added to it.
     pub fn registry(&self) -> &Registry {
-        &self.registry
+        self.session.registry()
     }
 
     /// Adds a root callback, run with each [`RootEvent`]: when a tick
@@ -374,12 +359,12 @@ impl Runner {
     /// root's events as notes (see [`RootEvent::to_note`]). Starting again
     /// drops the record so far.
     pub fn record_run(&mut self) {
-        self.recorder = Some(Recorder::new(&self.tree, &self.db));
+        self.session.record();
     }
 
     /// The run record, if [`Runner::record_run`] started one.
     pub fn run_record(&self) -> Option<&RunRecord> {
-        self.recorder.as_ref().map(Recorder::run)
+        self.session.run_record()
     }
 
     /// Loads a destroyed runner's tree again (see [`Runner::load`]): only a
@@ -401,10 +386,10 @@ impl Runner {
     /// Sets the step budget and other settings of each tick (tracing stays on:
     /// it feeds [`Runner::properties`]).
     pub fn set_tick_options(&mut self, options: TickOptions) {
-        self.options = TickOptions {
+        self.session.set_tick_options(TickOptions {
             trace: true,
             ..options
-        };
+        });
     }
 
     /// Starts playing: loops are counted from 0 under `mode` until `target`.
@@ -437,52 +422,49 @@ impl Runner {
             self.status = TreeStatus::Stopped;
             return Ok(None);
         }
-        let mut db = std::mem::take(&mut self.db);
-        self.last_trims.clear();
         self.last_root.clear();
         self.callback_panics.clear();
-        if !self.trimmer.is_empty() {
-            let gap = self
-                .trimmer
-                .between_ticks(self.ticks, db, &self.tree, &self.registry);
-            db = gap.db;
-            self.last_trims = gap.reports;
-            if let Some(registry) = gap.registry {
-                self.registry = registry;
-            }
-            if let Some(tree) = gap.tree {
-                self.set_tree(Arc::new(tree));
-            }
-            if let Some(recorder) = &mut self.recorder {
-                for report in &self.last_trims {
-                    recorder.event(Event::Trim(report.to_value(true)));
-                }
-            }
+        let gap = self.session.between_ticks();
+        self.last_trims = gap.trims;
+        if gap.tree_changed {
+            self.tree_changed();
         }
         // The root's events are worked out only for someone to tell.
-        let listened = !self.callbacks.0.is_empty() || self.recorder.is_some();
+        let listened = !self.callbacks.0.is_empty() || self.session.run_record().is_some();
         if listened {
-            self.root(RootEvent::Execute, &db);
-        }
-        let tick = run_tick_with_options(db, &self.tree, &self.options);
-        if listened {
-            match tick.status {
-                Status::Success | Status::Failure => {
-                    self.root(RootEvent::Report(tick.status), &tick.db);
-                }
-                Status::Running => {
-                    let executing = executing_nodes(&self.tree, &tick.db);
-                    self.root(RootEvent::Notify { executing }, &tick.db);
-                }
-                Status::Skipped | Status::Error => {}
+            let db = self.session.db().clone();
+            let notes = self.root(RootEvent::Execute, &db);
+            for note in notes {
+                self.session.note(note);
             }
         }
-        if let Some(recorder) = &mut self.recorder {
-            recorder.record(&self.tree, &tick);
-        }
-        let (db, tick) = tick.split();
-        self.ticks += 1;
-        self.db = db;
+        let Runner {
+            session,
+            callbacks,
+            last_root,
+            callback_panics,
+            ..
+        } = self;
+        let mut root = Root {
+            callbacks,
+            last_root,
+            callback_panics,
+        };
+        let tick = session.tick_noting(|tree, tick| {
+            if !listened {
+                return Vec::new();
+            }
+            match tick.status {
+                Status::Success | Status::Failure => {
+                    root.tell(RootEvent::Report(tick.status), &tick.db)
+                }
+                Status::Running => {
+                    let executing = executing_nodes(tree, &tick.db);
+                    root.tell(RootEvent::Notify { executing }, &tick.db)
+                }
+                Status::Skipped | Status::Error => Vec::new(),
+            }
+        });
         self.record(tick.trace());
         self.status = TreeStatus::Executing;
         self.count(tick.status);
@@ -555,7 +537,7 @@ impl Runner {
 
     /// Removes all node memory and pending completions.
     fn clear_state(&mut self) {
-        if let Some(db) = self.db.as_map_mut() {
+        if let Some(db) = self.session.db_mut().as_map_mut() {
             db.shift_remove(&Value::Keyword(kw::MEMORY));
             db.shift_remove(&Value::Keyword(kw::RESULTS));
         }
@@ -583,29 +565,30 @@ impl Runner {
 
     /// The db.
     pub fn db(&self) -> &Value {
-        &self.db
+        self.session.db()
     }
 
     /// The db, to change between loops.
     pub fn db_mut(&mut self) -> &mut Value {
-        &mut self.db
+        self.session.db_mut()
     }
 
     /// The tree.
     pub fn tree(&self) -> &Arc<Tree> {
-        &self.tree
+        self.session.tree()
     }
 
     /// Each node's type, id, last status and memory, down to `depth` (0: the root only).
     pub fn properties(&self, depth: usize) -> Properties {
-        let tree = &self.tree;
+        let tree = self.session.tree();
         let running: Vec<&Value> = self
-            .db
+            .session
+            .db()
             .get(&Value::Keyword(kw::RUNNING))
             .and_then(Value::as_seq)
             .map(|ids| ids.iter().collect())
             .unwrap_or_default();
-        let memory = self.db.get(&Value::Keyword(kw::MEMORY));
+        let memory = self.session.db().get(&Value::Keyword(kw::MEMORY));
         let mut nodes = Vec::new();
         let mut stack = vec![(tree.root(), 0usize)];
         while let Some((node, d)) = stack.pop() {
@@ -650,24 +633,14 @@ impl Runner {
         }
     }
 
-    /// Runs the root callbacks with `event` and notes it in the run record.
-    fn root(&mut self, event: RootEvent, db: &Value) {
-        for callback in &mut self.callbacks.0 {
-            if let Err(panic) = catch_quietly(|| callback(&event, db)) {
-                let message = format!("root callback panicked: {}", panic_message(panic.as_ref()));
-                if let Some(recorder) = &mut self.recorder {
-                    recorder.event(Event::Note {
-                        kind: Keyword::new("root/panic"),
-                        data: Value::string(&message),
-                    });
-                }
-                self.callback_panics.push(message);
-            }
+    /// Runs the root callbacks with `event`; gives the notes for the run record.
+    fn root(&mut self, event: RootEvent, db: &Value) -> Vec<Event> {
+        Root {
+            callbacks: &mut self.callbacks,
+            last_root: &mut self.last_root,
+            callback_panics: &mut self.callback_panics,
         }
-        if let Some(recorder) = &mut self.recorder {
-            recorder.event(event.to_note());
-        }
-        self.last_root.push(event);
+        .tell(event, db)
     }
 
     fn record(&mut self, trace: &[TraceEvent]) {
@@ -683,16 +656,16 @@ impl Runner {
     }
 
     fn halt_all(&mut self) -> Tick {
-        let db = std::mem::take(&mut self.db);
-        let tick = halt_running(db, &self.tree);
-        self.db = tick.db.clone();
+        let db = std::mem::take(self.session.db_mut());
+        let tick = halt_running(db, self.session.tree());
+        *self.session.db_mut() = tick.db.clone();
         self.record(tick.trace());
         tick
     }
 
     /// Runs every node type's lifecycle hook for `event`, depth first.
     fn hooks(&mut self, event: Lifecycle) {
-        let tree = self.tree.clone();
+        let tree = self.session.tree().clone();
         let has_hooks = tree.nodes.iter().any(|n| {
             matches!(&n.kind, crate::tree::Kind::Custom { node_type, .. }
                 if node_type.lifecycle.is_some() && matches!(node_type.imp, Imp::Custom(_)))
@@ -700,12 +673,12 @@ impl Runner {
         if !has_hooks {
             return;
         }
-        let mut db = std::mem::take(&mut self.db);
+        let mut db = std::mem::take(self.session.db_mut());
         let options = TickOptions::default();
         let map = match db_map(&mut db, &tree) {
             Ok(map) => map,
             Err(tick) => {
-                self.db = tick.db;
+                *self.session.db_mut() = tick.db;
                 return;
             }
         };
@@ -721,7 +694,35 @@ impl Runner {
             }
         }
         engine.finish(Status::Success, &options);
-        self.db = db;
+        *self.session.db_mut() = db;
+    }
+}
+
+/// The root's callbacks and what they were told, borrowed for one event.
+struct Root<'a> {
+    callbacks: &'a mut RootCallbacks,
+    last_root: &'a mut Vec<RootEvent>,
+    callback_panics: &'a mut Vec<String>,
+}
+
+impl Root<'_> {
+    /// Runs the callbacks with `event`; gives the notes for the run record:
+    /// the panics caught, then the event.
+    fn tell(&mut self, event: RootEvent, db: &Value) -> Vec<Event> {
+        let mut notes = Vec::new();
+        for callback in &mut self.callbacks.0 {
+            if let Err(panic) = catch_quietly(|| callback(&event, db)) {
+                let message = format!("root callback panicked: {}", panic_message(panic.as_ref()));
+                notes.push(Event::Note {
+                    kind: Keyword::new("root/panic"),
+                    data: Value::string(&message),
+                });
+                self.callback_panics.push(message);
+            }
+        }
+        notes.push(event.to_note());
+        self.last_root.push(event);
+        notes
     }
 }
 

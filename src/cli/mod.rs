@@ -26,6 +26,7 @@
 mod alloc_count;
 mod args;
 mod bench;
+mod chat;
 mod check;
 mod load;
 mod migrate;
@@ -124,6 +125,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
     match &*command {
         Command::Check(a) => check::main(a, out),
         Command::Run(a) => run::main(a, out),
+        Command::Chat(a) => chat::main(a, out),
         Command::Migrate(a) => migrate::main(a, out),
         Command::Test(a) => test::main(a, out),
         Command::Nodes(a) => nodes::main(a, out),

@@ -4,12 +4,14 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aido::record::{Event, PageOptions, Recorder, TimelineOptions, page, timeline_block};
+use std::sync::Arc;
+
+use aido::record::{Event, PageOptions, TimelineOptions, page, timeline_block};
+use aido::session::{Session, seed_db};
 use aido::{
-    Tick, Tree, Value,
-    migrate::migrate,
-    tick::{TickOptions, TraceEvent, run_tick_with_options},
-    trim::{DataTask, Trimmer},
+    Tree, Value,
+    tick::{AgentTick, TickOptions, TraceEvent},
+    trim::DataTask,
     value::{JsonMapping, Map},
 };
 
@@ -143,7 +145,7 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         .as_ref()
         .map(|p| super::test::read_stubs(Path::new(p)))
         .transpose()?;
-    let mut tree = match &stubs {
+    let tree = match &stubs {
         Some(stubs) => super::test::compile_stubbed(&config.tree, stubs)?,
         None => compile_tree(&config.tree)?,
     };
@@ -153,24 +155,17 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         Some(stubs) => stubs.stubs.registry_for(tree.form(), &super::registry()),
         None => super::registry(),
     };
-    let mut registry = registry_for(&tree);
-    let restub = |tree: Tree| match &stubs {
-        Some(stubs) => stubs.stubs.apply_matching(tree),
-        None => tree,
-    };
-    let mut trimmer = Trimmer::new();
+    let registry = registry_for(&tree);
+    let mut tasks = Vec::new();
     if let Some(path) = &config.trims {
-        let tasks = read_edn(path)?;
-        let tasks = DataTask::many(&tasks.value).map_err(|e| {
-            let place = tasks
+        let file = read_edn(path)?;
+        tasks = DataTask::many(&file.value).map_err(|e| {
+            let place = file
                 .spans
                 .span_at(&e.path)
-                .map_or_else(|| name(path), |span| tasks.place(span));
+                .map_or_else(|| name(path), |span| file.place(span));
             Failure::input(place, format!("error[{}]: {}", e.kind.code(), e.message))
         })?;
-        for task in tasks {
-            trimmer.push(Box::new(task));
-        }
     }
     let mut db = read_db_or_empty(config.db.as_deref())?;
     let inputs = match &config.inputs {
@@ -236,55 +231,53 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
     // before it.
     let mut out = ClosableOut::new(out, config.save.is_some() || config.timeline.is_some());
     let out = &mut out;
+    let mut session = Session::new(Arc::new(tree), db);
+    session.set_registry(registry);
+    if let Some(stubs) = &stubs {
+        session.set_stubs(stubs.stubs.clone());
+    }
+    for task in tasks {
+        session.trim(Box::new(task));
+    }
+    session.set_tick_options(TickOptions {
+        trace: config.trace,
+        ..TickOptions::default()
+    });
+    session.set_trim_changes(config.trace);
     // The pretty format and the timeline page are made from a run record.
-    let mut recorder = (config.format == Format::Pretty || config.timeline.is_some())
-        .then(|| Recorder::new(&tree, &db));
+    if config.format == Format::Pretty || config.timeline.is_some() {
+        session.record();
+    }
     let pretty = TimelineOptions {
         aido_keys: config.aido_keys,
         trace: config.trace,
     };
 
     for n in 1..=ticks {
-        if let Some(stubs) = &stubs {
-            stubs.stubs.set_tick(n);
-        }
         // The time, then the input, are merged before the tick, and
         // recorded as its input.
-        let mut merged = Map::default();
         if let Some(dt) = config.dt {
-            let now = aido::tick::advance_time(&mut db, dt)
+            session
+                .advance_time(dt)
                 .map_err(|e| Failure::input("--dt", format!("before tick {n}: {e}")))?;
-            merged.insert(Value::keyword("aido/now"), Value::Float(now));
         }
         let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));
         if let Some(Some(input)) = input {
-            aido::scenario::merge_input(&mut db, input);
-            merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
+            session.input(input);
         }
-        if let Some(recorder) = &mut recorder
-            && !merged.is_empty()
-        {
-            recorder.input(&merged);
-        }
-        let options = TickOptions {
-            trace: config.trace || recorder.is_some(),
-            ..TickOptions::default()
-        };
         let mut notes = Vec::new();
         let mut reloaded = Vec::new();
         for (_, file, new_tree) in reload_trees.iter_mut().filter(|(at, ..)| *at == n) {
             let Some(new_tree) = new_tree.take() else {
                 continue;
             };
-            let (new_db, note) = reload(db, &tree, file, &new_tree);
-            db = new_db;
-            tree = new_tree;
-            if stubs.is_some() {
-                registry = registry_for(&tree);
+            let registry = stubs.is_some().then(|| registry_for(&new_tree));
+            let report = session.reload(Arc::new(new_tree), registry);
+            let mut note = report.to_value();
+            if let Some(m) = note.as_map_mut() {
+                m.shift_insert(0, Value::keyword("file"), Value::string(&name(file)));
             }
-            if let Some(recorder) = &mut recorder {
-                recorder.event(Event::Reload(note.clone()));
-            }
+            session.note(Event::Reload(note.clone()));
             reloaded.push(note);
         }
         // One reload: its report; several before one tick: all of them, in order.
@@ -293,28 +286,12 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
             1 => notes.extend(reloaded.pop().map(|note| (Value::keyword("reload"), note))),
             _ => notes.push((Value::keyword("reload"), Value::Vector(reloaded))),
         }
-        if !trimmer.is_empty() {
-            let gap = trimmer.between_ticks(n - 1, db, &tree, &registry);
-            db = gap.db;
-            if let Some(new_tree) = gap.tree {
-                tree = restub(new_tree);
-            }
-            if let Some(new_registry) = gap.registry {
-                registry = new_registry;
-            }
-            let reports: Vec<Value> = gap
-                .reports
-                .iter()
-                .map(|r| r.to_value(config.trace))
-                .collect();
-            if let Some(recorder) = &mut recorder {
-                for report in &reports {
-                    recorder.event(Event::Trim(report.clone()));
-                }
-            }
+        let gap = session.between_ticks();
+        if gap.trimmed {
+            let reports: Vec<Value> = gap.trims.iter().map(|r| r.to_value(config.trace)).collect();
             notes.push((Value::keyword("trim"), Value::Vector(reports)));
         }
-        let tick = run_tick_with_options(db, &tree, &options);
+        let tick = session.tick();
         if let Some(m) = tick.migration() {
             notes.push((Value::keyword("migrated"), m.to_value()));
         }
@@ -327,36 +304,34 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
             );
             let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
         }
-        if let Some(recorder) = &mut recorder {
-            recorder.record(&tree, &tick);
-        }
         let line = LineFormat {
             json: config.format == Format::Json,
             trace: config.trace,
         };
-        db = match &recorder {
+        match session.run_record() {
             // The pretty format is the recorder's text timeline, a block a tick.
-            Some(recorder) if config.format == Format::Pretty => {
+            Some(run) if config.format == Format::Pretty => {
                 if n > 1 {
                     writeln!(out)?;
                 }
-                let index = recorder.ticks().len().saturating_sub(1);
-                write!(out, "{}", timeline_block(recorder.run(), index, &pretty))?;
-                tick.db
+                let index = run.ticks.len().saturating_sub(1);
+                write!(out, "{}", timeline_block(run, index, &pretty))?;
             }
-            _ => print_tick(out, n, tick, &tree, notes, line)?,
-        };
+            _ => print_tick(out, n, &tick, session.db(), session.tree(), notes, line)?,
+        }
     }
 
+    let final_tree = Arc::clone(session.tree());
+    let (record, db) = session.finish();
     if let Some(path) = &config.save {
         save_db(path, &db)?;
     }
     // The tree the save was last ticked with: after trims, the only copy.
     if let Some(path) = &config.save_tree {
-        save_db(path, tree.form())?;
+        save_db(path, final_tree.form())?;
     }
-    if let (Some(path), Some(recorder)) = (&config.timeline, recorder) {
-        let html = page(&recorder.finish(), &PageOptions::titled(name(&config.tree)));
+    if let (Some(path), Some(record)) = (&config.timeline, record) {
+        let html = page(&record, &PageOptions::titled(name(&config.tree)));
         write_atomically(path, html.as_bytes()).map_err(|e| {
             Failure::input(
                 name(path),
@@ -377,55 +352,49 @@ struct LineFormat {
     trace: bool,
 }
 
-/// Prints one tick's line and hands back its db.
+/// Prints one tick's line.
 fn print_tick(
     out: &mut dyn Write,
     n: u64,
-    tick: Tick,
+    tick: &AgentTick,
+    db: &Value,
     tree: &Tree,
     notes: Vec<(Value, Value)>,
     line_format: LineFormat,
-) -> Result<Value, Failure> {
-    let launches = tick.launches().to_vec();
-    let cancels = tick.cancels().to_vec();
-    let dropped: Vec<Value> = tick.dropped().iter().map(|d| d.to_value()).collect();
-    let warnings: Vec<Value> = tick.warnings().iter().map(|w| w.to_value()).collect();
-    let trace = if line_format.trace {
-        trace_value(tree, tick.trace())
-    } else {
-        None
-    };
-    let Tick { db, status, .. } = tick;
-    let db_key = Value::keyword("db");
+) -> Result<(), Failure> {
     let mut line = Map::default();
     line.insert(
         Value::keyword("tick"),
         Value::Int(i64::try_from(n).unwrap_or(i64::MAX)),
     );
-    line.insert(Value::keyword("status"), status.to_value());
+    line.insert(Value::keyword("status"), tick.status.to_value());
     // Changes to the tree before the tick: reloads, trims, a carried-over db.
     for (key, note) in notes {
         line.insert(key, note);
     }
     // Deferred actions to start or abandon, only on the ticks that have any.
-    for (key, requests) in [("launch", launches), ("cancel", cancels)] {
+    for (key, requests) in [("launch", tick.launches()), ("cancel", tick.cancels())] {
         if !requests.is_empty() {
             let requests = requests.iter().map(aido::tick::Request::to_value).collect();
             line.insert(Value::keyword(key), Value::Vector(requests));
         }
     }
     // Completions that answered no request in flight.
-    if !dropped.is_empty() {
+    if !tick.dropped().is_empty() {
+        let dropped = tick.dropped().iter().map(|d| d.to_value()).collect();
         line.insert(Value::keyword("dropped"), Value::Vector(dropped));
     }
     // What may be a mistake in the tree (a reactive selector's children taking turns).
-    if !warnings.is_empty() {
+    if !tick.warnings().is_empty() {
+        let warnings = tick.warnings().iter().map(|w| w.to_value()).collect();
         line.insert(Value::keyword("warnings"), Value::Vector(warnings));
     }
-    if let Some(trace) = trace {
+    if line_format.trace
+        && let Some(trace) = trace_value(tree, tick.trace())
+    {
         line.insert(Value::keyword("trace"), trace);
     }
-    line.insert(db_key.clone(), db);
+    line.insert(Value::keyword("db"), db.clone());
     let line = Value::Map(Box::new(line));
     if line_format.json {
         // NaN and infinities have no plain JSON form: the run stops there
@@ -440,10 +409,7 @@ fn print_tick(
     } else {
         writeln!(out, "{line}")?;
     }
-    let Ok(mut line) = line.into_map() else {
-        return Ok(Value::map());
-    };
-    Ok(line.shift_remove(&db_key).unwrap_or_else(Value::map))
+    Ok(())
 }
 
 /// A traced tick's events as `[[node-id :status] ... [:halt node-id] ...]`.
@@ -489,26 +455,6 @@ fn reloads(values: &[OsString]) -> Result<Reloads, Failure> {
         }
     }
     Ok(reloads)
-}
-
-/// Switches to `new_tree` (compiled from `file` before the first tick),
-/// carrying the db over: the db and the report.
-fn reload(db: Value, tree: &Tree, file: &Path, new_tree: &Tree) -> (Value, Value) {
-    let (db, report) = migrate(db, tree, new_tree);
-    let mut note = report.to_value();
-    if let Some(m) = note.as_map_mut() {
-        m.shift_insert(0, Value::keyword("file"), Value::string(&name(file)));
-    }
-    (db, note)
-}
-
-/// Seeds the random generator: a new seed starts a fresh stream, so any
-/// position saved from an earlier seed is dropped.
-fn seed_db(db: &mut Value, seed: i64) {
-    if let Some(map) = db.as_map_mut() {
-        map.insert(Value::keyword("aido/seed"), Value::Int(seed));
-        map.shift_remove(&Value::keyword("aido/rng-pos"));
-    }
 }
 
 /// Reads the inputs file (EDN, or JSON if its name ends in `.json`): a

@@ -109,12 +109,19 @@ fn run_one(
     }
     coverage.add(&scenario.tree_name, &run.record);
 
-    let mut reasons: Vec<String> = run
-        .check(&scenario.expect)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let mut mismatches = run.check(&scenario.expect);
     let mut notes = Vec::new();
+    // `--accept` writes a conversation's replies as they came.
+    if accept && run.turn_mismatch.is_some() {
+        let text = aido::source::read_file(file, options.max_file_bytes)
+            .map_err(|e| Failure::input(shown.clone(), e.to_string()))?;
+        if let Some(new) = aido::scenario::accept_replies(&text, &run.replies) {
+            write_file(file, &new)?;
+            notes.push(format!("updated the replies in {shown}"));
+            mismatches.retain(|m| !matches!(m, aido::scenario::Mismatch::Turn(_)));
+        }
+    }
+    let mut reasons: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
     if let Some(golden) = &scenario.golden {
         // What a killed `--accept` left is removed whether or not this run writes.
         super::save::remove_stale_temps(golden);
@@ -136,7 +143,7 @@ fn run_one(
                 if accept {
                     write_file(golden, &run.timeline)?;
                     notes.push(format!("wrote {}", name(golden)));
-                } else if scenario.expect.is_empty() {
+                } else if !scenario.checks_something() {
                     reasons.push(format!(
                         "no :expect and no golden timeline {}: this scenario cannot fail; add \
                          :expect, or write the golden file with `aido test --accept`",
@@ -152,7 +159,7 @@ fn run_one(
                 return Ok(Outcome::Broken);
             }
         }
-    } else if scenario.expect.is_empty() {
+    } else if !scenario.checks_something() {
         reasons.push("no :expect and no golden timeline: this scenario cannot fail".to_owned());
     }
 

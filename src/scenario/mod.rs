@@ -39,6 +39,7 @@
 //! assert!(run.timeline.starts_with("tick 1: success\n  + :n 1\n"));
 //! ```
 
+mod conversation;
 mod coverage;
 mod golden;
 mod parse;
@@ -46,39 +47,25 @@ mod parse;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::diag::Diagnostics;
 use crate::record::{Event, Recorder, RunRecord, TimelineOptions, timeline};
 use crate::registry::Registry;
+use crate::session::Session;
 use crate::stub::Stubs;
 use crate::tick::{Status, TickError};
 use crate::tree::Tree;
-use crate::trim::{DataTask, Trimmer};
+use crate::trim::DataTask;
 use crate::value::{Map, Value};
 
+pub use conversation::{
+    Conversation, ConversationStep, ExpectedReply, HandlerAnswer, TurnMismatch, accept_replies,
+    replies_match,
+};
 pub use coverage::{Coverage, NodeCoverage, TreeCoverage};
 
-/// Merges one tick's input into the db, key by key, as scenarios and `aido
-/// run --inputs` do before the tick: a key given `nil` is removed (a host
-/// says "no longer there"), any other value is set.
-///
-/// ```
-/// let mut db = aido::read_value("{:input \"hi\" :n 1}").unwrap();
-/// let input = aido::read_value("{:input nil :n 2}").unwrap().into_map().unwrap();
-/// aido::scenario::merge_input(&mut db, &input);
-/// assert_eq!(db.to_string(), "{:n 2}");
-/// ```
-pub fn merge_input(db: &mut Value, input: &Map) {
-    if let Some(map) = db.as_map_mut() {
-        for (key, value) in input {
-            if value.is_nil() {
-                map.shift_remove(key);
-            } else {
-                map.insert(key.clone(), value.clone());
-            }
-        }
-    }
-}
+pub use crate::session::merge_input;
 pub use golden::{GoldenDiff, golden_diff};
 
 /// What is wrong with a scenario.
@@ -250,6 +237,9 @@ pub struct Scenario {
     pub golden: Option<PathBuf>,
     /// The most values the run may record (default [`MAX_RECORDED`]).
     pub max_recorded: u64,
+    /// A chat-shaped scenario's turns (`:conversation`), run in place of
+    /// `:ticks` and `:inputs`.
+    pub conversation: Option<Conversation>,
 }
 
 /// A scenario's recorded run.
@@ -265,6 +255,10 @@ pub struct ScenarioRun {
     /// Why the run stopped before its last tick, if it did: it recorded
     /// more than [`MAX_RECORDED`] values.
     pub stopped: Option<String>,
+    /// A conversation's first turn whose replies differ from the ones expected.
+    pub turn_mismatch: Option<TurnMismatch>,
+    /// A conversation's replies, turn by turn.
+    pub replies: Vec<Vec<Value>>,
 }
 
 /// One expectation that did not hold.
@@ -299,6 +293,8 @@ pub enum Mismatch {
         /// The tick named.
         tick: u64,
     },
+    /// A conversation's turn made other replies than expected.
+    Turn(TurnMismatch),
 }
 
 impl fmt::Display for Mismatch {
@@ -335,6 +331,7 @@ impl fmt::Display for Mismatch {
                 "tick {tick}: db key {key}: expected {expected}, but the key is absent"
             ),
             Mismatch::NoTick { tick } => write!(f, "tick {tick}: the run has no such tick"),
+            Mismatch::Turn(turn) => turn.fmt(f),
         }
     }
 }
@@ -361,6 +358,7 @@ impl Scenario {
             expect: Vec::new(),
             golden: None,
             max_recorded: MAX_RECORDED,
+            conversation: None,
         }
     }
 
@@ -459,54 +457,44 @@ impl Scenario {
         self
     }
 
+    /// Whether the scenario checks something: an expectation, or a
+    /// conversation turn with its replies written.
+    pub fn checks_something(&self) -> bool {
+        !self.expect.is_empty()
+            || self.conversation.as_ref().is_some_and(|c| {
+                c.steps.iter().any(|step| {
+                    matches!(
+                        step,
+                        ConversationStep::Turn {
+                            replies: Some(_),
+                            ..
+                        }
+                    )
+                })
+            })
+    }
+
     /// Runs the scenario and records it.
     pub fn run(&self) -> ScenarioRun {
-        let mut db = self.db.clone();
-        if let (Some(seed), Some(map)) = (self.seed, db.as_map_mut()) {
-            map.insert(Value::keyword("aido/seed"), Value::Int(seed));
-            map.shift_remove(&Value::keyword("aido/rng-pos"));
+        if let Some(conversation) = &self.conversation {
+            return self.run_conversation(conversation);
         }
-        let mut recorder = Recorder::new(&self.tree, &db);
-        let mut trimmer = Trimmer::new();
-        for task in &self.trims {
-            trimmer.push(Box::new(task.clone()));
-        }
-        // The tree after a trim, if one was applied.
-        let mut trimmed: Option<Tree> = None;
+        let mut session = self.session();
         let mut recorded = 0u64;
         let mut stopped = None;
         for n in 1..=self.ticks {
             // The time, then the input, are merged before the tick, and
             // recorded as its input. (A db whose `:aido/now` is not a
             // number keeps it: the first node that reads the time fails.)
-            let mut merged = Map::default();
-            if let Some(dt) = self.dt
-                && let Ok(now) = crate::tick::advance_time(&mut db, dt)
-            {
-                merged.insert(Value::Keyword(crate::value::kw::NOW), Value::Float(now));
+            if let Some(dt) = self.dt {
+                let _ = session.advance_time(dt);
             }
-            if let Some(input) = self.inputs.get(&n) {
-                merge_input(&mut db, input);
-                merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
-            }
-            if !merged.is_empty() {
-                recorder.input(&merged);
-            }
-            if !trimmer.is_empty() {
-                let tree = trimmed.as_ref().unwrap_or(&self.tree);
-                let gap = trimmer.between_ticks(n - 1, db, tree, &self.registry);
-                db = gap.db;
-                if let Some(new_tree) = gap.tree {
-                    trimmed = Some(self.stubs.apply_matching(new_tree));
-                }
-                for report in &gap.reports {
-                    recorder.event(Event::Trim(report.to_value(true)));
-                }
-            }
-            self.stubs.set_tick(n);
-            let tree = trimmed.as_ref().unwrap_or(&self.tree);
-            db = recorder.tick(db, tree).db;
-            recorded = recorded.saturating_add(recorder.ticks().last().map_or(0, recorded_weight));
+            session.step(self.inputs.get(&n));
+            let last = session
+                .run_record()
+                .and_then(|r| r.ticks.last())
+                .map_or(0, recorded_weight);
+            recorded = recorded.saturating_add(last);
             if recorded > self.max_recorded {
                 stopped = Some(format!(
                     "the run stopped after tick {n} of {}: it recorded more than {} values \
@@ -516,7 +504,8 @@ impl Scenario {
                 break;
             }
         }
-        let record = recorder.finish();
+        let (record, db) = session.finish();
+        let record = record.unwrap_or_else(|| Recorder::new(&self.tree, &self.db).finish());
         let timeline = timeline(
             &record,
             &TimelineOptions {
@@ -529,8 +518,110 @@ impl Scenario {
             timeline,
             db,
             stopped,
+            turn_mismatch: None,
+            replies: Vec::new(),
         }
     }
+
+    /// Runs a conversation, turn by turn: the first turn whose replies
+    /// differ is noted, and the run goes on to the end.
+    fn run_conversation(&self, conversation: &Conversation) -> ScenarioRun {
+        let mut session = self.session();
+        let answers = conversation::ScriptedAnswers::default();
+        session.set_handlers(Box::new(answers.clone()));
+        let mut recorded = 0u64;
+        let mut stopped = None;
+        let mut turn_mismatch = None;
+        let mut replies = Vec::new();
+        for step in &conversation.steps {
+            let (line, given, expected) = match step {
+                ConversationStep::Db(db) => {
+                    *session.db_mut() = db.clone();
+                    continue;
+                }
+                ConversationStep::Turn {
+                    line,
+                    answers,
+                    replies,
+                } => (line, answers, replies),
+            };
+            answers.give(given);
+            let first_tick = session.ticks();
+            let turn = session.turn(line, &conversation.options);
+            let n = replies.len() + 1;
+            if turn_mismatch.is_none()
+                && let Some(expected) = expected
+                && !replies_match(expected, &turn.replies)
+            {
+                turn_mismatch = Some(TurnMismatch {
+                    turn: n,
+                    line: line.clone(),
+                    expected: expected.iter().map(ExpectedReply::to_value).collect(),
+                    actual: turn.replies.clone(),
+                    changes: session.run_record().map_or_else(String::new, |run| {
+                        turn_changes(run, first_tick, session.ticks())
+                    }),
+                });
+            }
+            replies.push(turn.replies);
+            let run = session.run_record();
+            let weight: u64 = run.map_or(0, |run| {
+                let from = usize::try_from(first_tick).unwrap_or(usize::MAX);
+                run.ticks.iter().skip(from).map(recorded_weight).sum()
+            });
+            recorded = recorded.saturating_add(weight);
+            if recorded > self.max_recorded {
+                stopped = Some(format!(
+                    "the conversation stopped after turn {n}: it recorded more than {} values \
+                     (db changes and visits)",
+                    self.max_recorded
+                ));
+                break;
+            }
+        }
+        let (record, db) = session.finish();
+        let record = record.unwrap_or_else(|| Recorder::new(&self.tree, &self.db).finish());
+        let timeline = timeline(
+            &record,
+            &TimelineOptions {
+                trace: true,
+                ..TimelineOptions::default()
+            },
+        );
+        ScenarioRun {
+            record,
+            timeline,
+            db,
+            stopped,
+            turn_mismatch,
+            replies,
+        }
+    }
+
+    /// The session this scenario runs on: its tree, stubs, registry,
+    /// seeded db and trims, recording.
+    fn session(&self) -> Session {
+        let mut session = Session::new(Arc::new(self.tree.clone()), self.db.clone());
+        if let Some(seed) = self.seed {
+            session.seed(seed);
+        }
+        session.set_registry(self.registry.clone());
+        session.set_stubs(self.stubs.clone());
+        for task in &self.trims {
+            session.trim(Box::new(task.clone()));
+        }
+        session.record();
+        session
+    }
+}
+
+/// The text timeline of ticks `from + 1 ..= to` (statuses and db changes).
+fn turn_changes(run: &RunRecord, from: u64, to: u64) -> String {
+    let from = usize::try_from(from).unwrap_or(usize::MAX);
+    let to = usize::try_from(to).unwrap_or(usize::MAX);
+    (from..to.min(run.ticks.len()))
+        .map(|i| crate::record::timeline_block(run, i, &TimelineOptions::default()))
+        .collect()
 }
 
 /// What one recorded tick holds, counted as [`MAX_RECORDED`] counts it
@@ -553,7 +644,12 @@ fn recorded_weight(tick: &crate::record::TickRecord) -> u64 {
 impl ScenarioRun {
     /// The expectations that do not hold, in order.
     pub fn check(&self, expect: &[Expectation]) -> Vec<Mismatch> {
-        let mut mismatches = Vec::new();
+        let mut mismatches: Vec<Mismatch> = self
+            .turn_mismatch
+            .iter()
+            .cloned()
+            .map(Mismatch::Turn)
+            .collect();
         for e in expect {
             let Some(tick) = usize::try_from(e.tick)
                 .ok()

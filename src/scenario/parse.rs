@@ -16,7 +16,21 @@ use crate::trim::DataTask;
 use crate::value::{JsonMapping, Map, Value};
 
 const KEYS: &[&str] = &[
-    "tree", "nodes", "db", "seed", "ticks", "inputs", "stubs", "trims", "expect", "doc", "dt",
+    "tree",
+    "nodes",
+    "db",
+    "seed",
+    "ticks",
+    "inputs",
+    "stubs",
+    "trims",
+    "expect",
+    "doc",
+    "dt",
+    "conversation",
+    "input-key",
+    "reply-key",
+    "max-ticks",
 ];
 
 /// The scenario file's text, value and spans, to point at its parts.
@@ -470,7 +484,71 @@ fn parse_source(
         ));
     }
 
+    let conversation = match entry("conversation") {
+        None => {
+            for key in ["input-key", "reply-key", "max-ticks"] {
+                if let Some((path, _)) = entry(key) {
+                    return Err(file.error(
+                        K::BadValue,
+                        &path,
+                        format!("`:{key}` goes with `:conversation`, which this scenario lacks"),
+                    ));
+                }
+            }
+            None
+        }
+        Some((path, value)) => {
+            for key in ["ticks", "inputs"] {
+                if let Some((at, _)) = entry(key) {
+                    return Err(file.error(
+                        K::BadValue,
+                        &at,
+                        format!(
+                            "a scenario with `:conversation` ticks turn by turn: `:{key}` \
+                             has no place in it"
+                        ),
+                    ));
+                }
+            }
+            let mut options = crate::session::TurnOptions::default();
+            if let Some((at, key)) = entry("input-key") {
+                options.input_key = key.clone();
+                if key.as_keyword().is_none() {
+                    return Err(file.error(K::BadValue, &at, "`:input-key` is a keyword".into()));
+                }
+            }
+            if let Some((at, key)) = entry("reply-key") {
+                options.reply_key = key.clone();
+                if key.as_keyword().is_none() {
+                    return Err(file.error(K::BadValue, &at, "`:reply-key` is a keyword".into()));
+                }
+            }
+            if let Some((at, n)) = entry("max-ticks") {
+                match n {
+                    Value::Int(n) if *n > 0 && (*n as u64) <= MAX_TICKS => {
+                        options.max_ticks = *n as u64;
+                    }
+                    other => {
+                        return Err(file.error(
+                            K::BadValue,
+                            &at,
+                            format!(
+                                "`:max-ticks` is a positive integer up to {MAX_TICKS}, found `{}`",
+                                other.abbreviated(40).0
+                            ),
+                        ));
+                    }
+                }
+            }
+            Some(super::Conversation {
+                steps: conversation(&file, &path, value)?,
+                options,
+            })
+        }
+    };
+
     let mut scenario = Scenario::new(file.source.name().to_owned(), tree);
+    scenario.conversation = conversation;
     scenario.tree_name = tree_name;
     scenario.db = db;
     scenario.seed = seed;
@@ -486,6 +564,125 @@ fn parse_source(
     scenario.stubs = stubs;
     scenario.expect = expect;
     Ok(scenario)
+}
+
+/// Reads `:conversation`: a vector of turns `[line expectation...]` and
+/// db steps `{:db {...}}`.
+fn conversation(
+    file: &File,
+    path: &[usize],
+    value: &Value,
+) -> Result<Vec<super::ConversationStep>, ScenarioError> {
+    use super::{ConversationStep, ExpectedReply, HandlerAnswer};
+    let Value::Vector(steps) = value else {
+        return Err(file.error(
+            K::BadValue,
+            path,
+            format!(
+                "`:conversation` is a vector of turns [\"line\" reply...], found {}",
+                value.type_with_article()
+            ),
+        ));
+    };
+    let mut out = Vec::with_capacity(steps.len());
+    for (i, step) in steps.iter().enumerate() {
+        let mut at = path.to_vec();
+        at.push(i);
+        let turn = |message: String| file.error(K::BadValue, &at, message);
+        match step {
+            Value::Map(map) => match map.get(&Value::keyword("db")) {
+                Some(db @ Value::Map(_)) if map.len() == 1 => {
+                    out.push(ConversationStep::Db(db.clone()));
+                }
+                _ => {
+                    return Err(turn(format!(
+                        "step {} of `:conversation` is a map: it must be {{:db {{...}}}}, the db \
+                         the conversation goes on with",
+                        i + 1
+                    )));
+                }
+            },
+            Value::Vector(items) => {
+                let Some(Value::Str(line)) = items.first() else {
+                    return Err(turn(format!(
+                        "turn {} of `:conversation` starts with the line typed, a string",
+                        i + 1
+                    )));
+                };
+                let mut answers = Vec::new();
+                let mut replies: Option<Vec<ExpectedReply>> = None;
+                for (j, item) in items.iter().enumerate().skip(1) {
+                    let mut item_at = at.clone();
+                    item_at.push(j);
+                    match item {
+                        Value::Nil => {
+                            replies.get_or_insert_with(Vec::new);
+                        }
+                        Value::Set(set) => replies
+                            .get_or_insert_with(Vec::new)
+                            .push(ExpectedReply::OneOf(set.iter().cloned().collect())),
+                        Value::Map(map) => {
+                            let action = map
+                                .get(&Value::keyword("handler"))
+                                .and_then(Value::as_keyword);
+                            let status = match map
+                                .get(&Value::keyword("status"))
+                                .and_then(Value::as_keyword)
+                                .map(|k| k.as_str())
+                            {
+                                None | Some("success") => Some(Status::Success),
+                                Some("failure") => Some(Status::Failure),
+                                Some(_) => None,
+                            };
+                            let known = map.keys().all(|k| {
+                                ["handler", "answer", "status"]
+                                    .iter()
+                                    .any(|name| *k == Value::keyword(name))
+                            });
+                            match (action, status, known) {
+                                (Some(action), Some(status), true) => {
+                                    answers.push(HandlerAnswer {
+                                        action,
+                                        answer: map
+                                            .get(&Value::keyword("answer"))
+                                            .cloned()
+                                            .unwrap_or_default(),
+                                        status,
+                                    });
+                                }
+                                _ => {
+                                    return Err(file.error(
+                                        K::BadValue,
+                                        &item_at,
+                                        "a deferred action's answer is {:handler :action-name \
+                                         :answer x}, with :status :failure for a failed one"
+                                            .to_owned(),
+                                    ));
+                                }
+                            }
+                        }
+                        other => replies
+                            .get_or_insert_with(Vec::new)
+                            .push(ExpectedReply::Exact(other.clone())),
+                    }
+                }
+                out.push(ConversationStep::Turn {
+                    line: line.to_string(),
+                    answers,
+                    replies,
+                });
+            }
+            other => {
+                return Err(turn(format!(
+                    "step {} of `:conversation` is a turn [\"line\" reply...] or {{:db {{...}}}}, \
+                     found {}",
+                    i + 1,
+                    other.type_with_article()
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn stub_error(file: &File, path: &[usize], e: crate::stub::StubError) -> ScenarioError {

@@ -93,4 +93,30 @@ impl Run {
             stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
         }
     }
+
+    /// Runs `command` with `input` on its standard input (a pipe).
+    pub fn with_input(command: &mut std::process::Command, input: &str) -> Run {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        let mut stdin = child.stdin.take().expect("a pipe");
+        let input = input.to_owned();
+        // Written from another thread, so that a full stdout pipe cannot
+        // block both sides.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let output = child.wait_with_output().expect("the binary runs");
+        writer.join().expect("the writer ends");
+        Run {
+            code: output.status.code().expect("exited, not killed"),
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+        }
+    }
 }

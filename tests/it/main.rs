@@ -9,6 +9,7 @@
 mod common;
 
 mod browser;
+mod chat;
 mod chatbot;
 mod cli;
 mod cli_authoring;

@@ -10,6 +10,7 @@
 //! commands and flags (with a "did you mean" for a misspelt one), a value
 //! for every flag that takes one, no flag given twice.
 
+mod chat;
 mod store;
 mod test;
 mod tick;
@@ -21,6 +22,7 @@ use std::path::PathBuf;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+pub(crate) use chat::{CHAT_USAGE, ChatArgs};
 pub(crate) use store::{AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs};
 pub(crate) use test::TestArgs;
 pub(crate) use tick::{BENCH_USAGE, BenchArgs, RUN_USAGE, RunArgs};
@@ -38,6 +40,7 @@ const TOP_USAGE_LINE: &str = "aido COMMAND ...";
 const TOP_USAGE: &str = "\
 aido check FILE...        compile each tree and report every problem
        aido run TREE [options]   tick a tree and print the db after every tick
+       aido chat TREE [options]  talk to a tree a line at a time: replies, :undo, --record
        aido migrate OLD NEW --db SAVE [--save OUT]
                                  carry a saved db over to a new version of its tree
        aido test [PATH...]       run the scenarios (*.test.edn) under PATH
@@ -84,6 +87,7 @@ pub(crate) struct Aido {
 pub(crate) enum Command {
     Check(CheckArgs),
     Run(RunArgs),
+    Chat(ChatArgs),
     Migrate(MigrateArgs),
     Test(TestArgs),
     Nodes(NodesArgs),

@@ -30,6 +30,18 @@ A scenario is an EDN map:
    :trims [{:task :t :target :patrol :not-before 5 :remove true}]  ; or a file's name
    :expect [{:tick 3 :status :running :db {:action :chase}}]}
 
+A chat-shaped scenario has :conversation in place of :ticks and :inputs, and
+runs turn by turn as `aido chat` does (:input-key, :reply-key and :max-ticks
+as its flags):
+  {:tree \"bot.edn\" :seed 1
+   :conversation [[\"hi\" #{\"Hello!\" \"Hi there!\"}]    ; a set: one of
+                  [\"time?\" {:handler :svc/time :answer \"12:00\"} \"It is 12:00.\"]
+                  {:db {:topic :time}}                  ; the db becomes this
+                  [\"stop\" nil]]}                        ; nil: no reply
+Each deferred action launched is answered by the next {:handler ...} given
+for it. The first turn whose replies differ fails the scenario, with the
+db's changes in that turn; `aido chat --record` writes such files.
+
 When NAME.timeline sits beside NAME.test.edn, the run's text timeline (as
 `aido run --format pretty --trace` prints it) must equal it; a difference is
 shown from the first tick that differs. A scenario with neither :expect nor a
@@ -47,7 +59,8 @@ pub(crate) struct TestArgs {
     /// Scenario files, or folders searched recursively (default: the current folder)
     #[arg(value_name = "PATH")]
     pub(crate) paths: Vec<OsString>,
-    /// Write or update the golden timelines (NAME.timeline), saying which
+    /// Write or update the golden timelines (NAME.timeline), and a
+    /// conversation's replies where they differ, saying which
     #[arg(long)]
     pub(crate) accept: bool,
     /// After the results, per tree: nodes never ticked, and statuses a node

@@ -1,0 +1,509 @@
+//! The one loop that ticks a tree over time: a [`Session`] holds the tree
+//! (with its stubs and the registry it compiles against), the db, the trim
+//! tasks, the run record and the programs that do deferred actions, and
+//! moves them on one tick at a time. `aido run`, `aido test`
+//! ([`crate::scenario::Scenario::run`]), [`crate::runner::Runner`] and
+//! `aido chat` are adapters over it, so a behaviour is the same from every
+//! entry point.
+//!
+//! Between two ticks, in this order: the clock moves on
+//! ([`Session::advance_time`]), the host's input is merged
+//! ([`Session::input`]), the tree may be swapped ([`Session::reload`]),
+//! then [`Session::between_ticks`] merges the completions that the
+//! [`Handlers`] report and works through the trim tasks. [`Session::tick`]
+//! ticks, records, and hands the tick's launches and cancels to the
+//! handlers. A chat turn ([`Session::turn`]) is an input followed by ticks
+//! until the tree is no longer Running.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use aido::{Registry, Status, Value, compile_str, session::Session, value::Map};
+//!
+//! let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+//! let mut session = Session::new(Arc::new(tree), Value::map());
+//! let tick = session.step(None);
+//! assert_eq!(tick.status, Status::Success);
+//! assert_eq!(session.db().get(&Value::keyword("n")), Some(&Value::Int(1)));
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::migrate::Migration;
+use crate::record::{Event, Recorder, RunRecord};
+use crate::registry::Registry;
+use crate::stub::Stubs;
+use crate::tick::{
+    AgentTick, Request, Status, Tick, TickOptions, TimeError, run_tick_with_options,
+};
+use crate::tree::Tree;
+use crate::trim::{TrimReport, TrimTask, Trimmer};
+use crate::value::{Map, Value, kw};
+
+/// The answer to a deferred action: what goes under `:aido/results` for its
+/// node before the next tick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The `:defer` node's id (the request's [`Request::node`]).
+    pub node: Value,
+    /// The request answered ([`Request::request`]): an answer to a
+    /// request no longer in flight is dropped by the tick, not taken for
+    /// a newer one.
+    pub request: i64,
+    /// Success or Failure.
+    pub status: Status,
+    /// The action's result (for Failure, its message).
+    pub result: Value,
+}
+
+impl Completion {
+    /// The completion as the tick reads it: `{:request n, :status :success,
+    /// :result x}`.
+    pub fn to_value(&self) -> Value {
+        Value::map_from([
+            (Value::Keyword(kw::REQUEST), Value::Int(self.request)),
+            (Value::Keyword(kw::STATUS), self.status.to_value()),
+            (Value::keyword("result"), self.result.clone()),
+        ])
+    }
+}
+
+/// The programs that do a session's deferred actions (`:defer`): the
+/// session hands them each tick's launches and cancels, and merges the
+/// completions they report before the next tick (recorded as that tick's
+/// input, so a recorded run replays without them).
+pub trait Handlers: Send {
+    /// Starts the work a tick launched.
+    fn launch(&mut self, request: &Request);
+    /// Abandons a request (its node was halted): a late answer to it is
+    /// dropped by the tick anyway.
+    fn cancel(&mut self, request: &Request);
+    /// The completions that arrived since the last call, in order.
+    fn completions(&mut self) -> Vec<Completion>;
+    /// Whether some launched work is still under way, so that a chat turn
+    /// whose tree waits for it is worth another tick.
+    fn busy(&self) -> bool;
+    /// Blocks until some launched work has an answer (or a while has
+    /// passed): called between the ticks of a chat turn while
+    /// [`Handlers::busy`].
+    fn wait(&mut self) {}
+}
+
+/// What [`Session::between_ticks`] did before a tick.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Gap {
+    /// The trim tasks looked at, with what became of each.
+    pub trims: Vec<TrimReport>,
+    /// Whether there were trim tasks to look at.
+    pub trimmed: bool,
+    /// Whether a trim changed the tree.
+    pub tree_changed: bool,
+    /// The completions merged under `:aido/results`.
+    pub completions: Vec<Completion>,
+}
+
+/// One chat turn: a line of input, then ticks until the tree is not Running.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Turn {
+    /// The values appended to the reply key during the turn, in order.
+    pub replies: Vec<Value>,
+    /// The last tick's status.
+    pub status: Status,
+    /// How many ticks the turn took.
+    pub ticks: u64,
+    /// The last tick, with its error, if it ended in one.
+    pub last: AgentTick,
+    /// The deferred actions the turn's ticks launched.
+    pub launches: Vec<Request>,
+    /// The completions the handlers reported during the turn.
+    pub completions: Vec<Completion>,
+}
+
+/// Where a chat turn puts its line and finds its replies.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TurnOptions {
+    /// The db key the line goes under (default `:input`).
+    pub input_key: Value,
+    /// The db key whose vector the tree appends replies to (default `:replies`).
+    pub reply_key: Value,
+    /// The most ticks a turn takes (default 100).
+    pub max_ticks: u64,
+}
+
+impl Default for TurnOptions {
+    fn default() -> TurnOptions {
+        TurnOptions {
+            input_key: Value::keyword("input"),
+            reply_key: Value::keyword("replies"),
+            max_ticks: 100,
+        }
+    }
+}
+
+/// The loop: see [the module](crate::session).
+pub struct Session {
+    tree: Arc<Tree>,
+    registry: Registry,
+    stubs: Stubs,
+    db: Value,
+    trimmer: Trimmer,
+    recorder: Option<Recorder>,
+    options: TickOptions,
+    /// Ticks run so far.
+    ticks: u64,
+    handlers: Option<Box<dyn Handlers>>,
+    /// Whether recorded trim reports carry each applied task's change.
+    trim_changes: bool,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("ticks", &self.ticks)
+            .field("db", &self.db)
+            .field("recording", &self.recorder.is_some())
+            .field("handlers", &self.handlers.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session of `tree` from `db`, with the built-in registry, no stubs,
+    /// no trims, no record and no handlers.
+    pub fn new(tree: Arc<Tree>, db: Value) -> Session {
+        Session {
+            tree,
+            registry: Registry::new(),
+            stubs: Stubs::new(),
+            db,
+            trimmer: Trimmer::new(),
+            recorder: None,
+            options: TickOptions::default(),
+            ticks: 0,
+            handlers: None,
+            trim_changes: true,
+        }
+    }
+
+    /// Sets the registry that trimmed trees are compiled against.
+    pub fn set_registry(&mut self, registry: Registry) {
+        self.registry = registry;
+    }
+
+    /// Sets the stubs the tree was compiled with: they are told the tick
+    /// before each, and put back in place after a trim.
+    pub fn set_stubs(&mut self, stubs: Stubs) {
+        self.stubs = stubs;
+    }
+
+    /// Sets each tick's options (a recorded session traces whatever they say).
+    pub fn set_tick_options(&mut self, options: TickOptions) {
+        self.options = options;
+    }
+
+    /// Whether the run record's trim reports carry each applied task's
+    /// change (`:change`; default yes).
+    pub fn set_trim_changes(&mut self, changes: bool) {
+        self.trim_changes = changes;
+    }
+
+    /// Sets the programs that do the deferred actions.
+    pub fn set_handlers(&mut self, handlers: Box<dyn Handlers>) {
+        self.handlers = Some(handlers);
+    }
+
+    /// Starts a run record from here (the tree and db as they are now);
+    /// starting again drops the record so far.
+    pub fn record(&mut self) {
+        self.recorder = Some(Recorder::new(&self.tree, &self.db));
+    }
+
+    /// The run record so far, if one was started.
+    pub fn run_record(&self) -> Option<&RunRecord> {
+        self.recorder.as_ref().map(Recorder::run)
+    }
+
+    /// Ends the session, handing back its run record (if one was started)
+    /// and its db.
+    pub fn finish(self) -> (Option<RunRecord>, Value) {
+        (self.recorder.map(Recorder::finish), self.db)
+    }
+
+    /// Notes an event of the next tick in the run record, if there is one.
+    pub fn note(&mut self, event: Event) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.event(event);
+        }
+    }
+
+    /// Queues a trim task, worked through before the next ticks (see [`Trimmer`]).
+    pub fn trim(&mut self, task: Box<dyn TrimTask>) {
+        self.trimmer.push(task);
+    }
+
+    /// The db.
+    pub fn db(&self) -> &Value {
+        &self.db
+    }
+
+    /// The db, to change between ticks.
+    pub fn db_mut(&mut self) -> &mut Value {
+        &mut self.db
+    }
+
+    /// The tree.
+    pub fn tree(&self) -> &Arc<Tree> {
+        &self.tree
+    }
+
+    /// The registry trimmed trees are compiled against, with what applied
+    /// trim tasks added to it.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The ticks run so far.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// Puts the integer `seed` under `:aido/seed`: random nodes draw a
+    /// fresh, reproducible stream, so a position saved from an earlier
+    /// seed (`:aido/rng-pos`) is dropped.
+    pub fn seed(&mut self, seed: i64) {
+        seed_db(&mut self.db, seed);
+    }
+
+    /// Moves the db's clock `:aido/now` on by `dt` seconds (see
+    /// [`crate::tick::advance_time`]) and records the new time as the
+    /// next tick's input. On an error the db is as it was.
+    pub fn advance_time(&mut self, dt: f64) -> Result<f64, TimeError> {
+        let now = crate::tick::advance_time(&mut self.db, dt)?;
+        if let Some(recorder) = &mut self.recorder {
+            recorder.input(&one(Value::Keyword(kw::NOW), Value::Float(now)));
+        }
+        Ok(now)
+    }
+
+    /// Merges `input` into the db, key by key (a key given nil is removed:
+    /// [`merge_input`]), recorded as the next tick's input.
+    pub fn input(&mut self, input: &Map) {
+        merge_input(&mut self.db, input);
+        if let Some(recorder) = &mut self.recorder
+            && !input.is_empty()
+        {
+            recorder.input(input);
+        }
+    }
+
+    /// Switches to `tree`, carrying the db over (see
+    /// [`crate::migrate::migrate()`]); `registry`, if given, is what the
+    /// trims compile against from now on. The caller notes the report in
+    /// the run record as it wants it shown ([`Session::note`]).
+    pub fn reload(&mut self, tree: Arc<Tree>, registry: Option<Registry>) -> Migration {
+        let db = std::mem::take(&mut self.db);
+        let (db, report) = crate::migrate::migrate(db, &self.tree, &tree);
+        self.db = db;
+        self.tree = tree;
+        if let Some(registry) = registry {
+            self.registry = registry;
+        }
+        report
+    }
+
+    /// Merges the completions the handlers report, then works through the
+    /// trim tasks (recorded as trim events).
+    pub fn between_ticks(&mut self) -> Gap {
+        let mut gap = Gap::default();
+        if let Some(handlers) = &mut self.handlers {
+            gap.completions = handlers.completions();
+        }
+        if !gap.completions.is_empty() {
+            let results: Map = gap
+                .completions
+                .iter()
+                .map(|c| (c.node.clone(), c.to_value()))
+                .collect();
+            self.complete(results);
+        }
+        if self.trimmer.is_empty() {
+            return gap;
+        }
+        gap.trimmed = true;
+        let db = std::mem::take(&mut self.db);
+        let trimmed = self
+            .trimmer
+            .between_ticks(self.ticks, db, &self.tree, &self.registry);
+        self.db = trimmed.db;
+        if let Some(registry) = trimmed.registry {
+            self.registry = registry;
+        }
+        if let Some(tree) = trimmed.tree {
+            self.tree = Arc::new(self.stubs.apply_matching(tree));
+            gap.tree_changed = true;
+        }
+        if let Some(recorder) = &mut self.recorder {
+            for report in &trimmed.reports {
+                recorder.event(Event::Trim(report.to_value(self.trim_changes)));
+            }
+        }
+        gap.trims = trimmed.reports;
+        gap
+    }
+
+    /// Merges completions by node id under `:aido/results` (recorded as
+    /// input): how a handler's answer, or a recorded one, reaches the tree.
+    pub fn complete(&mut self, results: Map) {
+        if results.is_empty() {
+            return;
+        }
+        let key = Value::Keyword(kw::RESULTS);
+        let mut merged = match self.db.get(&key) {
+            Some(Value::Map(old)) => old.as_ref().clone(),
+            _ => Map::default(),
+        };
+        merged.extend(results);
+        self.input(&one(key, Value::Map(Box::new(merged))));
+    }
+
+    /// Ticks once and records the tick; its launches and cancels go to the
+    /// handlers. The db stays in the session ([`Session::db`]).
+    pub fn tick(&mut self) -> AgentTick {
+        self.tick_noting(|_, _| Vec::new())
+    }
+
+    /// Like [`Session::tick`]; `notes` sees the tick before it is recorded
+    /// and gives the events to record with it.
+    pub fn tick_noting(&mut self, notes: impl FnOnce(&Tree, &Tick) -> Vec<Event>) -> AgentTick {
+        self.ticks += 1;
+        self.stubs.set_tick(self.ticks);
+        let db = std::mem::take(&mut self.db);
+        let tick = if self.recorder.is_some() && !self.options.trace {
+            let options = TickOptions {
+                trace: true,
+                ..self.options.clone()
+            };
+            run_tick_with_options(db, &self.tree, &options)
+        } else {
+            run_tick_with_options(db, &self.tree, &self.options)
+        };
+        let events = notes(&self.tree, &tick);
+        if let Some(recorder) = &mut self.recorder {
+            for event in events {
+                recorder.event(event);
+            }
+            recorder.record(&self.tree, &tick);
+        }
+        let (db, tick) = tick.split();
+        self.db = db;
+        if let Some(handlers) = &mut self.handlers {
+            for request in tick.cancels() {
+                handlers.cancel(request);
+            }
+            for request in tick.launches() {
+                handlers.launch(request);
+            }
+        }
+        tick
+    }
+
+    /// One step as `aido test` takes it: `input` merged, the gap between
+    /// ticks, one tick.
+    pub fn step(&mut self, input: Option<&Map>) -> AgentTick {
+        if let Some(input) = input {
+            self.input(input);
+        }
+        self.between_ticks();
+        self.tick()
+    }
+
+    /// One chat turn: `line` goes under the input key, then the tree is
+    /// ticked until it is not Running, at most `options.max_ticks` times
+    /// (between two of them, while the handlers are at work, the session
+    /// waits for them: [`Handlers::wait`]); each value the turn appends to
+    /// the reply key is a reply.
+    pub fn turn(&mut self, line: &str, options: &TurnOptions) -> Turn {
+        let before = replies_of(&self.db, &options.reply_key);
+        self.input(&one(options.input_key.clone(), Value::string(line)));
+        let mut launches = Vec::new();
+        let mut completions = Vec::new();
+        let mut ticks = 0;
+        let last = loop {
+            let gap = self.between_ticks();
+            completions.extend(gap.completions);
+            let tick = self.tick();
+            launches.extend(tick.launches().iter().cloned());
+            ticks += 1;
+            if tick.status != Status::Running || ticks >= options.max_ticks.max(1) {
+                break tick;
+            }
+            if let Some(handlers) = &mut self.handlers
+                && handlers.busy()
+            {
+                handlers.wait();
+            }
+        };
+        let after = replies_of(&self.db, &options.reply_key);
+        let replies = match (&before, &after) {
+            (Some(old), Some(new)) if new.starts_with(old) => new[old.len()..].to_vec(),
+            (_, Some(new)) if before.as_ref() != after.as_ref() => new.clone(),
+            _ => Vec::new(),
+        };
+        Turn {
+            replies,
+            status: last.status,
+            ticks,
+            last,
+            launches,
+            completions,
+        }
+    }
+}
+
+/// A map of one entry.
+fn one(key: Value, value: Value) -> Map {
+    let mut map = Map::default();
+    map.insert(key, value);
+    map
+}
+
+/// The reply key's values: a vector's elements, another value as one.
+fn replies_of(db: &Value, key: &Value) -> Option<Vec<Value>> {
+    match db.get(key)? {
+        Value::Nil => None,
+        Value::Vector(items) => Some(items.clone()),
+        other => Some(vec![other.clone()]),
+    }
+}
+
+/// Merges one tick's input into the db, key by key, as scenarios and `aido
+/// run --inputs` do before the tick: a key given `nil` is removed (a host
+/// says "no longer there"), any other value is set.
+///
+/// ```
+/// let mut db = aido::read_value("{:input \"hi\" :n 1}").unwrap();
+/// let input = aido::read_value("{:input nil :n 2}").unwrap().into_map().unwrap();
+/// aido::session::merge_input(&mut db, &input);
+/// assert_eq!(db.to_string(), "{:n 2}");
+/// ```
+pub fn merge_input(db: &mut Value, input: &Map) {
+    if let Some(map) = db.as_map_mut() {
+        for (key, value) in input {
+            if value.is_nil() {
+                map.shift_remove(key);
+            } else {
+                map.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+/// Seeds the random generator of `db`: see [`Session::seed`].
+pub fn seed_db(db: &mut Value, seed: i64) {
+    if let Some(map) = db.as_map_mut() {
+        map.insert(Value::keyword("aido/seed"), Value::Int(seed));
+        map.shift_remove(&Value::keyword("aido/rng-pos"));
+    }
+}

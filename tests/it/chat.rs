@@ -1,0 +1,505 @@
+//! The session loop from every entry point, and `aido chat` through the
+//! binary: piped lines, saved dbs, `:undo`, `--jsonl`, `--record` replayed
+//! by `aido test`, conversation scenarios, a kill between turns, and the
+//! terminal prompt under tmux.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use aido::runner::{PlayMode, Runner};
+use aido::scenario::Scenario;
+use aido::session::{Completion, Handlers, Session, TurnOptions};
+use aido::tick::{Request, Status};
+use aido::trim::DataTask;
+use aido::{Registry, Value, compile_str, read_value};
+
+use common::Run;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_aido"))
+}
+
+fn data(name: &str) -> PathBuf {
+    common::data_dir().join(name)
+}
+
+fn greet() -> String {
+    data("chat/greet.edn").display().to_string()
+}
+
+/// A fresh folder for one test.
+fn folder(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("chat")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn chat(args: &[&str], input: &str) -> Run {
+    Run::with_input(bin().arg("chat").arg(greet()).args(args), input)
+}
+
+macro_rules! snapshot {
+    ($value:expr) => {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
+            insta::assert_snapshot!($value);
+        });
+    };
+}
+
+/// Each tick's status and db, as `aido run` prints them.
+fn run_lines(stdout: &str) -> Vec<(Value, Value)> {
+    stdout
+        .lines()
+        .map(|line| {
+            let line = read_value(line).unwrap();
+            (
+                line.get(&Value::keyword("status")).unwrap().clone(),
+                line.get(&Value::keyword("db")).unwrap().clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn one_scenario_gives_one_record_through_run_test_and_runner() {
+    let dir = data("session");
+    // `aido test`'s engine.
+    let scenario = Scenario::load(&dir.join("count.test.edn"), &Registry::new()).unwrap();
+    let record = scenario.run().record;
+    let from_test: Vec<(Value, Value)> = record
+        .ticks
+        .iter()
+        .map(|t| (t.status.to_value(), record.db_after(t.tick as usize)))
+        .collect();
+
+    // `aido run`, with the same tree, seed, inputs and trims.
+    let run = Run::of(bin().current_dir(&dir).args([
+        "run",
+        "count.edn",
+        "--seed",
+        "3",
+        "--ticks",
+        "6",
+        "--inputs",
+        "count.inputs.edn",
+        "--trims",
+        "count.trims.edn",
+    ]));
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let from_run = run_lines(&run.stdout);
+
+    // A `Runner`, given the inputs between its updates.
+    let text = std::fs::read_to_string(dir.join("count.edn")).unwrap();
+    let tree = compile_str("count.edn", &text, &Registry::new()).unwrap();
+    let mut runner = Runner::load(Arc::new(tree), read_value("{:aido/seed 3}").unwrap());
+    let trims = read_value(&std::fs::read_to_string(dir.join("count.trims.edn")).unwrap()).unwrap();
+    for task in DataTask::many(&trims).unwrap() {
+        runner.trim(Box::new(task));
+    }
+    runner.record_run();
+    runner.play(PlayMode::StopByExecuteLoopCount, 6).unwrap();
+    let inputs =
+        read_value(&std::fs::read_to_string(dir.join("count.inputs.edn")).unwrap()).unwrap();
+    let mut from_runner = Vec::new();
+    for input in inputs.as_seq().unwrap() {
+        if let (Some(input), Some(db)) = (input.as_map(), runner.db_mut().as_map_mut()) {
+            db.extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let tick = runner.update().unwrap().unwrap();
+        from_runner.push((tick.status.to_value(), runner.db().clone()));
+    }
+    let runner_record = runner.run_record().unwrap();
+
+    assert_eq!(from_test.len(), 6);
+    assert_eq!(from_run, from_test);
+    assert_eq!(from_runner, from_test);
+    // The records agree tick by tick: statuses, changes, visits, trims.
+    for (a, b) in record.ticks.iter().zip(&runner_record.ticks) {
+        assert_eq!(
+            (a.status, &a.changes, &a.visits),
+            (b.status, &b.changes, &b.visits)
+        );
+    }
+    // The trim was applied before tick 4 everywhere.
+    assert!(
+        run.stdout
+            .lines()
+            .nth(3)
+            .unwrap()
+            .contains(":outcome :applied")
+    );
+}
+
+#[test]
+fn piped_lines_get_their_replies_one_per_line() {
+    let run = chat(&["--seed", "1"], "hi\nwhat?\nstop\n::colon\n");
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // A pipe gets no prompt: one greeting, a fallback, nothing for stop,
+    // and a line that starts with `::` said with one colon.
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    assert!(["Hello!", "Hi there!", "Hey!"].contains(&lines[0]));
+    assert_eq!(&lines[1..], ["Sorry?", "Sorry?"]);
+}
+
+#[test]
+fn a_saved_db_never_repeats_a_greeting_before_the_pool_is_used_up() {
+    let dir = folder("pool");
+    let db = dir.join("db.edn");
+    let db = db.to_str().unwrap();
+    let first = chat(&["--seed", "7", "--save", db], "hi\nhi\n");
+    let second = chat(&["--db", db, "--save", db], "hi\nhi\nhi\nhi\n");
+    assert_eq!(
+        (first.code, second.code),
+        (0, 0),
+        "{}{}",
+        first.stderr,
+        second.stderr
+    );
+    let said: Vec<&str> = first.stdout.lines().chain(second.stdout.lines()).collect();
+    assert_eq!(said.len(), 6);
+    let mut round: Vec<&str> = said[..3].to_vec();
+    round.sort_unstable();
+    assert_eq!(round, ["Hello!", "Hey!", "Hi there!"], "{said:?}");
+    let mut next: Vec<&str> = said[3..].to_vec();
+    next.sort_unstable();
+    assert_eq!(next, ["Hello!", "Hey!", "Hi there!"], "{said:?}");
+}
+
+#[test]
+fn undo_over_a_hundred_turns_gives_back_each_db_exactly() {
+    // Print the db before each of 100 turns, then undo them one by one,
+    // printing the db after each undo.
+    let mut input = String::new();
+    for i in 0..100 {
+        input.push_str("{\"command\": \":db\"}\n");
+        let line = ["hi", "what", "stop"][i % 3];
+        input.push_str(&format!("{{\"input\": \"{line}\"}}\n"));
+    }
+    for _ in 0..100 {
+        input.push_str("{\"command\": \":undo\"}\n{\"command\": \":db\"}\n");
+    }
+    input.push_str("{\"command\": \":undo\"}\n");
+    let run = chat(&["--seed", "5", "--jsonl"], &input);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let output = |l: &serde_json::Value| l["output"].as_str().map(str::to_owned);
+    let before: Vec<String> = lines[..200].iter().filter_map(output).collect();
+    let undone: Vec<String> = lines[200..400]
+        .iter()
+        .filter_map(output)
+        .filter(|o| !o.starts_with("undone"))
+        .collect();
+    assert_eq!(before.len(), 100);
+    let mut expected = before.clone();
+    expected.reverse();
+    assert_eq!(undone, expected);
+    // Every turn answered with its replies and status.
+    assert_eq!(lines[1]["status"], "success");
+    assert!(lines[1]["replies"].as_array().unwrap().len() == 1);
+    // Nothing left to undo.
+    assert_eq!(lines[400]["output"], "nothing to undo");
+}
+
+#[test]
+fn a_recorded_chat_passes_aido_test_unedited() {
+    let dir = folder("record");
+    std::fs::copy(data("chat/greet.edn"), dir.join("greet.edn")).unwrap();
+    let input = "hi\nwhat\n:undo\nhi\n:inject {:topic :weather}\nstop\n:seed 9\nhi\nhi\n";
+    let run = Run::with_input(
+        bin().current_dir(&dir).args([
+            "chat",
+            "greet.edn",
+            "--seed",
+            "2",
+            "--record",
+            "greet.test.edn",
+        ]),
+        input,
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let recorded = std::fs::read_to_string(dir.join("greet.test.edn")).unwrap();
+    // The tree by its name, the undone line left out, the db steps kept.
+    assert!(recorded.contains(":tree \"greet.edn\""), "{recorded}");
+    assert!(!recorded.contains("\"what\""), "{recorded}");
+    assert!(recorded.contains("[\"stop\" nil]"), "{recorded}");
+    let test = Run::of(bin().current_dir(&dir).args(["test", "greet.test.edn"]));
+    assert_eq!(
+        (test.code, test.stderr.as_str()),
+        (0, ""),
+        "{}",
+        test.stdout
+    );
+    assert!(
+        test.stdout.starts_with("ok greet.test.edn"),
+        "{}",
+        test.stdout
+    );
+
+    // A reply changed by hand fails, naming the turn.
+    let edited = recorded.replacen("[\"stop\" nil]", "[\"stop\" \"Bye!\"]", 1);
+    std::fs::write(dir.join("edited.test.edn"), edited).unwrap();
+    let test = Run::of(bin().current_dir(&dir).args(["test", "edited.test.edn"]));
+    assert_eq!(test.code, 1, "{}", test.stdout);
+    assert!(
+        test.stdout
+            .contains("turn 3 \"stop\": expected \"Bye!\", got no reply"),
+        "{}",
+        test.stdout
+    );
+}
+
+#[test]
+fn a_conversation_scenario_fails_at_its_first_differing_turn() {
+    let dir = folder("conversation");
+    std::fs::copy(data("chat/greet.edn"), dir.join("greet.edn")).unwrap();
+    std::fs::write(
+        dir.join("talk.test.edn"),
+        r#"{:tree "greet.edn" :seed 1
+ :conversation [["hi" #{"Hello!" "Hi there!" "Hey!"}]
+                ["time?" {:handler :svc/time :answer "12:00"} "12:00"]
+                ["what" "Pardon?"]
+                ["stop" "Bye"]]}"#,
+    )
+    .unwrap();
+    let test = Run::of(bin().current_dir(&dir).args(["test", "talk.test.edn"]));
+    assert_eq!(test.code, 1);
+    snapshot!(test.stdout);
+
+    // `--accept` writes the replies that came where they differ, and keeps
+    // the rest of the file as it was.
+    let test = Run::of(
+        bin()
+            .current_dir(&dir)
+            .args(["test", "--accept", "talk.test.edn"]),
+    );
+    assert_eq!(
+        (test.code, test.stderr.as_str()),
+        (0, ""),
+        "{}",
+        test.stdout
+    );
+    assert!(test.stdout.contains("updated the replies in talk.test.edn"));
+    let accepted = std::fs::read_to_string(dir.join("talk.test.edn")).unwrap();
+    assert_eq!(
+        accepted,
+        r#"{:tree "greet.edn" :seed 1
+ :conversation [["hi" #{"Hello!" "Hi there!" "Hey!"}]
+                ["time?" {:handler :svc/time :answer "12:00"} "12:00"]
+                ["what" "Sorry?"]
+                ["stop" nil]]}"#
+    );
+    let test = Run::of(bin().current_dir(&dir).args(["test", "talk.test.edn"]));
+    assert_eq!(test.code, 0, "{}", test.stdout);
+}
+
+#[test]
+fn conversation_scenarios_with_mistakes_say_where() {
+    let dir = folder("conversation-errors");
+    std::fs::copy(data("chat/greet.edn"), dir.join("greet.edn")).unwrap();
+    let cases = [
+        ("not-a-vector", r#"{:tree "greet.edn" :conversation {}}"#),
+        (
+            "no-line",
+            r#"{:tree "greet.edn" :conversation [[:hi "x"]]}"#,
+        ),
+        (
+            "bad-answer",
+            r#"{:tree "greet.edn" :conversation [["hi" {:handler "x"}]]}"#,
+        ),
+        (
+            "ticks",
+            r#"{:tree "greet.edn" :ticks 3 :conversation [["hi"]]}"#,
+        ),
+        ("reply-key", r#"{:tree "greet.edn" :reply-key :out}"#),
+    ];
+    let mut report = String::new();
+    for (name, text) in cases {
+        let file = format!("{name}.test.edn");
+        std::fs::write(dir.join(&file), text).unwrap();
+        let test = Run::of(bin().current_dir(&dir).args(["test", &file]));
+        assert_eq!(test.code, 2, "{name}");
+        report.push_str(&test.stderr);
+    }
+    snapshot!(report);
+}
+
+/// Answers every launch at once with the time, as a handler program would.
+struct Clock(Vec<Completion>);
+
+impl Handlers for Clock {
+    fn launch(&mut self, request: &Request) {
+        self.0.push(Completion {
+            node: request.node.clone(),
+            request: request.request,
+            status: Status::Success,
+            result: Value::string("12:00"),
+        });
+    }
+    fn cancel(&mut self, _request: &Request) {}
+    fn completions(&mut self) -> Vec<Completion> {
+        std::mem::take(&mut self.0)
+    }
+    fn busy(&self) -> bool {
+        !self.0.is_empty()
+    }
+}
+
+#[test]
+fn a_turn_waits_for_its_handler_and_records_the_completion_as_input() {
+    let text = std::fs::read_to_string(data("chat/greet.edn")).unwrap();
+    let tree = compile_str("greet.edn", &text, &Registry::new()).unwrap();
+    let mut session = Session::new(Arc::new(tree), Value::map());
+    session.set_handlers(Box::new(Clock(Vec::new())));
+    session.record();
+    let turn = session.turn("time?", &TurnOptions::default());
+    assert_eq!(turn.status, Status::Success);
+    assert_eq!(turn.replies, [Value::string("12:00")]);
+    assert_eq!(
+        (turn.ticks, turn.launches.len(), turn.completions.len()),
+        (2, 1, 1)
+    );
+    // The completion is the second tick's input, so a replay needs no handler.
+    let record = session.run_record().unwrap();
+    let input = record.ticks[1].input.as_ref().unwrap();
+    assert!(input.contains_key(&Value::keyword("aido/results")));
+}
+
+#[test]
+fn kill_between_turns_leaves_the_saved_db_whole() {
+    let dir = folder("kill");
+    let db = dir.join("db.edn");
+    let mut child = bin()
+        .args(["chat", &greet(), "--save", db.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    for line in ["hi", "what", "hi"] {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        // The reply is printed after the db was saved.
+        let mut reply = String::new();
+        stdout.read_line(&mut reply).unwrap();
+        seen.push(reply.trim_end().to_owned());
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let saved = read_value(&std::fs::read_to_string(&db).unwrap()).unwrap();
+    let replies: Vec<String> = saved
+        .get(&Value::keyword("replies"))
+        .unwrap()
+        .as_seq()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(replies, seen);
+    // No temporary file is left beside it.
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(files.len(), 1);
+}
+
+#[test]
+fn a_terminal_gets_a_prompt() {
+    // tmux gives the chat a terminal; keys typed before it reads wait in
+    // the terminal's buffer, and `wait-for` says when the chat has ended.
+    let dir = folder("terminal");
+    let out = dir.join("out.txt");
+    let socket = format!("aido-chat-test-{}", std::process::id());
+    let command = format!(
+        "{} chat {} > {} 2>&1; tmux -L {socket} wait-for -S chat-done",
+        env!("CARGO_BIN_EXE_aido"),
+        greet(),
+        out.display()
+    );
+    let tmux = |args: &[&str]| {
+        let status = Command::new("tmux")
+            .args(["-L", &socket])
+            .args(args)
+            .status()
+            .expect("tmux runs (installed by .ci/run)");
+        assert!(status.success(), "tmux {args:?}");
+    };
+    // An idle session keeps the server up after the chat's has ended.
+    tmux(&["new-session", "-d", "-s", "keep", "cat"]);
+    tmux(&["new-session", "-d", "-s", "chat", &command]);
+    tmux(&[
+        "send-keys",
+        "-t",
+        "chat",
+        "stop",
+        "Enter",
+        ":db :input",
+        "Enter",
+        "C-d",
+    ]);
+    tmux(&["wait-for", "chat-done"]);
+    let _ = Command::new("tmux")
+        .args(["-L", &socket, "kill-server"])
+        .status();
+    let text = std::fs::read_to_string(&out).unwrap();
+    // A prompt before each line and one at the end of the input.
+    assert_eq!(text, "> > nil (nothing there)\n> ", "{text:?}");
+}
+
+#[test]
+fn watch_takes_an_edited_tree_and_refuses_a_broken_one() {
+    let dir = folder("watch");
+    let tree = dir.join("bot.edn");
+    let bot = std::fs::read_to_string(data("chat/greet.edn")).unwrap();
+    std::fs::write(&tree, &bot).unwrap();
+    let mut child = bin()
+        .args(["chat", tree.to_str().unwrap(), "--watch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut say = |line: &str| {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut reply = String::new();
+        stdout.read_line(&mut reply).unwrap();
+        reply.trim_end().to_owned()
+    };
+    assert_eq!(say("what"), "Sorry?");
+    std::fs::write(&tree, bot.replace("\"Sorry?\"", "\"Pardon?\"")).unwrap();
+    assert_eq!(say("what"), "Pardon?");
+    std::fs::write(&tree, "[:sequence [:no-such-node]]").unwrap();
+    assert_eq!(say("what"), "Pardon?");
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("the tree changed and was reloaded"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the tree changed but is refused"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unknown node type `:no-such-node`"),
+        "{stderr}"
+    );
+}
