@@ -89,6 +89,59 @@ pub trait Handlers: Send {
     fn wait(&mut self) {}
 }
 
+/// The handler programs (`aido chat --handler`, `aido run --handler`) are a
+/// [`Handlers`]: each launch starts its action's program, a cancel stops it,
+/// and what the programs answer comes in before the next tick. A launch of
+/// an action no program handles stays in flight (the host says so).
+impl Handlers for crate::handler::Handlers {
+    fn launch(&mut self, request: &Request) {
+        // No program for the action: it stays in flight, as without handlers.
+        let _ = crate::handler::Handlers::launch(self, request);
+    }
+
+    fn cancel(&mut self, request: &Request) {
+        crate::handler::Handlers::cancel(self, request);
+    }
+
+    fn completions(&mut self) -> Vec<Completion> {
+        self.poll().into_iter().map(Completion::from).collect()
+    }
+
+    fn busy(&self) -> bool {
+        crate::handler::Handlers::busy(self)
+    }
+
+    fn wait(&mut self) {
+        // Long enough not to spin, short enough that a chat stays lively.
+        let _ = self.wait_until_ready(std::time::Duration::from_millis(250));
+    }
+}
+
+/// A program's answer as the session merges it: on success, what it printed
+/// is the `:result`; on failure, the `:result` is `{:reason r, :code "H000n",
+/// :message "..."}` (see [`crate::handler::HandlerFailure`]).
+impl From<crate::handler::Completion> for Completion {
+    fn from(done: crate::handler::Completion) -> Completion {
+        let result = match (&done.failure, done.result) {
+            (Some(failure), _) => Value::map_from([
+                (Value::keyword("reason"), Value::keyword(failure.reason())),
+                (Value::keyword("code"), Value::string(failure.code())),
+                (
+                    Value::keyword("message"),
+                    Value::string(&failure.to_string()),
+                ),
+            ]),
+            (None, result) => result.unwrap_or(Value::Nil),
+        };
+        Completion {
+            node: done.node,
+            request: done.request,
+            status: done.status,
+            result,
+        }
+    }
+}
+
 /// What [`Session::between_ticks`] did before a tick.
 #[derive(Debug, Default)]
 #[non_exhaustive]

@@ -94,8 +94,13 @@ pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failur
     for target in [&config.save, &config.record].into_iter().flatten() {
         check_target(target, &inputs)?;
     }
+    let handlers = super::handler_programs(&parsed.handler, parsed.handler_timeout.as_deref())?;
     let mut chat = Chat::new(tree, db, config);
     chat.tree_text = tree_text;
+    if let Some((handlers, actions)) = handlers {
+        chat.session.set_handlers(Box::new(handlers));
+        chat.handled = actions;
+    }
     let limit = max_input_bytes()?;
     let stdin = io::stdin();
     let prompt = stdin.is_terminal() && !chat.config.jsonl;
@@ -171,6 +176,8 @@ struct Chat {
     trace: bool,
     /// The tree file's text as last read, for `--watch`.
     tree_text: String,
+    /// The actions a `--handler` program does.
+    handled: Vec<aido::value::Keyword>,
 }
 
 impl Chat {
@@ -188,6 +195,7 @@ impl Chat {
             turns: 0,
             trace: false,
             tree_text: String::new(),
+            handled: Vec::new(),
         }
     }
 
@@ -235,7 +243,11 @@ impl Chat {
                 .collect();
             fields.insert("replies".into(), serde_json::Value::Array(replies));
             fields.insert("status".into(), status_name(turn.status).into());
-            for launch in &turn.launches {
+            for launch in turn
+                .launches
+                .iter()
+                .filter(|l| !self.handled.contains(&l.action))
+            {
                 self.notice(&format!(
                 "turn {}: {} (request {}) was launched, and no handler does it: it stays in flight",
                 self.turns, launch.action, launch.request
@@ -298,7 +310,11 @@ impl Chat {
         let turn = self.session.turn(line, &self.config.turn);
         self.turns += 1;
         self.last_turn = Some((from, self.session.ticks()));
-        for launch in &turn.launches {
+        for launch in turn
+            .launches
+            .iter()
+            .filter(|l| !self.handled.contains(&l.action))
+        {
             self.notice(&format!(
                 "turn {}: {} (request {}) was launched, and no handler does it: it stays in flight",
                 self.turns, launch.action, launch.request

@@ -88,3 +88,41 @@ pub(crate) fn use_model(path: Option<&std::ffi::OsStr>) -> Result<(), super::Fai
     REGISTRY.with(|r| r.replace(Some(registry)));
     Ok(())
 }
+
+/// The handler programs of `--handler ACTION=COMMAND` (repeatable) and
+/// `--handler-timeout S`, with the actions they do; `None` without a
+/// `--handler`.
+pub(crate) fn handler_programs(
+    flags: &[std::ffi::OsString],
+    timeout: Option<&std::ffi::OsStr>,
+) -> Result<Option<(aido::handler::Handlers, Vec<aido::value::Keyword>)>, super::Failure> {
+    use aido::handler::{HandlerOptions, Handlers, Program};
+    let timeout = match super::args::text("--handler-timeout", timeout)? {
+        None => None,
+        Some(text) => match text.parse::<f64>() {
+            Ok(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+            _ => {
+                return Err(super::Failure::input(
+                    "--handler-timeout",
+                    format!("expected a number of seconds above 0, got `{text}`"),
+                ));
+            }
+        },
+    };
+    if flags.is_empty() {
+        return Ok(None);
+    }
+    let mut handlers = Handlers::new(HandlerOptions {
+        timeout,
+        ..HandlerOptions::default()
+    });
+    let mut actions = Vec::new();
+    for flag in flags {
+        let text = super::args::text("--handler", Some(flag))?.unwrap_or_default();
+        let (action, program) = Program::parse_flag(text)
+            .map_err(|e| super::Failure::input("--handler", e.to_string()))?;
+        handlers.insert(action, program);
+        actions.push(action);
+    }
+    Ok(Some((handlers, actions)))
+}

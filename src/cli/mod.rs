@@ -42,7 +42,7 @@ use std::io::{self, BufWriter, Write};
 
 pub use alloc_count::AllocCounter;
 pub use context::{Cli, main_with};
-pub(crate) use context::{registry, use_model};
+pub(crate) use context::{handler_programs, registry, use_model};
 
 mod context;
 

@@ -231,8 +231,12 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
     // before it.
     let mut out = ClosableOut::new(out, config.save.is_some() || config.timeline.is_some());
     let out = &mut out;
+    let handlers = super::handler_programs(&parsed.handler, parsed.handler_timeout.as_deref())?;
     let mut session = Session::new(Arc::new(tree), db);
     session.set_registry(registry);
+    if let Some((handlers, _)) = handlers {
+        session.set_handlers(Box::new(handlers));
+    }
     if let Some(stubs) = &stubs {
         session.set_stubs(stubs.stubs.clone());
     }

@@ -503,3 +503,84 @@ fn watch_takes_an_edited_tree_and_refuses_a_broken_one() {
         "{stderr}"
     );
 }
+
+/// A tree that asks the `svc/echo` action for each line and says its answer
+/// (or, when it fails, the failure's reason).
+const ASKING: &str = "[:sequence {:id :turn}
+  [:present? {:key :input}]
+  [:selector {:id :answer}
+   [:sequence {:id :asked}
+    [:defer {:id :ask :action :svc/echo :into [:answer]}]
+    [:emit! {:key :replies :val [:aido/db :answer]}]]
+   [:emit! {:key :replies :val \"the service failed\"}]]
+  [:dissoc! {:key :input}]]";
+
+/// Writes `name` into `dir` as an executable shell script with `body`.
+fn script(dir: &Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn handler_programs_answer_a_chat_and_their_failures_are_failures() {
+    let dir = folder("handlers");
+    let tree = dir.join("asking.edn");
+    std::fs::write(&tree, ASKING).unwrap();
+    // The program reads the launch (JSON with the request id) and answers
+    // with a JSON string; the turn waits for it between ticks.
+    let echo = script(
+        &dir,
+        "echo.sh",
+        "read -r launch; case \"$launch\" in *'\"request\"'*) echo '\"pong\"' ;; *) exit 3 ;; esac",
+    );
+    let handler = format!("svc/echo={echo}");
+    let run = Run::with_input(
+        bin().arg("chat").arg(&tree).args(["--handler", &handler]),
+        "ping\nping again\n",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "pong\npong\n", "{run:?}");
+    assert!(!run.stderr.contains("no handler does it"), "{run:?}");
+
+    // A program that exits non-zero is a failure; one that takes too long
+    // is stopped and fails too.
+    let failing = script(&dir, "fail.sh", "cat >/dev/null; echo broken >&2; exit 1");
+    let handler = format!("svc/echo={failing}");
+    let run = Run::with_input(
+        bin().arg("chat").arg(&tree).args(["--handler", &handler]),
+        "ping\n",
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "the service failed\n"),
+        "{run:?}"
+    );
+    let slow = script(&dir, "slow.sh", "cat >/dev/null; exec sleep 30");
+    let handler = format!("svc/echo={slow}");
+    let run = Run::with_input(
+        bin()
+            .arg("chat")
+            .arg(&tree)
+            .args(["--handler", &handler, "--handler-timeout", "0.2"]),
+        "ping\n",
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "the service failed\n"),
+        "{run:?}"
+    );
+
+    // Without a handler for the action the launch stays in flight, said.
+    let run = Run::with_input(bin().arg("chat").arg(&tree), "ping\n");
+    assert!(run.stderr.contains("no handler does it"), "{run:?}");
+    // A malformed flag is a usage error naming it.
+    let run = Run::with_input(
+        bin().arg("chat").arg(&tree).args(["--handler", "svc/echo"]),
+        "",
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--handler"), "{run:?}");
+}

@@ -6,7 +6,8 @@ use super::TEMPLATE;
 
 pub(crate) const CHAT_USAGE: &str =
     "aido chat TREE [--db DB] [--save FILE] [--input-key K] [--reply-key K] [--max-ticks N]
-                 [--seed S] [--record FILE.test.edn] [--jsonl] [--watch] [--nodes MODEL]";
+                 [--seed S] [--record FILE.test.edn] [--jsonl] [--watch] [--nodes MODEL]
+                 [--handler ACTION=COMMAND]... [--handler-timeout S]";
 
 /// Talk to a tree a line at a time: replies, :undo, --record
 #[derive(clap::Args, Debug)]
@@ -85,4 +86,15 @@ pub(crate) struct ChatArgs {
     /// A node model: the application's node types and functions
     #[arg(long, value_name = "MODEL")]
     pub(crate) nodes: Option<OsString>,
+    /// Run COMMAND (a program, taken whole: no shell, no arguments) for
+    /// each launch of the deferred action ACTION (repeatable): the launch's
+    /// options and request id go in as one JSON object on standard input,
+    /// what it prints (JSON) is the completion's :result, exit status 0 is
+    /// :success and anything else :failure; a cancel stops it
+    #[arg(long = "handler", value_name = "ACTION=COMMAND")]
+    pub(crate) handler: Vec<OsString>,
+    /// Seconds a handler program may take before it is stopped and its
+    /// request fails (default: no limit)
+    #[arg(long, value_name = "S")]
+    pub(crate) handler_timeout: Option<OsString>,
 }

@@ -5,7 +5,8 @@ use std::ffi::OsString;
 use super::TEMPLATE;
 
 pub(crate) const RUN_USAGE: &str = "aido run TREE [--db DB] [--ticks N] [--seed S] [--dt D] [--inputs INPUTS] [--save OUT] [--format edn|json|pretty] [--trace]
-                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--save-tree OUT] [--strict]";
+                [--aido-keys] [--timeline OUT.html] [--trims TRIMS] [--reload N=FILE]... [--save-tree OUT] [--strict]
+                [--handler ACTION=COMMAND]... [--handler-timeout S]";
 pub(crate) const BENCH_USAGE: &str =
     "aido bench TREE [--db DB] [--ticks N] [--agents M] [--threads T] [--seed S] [--format edn]";
 
@@ -117,6 +118,17 @@ pub(crate) struct RunArgs {
     /// not, or an N past the last tick, stops the run before it starts
     #[arg(long, value_name = "N=FILE")]
     pub(crate) reload: Vec<OsString>,
+    /// Run COMMAND (a program, taken whole: no shell, no arguments) for
+    /// each launch of the deferred action ACTION (repeatable): the launch's
+    /// options and request id go in as one JSON object on standard input,
+    /// what it prints (JSON) is the completion's :result, exit status 0 is
+    /// :success and anything else :failure; a cancel stops it
+    #[arg(long = "handler", value_name = "ACTION=COMMAND")]
+    pub(crate) handler: Vec<OsString>,
+    /// Seconds a handler program may take before it is stopped and its
+    /// request fails (default: no limit)
+    #[arg(long, value_name = "S")]
+    pub(crate) handler_timeout: Option<OsString>,
 }
 
 /// Time ticks of one or many agents and measure their memory
