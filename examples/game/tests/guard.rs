@@ -32,12 +32,12 @@ fn the_guard_chases_an_intruder_within_range() {
     );
 }
 
-/// Every scenario under trees/ is a snapshot test of its own
+/// Every scenario in the game's folder is a snapshot test of its own
 /// (tests/snapshots/guard__scenario_files.snap: with one file, insta names
 /// it after the test alone; with more, `scenario_files@FILE`).
 #[test]
 fn scenario_files() {
-    aido::glob_scenarios!("../trees", "*.test.edn", &registry());
+    aido::glob_scenarios!("..", "*.test.edn", &registry());
 }
 
 fn game(args: &[&str]) -> (i32, String, String) {
