@@ -553,6 +553,7 @@ pub fn merge_input(db: &mut Value, input: &Map) {
         }
     }
 }
+
 /// Seeds the random generator of `db`: see [`Session::seed`].
 pub fn seed_db(db: &mut Value, seed: i64) {
     if let Some(map) = db.as_map_mut() {

@@ -109,12 +109,10 @@ impl Stub {
     }
 }
 
+/// The status a stub returns: any but Skipped, which belongs to preconditions.
 fn status_of(value: &Value) -> Result<Status, String> {
-    match value.as_keyword().map(|k| k.as_str()) {
-        Some("success") => Ok(Status::Success),
-        Some("failure") => Ok(Status::Failure),
-        Some("running") => Ok(Status::Running),
-        Some("error") => Ok(Status::Error),
+    match Status::from_value(value) {
+        Some(status) if status != Status::Skipped => Ok(status),
         _ => Err(format!(
             "a stub's status is :success, :failure, :running or :error, found `{}`",
             value.abbreviated(40).0

@@ -324,14 +324,13 @@ fn one_by_one(tree: &Tree, dbs: &mut [Value], ticks: &mut [AgentTick]) {
 /// A new seed starts a fresh stream, so a saved position is dropped.
 fn agent_db(template: &Value, seed: Option<i64>, i: usize) -> Value {
     let mut db = template.clone();
-    if let (Some(seed), Some(map)) = (seed, db.as_map_mut()) {
+    if let Some(seed) = seed {
         // The sum was checked with the arguments.
         let seed = i64::try_from(i)
             .ok()
             .and_then(|i| seed.checked_add(i))
             .unwrap_or(seed);
-        map.insert(Value::keyword("aido/seed"), Value::Int(seed));
-        map.shift_remove(&Value::keyword("aido/rng-pos"));
+        aido::session::seed_db(&mut db, seed);
     }
     db
 }
