@@ -63,7 +63,7 @@ pub use conversation::{
     Conversation, ConversationStep, ExpectedReply, HandlerAnswer, TurnMismatch, accept_replies,
     replies_match,
 };
-pub use coverage::{Coverage, NodeCoverage, TreeCoverage};
+pub use coverage::{ChatCoverage, ChatGap, ChatGapKind, Coverage, NodeCoverage, TreeCoverage};
 
 pub use crate::session::merge_input;
 pub use golden::{GoldenDiff, golden_diff};

@@ -228,6 +228,80 @@ fn coverage_lists_nodes_never_ticked_and_statuses_never_seen() {
     snapshot!(run.stdout);
 }
 
+/// The chat coverage of a report: its summary line and the gap lines
+/// under it, for the tree named `tree`.
+fn chat_coverage<'a>(stdout: &'a str, tree: &str) -> Vec<&'a str> {
+    let head = format!("chat coverage: {tree}: ");
+    let mut lines = stdout.lines().skip_while(|l| !l.starts_with(&head));
+    let Some(summary) = lines.next() else {
+        panic!("no chat coverage for {tree} in:\n{stdout}");
+    };
+    std::iter::once(summary)
+        .chain(lines.take_while(|l| l.starts_with("  ")))
+        .collect()
+}
+
+/// Whether every count `X of Y` of a chat coverage summary has X = Y.
+fn all_covered(summary: &str) -> bool {
+    let words: Vec<&str> = summary.split_whitespace().collect();
+    let counts: Vec<(&str, &str)> = words
+        .windows(3)
+        .filter(|w| w[1] == "of")
+        .map(|w| (w[0], w[2]))
+        .collect();
+    counts.len() == 4 && counts.iter().all(|(x, y)| x == y)
+}
+
+#[test]
+fn chat_coverage_names_each_pattern_member_and_deferred_answer_never_seen() {
+    // One conversation covers part of the bot: the report says what is
+    // left, each located.
+    let run = aido(
+        root(),
+        &[
+            "test",
+            "tests/data/chat-coverage/some.test.edn",
+            "--coverage",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    snapshot!(run.stdout);
+
+    // With the other conversation, every fact is covered.
+    let run = aido(root(), &["test", "tests/data/chat-coverage", "--coverage"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        chat_coverage(&run.stdout, "tests/data/chat-coverage/bot.edn"),
+        [
+            "chat coverage: tests/data/chat-coverage/bot.edn: 3 of 3 patterns matched, 3 of 3 \
+             pool members said, 1 of 1 deferred action answered with success, 1 of 1 with \
+             failure or timeout"
+        ]
+    );
+}
+
+#[test]
+fn the_example_bots_conversations_reach_full_chat_coverage() {
+    let run = aido(root(), &["test", "examples/chatbot", "--coverage"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let chat = chat_coverage(&run.stdout, "examples/chatbot/bot.edn");
+    assert!(chat.len() == 1 && all_covered(chat[0]), "{chat:#?}");
+    // Its conversation alone (no raw `:aido/results` in the inputs) covers
+    // the service's answers both ways.
+    let run = aido(
+        root(),
+        &["test", "examples/chatbot/service.test.edn", "--coverage"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let chat = chat_coverage(&run.stdout, "examples/chatbot/bot.edn");
+    assert!(
+        chat[0].ends_with(
+            "1 of 1 deferred action answered with success, 1 of 1 with failure or timeout"
+        ),
+        "{chat:#?}"
+    );
+}
+
 #[test]
 fn stubs_by_type_and_by_id_in_a_scenario_and_in_aido_run() {
     let dir = folder(

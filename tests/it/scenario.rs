@@ -12,7 +12,9 @@ use aido::{
     diag::Code,
     model::ModelErrorKind,
     read_value,
-    scenario::{Coverage, Expectation, Mismatch, Scenario, ScenarioErrorKind, golden_diff},
+    scenario::{
+        ChatGapKind, Coverage, Expectation, Mismatch, Scenario, ScenarioErrorKind, golden_diff,
+    },
     stub::{Stub, StubErrorKind, StubbedCompileError, Stubs},
 };
 
@@ -484,6 +486,72 @@ fn coverage_names_nodes_never_ticked_and_statuses_never_seen() {
     insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => true}, {
         insta::assert_snapshot!(coverage.report());
     });
+}
+
+#[test]
+fn chat_coverage_counts_patterns_pool_members_and_deferred_answers() {
+    let tree = compile_str(
+        "bot.edn",
+        "[:selector\n [:sequence [:matches? {:id :hi? :key :input :regex \"hi\"}]\n  [:choose-each {:id :pool}\n   [:emit! {:key :replies :val 1}]\n   [:failure]\n   [:emit! {:key :replies :val 3}]]]\n [:matches? {:id :bye? :key :input :regex \"bye\"}]\n [:sequence [:test? {:key :input :oper = :val \"ask\"}] [:defer {:id :ask :action :svc/ask}]]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let mut coverage = Coverage::new();
+    // Three greetings from a pool of three (each member is picked once,
+    // one of them fails), then a deferred action answered with failure.
+    let run = Scenario::new("c", tree)
+        .seed(1)
+        .ticks(5)
+        .input(1, map("{:input \"hi\"}"))
+        .input(4, map("{:input \"ask\"}"))
+        .input(
+            5,
+            map("{:aido/results {:ask {:request 1 :status :failure}}}"),
+        )
+        .run();
+    coverage.add("bot.edn", &run.record);
+    let tree = &coverage.trees[0];
+    let chat = tree.chat();
+    let gaps: Vec<(Value, ChatGapKind)> = chat
+        .gaps
+        .iter()
+        .map(|g| (tree.nodes[g.node].id.clone(), g.kind))
+        .collect();
+    assert_eq!(
+        gaps,
+        [
+            (Value::string("pool.1"), ChatGapKind::NeverSaid),
+            (Value::keyword("bye?"), ChatGapKind::NeverMatched),
+            (Value::keyword("ask"), ChatGapKind::NeverSucceeded),
+        ]
+    );
+    assert_eq!(
+        (
+            chat.patterns,
+            chat.members,
+            chat.answered_success,
+            chat.answered_failure
+        ),
+        ((1, 2), (2, 3), (0, 1), (1, 1))
+    );
+    // Each gap is located: file, line and column of its node.
+    let report = chat.report(tree);
+    assert!(
+        report.contains(
+            "  bot.edn:5:4: :failure \"pool.1\": never said (member 2 of :choose-each :pool, \
+             picked, never succeeded)\n"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("  bot.edn:7:2: :matches? :bye?: pattern \"bye\" never matched\n"),
+        "{report}"
+    );
+    assert!(
+        report
+            .contains("  bot.edn:8:55: :defer :ask: action :svc/ask never answered with success\n"),
+        "{report}"
+    );
 }
 
 #[test]
