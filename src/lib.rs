@@ -86,6 +86,7 @@ pub mod record;
 mod registry;
 mod rng;
 pub mod runner;
+pub mod samples;
 pub mod scenario;
 pub mod schema;
 pub mod session;

@@ -6,13 +6,15 @@ use std::path::Path;
 
 use std::sync::Arc;
 
+use aido::Value;
 use aido::compile::compile_source_with;
 use aido::diag::Diagnostics;
+use aido::samples::{SampleOptions, check_samples};
 use aido::source::Source;
 use aido::{diag::RenderLimits, lint::lint_with_schema, migrate::state_without_id};
 
 use super::Failure;
-use super::args::{CHECK_USAGE, CheckArgs};
+use super::args::{CHECK_USAGE, CheckArgs, keyword};
 use super::load::{name, read_db_or_empty, read_file};
 use super::save::ClosableOut;
 
@@ -27,6 +29,16 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
         None => None,
     };
     let deny_warnings = args.deny_warnings;
+    let samples = match args.samples {
+        true => {
+            let options = SampleOptions::default();
+            Some(match keyword("--input-key", args.input_key.as_deref())? {
+                Some(key) => options.input_key(key),
+                None => options,
+            })
+        }
+        false => None,
+    };
     let registry = super::registry();
     for function in registry.replaced_standard_functions() {
         let by = args
@@ -55,6 +67,17 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
             code = 1;
         }
     }
+    // The samples go under the input key: with --samples it counts as written.
+    let lint_db = match (&example_db, &samples) {
+        (Some(db), Some(options)) => {
+            let mut db = db.clone();
+            if let Some(map) = db.as_map_mut() {
+                map.entry(options.input_key.clone()).or_insert(Value::Nil);
+            }
+            Some(db)
+        }
+        _ => example_db.clone(),
+    };
     let limits = RenderLimits::default().with_max_diagnostics(max_diagnostics()?);
     // Included files whose problems were shown: a part used by several
     // trees has its own problems reported once.
@@ -128,7 +151,7 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
                         if more == 1 { "s" } else { "" },
                     );
                 }
-                let lints = lint_with_schema(&tree, example_db.as_ref(), registry.db_schema());
+                let lints = lint_with_schema(&tree, lint_db.as_ref(), registry.db_schema());
                 if !lints.is_empty() {
                     let errors = lints.items.iter().filter(|d| !d.code.is_warning()).count();
                     warnings += lints.len() - errors;
@@ -136,6 +159,42 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
                         code = code.max(1);
                     }
                     let _ = write!(io::stderr(), "{}", lints.render_with(&limits));
+                }
+                if let Some(options) = &samples {
+                    let db = example_db.clone().unwrap_or_else(Value::map);
+                    let report = check_samples(&tree, &db, options);
+                    out.flush()?;
+                    let errors = report.has_errors();
+                    warnings += report
+                        .problems
+                        .iter()
+                        .filter(|p| p.kind.is_warning())
+                        .count();
+                    for problem in report.problems.iter().take(limits.max_diagnostics) {
+                        let line = super::escaped_lines(&problem.to_string());
+                        let _ = writeln!(io::stderr(), "{line}");
+                    }
+                    if let Some(more) = report.problems.len().checked_sub(limits.max_diagnostics)
+                        && more > 0
+                    {
+                        let _ = writeln!(
+                            io::stderr(),
+                            "error: {}: {more} more sample problem{} (AIDO_MAX_DIAGNOSTICS \
+                             shows more)",
+                            name(path),
+                            if more == 1 { "" } else { "s" },
+                        );
+                    }
+                    writeln!(
+                        out,
+                        "samples: {}: {} of {} passed",
+                        name(path),
+                        report.passed,
+                        report.checked
+                    )?;
+                    if errors {
+                        code = code.max(1);
+                    }
                 }
                 if deny_warnings && warnings > 0 {
                     code = code.max(1);

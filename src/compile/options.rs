@@ -19,6 +19,7 @@ use super::{Compiler, short};
 pub(crate) const GENERIC_KEYS: &[&str] = &[
     "id",
     "doc",
+    "aido/samples",
     "aido/skip-if",
     "aido/success-if",
     "aido/failure-if",
@@ -90,6 +91,22 @@ pub(crate) fn lower_options<'m>(
                     Code::BadOptionValue,
                     format!(
                         "`:doc` expected a string, found {} `{}`",
+                        value.type_name(),
+                        short(value)
+                    ),
+                    value_span,
+                );
+            }
+            continue;
+        }
+        // `:aido/samples` are inputs the node should accept, for `aido check
+        // --samples`; like `:doc`, they do nothing when ticked.
+        if key.as_str() == "aido/samples" {
+            if !matches!(value, Value::Vector(_) | Value::List(_)) {
+                c.error(
+                    Code::BadOptionValue,
+                    format!(
+                        "`:aido/samples` expected a vector of sample inputs, found {} `{}`",
                         value.type_name(),
                         short(value)
                     ),

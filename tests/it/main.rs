@@ -50,6 +50,7 @@ mod read;
 mod read_errors;
 mod record;
 mod runner;
+mod samples;
 mod scaling;
 mod scenario;
 mod seed;

@@ -32,6 +32,7 @@ pub(crate) use tree::{
 };
 
 use super::Failure;
+use aido::Value;
 
 /// The usage line of the tool as a whole, for mistakes before a command.
 const TOP_USAGE_LINE: &str = "aido COMMAND ...";
@@ -322,6 +323,21 @@ pub(crate) fn integer(flag: &str, value: Option<&OsStr>) -> Result<Option<i64>, 
             }
             _ => Failure::input(flag, format!("expected an integer, got `{text}`")),
         }),
+    }
+}
+
+/// The value of `flag` as a keyword (`:input` or `input`), if given.
+pub(crate) fn keyword(flag: &str, value: Option<&OsStr>) -> Result<Option<Value>, Failure> {
+    let Some(text) = text(flag, value)? else {
+        return Ok(None);
+    };
+    let name = text.strip_prefix(':').unwrap_or(text);
+    match aido::read::read_value(&format!(":{name}")) {
+        Ok(value @ Value::Keyword(_)) => Ok(Some(value)),
+        _ => Err(Failure::input(
+            flag,
+            format!("expected a keyword such as :input, got `{text}`"),
+        )),
     }
 }
 

@@ -4,8 +4,7 @@ use std::ffi::OsString;
 
 use super::TEMPLATE;
 
-pub(crate) const CHECK_USAGE: &str =
-    "aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings]";
+pub(crate) const CHECK_USAGE: &str = "aido check FILE... [--nodes MODEL] [--db EXAMPLE] [--deny-warnings] [--samples [--input-key K]]";
 pub(crate) const SHOW_USAGE: &str = "aido show TREE [--format text|dot|mermaid] [--nodes MODEL]";
 pub(crate) const MIGRATE_USAGE: &str =
     "aido migrate OLD NEW --db SAVE [--save OUT] [--nodes MODEL]";
@@ -34,12 +33,23 @@ checked like the built-ins; a function the model declares under the name of
 a standard function (`rand`, `+`, ...) replaces it, with a warning, since
 trees then call the application's function, not the standard one.
 
+With --samples, every node's sample inputs (`:aido/samples [\"hi there\"
+\"hello\"]`, on any node) are tried, one tick each: the sample goes under
+:input (or --input-key K) of the example db (--db, else an empty db), and
+  - S0001, the node must succeed (not fail, run, or go unticked);
+  - S0002, no :selector above it may take the sample in an earlier branch
+    (the branch that took it is named);
+  - S0003, the tick must not end in Error;
+one line each, located at the node, then `samples: FILE: P of N passed`.
+A failing sample makes the exit status 1; a tree without samples is the
+warning S0004. With --db, the input key counts as written (no W0001).
+
 At most 50 problems and 50 warnings are shown per file (then how many more
 there were; AIDO_MAX_DIAGNOSTICS changes that), each with a window of its
 source line;
 files larger than AIDO_MAX_INPUT_BYTES (default 64 MiB) are refused.",
-    after_help = "exit status: 0 all compile, 1 a tree has problems (or, with --deny-warnings,\n\
-                  warnings), 2 a file cannot be read"
+    after_help = "exit status: 0 all compile, 1 a tree has problems or a sample fails (or, with\n\
+                  --deny-warnings, warnings), 2 a file cannot be read"
 )]
 pub(crate) struct CheckArgs {
     /// The tree files to check
@@ -55,6 +65,13 @@ pub(crate) struct CheckArgs {
     /// Exit with status 1 if there is any warning
     #[arg(long)]
     pub(crate) deny_warnings: bool,
+    /// Try every node's sample inputs (`:aido/samples`): each must make its
+    /// node succeed, and no earlier branch of a selector above it may take it
+    #[arg(long)]
+    pub(crate) samples: bool,
+    /// The db key the samples go under (default :input)
+    #[arg(long, value_name = "K", requires = "samples")]
+    pub(crate) input_key: Option<OsString>,
 }
 
 /// Print a tree as an outline, a Graphviz or a Mermaid graph
