@@ -78,26 +78,26 @@ impl SampleOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SampleErrorKind {
-    /// S0001: the sample does not make its node succeed (it fails, runs,
+    /// I0001: the sample does not make its node succeed (it fails, runs,
     /// or is not ticked).
     Failed,
-    /// S0002: an earlier branch of a `:selector` above the node takes the
+    /// I0002: an earlier branch of a `:selector` above the node takes the
     /// sample.
     Taken,
-    /// S0003: the tick with the sample ends in Error.
+    /// I0003: the tick with the sample ends in Error.
     Error,
-    /// S0004 (a warning): no node of the tree has samples.
+    /// I0004 (a warning): no node of the tree has samples.
     NoSamples,
 }
 
 impl SampleErrorKind {
-    /// The stable code, `S0001` to `S0004`.
+    /// The stable code, `I0001` to `I0004`.
     pub fn code(self) -> &'static str {
         match self {
-            SampleErrorKind::Failed => "S0001",
-            SampleErrorKind::Taken => "S0002",
-            SampleErrorKind::Error => "S0003",
-            SampleErrorKind::NoSamples => "S0004",
+            SampleErrorKind::Failed => "I0001",
+            SampleErrorKind::Taken => "I0002",
+            SampleErrorKind::Error => "I0003",
+            SampleErrorKind::NoSamples => "I0004",
         }
     }
 
@@ -127,7 +127,7 @@ pub struct SampleProblem {
 }
 
 impl fmt::Display for SampleProblem {
-    /// `error[S0002]: bot.edn:3:7: ...`, or `warning[S0004]: ...`.
+    /// `error[I0002]: bot.edn:3:7: ...`, or `warning[I0004]: ...`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let level = if self.kind.is_warning() {
             "warning"

@@ -108,7 +108,7 @@ fn each_sample_must_make_its_node_succeed_and_not_be_taken_earlier() {
         ]
     );
     let codes: Vec<&str> = report.problems.iter().map(|p| p.kind.code()).collect();
-    assert_eq!(codes, ["S0001", "S0002", "S0001", "S0001", "S0003"]);
+    assert_eq!(codes, ["I0001", "I0002", "I0001", "I0001", "I0003"]);
 
     // With the topic set in the db, the third branch is reached.
     let db = read_value("{:topic :time}").unwrap();
@@ -189,10 +189,10 @@ fn check_samples_passes_with_the_example_db_and_the_input_key() {
     let samples: Vec<&str> = run
         .stderr
         .lines()
-        .filter(|l| l.starts_with("error[S"))
+        .filter(|l| l.starts_with("error[I"))
         .collect();
     assert_eq!(samples.len(), 3, "{}", run.stderr);
-    assert!(samples.iter().all(|l| l.starts_with("error[S0001]: ")));
+    assert!(samples.iter().all(|l| l.starts_with("error[I0001]: ")));
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn check_samples_flags_are_checked() {
     let run = aido(&["check", "--samples", "examples/npc.edn"]);
     assert_eq!(run.code, 0);
     assert!(
-        run.stderr.starts_with("warning[S0004]: examples/npc.edn: "),
+        run.stderr.starts_with("warning[I0004]: examples/npc.edn: "),
         "{}",
         run.stderr
     );

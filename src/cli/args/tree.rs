@@ -36,13 +36,13 @@ trees then call the application's function, not the standard one.
 With --samples, every node's sample inputs (`:aido/samples [\"hi there\"
 \"hello\"]`, on any node) are tried, one tick each: the sample goes under
 :input (or --input-key K) of the example db (--db, else an empty db), and
-  - S0001, the node must succeed (not fail, run, or go unticked);
-  - S0002, no :selector above it may take the sample in an earlier branch
+  - I0001, the node must succeed (not fail, run, or go unticked);
+  - I0002, no :selector above it may take the sample in an earlier branch
     (the branch that took it is named);
-  - S0003, the tick must not end in Error;
+  - I0003, the tick must not end in Error;
 one line each, located at the node, then `samples: FILE: P of N passed`.
 A failing sample makes the exit status 1; a tree without samples is the
-warning S0004. With --db, the input key counts as written (no W0001).
+warning I0004. With --db, the input key counts as written (no W0001).
 
 At most 50 problems and 50 warnings are shown per file (then how many more
 there were; AIDO_MAX_DIAGNOSTICS changes that), each with a window of its
