@@ -1,19 +1,21 @@
 //! `aido chat TREE [options]`: talk to a tree, a line at a time.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use aido::record::{Event, PageOptions, TimelineOptions, page, timeline_block};
 use aido::scenario::{ConversationStep, ExpectedReply};
-use aido::session::{Session, Turn, TurnOptions, seed_db};
+use aido::session::{Session, Turn, TurnOptions, Wake, seed_db};
 use aido::tick::Status;
 use aido::value::JsonMapping;
 use aido::{Tree, Value};
 
 use super::Failure;
 use super::args::{self, CHAT_USAGE, ChatArgs};
+use super::chat_input::{Heard, Lines};
 use super::load::{
     compile_tree, io_reason, max_input_bytes, name, read_db, read_db_or_empty, read_file,
 };
@@ -35,6 +37,10 @@ struct Config {
     record: Option<PathBuf>,
     jsonl: bool,
     watch: bool,
+    /// `--idle`: the silence after which the tree is ticked with `:aido/idle true`.
+    idle: Option<Duration>,
+    /// `--history`: the file a terminal's line history is read from and saved to.
+    history: Option<PathBuf>,
 }
 
 impl Config {
@@ -67,6 +73,8 @@ impl Config {
             record: path(&parsed.record),
             jsonl: parsed.jsonl,
             watch: parsed.watch,
+            idle: super::seconds("--idle", parsed.idle.as_deref())?,
+            history: path(&parsed.history),
         })
     }
 }
@@ -102,58 +110,61 @@ pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failur
         chat.handled = actions;
     }
     let limit = max_input_bytes()?;
-    let stdin = io::stdin();
-    let prompt = stdin.is_terminal() && !chat.config.jsonl;
-    let mut lines = stdin.lock();
+    let terminal = io::stdin().is_terminal() && !chat.config.jsonl;
+    let mut lines = Lines::start(terminal, limit, chat.config.history.clone())
+        .map_err(|why| Failure::input("the terminal", why))?;
+    lines.ask();
+    let mut idle_due = chat.config.idle.map(|idle| Instant::now() + idle);
     loop {
-        if prompt {
-            write!(out, "> ")?;
+        // An answer that came in while the chat waited for a line is taken
+        // at once, and what the tree says to it is printed.
+        if chat.session.answers_ready() {
+            let mut said = Vec::new();
+            chat.wake(Wake::Answer, &mut said)?;
+            lines.print(&said, out)?;
+            continue;
         }
-        out.flush()?;
-        let line = match read_line(&mut lines, limit) {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(why) => {
-                chat.notice(&format!("standard input: {why}"));
-                continue;
-            }
-        };
-        if chat.config.jsonl {
-            chat.json_line(&line, out)?;
+        let now = Instant::now();
+        let until_idle = idle_due.map(|due| due.saturating_duration_since(now));
+        let timeout = if chat.session.handlers_busy() {
+            Some(until_idle.map_or(ANSWER_POLL, |left| left.min(ANSWER_POLL)))
         } else {
-            chat.line(&line, out)?;
+            until_idle
+        };
+        match lines.wait(timeout) {
+            Some(Heard::Line(line)) => {
+                let mut said = Vec::new();
+                if chat.config.jsonl {
+                    chat.json_line(&line, &mut said)?;
+                } else {
+                    chat.line(&line, &mut said)?;
+                }
+                lines.print(&said, out)?;
+                idle_due = chat.config.idle.map(|idle| Instant::now() + idle);
+                lines.ask();
+            }
+            Some(Heard::Skipped(why)) => {
+                chat.notice(&why);
+                lines.ask();
+            }
+            Some(Heard::End) => break,
+            None if idle_due.is_some_and(|due| Instant::now() >= due) => {
+                // Once a silence: the next idle turn waits for a line first.
+                idle_due = None;
+                let mut said = Vec::new();
+                chat.wake(Wake::Idle, &mut said)?;
+                lines.print(&said, out)?;
+            }
+            None => {}
         }
     }
+    lines.finish();
     chat.finish()?;
     Ok(0)
 }
 
-/// Reads one line without its end, at most `limit` bytes; `None` at the end
-/// of the input.
-fn read_line(input: &mut dyn BufRead, limit: u64) -> Result<Option<String>, String> {
-    let mut bytes = Vec::new();
-    let n = input
-        .take(limit.saturating_add(1))
-        .read_until(b'\n', &mut bytes)
-        .map_err(|e| io_reason(&e))?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if bytes.last() != Some(&b'\n') && n as u64 > limit {
-        // Skip the rest of the line before saying so.
-        let mut rest = Vec::new();
-        let _ = input.read_until(b'\n', &mut rest);
-        return Err(format!(
-            "a line longer than {limit} bytes (AIDO_MAX_INPUT_BYTES) was skipped"
-        ));
-    }
-    while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-        bytes.pop();
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "a line that is not valid UTF-8 was skipped".to_owned())
-}
+/// How often a chat waiting for a line looks for a handler's answer.
+const ANSWER_POLL: Duration = Duration::from_millis(50);
 
 /// What `:undo` puts back.
 struct Undo {
@@ -229,7 +240,24 @@ impl Chat {
                 .map(str::to_owned)
         };
         let reply = if let Some(input) = field("input") {
-            let turn = self.turn(&input)?;
+            let turn = self.turn(Some(&input), Wake::Answer)?;
+            serde_json::Value::Object(self.json_turn(&turn))
+        } else if let Some(command) = field("command") {
+            let text = self.command(&command)?;
+            serde_json::json!({ "output": text.trim_end() })
+        } else {
+            serde_json::json!({
+                "error": "expected a JSON object {\"input\": \"...\"} or {\"command\": \":db\"}"
+            })
+        };
+        writeln!(out, "{reply}")?;
+        Ok(())
+    }
+
+    /// A turn as a JSON object: `{"replies": [..], "status": ..}`, with
+    /// `"error"` for a tick that ended in one.
+    fn json_turn(&self, turn: &Turn) -> serde_json::Map<String, serde_json::Value> {
+        {
             let mut fields = serde_json::Map::new();
             let replies = turn
                 .replies
@@ -243,35 +271,36 @@ impl Chat {
                 .collect();
             fields.insert("replies".into(), serde_json::Value::Array(replies));
             fields.insert("status".into(), status_name(turn.status).into());
-            for launch in turn
-                .launches
-                .iter()
-                .filter(|l| !self.handled.contains(&l.action))
-            {
-                self.notice(&format!(
-                "turn {}: {} (request {}) was launched, and no handler does it: it stays in flight",
-                self.turns, launch.action, launch.request
-            ));
-            }
             if let Some(error) = &turn.last.error {
                 fields.insert("error".into(), error.to_string().into());
             }
-            serde_json::Value::Object(fields)
-        } else if let Some(command) = field("command") {
-            let text = self.command(&command)?;
-            serde_json::json!({ "output": text.trim_end() })
-        } else {
-            serde_json::json!({
-                "error": "expected a JSON object {\"input\": \"...\"} or {\"command\": \":db\"}"
-            })
-        };
-        writeln!(out, "{reply}")?;
-        Ok(())
+            fields
+        }
     }
 
     /// Says `line` to the tree and prints the replies.
     fn say(&mut self, line: &str, out: &mut dyn Write) -> Result<(), Failure> {
-        let turn = self.turn(line)?;
+        let turn = self.turn(Some(line), Wake::Answer)?;
+        self.print_turn(&turn, out)
+    }
+
+    /// A turn no line started (an answer came, or the silence was long):
+    /// what the tree says is printed as a line's replies are, or as one
+    /// JSON line with `"wake"` saying why.
+    fn wake(&mut self, why: Wake, out: &mut dyn Write) -> Result<(), Failure> {
+        let turn = self.turn(None, why)?;
+        if self.config.jsonl {
+            let mut fields = self.json_turn(&turn);
+            let why = if why == Wake::Idle { "idle" } else { "answer" };
+            fields.insert("wake".into(), why.into());
+            writeln!(out, "{}", serde_json::Value::Object(fields))?;
+            return Ok(());
+        }
+        self.print_turn(&turn, out)
+    }
+
+    /// Prints a turn's replies, one a line, and its ticks under `:trace on`.
+    fn print_turn(&self, turn: &Turn, out: &mut dyn Write) -> Result<(), Failure> {
         for reply in &turn.replies {
             let text = match reply {
                 Value::Str(s) => s.to_string(),
@@ -297,8 +326,9 @@ impl Chat {
         Ok(())
     }
 
-    /// Runs one turn, saves the db and notes the turn for `--record`.
-    fn turn(&mut self, line: &str) -> Result<Turn, Failure> {
+    /// Runs one turn, of `line` or (with none) woken by `why`, saves the
+    /// db and notes the turn for `--record`.
+    fn turn(&mut self, line: Option<&str>, why: Wake) -> Result<Turn, Failure> {
         if self.config.watch {
             self.reload();
         }
@@ -307,7 +337,10 @@ impl Chat {
             steps: self.steps.len(),
         });
         let from = self.session.ticks();
-        let turn = self.session.turn(line, &self.config.turn);
+        let turn = match line {
+            Some(line) => self.session.turn(line, &self.config.turn),
+            None => self.session.wake(why, &self.config.turn),
+        };
         self.turns += 1;
         self.last_turn = Some((from, self.session.ticks()));
         for launch in turn
@@ -338,21 +371,15 @@ impl Chat {
                 .collect()
         };
         self.steps.push(ConversationStep::Turn {
-            line: line.to_owned(),
+            line: line.unwrap_or_default().to_owned(),
+            wake: if line.is_some() { None } else { Some(why) },
             answers: turn
                 .completions
                 .iter()
-                .filter_map(|c| {
-                    let action = turn
-                        .launches
-                        .iter()
-                        .find(|r| r.request == c.request)?
-                        .action;
-                    Some(aido::scenario::HandlerAnswer {
-                        action,
-                        answer: c.result.clone(),
-                        status: c.status,
-                    })
+                .map(|c| aido::scenario::HandlerAnswer {
+                    action: c.action,
+                    answer: c.result.clone(),
+                    status: c.status,
                 })
                 .collect(),
             replies: Some(replies),
@@ -638,10 +665,15 @@ fn recording(
             ConversationStep::Db(db) => Value::map_from([(Value::keyword("db"), db.clone())]),
             ConversationStep::Turn {
                 line,
+                wake,
                 answers,
                 replies,
             } => {
-                let mut items = vec![Value::string(line)];
+                let mut items = vec![match wake {
+                    None => Value::string(line),
+                    Some(Wake::Idle) => Value::keyword("aido/idle"),
+                    Some(_) => Value::keyword("aido/answer"),
+                }];
                 items.extend(answers.iter().map(aido::scenario::HandlerAnswer::to_value));
                 match replies {
                     Some(replies) if replies.is_empty() => items.push(Value::Nil),

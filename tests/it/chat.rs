@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use aido::handler::Completion;
 use aido::runner::{PlayMode, Runner};
 use aido::scenario::Scenario;
-use aido::session::{Completion, Handlers, Session, TurnOptions};
+use aido::session::{Handlers, Session, TurnOptions};
 use aido::tick::{Request, Status};
 use aido::trim::DataTask;
 use aido::{Registry, Value, compile_str, read_value};
@@ -341,12 +342,11 @@ struct Clock(Vec<Completion>);
 
 impl Handlers for Clock {
     fn launch(&mut self, request: &Request) {
-        self.0.push(Completion {
-            node: request.node.clone(),
-            request: request.request,
-            status: Status::Success,
-            result: Value::string("12:00"),
-        });
+        self.0.push(Completion::new(
+            request,
+            Status::Success,
+            Some(Value::string("12:00")),
+        ));
     }
     fn cancel(&mut self, _request: &Request) {}
     fn completions(&mut self) -> Vec<Completion> {
@@ -417,17 +417,25 @@ fn kill_between_turns_leaves_the_saved_db_whole() {
 }
 
 #[test]
-fn a_terminal_gets_a_prompt() {
+fn a_terminal_edits_lines_and_recalls_the_last_one_with_the_up_arrow() {
     // tmux gives the chat a terminal; keys typed before it reads wait in
-    // the terminal's buffer, and `wait-for` says when the chat has ended.
+    // the terminal's buffer (rustyline drains, never flushes, it), and
+    // `wait-for` says when the chat has ended. What was said is read back
+    // from the recording and the exit status from a file.
     let dir = folder("terminal");
-    let out = dir.join("out.txt");
+    let (record, code, history) = (
+        dir.join("talk.test.edn"),
+        dir.join("code.txt"),
+        dir.join("history.txt"),
+    );
     let socket = format!("aido-chat-test-{}", std::process::id());
     let command = format!(
-        "{} chat {} > {} 2>&1; tmux -L {socket} wait-for -S chat-done",
+        "{} chat {} --record {} --history {}; echo $? > {}; tmux -L {socket} wait-for -S chat-done",
         env!("CARGO_BIN_EXE_aido"),
         greet(),
-        out.display()
+        record.display(),
+        history.display(),
+        code.display()
     );
     let tmux = |args: &[&str]| {
         let status = Command::new("tmux")
@@ -440,23 +448,58 @@ fn a_terminal_gets_a_prompt() {
     // An idle session keeps the server up after the chat's has ended.
     tmux(&["new-session", "-d", "-s", "keep", "cat"]);
     tmux(&["new-session", "-d", "-s", "chat", &command]);
+    // Keys are sent once the prompt is on the screen: rustyline reads them
+    // raw then, and the terminal's own line editing does not touch them.
+    let prompts = |n: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let screen = Command::new("tmux")
+                .args(["-L", &socket, "capture-pane", "-p", "-t", "chat"])
+                .output()
+                .unwrap();
+            let screen = String::from_utf8_lossy(&screen.stdout).into_owned();
+            if screen.lines().filter(|l| l.starts_with('>')).count() >= n {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "{screen}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    // "hi", then a line edited with the arrows ("stoxp" with the x taken
+    // out again: Left, Backspace), then the up arrow recalls it; Ctrl-D ends.
+    prompts(1);
+    tmux(&["send-keys", "-t", "chat", "hi", "Enter"]);
+    prompts(2);
     tmux(&[
         "send-keys",
         "-t",
         "chat",
-        "stop",
+        "stoxp",
+        "Left",
+        "BSpace",
         "Enter",
-        ":db :input",
-        "Enter",
-        "C-d",
     ]);
+    prompts(3);
+    tmux(&["send-keys", "-t", "chat", "Up", "Enter"]);
+    prompts(4);
+    tmux(&["send-keys", "-t", "chat", "C-d"]);
     tmux(&["wait-for", "chat-done"]);
     let _ = Command::new("tmux")
         .args(["-L", &socket, "kill-server"])
         .status();
-    let text = std::fs::read_to_string(&out).unwrap();
-    // A prompt before each line and one at the end of the input.
-    assert_eq!(text, "> > nil (nothing there)\n> ", "{text:?}");
+    assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "0");
+    let recorded = read_value(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let lines: Vec<Value> = match recorded.get(&Value::keyword("conversation")) {
+        Some(Value::Vector(turns)) => turns
+            .iter()
+            .map(|turn| turn.as_seq().unwrap()[0].clone())
+            .collect(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(lines, ["hi", "stop", "stop"].map(Value::string));
+    // `--history` keeps the lines for the next chat.
+    let kept = std::fs::read_to_string(&history).unwrap();
+    assert!(kept.lines().any(|l| l == "stop"), "{kept:?}");
 }
 
 #[test]
@@ -583,4 +626,144 @@ fn handler_programs_answer_a_chat_and_their_failures_are_failures() {
     );
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("--handler"), "{run:?}");
+}
+
+/// A chat whose standard input stays open: lines are written when the test
+/// says, and each line printed is waited for (at most a minute, never a
+/// sleep).
+struct Live {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    printed: std::sync::mpsc::Receiver<String>,
+}
+
+impl Live {
+    fn start(command: &mut Command) -> Live {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tell, printed) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tell.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Live {
+            child,
+            stdin,
+            printed,
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> String {
+        self.printed
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the chat printed a line")
+    }
+
+    fn end(mut self) -> Run {
+        drop(self.stdin.take());
+        let output = self.child.wait_with_output().unwrap();
+        let rest: Vec<String> = self.printed.try_iter().collect();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: rest.join("\n"),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+#[test]
+fn an_answer_that_comes_between_lines_is_said_at_once_and_replays() {
+    let dir = folder("between-lines");
+    let tree = dir.join("asking.edn");
+    std::fs::write(&tree, ASKING).unwrap();
+    // The program answers once the test lets it: after the turn is over.
+    let go = dir.join("go");
+    let late = script(
+        &dir,
+        "late.sh",
+        &format!(
+            "cat >/dev/null; while [ ! -e {} ]; do sleep 0.05; done; echo '\"late\"'",
+            go.display()
+        ),
+    );
+    let handler = format!("svc/echo={late}");
+    let record = dir.join("late.test.edn");
+    let mut chat = Live::start(bin().arg("chat").arg(&tree).args([
+        "--handler",
+        &handler,
+        "--max-ticks",
+        "1",
+        "--record",
+        record.to_str().unwrap(),
+    ]));
+    // One tick a line: the turn ends with the question in flight.
+    chat.say("ping");
+    chat.say(":db :aido/requests");
+    assert_eq!(chat.next(), "1");
+    std::fs::write(&go, "").unwrap();
+    // No further line: the answer is taken and what the tree says printed.
+    assert_eq!(chat.next(), "late");
+    let run = chat.end();
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    // The recording gives the answer to the turn it came in, and replays.
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        text.contains(r#"[:aido/answer {:handler :svc/echo, :answer "late"} "late"]"#),
+        "{text}"
+    );
+    let test = Run::of(bin().current_dir(&dir).args(["test", "late.test.edn"]));
+    assert_eq!(test.code, 0, "{test:?}");
+}
+
+const IDLE: &str = "[:selector
+  [:sequence [:present? {:key :aido/idle}] [:emit! {:key :replies :val \"Anyone there?\"}]]
+  [:sequence [:present? {:key :input}] [:emit! {:key :replies :val \"Hi\"}] [:dissoc! {:key :input}]]]";
+
+#[test]
+fn idle_ticks_the_tree_once_a_silence_and_the_bot_speaks_first() {
+    let dir = folder("idle");
+    let tree = dir.join("idle.edn");
+    std::fs::write(&tree, IDLE).unwrap();
+    let record = dir.join("idle.test.edn");
+    let mut chat = Live::start(bin().arg("chat").arg(&tree).args([
+        "--idle",
+        "0.1",
+        "--record",
+        record.to_str().unwrap(),
+    ]));
+    // Nothing said: the bot speaks first.
+    assert_eq!(chat.next(), "Anyone there?");
+    // Once a silence: a line comes before the next idle turn, and the key
+    // is gone after its turn.
+    chat.say(":db :aido/idle");
+    assert_eq!(chat.next(), "nil (nothing there)");
+    chat.say("hello");
+    assert_eq!(chat.next(), "Hi");
+    assert_eq!(chat.next(), "Anyone there?");
+    let run = chat.end();
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(text.contains(r#"[[:aido/idle "Anyone there?"]"#), "{text}");
+    let test = Run::of(bin().current_dir(&dir).args(["test", "idle.test.edn"]));
+    assert_eq!(test.code, 0, "{test:?}");
+    // A silence of no length is refused.
+    let run = Run::with_input(bin().arg("chat").arg(&tree).args(["--idle", "0"]), "");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--idle"), "{run:?}");
 }

@@ -301,8 +301,8 @@ fn a_failing_handler_fails_with_its_standard_error_escaped() {
     assert_eq!(
         completion.to_value(),
         read_value(
-            r#"{:request 7, :status :failure, :reason :exit, :code "H0002",
-                :message "the handler exited with status 3: \\u{1b}[31mthe model is down"}"#
+            r#"{:request 7, :status :failure, :result {:reason :exit, :code "H0002",
+                :message "the handler exited with status 3: \\u{1b}[31mthe model is down"}}"#
         )
         .unwrap()
     );
