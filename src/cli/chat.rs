@@ -99,12 +99,17 @@ pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failur
     }
     let mut inputs: Vec<&Path> = vec![&config.tree];
     inputs.extend(parsed.nodes.as_ref().map(Path::new));
-    for target in [&config.save, &config.record].into_iter().flatten() {
+    let golden = config.record.as_deref().map(aido::scenario::golden_path);
+    for target in [&config.save, &config.record, &golden]
+        .into_iter()
+        .flatten()
+    {
         check_target(target, &inputs)?;
     }
     let handlers = super::handler_programs(&parsed.handler, parsed.handler_timeout.as_deref())?;
+    let watched = watched_files(&config.tree, tree_text, &tree);
     let mut chat = Chat::new(tree, db, config);
-    chat.tree_text = tree_text;
+    chat.watched = watched;
     if let Some((handlers, actions)) = handlers {
         chat.session.set_handlers(Box::new(handlers));
         chat.handled = actions;
@@ -185,8 +190,9 @@ struct Chat {
     last_turn: Option<(u64, u64)>,
     turns: u64,
     trace: bool,
-    /// The tree file's text as last read, for `--watch`.
-    tree_text: String,
+    /// The tree file and the files it includes, each with its text as last
+    /// read, for `--watch`.
+    watched: Vec<(PathBuf, String)>,
     /// The actions a `--handler` program does.
     handled: Vec<aido::value::Keyword>,
 }
@@ -205,7 +211,7 @@ impl Chat {
             last_turn: None,
             turns: 0,
             trace: false,
-            tree_text: String::new(),
+            watched: Vec::new(),
             handled: Vec::new(),
         }
     }
@@ -481,24 +487,40 @@ impl Chat {
         Ok(text)
     }
 
-    /// Takes the tree file again if it changed (`--watch`): a tree that
-    /// compiles takes over with the db carried over; one that does not is
-    /// refused with its diagnostics.
+    /// Takes the tree again if its file or a file it includes changed
+    /// (`--watch`): a tree that compiles takes over with the db carried
+    /// over; one that does not is refused with its diagnostics, and the old
+    /// tree goes on (until a file changes again).
     fn reload(&mut self) {
-        let text = match read_file(&self.config.tree) {
-            Ok(text) if text == self.tree_text => return,
-            Ok(text) => text,
-            Err(failure) => {
-                self.notice(&format!(
-                    "cannot read the tree again ({}); the old tree goes on",
-                    failure_line(failure)
-                ));
-                return;
+        let mut changed = false;
+        let mut unreadable = Vec::new();
+        for (path, text) in &mut self.watched {
+            match read_file(path) {
+                Ok(new) if new == *text => {}
+                Ok(new) => {
+                    *text = new;
+                    changed = true;
+                }
+                Err(failure) => unreadable.push(failure_line(failure)),
             }
-        };
-        self.tree_text = text;
+        }
+        if let Some(why) = unreadable.first() {
+            self.notice(&format!(
+                "cannot read the tree again ({why}); the old tree goes on"
+            ));
+            return;
+        }
+        if !changed {
+            return;
+        }
         match compile_tree(&self.config.tree) {
             Ok(tree) => {
+                let top = self
+                    .watched
+                    .first()
+                    .map(|(_, t)| t.clone())
+                    .unwrap_or_default();
+                self.watched = watched_files(&self.config.tree, top, &tree);
                 let report = self.session.reload(Arc::new(tree), None);
                 let note = report.to_value();
                 self.session.note(Event::Reload(note.clone()));
@@ -613,8 +635,50 @@ impl Chat {
             ));
         }
         write_atomically(path, text.as_bytes())
-            .map_err(|e| Failure::input(name(path), format!("cannot save: {}", io_reason(&e))))
+            .map_err(|e| Failure::input(name(path), format!("cannot save: {}", io_reason(&e))))?;
+        self.write_golden(path)
     }
+
+    /// Writes the recording's golden timeline beside it (`NAME.timeline`),
+    /// as `aido test --accept` writes one: the timeline of the recording's
+    /// replay, so `aido test` checks every tick too. (The live chat's own
+    /// ticks are not the golden: how many ticks a turn spent waiting for a
+    /// program depends on how fast it answered, and the replay answers at
+    /// once.)
+    fn write_golden(&self, path: &Path) -> Result<(), Failure> {
+        let options = aido::scenario::ScenarioOptions::default()
+            .allow_outside(true)
+            .max_file_bytes(max_input_bytes()?);
+        let scenario = aido::scenario::Scenario::load_with(path, &super::registry(), &options)
+            .map_err(|e| {
+                Failure::input(name(path), format!("does not load back: {}", e.message))
+            })?;
+        let Some(golden) = &scenario.golden else {
+            return Ok(());
+        };
+        let run = scenario.run();
+        if let Some(why) = &run.stopped {
+            self.notice(&format!("no golden timeline written: {why}"));
+            return Ok(());
+        }
+        write_atomically(golden, run.timeline.as_bytes())
+            .map_err(|e| Failure::input(name(golden), format!("cannot save: {}", io_reason(&e))))
+    }
+}
+
+/// The files `--watch` looks at: the tree file (with `text`, as read) and
+/// each file the compiled `tree` includes, with the text it was compiled
+/// from.
+fn watched_files(path: &Path, text: String, tree: &Tree) -> Vec<(PathBuf, String)> {
+    let mut files = vec![(path.to_owned(), text)];
+    if let Some(map) = tree.files() {
+        files.extend(
+            map.sources()
+                .skip(1)
+                .map(|source| (PathBuf::from(source.name()), source.text().to_owned())),
+        );
+    }
+    files
 }
 
 /// The chat as a scenario file: the tree by its name relative to the

@@ -67,6 +67,7 @@ pub use coverage::{Coverage, NodeCoverage, TreeCoverage};
 
 pub use crate::session::merge_input;
 pub use golden::{GoldenDiff, golden_diff};
+pub use parse::golden_path;
 
 /// What is wrong with a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

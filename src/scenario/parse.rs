@@ -175,8 +175,15 @@ pub(super) fn load(
     Ok(scenario)
 }
 
-/// `NAME.timeline` beside `NAME.test.edn` (or beside any other name).
-pub(crate) fn golden_path(path: &Path) -> PathBuf {
+/// The golden timeline of the scenario file `path`: `NAME.timeline`
+/// beside `NAME.test.edn` (or beside any other name).
+///
+/// ```
+/// use std::path::Path;
+/// let golden = aido::scenario::golden_path(Path::new("bots/greet.test.edn"));
+/// assert_eq!(golden, Path::new("bots/greet.timeline"));
+/// ```
+pub fn golden_path(path: &Path) -> PathBuf {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())

@@ -248,6 +248,26 @@ fn a_recorded_chat_passes_aido_test_unedited() {
         "{}",
         test.stdout
     );
+    // The golden timeline is written beside it, and `aido test` checks it:
+    // a tick changed in it fails the test.
+    let golden = dir.join("greet.timeline");
+    let timeline = std::fs::read_to_string(&golden).unwrap();
+    assert!(
+        timeline.starts_with("tick 1: success\n  input {:input \"hi\"}\n"),
+        "{timeline}"
+    );
+    std::fs::write(
+        &golden,
+        timeline.replacen("tick 1: success", "tick 1: failure", 1),
+    )
+    .unwrap();
+    let test = Run::of(bin().current_dir(&dir).args(["test", "greet.test.edn"]));
+    assert_eq!(test.code, 1, "{}", test.stdout);
+    assert!(
+        test.stdout.contains("greet.timeline: the timeline differs"),
+        "{}",
+        test.stdout
+    );
 
     // A reply changed by hand fails, naming the turn.
     let edited = recorded.replacen("[\"stop\" nil]", "[\"stop\" \"Bye!\"]", 1);
@@ -766,4 +786,39 @@ fn idle_ticks_the_tree_once_a_silence_and_the_bot_speaks_first() {
     let run = Run::with_input(bin().arg("chat").arg(&tree).args(["--idle", "0"]), "");
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("--idle"), "{run:?}");
+}
+
+#[test]
+fn watch_takes_an_edited_included_file_and_refuses_a_broken_one() {
+    let dir = folder("watch-include");
+    let tree = dir.join("bot.edn");
+    std::fs::write(
+        &tree,
+        "[:sequence [:present? {:key :input}] [:include {:file \"reply.edn\"}] [:dissoc! {:key :input}]]",
+    )
+    .unwrap();
+    let reply = dir.join("reply.edn");
+    std::fs::write(&reply, "[:emit! {:key :replies :val \"Sorry?\"}]").unwrap();
+    let mut chat = Live::start(bin().arg("chat").arg(&tree).arg("--watch"));
+    chat.say("what");
+    assert_eq!(chat.next(), "Sorry?");
+    // Only the included file changes: the tree is taken again.
+    std::fs::write(&reply, "[:emit! {:key :replies :val \"Pardon?\"}]").unwrap();
+    chat.say("what");
+    assert_eq!(chat.next(), "Pardon?");
+    // A broken included file is refused, and the old tree goes on.
+    std::fs::write(&reply, "[:emit! {:key :replies :val").unwrap();
+    chat.say("what");
+    assert_eq!(chat.next(), "Pardon?");
+    let run = chat.end();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("the tree changed and was reloaded"),
+        "{run:?}"
+    );
+    // The diagnostics name the included file.
+    assert!(
+        run.stderr.contains("the tree changed but is refused") && run.stderr.contains("reply.edn"),
+        "{run:?}"
+    );
 }
