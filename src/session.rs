@@ -28,6 +28,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::handler::Completion;
 use crate::migrate::Migration;
@@ -130,6 +131,9 @@ pub struct Turn {
     pub launches: Vec<Request>,
     /// The completions the handlers reported during the turn.
     pub completions: Vec<Completion>,
+    /// Whether the host's interrupt ended the turn while it waited for the
+    /// handlers ([`Session::set_interrupt`]): the tree is still Running.
+    pub interrupted: bool,
 }
 
 /// What starts a turn that no line started ([`Session::wake`]).
@@ -181,6 +185,8 @@ pub struct Session {
     handlers: Option<Box<dyn Handlers>>,
     /// Whether recorded trim reports carry each applied task's change.
     trim_changes: bool,
+    /// Set by the host when a turn waiting for the handlers should end.
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl fmt::Debug for Session {
@@ -209,6 +215,7 @@ impl Session {
             ticks: 0,
             handlers: None,
             trim_changes: true,
+            interrupt: None,
         }
     }
 
@@ -232,6 +239,15 @@ impl Session {
     /// change (`:change`; default yes).
     pub fn set_trim_changes(&mut self, changes: bool) {
         self.trim_changes = changes;
+    }
+
+    /// Sets the flag that ends a turn's wait for the handlers: while it is
+    /// set, a turn whose tree is Running and whose handlers are busy ends
+    /// (still Running) instead of waiting, so that a host with new input
+    /// (`aido chat` at a terminal: a line typed meanwhile) gets to it. The
+    /// host clears it.
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.interrupt = Some(flag);
     }
 
     /// Sets the programs that do the deferred actions.
@@ -487,6 +503,7 @@ impl Session {
         let mut launches = Vec::new();
         let mut completions = Vec::new();
         let mut ticks = 0;
+        let mut interrupted = false;
         let last = loop {
             let gap = self.between_ticks();
             completions.extend(gap.completions);
@@ -496,10 +513,18 @@ impl Session {
             if tick.status != Status::Running || ticks >= options.max_ticks.max(1) {
                 break tick;
             }
+            let flag = self.interrupt.clone();
+            let asked_to_stop = || flag.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
             if let Some(handlers) = &mut self.handlers
                 && handlers.busy()
             {
-                handlers.wait();
+                if !asked_to_stop() {
+                    handlers.wait();
+                }
+                if asked_to_stop() && handlers.busy() {
+                    interrupted = true;
+                    break tick;
+                }
             }
         };
         let after = replies_of(&self.db, &options.reply_key);
@@ -515,6 +540,7 @@ impl Session {
             last,
             launches,
             completions,
+            interrupted,
         }
     }
 }

@@ -118,6 +118,7 @@ pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failur
     let terminal = io::stdin().is_terminal() && !chat.config.jsonl;
     let mut lines = Lines::start(terminal, limit, chat.config.history.clone())
         .map_err(|why| Failure::input("the terminal", why))?;
+    chat.session.set_interrupt(lines.typed());
     lines.ask();
     let mut idle_due = chat.config.idle.map(|idle| Instant::now() + idle);
     loop {
@@ -361,6 +362,11 @@ impl Chat {
         }
         if let Some(error) = &turn.last.error {
             self.notice(&format!("turn {} ended in error: {error}", self.turns));
+        } else if turn.interrupted {
+            self.notice(&format!(
+                "turn {} still waits for a handler; the line typed meanwhile goes on with it",
+                self.turns
+            ));
         } else if turn.status == Status::Running {
             self.notice(&format!(
                 "turn {} is still running after {} ticks (--max-ticks); the next line goes on with it",

@@ -4,12 +4,17 @@
 //! line is edited with rustyline (arrows, history, Ctrl-D to end); from a
 //! pipe it is read plainly, with no prompt.
 //!
-//! A line is read only when asked for: a piped conversation is read one
-//! line per turn, never ahead, so what a turn does never depends on how
-//! fast the lines came.
+//! From a pipe a line is read only when asked for: a piped conversation is
+//! read one line per turn, never ahead, so what a turn does never depends
+//! on how fast the lines came. At a terminal the prompt is always there: a
+//! line typed while a turn waits for a handler program sets the flag
+//! ([`Lines::typed`]) that ends the wait, so "stop" can cancel a slow
+//! question.
 
 use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -38,6 +43,8 @@ pub(crate) struct Lines {
     thread: Option<JoinHandle<()>>,
     /// At a terminal: prints above the prompt while a line is being edited.
     printer: Option<Box<dyn ExternalPrinter>>,
+    /// Set while a line typed at the terminal waits to be taken.
+    typed: Arc<AtomicBool>,
 }
 
 impl Lines {
@@ -51,6 +58,7 @@ impl Lines {
     ) -> Result<Lines, String> {
         let (ask, asked) = channel::<()>();
         let (tell, heard) = channel::<Heard>();
+        let typed = Arc::new(AtomicBool::new(false));
         let (thread, printer) = if terminal {
             let config = Config::builder().auto_add_history(false).build();
             let mut editor: Editor<(), FileHistory> =
@@ -65,7 +73,8 @@ impl Lines {
             let printer = editor
                 .create_external_printer()
                 .map_err(|e| e.to_string())?;
-            let thread = std::thread::spawn(move || edit(editor, &asked, &tell, history));
+            let flag = typed.clone();
+            let thread = std::thread::spawn(move || edit(editor, &tell, &flag, history));
             (thread, Some(Box::new(printer) as Box<dyn ExternalPrinter>))
         } else {
             let thread = std::thread::spawn(move || plain(&asked, &tell, limit));
@@ -76,7 +85,15 @@ impl Lines {
             heard,
             thread: Some(thread),
             printer,
+            typed,
         })
+    }
+
+    /// The flag that is set while a line typed at the terminal waits to be
+    /// taken (never set from a pipe): a turn waiting for a handler ends
+    /// when it is set ([`aido::session::Session::set_interrupt`]).
+    pub(crate) fn typed(&self) -> Arc<AtomicBool> {
+        self.typed.clone()
     }
 
     /// Asks for the next line.
@@ -89,14 +106,18 @@ impl Lines {
     /// Waits for what was asked for, at most `timeout` (`None`: as long as
     /// it takes); `None` when the time ran out.
     pub(crate) fn wait(&self, timeout: Option<Duration>) -> Option<Heard> {
-        match timeout {
+        let heard = match timeout {
             None => Some(self.heard.recv().unwrap_or(Heard::End)),
             Some(timeout) => match self.heard.recv_timeout(timeout) {
                 Ok(heard) => Some(heard),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => Some(Heard::End),
             },
+        };
+        if heard.is_some() {
+            self.typed.store(false, Ordering::SeqCst);
         }
+        heard
     }
 
     /// Writes `text` to standard output: at a terminal above the line
@@ -126,35 +147,35 @@ impl Lines {
     }
 }
 
-/// The terminal reader: a prompt and an edited line each time one is asked
-/// for; the history saved at the end when a file was given.
+/// The terminal reader: a prompt and an edited line, again and again (the
+/// prompt stays while a turn runs, what the chat prints goes above it);
+/// the history saved at the end when a file was given.
 fn edit(
     mut editor: Editor<(), FileHistory>,
-    asked: &Receiver<()>,
     tell: &Sender<Heard>,
+    typed: &AtomicBool,
     history: Option<PathBuf>,
 ) {
-    'asked: while asked.recv().is_ok() {
-        let heard = loop {
-            match editor.readline("> ") {
-                Ok(line) => {
-                    if !line.trim().is_empty() {
-                        let _ = editor.add_history_entry(line.as_str());
-                    }
-                    break Heard::Line(line);
+    loop {
+        let heard = match editor.readline("> ") {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
                 }
-                // Ctrl-C drops the line being typed, as in a shell.
-                Err(ReadlineError::Interrupted) => {}
-                Err(ReadlineError::Eof) => break Heard::End,
-                Err(e) => {
-                    let _ = tell.send(Heard::Skipped(format!("the terminal: {e}")));
-                    break Heard::End;
-                }
+                Heard::Line(line)
+            }
+            // Ctrl-C drops the line being typed, as in a shell.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => Heard::End,
+            Err(e) => {
+                let _ = tell.send(Heard::Skipped(format!("the terminal: {e}")));
+                Heard::End
             }
         };
         let end = matches!(heard, Heard::End);
+        typed.store(!end, Ordering::SeqCst);
         if tell.send(heard).is_err() || end {
-            break 'asked;
+            break;
         }
     }
     if let Some(path) = history

@@ -822,3 +822,78 @@ fn watch_takes_an_edited_included_file_and_refuses_a_broken_one() {
         "{run:?}"
     );
 }
+
+/// Waits until the tmux pane `target` on `socket` shows what `wanted`
+/// accepts (at most two minutes), and gives the screen.
+fn screen(socket: &str, target: &str, wanted: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let out = Command::new("tmux")
+            .args(["-L", socket, "capture-pane", "-p", "-t", target])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if wanted(&text) {
+            return text;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn stop_typed_at_the_terminal_while_the_bot_waits_cancels_its_question() {
+    let dir = folder("terminal-stop");
+    let (db, code) = (dir.join("db.edn"), dir.join("code.txt"));
+    let socket = format!("aido-chat-stop-{}", std::process::id());
+    // The clock would take ten minutes, and a turn may tick for ever: only
+    // the line typed meanwhile ends the wait.
+    let command = format!(
+        "cd {} && CLOCK_DELAY=600 {} chat examples/chatbot/bot.edn --seed 7 --max-ticks 1000000 \
+         --handler svc/time=examples/chatbot/clock.sh --save {}; echo $? > {}; \
+         tmux -L {socket} wait-for -S chat-done",
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_BIN_EXE_aido"),
+        db.display(),
+        code.display()
+    );
+    let tmux = |args: &[&str]| {
+        let status = Command::new("tmux")
+            .args(["-L", &socket])
+            .args(args)
+            .status()
+            .expect("tmux runs (installed by .ci/run)");
+        assert!(status.success(), "tmux {args:?}");
+    };
+    tmux(&["new-session", "-d", "-s", "keep", "cat"]);
+    tmux(&["new-session", "-d", "-x", "200", "-s", "chat", &command]);
+    screen(&socket, "chat", |s| s.starts_with('>'));
+    tmux(&[
+        "send-keys",
+        "-t",
+        "chat",
+        "what time is it in Lisbon?",
+        "Enter",
+    ]);
+    screen(&socket, "chat", |s| s.contains("what is your name?"));
+    tmux(&["send-keys", "-t", "chat", "I am Ann", "Enter"]);
+    // The prompt is back at once, while the turn waits for the clock (its
+    // replies are printed when the turn ends).
+    screen(&socket, "chat", |s| {
+        s.lines().filter(|l| l.starts_with('>')).count() >= 3
+    });
+    tmux(&["send-keys", "-t", "chat", "stop", "Enter"]);
+    screen(&socket, "chat", |s| s.contains("OK, I stopped."));
+    tmux(&["send-keys", "-t", "chat", "C-d"]);
+    tmux(&["wait-for", "chat-done"]);
+    let _ = Command::new("tmux")
+        .args(["-L", &socket, "kill-server"])
+        .status();
+    assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "0");
+    let db = read_value(&std::fs::read_to_string(&db).unwrap()).unwrap();
+    assert_eq!(
+        db.get(&Value::keyword("replies")).unwrap().to_string(),
+        r#"["Happy to. First, what is your name?" "Nice to meet you, Ann." "One moment, I am asking the clock in Lisbon." "OK, I stopped."]"#
+    );
+    assert_eq!(db.get(&Value::keyword("waiting")), None);
+}

@@ -23,7 +23,8 @@ no longer Running (at most N ticks a line), and each value it appends to
 anything else as EDN). From a terminal there is a prompt; from a pipe there
 is none. End of input ends the chat (exit status 0); at a terminal, lines
 are edited with the arrow keys, the up arrow recalls earlier lines, Ctrl-C
-drops the line being typed and Ctrl-D ends the chat. A handler's answer
+drops the line being typed and Ctrl-D ends the chat, and a line typed while
+a turn waits for a handler program ends the wait. A handler's answer
 that arrives while the chat waits for a line is taken at once: the tree is
 ticked, with no line, and what it says is printed.
 
