@@ -301,40 +301,66 @@ impl fmt::Display for HandlerFailure {
 
 impl std::error::Error for HandlerFailure {}
 
-/// The answer to one launch: the request it answers and how it ended.
+/// The answer to one launch: the request it answers and how it ended. The
+/// one completion type: a handler program's answer, a scripted one in a
+/// conversation scenario and a host's own ([`crate::session::Handlers`])
+/// are all this.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Completion {
     /// The `:defer` node's id: the key under `:aido/results`.
     pub node: Value,
-    /// The request answered.
+    /// The request answered: an answer to a request no longer in flight is
+    /// dropped by the tick, never taken for a newer one.
     pub request: i64,
     /// The action.
     pub action: Keyword,
     /// [`Status::Success`] or [`Status::Failure`].
     pub status: Status,
-    /// What the program printed, read as JSON (success only).
+    /// The completion's `:result`: what the program printed, read as JSON
+    /// (`None`: it printed nothing); for a program that failed, `{:reason
+    /// r, :code "H000n", :message "..."}`, so a `:defer`'s `:into` can say
+    /// why.
     pub result: Option<Value>,
-    /// Why it failed (failure only).
+    /// Why the program failed, as typed data (a program's failure only).
     pub failure: Option<HandlerFailure>,
 }
 
 impl Completion {
-    fn failed(request: &Request, failure: HandlerFailure) -> Completion {
+    /// The answer `result` with `status` to `request`, as a host or a
+    /// recorded conversation gives it.
+    pub fn new(request: &Request, status: Status, result: Option<Value>) -> Completion {
         Completion {
             node: request.node.clone(),
             request: request.request,
             action: request.action,
-            status: Status::Failure,
-            result: None,
+            status,
+            result,
+            failure: None,
+        }
+    }
+
+    /// The failure of `request`'s program: `:failure`, with the failure as
+    /// the `:result` map.
+    pub fn failed(request: &Request, failure: HandlerFailure) -> Completion {
+        let result = Value::map_from([
+            (Value::keyword("reason"), Value::keyword(failure.reason())),
+            (Value::keyword("code"), Value::string(failure.code())),
+            (
+                Value::keyword("message"),
+                Value::string(&failure.to_string()),
+            ),
+        ]);
+        Completion {
             failure: Some(failure),
+            ..Completion::new(request, Status::Failure, Some(result))
         }
     }
 
     /// The completion as a tick takes it under `:aido/results` (keyed by
     /// [`Completion::node`]): `{:request 3, :status :success, :result x}`,
-    /// or `{:request 3, :status :failure, :reason :exit, :code "H0002",
-    /// :message "..."}`.
+    /// or `{:request 3, :status :failure, :result {:reason :exit, :code
+    /// "H0002", :message "..."}}`.
     pub fn to_value(&self) -> Value {
         let status = match self.status {
             Status::Success => "success",
@@ -345,14 +371,6 @@ impl Completion {
         map.insert(Value::keyword("status"), Value::keyword(status));
         if let Some(result) = &self.result {
             map.insert(Value::keyword("result"), result.clone());
-        }
-        if let Some(failure) = &self.failure {
-            map.insert(Value::keyword("reason"), Value::keyword(failure.reason()));
-            map.insert(Value::keyword("code"), Value::string(failure.code()));
-            map.insert(
-                Value::keyword("message"),
-                Value::string(&failure.to_string()),
-            );
         }
         Value::Map(Box::new(map))
     }
@@ -739,14 +757,7 @@ impl Handlers {
         }
         let request = &job.request;
         Some(match finished.outcome {
-            Ok(result) => Completion {
-                node: request.node.clone(),
-                request: request.request,
-                action: request.action,
-                status: Status::Success,
-                result,
-                failure: None,
-            },
+            Ok(result) => Completion::new(request, Status::Success, result),
             Err(failure) => Completion::failed(request, failure),
         })
     }

@@ -28,7 +28,9 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::handler::Completion;
 use crate::migrate::Migration;
 use crate::record::{Event, Recorder, RunRecord};
 use crate::registry::Registry;
@@ -39,34 +41,6 @@ use crate::tick::{
 use crate::tree::Tree;
 use crate::trim::{TrimReport, TrimTask, Trimmer};
 use crate::value::{Map, Value, kw};
-
-/// The answer to a deferred action: what goes under `:aido/results` for its
-/// node before the next tick.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Completion {
-    /// The `:defer` node's id (the request's [`Request::node`]).
-    pub node: Value,
-    /// The request answered ([`Request::request`]): an answer to a
-    /// request no longer in flight is dropped by the tick, not taken for
-    /// a newer one.
-    pub request: i64,
-    /// Success or Failure.
-    pub status: Status,
-    /// The action's result (for Failure, its message).
-    pub result: Value,
-}
-
-impl Completion {
-    /// The completion as the tick reads it: `{:request n, :status :success,
-    /// :result x}`.
-    pub fn to_value(&self) -> Value {
-        Value::map_from([
-            (Value::Keyword(kw::REQUEST), Value::Int(self.request)),
-            (Value::Keyword(kw::STATUS), self.status.to_value()),
-            (Value::keyword("result"), self.result.clone()),
-        ])
-    }
-}
 
 /// The programs that do a session's deferred actions (`:defer`): the
 /// session hands them each tick's launches and cancels, and merges the
@@ -87,6 +61,12 @@ pub trait Handlers: Send {
     /// passed): called between the ticks of a chat turn while
     /// [`Handlers::busy`].
     fn wait(&mut self) {}
+    /// Whether a completion is ready now, without waiting (kept for the
+    /// next [`Handlers::completions`]): a chat between lines asks, to tick
+    /// the tree when an answer arrives ([`Session::wake`]).
+    fn ready(&mut self) -> bool {
+        false
+    }
 }
 
 /// The handler programs (`aido chat --handler`, `aido run --handler`) are a
@@ -104,7 +84,7 @@ impl Handlers for crate::handler::Handlers {
     }
 
     fn completions(&mut self) -> Vec<Completion> {
-        self.poll().into_iter().map(Completion::from).collect()
+        self.poll()
     }
 
     fn busy(&self) -> bool {
@@ -115,30 +95,9 @@ impl Handlers for crate::handler::Handlers {
         // Long enough not to spin, short enough that a chat stays lively.
         let _ = self.wait_until_ready(std::time::Duration::from_millis(250));
     }
-}
 
-/// A program's answer as the session merges it: on success, what it printed
-/// is the `:result`; on failure, the `:result` is `{:reason r, :code "H000n",
-/// :message "..."}` (see [`crate::handler::HandlerFailure`]).
-impl From<crate::handler::Completion> for Completion {
-    fn from(done: crate::handler::Completion) -> Completion {
-        let result = match (&done.failure, done.result) {
-            (Some(failure), _) => Value::map_from([
-                (Value::keyword("reason"), Value::keyword(failure.reason())),
-                (Value::keyword("code"), Value::string(failure.code())),
-                (
-                    Value::keyword("message"),
-                    Value::string(&failure.to_string()),
-                ),
-            ]),
-            (None, result) => result.unwrap_or(Value::Nil),
-        };
-        Completion {
-            node: done.node,
-            request: done.request,
-            status: done.status,
-            result,
-        }
+    fn ready(&mut self) -> bool {
+        self.wait_until_ready(std::time::Duration::ZERO)
     }
 }
 
@@ -172,6 +131,22 @@ pub struct Turn {
     pub launches: Vec<Request>,
     /// The completions the handlers reported during the turn.
     pub completions: Vec<Completion>,
+    /// Whether the host's interrupt ended the turn while it waited for the
+    /// handlers ([`Session::set_interrupt`]): the tree is still Running.
+    pub interrupted: bool,
+}
+
+/// What starts a turn that no line started ([`Session::wake`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Wake {
+    /// Nobody said anything for a while (`aido chat --idle`): the turn's
+    /// first tick sees `:aido/idle true`, and the key is gone after the
+    /// turn.
+    Idle,
+    /// A deferred action's answer arrived between lines: it is merged and
+    /// the tree ticked, so what it makes the tree say is said at once.
+    Answer,
 }
 
 /// Where a chat turn puts its line and finds its replies.
@@ -210,6 +185,8 @@ pub struct Session {
     handlers: Option<Box<dyn Handlers>>,
     /// Whether recorded trim reports carry each applied task's change.
     trim_changes: bool,
+    /// Set by the host when a turn waiting for the handlers should end.
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl fmt::Debug for Session {
@@ -238,6 +215,7 @@ impl Session {
             ticks: 0,
             handlers: None,
             trim_changes: true,
+            interrupt: None,
         }
     }
 
@@ -261,6 +239,15 @@ impl Session {
     /// change (`:change`; default yes).
     pub fn set_trim_changes(&mut self, changes: bool) {
         self.trim_changes = changes;
+    }
+
+    /// Sets the flag that ends a turn's wait for the handlers: while it is
+    /// set, a turn whose tree is Running and whose handlers are busy ends
+    /// (still Running) instead of waiting, so that a host with new input
+    /// (`aido chat` at a terminal: a line typed meanwhile) gets to it. The
+    /// host clears it.
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.interrupt = Some(flag);
     }
 
     /// Sets the programs that do the deferred actions.
@@ -479,11 +466,44 @@ impl Session {
     /// waits for them: [`Handlers::wait`]); each value the turn appends to
     /// the reply key is a reply.
     pub fn turn(&mut self, line: &str, options: &TurnOptions) -> Turn {
+        let input = one(options.input_key.clone(), Value::string(line));
+        self.run_turn(&input, options)
+    }
+
+    /// A turn without a line, ticked as [`Session::turn`] ticks: for
+    /// [`Wake::Idle`], with `:aido/idle true` merged before it (and taken
+    /// out after it, recorded as the next tick's input); for
+    /// [`Wake::Answer`], with nothing but the completions that arrived.
+    pub fn wake(&mut self, why: Wake, options: &TurnOptions) -> Turn {
+        let idle = Value::keyword("aido/idle");
+        match why {
+            Wake::Idle => {
+                let turn = self.run_turn(&one(idle.clone(), Value::Bool(true)), options);
+                self.input(&one(idle, Value::Nil));
+                turn
+            }
+            Wake::Answer => self.run_turn(&Map::default(), options),
+        }
+    }
+
+    /// Whether the handlers have a completion ready now (see
+    /// [`Handlers::ready`]).
+    pub fn answers_ready(&mut self) -> bool {
+        self.handlers.as_mut().is_some_and(|h| h.ready())
+    }
+
+    /// Whether the handlers have work under way ([`Handlers::busy`]).
+    pub fn handlers_busy(&self) -> bool {
+        self.handlers.as_ref().is_some_and(|h| h.busy())
+    }
+
+    fn run_turn(&mut self, input: &Map, options: &TurnOptions) -> Turn {
         let before = replies_of(&self.db, &options.reply_key);
-        self.input(&one(options.input_key.clone(), Value::string(line)));
+        self.input(input);
         let mut launches = Vec::new();
         let mut completions = Vec::new();
         let mut ticks = 0;
+        let mut interrupted = false;
         let last = loop {
             let gap = self.between_ticks();
             completions.extend(gap.completions);
@@ -493,10 +513,18 @@ impl Session {
             if tick.status != Status::Running || ticks >= options.max_ticks.max(1) {
                 break tick;
             }
+            let flag = self.interrupt.clone();
+            let asked_to_stop = || flag.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
             if let Some(handlers) = &mut self.handlers
                 && handlers.busy()
             {
-                handlers.wait();
+                if !asked_to_stop() {
+                    handlers.wait();
+                }
+                if asked_to_stop() && handlers.busy() {
+                    interrupted = true;
+                    break tick;
+                }
             }
         };
         let after = replies_of(&self.db, &options.reply_key);
@@ -512,6 +540,7 @@ impl Session {
             last,
             launches,
             completions,
+            interrupted,
         }
     }
 }

@@ -1,19 +1,21 @@
 //! `aido chat TREE [options]`: talk to a tree, a line at a time.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use aido::record::{Event, PageOptions, TimelineOptions, page, timeline_block};
 use aido::scenario::{ConversationStep, ExpectedReply};
-use aido::session::{Session, Turn, TurnOptions, seed_db};
+use aido::session::{Session, Turn, TurnOptions, Wake, seed_db};
 use aido::tick::Status;
 use aido::value::JsonMapping;
 use aido::{Tree, Value};
 
 use super::Failure;
 use super::args::{self, CHAT_USAGE, ChatArgs};
+use super::chat_input::{Heard, Lines};
 use super::load::{
     compile_tree, io_reason, max_input_bytes, name, read_db, read_db_or_empty, read_file,
 };
@@ -35,6 +37,10 @@ struct Config {
     record: Option<PathBuf>,
     jsonl: bool,
     watch: bool,
+    /// `--idle`: the silence after which the tree is ticked with `:aido/idle true`.
+    idle: Option<Duration>,
+    /// `--history`: the file a terminal's line history is read from and saved to.
+    history: Option<PathBuf>,
 }
 
 impl Config {
@@ -45,13 +51,8 @@ impl Config {
             ("--input-key", &parsed.input_key, &mut turn.input_key),
             ("--reply-key", &parsed.reply_key, &mut turn.reply_key),
         ] {
-            if let Some(text) = args::text(flag, value.as_deref())? {
-                *slot = keyword(text).ok_or_else(|| {
-                    Failure::input(
-                        flag,
-                        format!("expected a keyword such as :input, got `{text}`"),
-                    )
-                })?;
+            if let Some(key) = args::keyword(flag, value.as_deref())? {
+                *slot = key;
             }
         }
         if let Some(n) = args::positive("--max-ticks", parsed.max_ticks.as_deref())? {
@@ -67,16 +68,9 @@ impl Config {
             record: path(&parsed.record),
             jsonl: parsed.jsonl,
             watch: parsed.watch,
+            idle: super::seconds("--idle", parsed.idle.as_deref())?,
+            history: path(&parsed.history),
         })
-    }
-}
-
-/// `:name` or `name` as a keyword value.
-fn keyword(text: &str) -> Option<Value> {
-    let name = text.strip_prefix(':').unwrap_or(text);
-    match aido::read::read_value(&format!(":{name}")) {
-        Ok(value @ Value::Keyword(_)) => Some(value),
-        _ => None,
     }
 }
 
@@ -91,69 +85,78 @@ pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failur
     }
     let mut inputs: Vec<&Path> = vec![&config.tree];
     inputs.extend(parsed.nodes.as_ref().map(Path::new));
-    for target in [&config.save, &config.record].into_iter().flatten() {
+    let golden = config.record.as_deref().map(aido::scenario::golden_path);
+    for target in [&config.save, &config.record, &golden]
+        .into_iter()
+        .flatten()
+    {
         check_target(target, &inputs)?;
     }
     let handlers = super::handler_programs(&parsed.handler, parsed.handler_timeout.as_deref())?;
+    let watched = watched_files(&config.tree, tree_text, &tree);
     let mut chat = Chat::new(tree, db, config);
-    chat.tree_text = tree_text;
+    chat.watched = watched;
     if let Some((handlers, actions)) = handlers {
         chat.session.set_handlers(Box::new(handlers));
         chat.handled = actions;
     }
     let limit = max_input_bytes()?;
-    let stdin = io::stdin();
-    let prompt = stdin.is_terminal() && !chat.config.jsonl;
-    let mut lines = stdin.lock();
+    let terminal = io::stdin().is_terminal() && !chat.config.jsonl;
+    let mut lines = Lines::start(terminal, limit, chat.config.history.clone())
+        .map_err(|why| Failure::input("the terminal", why))?;
+    chat.session.set_interrupt(lines.typed());
+    lines.ask();
+    let mut idle_due = chat.config.idle.map(|idle| Instant::now() + idle);
     loop {
-        if prompt {
-            write!(out, "> ")?;
+        // An answer that came in while the chat waited for a line is taken
+        // at once, and what the tree says to it is printed.
+        if chat.session.answers_ready() {
+            let mut said = Vec::new();
+            chat.wake(Wake::Answer, &mut said)?;
+            lines.print(&said, out)?;
+            continue;
         }
-        out.flush()?;
-        let line = match read_line(&mut lines, limit) {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(why) => {
-                chat.notice(&format!("standard input: {why}"));
-                continue;
-            }
-        };
-        if chat.config.jsonl {
-            chat.json_line(&line, out)?;
+        let now = Instant::now();
+        let until_idle = idle_due.map(|due| due.saturating_duration_since(now));
+        let timeout = if chat.session.handlers_busy() {
+            Some(until_idle.map_or(ANSWER_POLL, |left| left.min(ANSWER_POLL)))
         } else {
-            chat.line(&line, out)?;
+            until_idle
+        };
+        match lines.wait(timeout) {
+            Some(Heard::Line(line)) => {
+                let mut said = Vec::new();
+                if chat.config.jsonl {
+                    chat.json_line(&line, &mut said)?;
+                } else {
+                    chat.line(&line, &mut said)?;
+                }
+                lines.print(&said, out)?;
+                idle_due = chat.config.idle.map(|idle| Instant::now() + idle);
+                lines.ask();
+            }
+            Some(Heard::Skipped(why)) => {
+                chat.notice(&why);
+                lines.ask();
+            }
+            Some(Heard::End) => break,
+            None if idle_due.is_some_and(|due| Instant::now() >= due) => {
+                // Once a silence: the next idle turn waits for a line first.
+                idle_due = None;
+                let mut said = Vec::new();
+                chat.wake(Wake::Idle, &mut said)?;
+                lines.print(&said, out)?;
+            }
+            None => {}
         }
     }
+    lines.finish();
     chat.finish()?;
     Ok(0)
 }
 
-/// Reads one line without its end, at most `limit` bytes; `None` at the end
-/// of the input.
-fn read_line(input: &mut dyn BufRead, limit: u64) -> Result<Option<String>, String> {
-    let mut bytes = Vec::new();
-    let n = input
-        .take(limit.saturating_add(1))
-        .read_until(b'\n', &mut bytes)
-        .map_err(|e| io_reason(&e))?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if bytes.last() != Some(&b'\n') && n as u64 > limit {
-        // Skip the rest of the line before saying so.
-        let mut rest = Vec::new();
-        let _ = input.read_until(b'\n', &mut rest);
-        return Err(format!(
-            "a line longer than {limit} bytes (AIDO_MAX_INPUT_BYTES) was skipped"
-        ));
-    }
-    while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-        bytes.pop();
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "a line that is not valid UTF-8 was skipped".to_owned())
-}
+/// How often a chat waiting for a line looks for a handler's answer.
+const ANSWER_POLL: Duration = Duration::from_millis(50);
 
 /// What `:undo` puts back.
 struct Undo {
@@ -174,8 +177,9 @@ struct Chat {
     last_turn: Option<(u64, u64)>,
     turns: u64,
     trace: bool,
-    /// The tree file's text as last read, for `--watch`.
-    tree_text: String,
+    /// The tree file and the files it includes, each with its text as last
+    /// read, for `--watch`.
+    watched: Vec<(PathBuf, String)>,
     /// The actions a `--handler` program does.
     handled: Vec<aido::value::Keyword>,
 }
@@ -194,7 +198,7 @@ impl Chat {
             last_turn: None,
             turns: 0,
             trace: false,
-            tree_text: String::new(),
+            watched: Vec::new(),
             handled: Vec::new(),
         }
     }
@@ -229,7 +233,24 @@ impl Chat {
                 .map(str::to_owned)
         };
         let reply = if let Some(input) = field("input") {
-            let turn = self.turn(&input)?;
+            let turn = self.turn(Some(&input), Wake::Answer)?;
+            serde_json::Value::Object(self.json_turn(&turn))
+        } else if let Some(command) = field("command") {
+            let text = self.command(&command)?;
+            serde_json::json!({ "output": text.trim_end() })
+        } else {
+            serde_json::json!({
+                "error": "expected a JSON object {\"input\": \"...\"} or {\"command\": \":db\"}"
+            })
+        };
+        writeln!(out, "{reply}")?;
+        Ok(())
+    }
+
+    /// A turn as a JSON object: `{"replies": [..], "status": ..}`, with
+    /// `"error"` for a tick that ended in one.
+    fn json_turn(&self, turn: &Turn) -> serde_json::Map<String, serde_json::Value> {
+        {
             let mut fields = serde_json::Map::new();
             let replies = turn
                 .replies
@@ -243,35 +264,36 @@ impl Chat {
                 .collect();
             fields.insert("replies".into(), serde_json::Value::Array(replies));
             fields.insert("status".into(), status_name(turn.status).into());
-            for launch in turn
-                .launches
-                .iter()
-                .filter(|l| !self.handled.contains(&l.action))
-            {
-                self.notice(&format!(
-                "turn {}: {} (request {}) was launched, and no handler does it: it stays in flight",
-                self.turns, launch.action, launch.request
-            ));
-            }
             if let Some(error) = &turn.last.error {
                 fields.insert("error".into(), error.to_string().into());
             }
-            serde_json::Value::Object(fields)
-        } else if let Some(command) = field("command") {
-            let text = self.command(&command)?;
-            serde_json::json!({ "output": text.trim_end() })
-        } else {
-            serde_json::json!({
-                "error": "expected a JSON object {\"input\": \"...\"} or {\"command\": \":db\"}"
-            })
-        };
-        writeln!(out, "{reply}")?;
-        Ok(())
+            fields
+        }
     }
 
     /// Says `line` to the tree and prints the replies.
     fn say(&mut self, line: &str, out: &mut dyn Write) -> Result<(), Failure> {
-        let turn = self.turn(line)?;
+        let turn = self.turn(Some(line), Wake::Answer)?;
+        self.print_turn(&turn, out)
+    }
+
+    /// A turn no line started (an answer came, or the silence was long):
+    /// what the tree says is printed as a line's replies are, or as one
+    /// JSON line with `"wake"` saying why.
+    fn wake(&mut self, why: Wake, out: &mut dyn Write) -> Result<(), Failure> {
+        let turn = self.turn(None, why)?;
+        if self.config.jsonl {
+            let mut fields = self.json_turn(&turn);
+            let why = if why == Wake::Idle { "idle" } else { "answer" };
+            fields.insert("wake".into(), why.into());
+            writeln!(out, "{}", serde_json::Value::Object(fields))?;
+            return Ok(());
+        }
+        self.print_turn(&turn, out)
+    }
+
+    /// Prints a turn's replies, one a line, and its ticks under `:trace on`.
+    fn print_turn(&self, turn: &Turn, out: &mut dyn Write) -> Result<(), Failure> {
         for reply in &turn.replies {
             let text = match reply {
                 Value::Str(s) => s.to_string(),
@@ -297,8 +319,9 @@ impl Chat {
         Ok(())
     }
 
-    /// Runs one turn, saves the db and notes the turn for `--record`.
-    fn turn(&mut self, line: &str) -> Result<Turn, Failure> {
+    /// Runs one turn, of `line` or (with none) woken by `why`, saves the
+    /// db and notes the turn for `--record`.
+    fn turn(&mut self, line: Option<&str>, why: Wake) -> Result<Turn, Failure> {
         if self.config.watch {
             self.reload();
         }
@@ -307,7 +330,10 @@ impl Chat {
             steps: self.steps.len(),
         });
         let from = self.session.ticks();
-        let turn = self.session.turn(line, &self.config.turn);
+        let turn = match line {
+            Some(line) => self.session.turn(line, &self.config.turn),
+            None => self.session.wake(why, &self.config.turn),
+        };
         self.turns += 1;
         self.last_turn = Some((from, self.session.ticks()));
         for launch in turn
@@ -322,6 +348,11 @@ impl Chat {
         }
         if let Some(error) = &turn.last.error {
             self.notice(&format!("turn {} ended in error: {error}", self.turns));
+        } else if turn.interrupted {
+            self.notice(&format!(
+                "turn {} still waits for a handler; the line typed meanwhile goes on with it",
+                self.turns
+            ));
         } else if turn.status == Status::Running {
             self.notice(&format!(
                 "turn {} is still running after {} ticks (--max-ticks); the next line goes on with it",
@@ -338,21 +369,15 @@ impl Chat {
                 .collect()
         };
         self.steps.push(ConversationStep::Turn {
-            line: line.to_owned(),
+            line: line.unwrap_or_default().to_owned(),
+            wake: if line.is_some() { None } else { Some(why) },
             answers: turn
                 .completions
                 .iter()
-                .filter_map(|c| {
-                    let action = turn
-                        .launches
-                        .iter()
-                        .find(|r| r.request == c.request)?
-                        .action;
-                    Some(aido::scenario::HandlerAnswer {
-                        action,
-                        answer: c.result.clone(),
-                        status: c.status,
-                    })
+                .map(|c| aido::scenario::HandlerAnswer {
+                    action: c.action,
+                    answer: c.result.clone(),
+                    status: c.status,
                 })
                 .collect(),
             replies: Some(replies),
@@ -454,24 +479,40 @@ impl Chat {
         Ok(text)
     }
 
-    /// Takes the tree file again if it changed (`--watch`): a tree that
-    /// compiles takes over with the db carried over; one that does not is
-    /// refused with its diagnostics.
+    /// Takes the tree again if its file or a file it includes changed
+    /// (`--watch`): a tree that compiles takes over with the db carried
+    /// over; one that does not is refused with its diagnostics, and the old
+    /// tree goes on (until a file changes again).
     fn reload(&mut self) {
-        let text = match read_file(&self.config.tree) {
-            Ok(text) if text == self.tree_text => return,
-            Ok(text) => text,
-            Err(failure) => {
-                self.notice(&format!(
-                    "cannot read the tree again ({}); the old tree goes on",
-                    failure_line(failure)
-                ));
-                return;
+        let mut changed = false;
+        let mut unreadable = Vec::new();
+        for (path, text) in &mut self.watched {
+            match read_file(path) {
+                Ok(new) if new == *text => {}
+                Ok(new) => {
+                    *text = new;
+                    changed = true;
+                }
+                Err(failure) => unreadable.push(failure_line(failure)),
             }
-        };
-        self.tree_text = text;
+        }
+        if let Some(why) = unreadable.first() {
+            self.notice(&format!(
+                "cannot read the tree again ({why}); the old tree goes on"
+            ));
+            return;
+        }
+        if !changed {
+            return;
+        }
         match compile_tree(&self.config.tree) {
             Ok(tree) => {
+                let top = self
+                    .watched
+                    .first()
+                    .map(|(_, t)| t.clone())
+                    .unwrap_or_default();
+                self.watched = watched_files(&self.config.tree, top, &tree);
                 let report = self.session.reload(Arc::new(tree), None);
                 let note = report.to_value();
                 self.session.note(Event::Reload(note.clone()));
@@ -586,8 +627,50 @@ impl Chat {
             ));
         }
         write_atomically(path, text.as_bytes())
-            .map_err(|e| Failure::input(name(path), format!("cannot save: {}", io_reason(&e))))
+            .map_err(|e| Failure::input(name(path), format!("cannot save: {}", io_reason(&e))))?;
+        self.write_golden(path)
     }
+
+    /// Writes the recording's golden timeline beside it (`NAME.timeline`),
+    /// as `aido test --accept` writes one: the timeline of the recording's
+    /// replay, so `aido test` checks every tick too. (The live chat's own
+    /// ticks are not the golden: how many ticks a turn spent waiting for a
+    /// program depends on how fast it answered, and the replay answers at
+    /// once.)
+    fn write_golden(&self, path: &Path) -> Result<(), Failure> {
+        let options = aido::scenario::ScenarioOptions::default()
+            .allow_outside(true)
+            .max_file_bytes(max_input_bytes()?);
+        let scenario = aido::scenario::Scenario::load_with(path, &super::registry(), &options)
+            .map_err(|e| {
+                Failure::input(name(path), format!("does not load back: {}", e.message))
+            })?;
+        let Some(golden) = &scenario.golden else {
+            return Ok(());
+        };
+        let run = scenario.run();
+        if let Some(why) = &run.stopped {
+            self.notice(&format!("no golden timeline written: {why}"));
+            return Ok(());
+        }
+        write_atomically(golden, run.timeline.as_bytes())
+            .map_err(|e| Failure::input(name(golden), format!("cannot save: {}", io_reason(&e))))
+    }
+}
+
+/// The files `--watch` looks at: the tree file (with `text`, as read) and
+/// each file the compiled `tree` includes, with the text it was compiled
+/// from.
+fn watched_files(path: &Path, text: String, tree: &Tree) -> Vec<(PathBuf, String)> {
+    let mut files = vec![(path.to_owned(), text)];
+    if let Some(map) = tree.files() {
+        files.extend(
+            map.sources()
+                .skip(1)
+                .map(|source| (PathBuf::from(source.name()), source.text().to_owned())),
+        );
+    }
+    files
 }
 
 /// The chat as a scenario file: the tree by its name relative to the
@@ -638,10 +721,15 @@ fn recording(
             ConversationStep::Db(db) => Value::map_from([(Value::keyword("db"), db.clone())]),
             ConversationStep::Turn {
                 line,
+                wake,
                 answers,
                 replies,
             } => {
-                let mut items = vec![Value::string(line)];
+                let mut items = vec![match wake {
+                    None => Value::string(line),
+                    Some(Wake::Idle) => Value::keyword("aido/idle"),
+                    Some(_) => Value::keyword("aido/answer"),
+                }];
                 items.extend(answers.iter().map(aido::scenario::HandlerAnswer::to_value));
                 match replies {
                     Some(replies) if replies.is_empty() => items.push(Value::Nil),

@@ -92,23 +92,34 @@ pub(crate) fn use_model(path: Option<&std::ffi::OsStr>) -> Result<(), super::Fai
 /// The handler programs of `--handler ACTION=COMMAND` (repeatable) and
 /// `--handler-timeout S`, with the actions they do; `None` without a
 /// `--handler`.
+/// A flag's number of seconds above 0 (`--handler-timeout`, `--idle`).
+pub(crate) fn seconds(
+    flag: &str,
+    value: Option<&std::ffi::OsStr>,
+) -> Result<Option<std::time::Duration>, super::Failure> {
+    match super::args::text(flag, value)? {
+        None => Ok(None),
+        Some(text) => text
+            .parse::<f64>()
+            .ok()
+            .filter(|s| *s > 0.0)
+            .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                super::Failure::input(
+                    flag,
+                    format!("expected a number of seconds above 0, got `{text}`"),
+                )
+            }),
+    }
+}
+
 pub(crate) fn handler_programs(
     flags: &[std::ffi::OsString],
     timeout: Option<&std::ffi::OsStr>,
 ) -> Result<Option<(aido::handler::Handlers, Vec<aido::value::Keyword>)>, super::Failure> {
     use aido::handler::{HandlerOptions, Handlers, Program};
-    let timeout = match super::args::text("--handler-timeout", timeout)? {
-        None => None,
-        Some(text) => match text.parse::<f64>() {
-            Ok(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
-            _ => {
-                return Err(super::Failure::input(
-                    "--handler-timeout",
-                    format!("expected a number of seconds above 0, got `{text}`"),
-                ));
-            }
-        },
-    };
+    let timeout = seconds("--handler-timeout", timeout)?;
     if flags.is_empty() {
         return Ok(None);
     }

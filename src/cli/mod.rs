@@ -27,6 +27,7 @@ mod alloc_count;
 mod args;
 mod bench;
 mod chat;
+mod chat_input;
 mod check;
 mod load;
 mod migrate;
@@ -42,7 +43,7 @@ use std::io::{self, BufWriter, Write};
 
 pub use alloc_count::AllocCounter;
 pub use context::{Cli, main_with};
-pub(crate) use context::{handler_programs, registry, use_model};
+pub(crate) use context::{handler_programs, registry, seconds, use_model};
 
 mod context;
 

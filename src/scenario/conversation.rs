@@ -13,7 +13,8 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::session::{Completion, Handlers, TurnOptions};
+use crate::handler::Completion;
+use crate::session::{Handlers, TurnOptions, Wake};
 use crate::tick::{Request, Status};
 use crate::value::{Keyword, Map, Value};
 
@@ -52,8 +53,9 @@ impl ExpectedReply {
 pub struct HandlerAnswer {
     /// The action's name (a launch's [`Request::action`]).
     pub action: Keyword,
-    /// The completion's `:result`.
-    pub answer: Value,
+    /// The completion's `:result` (`None`: no `:result`, as from a
+    /// program that printed nothing).
+    pub answer: Option<Value>,
     /// Success (the default) or Failure.
     pub status: Status,
 }
@@ -63,7 +65,9 @@ impl HandlerAnswer {
     pub fn to_value(&self) -> Value {
         let mut map = Map::default();
         map.insert(Value::keyword("handler"), Value::Keyword(self.action));
-        map.insert(Value::keyword("answer"), self.answer.clone());
+        if let Some(answer) = &self.answer {
+            map.insert(Value::keyword("answer"), answer.clone());
+        }
         if self.status != Status::Success {
             map.insert(Value::keyword("status"), self.status.to_value());
         }
@@ -76,8 +80,11 @@ impl HandlerAnswer {
 pub enum ConversationStep {
     /// A line of input and what must come of it.
     Turn {
-        /// The line.
+        /// The line (empty for a turn no line started).
         line: String,
+        /// `Some`: a turn no line started ([`crate::session::Session::wake`]),
+        /// written `[:aido/idle reply...]` or `[:aido/answer {:handler ..} reply...]`.
+        wake: Option<Wake>,
         /// The answers the turn's deferred actions get.
         answers: Vec<HandlerAnswer>,
         /// The replies expected, in order (`Some(vec![])`: none, written
@@ -155,13 +162,30 @@ struct Script {
     waiting: Vec<HandlerAnswer>,
     /// Completions ready for the next tick.
     ready: Vec<Completion>,
+    /// Launches no answer was given for yet, in order.
+    in_flight: Vec<Request>,
 }
 
 impl ScriptedAnswers {
-    /// Adds a turn's answers.
+    /// Adds a turn's answers: one for an action launched earlier and still
+    /// unanswered answers that launch (an answer that came between lines);
+    /// the others wait for the next launch of their action.
     pub(crate) fn give(&self, answers: &[HandlerAnswer]) {
         let mut script = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        script.waiting.extend(answers.iter().cloned());
+        for answer in answers {
+            match script
+                .in_flight
+                .iter()
+                .position(|r| r.action == answer.action)
+            {
+                Some(i) => {
+                    let request = script.in_flight.remove(i);
+                    let done = Completion::new(&request, answer.status, answer.answer.clone());
+                    script.ready.push(done);
+                }
+                None => script.waiting.push(answer.clone()),
+            }
+        }
     }
 }
 
@@ -174,16 +198,18 @@ impl Handlers for ScriptedAnswers {
             .position(|a| a.action == request.action)
         {
             let answer = script.waiting.remove(i);
-            script.ready.push(Completion {
-                node: request.node.clone(),
-                request: request.request,
-                status: answer.status,
-                result: answer.answer,
-            });
+            script
+                .ready
+                .push(Completion::new(request, answer.status, answer.answer));
+        } else {
+            script.in_flight.push(request.clone());
         }
     }
 
-    fn cancel(&mut self, _request: &Request) {}
+    fn cancel(&mut self, request: &Request) {
+        let mut script = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        script.in_flight.retain(|r| r.request != request.request);
+    }
 
     fn completions(&mut self) -> Vec<Completion> {
         let mut script = self.0.lock().unwrap_or_else(PoisonError::into_inner);

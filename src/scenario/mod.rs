@@ -67,6 +67,7 @@ pub use coverage::{ChatCoverage, ChatGap, ChatGapKind, Coverage, NodeCoverage, T
 
 pub use crate::session::merge_input;
 pub use golden::{GoldenDiff, golden_diff};
+pub use parse::golden_path;
 
 /// What is wrong with a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -534,20 +535,24 @@ impl Scenario {
         let mut turn_mismatch = None;
         let mut replies = Vec::new();
         for step in &conversation.steps {
-            let (line, given, expected) = match step {
+            let (line, wake, given, expected) = match step {
                 ConversationStep::Db(db) => {
                     *session.db_mut() = db.clone();
                     continue;
                 }
                 ConversationStep::Turn {
                     line,
+                    wake,
                     answers,
                     replies,
-                } => (line, answers, replies),
+                } => (line, wake, answers, replies),
             };
             answers.give(given);
             let first_tick = session.ticks();
-            let turn = session.turn(line, &conversation.options);
+            let turn = match wake {
+                Some(why) => session.wake(*why, &conversation.options),
+                None => session.turn(line, &conversation.options),
+            };
             let n = replies.len() + 1;
             if turn_mismatch.is_none()
                 && let Some(expected) = expected

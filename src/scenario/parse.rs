@@ -175,8 +175,15 @@ pub(super) fn load(
     Ok(scenario)
 }
 
-/// `NAME.timeline` beside `NAME.test.edn` (or beside any other name).
-pub(crate) fn golden_path(path: &Path) -> PathBuf {
+/// The golden timeline of the scenario file `path`: `NAME.timeline`
+/// beside `NAME.test.edn` (or beside any other name).
+///
+/// ```
+/// use std::path::Path;
+/// let golden = aido::scenario::golden_path(Path::new("bots/greet.test.edn"));
+/// assert_eq!(golden, Path::new("bots/greet.timeline"));
+/// ```
+pub fn golden_path(path: &Path) -> PathBuf {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -603,11 +610,21 @@ fn conversation(
                 }
             },
             Value::Vector(items) => {
-                let Some(Value::Str(line)) = items.first() else {
-                    return Err(turn(format!(
-                        "turn {} of `:conversation` starts with the line typed, a string",
-                        i + 1
-                    )));
+                let (line, wake) = match items.first() {
+                    Some(Value::Str(line)) => (line.to_string(), None),
+                    Some(Value::Keyword(k)) if k.as_str() == "aido/idle" => {
+                        (String::new(), Some(crate::session::Wake::Idle))
+                    }
+                    Some(Value::Keyword(k)) if k.as_str() == "aido/answer" => {
+                        (String::new(), Some(crate::session::Wake::Answer))
+                    }
+                    _ => {
+                        return Err(turn(format!(
+                            "turn {} of `:conversation` starts with the line typed, a string \
+                             (or :aido/idle, :aido/answer for a turn no line started)",
+                            i + 1
+                        )));
+                    }
                 };
                 let mut answers = Vec::new();
                 let mut replies: Option<Vec<ExpectedReply>> = None;
@@ -643,10 +660,7 @@ fn conversation(
                                 (Some(action), Some(status), true) => {
                                     answers.push(HandlerAnswer {
                                         action,
-                                        answer: map
-                                            .get(&Value::keyword("answer"))
-                                            .cloned()
-                                            .unwrap_or_default(),
+                                        answer: map.get(&Value::keyword("answer")).cloned(),
                                         status,
                                     });
                                 }
@@ -667,7 +681,8 @@ fn conversation(
                     }
                 }
                 out.push(ConversationStep::Turn {
-                    line: line.to_string(),
+                    line,
+                    wake,
                     answers,
                     replies,
                 });

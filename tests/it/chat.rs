@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use aido::handler::Completion;
 use aido::runner::{PlayMode, Runner};
 use aido::scenario::Scenario;
-use aido::session::{Completion, Handlers, Session, TurnOptions};
+use aido::session::{Handlers, Session, TurnOptions};
 use aido::tick::{Request, Status};
 use aido::trim::DataTask;
 use aido::{Registry, Value, compile_str, read_value};
@@ -247,6 +248,26 @@ fn a_recorded_chat_passes_aido_test_unedited() {
         "{}",
         test.stdout
     );
+    // The golden timeline is written beside it, and `aido test` checks it:
+    // a tick changed in it fails the test.
+    let golden = dir.join("greet.timeline");
+    let timeline = std::fs::read_to_string(&golden).unwrap();
+    assert!(
+        timeline.starts_with("tick 1: success\n  input {:input \"hi\"}\n"),
+        "{timeline}"
+    );
+    std::fs::write(
+        &golden,
+        timeline.replacen("tick 1: success", "tick 1: failure", 1),
+    )
+    .unwrap();
+    let test = Run::of(bin().current_dir(&dir).args(["test", "greet.test.edn"]));
+    assert_eq!(test.code, 1, "{}", test.stdout);
+    assert!(
+        test.stdout.contains("greet.timeline: the timeline differs"),
+        "{}",
+        test.stdout
+    );
 
     // A reply changed by hand fails, naming the turn.
     let edited = recorded.replacen("[\"stop\" nil]", "[\"stop\" \"Bye!\"]", 1);
@@ -341,12 +362,11 @@ struct Clock(Vec<Completion>);
 
 impl Handlers for Clock {
     fn launch(&mut self, request: &Request) {
-        self.0.push(Completion {
-            node: request.node.clone(),
-            request: request.request,
-            status: Status::Success,
-            result: Value::string("12:00"),
-        });
+        self.0.push(Completion::new(
+            request,
+            Status::Success,
+            Some(Value::string("12:00")),
+        ));
     }
     fn cancel(&mut self, _request: &Request) {}
     fn completions(&mut self) -> Vec<Completion> {
@@ -417,17 +437,25 @@ fn kill_between_turns_leaves_the_saved_db_whole() {
 }
 
 #[test]
-fn a_terminal_gets_a_prompt() {
+fn a_terminal_edits_lines_and_recalls_the_last_one_with_the_up_arrow() {
     // tmux gives the chat a terminal; keys typed before it reads wait in
-    // the terminal's buffer, and `wait-for` says when the chat has ended.
+    // the terminal's buffer (rustyline drains, never flushes, it), and
+    // `wait-for` says when the chat has ended. What was said is read back
+    // from the recording and the exit status from a file.
     let dir = folder("terminal");
-    let out = dir.join("out.txt");
+    let (record, code, history) = (
+        dir.join("talk.test.edn"),
+        dir.join("code.txt"),
+        dir.join("history.txt"),
+    );
     let socket = format!("aido-chat-test-{}", std::process::id());
     let command = format!(
-        "{} chat {} > {} 2>&1; tmux -L {socket} wait-for -S chat-done",
+        "{} chat {} --record {} --history {}; echo $? > {}; tmux -L {socket} wait-for -S chat-done",
         env!("CARGO_BIN_EXE_aido"),
         greet(),
-        out.display()
+        record.display(),
+        history.display(),
+        code.display()
     );
     let tmux = |args: &[&str]| {
         let status = Command::new("tmux")
@@ -440,23 +468,58 @@ fn a_terminal_gets_a_prompt() {
     // An idle session keeps the server up after the chat's has ended.
     tmux(&["new-session", "-d", "-s", "keep", "cat"]);
     tmux(&["new-session", "-d", "-s", "chat", &command]);
+    // Keys are sent once the prompt is on the screen: rustyline reads them
+    // raw then, and the terminal's own line editing does not touch them.
+    let prompts = |n: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let screen = Command::new("tmux")
+                .args(["-L", &socket, "capture-pane", "-p", "-t", "chat"])
+                .output()
+                .unwrap();
+            let screen = String::from_utf8_lossy(&screen.stdout).into_owned();
+            if screen.lines().filter(|l| l.starts_with('>')).count() >= n {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "{screen}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    // "hi", then a line edited with the arrows ("stoxp" with the x taken
+    // out again: Left, Backspace), then the up arrow recalls it; Ctrl-D ends.
+    prompts(1);
+    tmux(&["send-keys", "-t", "chat", "hi", "Enter"]);
+    prompts(2);
     tmux(&[
         "send-keys",
         "-t",
         "chat",
-        "stop",
+        "stoxp",
+        "Left",
+        "BSpace",
         "Enter",
-        ":db :input",
-        "Enter",
-        "C-d",
     ]);
+    prompts(3);
+    tmux(&["send-keys", "-t", "chat", "Up", "Enter"]);
+    prompts(4);
+    tmux(&["send-keys", "-t", "chat", "C-d"]);
     tmux(&["wait-for", "chat-done"]);
     let _ = Command::new("tmux")
         .args(["-L", &socket, "kill-server"])
         .status();
-    let text = std::fs::read_to_string(&out).unwrap();
-    // A prompt before each line and one at the end of the input.
-    assert_eq!(text, "> > nil (nothing there)\n> ", "{text:?}");
+    assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "0");
+    let recorded = read_value(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let lines: Vec<Value> = match recorded.get(&Value::keyword("conversation")) {
+        Some(Value::Vector(turns)) => turns
+            .iter()
+            .map(|turn| turn.as_seq().unwrap()[0].clone())
+            .collect(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(lines, ["hi", "stop", "stop"].map(Value::string));
+    // `--history` keeps the lines for the next chat.
+    let kept = std::fs::read_to_string(&history).unwrap();
+    assert!(kept.lines().any(|l| l == "stop"), "{kept:?}");
 }
 
 #[test]
@@ -583,4 +646,254 @@ fn handler_programs_answer_a_chat_and_their_failures_are_failures() {
     );
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("--handler"), "{run:?}");
+}
+
+/// A chat whose standard input stays open: lines are written when the test
+/// says, and each line printed is waited for (at most a minute, never a
+/// sleep).
+struct Live {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    printed: std::sync::mpsc::Receiver<String>,
+}
+
+impl Live {
+    fn start(command: &mut Command) -> Live {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tell, printed) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tell.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Live {
+            child,
+            stdin,
+            printed,
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> String {
+        self.printed
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the chat printed a line")
+    }
+
+    fn end(mut self) -> Run {
+        drop(self.stdin.take());
+        let output = self.child.wait_with_output().unwrap();
+        let rest: Vec<String> = self.printed.try_iter().collect();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: rest.join("\n"),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+#[test]
+fn an_answer_that_comes_between_lines_is_said_at_once_and_replays() {
+    let dir = folder("between-lines");
+    let tree = dir.join("asking.edn");
+    std::fs::write(&tree, ASKING).unwrap();
+    // The program answers once the test lets it: after the turn is over.
+    let go = dir.join("go");
+    let late = script(
+        &dir,
+        "late.sh",
+        &format!(
+            "cat >/dev/null; while [ ! -e {} ]; do sleep 0.05; done; echo '\"late\"'",
+            go.display()
+        ),
+    );
+    let handler = format!("svc/echo={late}");
+    let record = dir.join("late.test.edn");
+    let mut chat = Live::start(bin().arg("chat").arg(&tree).args([
+        "--handler",
+        &handler,
+        "--max-ticks",
+        "1",
+        "--record",
+        record.to_str().unwrap(),
+    ]));
+    // One tick a line: the turn ends with the question in flight.
+    chat.say("ping");
+    chat.say(":db :aido/requests");
+    assert_eq!(chat.next(), "1");
+    std::fs::write(&go, "").unwrap();
+    // No further line: the answer is taken and what the tree says printed.
+    assert_eq!(chat.next(), "late");
+    let run = chat.end();
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    // The recording gives the answer to the turn it came in, and replays.
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        text.contains(r#"[:aido/answer {:handler :svc/echo, :answer "late"} "late"]"#),
+        "{text}"
+    );
+    let test = Run::of(bin().current_dir(&dir).args(["test", "late.test.edn"]));
+    assert_eq!(test.code, 0, "{test:?}");
+}
+
+const IDLE: &str = "[:selector
+  [:sequence [:present? {:key :aido/idle}] [:emit! {:key :replies :val \"Anyone there?\"}]]
+  [:sequence [:present? {:key :input}] [:emit! {:key :replies :val \"Hi\"}] [:dissoc! {:key :input}]]]";
+
+#[test]
+fn idle_ticks_the_tree_once_a_silence_and_the_bot_speaks_first() {
+    let dir = folder("idle");
+    let tree = dir.join("idle.edn");
+    std::fs::write(&tree, IDLE).unwrap();
+    let record = dir.join("idle.test.edn");
+    let mut chat = Live::start(bin().arg("chat").arg(&tree).args([
+        "--idle",
+        "0.1",
+        "--record",
+        record.to_str().unwrap(),
+    ]));
+    // Nothing said: the bot speaks first.
+    assert_eq!(chat.next(), "Anyone there?");
+    // Once a silence: a line comes before the next idle turn, and the key
+    // is gone after its turn.
+    chat.say(":db :aido/idle");
+    assert_eq!(chat.next(), "nil (nothing there)");
+    chat.say("hello");
+    assert_eq!(chat.next(), "Hi");
+    assert_eq!(chat.next(), "Anyone there?");
+    let run = chat.end();
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(text.contains(r#"[[:aido/idle "Anyone there?"]"#), "{text}");
+    let test = Run::of(bin().current_dir(&dir).args(["test", "idle.test.edn"]));
+    assert_eq!(test.code, 0, "{test:?}");
+    // A silence of no length is refused.
+    let run = Run::with_input(bin().arg("chat").arg(&tree).args(["--idle", "0"]), "");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--idle"), "{run:?}");
+}
+
+#[test]
+fn watch_takes_an_edited_included_file_and_refuses_a_broken_one() {
+    let dir = folder("watch-include");
+    let tree = dir.join("bot.edn");
+    std::fs::write(
+        &tree,
+        "[:sequence [:present? {:key :input}] [:include {:file \"reply.edn\"}] [:dissoc! {:key :input}]]",
+    )
+    .unwrap();
+    let reply = dir.join("reply.edn");
+    std::fs::write(&reply, "[:emit! {:key :replies :val \"Sorry?\"}]").unwrap();
+    let mut chat = Live::start(bin().arg("chat").arg(&tree).arg("--watch"));
+    chat.say("what");
+    assert_eq!(chat.next(), "Sorry?");
+    // Only the included file changes: the tree is taken again.
+    std::fs::write(&reply, "[:emit! {:key :replies :val \"Pardon?\"}]").unwrap();
+    chat.say("what");
+    assert_eq!(chat.next(), "Pardon?");
+    // A broken included file is refused, and the old tree goes on.
+    std::fs::write(&reply, "[:emit! {:key :replies :val").unwrap();
+    chat.say("what");
+    assert_eq!(chat.next(), "Pardon?");
+    let run = chat.end();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("the tree changed and was reloaded"),
+        "{run:?}"
+    );
+    // The diagnostics name the included file.
+    assert!(
+        run.stderr.contains("the tree changed but is refused") && run.stderr.contains("reply.edn"),
+        "{run:?}"
+    );
+}
+
+/// Waits until the tmux pane `target` on `socket` shows what `wanted`
+/// accepts (at most two minutes), and gives the screen.
+fn screen(socket: &str, target: &str, wanted: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let out = Command::new("tmux")
+            .args(["-L", socket, "capture-pane", "-p", "-t", target])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if wanted(&text) {
+            return text;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn stop_typed_at_the_terminal_while_the_bot_waits_cancels_its_question() {
+    let dir = folder("terminal-stop");
+    let (db, code) = (dir.join("db.edn"), dir.join("code.txt"));
+    let socket = format!("aido-chat-stop-{}", std::process::id());
+    // The clock would take ten minutes, and a turn may tick for ever: only
+    // the line typed meanwhile ends the wait.
+    let command = format!(
+        "cd {} && CLOCK_DELAY=600 {} chat examples/chatbot/bot.edn --seed 7 --max-ticks 1000000 \
+         --handler svc/time=examples/chatbot/clock.sh --save {}; echo $? > {}; \
+         tmux -L {socket} wait-for -S chat-done",
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_BIN_EXE_aido"),
+        db.display(),
+        code.display()
+    );
+    let tmux = |args: &[&str]| {
+        let status = Command::new("tmux")
+            .args(["-L", &socket])
+            .args(args)
+            .status()
+            .expect("tmux runs (installed by .ci/run)");
+        assert!(status.success(), "tmux {args:?}");
+    };
+    tmux(&["new-session", "-d", "-s", "keep", "cat"]);
+    tmux(&["new-session", "-d", "-x", "200", "-s", "chat", &command]);
+    screen(&socket, "chat", |s| s.starts_with('>'));
+    tmux(&[
+        "send-keys",
+        "-t",
+        "chat",
+        "what time is it in Lisbon?",
+        "Enter",
+    ]);
+    screen(&socket, "chat", |s| s.contains("what is your name?"));
+    tmux(&["send-keys", "-t", "chat", "I am Ann", "Enter"]);
+    // The prompt is back at once, while the turn waits for the clock (its
+    // replies are printed when the turn ends).
+    screen(&socket, "chat", |s| {
+        s.lines().filter(|l| l.starts_with('>')).count() >= 3
+    });
+    tmux(&["send-keys", "-t", "chat", "stop", "Enter"]);
+    screen(&socket, "chat", |s| s.contains("OK, I stopped."));
+    tmux(&["send-keys", "-t", "chat", "C-d"]);
+    tmux(&["wait-for", "chat-done"]);
+    let _ = Command::new("tmux")
+        .args(["-L", &socket, "kill-server"])
+        .status();
+    assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "0");
+    let db = read_value(&std::fs::read_to_string(&db).unwrap()).unwrap();
+    assert_eq!(
+        db.get(&Value::keyword("replies")).unwrap().to_string(),
+        r#"["Happy to. First, what is your name?" "Nice to meet you, Ann." "One moment, I am asking the clock in Lisbon." "OK, I stopped."]"#
+    );
+    assert_eq!(db.get(&Value::keyword("waiting")), None);
 }

@@ -92,3 +92,64 @@ fn greetings_never_repeat_across_runs_until_all_were_said() {
     assert_eq!(said.len(), 4);
     assert!(pool.contains(&said[3]), "{said:?}");
 }
+
+#[test]
+fn the_service_is_asked_on_the_turn_the_slots_are_full_and_its_answer_said_then() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run = common_run(
+        Command::new(env!("CARGO_BIN_EXE_aido"))
+            .current_dir(root)
+            .env("CLOCK_DELAY", "0")
+            .args(["chat", "examples/chatbot/bot.edn", "--seed", "7"])
+            .args(["--handler", "svc/time=examples/chatbot/clock.sh"]),
+        "what time is it?\nAnn\nin Lisbon\ntell me more\n",
+    );
+    let lines: Vec<&str> = run.lines().collect();
+    assert_eq!(lines.len(), 6, "{run}");
+    assert_eq!(
+        lines[..4],
+        [
+            "Happy to. First, what is your name?",
+            "Nice to meet you, Ann.",
+            "And which city are you in?",
+            "One moment, I am asking the clock in Lisbon.",
+        ]
+    );
+    // The answer, in the turn of "in Lisbon", before the next line's reply.
+    assert!(
+        lines[4].starts_with("It is ") && lines[4].ends_with(" UTC in Lisbon, Ann."),
+        "{run}"
+    );
+    assert!(
+        [
+            "A small service tells me the time; I wait for it without blocking.",
+            "Type stop while I wait and I stop asking."
+        ]
+        .contains(&lines[5]),
+        "{run}"
+    );
+}
+
+/// Runs `command` with `input` on standard input; its standard output.
+fn common_run(command: &mut Command, input: &str) -> String {
+    use std::io::Write;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -301,8 +301,8 @@ fn a_failing_handler_fails_with_its_standard_error_escaped() {
     assert_eq!(
         completion.to_value(),
         read_value(
-            r#"{:request 7, :status :failure, :reason :exit, :code "H0002",
-                :message "the handler exited with status 3: \\u{1b}[31mthe model is down"}"#
+            r#"{:request 7, :status :failure, :result {:reason :exit, :code "H0002",
+                :message "the handler exited with status 3: \\u{1b}[31mthe model is down"}}"#
         )
         .unwrap()
     );
@@ -323,7 +323,12 @@ fn a_failure_is_taken_by_its_defer_as_failure() {
     assert_eq!(tick.error, None);
     assert_eq!(tick.status, Status::Failure);
     assert_eq!(tick.dropped(), &[]);
-    assert_eq!(tick.db.get(&Value::keyword("reply")), None);
+    // The failure's reason is the `:result`, so `:into` can tell why.
+    let reply = tick.db.get(&Value::keyword("reply")).unwrap();
+    assert_eq!(
+        reply.get(&Value::keyword("code")),
+        Some(&Value::string("H0002"))
+    );
 }
 
 #[test]
@@ -662,13 +667,13 @@ fn the_example_bot_asks_its_clock_through_a_handler() {
     assert!(handlers.settle(PATIENCE));
 
     // Asked again, then stopped while the clock works.
+    // The service is asked on the tick of the question.
     let tick = {
         db.as_map_mut()
             .unwrap()
             .insert(Value::keyword("input"), Value::string("what time is it?"));
         run_tick(db, &tree)
     };
-    let tick = run_tick(tick.db, &tree);
     assert_eq!(tick.status, Status::Running);
     assert_eq!(handlers.submit(tick.launches(), tick.cancels()), vec![]);
     let pid = handlers.pid(2).expect("the clock runs");

@@ -7,7 +7,8 @@ use super::TEMPLATE;
 pub(crate) const CHAT_USAGE: &str =
     "aido chat TREE [--db DB] [--save FILE] [--input-key K] [--reply-key K] [--max-ticks N]
                  [--seed S] [--record FILE.test.edn] [--jsonl] [--watch] [--nodes MODEL]
-                 [--handler ACTION=COMMAND]... [--handler-timeout S]";
+                 [--handler ACTION=COMMAND]... [--handler-timeout S] [--idle S]
+                 [--history FILE]";
 
 /// Talk to a tree a line at a time: replies, :undo, --record
 #[derive(clap::Args, Debug)]
@@ -20,7 +21,12 @@ into the db, as a string, under :input; the tree is then ticked until it is
 no longer Running (at most N ticks a line), and each value it appends to
 :replies during the turn is printed, one per line (a string as its text,
 anything else as EDN). From a terminal there is a prompt; from a pipe there
-is none. End of input ends the chat (exit status 0).
+is none. End of input ends the chat (exit status 0); at a terminal, lines
+are edited with the arrow keys, the up arrow recalls earlier lines, Ctrl-C
+drops the line being typed and Ctrl-D ends the chat, and a line typed while
+a turn waits for a handler program ends the wait. A handler's answer
+that arrives while the chat waits for a line is taken at once: the tree is
+ticked, with no line, and what it says is printed.
 
 A turn that ends in Error prints the located error on standard error, and
 the chat goes on with the db as the tick left it. A line that starts with
@@ -97,4 +103,14 @@ pub(crate) struct ChatArgs {
     /// request fails (default: no limit)
     #[arg(long, value_name = "S")]
     pub(crate) handler_timeout: Option<OsString>,
+    /// After S seconds without a line, tick the tree once with :aido/idle
+    /// true (the key is gone after that turn), and print what it says: a
+    /// bot may speak first. Once a silence: the next idle turn waits for a
+    /// line first
+    #[arg(long, value_name = "S")]
+    pub(crate) idle: Option<OsString>,
+    /// At a terminal, read the line history from FILE and save it there at
+    /// the end (default: the history lasts as long as the chat)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) history: Option<OsString>,
 }

@@ -1,0 +1,231 @@
+//! Where `aido chat` gets its lines: a thread that reads one line each
+//! time the chat asks for one, so the chat can wait for a line, a
+//! handler's answer and the idle time all at once. From a terminal the
+//! line is edited with rustyline (arrows, history, Ctrl-D to end); from a
+//! pipe it is read plainly, with no prompt.
+//!
+//! From a pipe a line is read only when asked for: a piped conversation is
+//! read one line per turn, never ahead, so what a turn does never depends
+//! on how fast the lines came. At a terminal the prompt is always there: a
+//! line typed while a turn waits for a handler program sets the flag
+//! ([`Lines::typed`]) that ends the wait, so "stop" can cancel a slow
+//! question.
+
+use std::io::{self, BufRead, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use rustyline::{Config, Editor, ExternalPrinter};
+
+use super::load::io_reason;
+
+/// What the reader heard.
+#[derive(Debug)]
+pub(crate) enum Heard {
+    /// A line, without its end.
+    Line(String),
+    /// A line that could not be taken (too long, not UTF-8), and why.
+    Skipped(String),
+    /// The end of the input (Ctrl-D at a terminal).
+    End,
+}
+
+/// The reader thread and the channels to it.
+pub(crate) struct Lines {
+    ask: Option<Sender<()>>,
+    heard: Receiver<Heard>,
+    thread: Option<JoinHandle<()>>,
+    /// At a terminal: prints above the prompt while a line is being edited.
+    printer: Option<Box<dyn ExternalPrinter>>,
+    /// Set while a line typed at the terminal waits to be taken.
+    typed: Arc<AtomicBool>,
+}
+
+impl Lines {
+    /// Starts reading standard input: with rustyline when `terminal`
+    /// (history from and to `history`, if given), else plainly, each line
+    /// at most `limit` bytes.
+    pub(crate) fn start(
+        terminal: bool,
+        limit: u64,
+        history: Option<PathBuf>,
+    ) -> Result<Lines, String> {
+        let (ask, asked) = channel::<()>();
+        let (tell, heard) = channel::<Heard>();
+        let typed = Arc::new(AtomicBool::new(false));
+        let (thread, printer) = if terminal {
+            let config = Config::builder().auto_add_history(false).build();
+            let mut editor: Editor<(), FileHistory> =
+                Editor::with_config(config).map_err(|e| e.to_string())?;
+            if let Some(path) = &history
+                && path.exists()
+            {
+                editor
+                    .load_history(path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            let printer = editor
+                .create_external_printer()
+                .map_err(|e| e.to_string())?;
+            let flag = typed.clone();
+            let thread = std::thread::spawn(move || edit(editor, &tell, &flag, history));
+            (thread, Some(Box::new(printer) as Box<dyn ExternalPrinter>))
+        } else {
+            let thread = std::thread::spawn(move || plain(&asked, &tell, limit));
+            (thread, None)
+        };
+        Ok(Lines {
+            ask: Some(ask),
+            heard,
+            thread: Some(thread),
+            printer,
+            typed,
+        })
+    }
+
+    /// The flag that is set while a line typed at the terminal waits to be
+    /// taken (never set from a pipe): a turn waiting for a handler ends
+    /// when it is set ([`aido::session::Session::set_interrupt`]).
+    pub(crate) fn typed(&self) -> Arc<AtomicBool> {
+        self.typed.clone()
+    }
+
+    /// Asks for the next line.
+    pub(crate) fn ask(&self) {
+        if let Some(ask) = &self.ask {
+            let _ = ask.send(());
+        }
+    }
+
+    /// Waits for what was asked for, at most `timeout` (`None`: as long as
+    /// it takes); `None` when the time ran out.
+    pub(crate) fn wait(&self, timeout: Option<Duration>) -> Option<Heard> {
+        let heard = match timeout {
+            None => Some(self.heard.recv().unwrap_or(Heard::End)),
+            Some(timeout) => match self.heard.recv_timeout(timeout) {
+                Ok(heard) => Some(heard),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(Heard::End),
+            },
+        };
+        if heard.is_some() {
+            self.typed.store(false, Ordering::SeqCst);
+        }
+        heard
+    }
+
+    /// Writes `text` to standard output: at a terminal above the line
+    /// being edited, so the prompt and what was typed stay whole.
+    pub(crate) fn print(&mut self, text: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        match &mut self.printer {
+            Some(printer) => printer
+                .print(String::from_utf8_lossy(text).into_owned())
+                .map_err(io::Error::other),
+            None => {
+                out.write_all(text)?;
+                out.flush()
+            }
+        }
+    }
+
+    /// Stops the reader and waits for it (a terminal's history is saved
+    /// by then).
+    pub(crate) fn finish(mut self) {
+        self.ask = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The terminal reader: a prompt and an edited line, again and again (the
+/// prompt stays while a turn runs, what the chat prints goes above it);
+/// the history saved at the end when a file was given.
+fn edit(
+    mut editor: Editor<(), FileHistory>,
+    tell: &Sender<Heard>,
+    typed: &AtomicBool,
+    history: Option<PathBuf>,
+) {
+    loop {
+        let heard = match editor.readline("> ") {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                }
+                Heard::Line(line)
+            }
+            // Ctrl-C drops the line being typed, as in a shell.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => Heard::End,
+            Err(e) => {
+                let _ = tell.send(Heard::Skipped(format!("the terminal: {e}")));
+                Heard::End
+            }
+        };
+        let end = matches!(heard, Heard::End);
+        typed.store(!end, Ordering::SeqCst);
+        if tell.send(heard).is_err() || end {
+            break;
+        }
+    }
+    if let Some(path) = history
+        && let Err(e) = editor.save_history(&path)
+    {
+        let line = format!("aido: {}: cannot save the history: {e}", path.display());
+        let _ = writeln!(io::stderr(), "{}", super::escaped_lines(&line));
+    }
+}
+
+/// The pipe reader: one line each time one is asked for.
+fn plain(asked: &Receiver<()>, tell: &Sender<Heard>, limit: u64) {
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
+    while asked.recv().is_ok() {
+        let heard = match read_line(&mut input, limit) {
+            Ok(Some(line)) => Heard::Line(line),
+            Ok(None) => Heard::End,
+            Err(why) => Heard::Skipped(format!("standard input: {why}")),
+        };
+        let end = matches!(heard, Heard::End);
+        if tell.send(heard).is_err() || end {
+            break;
+        }
+    }
+}
+
+/// Reads one line without its end, at most `limit` bytes; `None` at the end
+/// of the input.
+fn read_line(input: &mut dyn BufRead, limit: u64) -> Result<Option<String>, String> {
+    let mut bytes = Vec::new();
+    let n = input
+        .take(limit.saturating_add(1))
+        .read_until(b'\n', &mut bytes)
+        .map_err(|e| io_reason(&e))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if bytes.last() != Some(&b'\n') && n as u64 > limit {
+        // Skip the rest of the line before saying so.
+        let mut rest = Vec::new();
+        let _ = input.read_until(b'\n', &mut rest);
+        return Err(format!(
+            "a line longer than {limit} bytes (AIDO_MAX_INPUT_BYTES) was skipped"
+        ));
+    }
+    while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        bytes.pop();
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "a line that is not valid UTF-8 was skipped".to_owned())
+}
