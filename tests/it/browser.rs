@@ -242,13 +242,20 @@ impl Chromium {
         self.json(&js).as_u64().unwrap()
     }
 
-    /// Every timeline cell as `[tick, id, status]`.
-    fn cells(&self) -> Vec<(u64, String, String)> {
+    /// What the page shows of the selected tick, asked in one round trip
+    /// (each question to the browser waits on the driver's connection, up
+    /// to 0.1 s): the tree pane (as [`Chromium::tree_pane`]), every
+    /// timeline cell as `[tick, id, status]`, and the tick's status line.
+    fn view(&self) -> View {
         let value = self.json(
-            "JSON.stringify(Array.from(document.querySelectorAll('.cell[data-tick]'))\
-             .map(e => [+e.dataset.tick, e.dataset.nodeId, e.dataset.status]))",
+            "JSON.stringify([\
+             Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
+             .map(e => [e.dataset.nodeId, e.dataset.status]), \
+             Array.from(document.querySelectorAll('.cell[data-tick]'))\
+             .map(e => [+e.dataset.tick, e.dataset.nodeId, e.dataset.status]), \
+             document.getElementById('tickstatus').textContent])",
         );
-        value
+        let cells = value[1]
             .as_array()
             .unwrap()
             .iter()
@@ -259,7 +266,12 @@ impl Chromium {
                     c[2].as_str().unwrap().to_owned(),
                 )
             })
-            .collect()
+            .collect();
+        View {
+            pane: pairs(value[0].clone()),
+            cells,
+            status: value[2].as_str().unwrap().to_owned(),
+        }
     }
 
     fn assert_quiet(&self) {
@@ -282,6 +294,13 @@ impl Chromium {
             "the page loaded resources"
         );
     }
+}
+
+/// What the page shows of the selected tick ([`Chromium::view`]).
+struct View {
+    pane: Vec<(String, String)>,
+    cells: Vec<(u64, String, String)>,
+    status: String,
 }
 
 impl Drop for Chromium {
@@ -535,26 +554,24 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
         chrome.open(&s.html, &format!("tick={}", s.ticks_to_check[0]));
         for &n in &s.ticks_to_check {
             chrome.goto(n);
+            let view = chrome.view();
             assert_eq!(
-                chrome.tree_pane(),
+                view.pane,
                 expected(&s.run, n),
                 "{} at tick {n}",
                 s.html.display()
             );
             // Every cell shown carries its own tick's state.
-            let cells = chrome.cells();
             assert!(
-                cells.iter().any(|c| c.0 == n as u64),
+                view.cells.iter().any(|c| c.0 == n as u64),
                 "tick {n}'s column is shown"
             );
-            for (tick, id, status) in cells {
+            for (tick, id, status) in view.cells {
                 let want = expected(&s.run, tick as usize);
                 let (_, state) = want.iter().find(|(i, _)| *i == id).unwrap();
                 assert_eq!(&status, state, "cell of {id} at tick {tick}");
             }
-            let shown =
-                chrome.json("JSON.stringify(document.getElementById('tickstatus').textContent)");
-            assert_eq!(shown, s.run.ticks[n - 1].status.as_str());
+            assert_eq!(view.status, s.run.ticks[n - 1].status.as_str());
         }
         // A key press steps to the next tick, and the address follows.
         let n = s.ticks_to_check[0];
@@ -665,15 +682,16 @@ fn big_tree() -> Tree {
     compile_str("big.edn", &text, &Registry::new()).unwrap()
 }
 
-/// How many ticks the long run has: 1,000 (a debug build records 10,000
-/// ticks of this tree slowly), or `AIDO_STRESS_TICKS` (README's figures
-/// are for 10,000).
+/// How many ticks the long run has: 400, many times the ticks the page
+/// shows at once (a debug build records this tree's ticks at a few
+/// milliseconds each), or `AIDO_STRESS_TICKS` (README's figures are for
+/// 10,000).
 fn stress_ticks() -> usize {
     std::env::var("AIDO_STRESS_TICKS")
         .ok()
         .and_then(|t| t.parse().ok())
         .filter(|&t| t >= 10)
-        .unwrap_or(1_000)
+        .unwrap_or(400)
 }
 
 fn a_long_run_of_a_big_tree_opens_at_the_asked_tick_and_steps(chrome: &Chromium) {
