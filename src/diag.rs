@@ -35,8 +35,10 @@ pub enum Code {
     /// E0012: a function refused the constant arguments of a call (a value
     /// of the wrong type, a bad regular expression).
     BadArgument,
-    /// E0013: a constant the tree writes, appends or compares does not fit
-    /// the type the node model's `:db` declares for that key.
+    /// E0013: a constant the tree writes, appends or compares (or what a
+    /// node stores at its `:into`) does not fit the type the node model's
+    /// `:db` declares at that key path, or the path cannot be written under
+    /// the declared types.
     SchemaMismatch,
     /// W0001 (a warning): a db key is read but nothing writes it, it is not in
     /// the example db, and it is likely a misspelling of one that is.

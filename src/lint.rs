@@ -26,7 +26,7 @@
 //! ```
 
 use crate::diag::{Code, Diagnostic, Diagnostics, did_you_mean};
-use crate::schema::{DbSchema, DbType};
+use crate::schema::{AtPath, DbSchema, DbType};
 use crate::spec::OptionType;
 use crate::tree::{CountMode, KeyPath, Kind, NodeIndex, Opt, Parallel, Pattern, Tree, WriteKind};
 use crate::value::{Keyword, Value};
@@ -40,8 +40,9 @@ pub fn lint(tree: &Tree, example_db: Option<&Value>) -> Diagnostics {
 /// [`lint`], and with a db schema (a node model's `:db`, see
 /// [`crate::schema`]) also the errors E0013 where a constant the tree
 /// writes (`:define!`), appends (`:emit!`), increments (`:inc!`), searches
-/// (`:matches?`) or compares (`:test?` and the like) does not fit the
-/// declared type of its key. Declared keys count as written, and, as with
+/// (`:matches?`), stores (`:into`) or compares (`:test?` and the like)
+/// does not fit the type declared at its key path, or a path the schema
+/// cannot hold is written (see [`DbSchema::at_path`]). Declared keys count as written, and, as with
 /// an example db, every other key read and never written is W0001.
 pub fn lint_with_schema(
     tree: &Tree,
@@ -134,6 +135,7 @@ pub fn lint_with_schema(
                         visit(keep, &mut keys);
                     }
                 }
+                WriteKind::Inc { key } => keys.write(key),
             },
             Kind::Matches(m) => {
                 keys.read(&m.key, i);
@@ -141,7 +143,7 @@ pub fn lint_with_schema(
                     visit(opt, &mut keys);
                 }
                 if let Some(into) = &m.into {
-                    keys.write(into);
+                    keys.write(&into.path);
                 }
             }
             Kind::Custom { options, .. } => {
@@ -151,7 +153,7 @@ pub fn lint_with_schema(
             }
             Kind::Defer { into, options, .. } => {
                 if let Some(into) = into {
-                    keys.write(into);
+                    keys.write(&into.path);
                 }
                 for (_, opt) in options.iter() {
                     visit(opt, &mut keys);
@@ -236,89 +238,117 @@ pub fn lint_with_schema(
     }
 }
 
-/// What is wrong, if the node writes, appends, increments, searches or
-/// compares a constant that does not fit its key's declared type (only a
-/// top-level key, written whole, is checked).
+/// What is wrong, if the node writes, appends, increments, searches,
+/// stores (`:into`) or compares a constant that does not fit the declared
+/// type at its key path (followed into declared collections: see
+/// [`DbSchema::at_path`]), or writes at a path the schema refuses.
 fn schema_mismatch(schema: &DbSchema, kind: &Kind) -> Option<String> {
-    let declared = |path: &KeyPath| match path {
-        KeyPath::Kw(k, _) => schema.get(&Value::Keyword(*k)),
-        KeyPath::One(v) => schema.get(v),
-        KeyPath::Path(_) => None,
-    };
+    let at = |path: &KeyPath| schema.at_path(&path.segments());
+    let refused = |path: &KeyPath, why: String| Some(format!("`{path}` cannot be written: {why}"));
     let constant = |opt: &Opt| match opt {
         Opt::Const(v) => Some(v.clone()),
         Opt::Db(_) | Opt::Call(..) => None,
     };
-    let writes = |key: &KeyPath, val: &Opt| {
-        let (d, v) = (declared(key)?, constant(val)?);
-        let e = d.ty.check(&v).err()?;
-        Some(format!(
-            "`{}` is declared as {}, but this writes {}: {e}",
-            d.key,
-            d.ty,
-            v.abbreviated(40).0
-        ))
-    };
-    let appends = |key: &KeyPath, val: &Opt| {
-        let d = declared(key)?;
-        match &d.ty {
-            DbType::Vector(elem) => {
-                let v = constant(val)?;
-                let e = elem.check(&v).err()?;
-                Some(format!(
-                    "`{}` is declared as {}, but this appends {}: {e}",
-                    d.key,
-                    d.ty,
-                    v.abbreviated(40).0
-                ))
-            }
-            DbType::Plain(OptionType::Any) => None,
-            other => Some(format!(
-                "`{}` is declared as {other}, but this appends to it as to a vector",
-                d.key
-            )),
+    let writes = |key: &KeyPath, val: &Opt| match at(key) {
+        AtPath::Free => None,
+        AtPath::Refused(why) => refused(key, why),
+        AtPath::Type(ty) => {
+            let v = constant(val)?;
+            let e = ty.check(&v).err()?;
+            Some(format!(
+                "`{key}` is declared as {ty}, but this writes {}: {e}",
+                v.abbreviated(40).0
+            ))
         }
+    };
+    let appends = |key: &KeyPath, val: &Opt| match at(key) {
+        AtPath::Free | AtPath::Type(DbType::Plain(OptionType::Any)) => None,
+        AtPath::Refused(why) => refused(key, why),
+        AtPath::Type(ty @ DbType::Vector(elem)) => {
+            let v = constant(val)?;
+            let e = elem.check(&v).err()?;
+            Some(format!(
+                "`{key}` is declared as {ty}, but this appends {}: {e}",
+                v.abbreviated(40).0
+            ))
+        }
+        AtPath::Type(other) => Some(format!(
+            "`{key}` is declared as {other}, but this appends to it as to a vector"
+        )),
+    };
+    let increments = |key: &KeyPath| match at(key) {
+        AtPath::Free
+        | AtPath::Type(DbType::Plain(
+            OptionType::Int | OptionType::Count | OptionType::Number | OptionType::Any,
+        )) => None,
+        AtPath::Refused(why) => refused(key, why),
+        AtPath::Type(other) => Some(format!(
+            "`{key}` is declared as {other}, but this adds 1 to it"
+        )),
     };
     match kind {
         Kind::Define { key, val } => writes(key, val),
         Kind::Emit { key, val, .. } => appends(key, val),
+        Kind::Inc { key } => increments(key),
         Kind::Typed(t) => match &t.write {
             WriteKind::Define { key, val } => writes(key, val),
             WriteKind::Emit { key, val, .. } => appends(key, val),
+            WriteKind::Inc { key } => increments(key),
         },
-        Kind::Inc { key } => {
-            let d = declared(key)?;
-            match &d.ty {
-                DbType::Plain(
-                    OptionType::Int | OptionType::Count | OptionType::Number | OptionType::Any,
-                ) => None,
-                other => Some(format!(
-                    "`{}` is declared as {other}, but this adds 1 to it",
-                    d.key
-                )),
-            }
-        }
         Kind::Matches(m) => {
-            let d = declared(&m.key)?;
-            match &d.ty {
-                DbType::Plain(OptionType::Str | OptionType::Any) => None,
-                other => Some(format!(
-                    "`{}` is declared as {other}, but this searches it as a string",
-                    d.key
-                )),
+            if let AtPath::Type(ty) = at(&m.key)
+                && !matches!(ty, DbType::Plain(OptionType::Str | OptionType::Any))
+            {
+                return Some(format!(
+                    "`{}` is declared as {ty}, but this searches it as a string",
+                    m.key
+                ));
+            }
+            let into = &m.into.as_ref()?.path;
+            // What a match stores: its text, or with groups a vector of
+            // the match and its groups (a group that took no part is nil).
+            let text = Value::string("match");
+            let groups = Value::Vector(vec![text.clone(), text.clone()]);
+            let stored = match &m.regex {
+                Pattern::Const(regex) if regex.captures_len() > 1 => vec![groups],
+                Pattern::Const(_) => vec![text],
+                Pattern::Dynamic(_) => vec![text, groups],
+            };
+            match at(into) {
+                AtPath::Free => None,
+                AtPath::Refused(why) => refused(into, why),
+                AtPath::Type(ty) => {
+                    if stored.iter().any(|v| ty.check(v).is_ok()) {
+                        return None;
+                    }
+                    let what = match stored.as_slice() {
+                        [Value::Str(_)] => "a string (the text matched)",
+                        [_] => "a vector of strings (the match and its groups)",
+                        _ => "a string, or a vector of strings when the pattern has groups",
+                    };
+                    Some(format!(
+                        "`{into}` is declared as {ty}, but this stores a match there: {what}"
+                    ))
+                }
             }
         }
-        Kind::Test { key, oper, val } => {
-            let (d, v) = (declared(key)?, constant(val)?);
-            let e = d.ty.check(&v).err()?;
-            Some(format!(
-                "`{}` is declared as {}, but this compares it ({}) with {}: {e}",
-                d.key,
-                d.ty,
-                oper.as_str(),
-                v.abbreviated(40).0
-            ))
-        }
+        Kind::Defer { into, .. } => match at(&into.as_ref()?.path) {
+            AtPath::Refused(why) => refused(&into.as_ref()?.path, why),
+            // A result comes from outside: it is checked when it arrives.
+            AtPath::Free | AtPath::Type(_) => None,
+        },
+        Kind::Test { key, oper, val } => match at(key) {
+            AtPath::Type(ty) => {
+                let v = constant(val)?;
+                let e = ty.check(&v).err()?;
+                Some(format!(
+                    "`{key}` is declared as {ty}, but this compares it ({}) with {}: {e}",
+                    oper.as_str(),
+                    v.abbreviated(40).0
+                ))
+            }
+            AtPath::Free | AtPath::Refused(_) => None,
+        },
         Kind::Selector { .. }
         | Kind::Sequence { .. }
         | Kind::SelectorP { .. }
@@ -339,7 +369,6 @@ fn schema_mismatch(schema: &DbSchema, kind: &Kind) -> Option<String> {
         | Kind::Dissoc { .. }
         | Kind::Custom { .. }
         | Kind::Wait { .. }
-        | Kind::Defer { .. }
         | Kind::WaitSeconds { .. }
         | Kind::Timeout { .. }
         | Kind::Cooldown(_)

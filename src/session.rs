@@ -258,7 +258,13 @@ impl Session {
     /// Starts a run record from here (the tree and db as they are now);
     /// starting again drops the record so far.
     pub fn record(&mut self) {
-        self.recorder = Some(Recorder::new(&self.tree, &self.db));
+        self.record_numbered_from(1);
+    }
+
+    /// Like [`Session::record`], numbering the recorded ticks from `first`
+    /// ([`Recorder::numbered_from`]): a run resumed from a save.
+    pub fn record_numbered_from(&mut self, first: u64) {
+        self.recorder = Some(Recorder::new(&self.tree, &self.db).numbered_from(first));
     }
 
     /// The run record so far, if one was started.

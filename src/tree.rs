@@ -80,6 +80,24 @@ impl KeyPath {
         }
     }
 
+    /// The keys, from the db down.
+    pub(crate) fn segments(&self) -> std::borrow::Cow<'_, [Value]> {
+        match self {
+            KeyPath::Kw(k, _) => std::borrow::Cow::Owned(vec![Value::Keyword(*k)]),
+            KeyPath::One(k) => std::borrow::Cow::Borrowed(std::slice::from_ref(k)),
+            KeyPath::Path(path) => std::borrow::Cow::Borrowed(path),
+        }
+    }
+
+    /// The top key: the db key the path starts at.
+    pub(crate) fn top(&self) -> Option<Value> {
+        match self {
+            KeyPath::Kw(k, _) => Some(Value::Keyword(*k)),
+            KeyPath::One(k) => Some(k.clone()),
+            KeyPath::Path(path) => path.first().cloned(),
+        }
+    }
+
     /// How many keys: the levels a value written here sits below the db.
     pub(crate) fn n_keys(&self) -> usize {
         match self {
@@ -269,8 +287,8 @@ pub(crate) enum Kind {
         keep: Option<Box<Opt>>,
     },
     Matches(Box<Matches>),
-    /// A `:define!` or `:emit!` whose key the db schema declares: what it
-    /// writes is checked against the declared type when it is ticked.
+    /// A `:define!`, `:emit!` or `:inc!` whose key the db schema declares:
+    /// what it writes is checked against the declared type when it is ticked.
     Typed(Box<TypedWrite>),
     Custom {
         node_type: Arc<NodeType>,
@@ -281,7 +299,7 @@ pub(crate) enum Kind {
     },
     Defer {
         action: Keyword,
-        into: Option<KeyPath>,
+        into: Option<Box<Target>>,
         options: Box<[(Keyword, Opt)]>,
     },
     /// `[:wait {:seconds s}]`: a wait measured on `:aido/now`.
@@ -392,15 +410,43 @@ pub(crate) struct Switch {
 pub(crate) struct Matches {
     pub(crate) key: KeyPath,
     pub(crate) regex: Pattern,
-    pub(crate) into: Option<KeyPath>,
+    pub(crate) into: Option<Target>,
+}
+
+/// Where a node stores what it found or was given (`:into`), with what the
+/// db schema says about that place.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) path: KeyPath,
+    /// Set when the schema declares the path's top key with a type that
+    /// does not take everything.
+    pub(crate) check: Option<SchemaCheck>,
+}
+
+impl Target {
+    /// An unchecked target (a tree compiled without a schema).
+    pub(crate) fn plain(path: KeyPath) -> Target {
+        Target { path, check: None }
+    }
+}
+
+/// How a write is held to the db schema when it is ticked.
+#[derive(Debug, Clone)]
+pub(crate) struct SchemaCheck {
+    /// For a top-level key: the type the value written (for `:emit!`,
+    /// appended) must have. For a nested path (`[:stats :hp]`): the top
+    /// key's type, which its whole value must still have after the write.
+    pub(crate) ty: crate::spec::DbType,
+    /// Whether the path is nested: the top key's value is checked whole
+    /// after the write, and put back as it was when it does not fit.
+    pub(crate) whole: bool,
 }
 
 /// A write checked against the db schema (see [`Kind::Typed`]).
 #[derive(Debug, Clone)]
 pub(crate) struct TypedWrite {
     pub(crate) write: WriteKind,
-    /// The type the value written (for `:emit!`, appended) must have.
-    pub(crate) ty: crate::spec::DbType,
+    pub(crate) check: SchemaCheck,
 }
 
 /// The writes the db schema checks.
@@ -415,6 +461,20 @@ pub(crate) enum WriteKind {
         val: Opt,
         keep: Option<Box<Opt>>,
     },
+    Inc {
+        key: KeyPath,
+    },
+}
+
+impl WriteKind {
+    /// The key path written.
+    pub(crate) fn key(&self) -> &KeyPath {
+        match self {
+            WriteKind::Define { key, .. }
+            | WriteKind::Emit { key, .. }
+            | WriteKind::Inc { key } => key,
+        }
+    }
 }
 
 /// A regular expression option: compiled with the tree when constant.

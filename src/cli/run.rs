@@ -168,6 +168,12 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         })?;
     }
     let mut db = read_db_or_empty(config.db.as_deref())?;
+    // A save made by `aido run` says how many ticks it has had: this run
+    // goes on from there.
+    let before = match &config.db {
+        Some(path) => ticks_saved(&mut db, path)?,
+        None => 0,
+    };
     let inputs = match &config.inputs {
         Some(path) => read_inputs(path, config.ticks)?,
         None => Vec::new(),
@@ -176,14 +182,31 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
     // A reload file is compiled now, not at its tick: a broken one, or one
     // for a tick the run never reaches, stops the run before it starts.
     let mut reload_trees = Vec::with_capacity(config.reloads.len());
+    let last = before.saturating_add(ticks);
     for (at, file) in &config.reloads {
-        if *at > ticks {
+        if *at > last {
+            return Err(Failure::input(
+                "--reload",
+                if before == 0 {
+                    format!(
+                        "{at}={}: the run has {ticks} tick{}, so tick {at} never comes",
+                        file.display(),
+                        if ticks == 1 { "" } else { "s" }
+                    )
+                } else {
+                    format!(
+                        "{at}={}: the run goes on from the save to tick {last}, so tick {at} never comes",
+                        file.display(),
+                    )
+                },
+            ));
+        }
+        if *at <= before {
             return Err(Failure::input(
                 "--reload",
                 format!(
-                    "{at}={}: the run has {ticks} tick{}, so tick {at} never comes",
+                    "{at}={}: the run goes on from the save after tick {before}, so tick {at} has passed",
                     file.display(),
-                    if ticks == 1 { "" } else { "s" }
                 ),
             ));
         }
@@ -250,14 +273,16 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
     session.set_trim_changes(config.trace);
     // The pretty format and the timeline page are made from a run record.
     if config.format == Format::Pretty || config.timeline.is_some() {
-        session.record();
+        session.record_numbered_from(before + 1);
     }
     let pretty = TimelineOptions {
         aido_keys: config.aido_keys,
         trace: config.trace,
     };
 
-    for n in 1..=ticks {
+    for i in 1..=ticks {
+        // Ticks are numbered on from the save's; the inputs are this run's.
+        let n = before.saturating_add(i);
         // The time, then the input, are merged before the tick, and
         // recorded as its input.
         if let Some(dt) = config.dt {
@@ -265,7 +290,7 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
                 .advance_time(dt)
                 .map_err(|e| Failure::input("--dt", format!("before tick {n}: {e}")))?;
         }
-        let input = usize::try_from(n - 1).ok().and_then(|i| inputs.get(i));
+        let input = usize::try_from(i - 1).ok().and_then(|i| inputs.get(i));
         if let Some(Some(input)) = input {
             session.input(input);
         }
@@ -315,7 +340,7 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         match session.run_record() {
             // The pretty format is the recorder's text timeline, a block a tick.
             Some(run) if config.format == Format::Pretty => {
-                if n > 1 {
+                if i > 1 {
                     writeln!(out)?;
                 }
                 let index = run.ticks.len().saturating_sub(1);
@@ -326,8 +351,12 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
     }
 
     let final_tree = Arc::clone(session.tree());
-    let (record, db) = session.finish();
+    let (record, mut db) = session.finish();
     if let Some(path) = &config.save {
+        if let Some(map) = db.as_map_mut() {
+            let done = i64::try_from(last).unwrap_or(i64::MAX);
+            map.insert(Value::keyword(TICKS_SAVED), Value::Int(done));
+        }
         save_db(path, &db)?;
     }
     // The tree the save was last ticked with: after trims, the only copy.
@@ -344,6 +373,31 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         })?;
     }
     Ok(if config.strict && errors > 0 { 1 } else { 0 })
+}
+
+/// The key under which a save says how many ticks it has had. Only saves
+/// carry it: a run that reads it takes it out of the db before the first
+/// tick, so no tick sees it and no printed db shows it.
+const TICKS_SAVED: &str = "aido/tick";
+
+/// Takes the count of ticks a save has had (`:aido/tick`) out of `db`,
+/// read from `path`: 0 for a db without it.
+fn ticks_saved(db: &mut Value, path: &Path) -> Result<u64, Failure> {
+    let Some(map) = db.as_map_mut() else {
+        return Ok(0);
+    };
+    match map.shift_remove(&Value::keyword(TICKS_SAVED)) {
+        None => Ok(0),
+        Some(Value::Int(n)) if n >= 0 => Ok(n.unsigned_abs()),
+        Some(other) => Err(Failure::input(
+            name(path),
+            format!(
+                "`:{TICKS_SAVED}` is how many ticks the save has had, a whole number 0 or more; found {} `{}`",
+                a_type(&other),
+                aido::source::excerpt(&other.to_string(), 40)
+            ),
+        )),
+    }
 }
 
 /// How a tick's line is printed.

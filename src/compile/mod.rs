@@ -615,31 +615,82 @@ impl<'r> Compiler<'r> {
     }
 }
 
-/// `kind` with its write checked against the db schema when it is a
-/// `:define!` or `:emit!` of a declared top-level key (a tree compiled
-/// without a schema never has this kind).
+/// `kind` with its writes held to the db schema: a `:define!`, `:emit!` or
+/// `:inc!` of a declared key becomes [`Kind::Typed`](crate::tree::Kind),
+/// and the `:into` of `:matches?` and `:defer` gets its check (a tree
+/// compiled without a schema has neither). A key declared `:any` or `:map`
+/// takes everything, so its writes stay as they are and cost nothing more.
 fn typed(kind: crate::tree::Kind, schema: &crate::schema::DbSchema) -> crate::tree::Kind {
-    use crate::spec::DbType;
-    use crate::tree::{KeyPath, Kind, TypedWrite, WriteKind};
-    let declared = |key: &KeyPath| match key {
-        KeyPath::Kw(k, _) => schema.get(&Value::Keyword(*k)).map(|d| d.ty.clone()),
-        KeyPath::One(_) | KeyPath::Path(_) => None,
+    use crate::spec::{DbType, OptionType};
+    use crate::tree::{KeyPath, Kind, SchemaCheck, TypedWrite, WriteKind};
+    #[derive(Clone, Copy, PartialEq)]
+    enum Write {
+        Set,
+        Append,
+        Increment,
+    }
+    let check = |key: &KeyPath, write: Write| -> Option<SchemaCheck> {
+        let top = schema.get(&key.top()?)?;
+        let ty = &top.ty;
+        if matches!(ty, DbType::Plain(OptionType::Any) | DbType::Map) {
+            return None;
+        }
+        let value = |ty: &DbType| {
+            Some(SchemaCheck {
+                ty: ty.clone(),
+                whole: false,
+            })
+        };
+        let whole = Some(SchemaCheck {
+            ty: ty.clone(),
+            whole: true,
+        });
+        match (key.n_keys() > 1, write, ty) {
+            (true, ..) => whole,
+            (false, Write::Set, ty) => value(ty),
+            (false, Write::Append, DbType::Vector(elem)) => value(elem),
+            // Appending makes a vector, which the declared type is not.
+            (false, Write::Append, _) => whole,
+            // Adding 1 to a number gives a number, or an Error.
+            (false, Write::Increment, DbType::Plain(OptionType::Number)) => None,
+            (false, Write::Increment, ty) => value(ty),
+        }
     };
+    let typed =
+        |write: WriteKind, check: SchemaCheck| Kind::Typed(Box::new(TypedWrite { write, check }));
     match kind {
-        Kind::Define { key, val } => match declared(&key) {
-            Some(ty) => Kind::Typed(Box::new(TypedWrite {
-                write: WriteKind::Define { key, val },
-                ty,
-            })),
+        Kind::Define { key, val } => match check(&key, Write::Set) {
+            Some(c) => typed(WriteKind::Define { key, val }, c),
             None => Kind::Define { key, val },
         },
-        Kind::Emit { key, val, keep } => match declared(&key) {
-            Some(DbType::Vector(elem)) => Kind::Typed(Box::new(TypedWrite {
-                write: WriteKind::Emit { key, val, keep },
-                ty: *elem,
-            })),
-            _ => Kind::Emit { key, val, keep },
+        Kind::Emit { key, val, keep } => match check(&key, Write::Append) {
+            Some(c) => typed(WriteKind::Emit { key, val, keep }, c),
+            None => Kind::Emit { key, val, keep },
         },
+        Kind::Inc { key } => match check(&key, Write::Increment) {
+            Some(c) => typed(WriteKind::Inc { key }, c),
+            None => Kind::Inc { key },
+        },
+        Kind::Matches(mut m) => {
+            if let Some(into) = &mut m.into {
+                into.check = check(&into.path, Write::Set);
+            }
+            Kind::Matches(m)
+        }
+        Kind::Defer {
+            action,
+            mut into,
+            options,
+        } => {
+            if let Some(into) = &mut into {
+                into.check = check(&into.path, Write::Set);
+            }
+            Kind::Defer {
+                action,
+                into,
+                options,
+            }
+        }
         other => other,
     }
 }

@@ -12,7 +12,7 @@ use super::{LEAF, OptionRow, Row};
 use crate::diag::Code;
 use crate::spec::OptionType;
 use crate::tree::Kind;
-use crate::tree::{Matches, Pattern, TypedWrite, WriteKind};
+use crate::tree::{Matches, Pattern, SchemaCheck, Target, TypedWrite, WriteKind};
 
 /// The rows of the data node types: conditions and actions.
 pub(super) fn rows() -> Vec<Row> {
@@ -141,7 +141,9 @@ pub(super) fn rows() -> Vec<Row> {
 /// is reported at the pattern.
 fn lower_matches(l: &mut Lowering<'_, '_>) -> Option<Kind> {
     let key = l.key("key");
-    let into = l.take_opt("into").map(lower::key_path);
+    let into = l
+        .take_opt("into")
+        .map(|into| Target::plain(lower::key_path(into)));
     let regex = match l.take("regex") {
         Opt::Const(Value::Str(ref p)) => match crate::pattern::compile(p) {
             Ok(regex) => Pattern::Const(regex),
@@ -351,32 +353,141 @@ impl Engine<'_> {
         self.fail(id, problem)
     }
 
-    /// A `:define!` or `:emit!` whose key the db schema declares: the value
-    /// is resolved and checked against the declared type before it is
-    /// written; a value that does not fit ends the tick in Error naming the
-    /// key path, and nothing is written.
+    /// A `:define!`, `:emit!` or `:inc!` whose key the db schema declares.
+    /// At a top-level key, the value is resolved and checked against the
+    /// declared type before it is written (for `:inc!`, the number it would
+    /// write); at a nested path, the top key's whole value is checked after
+    /// the write and put back when it does not fit. A value that does not
+    /// fit ends the tick in Error naming the key path, and nothing is
+    /// written.
     #[inline(never)]
     pub(super) fn typed_write(&mut self, id: u32, t: &TypedWrite) -> Status {
+        if t.check.whole {
+            return self.whole_checked(id, t.write.key(), &t.check, |e| match &t.write {
+                WriteKind::Define { key, val } => e.define(id, key, val),
+                WriteKind::Emit { key, val, keep } => e.emit(id, key, val, keep),
+                WriteKind::Inc { key } => e.inc(id, key),
+            });
+        }
         let (key, val, appended) = match &t.write {
             WriteKind::Define { key, val } => (key, val, false),
             WriteKind::Emit { key, val, .. } => (key, val, true),
+            WriteKind::Inc { key } => {
+                // What `:inc!` would write; anything else it refuses itself.
+                let next = match key.get(self.db) {
+                    None | Some(Value::Nil) => Some(Value::Int(1)),
+                    Some(Value::Int(i)) => i.checked_add(1).map(Value::Int),
+                    Some(Value::Float(f)) => Some(Value::Float(f + 1.0)),
+                    Some(_) => None,
+                };
+                if let Some(next) = next
+                    && let Err(e) = t.check.ty.check(&next)
+                {
+                    let ty = &t.check.ty;
+                    return self.fail(
+                        id,
+                        format!("cannot increment {key}: the db schema declares {ty}: {e}"),
+                    );
+                }
+                return self.inc(id, key);
+            }
         };
         let depth = key.n_keys() + if appended { 2 } else { 1 };
         let value = match self.resolve_written(val, depth) {
             Ok(v) => v,
             Err(e) => return self.fail(id, e),
         };
-        if let Err(e) = t.ty.check(&value) {
+        if let Err(e) = t.check.ty.check(&value) {
             let what = if appended { "append to" } else { "write" };
             return self.fail(
                 id,
-                format!("cannot {what} {key}: the db schema declares {}: {e}", t.ty),
+                format!(
+                    "cannot {what} {key}: the db schema declares {}: {e}",
+                    t.check.ty
+                ),
             );
         }
         let value = Opt::Const(value);
         match &t.write {
             WriteKind::Define { key, .. } => self.define(id, key, &value),
             WriteKind::Emit { key, keep, .. } => self.emit(id, key, &value, keep),
+            WriteKind::Inc { key } => self.inc(id, key),
+        }
+    }
+
+    /// Runs `write`, a write at `key` (a nested path, or an append to a
+    /// key not declared as a vector), then checks the top key's whole value
+    /// against `check`'s type: when it no longer fits, the value is put
+    /// back as it was and the tick ends in Error naming the key path.
+    fn whole_checked(
+        &mut self,
+        id: u32,
+        key: &KeyPath,
+        check: &SchemaCheck,
+        write: impl FnOnce(&mut Self) -> Status,
+    ) -> Status {
+        let Some(top) = key.top() else {
+            return write(self);
+        };
+        let before = self.db.get(&top).cloned();
+        let status = write(self);
+        if status == Status::Error {
+            return status;
+        }
+        let problem = match self.db.get(&top) {
+            Some(now) => check.ty.check(now).err(),
+            None => None,
+        };
+        let Some(e) = problem else {
+            return status;
+        };
+        match before {
+            Some(value) => {
+                self.db.insert(top.clone(), value);
+            }
+            None => {
+                self.db.shift_remove(&top);
+            }
+        }
+        self.fail(
+            id,
+            format!(
+                "cannot write {key}: the db schema declares {top} as {}: {e}",
+                check.ty
+            ),
+        )
+    }
+
+    /// Stores `value` at `target` (an `:into`), held to the db schema
+    /// when the target has a check: Success, or Error naming the key path.
+    pub(super) fn store(&mut self, id: u32, target: &Target, value: Value) -> Status {
+        let path = &target.path;
+        match &target.check {
+            Some(check) if check.whole => {
+                self.whole_checked(id, path, check, |e| e.put(id, path, value))
+            }
+            Some(check) => match check.ty.check(&value) {
+                Ok(()) => self.put(id, path, value),
+                Err(e) => self.fail(
+                    id,
+                    format!(
+                        "cannot write {path}: the db schema declares {}: {e}",
+                        check.ty
+                    ),
+                ),
+            },
+            None => self.put(id, path, value),
+        }
+    }
+
+    /// Writes `value` at `path`.
+    fn put(&mut self, id: u32, path: &KeyPath, value: Value) -> Status {
+        match path.slot(self.db) {
+            Ok(slot) => {
+                *slot = value;
+                Status::Success
+            }
+            Err(e) => self.fail(id, format!("cannot write {path}: {e}")),
         }
     }
 
@@ -420,13 +531,10 @@ impl Engine<'_> {
         };
         if let Some(into) = &m.into {
             // The match is built from the text: count it as work.
-            if let Err(e) = self.rng.charge_value(&found, into.n_keys() + 1) {
+            if let Err(e) = self.rng.charge_value(&found, into.path.n_keys() + 1) {
                 return self.fail(id, e);
             }
-            match into.slot(self.db) {
-                Ok(slot) => *slot = found,
-                Err(e) => return self.fail(id, format!("cannot write {into}: {e}")),
-            }
+            return self.store(id, into, found);
         }
         Status::Success
     }

@@ -1,7 +1,7 @@
 //! Long-running leaves: `:wait` and `:defer`.
 
 use crate::tick::{DropReason, Engine, Request, Status, eval};
-use crate::tree::{KeyPath, Opt, Period};
+use crate::tree::{Opt, Period, Target};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::lower::key_path;
@@ -36,7 +36,9 @@ pub(super) fn rows() -> Vec<Row> {
                         Opt::Const(Value::Keyword(k)) => k,
                         _ => Keyword::new("aido/invalid"),
                     };
-                    let into = l.take_opt("into").map(key_path);
+                    let into = l
+                        .take_opt("into")
+                        .map(|into| Box::new(Target::plain(key_path(into))));
                     Some(Kind::Defer {
                         action,
                         into,
@@ -116,7 +118,7 @@ impl Engine<'_> {
         &mut self,
         id: u32,
         action: Keyword,
-        into: Option<&KeyPath>,
+        into: Option<&Target>,
         options: &[(Keyword, Opt)],
     ) -> Status {
         let node_id = self.tree.nodes[id as usize].id.clone();
@@ -246,7 +248,7 @@ impl Engine<'_> {
         Some(result)
     }
 
-    fn complete(&mut self, id: u32, result: Value, into: Option<&KeyPath>) -> Status {
+    fn complete(&mut self, id: u32, result: Value, into: Option<&Target>) -> Status {
         let status = match result
             .get(&Value::Keyword(kw::STATUS))
             .and_then(Value::as_keyword)
@@ -260,12 +262,10 @@ impl Engine<'_> {
                 return self.fail(id, msg);
             }
         };
-        if let (Some(into), Some(value)) = (into, result.get(&Value::Keyword(kw::RESULT))) {
-            let value = value.clone();
-            match into.slot(self.db) {
-                Ok(slot) => *slot = value,
-                Err(e) => return self.fail(id, format!("cannot write {into}: {e}")),
-            }
+        if let (Some(into), Some(value)) = (into, result.get(&Value::Keyword(kw::RESULT)))
+            && self.store(id, into, value.clone()) == Status::Error
+        {
+            return Status::Error;
         }
         status
     }

@@ -242,7 +242,7 @@ impl Engine<'_> {
                 action,
                 into,
                 options,
-            } => self.defer(id, *action, into.as_ref(), options),
+            } => self.defer(id, *action, into.as_deref(), options),
             Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
             Kind::WaitSeconds { seconds } => self.wait_seconds(id, seconds),
             Kind::Timeout { period, reset } => self.timeout(id, period, *reset, kids()[0]),

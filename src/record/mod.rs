@@ -111,7 +111,8 @@ pub struct NodeRecord {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct TickRecord {
-    /// The tick's number, from 1.
+    /// The tick's number, from 1 (or from where a resumed run goes on:
+    /// [`Recorder::numbered_from`]).
     pub tick: u64,
     /// The tree it ran: an index into [`RunRecord::trees`].
     pub tree: usize,
@@ -478,6 +479,8 @@ pub struct Recorder {
     last_db: Value,
     input: Option<Map>,
     events: Vec<Event>,
+    /// The number of the first tick recorded ([`Recorder::numbered_from`]).
+    first_tick: u64,
 }
 
 impl Recorder {
@@ -492,7 +495,17 @@ impl Recorder {
             last_db: db.clone(),
             input: None,
             events: Vec::new(),
+            first_tick: 1,
         }
+    }
+
+    /// Numbers the recorded ticks from `first` instead of 1 (a run resumed
+    /// from a save goes on from the tick the save left off at):
+    /// [`TickRecord::tick`] and the text timeline show these numbers.
+    #[must_use]
+    pub fn numbered_from(mut self, first: u64) -> Recorder {
+        self.first_tick = first.max(1);
+        self
     }
 
     /// Notes an input merged into the db before the next tick.
@@ -597,7 +610,7 @@ impl Recorder {
         let changes = diff(&self.last_db, &tick.db);
         self.last_db = tick.db.clone();
         self.run.ticks.push(TickRecord {
-            tick: self.run.ticks.len() as u64 + 1,
+            tick: self.first_tick + self.run.ticks.len() as u64,
             tree: tree_index,
             status: tick.status,
             steps: tick.steps,

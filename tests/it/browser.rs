@@ -202,14 +202,26 @@ impl Chromium {
     /// Selects tick `n` of the open page through its address, as following
     /// a link to `#tick=n` does, without loading the page again.
     fn goto(&self, n: usize) {
-        let js = format!(
-            "new Promise(done => {{ const want = '#tick={n}'; \
-             if (location.hash === want) {{ done('same'); return; }} \
-             addEventListener('hashchange', () => done('moved'), {{ once: true }}); \
+        self.goto_then(n, "JSON.stringify(null)");
+    }
+
+    /// [`Chromium::goto`], then evaluates `js` (an expression giving a JSON
+    /// string, as for [`Chromium::json`]) in the same round trip: the
+    /// page's own `hashchange` listener, registered first, has redrawn the
+    /// page by then.
+    fn goto_then(&self, n: usize, js: &str) -> serde_json::Value {
+        let promise = format!(
+            "new Promise(done => {{ const want = '#tick={n}'; const answer = () => ({js}); \
+             if (location.hash === want) {{ done(answer()); return; }} \
+             addEventListener('hashchange', () => done(answer()), {{ once: true }}); \
              location.hash = want; }})"
         );
-        let answer = self.tab.evaluate(&js, true).unwrap();
-        assert!(answer.value.is_some(), "tick {n}: {:?}", answer.description);
+        let answer = self.tab.evaluate(&promise, true).unwrap();
+        let text = answer
+            .value
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("tick {n}: {:?}", answer.description));
+        serde_json::from_str(&text).unwrap()
     }
 
     /// Evaluates `js` (an expression giving a JSON string) and parses it.
@@ -232,6 +244,19 @@ impl Chromium {
         ))
     }
 
+    /// [`Chromium::tree_pane`] and the page's address fragment, in one
+    /// round trip.
+    fn tree_pane_and_hash(&self) -> (Vec<(String, String)>, String) {
+        let value = self.json(
+            "JSON.stringify([Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
+             .map(e => [e.dataset.nodeId, e.dataset.status]), location.hash])",
+        );
+        (
+            pairs(value[0].clone()),
+            value[1].as_str().unwrap().to_owned(),
+        )
+    }
+
     /// The row (its `data-row`) whose node has the id `id` now.
     fn row_of(&self, id: &str) -> u64 {
         let js = format!(
@@ -242,13 +267,22 @@ impl Chromium {
         self.json(&js).as_u64().unwrap()
     }
 
-    /// Every timeline cell as `[tick, id, status]`.
-    fn cells(&self) -> Vec<(u64, String, String)> {
-        let value = self.json(
-            "JSON.stringify(Array.from(document.querySelectorAll('.cell[data-tick]'))\
-             .map(e => [+e.dataset.tick, e.dataset.nodeId, e.dataset.status]))",
+    /// Selects tick `n` ([`Chromium::goto`]) and says what the page then
+    /// shows of it, in one round trip (each question to the browser waits
+    /// on the driver's connection, up to 0.1 s): the tree pane (as
+    /// [`Chromium::tree_pane`]), every timeline cell as `[tick, id,
+    /// status]`, and the tick's status line.
+    fn goto_view(&self, n: usize) -> View {
+        let value = self.goto_then(
+            n,
+            "JSON.stringify([\
+             Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
+             .map(e => [e.dataset.nodeId, e.dataset.status]), \
+             Array.from(document.querySelectorAll('.cell[data-tick]'))\
+             .map(e => [+e.dataset.tick, e.dataset.nodeId, e.dataset.status]), \
+             document.getElementById('tickstatus').textContent])",
         );
-        value
+        let cells = value[1]
             .as_array()
             .unwrap()
             .iter()
@@ -259,7 +293,12 @@ impl Chromium {
                     c[2].as_str().unwrap().to_owned(),
                 )
             })
-            .collect()
+            .collect();
+        View {
+            pane: pairs(value[0].clone()),
+            cells,
+            status: value[2].as_str().unwrap().to_owned(),
+        }
     }
 
     fn assert_quiet(&self) {
@@ -282,6 +321,13 @@ impl Chromium {
             "the page loaded resources"
         );
     }
+}
+
+/// What the page shows of the selected tick ([`Chromium::goto_view`]).
+struct View {
+    pane: Vec<(String, String)>,
+    cells: Vec<(u64, String, String)>,
+    status: String,
 }
 
 impl Drop for Chromium {
@@ -534,34 +580,31 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
         // the address.
         chrome.open(&s.html, &format!("tick={}", s.ticks_to_check[0]));
         for &n in &s.ticks_to_check {
-            chrome.goto(n);
+            let view = chrome.goto_view(n);
             assert_eq!(
-                chrome.tree_pane(),
+                view.pane,
                 expected(&s.run, n),
                 "{} at tick {n}",
                 s.html.display()
             );
             // Every cell shown carries its own tick's state.
-            let cells = chrome.cells();
             assert!(
-                cells.iter().any(|c| c.0 == n as u64),
+                view.cells.iter().any(|c| c.0 == n as u64),
                 "tick {n}'s column is shown"
             );
-            for (tick, id, status) in cells {
+            for (tick, id, status) in view.cells {
                 let want = expected(&s.run, tick as usize);
                 let (_, state) = want.iter().find(|(i, _)| *i == id).unwrap();
                 assert_eq!(&status, state, "cell of {id} at tick {tick}");
             }
-            let shown =
-                chrome.json("JSON.stringify(document.getElementById('tickstatus').textContent)");
-            assert_eq!(shown, s.run.ticks[n - 1].status.as_str());
+            assert_eq!(view.status, s.run.ticks[n - 1].status.as_str());
         }
         // A key press steps to the next tick, and the address follows.
         let n = s.ticks_to_check[0];
         chrome.goto(n);
         chrome.tab.press_key("ArrowRight").unwrap();
-        assert_eq!(chrome.tree_pane(), expected(&s.run, n + 1));
-        let hash = chrome.json("JSON.stringify(location.hash)");
+        let (pane, hash) = chrome.tree_pane_and_hash();
+        assert_eq!(pane, expected(&s.run, n + 1));
         assert_eq!(hash, format!("#tick={}", n + 1));
         chrome.tab.press_key("ArrowLeft").unwrap();
         assert_eq!(chrome.tree_pane(), expected(&s.run, n));
@@ -603,9 +646,9 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted(chrome: &Chromiu
         .unwrap()
         .click()
         .unwrap();
-    let hash = chrome.json("JSON.stringify(location.hash)");
+    let (pane, hash) = chrome.tree_pane_and_hash();
     assert_eq!(hash, "#tick=5&node=%22answer.0%22");
-    assert_eq!(chrome.tree_pane(), expected(&s.run, 5));
+    assert_eq!(pane, expected(&s.run, 5));
 
     // A screenshot that is not blank: a PNG with many distinct colours.
     chrome.goto(5);
@@ -665,15 +708,16 @@ fn big_tree() -> Tree {
     compile_str("big.edn", &text, &Registry::new()).unwrap()
 }
 
-/// How many ticks the long run has: 1,000 (a debug build records 10,000
-/// ticks of this tree slowly), or `AIDO_STRESS_TICKS` (README's figures
-/// are for 10,000).
+/// How many ticks the long run has: 400, many times the ticks the page
+/// shows at once (a debug build records this tree's ticks at a few
+/// milliseconds each), or `AIDO_STRESS_TICKS` (README's figures are for
+/// 10,000).
 fn stress_ticks() -> usize {
     std::env::var("AIDO_STRESS_TICKS")
         .ok()
         .and_then(|t| t.parse().ok())
         .filter(|&t| t >= 10)
-        .unwrap_or(1_000)
+        .unwrap_or(400)
 }
 
 fn a_long_run_of_a_big_tree_opens_at_the_asked_tick_and_steps(chrome: &Chromium) {
@@ -794,8 +838,8 @@ fn a_log_recorded_as_appends_shows_whole_in_the_db_pane(chrome: &Chromium) {
     std::fs::write(&html, page(&run, &PageOptions::titled("log.edn"))).unwrap();
     chrome.open(&html, "tick=300");
     let log_at = |n: usize| {
-        chrome.goto(n);
-        chrome.json(
+        chrome.goto_then(
+            n,
             "JSON.stringify(Array.from(document.querySelectorAll('#db .kv'))\
              .find(kv => kv.querySelector('.k').textContent === ':log')\
              .querySelector('.v').lastChild.textContent)",

@@ -157,6 +157,73 @@ fn strict_exits_1_when_a_tick_ends_in_error_after_running_every_tick() {
 }
 
 #[test]
+fn a_resumed_run_numbers_its_ticks_on_from_the_save() {
+    let dir = Scratch::new("resume");
+    dir.write("inc.edn", "[:inc! {:key :n}]");
+    dir.write("other.edn", "[:inc! {:key :m}]");
+    let first = dir.aido(&["run", "inc.edn", "--ticks", "3", "--save", "s.edn"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let numbers = |run: &Run| ticks(run).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    assert_eq!(numbers(&first), [1, 2, 3]);
+    // Only the save carries the count.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("s.edn")).unwrap(),
+        "{:n 3, :aido/tick 3}\n"
+    );
+    let resumed = dir.aido(&[
+        "run", "inc.edn", "--db", "s.edn", "--ticks", "2", "--save", "s.edn",
+    ]);
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    assert_eq!(
+        resumed.stdout,
+        "{:tick 4, :status :success, :db {:n 4}}\n{:tick 5, :status :success, :db {:n 5}}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("s.edn")).unwrap(),
+        "{:n 5, :aido/tick 5}\n"
+    );
+    // The pretty format and the error lines number on too; a reload is
+    // before the tick of that number.
+    let pretty = dir.aido(&[
+        "run",
+        "other.edn",
+        "--db",
+        "s.edn",
+        "--ticks",
+        "2",
+        "--format",
+        "pretty",
+        "--reload",
+        "7=inc.edn",
+    ]);
+    assert_eq!(pretty.code, 0, "{}", pretty.stderr);
+    let heads: Vec<&str> = pretty
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("tick "))
+        .collect();
+    assert_eq!(heads, ["tick 6: success", "tick 7: success"]);
+    assert!(pretty.stdout.contains("~ :n 5 -> 6"), "{}", pretty.stdout);
+    let passed = dir.aido(&["run", "inc.edn", "--db", "s.edn", "--reload", "5=other.edn"]);
+    assert_eq!(passed.code, 2);
+    assert_eq!(
+        passed.stderr.trim_end(),
+        "aido: --reload: 5=other.edn: the run goes on from the save after tick 5, so tick 5 has passed"
+    );
+    dir.write("bad.edn", "{:n 1 :aido/tick \"three\"}");
+    let bad = dir.aido(&["run", "inc.edn", "--db", "bad.edn"]);
+    assert_eq!(bad.code, 2);
+    assert_eq!(
+        bad.stderr.trim_end(),
+        "aido: bad.edn: `:aido/tick` is how many ticks the save has had, a whole number 0 or more; found a string `\"three\"`"
+    );
+    // A db written by hand, without the count, starts at tick 1.
+    dir.write("hand.edn", "{:n 10}");
+    let hand = dir.aido(&["run", "inc.edn", "--db", "hand.edn"]);
+    assert_eq!(hand.stdout, "{:tick 1, :status :success, :db {:n 11}}\n");
+}
+
+#[test]
 fn show_puts_options_and_doc_in_graph_labels_and_takes_a_node_model() {
     let dir = Scratch::new("show");
     dir.write(
@@ -293,6 +360,43 @@ fn check_holds_constant_writes_and_comparisons_to_the_models_db_schema() {
     // Without the model there is no schema to hold the tree to.
     let free = dir.aido(&["check", "npc.edn"]);
     assert_eq!(free.code, 0, "{}", free.stderr);
+}
+
+#[test]
+fn check_holds_increments_into_and_nested_writes_to_the_schema() {
+    let dir = Scratch::new("schema-paths");
+    dir.write(
+        "model.edn",
+        "{:db {:hunger :int :mood :keyword :greeting :string :answer :string :input :string
+      :stats {:type [:map-of :keyword :int]}
+      :words {:type [:vector :string]}
+      :notes {:type :map}}}",
+    );
+    dir.write(
+        "bot.edn",
+        "[:sequence {:id :bot}
+ [:inc! {:key [:stats :hp]}]
+ [:inc! {:key [:words 0]}]
+ [:define! {:key [:stats :hp] :val \"full\"}]
+ [:define! {:key [:stats \"hp\"] :val 1}]
+ [:define! {:key [:words :first] :val \"hi\"}]
+ [:define! {:key [:hunger :level] :val 1}]
+ [:emit! {:key [:stats :log] :val 1}]
+ [:matches? {:key :input :regex \"(h)i\" :into :greeting}]
+ [:matches? {:key :input :regex \"hi\" :into :hunger}]
+ [:defer {:id :ask :action :svc/ask :into [:mood :text]}]
+ [:inc! {:key [:stats :hp]}]
+ [:define! {:key [:words 0] :val \"hi\"}]
+ [:define! {:key [:notes :any :depth] :val 1}]
+ [:matches? {:key :input :regex \"hi\" :into :greeting}]
+ [:matches? {:key :input :regex \"(h)i\" :into :words}]
+ [:defer {:id :ask2 :action :svc/ask :into :answer}]]",
+    );
+    let run = dir.aido(&["check", "bot.edn", "--nodes", "model.edn"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    snapshot!("check_schema_paths", run.stderr);
+    // One problem in each of nodes 1 to 9; the first and the last six are right.
+    assert_eq!(run.stderr.matches("error[E0013]").count(), 9);
 }
 
 #[test]

@@ -92,7 +92,7 @@ fn a_save_is_made_even_when_stdout_closes_early() {
     assert_eq!(code, 0);
     assert_eq!(
         read_value(&dir.read("out.edn")).unwrap(),
-        read_value("{:n 3000}").unwrap()
+        read_value("{:n 3000 :aido/tick 3000}").unwrap()
     );
 }
 
@@ -128,7 +128,7 @@ fn saving_over_the_tree_or_another_input_is_refused_before_any_tick() {
     dir.write("db.edn", "{:n 1}");
     let run = dir.run(&["run", "tree.edn", "--db", "db.edn", "--save", "db.edn"]);
     assert_exit(&run, 0);
-    assert_eq!(dir.read("db.edn"), "{:n 2}\n");
+    assert_eq!(dir.read("db.edn"), "{:n 2, :aido/tick 1}\n");
 }
 
 #[cfg(unix)]
@@ -157,7 +157,7 @@ fn a_save_keeps_permissions_writes_through_links_and_leaves_no_temporary_file() 
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600);
-    assert_eq!(dir.read("private.edn"), "{:n 42}\n");
+    assert_eq!(dir.read("private.edn"), "{:n 42, :aido/tick 1}\n");
     // A new file gets the usual permissions (0666 less the umask), as
     // `File::create` would give it: readable by others under umask 022.
     let run = dir.run(&["run", "tree.edn", "--save", "new.edn"]);
@@ -188,7 +188,7 @@ fn a_save_keeps_permissions_writes_through_links_and_leaves_no_temporary_file() 
             .file_type()
             .is_symlink()
     );
-    assert_eq!(dir.read("real/save.edn"), "{:n 1}\n");
+    assert_eq!(dir.read("real/save.edn"), "{:n 1, :aido/tick 1}\n");
     assert_eq!(dir.files(), ["link.edn", "private.edn", "real", "tree.edn"]);
 }
 
@@ -208,7 +208,7 @@ fn a_planted_link_at_an_old_style_temporary_name_is_never_followed() {
     let run = dir.run(&["run", "tree.edn", "--save", "out.edn"]);
     assert_exit(&run, 0);
     assert_eq!(dir.read("victim"), "precious");
-    assert_eq!(dir.read("out.edn"), "{:n 1}\n");
+    assert_eq!(dir.read("out.edn"), "{:n 1, :aido/tick 1}\n");
 }
 
 #[cfg(target_os = "linux")]
@@ -261,8 +261,13 @@ fn json_saves_refuse_what_would_not_read_back() {
             "out.tagged.json",
         ]);
         assert_exit(&run, 0);
-        let back =
+        let mut back =
             Value::from_json_text(&dir.read("out.tagged.json"), JsonMapping::Tagged).unwrap();
+        // The save says how many ticks it has had, and is otherwise the db.
+        let count = back
+            .as_map_mut()
+            .and_then(|m| m.shift_remove(&Value::keyword("aido/tick")));
+        assert_eq!(count, Some(Value::Int(1)), "{name}");
         assert_eq!(back, read_value(db).unwrap(), "{name}");
         let run = dir.run(&["run", "tree.edn", "--db", "out.tagged.json"]);
         assert_exit(&run, 0);

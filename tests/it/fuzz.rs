@@ -100,7 +100,7 @@ pub(crate) fn value() -> impl Strategy<Value = Value> {
 
 #[test]
 fn printed_values_read_back_equal() {
-    let mut runner = runner(512);
+    let mut runner = runner(256);
     let runs = AtomicU64::new(0);
     runner
         .run(&value(), |v| {
@@ -120,7 +120,7 @@ fn printed_values_read_back_equal() {
 
 #[test]
 fn json_round_trips_keep_values_or_refuse_them() {
-    let mut runner = runner(512);
+    let mut runner = runner(256);
     let runs = AtomicU64::new(0);
     runner
         .run(&value(), |v| {
@@ -144,7 +144,7 @@ fn json_round_trips_keep_values_or_refuse_them() {
 
 #[test]
 fn binary_round_trips_keep_every_value_exactly() {
-    let mut runner = runner(1024);
+    let mut runner = runner(256);
     let runs = AtomicU64::new(0);
     runner
         .run(&value(), |v| {
@@ -170,7 +170,7 @@ fn binary_round_trips_keep_every_value_exactly() {
 
 #[test]
 fn binary_decoding_survives_random_and_mutated_bytes() {
-    let mut runner = runner(2048);
+    let mut runner = runner(512);
     let runs = AtomicU64::new(0);
     let input = (
         value(),
@@ -206,7 +206,7 @@ fn binary_decoding_survives_random_and_mutated_bytes() {
 
 #[test]
 fn the_reader_survives_random_bytes() {
-    let mut runner = runner(2048);
+    let mut runner = runner(1024);
     let runs = AtomicU64::new(0);
     let bytes = prop_oneof![
         prop::collection::vec(any::<u8>(), 0..200),
@@ -493,7 +493,7 @@ pub(crate) fn tick_a_few(tree: &aido::Tree, db: Value, n: usize) {
 
 #[test]
 fn random_trees_compile_and_tick_over_random_dbs() {
-    let mut runner = runner(512);
+    let mut runner = runner(256);
     let runs = AtomicU64::new(0);
     let registry = Registry::new();
     runner

@@ -396,11 +396,19 @@ mod postgres {
     use crate::pg::Cluster;
     use aido::store::postgres::{Init, PgStore, SCHEMA_VERSION, init};
 
+    /// The PostgreSQL store, each part in databases of its own on one
+    /// throwaway cluster (starting a cluster is most of a part's time).
     #[test]
-    fn postgres_keeps_the_contract() {
-        let Some(cluster) = Cluster::start("postgres_keeps_the_contract") else {
+    fn postgres_store() {
+        let Some(cluster) = Cluster::start("postgres_store") else {
             return;
         };
+        postgres_keeps_the_contract(&cluster);
+        postgres_across_connections(&cluster);
+        the_store_commands_through_the_binary(&cluster);
+    }
+
+    fn postgres_keeps_the_contract(cluster: &Cluster) {
         for (name, check) in CONTRACT {
             eprintln!("postgres: {name}");
             let url = cluster.database();
@@ -409,11 +417,7 @@ mod postgres {
         }
     }
 
-    #[test]
-    fn postgres_across_connections() {
-        let Some(cluster) = Cluster::start("postgres_across_connections") else {
-            return;
-        };
+    fn postgres_across_connections(cluster: &Cluster) {
         let url = cluster.database();
         // Opening before init: one clear error.
         assert_eq!(PgStore::open(&url).unwrap_err().code(), "S0008");
@@ -458,11 +462,7 @@ mod postgres {
         crate::common::Run::of(std::process::Command::new(env!("CARGO_BIN_EXE_aido")).args(args))
     }
 
-    #[test]
-    fn the_store_commands_through_the_binary() {
-        let Some(cluster) = Cluster::start("the_store_commands_through_the_binary") else {
-            return;
-        };
+    fn the_store_commands_through_the_binary(cluster: &Cluster) {
         let url = cluster.database();
         // Before init: one line saying what to do.
         let run = aido(&["agents", "--store", &url]);

@@ -39,7 +39,8 @@ pub(crate) struct RunArgs {
     #[arg(value_name = "TREE")]
     pub(crate) paths: Vec<OsString>,
     /// The starting db: an EDN map, or a JSON object if DB ends in .json
-    /// (default: an empty map)
+    /// (default: an empty map); a save's :aido/tick (the ticks it has had)
+    /// is taken out, and this run numbers its ticks on from there
     #[arg(long, value_name = "DB")]
     pub(crate) db: Option<OsString>,
     /// How many ticks to run, a positive integer (default: as many as INPUTS
@@ -56,11 +57,14 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "D")]
     pub(crate) dt: Option<OsString>,
     /// An EDN vector, or a JSON array if INPUTS ends in .json; element i (a
-    /// map or nil) is merged into the db before tick i+1, key by key, a key
-    /// given nil being removed; elements past the last tick are ignored
+    /// map or nil) is merged into the db before this run's tick i+1, key by
+    /// key, a key given nil being removed; elements past the last tick are
+    /// ignored
     #[arg(long, value_name = "INPUTS")]
     pub(crate) inputs: Option<OsString>,
-    /// Write the final db to OUT atomically (JSON if OUT ends in .json, else EDN)
+    /// Write the final db to OUT atomically (JSON if OUT ends in .json, else
+    /// EDN), with :aido/tick, the number of the last tick, for a run that
+    /// goes on from it
     #[arg(long, value_name = "OUT")]
     pub(crate) save: Option<OsString>,
     /// Write the tree as it stands after the last tick (after trims and
@@ -108,7 +112,8 @@ pub(crate) struct RunArgs {
     /// A node model: the application's node types and functions
     #[arg(long, value_name = "MODEL")]
     pub(crate) nodes: Option<OsString>,
-    /// Switch to the tree in FILE before tick N, carrying the db over
+    /// Switch to the tree in FILE before tick N (numbered as the lines are:
+    /// on from a save's :aido/tick), carrying the db over
     /// (repeatable); tick N's line gets :reload {:file ..., :kept [...],
     /// :dropped [...], :halted [...]} (with :cancel [...], the cancel requests
     /// of deferred actions halted because they are gone), or {:file ...,
