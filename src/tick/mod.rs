@@ -688,16 +688,16 @@ impl<'t> Engine<'t> {
     /// Clears the last error, adds the locals and loads the running set.
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
-        // The reserved keys are looked up directly (a short pass over a
-        // small db, one probe each with a precomputed hash in a large one),
-        // so that the cost of a tick does not grow with the db.
-        // `:aido/tree` may be present: in a small db, unless the pass that
-        // finds the other two proves it absent; in a large one, the tree's
-        // position hint finds it with one comparison in the usual case.
+        // The reserved keys are looked up directly, so that the cost of a
+        // tick does not grow with the db: in a small db one pass over its
+        // keys finds them all (exactly: no second look, see `ReservedKeys`);
+        // in a large one, one probe each with a precomputed hash, and
+        // `:aido/tree` by the tree's position hint (one comparison in the
+        // usual case).
         let (error_at, running_at, tree_maybe) = if self.db.len() <= crate::value::SCAN_LIMIT {
-            let (e, r, seen) = crate::value::find_two_kws_and_bits(self.db, kw::ERROR, kw::RUNNING);
-            self.results_maybe = crate::value::kw_bit(seen, kw::RESULTS);
-            (e, r, crate::value::kw_bit(seen, kw::TREE))
+            let found = crate::value::ReservedKeys::scan(self.db);
+            self.results_maybe = found.has(kw::RESULTS);
+            (found.error, found.running, found.has(kw::TREE))
         } else {
             let e = crate::value::find_kw(self.db, kw::ERROR);
             let r = crate::value::find_kw(self.db, kw::RUNNING);

@@ -77,7 +77,7 @@ pub use intern::{
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
 pub use path::PathError;
 pub(crate) use path::{
-    SCAN_LIMIT, find_kw, find_two_kws_and_bits, kw_bit, map_get, map_slot, slot_in,
+    ReservedKeys, SCAN_LIMIT, find_kw, map_get, map_slot, slot_in,
     step as path_step,
 };
 
