@@ -335,14 +335,19 @@ pub struct TickOptions {
 
 impl Default for TickOptions {
     fn default() -> TickOptions {
-        TickOptions {
-            step_budget: DEFAULT_STEP_BUDGET,
-            work_budget: DEFAULT_WORK_BUDGET,
-            locals: None,
-            trace: false,
-        }
+        DEFAULT_OPTIONS.clone()
     }
 }
+
+/// The default options, as a constant that the plain ticks read in place:
+/// nothing is built for them on each tick, and the checks for locals and
+/// tracing fold away.
+static DEFAULT_OPTIONS: TickOptions = TickOptions {
+    step_budget: DEFAULT_STEP_BUDGET,
+    work_budget: DEFAULT_WORK_BUDGET,
+    locals: None,
+    trace: false,
+};
 
 /// Ticks `tree` once against `db` and returns the new db and the status.
 ///
@@ -355,7 +360,7 @@ impl Default for TickOptions {
 pub fn run_tick(db: Value, tree: &Tree) -> Tick {
     // Inlined with constant options, so that the checks for locals and
     // tracing fold away on the most common path.
-    tick_inline(db, tree, &TickOptions::default())
+    tick_inline(db, tree, &DEFAULT_OPTIONS)
 }
 
 /// Like [`run_tick`], with `locals` as working memory under `:aido/locals`.
@@ -385,7 +390,7 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
 /// assert_eq!(db.to_string(), "{:n 1}");
 /// ```
 pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
-    tick_in_place_inline(db, tree, &TickOptions::default()).into_agent_tick()
+    tick_in_place_inline(db, tree, &DEFAULT_OPTIONS).into_agent_tick()
 }
 
 #[inline(always)]
@@ -900,18 +905,29 @@ impl<'t> Engine<'t> {
     }
 
     /// The memory of `node`, if it has any.
+    ///
+    /// `:aido/memory` and the node's entry in it are found by position
+    /// hints kept in the tree (one comparison each in the usual case), so
+    /// that a node id, which may be a string, is not hashed on every tick.
     pub(crate) fn memory(&self, node: u32) -> Option<&Value> {
-        let id = &self.tree.nodes[node as usize].id;
-        crate::value::map_get(self.db, &Value::Keyword(kw::MEMORY))?.get(id)
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        let Value::Map(memory) = tree.memory_of(self.db)? else {
+            return None;
+        };
+        let i = n.memory_hint.find_value(memory, &n.id)?;
+        memory.get_index(i).map(|(_, v)| v)
     }
 
     /// The memory of `node`, if it has any, to change in place.
     pub(crate) fn memory_mut(&mut self, node: u32) -> Option<&mut Value> {
-        let id = &self.tree.nodes[node as usize].id;
-        match self.db.get_mut(&Value::Keyword(kw::MEMORY))? {
-            Value::Map(memory) => memory.get_mut(id),
-            _ => None,
-        }
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        let Value::Map(memory) = tree.memory_of_mut(self.db)? else {
+            return None;
+        };
+        let i = n.memory_hint.find_value(memory, &n.id)?;
+        memory.get_index_mut(i).map(|(_, v)| v)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
@@ -920,11 +936,16 @@ impl<'t> Engine<'t> {
         if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
             self.journal_persistent(node);
         }
-        let id = &self.tree.nodes[node as usize].id;
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        let id = &n.id;
         let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {
-                let slot = crate::value::map_slot(self.db, &key);
+                let slot = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
+                    Some(i) => &mut self.db[i],
+                    None => crate::value::map_slot(self.db, &key),
+                };
                 if slot.is_nil() {
                     *slot = Value::map();
                 }
@@ -935,7 +956,10 @@ impl<'t> Engine<'t> {
                         slot.type_with_article()
                     ));
                 };
-                *crate::value::map_slot(memory, id) = state;
+                match n.memory_hint.find_value(memory, id) {
+                    Some(i) => memory[i] = state,
+                    None => *crate::value::map_slot(memory, id) = state,
+                }
             }
             None => {
                 if let Some(Value::Map(memory)) = self.db.get_mut(&key) {

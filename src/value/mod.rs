@@ -77,8 +77,7 @@ pub use intern::{
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
 pub use path::PathError;
 pub(crate) use path::{
-    ReservedKeys, SCAN_LIMIT, find_kw, map_get, map_slot, slot_in,
-    step as path_step,
+    ReservedKeys, SCAN_LIMIT, find, find_kw, map_get, map_slot, slot_in, step as path_step,
 };
 
 /// An insertion-ordered map of values (the db is one of these).
