@@ -534,6 +534,8 @@ pub struct Tree {
     pub(crate) fingerprint_hint: SlotHint,
     /// Where `:aido/memory` was last found in a db.
     pub(crate) memory_key_hint: SlotHint,
+    /// Where `:aido/running` was last found in a db.
+    pub(crate) running_key_hint: SlotHint,
 }
 
 impl Tree {

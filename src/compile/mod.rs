@@ -362,6 +362,7 @@ impl<'r> Compiler<'r> {
                 fingerprint: std::sync::OnceLock::new(),
                 fingerprint_hint: crate::tree::SlotHint::default(),
                 memory_key_hint: crate::tree::SlotHint::default(),
+                running_key_hint: crate::tree::SlotHint::default(),
             })
         } else {
             Err(Diagnostics {

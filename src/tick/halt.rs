@@ -164,7 +164,12 @@ impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree.
     pub(crate) fn load_running(&mut self) {
-        let Some(running) = crate::value::map_get(self.db, &Value::Keyword(kw::RUNNING)) else {
+        let tree = self.tree;
+        let Some((_, running)) = tree
+            .running_key_hint
+            .find(self.db, kw::RUNNING)
+            .and_then(|i| self.db.get_index(i))
+        else {
             return;
         };
         let Some(ids) = running.as_seq() else {
@@ -184,7 +189,6 @@ impl Engine<'_> {
             ..
         } = &mut **long;
         nodes.clear();
-        let tree = self.tree;
         for (i, id) in ids.iter().enumerate() {
             // Usually the node at the same place in the last running set.
             let hinted = last_running.get(i).copied().filter(|&n| {
@@ -276,19 +280,22 @@ impl Engine<'_> {
     /// Writes the nodes running now under `:aido/running` (removing the key
     /// when nothing runs).
     pub(crate) fn store_running(&mut self) {
-        let key = Value::Keyword(kw::RUNNING);
+        let tree = self.tree;
+        let at = tree.running_key_hint.find(self.db, kw::RUNNING);
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
-            if self.had_running {
-                self.db.shift_remove(&key);
+            if let Some(i) = at {
+                self.db.shift_remove_index(i);
             }
             return;
         };
         let now = &mut long.now_running;
         now.sort_unstable();
         now.dedup();
-        let tree = self.tree;
         let id = |n: &u32| &tree.nodes[*n as usize].id;
-        let slot = crate::value::map_slot(self.db, &key);
+        let slot = match at {
+            Some(i) => &mut self.db[i],
+            None => crate::value::map_slot(self.db, &Value::Keyword(kw::RUNNING)),
+        };
         // The same nodes as before, the usual case while something runs:
         // the db already says so.
         if let Value::Vector(old) = slot
@@ -394,19 +401,23 @@ impl Engine<'_> {
         let end = tree.nodes[node as usize].subtree_end;
         let range = node..end;
         let long = self.long_state();
-        let mut active: Vec<u32> = long
-            .prev_running
-            .iter()
-            .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
-            .map(|(n, _)| *n)
-            .chain(
-                long.now_running
-                    .iter()
-                    .copied()
-                    .filter(|n| range.contains(n)),
-            )
-            .collect();
+        // Into room kept from earlier halts: a halt allocates no list.
+        let mut active = std::mem::take(&mut long.halting);
+        active.clear();
+        active.extend(
+            long.prev_running
+                .iter()
+                .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
+                .map(|(n, _)| *n)
+                .chain(
+                    long.now_running
+                        .iter()
+                        .copied()
+                        .filter(|n| range.contains(n)),
+                ),
+        );
         if active.is_empty() {
+            long.halting = active;
             return;
         }
         active.sort_unstable_by(|a, b| b.cmp(a));
@@ -420,6 +431,7 @@ impl Engine<'_> {
         for &n in &active {
             self.halt_one(n);
         }
+        self.long_state().halting = active;
         self.clear_memory(node, end);
     }
 

@@ -612,6 +612,9 @@ pub(crate) struct Long {
     /// parallel in this tick, in the order written (see
     /// `Engine::roll_back_persistent`).
     pub(crate) journal: Vec<(u32, Option<Value>)>,
+    /// Room for the nodes one halt stops (see `Engine::halt_subtree`),
+    /// kept from tick to tick.
+    pub(crate) halting: Vec<u32>,
     /// How many policy parallels are being ticked, one inside another:
     /// while any is, persistent memory written is journaled, so that a
     /// parallel that fails can put it back.
