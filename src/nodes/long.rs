@@ -87,10 +87,10 @@ impl Engine<'_> {
             return Status::Running;
         }
         let state = if done < n {
-            Some(Value::map_from([(
+            Some(crate::tick::spare_map_of(
                 Value::Keyword(kw::TICKS),
                 Value::Int(done as i64 + 1),
-            )]))
+            ))
         } else {
             None
         };

@@ -160,6 +160,85 @@ pub enum TraceEvent {
     },
 }
 
+thread_local! {
+    /// Emptied maps and vectors that a halt took out of a db on this thread
+    /// (node memory, the running set): the next start of something long
+    /// reuses them and the room they have, so that a long action halted and
+    /// started again allocates nothing once warm.
+    static SPARE: std::cell::RefCell<Spare> = const {
+        std::cell::RefCell::new(Spare { maps: Vec::new(), vectors: Vec::new() })
+    };
+}
+
+/// Empty maps and vectors, kept whole as values (a value keeps its box).
+struct Spare {
+    maps: Vec<Value>,
+    vectors: Vec<Value>,
+}
+
+/// At most this many of each are kept, each with room for at most
+/// [`SPARE_ROOM`] elements: a spare is a small thing kept for reuse, not a
+/// way to hold on to the memory of a large one.
+const SPARE_KEPT: usize = 16;
+const SPARE_ROOM: usize = 16;
+
+/// An empty map: a spare one from this thread if there is one.
+pub(crate) fn spare_map() -> Value {
+    SPARE
+        .try_with(|s| s.try_borrow_mut().ok()?.maps.pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(Value::map)
+}
+
+/// A map of one entry, in a spare map if there is one.
+pub(crate) fn spare_map_of(key: Value, value: Value) -> Value {
+    let mut map = spare_map();
+    if let Value::Map(m) = &mut map {
+        m.insert(key, value);
+    }
+    map
+}
+
+/// An empty vector: a spare one from this thread if there is one.
+fn spare_vector() -> Value {
+    SPARE
+        .try_with(|s| s.try_borrow_mut().ok()?.vectors.pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Value::Vector(Vec::new()))
+}
+
+/// Drops `value`, keeping it emptied for reuse if it is a small map or
+/// vector (what it held is dropped as usual).
+pub(crate) fn recycle(mut value: Value) {
+    let small = match &mut value {
+        Value::Map(map) if map.capacity() <= SPARE_ROOM => {
+            map.clear();
+            true
+        }
+        Value::Vector(items) if items.capacity() <= SPARE_ROOM => {
+            items.clear();
+            true
+        }
+        _ => false,
+    };
+    if small {
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                let kept = if matches!(value, Value::Map(_)) {
+                    &mut s.maps
+                } else {
+                    &mut s.vectors
+                };
+                if kept.len() < SPARE_KEPT {
+                    kept.push(value);
+                }
+            }
+        });
+    }
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree.
@@ -283,8 +362,10 @@ impl Engine<'_> {
         let tree = self.tree;
         let at = tree.running_key_hint.find(self.db, kw::RUNNING);
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
-            if let Some(i) = at {
-                self.db.shift_remove_index(i);
+            if let Some(i) = at
+                && let Some((_, old)) = self.db.shift_remove_index(i)
+            {
+                recycle(old);
             }
             return;
         };
@@ -303,7 +384,11 @@ impl Engine<'_> {
         {
             return;
         }
-        *slot = Value::Vector(now.iter().map(|n| id(n).clone()).collect());
+        let mut ids = spare_vector();
+        if let Value::Vector(items) = &mut ids {
+            items.extend(now.iter().map(|n| id(n).clone()));
+        }
+        recycle(std::mem::replace(slot, ids));
         self.wrote_state = true;
     }
 
@@ -571,7 +656,7 @@ impl Engine<'_> {
                 let Some(node) = tree.find(id).filter(|n| (start..end).contains(&n.0)) else {
                     return true;
                 };
-                match tree.nodes[node.index()].kind.traits().memory {
+                let keep = match tree.nodes[node.index()].kind.traits().memory {
                     Memory::Pool => {
                         if let Value::Map(m) = state {
                             m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
@@ -589,10 +674,16 @@ impl Engine<'_> {
                     | Memory::Iteration
                     | Memory::Ticks
                     | Memory::Launched => false,
+                };
+                if !keep {
+                    recycle(std::mem::take(state));
                 }
+                keep
             });
-            if memory.is_empty() {
-                self.db.shift_remove(&key);
+            if memory.is_empty()
+                && let Some(memory) = self.db.shift_remove(&key)
+            {
+                recycle(memory);
             }
         }
     }

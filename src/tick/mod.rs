@@ -28,6 +28,7 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
+pub(crate) use halt::spare_map_of;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
@@ -950,7 +951,7 @@ impl<'t> Engine<'t> {
                     None => crate::value::map_slot(self.db, &key),
                 };
                 if slot.is_nil() {
-                    *slot = Value::map();
+                    *slot = halt::spare_map();
                 }
                 self.wrote_state = true;
                 let Value::Map(memory) = slot else {
@@ -966,9 +967,13 @@ impl<'t> Engine<'t> {
             }
             None => {
                 if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
-                    memory.shift_remove(id);
-                    if memory.is_empty() {
-                        self.db.shift_remove(&key);
+                    if let Some(old) = memory.shift_remove(id) {
+                        halt::recycle(old);
+                    }
+                    if memory.is_empty()
+                        && let Some(memory) = self.db.shift_remove(&key)
+                    {
+                        halt::recycle(memory);
                     }
                 }
             }
