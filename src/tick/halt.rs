@@ -286,11 +286,16 @@ impl Engine<'_> {
                 }
             }
         }
-        nodes.sort_unstable_by_key(|(n, _)| *n);
-        nodes.dedup_by_key(|(n, _)| *n);
+        // Stored in pre-order without repeats (see `store_running`), the
+        // usual case: then there is nothing to sort.
+        if !nodes.windows(2).all(|w| w[0].0 < w[1].0) {
+            nodes.sort_unstable_by_key(|(n, _)| *n);
+            nodes.dedup_by_key(|(n, _)| *n);
+        }
     }
 
     /// The long-running state, made on first use.
+    #[inline]
     pub(crate) fn long_state(&mut self) -> &mut Long {
         self.long.get_or_insert_with(Long::fresh)
     }
@@ -370,8 +375,14 @@ impl Engine<'_> {
             return;
         };
         let now = &mut long.now_running;
-        now.sort_unstable();
-        now.dedup();
+        // Noted as each node returned, children before their parents: in
+        // reverse pre-order, the usual case, a reversal sorts them.
+        if now.windows(2).all(|w| w[0] > w[1]) {
+            now.reverse();
+        } else {
+            now.sort_unstable();
+            now.dedup();
+        }
         let id = |n: &u32| &tree.nodes[*n as usize].id;
         let slot = match at {
             Some(i) => &mut self.db[i],
