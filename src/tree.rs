@@ -41,8 +41,10 @@ impl Clone for SlotHint {
 }
 
 impl SlotHint {
+    /// The position of keyword `key` in `db`, trying the remembered
+    /// position first.
     #[inline(always)]
-    fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
+    pub(crate) fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
         let hint = self.0.load(Relaxed) as usize;
         if let Some((Value::Keyword(k), _)) = db.get_index(hint)
             && *k == key
@@ -50,10 +52,32 @@ impl SlotHint {
             return Some(hint);
         }
         let found = crate::value::find_kw(db, key);
+        self.remember(found);
+        found
+    }
+
+    /// The position of `key` (of any type) in `map`, trying the remembered
+    /// position first: one comparison in the usual case, instead of hashing
+    /// the key (a node id that is a string hashes every byte).
+    #[inline]
+    pub(crate) fn find_value(&self, map: &Map, key: &Value) -> Option<usize> {
+        let hint = self.0.load(Relaxed) as usize;
+        if let Some((k, _)) = map.get_index(hint)
+            && k == key
+        {
+            return Some(hint);
+        }
+        let found = crate::value::find(map, key);
+        self.remember(found);
+        found
+    }
+
+    /// Remembers where a key was found.
+    #[inline(always)]
+    fn remember(&self, found: Option<usize>) {
         if let Some(i) = found {
             self.0.store(u32::try_from(i).unwrap_or(0), Relaxed);
         }
-        found
     }
 }
 
@@ -542,6 +566,9 @@ pub(crate) struct Node {
     /// (see `nodes::mark_plain`).
     pub(crate) plain: bool,
     pub(crate) span: Option<Span>,
+    /// Where this node's entry in `:aido/memory` was last found (see
+    /// [`SlotHint`]): node memory is looked up by id without hashing it.
+    pub(crate) memory_hint: SlotHint,
 }
 
 /// A compiled behaviour tree. Immutable, `Send + Sync`, cheap to share.
@@ -565,6 +592,10 @@ pub struct Tree {
     pub(crate) fingerprint: std::sync::OnceLock<i64>,
     /// Where `:aido/tree` sat in the last db looked at.
     pub(crate) fingerprint_hint: SlotHint,
+    /// Where `:aido/memory` was last found in a db.
+    pub(crate) memory_key_hint: SlotHint,
+    /// Where `:aido/running` was last found in a db.
+    pub(crate) running_key_hint: SlotHint,
 }
 
 impl Tree {
@@ -689,6 +720,25 @@ impl Tree {
             // Non-negative, so that it prints without a sign.
             (h.finish() >> 1) as i64
         })
+    }
+
+    /// The `:aido/memory` map of `db` (whatever its type), found by this
+    /// tree's position hint.
+    #[inline(always)]
+    pub(crate) fn memory_of<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        self.memory_key_hint
+            .find(db, crate::value::kw::MEMORY)
+            .and_then(|i| db.get_index(i))
+            .map(|(_, v)| v)
+    }
+
+    /// The `:aido/memory` map of `db`, to change in place.
+    #[inline(always)]
+    pub(crate) fn memory_of_mut<'a>(&self, db: &'a mut Map) -> Option<&'a mut Value> {
+        self.memory_key_hint
+            .find(db, crate::value::kw::MEMORY)
+            .and_then(|i| db.get_index_mut(i))
+            .map(|(_, v)| v)
     }
 
     /// The `:aido/tree` entry of `db`, found by this tree's position hint.

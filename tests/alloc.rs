@@ -173,6 +173,53 @@ fn a_tick_while_an_action_runs_long_allocates_nothing_once_warm() {
 }
 
 #[test]
+fn a_long_action_halted_and_started_again_allocates_nothing_once_warm() {
+    // npc whose wandering ends in a long wait: nine ticks in ten continue
+    // it, the tenth (eating) halts it, and the next starts it again. The
+    // running set and the node memory that a halt takes out of the db are
+    // kept emptied and reused when the wait starts again.
+    let dir = common::examples_dir();
+    let npc_text = std::fs::read_to_string(dir.join("npc.edn")).unwrap();
+    let text = npc_text.replace(
+        "[:define! {:key :action :val :wander}]",
+        "[:define! {:key :action :val :wander}] [:wait {:id :walk :ticks 1000000000}]",
+    );
+    assert_ne!(text, npc_text);
+    let tree = compile_str("npc-running.edn", &text, &Registry::new()).unwrap();
+    let (_, mut db) = npc();
+    let (mut halts, mut starts) = (0, 0);
+    let mut was_running = false;
+    let tick = |db: Value| {
+        let tick = run_tick(db, &tree);
+        assert_ne!(tick.status, aido::Status::Error);
+        tick.db
+    };
+    for _ in 0..100 {
+        db = tick(db);
+    }
+    let before = allocations();
+    for _ in 0..1_000 {
+        db = tick(db);
+        let running = db.get(&Value::keyword("aido/running")).is_some();
+        match (was_running, running) {
+            (true, false) => halts += 1,
+            (false, true) => starts += 1,
+            _ => {}
+        }
+        was_running = running;
+    }
+    let made = allocations() - before;
+    assert!(
+        halts >= 90 && starts >= 90,
+        "{halts} halts, {starts} starts"
+    );
+    assert_eq!(
+        made, 0,
+        "{made} allocations in 1,000 ticks with {halts} halts and {starts} starts"
+    );
+}
+
+#[test]
 fn the_counter_counts() {
     // Guard against a vacuous pass: an allocating tick is seen.
     let tree = compile_str("t.edn", "[:emit! {:key :log :val 1}]", &Registry::new()).unwrap();

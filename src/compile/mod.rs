@@ -361,6 +361,8 @@ impl<'r> Compiler<'r> {
                 form: Arc::new(Value::Nil),
                 fingerprint: std::sync::OnceLock::new(),
                 fingerprint_hint: crate::tree::SlotHint::default(),
+                memory_key_hint: crate::tree::SlotHint::default(),
+                running_key_hint: crate::tree::SlotHint::default(),
             })
         } else {
             Err(Diagnostics {
@@ -501,6 +503,7 @@ impl<'r> Compiler<'r> {
             pre: None,
             plain: false,
             span,
+            memory_hint: crate::tree::SlotHint::default(),
         });
 
         let kids_start = self.kids.len();

@@ -60,10 +60,17 @@ impl Engine<'_> {
             Ok(n) => n,
             Err(status) => return status,
         };
-        let key = Value::Keyword(kw::TICKS);
+        // `:ticks` is found by its interned index: no key value is made.
+        let ticks_in = |memory: &Value| match memory {
+            Value::Map(m) => crate::value::find_kw(m, kw::TICKS),
+            _ => None,
+        };
         let done = match self.memory(id) {
             None => 0,
-            Some(memory) => match memory.get(&key).and_then(Value::as_int) {
+            Some(memory) => match ticks_in(memory)
+                .and_then(|i| memory.as_map()?.get_index(i))
+                .and_then(|(_, v)| v.as_int())
+            {
                 Some(k) if k >= 0 => k as u64,
                 _ => {
                     let msg = format!("node memory {memory} is not {{:ticks k}}");
@@ -75,14 +82,17 @@ impl Engine<'_> {
             && done < n
             && let Some(Value::Map(memory)) = self.memory_mut(id)
             && memory.len() == 1
-            && let Some(Value::Int(k)) = memory.get_mut(&key)
+            && let Some((Value::Keyword(kw::TICKS), Value::Int(k))) = memory.get_index_mut(0)
         {
             // Counted in place: no new memory map each tick.
             *k += 1;
             return Status::Running;
         }
         let state = if done < n {
-            Some(Value::map_from([(key, Value::Int(done as i64 + 1))]))
+            Some(crate::tick::spare_map_of(
+                Value::Keyword(kw::TICKS),
+                Value::Int(done as i64 + 1),
+            ))
         } else {
             None
         };

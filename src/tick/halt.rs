@@ -160,11 +160,95 @@ pub enum TraceEvent {
     },
 }
 
+thread_local! {
+    /// Emptied maps and vectors that a halt took out of a db on this thread
+    /// (node memory, the running set): the next start of something long
+    /// reuses them and the room they have, so that a long action halted and
+    /// started again allocates nothing once warm.
+    static SPARE: std::cell::RefCell<Spare> = const {
+        std::cell::RefCell::new(Spare { maps: Vec::new(), vectors: Vec::new() })
+    };
+}
+
+/// Empty maps and vectors, kept whole as values (a value keeps its box).
+struct Spare {
+    maps: Vec<Value>,
+    vectors: Vec<Value>,
+}
+
+/// At most this many of each are kept, each with room for at most
+/// [`SPARE_ROOM`] elements: a spare is a small thing kept for reuse, not a
+/// way to hold on to the memory of a large one.
+const SPARE_KEPT: usize = 16;
+const SPARE_ROOM: usize = 16;
+
+/// An empty map: a spare one from this thread if there is one.
+pub(crate) fn spare_map() -> Value {
+    SPARE
+        .try_with(|s| s.try_borrow_mut().ok()?.maps.pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(Value::map)
+}
+
+/// A map of one entry, in a spare map if there is one.
+pub(crate) fn spare_map_of(key: Value, value: Value) -> Value {
+    let mut map = spare_map();
+    if let Value::Map(m) = &mut map {
+        m.insert(key, value);
+    }
+    map
+}
+
+/// An empty vector: a spare one from this thread if there is one.
+fn spare_vector() -> Value {
+    SPARE
+        .try_with(|s| s.try_borrow_mut().ok()?.vectors.pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Value::Vector(Vec::new()))
+}
+
+/// Drops `value`, keeping it emptied for reuse if it is a small map or
+/// vector (what it held is dropped as usual).
+pub(crate) fn recycle(mut value: Value) {
+    let small = match &mut value {
+        Value::Map(map) if map.capacity() <= SPARE_ROOM => {
+            map.clear();
+            true
+        }
+        Value::Vector(items) if items.capacity() <= SPARE_ROOM => {
+            items.clear();
+            true
+        }
+        _ => false,
+    };
+    if small {
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                let kept = if matches!(value, Value::Map(_)) {
+                    &mut s.maps
+                } else {
+                    &mut s.vectors
+                };
+                if kept.len() < SPARE_KEPT {
+                    kept.push(value);
+                }
+            }
+        });
+    }
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree.
     pub(crate) fn load_running(&mut self) {
-        let Some(running) = crate::value::map_get(self.db, &Value::Keyword(kw::RUNNING)) else {
+        let tree = self.tree;
+        let Some((_, running)) = tree
+            .running_key_hint
+            .find(self.db, kw::RUNNING)
+            .and_then(|i| self.db.get_index(i))
+        else {
             return;
         };
         let Some(ids) = running.as_seq() else {
@@ -184,7 +268,6 @@ impl Engine<'_> {
             ..
         } = &mut **long;
         nodes.clear();
-        let tree = self.tree;
         for (i, id) in ids.iter().enumerate() {
             // Usually the node at the same place in the last running set.
             let hinted = last_running.get(i).copied().filter(|&n| {
@@ -203,11 +286,16 @@ impl Engine<'_> {
                 }
             }
         }
-        nodes.sort_unstable_by_key(|(n, _)| *n);
-        nodes.dedup_by_key(|(n, _)| *n);
+        // Stored in pre-order without repeats (see `store_running`), the
+        // usual case: then there is nothing to sort.
+        if !nodes.windows(2).all(|w| w[0].0 < w[1].0) {
+            nodes.sort_unstable_by_key(|(n, _)| *n);
+            nodes.dedup_by_key(|(n, _)| *n);
+        }
     }
 
     /// The long-running state, made on first use.
+    #[inline]
     pub(crate) fn long_state(&mut self) -> &mut Long {
         self.long.get_or_insert_with(Long::fresh)
     }
@@ -276,19 +364,30 @@ impl Engine<'_> {
     /// Writes the nodes running now under `:aido/running` (removing the key
     /// when nothing runs).
     pub(crate) fn store_running(&mut self) {
-        let key = Value::Keyword(kw::RUNNING);
+        let tree = self.tree;
+        let at = tree.running_key_hint.find(self.db, kw::RUNNING);
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
-            if self.had_running {
-                self.db.shift_remove(&key);
+            if let Some(i) = at
+                && let Some((_, old)) = self.db.shift_remove_index(i)
+            {
+                recycle(old);
             }
             return;
         };
         let now = &mut long.now_running;
-        now.sort_unstable();
-        now.dedup();
-        let tree = self.tree;
+        // Noted as each node returned, children before their parents: in
+        // reverse pre-order, the usual case, a reversal sorts them.
+        if now.windows(2).all(|w| w[0] > w[1]) {
+            now.reverse();
+        } else {
+            now.sort_unstable();
+            now.dedup();
+        }
         let id = |n: &u32| &tree.nodes[*n as usize].id;
-        let slot = crate::value::map_slot(self.db, &key);
+        let slot = match at {
+            Some(i) => &mut self.db[i],
+            None => crate::value::map_slot(self.db, &Value::Keyword(kw::RUNNING)),
+        };
         // The same nodes as before, the usual case while something runs:
         // the db already says so.
         if let Value::Vector(old) = slot
@@ -296,7 +395,11 @@ impl Engine<'_> {
         {
             return;
         }
-        *slot = Value::Vector(now.iter().map(|n| id(n).clone()).collect());
+        let mut ids = spare_vector();
+        if let Value::Vector(items) = &mut ids {
+            items.extend(now.iter().map(|n| id(n).clone()));
+        }
+        recycle(std::mem::replace(slot, ids));
         self.wrote_state = true;
     }
 
@@ -394,19 +497,23 @@ impl Engine<'_> {
         let end = tree.nodes[node as usize].subtree_end;
         let range = node..end;
         let long = self.long_state();
-        let mut active: Vec<u32> = long
-            .prev_running
-            .iter()
-            .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
-            .map(|(n, _)| *n)
-            .chain(
-                long.now_running
-                    .iter()
-                    .copied()
-                    .filter(|n| range.contains(n)),
-            )
-            .collect();
+        // Into room kept from earlier halts: a halt allocates no list.
+        let mut active = std::mem::take(&mut long.halting);
+        active.clear();
+        active.extend(
+            long.prev_running
+                .iter()
+                .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
+                .map(|(n, _)| *n)
+                .chain(
+                    long.now_running
+                        .iter()
+                        .copied()
+                        .filter(|n| range.contains(n)),
+                ),
+        );
         if active.is_empty() {
+            long.halting = active;
             return;
         }
         active.sort_unstable_by(|a, b| b.cmp(a));
@@ -420,6 +527,7 @@ impl Engine<'_> {
         for &n in &active {
             self.halt_one(n);
         }
+        self.long_state().halting = active;
         self.clear_memory(node, end);
     }
 
@@ -559,7 +667,7 @@ impl Engine<'_> {
                 let Some(node) = tree.find(id).filter(|n| (start..end).contains(&n.0)) else {
                     return true;
                 };
-                match tree.nodes[node.index()].kind.traits().memory {
+                let keep = match tree.nodes[node.index()].kind.traits().memory {
                     Memory::Pool => {
                         if let Value::Map(m) = state {
                             m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
@@ -577,10 +685,16 @@ impl Engine<'_> {
                     | Memory::Iteration
                     | Memory::Ticks
                     | Memory::Launched => false,
+                };
+                if !keep {
+                    recycle(std::mem::take(state));
                 }
+                keep
             });
-            if memory.is_empty() {
-                self.db.shift_remove(&key);
+            if memory.is_empty()
+                && let Some(memory) = self.db.shift_remove(&key)
+            {
+                recycle(memory);
             }
         }
     }

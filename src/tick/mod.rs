@@ -28,6 +28,7 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
+pub(crate) use halt::spare_map_of;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
@@ -335,14 +336,19 @@ pub struct TickOptions {
 
 impl Default for TickOptions {
     fn default() -> TickOptions {
-        TickOptions {
-            step_budget: DEFAULT_STEP_BUDGET,
-            work_budget: DEFAULT_WORK_BUDGET,
-            locals: None,
-            trace: false,
-        }
+        DEFAULT_OPTIONS.clone()
     }
 }
+
+/// The default options, as a constant that the plain ticks read in place:
+/// nothing is built for them on each tick, and the checks for locals and
+/// tracing fold away.
+static DEFAULT_OPTIONS: TickOptions = TickOptions {
+    step_budget: DEFAULT_STEP_BUDGET,
+    work_budget: DEFAULT_WORK_BUDGET,
+    locals: None,
+    trace: false,
+};
 
 /// Ticks `tree` once against `db` and returns the new db and the status.
 ///
@@ -355,7 +361,7 @@ impl Default for TickOptions {
 pub fn run_tick(db: Value, tree: &Tree) -> Tick {
     // Inlined with constant options, so that the checks for locals and
     // tracing fold away on the most common path.
-    tick_inline(db, tree, &TickOptions::default())
+    tick_inline(db, tree, &DEFAULT_OPTIONS)
 }
 
 /// Like [`run_tick`], with `locals` as working memory under `:aido/locals`.
@@ -385,7 +391,7 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
 /// assert_eq!(db.to_string(), "{:n 1}");
 /// ```
 pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
-    tick_in_place_inline(db, tree, &TickOptions::default()).into_agent_tick()
+    tick_in_place_inline(db, tree, &DEFAULT_OPTIONS).into_agent_tick()
 }
 
 #[inline(always)]
@@ -607,6 +613,9 @@ pub(crate) struct Long {
     /// parallel in this tick, in the order written (see
     /// `Engine::roll_back_persistent`).
     pub(crate) journal: Vec<(u32, Option<Value>)>,
+    /// Room for the nodes one halt stops (see `Engine::halt_subtree`),
+    /// kept from tick to tick.
+    pub(crate) halting: Vec<u32>,
     /// How many policy parallels are being ticked, one inside another:
     /// while any is, persistent memory written is journaled, so that a
     /// parallel that fails can put it back.
@@ -688,16 +697,16 @@ impl<'t> Engine<'t> {
     /// Clears the last error, adds the locals and loads the running set.
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
-        // The reserved keys are looked up directly (a short pass over a
-        // small db, one probe each with a precomputed hash in a large one),
-        // so that the cost of a tick does not grow with the db.
-        // `:aido/tree` may be present: in a small db, unless the pass that
-        // finds the other two proves it absent; in a large one, the tree's
-        // position hint finds it with one comparison in the usual case.
+        // The reserved keys are looked up directly, so that the cost of a
+        // tick does not grow with the db: in a small db one pass over its
+        // keys finds them all (exactly: no second look, see `ReservedKeys`);
+        // in a large one, one probe each with a precomputed hash, and
+        // `:aido/tree` by the tree's position hint (one comparison in the
+        // usual case).
         let (error_at, running_at, tree_maybe) = if self.db.len() <= crate::value::SCAN_LIMIT {
-            let (e, r, seen) = crate::value::find_two_kws_and_bits(self.db, kw::ERROR, kw::RUNNING);
-            self.results_maybe = crate::value::kw_bit(seen, kw::RESULTS);
-            (e, r, crate::value::kw_bit(seen, kw::TREE))
+            let found = crate::value::ReservedKeys::scan(self.db);
+            self.results_maybe = found.has(kw::RESULTS);
+            (found.error, found.running, found.has(kw::TREE))
         } else {
             let e = crate::value::find_kw(self.db, kw::ERROR);
             let r = crate::value::find_kw(self.db, kw::RUNNING);
@@ -900,18 +909,29 @@ impl<'t> Engine<'t> {
     }
 
     /// The memory of `node`, if it has any.
+    ///
+    /// `:aido/memory` and the node's entry in it are found by position
+    /// hints kept in the tree (one comparison each in the usual case), so
+    /// that a node id, which may be a string, is not hashed on every tick.
     pub(crate) fn memory(&self, node: u32) -> Option<&Value> {
-        let id = &self.tree.nodes[node as usize].id;
-        crate::value::map_get(self.db, &Value::Keyword(kw::MEMORY))?.get(id)
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        let Value::Map(memory) = tree.memory_of(self.db)? else {
+            return None;
+        };
+        let i = n.memory_hint.find_value(memory, &n.id)?;
+        memory.get_index(i).map(|(_, v)| v)
     }
 
     /// The memory of `node`, if it has any, to change in place.
     pub(crate) fn memory_mut(&mut self, node: u32) -> Option<&mut Value> {
-        let id = &self.tree.nodes[node as usize].id;
-        match self.db.get_mut(&Value::Keyword(kw::MEMORY))? {
-            Value::Map(memory) => memory.get_mut(id),
-            _ => None,
-        }
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        let Value::Map(memory) = tree.memory_of_mut(self.db)? else {
+            return None;
+        };
+        let i = n.memory_hint.find_value(memory, &n.id)?;
+        memory.get_index_mut(i).map(|(_, v)| v)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
@@ -920,13 +940,18 @@ impl<'t> Engine<'t> {
         if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
             self.journal_persistent(node);
         }
-        let id = &self.tree.nodes[node as usize].id;
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        let id = &n.id;
         let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {
-                let slot = crate::value::map_slot(self.db, &key);
+                let slot = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
+                    Some(i) => &mut self.db[i],
+                    None => crate::value::map_slot(self.db, &key),
+                };
                 if slot.is_nil() {
-                    *slot = Value::map();
+                    *slot = halt::spare_map();
                 }
                 self.wrote_state = true;
                 let Value::Map(memory) = slot else {
@@ -935,13 +960,20 @@ impl<'t> Engine<'t> {
                         slot.type_with_article()
                     ));
                 };
-                *crate::value::map_slot(memory, id) = state;
+                match n.memory_hint.find_value(memory, id) {
+                    Some(i) => memory[i] = state,
+                    None => *crate::value::map_slot(memory, id) = state,
+                }
             }
             None => {
                 if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
-                    memory.shift_remove(id);
-                    if memory.is_empty() {
-                        self.db.shift_remove(&key);
+                    if let Some(old) = memory.shift_remove(id) {
+                        halt::recycle(old);
+                    }
+                    if memory.is_empty()
+                        && let Some(memory) = self.db.shift_remove(&key)
+                    {
+                        halt::recycle(memory);
                     }
                 }
             }

@@ -77,8 +77,7 @@ pub use intern::{
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
 pub use path::PathError;
 pub(crate) use path::{
-    SCAN_LIMIT, find_kw, find_two_kws_and_bits, kw_bit, map_get, map_slot, slot_in,
-    step as path_step,
+    ReservedKeys, SCAN_LIMIT, find, find_kw, map_get, map_slot, slot_in, step as path_step,
 };
 
 /// An insertion-ordered map of values (the db is one of these).
@@ -308,7 +307,9 @@ impl PartialEq for Value {
             (Nil, Nil) => true,
             (Bool(a), Bool(b)) => a == b,
             (Float(a), Float(b)) => float_eq(*a, *b),
-            (Str(a), Str(b)) => a == b,
+            // A node id in the db is usually a clone of the tree's: the
+            // same string, found equal without reading it.
+            (Str(a), Str(b)) => Arc::ptr_eq(a, b) || a == b,
             (Char(a), Char(b)) => a == b,
             (Symbol(a), Symbol(b)) => a == b,
             (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => collection_eq(self, other),

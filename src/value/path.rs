@@ -212,45 +212,55 @@ pub(crate) fn find_kw_hashed(map: &Map, key: super::Keyword) -> Option<usize> {
     )
 }
 
-/// The positions of two keyword keys in a small map, and the keyword bits
-/// of its keys: one pass sets a bit per keyword (interned index modulo 64),
-/// and a clear bit proves a key absent (see [`kw_bit`]); a set one is checked.
-#[inline]
-pub(crate) fn find_two_kws_and_bits(
-    map: &Map,
-    a: super::Keyword,
-    b: super::Keyword,
-) -> (Option<usize>, Option<usize>, u64) {
-    let mut seen = 0u64;
-    for key in map.keys() {
-        if let Value::Keyword(k) = key {
-            seen |= 1u64 << (k.index() % 64);
+/// What one pass over a small db's keys says of the keywords the library
+/// itself interns first (indices below 64, see `intern::RESERVED`): which
+/// of them are keys (bit `i` for keyword `i`), and where `:aido/error` and
+/// `:aido/running` are. The bits are exact (a keyword's index, not a hash of
+/// it), so a clear bit proves a reserved key absent and a set one needs no
+/// second look.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ReservedKeys {
+    bits: u64,
+    /// The position of `:aido/error`, if it is a key.
+    pub(crate) error: Option<usize>,
+    /// The position of `:aido/running`, if it is a key.
+    pub(crate) running: Option<usize>,
+}
+
+impl ReservedKeys {
+    /// One pass over the keys of `map`: meant for a small one (see
+    /// [`SCAN_LIMIT`]), where it costs a few instructions a key and no
+    /// hashing.
+    #[inline]
+    pub(crate) fn scan(map: &Map) -> ReservedKeys {
+        let mut found = ReservedKeys::default();
+        for (i, key) in map.keys().enumerate() {
+            if let Value::Keyword(k) = key
+                && k.index() < 64
+            {
+                found.note(i, *k);
+            }
+        }
+        found
+    }
+
+    /// A reserved keyword found at position `i`: rare in a db, so kept out
+    /// of the pass's loop.
+    #[cold]
+    fn note(&mut self, i: usize, k: super::Keyword) {
+        self.bits |= 1u64 << k.index();
+        if k == super::kw::ERROR {
+            self.error = Some(i);
+        } else if k == super::kw::RUNNING {
+            self.running = Some(i);
         }
     }
-    let a_at = if kw_bit(seen, a) {
-        scan_kw(map, a)
-    } else {
-        None
-    };
-    let b_at = if kw_bit(seen, b) {
-        scan_kw(map, b)
-    } else {
-        None
-    };
-    (a_at, b_at, seen)
-}
 
-/// Whether keyword `k` may be among the keys whose bits are `seen` (see
-/// [`find_two_kws_and_bits`]).
-#[inline(always)]
-pub(crate) fn kw_bit(seen: u64, k: super::Keyword) -> bool {
-    seen & (1u64 << (k.index() % 64)) != 0
-}
-
-#[cold]
-fn scan_kw(map: &Map, key: super::Keyword) -> Option<usize> {
-    map.keys()
-        .position(|e| matches!(e, Value::Keyword(x) if *x == key))
+    /// Whether reserved keyword `k` is a key.
+    #[inline(always)]
+    pub(crate) fn has(self, k: super::Keyword) -> bool {
+        k.index() < 64 && self.bits & (1u64 << k.index()) != 0
+    }
 }
 
 /// The value of `key` in `map`.
@@ -298,6 +308,31 @@ mod tests {
         let absent = Value::keyword("not-there");
         assert_eq!(find(&map, &absent), None);
         assert_eq!(find_kw(&map, super::super::kw::ERROR), None);
+    }
+
+    #[test]
+    fn reserved_keys_are_found_exactly_in_one_pass() {
+        use super::super::kw;
+        // Keywords interned after the reserved ones never pass for them,
+        // whatever their index modulo 64.
+        let mut map = Map::default();
+        for i in 0..200 {
+            map.insert(kw(&format!("user-{i}")), Value::Int(i));
+        }
+        map.insert(Value::Int(4), Value::Int(20));
+        let none = ReservedKeys::scan(&map);
+        assert_eq!(none, ReservedKeys::default());
+        for k in [kw::ERROR, kw::RUNNING, kw::RESULTS, kw::TREE] {
+            assert!(!none.has(k));
+        }
+        map.insert(Value::Keyword(kw::RESULTS), Value::Nil);
+        map.insert(Value::Keyword(kw::RUNNING), Value::Nil);
+        map.insert(Value::Keyword(kw::ERROR), Value::Nil);
+        let some = ReservedKeys::scan(&map);
+        assert_eq!((some.error, some.running), (Some(203), Some(202)));
+        assert!(some.has(kw::RESULTS) && some.has(kw::RUNNING) && some.has(kw::ERROR));
+        assert!(!some.has(kw::TREE));
+        assert!(!some.has(super::super::Keyword::new("user-7")));
     }
 
     #[test]

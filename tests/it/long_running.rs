@@ -1301,3 +1301,55 @@ fn a_tick_in_place_keeps_a_db_that_is_not_a_map() {
     );
     assert_eq!(nil.to_string(), "{:n 1}");
 }
+
+/// Node memory is found by position hints kept in the tree: agents whose
+/// dbs order `:aido/memory` and its entries differently, ticked in turn
+/// with one tree, end as each does ticked alone with a tree of its own.
+#[test]
+fn node_memory_is_found_whatever_the_order_of_each_agents_db() {
+    let src = "[:sequence {:memory true} [:wait {:ticks 3}] [:wait {:id :w2 :ticks 2}] \
+               [:inc! {:key :n}]]";
+    let shared = tree(src);
+    let mut ahead = db("{:a 1}");
+    for _ in 0..2 {
+        ahead = aido::run_tick(ahead, &shared).db;
+    }
+    // The same state, with the db's keys and the memory's entries reversed.
+    let reversed = |d: &Value| -> Value {
+        let mut out = aido::value::Map::default();
+        for (k, v) in d.as_map().unwrap().iter().rev() {
+            let v = match (k, v) {
+                (Value::Keyword(k), Value::Map(m)) if k.as_str() == "aido/memory" => {
+                    Value::Map(Box::new(
+                        m.iter()
+                            .rev()
+                            .map(|(a, b)| (a.clone(), b.clone()))
+                            .collect(),
+                    ))
+                }
+                _ => v.clone(),
+            };
+            out.insert(k.clone(), v);
+        }
+        Value::Map(Box::new(out))
+    };
+    let starts = [db("{:a 1}"), ahead.clone(), reversed(&ahead)];
+    assert_ne!(starts[1].to_string(), starts[2].to_string());
+    let mut together = starts.clone();
+    let mut alone: Vec<(Value, Tree)> = starts.iter().map(|d| (d.clone(), tree(src))).collect();
+    for round in 0..12 {
+        for (i, d) in together.iter_mut().enumerate() {
+            let tick = aido::run_tick(std::mem::take(d), &shared);
+            *d = tick.db;
+            let (own_db, own_tree) = &mut alone[i];
+            let own = aido::run_tick(std::mem::take(own_db), own_tree);
+            *own_db = own.db;
+            assert_eq!(tick.status, own.status, "agent {i}, round {round}");
+            assert_eq!(*d, *own_db, "agent {i}, round {round}");
+        }
+    }
+    // Each agent went round its sequence: the counts differ by the start.
+    let n = |d: &Value| get(d, "n").and_then(|v| v.as_int()).unwrap_or(0);
+    assert_eq!(n(&together[1]), n(&together[2]));
+    assert!(n(&together[0]) >= 1);
+}
