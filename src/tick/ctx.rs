@@ -143,10 +143,17 @@ impl<'t> NodeCtx<'_, 't> {
     /// Sets the db's value at the key path in `slot`; the maps on the way
     /// are made as needed. A path through a value that is not a map, a value
     /// nesting deeper than the reader reads, and a slot of another node type
-    /// are errors.
+    /// are errors. Only the value written is measured (a string or a
+    /// collection counts against the work budget, as `:define!`'s do), not
+    /// the whole db as after [`NodeCtx::db_mut`].
     pub fn set_db_at(&mut self, slot: KeySlot, value: Value) -> Result<(), NodeError> {
         let path = self.key_path(slot)?;
-        self.db_lent = true;
+        if value.is_heavy() {
+            self.engine
+                .rng
+                .charge_value(&value, path.n_keys() + 1)
+                .map_err(NodeError)?;
+        }
         let place = path
             .slot(self.engine.db)
             .map_err(|e| NodeError(format!("cannot write at `{path}`: {e}")))?;

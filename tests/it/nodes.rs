@@ -410,6 +410,27 @@ fn a_key_slot_writes_the_db_at_its_path() {
         "cannot write at `[:seen :door]`: cannot write into an integer at depth 0 of the key path"
     );
     assert_eq!(tick.db.get(&Value::keyword("seen")), Some(&Value::Int(3)));
+    // A value nesting deeper than the reader reads, where it would sit: an
+    // Error of its own kind, and nothing written.
+    let mut deep = NodeType::new("t/deep!");
+    let at = deep.key_slot("at");
+    let mut r = Registry::new();
+    r.node_type(deep.tick(move |ctx| {
+        let mut value = Value::Int(0);
+        for _ in 0..aido::read::MAX_DEPTH - 2 {
+            value = Value::Vector(vec![value]);
+        }
+        ctx.set_db_at(at, value)?;
+        Ok(Status::Success)
+    }))
+    .unwrap();
+    let fits = compile_str("t.edn", "[:t/deep! {:at :v}]", &r).unwrap();
+    assert_eq!(run_tick(Value::map(), &fits).status, Status::Success);
+    let too_deep = compile_str("t.edn", "[:t/deep! {:at [:a :v]}]", &r).unwrap();
+    let tick = run_tick(Value::map(), &too_deep);
+    assert_eq!(tick.status, Status::Error);
+    assert_eq!(tick.error.unwrap().kind, aido::tick::TickErrorKind::TooDeep);
+    assert_eq!(tick.db.get(&Value::keyword("a")), None);
 }
 
 #[test]
