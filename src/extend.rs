@@ -156,6 +156,9 @@ pub struct NodeType {
     /// Whether the node's memory is persistent state, kept when it is halted
     /// (else run state, cleared by a halt).
     pub(crate) persistent: bool,
+    /// Options [`NodeType::option_doc`] named that the node type does not
+    /// declare: a typo, refused when the node type is registered.
+    pub(crate) undeclared_docs: Vec<Keyword>,
 }
 
 impl fmt::Debug for NodeType {
@@ -183,6 +186,7 @@ impl NodeType {
             doc: None,
             declared: false,
             persistent: false,
+            undeclared_docs: Vec::new(),
         }
     }
 
@@ -330,11 +334,15 @@ impl NodeType {
     }
 
     /// Documents the option `key` (declared before with
-    /// [`NodeType::option`] or [`NodeType::required`]).
+    /// [`NodeType::slot`], [`NodeType::option`] or [`NodeType::required`]).
+    /// A key the node type does not declare is a typo:
+    /// [`Registry::node_type`](crate::Registry::node_type) refuses the node
+    /// type ([`RegistryError::UndeclaredOption`]).
     pub fn option_doc(mut self, key: &str, text: &str) -> NodeType {
         let key = Keyword::new(key.trim_start_matches(':'));
-        if let Some(option) = self.options.iter_mut().find(|o| o.key == key) {
-            option.doc = Some(Arc::from(text));
+        match self.options.iter_mut().find(|o| o.key == key) {
+            Some(option) => option.doc = Some(Arc::from(text)),
+            None => self.undeclared_docs.push(key),
         }
         self
     }
@@ -596,6 +604,28 @@ pub enum RegistryError {
     Builtin(String),
     /// No function of this name is registered.
     UnknownFunction(String),
+    /// The node type documents an option it does not declare (a typo in
+    /// [`NodeType::option_doc`]).
+    UndeclaredOption {
+        /// The node type's name.
+        node_type: String,
+        /// The option named.
+        option: String,
+        /// The options it declares.
+        declared: Vec<String>,
+    },
+}
+
+impl RegistryError {
+    /// A stable code: `G0001` (a built-in name), `G0002` (no such
+    /// function), `G0003` (an option documented but not declared).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RegistryError::Builtin(_) => "G0001",
+            RegistryError::UnknownFunction(_) => "G0002",
+            RegistryError::UndeclaredOption { .. } => "G0003",
+        }
+    }
 }
 
 impl fmt::Display for RegistryError {
@@ -605,6 +635,23 @@ impl fmt::Display for RegistryError {
                 write!(f, "`{name}` is built in and cannot be replaced")
             }
             RegistryError::UnknownFunction(name) => write!(f, "no function `{name}` is registered"),
+            RegistryError::UndeclaredOption {
+                node_type,
+                option,
+                declared,
+            } => {
+                write!(
+                    f,
+                    "node type `{node_type}` documents option `{option}`, which it does not declare"
+                )?;
+                match declared.as_slice() {
+                    [] => f.write_str(" (it declares none)"),
+                    names => {
+                        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                        write!(f, " (it declares {})", names.join(", "))
+                    }
+                }
+            }
         }
     }
 }

@@ -486,3 +486,23 @@ fn a_slot_declares_its_option_for_the_compiler() {
     assert_eq!(tick.status, Status::Error);
     assert_eq!(tick.error.unwrap().message, "the node has no option `:n`");
 }
+
+#[test]
+fn documenting_an_option_the_node_type_does_not_declare_is_refused_at_registration() {
+    let mut scan = NodeType::new("t/scan");
+    let _range = scan.slot::<i64>("range");
+    let scan = scan.option_doc("rnage", "How far it sees.");
+    let mut r = Registry::new();
+    let error = r.node_type(scan).unwrap_err();
+    assert_eq!(error.code(), "G0003");
+    assert_eq!(
+        error.to_string(),
+        "node type `:t/scan` documents option `:rnage`, which it does not declare (it declares `:range`)"
+    );
+    assert!(r.get_node_type("t/scan").is_none());
+    // Documented under its declared name, it registers.
+    let mut scan = NodeType::new("t/scan");
+    let _range = scan.slot::<i64>("range");
+    r.node_type(scan.option_doc("range", "How far it sees."))
+        .unwrap();
+}
