@@ -211,17 +211,29 @@ impl HandNpc {
 }
 
 /// A registry with `npc/hungry?`, a node type registered in Rust that
-/// reads one option (`:min`) and one db key (`:hunger`): Success if the
-/// hunger is above the minimum. `[:test? {:key :hunger :oper > :val 8}]`
-/// is the same node built in.
+/// reads one option (`:min`) and one db key (`:key`), both through slots:
+/// Success if the value at the key is above the minimum.
+/// `[:test? {:key :hunger :oper > :val 8}]` is the same node built in.
 fn domain_registry() -> Registry {
     let mut registry = Registry::new();
+    let mut hungry = NodeType::new("npc/hungry?");
+    let key = hungry.key_slot("key");
+    let min = hungry.slot::<i64>("min");
+    registry
+        .node_type(hungry.tick(move |ctx| {
+            let min = ctx.get(min)?;
+            let above = matches!(ctx.db_at(key), Some(Value::Int(h)) if *h > min);
+            Ok(Status::from_bool(above))
+        }))
+        .unwrap();
+    // The same node reading its option by name, as before slots.
     let hunger = Value::keyword("hunger");
     registry
         .node_type(
-            NodeType::new("npc/hungry?")
+            NodeType::new("npc/hungry-by-name?")
                 .required("min", OptionType::Int)
                 .tick(move |ctx| {
+                    #[allow(deprecated)]
                     let min = ctx.option("min")?.and_then(|v| v.as_int()).unwrap_or(0);
                     let above = matches!(ctx.db().get(&hunger), Some(Value::Int(h)) if *h > min);
                     Ok(Status::from_bool(above))
@@ -313,7 +325,18 @@ fn tick(c: &mut Criterion) {
             "the hand-written npc reaches the tree's db"
         );
     }
-    let domain = compile_str("domain.edn", "[:npc/hungry? {:min 8}]", &domain_registry()).unwrap();
+    let domain = compile_str(
+        "domain.edn",
+        "[:npc/hungry? {:key :hunger :min 8}]",
+        &domain_registry(),
+    )
+    .unwrap();
+    let by_name = compile_str(
+        "by-name.edn",
+        "[:npc/hungry-by-name? {:min 8}]",
+        &domain_registry(),
+    )
+    .unwrap();
     let builtin = compile("test.edn", "[:test? {:key :hunger :oper > :val 8}]");
     for hunger in [0, 8, 9] {
         let mut db = npc_db.clone();
@@ -322,6 +345,10 @@ fn tick(c: &mut Criterion) {
             .insert(Value::keyword("hunger"), Value::Int(hunger));
         assert_eq!(
             run_tick(db.clone(), &domain).status,
+            run_tick(db.clone(), &builtin).status
+        );
+        assert_eq!(
+            run_tick(db.clone(), &by_name).status,
             run_tick(db, &builtin).status
         );
     }
@@ -334,6 +361,7 @@ fn tick(c: &mut Criterion) {
         }
     }
     let (mut domain_db, mut builtin_db) = (npc_db.clone(), npc_db.clone());
+    let mut by_name_db = npc_db.clone();
     let ticks = |tree: &Tree, db: &mut Value| {
         for _ in 0..REFERENCE_TICKS {
             tick_in_place(db, tree);
@@ -352,24 +380,28 @@ fn tick(c: &mut Criterion) {
             &mut || ticks(&npc, &mut wide_db),
             &mut || ticks(&domain, &mut domain_db),
             &mut || ticks(&builtin, &mut builtin_db),
+            &mut || ticks(&by_name, &mut by_name_db),
         ],
     );
     let ns = |d: Duration| d.as_secs_f64() * 1e9 / REFERENCE_TICKS as f64;
-    let (npc_ns, hand_ns, wide_ns, domain_ns, builtin_ns) = (
+    let (npc_ns, hand_ns, wide_ns, domain_ns, builtin_ns, by_name_ns) = (
         ns(times[0]),
         ns(times[1]),
         ns(times[2]),
         ns(times[3]),
         ns(times[4]),
+        ns(times[5]),
     );
     eprintln!(
         "references (fastest of {REFERENCE_SAMPLES} interleaved samples of {REFERENCE_TICKS} ticks):\n  \
          npc {npc_ns:.1} ns, hand-written {hand_ns:.1} ns: {:.2}x\n  \
          npc with 20 other keys {wide_ns:.1} ns: {:.2}x npc\n  \
-         domain node {domain_ns:.1} ns, :test? {builtin_ns:.1} ns: {:.2}x",
+         domain node {domain_ns:.1} ns, :test? {builtin_ns:.1} ns: {:.2}x\n  \
+         domain node reading its option by name {by_name_ns:.1} ns: {:.2}x :test?",
         npc_ns / hand_ns,
         wide_ns / npc_ns,
-        domain_ns / builtin_ns
+        domain_ns / builtin_ns,
+        by_name_ns / builtin_ns
     );
 
     let mut group = c.benchmark_group("tick");

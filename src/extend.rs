@@ -2,20 +2,19 @@
 //! code sees of a tick.
 //!
 //! ```
-//! use aido::extend::{Arity, NodeType, OptionType};
+//! use aido::extend::{Arity, NodeType};
+//! use aido::value::Keyword;
 //! use aido::{Registry, Status, Value, compile_str, run_tick};
 //!
 //! let mut registry = Registry::new();
+//! let mut drink = NodeType::new("beverage/drink!");
+//! let beverage = drink.slot::<Keyword>("beverage");
 //! registry
-//!     .node_type(
-//!         NodeType::new("beverage/drink!")
-//!             .required("beverage", OptionType::Keyword)
-//!             .tick(|ctx| {
-//!                 let beverage = ctx.option("beverage")?.unwrap_or_default();
-//!                 ctx.db_mut().insert(Value::keyword("drank"), beverage);
-//!                 Ok(Status::Success)
-//!             }),
-//!     )
+//!     .node_type(drink.tick(move |ctx| {
+//!         let beverage = ctx.get(beverage)?;
+//!         ctx.db_mut().insert(Value::keyword("drank"), Value::Keyword(beverage));
+//!         Ok(Status::Success)
+//!     }))
 //!     .unwrap();
 //! registry
 //!     .function("coin-toss", Arity::Exactly(0), |ctx, _args| Ok(Value::Bool(ctx.random() < 0.5)))
@@ -29,6 +28,7 @@
 //! [`Registry`](crate::Registry) above only finds them by name.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 #[cfg(feature = "rand")]
@@ -110,23 +110,23 @@ pub(crate) enum Imp {
 /// A node type: its name, options, arity and behaviour.
 ///
 /// ```
-/// use aido::extend::{Arity, NodeType, OptionType};
+/// use aido::extend::{Arity, NodeType};
 /// use aido::{Registry, Status, Value, compile_str, run_tick};
 ///
 /// // A decorator that ticks its child until it succeeds, at most `:tries` times a tick.
-/// let retry = NodeType::new("game/retry")
-///     .required("tries", OptionType::Int)
+/// let mut retry = NodeType::new("game/retry")
 ///     .children(Arity::Exactly(1))
-///     .doc("Ticks its child until it succeeds, at most `:tries` times.")
-///     .tick(|ctx| {
-///         let tries = ctx.option("tries")?.and_then(|v| v.as_int()).unwrap_or(1);
-///         for _ in 0..tries {
-///             if ctx.tick_child(0) == Status::Success {
-///                 return Ok(Status::Success);
-///             }
+///     .doc("Ticks its child until it succeeds, at most `:tries` times.");
+/// let tries = retry.slot::<u64>("tries");
+/// let retry = retry.tick(move |ctx| {
+///     let tries = ctx.get(tries)?;
+///     for _ in 0..tries {
+///         if ctx.tick_child(0) == Status::Success {
+///             return Ok(Status::Success);
 ///         }
-///         Ok(Status::Failure)
-///     });
+///     }
+///     Ok(Status::Failure)
+/// });
 /// let mut registry = Registry::new();
 /// registry.node_type(retry).unwrap();
 ///
@@ -156,6 +156,9 @@ pub struct NodeType {
     /// Whether the node's memory is persistent state, kept when it is halted
     /// (else run state, cleared by a halt).
     pub(crate) persistent: bool,
+    /// Options [`NodeType::option_doc`] named that the node type does not
+    /// declare: a typo, refused when the node type is registered.
+    pub(crate) undeclared_docs: Vec<Keyword>,
 }
 
 impl fmt::Debug for NodeType {
@@ -183,6 +186,7 @@ impl NodeType {
             doc: None,
             declared: false,
             persistent: false,
+            undeclared_docs: Vec::new(),
         }
     }
 
@@ -198,10 +202,66 @@ impl NodeType {
         self
     }
 
-    fn push_option(&mut self, key: &str, ty: OptionType, required: bool) {
+    /// Declares an option; one declared again keeps its place (a slot
+    /// handed out for it stays valid) and takes the new type.
+    fn push_option(&mut self, key: &str, ty: OptionType, required: bool) -> u32 {
         let key = Keyword::new(key.trim_start_matches(':'));
-        self.options.retain(|o| o.key != key);
-        self.options.push(OptionSpec::new(key, ty, required, None));
+        let spec = OptionSpec::new(key, ty, required, None);
+        let index = match self.options.iter().position(|o| o.key == key) {
+            Some(i) => {
+                self.options[i] = spec;
+                i
+            }
+            None => {
+                self.options.push(spec);
+                self.options.len() - 1
+            }
+        };
+        u32::try_from(index).unwrap_or(u32::MAX)
+    }
+
+    /// Declares the option `key` and returns the slot the tick reads it
+    /// through with [`NodeCtx::get`]: the way to read options. The option's
+    /// type comes from `T` (see [`SlotValue`]); it is required unless `T` is
+    /// an `Option`. The name is written once, here: a tick that reads the
+    /// slot cannot misspell it.
+    ///
+    /// ```
+    /// use aido::extend::{KeySlot, NodeType, OptSlot};
+    /// use aido::{Registry, Status, Value, compile_str, run_tick};
+    ///
+    /// let mut hungry = NodeType::new("npc/hungry?");
+    /// let key: KeySlot = hungry.key_slot("key");
+    /// let min: OptSlot<i64> = hungry.slot("min");
+    /// let hungry = hungry.tick(move |ctx| {
+    ///     let min = ctx.get(min)?;
+    ///     Ok(Status::from_bool(matches!(ctx.db_at(key), Some(Value::Int(h)) if *h > min)))
+    /// });
+    /// let mut registry = Registry::new();
+    /// registry.node_type(hungry).unwrap();
+    /// let tree = compile_str("t.edn", "[:npc/hungry? {:key :hunger :min 8}]", &registry).unwrap();
+    /// let db = aido::read_value("{:hunger 9}").unwrap();
+    /// assert_eq!(run_tick(db, &tree).status, Status::Success);
+    /// ```
+    pub fn slot<T: SlotValue>(&mut self, key: &str) -> OptSlot<T> {
+        let index = self.push_option(key, T::option_type(), T::REQUIRED);
+        OptSlot {
+            key: self.options[index as usize].key,
+            index,
+            value: PhantomData,
+        }
+    }
+
+    /// Declares the required option `key`, a db key or key path (always a
+    /// constant), and returns the slot the tick reads and writes the db
+    /// through with [`NodeCtx::db_at`] and [`NodeCtx::set_db_at`]: a keyword
+    /// key gets the per-site look-up hint the built-in nodes have.
+    pub fn key_slot(&mut self, key: &str) -> KeySlot {
+        let index = self.push_option(key, OptionType::Key, true);
+        KeySlot {
+            key: self.options[index as usize].key,
+            index,
+        }
     }
 
     /// Sets how many children the node takes (default: none).
@@ -274,11 +334,15 @@ impl NodeType {
     }
 
     /// Documents the option `key` (declared before with
-    /// [`NodeType::option`] or [`NodeType::required`]).
+    /// [`NodeType::slot`], [`NodeType::option`] or [`NodeType::required`]).
+    /// A key the node type does not declare is a typo:
+    /// [`Registry::node_type`](crate::Registry::node_type) refuses the node
+    /// type ([`RegistryError::UndeclaredOption`]).
     pub fn option_doc(mut self, key: &str, text: &str) -> NodeType {
         let key = Keyword::new(key.trim_start_matches(':'));
-        if let Some(option) = self.options.iter_mut().find(|o| o.key == key) {
-            option.doc = Some(Arc::from(text));
+        match self.options.iter_mut().find(|o| o.key == key) {
+            Some(option) => option.doc = Some(Arc::from(text)),
+            None => self.undeclared_docs.push(key),
         }
         self
     }
@@ -313,6 +377,130 @@ impl NodeType {
         self.declared
     }
 }
+
+/// An option a node type declared with [`NodeType::slot`], read by its tick
+/// with [`NodeCtx::get`] as a `T`. A copyable handle: move it into the tick
+/// closure.
+pub struct OptSlot<T> {
+    pub(crate) key: Keyword,
+    pub(crate) index: u32,
+    value: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for OptSlot<T> {
+    fn clone(&self) -> OptSlot<T> {
+        *self
+    }
+}
+
+impl<T> Copy for OptSlot<T> {}
+
+impl<T> fmt::Debug for OptSlot<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "OptSlot({}, {})", self.key, std::any::type_name::<T>())
+    }
+}
+
+impl<T> OptSlot<T> {
+    /// The option's key.
+    pub fn key(&self) -> Keyword {
+        self.key
+    }
+}
+
+/// A key-path option a node type declared with [`NodeType::key_slot`]: the
+/// tick reads and writes the db at it with [`NodeCtx::db_at`] and
+/// [`NodeCtx::set_db_at`].
+#[derive(Debug, Clone, Copy)]
+pub struct KeySlot {
+    pub(crate) key: Keyword,
+    pub(crate) index: u32,
+}
+
+impl KeySlot {
+    /// The option's key.
+    pub fn key(&self) -> Keyword {
+        self.key
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A type an option slot reads ([`NodeType::slot`]): it gives the option's
+/// declared type, and whether it is required (every type but `Option<T>`).
+///
+/// | `T` | option type |
+/// |---|---|
+/// | `i64` | [`OptionType::Int`] |
+/// | `u64` | [`OptionType::Count`] |
+/// | `f64` | [`OptionType::Number`] (an integer is read as a float) |
+/// | `bool` | [`OptionType::Bool`] |
+/// | [`Keyword`] | [`OptionType::Keyword`] |
+/// | `Arc<str>` | [`OptionType::Str`] (the text is shared, not copied) |
+/// | [`Value`] | [`OptionType::Any`] |
+/// | `Option<T>` of these | the same, optional: `None` when not given |
+pub trait SlotValue: sealed::Sealed + Sized {
+    /// Whether the node must have the option.
+    const REQUIRED: bool;
+    /// The option's declared type.
+    fn option_type() -> OptionType;
+    /// The value read from the option, `None` when absent; `None` again when
+    /// it cannot be read (a value of the wrong type, which the declared type
+    /// refuses at compile time or at the tick).
+    fn from_option(value: Option<&Value>) -> Option<Self>;
+}
+
+macro_rules! slot_value {
+    ($t:ty, $ty:expr, |$v:ident| $read:expr) => {
+        impl sealed::Sealed for $t {}
+        impl SlotValue for $t {
+            const REQUIRED: bool = true;
+            fn option_type() -> OptionType {
+                $ty
+            }
+            #[inline(always)]
+            fn from_option(value: Option<&Value>) -> Option<$t> {
+                let $v = value?;
+                $read
+            }
+        }
+        impl sealed::Sealed for Option<$t> {}
+        impl SlotValue for Option<$t> {
+            const REQUIRED: bool = false;
+            fn option_type() -> OptionType {
+                $ty
+            }
+            #[inline(always)]
+            fn from_option(value: Option<&Value>) -> Option<Option<$t>> {
+                match value {
+                    None => Some(None),
+                    Some(v) => <$t>::from_option(Some(v)).map(Some),
+                }
+            }
+        }
+    };
+}
+
+slot_value!(i64, OptionType::Int, |v| v.as_int());
+slot_value!(u64, OptionType::Count, |v| v
+    .as_int()
+    .and_then(|i| u64::try_from(i).ok()));
+slot_value!(f64, OptionType::Number, |v| v.as_f64());
+slot_value!(bool, OptionType::Bool, |v| match v {
+    Value::Bool(b) => Some(*b),
+    _ => None,
+});
+slot_value!(Keyword, OptionType::Keyword, |v| match v {
+    Value::Keyword(k) => Some(*k),
+    _ => None,
+});
+slot_value!(Arc<str>, OptionType::Str, |v| match v {
+    Value::Str(s) => Some(Arc::clone(s)),
+    _ => None,
+});
+slot_value!(Value, OptionType::Any, |v| Some(v.clone()));
 
 /// A function callable from `[:aido/fn name args..]`.
 #[derive(Clone)]
@@ -416,6 +604,28 @@ pub enum RegistryError {
     Builtin(String),
     /// No function of this name is registered.
     UnknownFunction(String),
+    /// The node type documents an option it does not declare (a typo in
+    /// [`NodeType::option_doc`]).
+    UndeclaredOption {
+        /// The node type's name.
+        node_type: String,
+        /// The option named.
+        option: String,
+        /// The options it declares.
+        declared: Vec<String>,
+    },
+}
+
+impl RegistryError {
+    /// A stable code: `G0001` (a built-in name), `G0002` (no such
+    /// function), `G0003` (an option documented but not declared).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RegistryError::Builtin(_) => "G0001",
+            RegistryError::UnknownFunction(_) => "G0002",
+            RegistryError::UndeclaredOption { .. } => "G0003",
+        }
+    }
 }
 
 impl fmt::Display for RegistryError {
@@ -425,6 +635,23 @@ impl fmt::Display for RegistryError {
                 write!(f, "`{name}` is built in and cannot be replaced")
             }
             RegistryError::UnknownFunction(name) => write!(f, "no function `{name}` is registered"),
+            RegistryError::UndeclaredOption {
+                node_type,
+                option,
+                declared,
+            } => {
+                write!(
+                    f,
+                    "node type `{node_type}` documents option `{option}`, which it does not declare"
+                )?;
+                match declared.as_slice() {
+                    [] => f.write_str(" (it declares none)"),
+                    names => {
+                        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                        write!(f, " (it declares {})", names.join(", "))
+                    }
+                }
+            }
         }
     }
 }

@@ -28,20 +28,20 @@
 //! Register domain node types and functions in Rust:
 //!
 //! ```
-//! use aido::extend::{Arity, NodeType, OptionType};
+//! use aido::extend::{Arity, NodeType};
+//! use aido::value::Keyword;
 //! use aido::{Registry, Status, Value, compile_str, run_tick};
 //!
 //! let mut registry = Registry::new();
+//! let mut drink = NodeType::new("beverage/drink!");
+//! // A required keyword option; the tick reads it through its slot.
+//! let beverage = drink.slot::<Keyword>("beverage");
 //! registry
-//!     .node_type(
-//!         NodeType::new("beverage/drink!")
-//!             .required("beverage", OptionType::Keyword)
-//!             .tick(|ctx| {
-//!                 let beverage = ctx.option("beverage")?.unwrap_or_default();
-//!                 ctx.db_mut().insert(Value::keyword("drank"), beverage);
-//!                 Ok(Status::Success)
-//!             }),
-//!     )
+//!     .node_type(drink.tick(move |ctx| {
+//!         let beverage = ctx.get(beverage)?;
+//!         ctx.db_mut().insert(Value::keyword("drank"), Value::Keyword(beverage));
+//!         Ok(Status::Success)
+//!     }))
 //!     .expect("not a built-in name");
 //! registry
 //!     .function("coin-toss", Arity::Exactly(0), |ctx, _args| Ok(Value::Bool(ctx.random() < 0.5)))

@@ -93,12 +93,25 @@ impl Registry {
     }
 
     /// Registers a node type; a later registration of the same name replaces
-    /// an earlier one, but a built-in cannot be replaced.
+    /// an earlier one, but a built-in cannot be replaced. A node type that
+    /// documents an option it does not declare (a typo in
+    /// [`NodeType::option_doc`]) is refused.
     pub fn node_type(&mut self, node_type: NodeType) -> Result<&mut Registry, RegistryError> {
         if let Some(old) = self.node_types.get(&node_type.name)
             && matches!(old.imp, Imp::Builtin(_))
         {
             return Err(RegistryError::Builtin(node_type.name.to_string()));
+        }
+        if let Some(option) = node_type.undeclared_docs.first() {
+            return Err(RegistryError::UndeclaredOption {
+                node_type: node_type.name.to_string(),
+                option: option.to_string(),
+                declared: node_type
+                    .options
+                    .iter()
+                    .map(|o| o.key.to_string())
+                    .collect(),
+            });
         }
         self.node_types.insert(node_type.name, Arc::new(node_type));
         Ok(self)

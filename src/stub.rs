@@ -472,7 +472,7 @@ impl Stubs {
                     .get_or_insert_with(|| Arc::new(self.node_type(node.type_name, &entry.stub)));
                 node.kind = Kind::Custom {
                     node_type: Arc::clone(node_type),
-                    options: Box::new([]),
+                    options: crate::tree::CustomOptions::default(),
                 };
             }
         }

@@ -239,6 +239,70 @@ pub(crate) enum Opt {
     Call(Arc<Function>, Box<[Opt]>),
 }
 
+/// A user node's options, as written and by the place its node type
+/// declares them: what [`crate::extend::OptSlot`] and
+/// [`crate::extend::KeySlot`] read, resolved once when the tree is compiled.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CustomOptions {
+    /// The options the node was given, in the order of its options map.
+    entries: Box<[(Keyword, Opt)]>,
+    /// One entry for each option the node type declares, in its order.
+    slots: Box<[Slot]>,
+}
+
+/// Where a declared option of a user node is.
+#[derive(Debug, Clone)]
+pub(crate) enum Slot {
+    /// The node was not given it.
+    Absent,
+    /// At this index of the entries.
+    At(u32),
+    /// A key path (always constant) at this index of the entries, with its
+    /// per-site look-up hint.
+    Key(u32, KeyPath),
+}
+
+impl CustomOptions {
+    /// The options `entries` of a node of type `node_type`, laid out by the
+    /// options it declares.
+    pub(crate) fn new(node_type: &NodeType, entries: Box<[(Keyword, Opt)]>) -> CustomOptions {
+        let slots = node_type
+            .options
+            .iter()
+            .map(|spec| {
+                let Some(i) = entries.iter().position(|(k, _)| *k == spec.key) else {
+                    return Slot::Absent;
+                };
+                let at = u32::try_from(i).unwrap_or(u32::MAX);
+                match (&spec.ty, &entries[i].1) {
+                    (crate::spec::OptionType::Key, Opt::Const(v)) => {
+                        Slot::Key(at, KeyPath::from_value(v))
+                    }
+                    _ => Slot::At(at),
+                }
+            })
+            .collect();
+        CustomOptions { entries, slots }
+    }
+
+    /// The options as written.
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, (Keyword, Opt)> {
+        self.entries.iter()
+    }
+
+    /// The option the node type declares at `index`: `None` if it has no such
+    /// option, `Some(None)` if the node was not given it.
+    #[inline(always)]
+    pub(crate) fn slot(&self, index: usize) -> Option<(&Slot, Option<&Opt>)> {
+        let slot = self.slots.get(index)?;
+        let opt = match slot {
+            Slot::Absent => None,
+            Slot::At(i) | Slot::Key(i, _) => self.entries.get(*i as usize).map(|(_, o)| o),
+        };
+        Some((slot, opt))
+    }
+}
+
 /// The generic precondition options of a node, checked before it is ticked.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Preconditions {
@@ -316,7 +380,7 @@ pub(crate) enum Kind {
     Typed(Box<TypedWrite>),
     Custom {
         node_type: Arc<NodeType>,
-        options: Box<[(Keyword, Opt)]>,
+        options: CustomOptions,
     },
     Wait {
         ticks: Opt,

@@ -118,6 +118,44 @@ fn a_steady_state_npc_tick_allocates_nothing() {
 }
 
 #[test]
+fn a_domain_node_reading_its_options_through_slots_allocates_nothing() {
+    use aido::Status;
+    use aido::extend::NodeType;
+    // One constant option, one dynamic one and a key, read and written
+    // through their slots, beside npc's own nodes.
+    let mut count = NodeType::new("t/count!");
+    let key = count.key_slot("key");
+    let step = count.slot::<i64>("step");
+    let limit = count.slot::<Option<i64>>("limit");
+    let mut registry = Registry::new();
+    registry
+        .node_type(count.tick(move |ctx| {
+            let (step, limit) = (ctx.get(step)?, ctx.get(limit)?.unwrap_or(i64::MAX));
+            let n = ctx.db_at(key).and_then(Value::as_int).unwrap_or(0);
+            ctx.set_db_at(key, Value::Int((n + step) % limit))?;
+            Ok(Status::Success)
+        }))
+        .unwrap();
+    let tree = compile_str(
+        "count.edn",
+        "[:sequence [:t/count! {:key :n :step 2}] [:t/count! {:key [:deep :m] :step [:aido/db :n] :limit 1000}]]",
+        &registry,
+    )
+    .unwrap();
+    let mut db = read_value("{:deep {}}").unwrap();
+    for _ in 0..20 {
+        aido::tick::tick_in_place(&mut db, &tree);
+    }
+    let before = allocations();
+    for _ in 0..10_000 {
+        aido::tick::tick_in_place(&mut db, &tree);
+    }
+    let made = allocations() - before;
+    assert_eq!(made, 0, "{made} allocations in 10,000 ticks of slot reads");
+    assert_eq!(db.get(&Value::keyword("n")), Some(&Value::Int(20_040)));
+}
+
+#[test]
 fn an_npc_tick_in_place_in_a_db_of_many_keys_allocates_nothing() {
     let (tree, mut db) = npc();
     // Above the size a short scan serves: reserved keys are probed by hash.

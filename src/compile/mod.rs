@@ -532,7 +532,7 @@ impl<'r> Compiler<'r> {
                     report: self,
                 }),
                 Imp::Custom(_) => Some(crate::tree::Kind::Custom {
-                    options: options.take_custom(),
+                    options: crate::tree::CustomOptions::new(nt, options.take_custom()),
                     node_type: Arc::clone(nt),
                 }),
             },

@@ -2,9 +2,9 @@
 
 use std::borrow::Cow;
 
-use crate::extend::NodeError;
+use crate::extend::{KeySlot, NodeError, OptSlot, SlotValue};
 use crate::rng::Rng;
-use crate::tree::{Kind, Opt};
+use crate::tree::{KeyPath, Kind, Opt, Slot};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Status, eval};
@@ -29,6 +29,29 @@ fn undeclared_option(node_type: &crate::extend::NodeType, name: &str) -> NodeErr
     ))
 }
 
+/// The error of reading a slot that another node type declared.
+#[cold]
+#[inline(never)]
+fn foreign_slot(node_type: &crate::extend::NodeType, key: Keyword) -> NodeError {
+    NodeError(format!(
+        "node type `{}` read the slot of option `{key}` that another node type declared",
+        node_type.name
+    ))
+}
+
+/// The error of a dynamic option whose value its slot cannot read.
+#[cold]
+#[inline(never)]
+fn unreadable(key: Keyword, value: &Value, ty: &crate::spec::OptionType) -> NodeError {
+    match ty.check(value) {
+        Err(e) => NodeError(format!("option `{key}` {e}")),
+        Ok(()) => NodeError(format!(
+            "option `{key}` is {}, which its slot does not read",
+            crate::spec::describe(value)
+        )),
+    }
+}
+
 /// The view a user node type's tick function has of the tick: the db, the
 /// node's options and children, its memory and the random generator.
 pub struct NodeCtx<'e, 't> {
@@ -39,7 +62,7 @@ pub struct NodeCtx<'e, 't> {
     pub(crate) db_lent: bool,
 }
 
-impl NodeCtx<'_, '_> {
+impl<'t> NodeCtx<'_, 't> {
     /// The db as it is now.
     pub fn db(&self) -> &Map {
         self.engine.db
@@ -63,6 +86,95 @@ impl NodeCtx<'_, '_> {
         &self.engine.tree.nodes[self.node as usize].id
     }
 
+    /// The node's option in `slot` (declared with
+    /// [`NodeType::slot`](crate::extend::NodeType::slot)): a constant is read
+    /// in place, a dynamic option (`[:aido/db ..]`, `[:aido/fn ..]`) is
+    /// resolved now and checked against the declared type. A slot of another
+    /// node type is an error.
+    #[inline]
+    pub fn get<T: SlotValue>(&mut self, slot: OptSlot<T>) -> Result<T, NodeError> {
+        let tree = self.engine.tree;
+        let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
+            return Err(NodeError("not a node of a registered node type".to_owned()));
+        };
+        let index = slot.index as usize;
+        let (spec, (_, opt)) = match (node_type.options.get(index), options.slot(index)) {
+            (Some(spec), Some(found)) if spec.key == slot.key => (spec, found),
+            _ => return Err(foreign_slot(node_type, slot.key)),
+        };
+        match opt {
+            // A constant was checked against its declared type when the tree
+            // was compiled: read in place.
+            Some(Opt::Const(v)) => {
+                if v.is_heavy() {
+                    self.engine.rng.charge_value(v, 0).map_err(NodeError)?;
+                }
+                T::from_option(Some(v)).ok_or_else(|| unreadable(slot.key, v, &spec.ty))
+            }
+            Some(opt) => {
+                let engine = &mut *self.engine;
+                let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
+                if let Cow::Borrowed(v) = &value
+                    && v.is_heavy()
+                {
+                    // Handing the node a copy of a collection or string is work.
+                    engine.rng.charge_value(v, 0).map_err(NodeError)?;
+                }
+                spec.ty
+                    .check(&value)
+                    .map_err(|e| NodeError(format!("option `{}` {e}", slot.key)))?;
+                T::from_option(Some(&value)).ok_or_else(|| unreadable(slot.key, &value, &spec.ty))
+            }
+            None => T::from_option(None)
+                .ok_or_else(|| NodeError(format!("the node has no option `{}`", slot.key))),
+        }
+    }
+
+    /// The db's value at the key path in `slot` (declared with
+    /// [`NodeType::key_slot`](crate::extend::NodeType::key_slot)), if there is
+    /// one: a keyword key is found through the node's look-up hint, as the
+    /// built-in nodes find theirs. `None` too for a slot of another node type.
+    #[inline]
+    pub fn db_at(&self, slot: KeySlot) -> Option<&Value> {
+        let db: &Map = self.engine.db;
+        self.key_path(slot).ok()?.get(db)
+    }
+
+    /// Sets the db's value at the key path in `slot`; the maps on the way
+    /// are made as needed. A path through a value that is not a map, a value
+    /// nesting deeper than the reader reads, and a slot of another node type
+    /// are errors. Only the value written is measured (a string or a
+    /// collection counts against the work budget, as `:define!`'s do), not
+    /// the whole db as after [`NodeCtx::db_mut`].
+    pub fn set_db_at(&mut self, slot: KeySlot, value: Value) -> Result<(), NodeError> {
+        let path = self.key_path(slot)?;
+        if value.is_heavy() {
+            self.engine
+                .rng
+                .charge_value(&value, path.n_keys() + 1)
+                .map_err(NodeError)?;
+        }
+        let place = path
+            .slot(self.engine.db)
+            .map_err(|e| NodeError(format!("cannot write at `{path}`: {e}")))?;
+        *place = value;
+        Ok(())
+    }
+
+    /// The key path in `slot` for this node.
+    #[inline(always)]
+    fn key_path(&self, slot: KeySlot) -> Result<&'t KeyPath, NodeError> {
+        let tree: &'t crate::tree::Tree = self.engine.tree;
+        let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
+            return Err(NodeError("not a node of a registered node type".to_owned()));
+        };
+        let index = slot.index as usize;
+        match (node_type.options.get(index), options.slot(index)) {
+            (Some(spec), Some((Slot::Key(_, path), _))) if spec.key == slot.key => Ok(path),
+            _ => Err(foreign_slot(node_type, slot.key)),
+        }
+    }
+
     /// The option `key` (e.g. `"beverage"`), resolved now if it is dynamic;
     /// `None` if the node does not have it.
     ///
@@ -71,7 +183,15 @@ impl NodeCtx<'_, '_> {
     /// options looks an undeclared name up in the interner. A name the node
     /// type does not declare (and whose options are not open) is a typo in
     /// the code: an error, which ends the tick in Error naming the node, never
-    /// a silent `None`.
+    /// a silent `None`; but it is found only at the first tick that asks.
+    /// Declare the option with
+    /// [`NodeType::slot`](crate::extend::NodeType::slot) and read it with
+    /// [`NodeCtx::get`] instead: the name is then written once, when the node
+    /// type is built, and the slot reads a constant without a look-up.
+    #[deprecated(
+        since = "0.1.0",
+        note = "declare the option with `NodeType::slot` and read it with `NodeCtx::get`"
+    )]
     pub fn option(&mut self, key: &str) -> Result<Option<Value>, NodeError> {
         let name = key.trim_start_matches(':');
         let tree = self.engine.tree;

@@ -51,6 +51,10 @@ impl Value {
     /// assert_eq!(v.depth_beyond(3), None);
     /// ```
     pub fn depth_beyond(&self, limit: usize) -> Option<usize> {
+        if !is_collection(self) {
+            // A scalar nests no deeper: no stack to allocate.
+            return None;
+        }
         let mut stack = vec![(self, 0usize)];
         while let Some((v, depth)) = stack.pop() {
             if !is_collection(v) {

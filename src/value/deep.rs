@@ -7,9 +7,10 @@
 //! value is shallow, and change strategy past [`RECURSION_DEPTH`]
 //! collections: dropping and cloning go on with an explicit stack, and
 //! `{:?}` prints `..` for what lies deeper. Against the derived versions, a
-//! collection costs them a thread-local counter and (dropping) a look at
-//! its elements, a scalar one comparison: copying the data of a 9,680-node
-//! tree takes 4.5% more instructions, dropping it 13% more.
+//! collection costs them a thread-local counter, a scalar one comparison:
+//! copying the data of a 9,680-node tree takes 4.5% more instructions.
+//! Dropping walks a value once: a collection's elements are not scanned
+//! for nested collections before they are dropped.
 
 use std::cell::Cell;
 use std::fmt;
@@ -37,24 +38,11 @@ fn is_collection(v: &Value) -> bool {
     )
 }
 
-/// Whether `v` holds a collection: dropping it recurses only then.
-fn holds_collections(v: &Value) -> bool {
-    match v {
-        Value::Vector(items) | Value::List(items) => items.iter().any(is_collection),
-        Value::Set(items) => items.iter().any(is_collection),
-        Value::Map(map) => map
-            .iter()
-            .any(|(k, x)| is_collection(k) || is_collection(x)),
-        Value::Tagged(_, x) => is_collection(x),
-        _ => false,
-    }
-}
-
 impl Drop for Value {
     #[inline]
     fn drop(&mut self) {
         // Scalars are left to the compiler's drop glue, as they would be
-        // without this impl; so are collections of scalars (see below).
+        // without this impl.
         if is_collection(self) {
             drop_collection(self);
         }
@@ -62,13 +50,10 @@ impl Drop for Value {
 }
 
 /// Drops what the collection `v` holds: recursively while shallow, then
-/// with a stack. A collection without nested collections is left to the
-/// drop glue.
+/// with a stack. One walk: the elements are looked at only by their own
+/// drops, never scanned first.
 #[inline(never)]
 fn drop_collection(v: &mut Value) {
-    if !holds_collections(v) {
-        return;
-    }
     let depth = DROPPING.with(Cell::get);
     if depth < RECURSION_DEPTH {
         DROPPING.with(|d| d.set(depth + 1));

@@ -214,17 +214,14 @@ fn weights_whose_sum_overflows_still_pick_by_proportion() {
 #[test]
 fn tick_child_checks_the_index_a_user_node_passes() {
     let mut registry = Registry::new();
+    let mut pick = NodeType::new("t/pick").children(aido::extend::Arity::Exactly(1));
+    let i = pick.slot::<i64>("i");
     registry
-        .node_type(
-            NodeType::new("t/pick")
-                .required("i", aido::extend::OptionType::Int)
-                .children(aido::extend::Arity::Exactly(1))
-                .tick(|ctx| {
-                    let i = ctx.option("i")?.and_then(|v| v.as_int()).unwrap_or(0);
-                    // A negative option cast to an index wraps to a huge one.
-                    Ok(ctx.tick_child(i as usize))
-                }),
-        )
+        .node_type(pick.tick(move |ctx| {
+            let i = ctx.get(i)?;
+            // A negative option cast to an index wraps to a huge one.
+            Ok(ctx.tick_child(i as usize))
+        }))
         .unwrap();
     let tree = compile_str(
         "t.edn",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use aido::{
     Registry, Status, Tick, Tree, Value, compile_str,
-    extend::{Lifecycle, NodeType, OptionType},
+    extend::{Lifecycle, NodeType},
     read_value,
     runner::{PlayMode, Runner, TreeStatus},
     tick::{TickOptions, TraceEvent, run_tick_with_options},
@@ -20,22 +20,20 @@ use aido::{
 ///   `:halted`; lifecycle hooks append `[event name]` to `:events`.
 fn registry() -> Registry {
     let mut r = Registry::new();
-    r.node_type(
-        NodeType::new("t/cond")
-            .required("name", OptionType::Keyword)
-            .tick(|ctx| {
-                let name = ctx.option("name")?.unwrap_or_default();
-                Ok(Status::from_bool(
-                    ctx.db().get(&name) == Some(&Value::Bool(true)),
-                ))
-            }),
-    )
+    let mut cond = NodeType::new("t/cond");
+    let name = cond.key_slot("name");
+    r.node_type(cond.tick(move |ctx| {
+        Ok(Status::from_bool(
+            ctx.db_at(name) == Some(&Value::Bool(true)),
+        ))
+    }))
     .unwrap();
+    let mut async_node = NodeType::new("t/async");
+    let name = async_node.slot::<aido::value::Keyword>("name");
     r.node_type(
-        NodeType::new("t/async")
-            .required("name", OptionType::Keyword)
-            .tick(|ctx| {
-                let name = ctx.option("name")?.unwrap_or_default();
+        async_node
+            .tick(move |ctx| {
+                let name = Value::Keyword(ctx.get(name)?);
                 Ok(
                     match ctx
                         .db()
@@ -49,12 +47,12 @@ fn registry() -> Registry {
                     },
                 )
             })
-            .on_halt(|ctx| {
-                let name = ctx.option("name").ok().flatten().unwrap_or_default();
+            .on_halt(move |ctx| {
+                let name = ctx.get(name).map(Value::Keyword).unwrap_or_default();
                 push(ctx.db_mut(), "halted", name);
             })
-            .on_lifecycle(|ctx, event| {
-                let name = ctx.option("name").ok().flatten().unwrap_or_default();
+            .on_lifecycle(move |ctx, event| {
+                let name = ctx.get(name).map(Value::Keyword).unwrap_or_default();
                 let event = Value::keyword(&format!("{event:?}").to_lowercase());
                 push(ctx.db_mut(), "events", Value::Vector(vec![event, name]));
             }),

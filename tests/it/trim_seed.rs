@@ -116,15 +116,15 @@ impl TrimTask for Arm {
     }
 
     fn extend_registry(&self, registry: &mut Registry) -> Result<(), aido::extend::RegistryError> {
-        registry.node_type(
-            NodeType::new("arm/fire!")
-                .required("power", aido::extend::OptionType::Int)
-                .tick(|ctx| {
-                    let power = ctx.option("power")?.unwrap_or_default();
-                    ctx.db_mut().insert(Value::keyword("fired"), power);
-                    Ok(Status::Success)
-                }),
-        )?;
+        let mut fire = NodeType::new("arm/fire!");
+        // A dynamic option (`[:aido/fn arm/power 3]`), evaluated through its slot.
+        let power = fire.slot::<i64>("power");
+        registry.node_type(fire.tick(move |ctx| {
+            let power = ctx.get(power)?;
+            ctx.db_mut()
+                .insert(Value::keyword("fired"), Value::Int(power));
+            Ok(Status::Success)
+        }))?;
         registry.function("arm/power", Arity::Exactly(1), |_, args| {
             Ok(Value::Int(args[0].as_int().unwrap_or(0) * 10))
         })?;

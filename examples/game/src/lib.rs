@@ -5,23 +5,25 @@
 
 use aido::{
     Registry, Status, Value,
-    extend::{Arity, NodeType, OptionType},
+    extend::{Arity, NodeType},
 };
 
 /// The built-in node types and functions plus the game's own.
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
+    let mut sees = NodeType::new("guard/sees?")
+        .doc("Succeeds when the intruder (at :intruder in the db) is within :range of the guard (at :pos).");
+    let range = sees.slot::<i64>("range");
     registry
         .node_type(
-            NodeType::new("guard/sees?")
-                .doc("Succeeds when the intruder (at :intruder in the db) is within :range of the guard (at :pos).")
-                .required("range", OptionType::Int)
-                .option_doc("range", "How far the guard sees, in grid steps.")
-                .tick(|ctx| {
-                    let range = ctx.option("range")?.and_then(|v| v.as_int()).unwrap_or(0);
+            sees.option_doc("range", "How far the guard sees, in grid steps.")
+                .tick(move |ctx| {
+                    let range = ctx.get(range)?;
                     let at = |key: &str| ctx.db().get(&Value::keyword(key)).and_then(Value::as_int);
                     Ok(match (at("pos"), at("intruder")) {
-                        (Some(pos), Some(intruder)) => Status::from_bool((pos - intruder).abs() <= range),
+                        (Some(pos), Some(intruder)) => {
+                            Status::from_bool((pos - intruder).abs() <= range)
+                        }
                         _ => Status::Failure,
                     })
                 }),
