@@ -54,6 +54,7 @@ mod scaling;
 mod scenario;
 mod seed;
 mod seed_examples;
+mod shard;
 mod show;
 #[cfg(feature = "insta")]
 mod snapshot;
