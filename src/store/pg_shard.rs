@@ -119,6 +119,33 @@ impl PgShards {
         }
     }
 
+    /// Every shard's last checkpoint tick, by shard: how far the shards of
+    /// the store have got. Shards made with another number of shards than
+    /// `shards` are [`ShardErrorKind::ShardCount`].
+    pub fn progress(&mut self, shards: u32) -> Result<Vec<(u32, u64)>, ShardError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT shard, checkpoint_tick, shards FROM aido.shards ORDER BY shard",
+                &[],
+            )
+            .map_err(db_error)?;
+        let mut progress = Vec::with_capacity(rows.len());
+        for row in rows {
+            let shard: i32 = row.try_get(0).map_err(db_error)?;
+            let tick: i64 = row.try_get(1).map_err(db_error)?;
+            let found: i32 = row.try_get(2).map_err(db_error)?;
+            if found != shard_id(shards) {
+                return Err(ShardError::new(ShardErrorKind::ShardCount {
+                    found: u32::try_from(found).unwrap_or(0),
+                    expected: shards,
+                }));
+            }
+            progress.push((u32::try_from(shard).unwrap_or(0), tick_of(tick)));
+        }
+        Ok(progress)
+    }
+
     /// Runs `f` in a transaction that holds the shard's row, if the shard
     /// is still at the lease's epoch; commits what `f` wrote.
     fn fenced<R>(
