@@ -16,6 +16,8 @@ const HOOK: &str = "AIDO_SHARD_HOOK";
 
 /// What the command line asks for.
 #[derive(Debug)]
+// Without the `postgres` feature the flags are checked, then refused.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 struct Config {
     tree: PathBuf,
     url: String,

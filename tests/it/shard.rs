@@ -327,3 +327,27 @@ mod postgres {
         assert_eq!(shard_init(&url).unwrap_err().code(), "S0007");
     }
 }
+
+/// Built without the `postgres` feature, `aido shard` checks its flags,
+/// then says so in one line (run by `cargo test` without the feature).
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn without_the_postgres_feature_the_shard_command_says_so() {
+    let dir = std::env::temp_dir().join(format!("aido-shard-nopg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tree = dir.join("t.edn");
+    std::fs::write(&tree, TREE).unwrap();
+    let run = crate::common::Run::of(
+        std::process::Command::new(env!("CARGO_BIN_EXE_aido"))
+            .arg("shard")
+            .arg(&tree)
+            .args(["--store", "postgres://localhost/x", "--shards", "4"]),
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "aido: store: this aido was built without the `postgres` feature \
+         (cargo build --features postgres)\n"
+    );
+}
