@@ -26,7 +26,7 @@
 //! `pg_shard::PgShards` (feature `postgres`) in PostgreSQL. Lease times
 //! are the caller's clock, in milliseconds, as the store's claims are.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -473,7 +473,10 @@ struct MemoryShard {
     shards: u32,
     epoch: i64,
     until: i64,
-    state: ShardState,
+    /// The checkpoint tick.
+    tick: u64,
+    agents: BTreeMap<String, Vec<u8>>,
+    journal: Vec<(u64, Vec<u8>)>,
 }
 
 impl MemoryShards {
@@ -482,12 +485,12 @@ impl MemoryShards {
         MemoryShards::default()
     }
 
-    /// The agents of `shard` as its last checkpoint wrote them.
+    /// The agents of `shard` as its last checkpoint wrote them, by key.
     pub fn checkpointed(&self, shard: u32) -> Vec<(String, Vec<u8>)> {
         let shards = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         shards
             .get(&shard)
-            .map(|s| s.state.agents.clone())
+            .map(|s| s.agents.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
             .unwrap_or_default()
     }
 
@@ -545,11 +548,15 @@ impl ShardStore for MemoryShards {
     }
 
     fn load(&mut self, lease: &Lease) -> Result<ShardState, ShardError> {
-        self.with(lease, |s| s.state.clone())
+        self.with(lease, |s| ShardState {
+            tick: s.tick,
+            agents: s.agents.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            journal: s.journal.clone(),
+        })
     }
 
     fn journal(&mut self, lease: &Lease, tick: u64, entry: &[u8]) -> Result<(), ShardError> {
-        self.with(lease, |s| s.state.journal.push((tick, entry.to_vec())))
+        self.with(lease, |s| s.journal.push((tick, entry.to_vec())))
     }
 
     fn checkpoint(
@@ -560,13 +567,10 @@ impl ShardStore for MemoryShards {
     ) -> Result<(), ShardError> {
         self.with(lease, |s| {
             for (key, bytes) in changed {
-                match s.state.agents.iter_mut().find(|(k, _)| k == key) {
-                    Some(slot) => slot.1.clone_from(bytes),
-                    None => s.state.agents.push((key.clone(), bytes.clone())),
-                }
+                s.agents.insert(key.clone(), bytes.clone());
             }
-            s.state.tick = tick;
-            s.state.journal.retain(|(t, _)| *t > tick);
+            s.tick = tick;
+            s.journal.retain(|(t, _)| *t > tick);
         })
     }
 
