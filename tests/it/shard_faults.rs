@@ -70,7 +70,7 @@ impl Worker {
             "--checkpoint-every",
             &checkpoint_every.to_string(),
             "--lease",
-            "0.5",
+            "2",
         ]);
         match hook {
             Some(hook) => command.env("AIDO_SHARD_HOOK", hook),
@@ -354,8 +354,15 @@ fn a_paused_shard_owner_whose_shards_were_taken_writes_nothing() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("[S0101]"), "{stderr}");
     assert!(stderr.contains("was taken by another worker"), "{stderr}");
+    // The second worker renews its leases at half their length; on a
+    // machine so loaded that a tick waits longer than that, the first may
+    // take a shard back, and the second is fenced out of it in turn: the
+    // same rules, and the same result.
     let (code, stderr) = second.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        code == Some(0) || (code == Some(1) && stderr.contains("[S0101]")),
+        "{code:?} {stderr}"
+    );
     // The refused writes changed nothing: the store holds the dbs of a run
     // never interrupted.
     assert_eq!(stored(&mut db), reference(200));
@@ -365,7 +372,7 @@ fn a_paused_shard_owner_whose_shards_were_taken_writes_nothing() {
         .into_iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(epochs, vec![2, 2]);
+    assert!(epochs.iter().all(|&e| e >= 2), "{epochs:?}");
 }
 
 #[test]
