@@ -490,7 +490,12 @@ impl MemoryShards {
         let shards = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         shards
             .get(&shard)
-            .map(|s| s.agents.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .map(|s| {
+                s.agents
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -550,7 +555,11 @@ impl ShardStore for MemoryShards {
     fn load(&mut self, lease: &Lease) -> Result<ShardState, ShardError> {
         self.with(lease, |s| ShardState {
             tick: s.tick,
-            agents: s.agents.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            agents: s
+                .agents
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             journal: s.journal.clone(),
         })
     }
