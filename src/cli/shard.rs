@@ -27,6 +27,7 @@ struct Config {
     ticks: Option<u64>,
     agents: u64,
     lease_ms: i64,
+    max_shards: u64,
     owner: String,
     hook: Option<(u32, u64)>,
 }
@@ -65,6 +66,8 @@ impl Config {
             ));
         }
         let lease_ms = (lease * 1000.0).min(i64::MAX as f64) as i64;
+        let max_shards =
+            args::positive("--max-shards", parsed.max_shards.as_deref())?.unwrap_or(u64::MAX);
         let owner = match args::text("--owner", parsed.owner.as_deref())? {
             Some(name) => name.to_owned(),
             None => format!("worker-{}", std::process::id()),
@@ -78,6 +81,7 @@ impl Config {
             ticks,
             agents,
             lease_ms,
+            max_shards,
             owner,
             hook: hook()?,
         })
@@ -179,6 +183,9 @@ mod backend {
                     break;
                 }
                 for shard in 0..config.shards {
+                    if owned.len() as u64 >= config.max_shards {
+                        break;
+                    }
                     if finished(shard) || owned.iter().any(|o| o.lease().shard == shard) {
                         continue;
                     }
@@ -232,6 +239,8 @@ mod backend {
                                     "shard {shard}: tick {t}, {agents} agents, checkpointed"
                                 )?;
                                 out.flush()?;
+                                // See at once whether every shard is done.
+                                next_take = Instant::now();
                             }
                             Err(e) if e.is_fenced() => {
                                 eprintln!("aido: {e}");

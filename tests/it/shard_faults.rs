@@ -432,6 +432,33 @@ fn the_shard_command_says_what_is_wrong_in_one_line() {
     let (status, stderr) = run(&["--store", &url, "--shards", "3", "--ticks", "3"]);
     assert_eq!(status, Some(2), "{stderr}");
     assert!(stderr.contains("[S0102]"), "{stderr}");
+    // With --max-shards 1 the worker holds one shard at a time: it
+    // finishes the first before it takes the second.
+    let (fresh, _) = setup(&cluster);
+    let out = aido()
+        .arg("shard")
+        .arg(&tree)
+        .args([
+            "--store",
+            &fresh,
+            "--shards",
+            "2",
+            "--ticks",
+            "6",
+            "--tick-rate",
+            "100",
+        ])
+        .args(["--max-shards", "1", "--agents", "8"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "shard 0: taken, epoch 1, tick 0 (0 replayed), 0 agents\n\
+         shard 0: tick 6, 4 agents, checkpointed\n\
+         shard 1: taken, epoch 1, tick 0 (0 replayed), 0 agents\n\
+         shard 1: tick 6, 4 agents, checkpointed\n"
+    );
     // A lease too short for the tick rate, and a malformed hook.
     let (status, stderr) = run(&["--store", &url, "--shards", "2", "--lease", "0.1"]);
     assert_eq!(

@@ -6,7 +6,7 @@ use super::TEMPLATE;
 
 pub(crate) const SHARD_USAGE: &str =
     "aido shard TREE --store URL --shards N [--checkpoint-every K] [--tick-rate HZ] [--ticks T]
-                  [--agents M] [--lease S] [--owner NAME]";
+                  [--agents M] [--lease S] [--max-shards J] [--owner NAME]";
 
 /// Own shards of agents kept in PostgreSQL and tick them (feature postgres)
 #[derive(clap::Args, Debug)]
@@ -66,7 +66,11 @@ pub(crate) struct ShardArgs {
     /// How long a lease lasts unless renewed, in seconds (default 10)
     #[arg(long, value_name = "S")]
     pub(crate) lease: Option<OsString>,
-    /// This worker's name in the store (default: host name and process id)
+    /// Hold at most J shards at a time (default: every shard no one holds),
+    /// so that workers started together share the shards
+    #[arg(long, value_name = "J")]
+    pub(crate) max_shards: Option<OsString>,
+    /// This worker's name in the store, beside its leases (default: worker-PID)
     #[arg(long, value_name = "NAME")]
     pub(crate) owner: Option<OsString>,
 }
