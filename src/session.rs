@@ -406,13 +406,8 @@ impl Session {
         if results.is_empty() {
             return;
         }
-        let key = Value::Keyword(kw::RESULTS);
-        let mut merged = match self.db.get(&key) {
-            Some(Value::Map(old)) => old.as_ref().clone(),
-            _ => Map::default(),
-        };
-        merged.extend(results);
-        self.input(&one(key, Value::Map(Box::new(merged))));
+        let input = results_input(&self.db, results);
+        self.input(&input);
     }
 
     /// Ticks once and records the tick; its launches and cancels go to the
@@ -587,6 +582,20 @@ pub fn merge_input(db: &mut Value, input: &Map) {
             }
         }
     }
+}
+
+/// The input that merges completions (`results`, by node id) under the
+/// db's `:aido/results`, keeping the ones already waiting there: how a
+/// completion reaches the tree, in a session ([`Session::complete`]) and in
+/// a store's shard.
+pub fn results_input(db: &Value, results: Map) -> Map {
+    let key = Value::Keyword(kw::RESULTS);
+    let mut merged = match db.get(&key) {
+        Some(Value::Map(old)) => old.as_ref().clone(),
+        _ => Map::default(),
+    };
+    merged.extend(results);
+    one(key, Value::Map(Box::new(merged)))
 }
 
 /// Seeds the random generator of `db`: see [`Session::seed`].

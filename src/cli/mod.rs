@@ -34,6 +34,7 @@ mod migrate;
 mod nodes;
 mod run;
 mod save;
+mod shard;
 mod show;
 mod store;
 mod test;
@@ -135,6 +136,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Command::Store(a) => store::store_main(a, out),
         Command::Send(a) => store::send_main(a, out),
         Command::Agents(a) => store::agents_main(a, out),
+        Command::Shard(a) => shard::main(a, out),
         Command::Completions(a) => {
             args::completions(a.shell, out);
             Ok(0)

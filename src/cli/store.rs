@@ -94,7 +94,10 @@ mod backend {
     }
 
     pub(super) fn init(url: &str, out: &mut dyn Write) -> Result<i32, Failure> {
-        match pg_init(url).map_err(failure)? {
+        let init = pg_init(url).map_err(failure)?;
+        // The tables of shard-owned agents, with a version of their own.
+        aido::store::pg_shard::init(url).map_err(failure)?;
+        match init {
             Init::Created => writeln!(
                 out,
                 "created the aido tables, schema version {}",

@@ -31,7 +31,10 @@
 
 mod memory;
 #[cfg(feature = "postgres")]
+pub mod pg_shard;
+#[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod shard;
 
 use std::fmt;
 

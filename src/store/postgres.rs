@@ -91,7 +91,7 @@ impl std::fmt::Debug for PgStore {
 }
 
 /// Parses `url` and connects, with errors that never show its password.
-fn connect(url: &str) -> Result<Client, StoreError> {
+pub(super) fn connect(url: &str) -> Result<Client, StoreError> {
     let mut config = Config::from_str(url)
         .map_err(|e| StoreError::new(StoreErrorKind::BadUrl(scrub(&e.to_string(), url, None))))?;
     let password = config.get_password().map(<[u8]>::to_vec);
@@ -119,7 +119,7 @@ fn scrub(message: &str, url: &str, password: Option<&[u8]>) -> String {
     text
 }
 
-fn db_error(e: postgres::Error) -> StoreError {
+pub(super) fn db_error(e: postgres::Error) -> StoreError {
     if let Some(db) = e.as_db_error() {
         if db.code() == &SqlState::UNDEFINED_TABLE || db.code() == &SqlState::INVALID_SCHEMA_NAME {
             return StoreError::new(StoreErrorKind::NoSchema);

@@ -55,6 +55,9 @@ mod scaling;
 mod scenario;
 mod seed;
 mod seed_examples;
+mod shard;
+#[cfg(feature = "postgres")]
+mod shard_faults;
 mod show;
 #[cfg(feature = "insta")]
 mod snapshot;

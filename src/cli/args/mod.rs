@@ -11,6 +11,7 @@
 //! for every flag that takes one, no flag given twice.
 
 mod chat;
+mod shard;
 mod store;
 mod test;
 mod tick;
@@ -23,6 +24,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub(crate) use chat::{CHAT_USAGE, ChatArgs};
+pub(crate) use shard::{SHARD_USAGE, ShardArgs};
 pub(crate) use store::{AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs};
 pub(crate) use test::TestArgs;
 pub(crate) use tick::{BENCH_USAGE, BenchArgs, RUN_USAGE, RunArgs};
@@ -54,6 +56,8 @@ aido check FILE...        compile each tree and report every problem
                                  append an input map to a stored agent's inbox
        aido agents --store URL [AGENT]
                                  list stored agents, or print one: db, version, inbox, outbox
+       aido shard TREE --store URL --shards N [options]
+                                 own shards of stored agents and tick them many times a second
        aido completions SHELL    print a completion script for bash, zsh or fish
        aido help [COMMAND]       print this help, or a command's help
        aido --version            print the version";
@@ -97,6 +101,7 @@ pub(crate) enum Command {
     Store(StoreArgs),
     Send(SendArgs),
     Agents(AgentsArgs),
+    Shard(ShardArgs),
     Completions(CompletionsArgs),
 }
 
@@ -305,6 +310,20 @@ pub(crate) fn positive(flag: &str, value: Option<&OsStr>) -> Result<Option<u64>,
             _ => Err(Failure::input(
                 flag,
                 format!("expected a positive integer, got `{text}`"),
+            )),
+        },
+    }
+}
+
+/// The value of `flag` as a number above 0 (seconds, a rate), if given.
+pub(crate) fn positive_number(flag: &str, value: Option<&OsStr>) -> Result<Option<f64>, Failure> {
+    match text(flag, value)? {
+        None => Ok(None),
+        Some(text) => match text.parse::<f64>() {
+            Ok(n) if n.is_finite() && n > 0.0 => Ok(Some(n)),
+            _ => Err(Failure::input(
+                flag,
+                format!("expected a number above 0, got `{text}`"),
             )),
         },
     }
