@@ -50,6 +50,13 @@ impl Drop for Scratch {
     }
 }
 
+/// Whether the file at `path` holds a whole line: a script's `echo $$ >
+/// FILE` creates the file before it writes, so its existence alone does
+/// not say the line is there.
+fn line_written(path: &Path) -> bool {
+    fs::read_to_string(path).is_ok_and(|text| text.ends_with('\n'))
+}
+
 /// Polls `done` every 10 ms until it holds, failing after [`PATIENCE`].
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let step = Duration::from_millis(10);
@@ -163,7 +170,9 @@ printf '{{"text": "A tree of decisions.", "tokens": 4}}'
     assert_eq!(handlers.submit(tick.launches(), tick.cancels()), vec![]);
     assert!(handlers.busy());
     db = tick.db;
-    wait_for("the handler to start", || dir.path("started").exists());
+    wait_for("the handler to start", || {
+        line_written(&dir.path("started"))
+    });
     // The program works; the tree goes on ticking, Running, and nothing is
     // delivered until the program answers.
     for _ in 0..3 {
@@ -234,7 +243,9 @@ while :; do sleep 1; done
         &tree,
     );
     assert_eq!(handlers.submit(tick.launches(), tick.cancels()), vec![]);
-    wait_for("the handler to start", || dir.path("started").exists());
+    wait_for("the handler to start", || {
+        line_written(&dir.path("started"))
+    });
     let pid = handlers.pid(1).expect("request 1 runs");
     assert_eq!(
         fs::read_to_string(dir.path("started")).unwrap().trim(),
@@ -369,8 +380,10 @@ fn a_handler_that_takes_too_long_is_stopped_and_fails() {
     );
     assert_eq!(failure(&completion).code(), "H0003");
     // Stopped before it could say who it was, it left nothing to check.
-    if let Ok(pid) = fs::read_to_string(dir.path("started")) {
-        let pid: u32 = pid.trim().parse().unwrap();
+    // (A shell stopped between creating the file and writing to it left
+    // it empty.)
+    let started = fs::read_to_string(dir.path("started")).unwrap_or_default();
+    if let Ok(pid) = started.trim().parse::<u32>() {
         assert_gone(pid);
     }
 }
@@ -593,7 +606,7 @@ fn dropping_the_handlers_stops_and_reaps_every_program() {
         pids.len() == 2
             && pids
                 .iter()
-                .all(|pid| dir.path(&format!("started-{pid}")).exists())
+                .all(|pid| line_written(&dir.path(&format!("started-{pid}"))))
     });
     drop(handlers);
     for pid in pids {
@@ -714,7 +727,7 @@ fn a_program_replaced_under_its_request_id_never_answers_for_the_new_one() {
     first.node = Value::keyword("a");
     handlers.submit(&[first], &[]);
     wait_for("the first program to start", || {
-        dir.path("started").exists()
+        line_written(&dir.path("started"))
     });
     let mut second = request(1, "svc/quick");
     second.node = Value::keyword("b");
