@@ -34,7 +34,7 @@ use crate::record::{Event, Recorder, RunRecord};
 use crate::registry::Registry;
 use crate::stub::Stubs;
 use crate::tick::{
-    AgentTick, Request, Status, Tick, TickOptions, TimeError, run_tick_with_options,
+    AgentTick, Request, Status, Tick, TickOptions, TimeError, Wake, run_tick_with_options,
 };
 use crate::tree::Tree;
 use crate::trim::{TrimReport, TrimTask, Trimmer};
@@ -170,6 +170,8 @@ pub struct Turn {
     pub last: AgentTick,
     /// The deferred actions the turn's ticks launched.
     pub launches: Vec<Request>,
+    /// The deferred actions the turn's ticks cancelled.
+    pub cancels: Vec<Request>,
     /// The completions the handlers reported during the turn.
     pub completions: Vec<Completion>,
 }
@@ -184,6 +186,12 @@ pub struct TurnOptions {
     pub reply_key: Value,
     /// The most ticks a turn takes (default 100).
     pub max_ticks: u64,
+    /// Whether the turn also ends when no handler of this session is at
+    /// work and the tree waits only for an event or a time
+    /// ([`crate::tick::next_wake`] is `OnEvent`, `At` or `Never`), since
+    /// more ticks would change nothing (default no). A store's worker sets
+    /// it: its deferred actions run in a dispatcher, not in the session.
+    pub end_at_rest: bool,
 }
 
 impl Default for TurnOptions {
@@ -192,6 +200,7 @@ impl Default for TurnOptions {
             input_key: Value::keyword("input"),
             reply_key: Value::keyword("replies"),
             max_ticks: 100,
+            end_at_rest: false,
         }
     }
 }
@@ -479,9 +488,21 @@ impl Session {
     /// waits for them: [`Handlers::wait`]); each value the turn appends to
     /// the reply key is a reply.
     pub fn turn(&mut self, line: &str, options: &TurnOptions) -> Turn {
+        let input = one(options.input_key.clone(), Value::string(line));
+        self.turn_with(Some(&input), options)
+    }
+
+    /// A turn of any event: `input`, if given, merged as [`Session::input`]
+    /// does (a store's worker gives an inbox entry's input, or merges a
+    /// completion with [`Session::complete`] first and gives none), then
+    /// ticks as [`Session::turn`] takes them.
+    pub fn turn_with(&mut self, input: Option<&Map>, options: &TurnOptions) -> Turn {
         let before = replies_of(&self.db, &options.reply_key);
-        self.input(&one(options.input_key.clone(), Value::string(line)));
+        if let Some(input) = input {
+            self.input(input);
+        }
         let mut launches = Vec::new();
+        let mut cancels = Vec::new();
         let mut completions = Vec::new();
         let mut ticks = 0;
         let last = loop {
@@ -489,12 +510,23 @@ impl Session {
             completions.extend(gap.completions);
             let tick = self.tick();
             launches.extend(tick.launches().iter().cloned());
+            cancels.extend(tick.cancels().iter().cloned());
             ticks += 1;
             if tick.status != Status::Running || ticks >= options.max_ticks.max(1) {
                 break tick;
             }
+            let busy = self.handlers.as_ref().is_some_and(|h| h.busy());
+            if options.end_at_rest
+                && !busy
+                && matches!(
+                    crate::tick::next_wake(&self.db, &self.tree),
+                    Wake::OnEvent | Wake::At(_) | Wake::Never
+                )
+            {
+                break tick;
+            }
             if let Some(handlers) = &mut self.handlers
-                && handlers.busy()
+                && busy
             {
                 handlers.wait();
             }
@@ -511,6 +543,7 @@ impl Session {
             ticks,
             last,
             launches,
+            cancels,
             completions,
         }
     }

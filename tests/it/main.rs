@@ -58,6 +58,7 @@ mod show;
 #[cfg(feature = "insta")]
 mod snapshot;
 mod store;
+mod store_worker;
 mod tick;
 mod time;
 mod trim;
