@@ -81,6 +81,15 @@ fn keyword(text: &str) -> Option<Value> {
 }
 
 pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    if parsed.store.is_some() {
+        return super::worker::chat_main(parsed, out);
+    }
+    if parsed.user.is_some() {
+        return Err(Failure::usage(
+            "--user ID names an agent in a store: give --store URL too",
+            CHAT_USAGE,
+        ));
+    }
     let config = Config::from_args(parsed)?;
     super::use_model(parsed.nodes.as_deref())?;
     let tree_text = read_file(&config.tree)?;
@@ -126,6 +135,16 @@ pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failur
     }
     chat.finish()?;
     Ok(0)
+}
+
+/// A reply as a chat prints it: a string as its text, anything else as
+/// EDN, control characters escaped.
+pub(super) fn reply_text(reply: &Value) -> String {
+    let text = match reply {
+        Value::Str(s) => s.to_string(),
+        other => other.to_string(),
+    };
+    super::escaped_lines(&text)
 }
 
 /// Reads one line without its end, at most `limit` bytes; `None` at the end
@@ -273,11 +292,7 @@ impl Chat {
     fn say(&mut self, line: &str, out: &mut dyn Write) -> Result<(), Failure> {
         let turn = self.turn(line)?;
         for reply in &turn.replies {
-            let text = match reply {
-                Value::Str(s) => s.to_string(),
-                other => other.to_string(),
-            };
-            writeln!(out, "{}", super::escaped_lines(&text))?;
+            writeln!(out, "{}", reply_text(reply))?;
         }
         if self.trace
             && let (Some(run), Some((from, to))) = (self.session.run_record(), self.last_turn)

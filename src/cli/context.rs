@@ -96,7 +96,32 @@ pub(crate) fn handler_programs(
     flags: &[std::ffi::OsString],
     timeout: Option<&std::ffi::OsStr>,
 ) -> Result<Option<(aido::handler::Handlers, Vec<aido::value::Keyword>)>, super::Failure> {
-    use aido::handler::{HandlerOptions, Handlers, Program};
+    let (options, programs) = handler_flags(flags, timeout)?;
+    if programs.is_empty() {
+        return Ok(None);
+    }
+    let mut handlers = aido::handler::Handlers::new(options);
+    let mut actions = Vec::new();
+    for (action, program) in programs {
+        handlers.insert(action, program);
+        actions.push(action);
+    }
+    Ok(Some((handlers, actions)))
+}
+
+/// The `--handler ACTION=COMMAND` flags and `--handler-timeout S`, checked:
+/// the handlers' options and each action's program, in the order given.
+pub(crate) fn handler_flags(
+    flags: &[std::ffi::OsString],
+    timeout: Option<&std::ffi::OsStr>,
+) -> Result<
+    (
+        aido::handler::HandlerOptions,
+        Vec<(aido::value::Keyword, aido::handler::Program)>,
+    ),
+    super::Failure,
+> {
+    use aido::handler::{HandlerOptions, Program};
     let timeout = match super::args::text("--handler-timeout", timeout)? {
         None => None,
         Some(text) => match text.parse::<f64>() {
@@ -109,20 +134,16 @@ pub(crate) fn handler_programs(
             }
         },
     };
-    if flags.is_empty() {
-        return Ok(None);
-    }
-    let mut handlers = Handlers::new(HandlerOptions {
-        timeout,
-        ..HandlerOptions::default()
-    });
-    let mut actions = Vec::new();
+    let mut programs = Vec::new();
     for flag in flags {
         let text = super::args::text("--handler", Some(flag))?.unwrap_or_default();
         let (action, program) = Program::parse_flag(text)
             .map_err(|e| super::Failure::input("--handler", e.to_string()))?;
-        handlers.insert(action, program);
-        actions.push(action);
+        programs.push((action, program));
     }
-    Ok(Some((handlers, actions)))
+    let options = HandlerOptions {
+        timeout,
+        ..HandlerOptions::default()
+    };
+    Ok((options, programs))
 }

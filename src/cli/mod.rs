@@ -36,6 +36,7 @@ mod save;
 mod show;
 mod store;
 mod test;
+mod worker;
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -134,6 +135,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Command::Store(a) => store::store_main(a, out),
         Command::Send(a) => store::send_main(a, out),
         Command::Agents(a) => store::agents_main(a, out),
+        Command::Worker(a) => worker::worker_main(a, out),
         Command::Completions(a) => {
             args::completions(a.shell, out);
             Ok(0)

@@ -124,6 +124,16 @@ fn db_error(e: postgres::Error) -> StoreError {
         if db.code() == &SqlState::UNDEFINED_TABLE || db.code() == &SqlState::INVALID_SCHEMA_NAME {
             return StoreError::new(StoreErrorKind::NoSchema);
         }
+        if [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+        ]
+        .contains(db.code())
+        {
+            // The server is going away or not up yet: a worker reconnects.
+            return StoreError::new(StoreErrorKind::Connection(db.message().to_owned()));
+        }
         return StoreError::new(StoreErrorKind::Database(db.message().to_owned()));
     }
     StoreError::new(StoreErrorKind::Connection(e.to_string()))
@@ -190,6 +200,12 @@ impl PgStore {
             }
             Some(_) => Ok(PgStore { client }),
         }
+    }
+
+    /// Whether the connection is gone (the server stopped, the network
+    /// failed): open a new one.
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
 }
 

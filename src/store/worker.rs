@@ -27,7 +27,8 @@ use crate::value::{Map, Value, kw};
 /// the order a turn reaches them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TurnPoint {
-    /// The agent is held and loaded, its entry read; nothing ticked yet.
+    /// The agent is held and loaded, its entry read, and it has a turn to
+    /// take; nothing ticked yet.
     BeforeTick,
     /// The ticks are done and the commit is made, not yet written.
     AfterTick,
@@ -200,15 +201,15 @@ impl Worker {
         let mut probe = self.probe.as_mut();
         let mut report = None;
         let work: TurnWork<'_> = Box::new(|loaded, entry| {
-            if let Some(probe) = probe.as_mut() {
-                probe(TurnPoint::BeforeTick, agent);
-            }
             let due = loaded.as_ref().is_some_and(|l| match l.wake {
                 Wake::At(_) if !options.clock => false,
                 wake => is_due(wake, now),
             });
             if entry.is_none() && !due {
                 return Ok(None);
+            }
+            if let Some(probe) = probe.as_mut() {
+                probe(TurnPoint::BeforeTick, agent);
             }
             let migrated_from = loaded
                 .as_ref()

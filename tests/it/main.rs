@@ -58,6 +58,8 @@ mod show;
 #[cfg(feature = "insta")]
 mod snapshot;
 mod store;
+#[cfg(all(feature = "postgres", unix))]
+mod store_faults;
 mod store_worker;
 mod tick;
 mod time;

@@ -23,7 +23,10 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub(crate) use chat::{CHAT_USAGE, ChatArgs};
-pub(crate) use store::{AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs};
+pub(crate) use store::{
+    AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs, WORKER_USAGE,
+    WorkerArgs,
+};
 pub(crate) use test::TestArgs;
 pub(crate) use tick::{BENCH_USAGE, BenchArgs, RUN_USAGE, RunArgs};
 pub(crate) use tree::{
@@ -96,6 +99,7 @@ pub(crate) enum Command {
     Store(StoreArgs),
     Send(SendArgs),
     Agents(AgentsArgs),
+    Worker(WorkerArgs),
     Completions(CompletionsArgs),
 }
 
