@@ -215,9 +215,10 @@ mod backend {
     }
 
     fn worker_of(serve: &Serve, fault: Option<&Arc<Fault>>) -> Worker {
-        let mut options = WorkerOptions::default();
-        options.turn = serve.turn.clone();
-        options.clock = true;
+        let options = WorkerOptions {
+            turn: serve.turn.clone(),
+            clock: true,
+        };
         let mut worker = Worker::with_options(Arc::clone(&serve.tree), options);
         for tree in &serve.previous {
             worker.add_previous(Arc::clone(tree));
@@ -232,8 +233,10 @@ mod backend {
     }
 
     fn dispatcher_of(serve: &Serve, fault: Option<&Arc<Fault>>) -> Dispatcher {
-        let mut options = DispatchOptions::default();
-        options.handler = serve.handler.clone();
+        let mut options = DispatchOptions {
+            handler: serve.handler.clone(),
+            ..DispatchOptions::default()
+        };
         if let Some(timeout) = serve.handler.timeout {
             let extra = serve.handler.grace + Duration::from_secs(60);
             options.lease_ms = i64::try_from((timeout + extra).as_millis()).unwrap_or(i64::MAX);

@@ -76,9 +76,13 @@ pub struct WorkerOptions {
 
 impl Default for WorkerOptions {
     fn default() -> WorkerOptions {
-        let mut turn = TurnOptions::default();
-        turn.end_at_rest = true;
-        WorkerOptions { turn, clock: false }
+        WorkerOptions {
+            turn: TurnOptions {
+                end_at_rest: true,
+                ..TurnOptions::default()
+            },
+            clock: false,
+        }
     }
 }
 
