@@ -15,6 +15,8 @@ use super::args::{self, CHAT_USAGE, ChatArgs, WORKER_USAGE, WorkerArgs};
 use super::load::compile_tree;
 
 /// What `aido worker` and `aido chat --store` were asked to serve.
+// Without the feature, the commands check their flags and then say so.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) struct Serve {
     pub(crate) url: String,
     pub(crate) tree: Arc<Tree>,

@@ -58,8 +58,9 @@ mod show;
 #[cfg(feature = "insta")]
 mod snapshot;
 mod store;
-#[cfg(all(feature = "postgres", unix))]
+#[cfg(all(feature = "postgres", target_os = "linux"))]
 mod store_faults;
+#[cfg(target_os = "linux")]
 mod store_worker;
 mod tick;
 mod time;

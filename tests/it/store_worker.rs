@@ -206,6 +206,64 @@ fn duplicate_late_and_cancelled_completions(store: &mut dyn Store) {
     );
 }
 
+/// A cancel stops the program of its request that runs in the
+/// dispatcher, and its launch is gone from the outbox.
+fn a_cancel_stops_the_running_program(store: &mut dyn Store) {
+    let dir = std::env::temp_dir().join(format!("aido-worker-cancel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid_file = dir.join("pid");
+    let _ = std::fs::remove_file(&pid_file);
+    let script = format!("echo $$ > '{}'; exec sleep 600", pid_file.display());
+    let waits = tree(
+        "[:sequence [:present? {:key :input}] \
+         [:defer {:id :ask :action :svc/slow :into :answer}]]",
+    );
+    let mut worker = Worker::new(waits);
+    let mut dispatcher = Dispatcher::new(DispatchOptions::default());
+    dispatcher.insert(
+        Keyword::new("svc/slow"),
+        Program::new("/bin/sh").arg("-c").arg(script),
+    );
+    store.append("dee", input("go")).unwrap();
+    worker.turn(store, "dee", 0).unwrap().unwrap();
+    assert_eq!(dispatcher.step(store, 0).unwrap().started, 1);
+    let mut pid = String::new();
+    for _ in 0..6_000 {
+        pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if pid.ends_with('\n') {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    assert!(proc.exists(), "the program runs");
+    store
+        .append("dee", InboxItem::Input(read_value("{:input nil}").unwrap()))
+        .unwrap();
+    let turn = worker.turn(store, "dee", 0).unwrap().unwrap();
+    assert_eq!(turn.outbox[0].kind, OutboxKind::Cancel);
+    assert_eq!(dispatcher.step(store, 0).unwrap().cancelled, 1);
+    assert!(!dispatcher.busy());
+    assert!(store.outbox("dee").unwrap().is_empty());
+    // Stopped (SIGTERM to its group) and reaped.
+    for _ in 0..6_000 {
+        if stopped(&proc) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(stopped(&proc), "the program was stopped");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether the process at `/proc/PID` has ended (gone, or a zombie).
+fn stopped(proc: &std::path::Path) -> bool {
+    match std::fs::read_to_string(proc.join("stat")) {
+        Ok(stat) => stat.contains(") Z "),
+        Err(_) => true,
+    }
+}
+
 /// The scheduler ticks an agent whose wake has come, with the worker's
 /// clock, and leaves the others.
 fn the_scheduler_ticks_what_is_due(store: &mut dyn Store) {
@@ -276,6 +334,10 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     (
         "duplicate_late_and_cancelled_completions",
         duplicate_late_and_cancelled_completions,
+    ),
+    (
+        "a_cancel_stops_the_running_program",
+        a_cancel_stops_the_running_program,
     ),
     (
         "the_scheduler_ticks_what_is_due",
