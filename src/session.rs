@@ -129,6 +129,8 @@ pub struct Turn {
     pub last: AgentTick,
     /// The deferred actions the turn's ticks launched.
     pub launches: Vec<Request>,
+    /// The deferred actions the turn's ticks cancelled.
+    pub cancels: Vec<Request>,
     /// The completions the handlers reported during the turn.
     pub completions: Vec<Completion>,
     /// Whether the host's interrupt ended the turn while it waited for the
@@ -159,6 +161,12 @@ pub struct TurnOptions {
     pub reply_key: Value,
     /// The most ticks a turn takes (default 100).
     pub max_ticks: u64,
+    /// Whether the turn also ends when no handler of this session is at
+    /// work and the tree waits only for an event or a time
+    /// ([`crate::tick::next_wake`] is `OnEvent`, `At` or `Never`), since
+    /// more ticks would change nothing (default no). A store's worker sets
+    /// it: its deferred actions run in a dispatcher, not in the session.
+    pub end_at_rest: bool,
 }
 
 impl Default for TurnOptions {
@@ -167,6 +175,7 @@ impl Default for TurnOptions {
             input_key: Value::keyword("input"),
             reply_key: Value::keyword("replies"),
             max_ticks: 100,
+            end_at_rest: false,
         }
     }
 }
@@ -468,7 +477,7 @@ impl Session {
     /// the reply key is a reply.
     pub fn turn(&mut self, line: &str, options: &TurnOptions) -> Turn {
         let input = one(options.input_key.clone(), Value::string(line));
-        self.run_turn(&input, options)
+        self.turn_with(Some(&input), options)
     }
 
     /// A turn without a line, ticked as [`Session::turn`] ticks: for
@@ -479,11 +488,11 @@ impl Session {
         let idle = Value::keyword("aido/idle");
         match why {
             Wake::Idle => {
-                let turn = self.run_turn(&one(idle.clone(), Value::Bool(true)), options);
+                let turn = self.turn_with(Some(&one(idle.clone(), Value::Bool(true))), options);
                 self.input(&one(idle, Value::Nil));
                 turn
             }
-            Wake::Answer => self.run_turn(&Map::default(), options),
+            Wake::Answer => self.turn_with(Some(&Map::default()), options),
         }
     }
 
@@ -498,10 +507,17 @@ impl Session {
         self.handlers.as_ref().is_some_and(|h| h.busy())
     }
 
-    fn run_turn(&mut self, input: &Map, options: &TurnOptions) -> Turn {
+    /// A turn of any event: `input`, if given, merged as [`Session::input`]
+    /// does (a store's worker gives an inbox entry's input, or merges a
+    /// completion with [`Session::complete`] first and gives none), then
+    /// ticks as [`Session::turn`] takes them.
+    pub fn turn_with(&mut self, input: Option<&Map>, options: &TurnOptions) -> Turn {
         let before = replies_of(&self.db, &options.reply_key);
-        self.input(input);
+        if let Some(input) = input {
+            self.input(input);
+        }
         let mut launches = Vec::new();
+        let mut cancels = Vec::new();
         let mut completions = Vec::new();
         let mut ticks = 0;
         let mut interrupted = false;
@@ -510,14 +526,27 @@ impl Session {
             completions.extend(gap.completions);
             let tick = self.tick();
             launches.extend(tick.launches().iter().cloned());
+            cancels.extend(tick.cancels().iter().cloned());
             ticks += 1;
             if tick.status != Status::Running || ticks >= options.max_ticks.max(1) {
                 break tick;
             }
             let flag = self.interrupt.clone();
             let asked_to_stop = || flag.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
+            let busy = self.handlers.as_ref().is_some_and(|h| h.busy());
+            if options.end_at_rest
+                && !busy
+                && matches!(
+                    crate::tick::next_wake(&self.db, &self.tree),
+                    crate::tick::Wake::OnEvent
+                        | crate::tick::Wake::At(_)
+                        | crate::tick::Wake::Never
+                )
+            {
+                break tick;
+            }
             if let Some(handlers) = &mut self.handlers
-                && handlers.busy()
+                && busy
             {
                 if !asked_to_stop() {
                     handlers.wait();
@@ -540,6 +569,7 @@ impl Session {
             ticks,
             last,
             launches,
+            cancels,
             completions,
             interrupted,
         }

@@ -75,6 +75,15 @@ impl Config {
 }
 
 pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    if parsed.store.is_some() {
+        return super::worker::chat_main(parsed, out);
+    }
+    if parsed.user.is_some() {
+        return Err(Failure::usage(
+            "--user ID names an agent in a store: give --store URL too",
+            CHAT_USAGE,
+        ));
+    }
     let config = Config::from_args(parsed)?;
     super::use_model(parsed.nodes.as_deref())?;
     let tree_text = read_file(&config.tree)?;
@@ -157,6 +166,16 @@ pub(crate) fn main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, Failur
 
 /// How often a chat waiting for a line looks for a handler's answer.
 const ANSWER_POLL: Duration = Duration::from_millis(50);
+
+/// A reply as a chat prints it: a string as its text, anything else as
+/// EDN, control characters escaped.
+pub(super) fn reply_text(reply: &Value) -> String {
+    let text = match reply {
+        Value::Str(s) => s.to_string(),
+        other => other.to_string(),
+    };
+    super::escaped_lines(&text)
+}
 
 /// What `:undo` puts back.
 struct Undo {
@@ -295,11 +314,7 @@ impl Chat {
     /// Prints a turn's replies, one a line, and its ticks under `:trace on`.
     fn print_turn(&self, turn: &Turn, out: &mut dyn Write) -> Result<(), Failure> {
         for reply in &turn.replies {
-            let text = match reply {
-                Value::Str(s) => s.to_string(),
-                other => other.to_string(),
-            };
-            writeln!(out, "{}", super::escaped_lines(&text))?;
+            writeln!(out, "{}", reply_text(reply))?;
         }
         if self.trace
             && let (Some(run), Some((from, to))) = (self.session.run_record(), self.last_turn)

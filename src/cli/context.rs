@@ -89,9 +89,6 @@ pub(crate) fn use_model(path: Option<&std::ffi::OsStr>) -> Result<(), super::Fai
     Ok(())
 }
 
-/// The handler programs of `--handler ACTION=COMMAND` (repeatable) and
-/// `--handler-timeout S`, with the actions they do; `None` without a
-/// `--handler`.
 /// A flag's number of seconds above 0 (`--handler-timeout`, `--idle`).
 pub(crate) fn seconds(
     flag: &str,
@@ -114,26 +111,50 @@ pub(crate) fn seconds(
     }
 }
 
+/// The handler programs of `--handler ACTION=COMMAND` (repeatable) and
+/// `--handler-timeout S`, with the actions they do; `None` without a
+/// `--handler`.
 pub(crate) fn handler_programs(
     flags: &[std::ffi::OsString],
     timeout: Option<&std::ffi::OsStr>,
 ) -> Result<Option<(aido::handler::Handlers, Vec<aido::value::Keyword>)>, super::Failure> {
-    use aido::handler::{HandlerOptions, Handlers, Program};
-    let timeout = seconds("--handler-timeout", timeout)?;
-    if flags.is_empty() {
+    let (options, programs) = handler_flags(flags, timeout)?;
+    if programs.is_empty() {
         return Ok(None);
     }
-    let mut handlers = Handlers::new(HandlerOptions {
-        timeout,
-        ..HandlerOptions::default()
-    });
+    let mut handlers = aido::handler::Handlers::new(options);
     let mut actions = Vec::new();
-    for flag in flags {
-        let text = super::args::text("--handler", Some(flag))?.unwrap_or_default();
-        let (action, program) = Program::parse_flag(text)
-            .map_err(|e| super::Failure::input("--handler", e.to_string()))?;
+    for (action, program) in programs {
         handlers.insert(action, program);
         actions.push(action);
     }
     Ok(Some((handlers, actions)))
+}
+
+/// The `--handler ACTION=COMMAND` flags and `--handler-timeout S`, checked:
+/// the handlers' options and each action's program, in the order given.
+pub(crate) fn handler_flags(
+    flags: &[std::ffi::OsString],
+    timeout: Option<&std::ffi::OsStr>,
+) -> Result<
+    (
+        aido::handler::HandlerOptions,
+        Vec<(aido::value::Keyword, aido::handler::Program)>,
+    ),
+    super::Failure,
+> {
+    use aido::handler::{HandlerOptions, Program};
+    let timeout = seconds("--handler-timeout", timeout)?;
+    let mut programs = Vec::new();
+    for flag in flags {
+        let text = super::args::text("--handler", Some(flag))?.unwrap_or_default();
+        let (action, program) = Program::parse_flag(text)
+            .map_err(|e| super::Failure::input("--handler", e.to_string()))?;
+        programs.push((action, program));
+    }
+    let options = HandlerOptions {
+        timeout,
+        ..HandlerOptions::default()
+    };
+    Ok((options, programs))
 }

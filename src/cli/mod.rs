@@ -38,6 +38,7 @@ mod shard;
 mod show;
 mod store;
 mod test;
+mod worker;
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -137,6 +138,7 @@ fn dispatch(args: &[OsString], out: &mut dyn Write) -> Result<i32, Failure> {
         Command::Send(a) => store::send_main(a, out),
         Command::Agents(a) => store::agents_main(a, out),
         Command::Shard(a) => shard::main(a, out),
+        Command::Worker(a) => worker::worker_main(a, out),
         Command::Completions(a) => {
             args::completions(a.shell, out);
             Ok(0)

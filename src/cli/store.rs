@@ -9,7 +9,7 @@ use super::Failure;
 use super::args::{AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs};
 
 /// The `--store URL` flag, required.
-fn store_url(store: Option<&OsString>, usage: &'static str) -> Result<String, Failure> {
+pub(super) fn store_url(store: Option<&OsString>, usage: &'static str) -> Result<String, Failure> {
     match store {
         Some(url) => url
             .to_str()

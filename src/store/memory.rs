@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    AgentSummary, Claim, Commit, InboxEntry, InboxItem, Loaded, OutboxEntry, Store, StoreError,
-    StoreErrorKind, check_input,
+    AgentSummary, Claim, Commit, InboxEntry, InboxItem, Loaded, OutboxEntry, OutboxKind, Store,
+    StoreError, StoreErrorKind, check_input, is_due,
 };
 use crate::value::{Value, decode, encode};
 
@@ -192,6 +192,13 @@ impl Store for MemoryStore {
             self.append(&claim.agent, InboxItem::Completion { request, value })?;
         }
         self.outbox.remove(&claim.id);
+        if claim.entry.kind == OutboxKind::Cancel {
+            self.outbox.retain(|_, row| {
+                !(row.agent == claim.agent
+                    && row.entry.request == claim.entry.request
+                    && row.entry.kind == OutboxKind::Launch)
+            });
+        }
         Ok(())
     }
 
@@ -206,5 +213,26 @@ impl Store for MemoryStore {
                 wake: row.wake,
             })
             .collect())
+    }
+
+    fn due(&mut self, now: i64, max: usize) -> Result<Vec<String>, StoreError> {
+        let mut due: Vec<String> = Vec::new();
+        for (agent, _) in self.inbox.values() {
+            if due.len() == max {
+                return Ok(due);
+            }
+            if !due.contains(agent) {
+                due.push(agent.clone());
+            }
+        }
+        for (key, row) in &self.agents {
+            if due.len() == max {
+                break;
+            }
+            if is_due(row.wake, now) && !due.contains(key) {
+                due.push(key.clone());
+            }
+        }
+        Ok(due)
     }
 }

@@ -29,16 +29,20 @@
 //! Time is given by the caller, in milliseconds, so that leases are
 //! testable without sleeping.
 
+pub mod dispatch;
 mod memory;
 #[cfg(feature = "postgres")]
 pub mod pg_shard;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod shard;
+pub mod worker;
 
 use std::fmt;
 
+pub use dispatch::{DispatchOptions, DispatchPoint, DispatchStep, Dispatcher};
 pub use memory::MemoryStore;
+pub use worker::{TurnPoint, TurnReport, Worker, WorkerOptions};
 
 use crate::tick::{Request, Wake};
 use crate::value::{BinaryError, Value};
@@ -181,6 +185,33 @@ pub struct AgentSummary {
     pub wake: Wake,
 }
 
+/// What [`Store::turn`] found and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locked {
+    /// Another worker holds the agent: nothing was done.
+    Busy,
+    /// The work had nothing to commit.
+    Idle,
+    /// The work's commit was written: the agent's new version.
+    Committed(u64),
+}
+
+/// The work of one turn, given the agent as loaded (`None`: never
+/// committed) and its oldest inbox entry (`None`: none waiting); it returns
+/// the commit to write, or `None` when there is nothing to do.
+pub type TurnWork<'a> =
+    Box<dyn FnOnce(Option<Loaded>, Option<InboxEntry>) -> Result<Option<Commit>, StoreError> + 'a>;
+
+/// Whether an agent whose last commit said `wake` needs a tick at `now`
+/// (milliseconds): `Now` and `Ticks` always, `At(t)` once `t <= now`.
+pub fn is_due(wake: Wake, now: i64) -> bool {
+    match wake {
+        Wake::Now | Wake::Ticks(_) => true,
+        Wake::At(t) => t <= now,
+        Wake::OnEvent | Wake::Never => false,
+    }
+}
+
 /// Where agents live between ticks. See the module documentation for what
 /// each operation guarantees; every implementation passes the same contract
 /// tests (tests/it/store.rs).
@@ -212,12 +243,40 @@ pub trait Store {
     fn claim(&mut self, now: i64, lease_ms: i64, max: usize) -> Result<Vec<Claim>, StoreError>;
 
     /// Finishes a claim: deletes the outbox entry and, given a completion,
-    /// appends it to the agent's inbox, in one step. If the entry is gone or
-    /// claimed again since, nothing changes: [`StoreErrorKind::ClaimLost`].
+    /// appends it to the agent's inbox, in one step; finishing a cancel
+    /// also deletes its request's launch, claimed or not, so that no
+    /// dispatcher starts it later and one running it finds its claim lost.
+    /// If the entry is gone or claimed again since, nothing changes:
+    /// [`StoreErrorKind::ClaimLost`].
     fn finish(&mut self, claim: &Claim, completion: Option<Value>) -> Result<(), StoreError>;
 
     /// Every agent, by key.
     fn agents(&mut self) -> Result<Vec<AgentSummary>, StoreError>;
+
+    /// Up to `max` agents that need a turn at `now` (milliseconds): those
+    /// with inbox entries waiting, oldest entry first, then those whose
+    /// wake has come ([`is_due`]); each once.
+    fn due(&mut self, now: i64, max: usize) -> Result<Vec<String>, StoreError>;
+
+    /// One turn of `agent` in one step: holds the agent against every other
+    /// turn and commit, loads it and its oldest inbox entry, hands both to
+    /// `work` and writes the commit it returns (the version checked, the
+    /// entry consumed, the outbox filled, as [`Store::commit`] does). An
+    /// agent another worker holds is [`Locked::Busy`], not waited for.
+    ///
+    /// This default loads, calls `work` and commits with the version check,
+    /// so a turn that raced another worker's fails with
+    /// [`StoreErrorKind::Conflict`] and changes nothing; `PgStore` holds the
+    /// agent's row locked for the whole step, in one transaction.
+    fn turn(&mut self, agent: &str, work: TurnWork<'_>) -> Result<Locked, StoreError> {
+        let loaded = self.load(agent)?;
+        let version = loaded.as_ref().map_or(0, |l| l.version);
+        let entry = self.inbox(agent)?.into_iter().next();
+        match work(loaded, entry)? {
+            None => Ok(Locked::Idle),
+            Some(commit) => self.commit(agent, version, commit).map(Locked::Committed),
+        }
+    }
 }
 
 /// A store operation that failed.

@@ -25,8 +25,8 @@ use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls, Row};
 
 use super::{
-    AgentSummary, Claim, Commit, InboxEntry, InboxItem, Loaded, OutboxEntry, OutboxKind, Store,
-    StoreError, StoreErrorKind, check_input,
+    AgentSummary, Claim, Commit, InboxEntry, InboxItem, Loaded, Locked, OutboxEntry, OutboxKind,
+    Store, StoreError, StoreErrorKind, TurnWork, check_input,
 };
 use crate::tick::Wake;
 use crate::value::{Value, decode, encode};
@@ -124,6 +124,16 @@ pub(super) fn db_error(e: postgres::Error) -> StoreError {
         if db.code() == &SqlState::UNDEFINED_TABLE || db.code() == &SqlState::INVALID_SCHEMA_NAME {
             return StoreError::new(StoreErrorKind::NoSchema);
         }
+        if [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+        ]
+        .contains(db.code())
+        {
+            // The server is going away or not up yet: a worker reconnects.
+            return StoreError::new(StoreErrorKind::Connection(db.message().to_owned()));
+        }
         return StoreError::new(StoreErrorKind::Database(db.message().to_owned()));
     }
     StoreError::new(StoreErrorKind::Connection(e.to_string()))
@@ -190,6 +200,12 @@ impl PgStore {
             }
             Some(_) => Ok(PgStore { client }),
         }
+    }
+
+    /// Whether the connection is gone (the server stopped, the network
+    /// failed): open a new one.
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
 }
 
@@ -264,87 +280,136 @@ fn insert_inbox(
     }
 }
 
+/// Writes `commit` in `tx` if the agent is still at version `loaded`: the
+/// row locked, the version checked, the db written, the consumed inbox rows
+/// deleted, the outbox rows inserted once per (agent, request, kind).
+fn write_commit(
+    tx: &mut postgres::Transaction<'_>,
+    agent: &str,
+    loaded: u64,
+    commit: Commit,
+) -> Result<u64, StoreError> {
+    let db = encode(&commit.db)?;
+    let (wake_kind, wake_arg) = wake_parts(commit.wake);
+    let version = i64::try_from(loaded.saturating_add(1)).unwrap_or(i64::MAX);
+    let conflict = |found: u64| {
+        StoreError::new(StoreErrorKind::Conflict {
+            agent: agent.to_owned(),
+            expected: loaded,
+            found,
+        })
+    };
+    let found = tx
+        .query_opt(
+            "SELECT version FROM aido.agents WHERE key = $1 FOR UPDATE",
+            &[&agent],
+        )
+        .map_err(db_error)?
+        .map(|row| get::<i64>(&row, 0))
+        .transpose()?
+        .map_or(0, version_of);
+    if found != loaded {
+        return Err(conflict(found));
+    }
+    let written = if loaded == 0 {
+        tx.execute(
+            "INSERT INTO aido.agents (key, version, tree, db, wake_kind, wake_arg)
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING",
+            &[&agent, &version, &commit.tree, &db, &wake_kind, &wake_arg],
+        )
+    } else {
+        tx.execute(
+            "UPDATE aido.agents SET version = $2, tree = $3, db = $4, wake_kind = $5, wake_arg = $6
+             WHERE key = $1",
+            &[&agent, &version, &commit.tree, &db, &wake_kind, &wake_arg],
+        )
+    }
+    .map_err(db_error)?;
+    if written != 1 {
+        // Another worker created the agent between the check and the insert.
+        return Err(conflict(1));
+    }
+    if !commit.consumed.is_empty() {
+        tx.execute(
+            "DELETE FROM aido.inbox WHERE agent = $1 AND seq = ANY($2)",
+            &[&agent, &commit.consumed],
+        )
+        .map_err(db_error)?;
+    }
+    for entry in &commit.outbox {
+        let value = encode(&entry.value)?;
+        tx.execute(
+            "INSERT INTO aido.outbox (agent, request, kind, value) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (agent, request, kind) DO NOTHING",
+            &[&agent, &entry.request, &entry.kind.as_str(), &value],
+        )
+        .map_err(db_error)?;
+    }
+    Ok(loaded + 1)
+}
+
+/// The agent's row, read with `suffix` (`FOR UPDATE` to lock it).
+fn load_in(
+    client: &mut impl postgres::GenericClient,
+    agent: &str,
+    suffix: &str,
+) -> Result<Option<Loaded>, StoreError> {
+    let query = format!(
+        "SELECT db, version, tree, wake_kind, wake_arg FROM aido.agents WHERE key = $1 {suffix}"
+    );
+    let Some(row) = client.query_opt(&query, &[&agent]).map_err(db_error)? else {
+        return Ok(None);
+    };
+    let bytes: Vec<u8> = get(&row, 0)?;
+    Ok(Some(Loaded {
+        db: decode(&bytes)?,
+        version: version_of(get(&row, 1)?),
+        tree: get(&row, 2)?,
+        wake: wake_from_parts(get(&row, 3)?, get(&row, 4)?),
+    }))
+}
+
+/// The agent's inbox in order, at most `limit` entries.
+fn inbox_in(
+    client: &mut impl postgres::GenericClient,
+    agent: &str,
+    limit: i64,
+) -> Result<Vec<InboxEntry>, StoreError> {
+    let rows = client
+        .query(
+            "SELECT seq, request, item FROM aido.inbox WHERE agent = $1 ORDER BY seq LIMIT $2",
+            &[&agent, &limit],
+        )
+        .map_err(db_error)?;
+    rows.iter()
+        .map(|row| {
+            let seq = get(row, 0)?;
+            let request: Option<i64> = get(row, 1)?;
+            let bytes: Vec<u8> = get(row, 2)?;
+            let value = decode(&bytes)?;
+            let item = match request {
+                None => InboxItem::Input(value),
+                Some(request) => InboxItem::Completion { request, value },
+            };
+            Ok(InboxEntry { seq, item })
+        })
+        .collect()
+}
+
+/// The advisory lock key of an agent's turns (a 64-bit hash of its key, in
+/// a space of its own).
+const TURN_LOCK: &str = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 7272024))";
+
 impl Store for PgStore {
     fn load(&mut self, agent: &str) -> Result<Option<Loaded>, StoreError> {
-        let Some(row) = self
-            .client
-            .query_opt(
-                "SELECT db, version, tree, wake_kind, wake_arg FROM aido.agents WHERE key = $1",
-                &[&agent],
-            )
-            .map_err(db_error)?
-        else {
-            return Ok(None);
-        };
-        let bytes: Vec<u8> = get(&row, 0)?;
-        Ok(Some(Loaded {
-            db: decode(&bytes)?,
-            version: version_of(get(&row, 1)?),
-            tree: get(&row, 2)?,
-            wake: wake_from_parts(get(&row, 3)?, get(&row, 4)?),
-        }))
+        load_in(&mut self.client, agent, "")
     }
 
     fn commit(&mut self, agent: &str, loaded: u64, commit: Commit) -> Result<u64, StoreError> {
-        let db = encode(&commit.db)?;
-        let (wake_kind, wake_arg) = wake_parts(commit.wake);
-        let version = i64::try_from(loaded.saturating_add(1)).unwrap_or(i64::MAX);
-        let conflict = |found: u64| {
-            StoreError::new(StoreErrorKind::Conflict {
-                agent: agent.to_owned(),
-                expected: loaded,
-                found,
-            })
-        };
         let mut tx = self.client.transaction().map_err(db_error)?;
-        let found = tx
-            .query_opt(
-                "SELECT version FROM aido.agents WHERE key = $1 FOR UPDATE",
-                &[&agent],
-            )
-            .map_err(db_error)?
-            .map(|row| get::<i64>(&row, 0))
-            .transpose()?
-            .map_or(0, version_of);
-        if found != loaded {
-            return Err(conflict(found));
-        }
-        let written = if loaded == 0 {
-            tx.execute(
-                "INSERT INTO aido.agents (key, version, tree, db, wake_kind, wake_arg)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING",
-                &[&agent, &version, &commit.tree, &db, &wake_kind, &wake_arg],
-            )
-        } else {
-            tx.execute(
-                "UPDATE aido.agents SET version = $2, tree = $3, db = $4, wake_kind = $5, wake_arg = $6
-                 WHERE key = $1",
-                &[&agent, &version, &commit.tree, &db, &wake_kind, &wake_arg],
-            )
-        }
-        .map_err(db_error)?;
-        if written != 1 {
-            // Another worker created the agent between the check and the insert.
-            return Err(conflict(1));
-        }
-        if !commit.consumed.is_empty() {
-            tx.execute(
-                "DELETE FROM aido.inbox WHERE agent = $1 AND seq = ANY($2)",
-                &[&agent, &commit.consumed],
-            )
-            .map_err(db_error)?;
-        }
-        for entry in &commit.outbox {
-            let value = encode(&entry.value)?;
-            tx.execute(
-                "INSERT INTO aido.outbox (agent, request, kind, value) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (agent, request, kind) DO NOTHING",
-                &[&agent, &entry.request, &entry.kind.as_str(), &value],
-            )
-            .map_err(db_error)?;
-        }
+        let version = write_commit(&mut tx, agent, loaded, commit)?;
         tx.commit().map_err(db_error)?;
-        Ok(loaded + 1)
+        Ok(version)
     }
 
     fn append(&mut self, agent: &str, item: InboxItem) -> Result<i64, StoreError> {
@@ -352,26 +417,7 @@ impl Store for PgStore {
     }
 
     fn inbox(&mut self, agent: &str) -> Result<Vec<InboxEntry>, StoreError> {
-        let rows = self
-            .client
-            .query(
-                "SELECT seq, request, item FROM aido.inbox WHERE agent = $1 ORDER BY seq",
-                &[&agent],
-            )
-            .map_err(db_error)?;
-        rows.iter()
-            .map(|row| {
-                let seq = get(row, 0)?;
-                let request: Option<i64> = get(row, 1)?;
-                let bytes: Vec<u8> = get(row, 2)?;
-                let value = decode(&bytes)?;
-                let item = match request {
-                    None => InboxItem::Input(value),
-                    Some(request) => InboxItem::Completion { request, value },
-                };
-                Ok(InboxEntry { seq, item })
-            })
-            .collect()
+        inbox_in(&mut self.client, agent, i64::MAX)
     }
 
     fn outbox(&mut self, agent: &str) -> Result<Vec<OutboxEntry>, StoreError> {
@@ -445,6 +491,13 @@ impl Store for PgStore {
                 request: claim.entry.request,
             }));
         }
+        if claim.entry.kind == OutboxKind::Cancel {
+            tx.execute(
+                "DELETE FROM aido.outbox WHERE agent = $1 AND request = $2 AND kind = 'launch'",
+                &[&claim.agent, &claim.entry.request],
+            )
+            .map_err(db_error)?;
+        }
         if let Some(value) = completion {
             let item = InboxItem::Completion {
                 request: claim.entry.request,
@@ -473,5 +526,50 @@ impl Store for PgStore {
                 })
             })
             .collect()
+    }
+
+    fn due(&mut self, now: i64, max: usize) -> Result<Vec<String>, StoreError> {
+        let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        let rows = self
+            .client
+            .query(
+                "SELECT agent FROM (
+                     SELECT agent, 0 AS class, min(seq) AS ord FROM aido.inbox GROUP BY agent
+                     UNION ALL
+                     SELECT key, 1, 0 FROM aido.agents
+                     WHERE wake_kind IN (0, 1) OR (wake_kind = 2 AND wake_arg <= $1)
+                 ) due
+                 GROUP BY agent ORDER BY min(class), min(ord), agent LIMIT $2",
+                &[&now, &limit],
+            )
+            .map_err(db_error)?;
+        rows.iter().map(|row| get(row, 0)).collect()
+    }
+
+    /// The whole turn in one transaction: the agent's advisory lock taken
+    /// (or [`Locked::Busy`] at once), its row locked `FOR UPDATE`, its
+    /// oldest inbox entry read, the work done, its commit written and the
+    /// transaction committed. A worker that dies anywhere before the commit
+    /// leaves everything as it was: the server rolls the transaction back
+    /// when the connection drops.
+    fn turn(&mut self, agent: &str, work: TurnWork<'_>) -> Result<Locked, StoreError> {
+        let mut tx = self.client.transaction().map_err(db_error)?;
+        let held: bool = tx
+            .query_one(TURN_LOCK, &[&agent])
+            .map_err(db_error)
+            .and_then(|row| get(&row, 0))?;
+        if !held {
+            return Ok(Locked::Busy);
+        }
+        let loaded = load_in(&mut tx, agent, "FOR UPDATE")?;
+        let version = loaded.as_ref().map_or(0, |l| l.version);
+        let entry = inbox_in(&mut tx, agent, 1)?.into_iter().next();
+        let Some(commit) = work(loaded, entry)? else {
+            tx.commit().map_err(db_error)?;
+            return Ok(Locked::Idle);
+        };
+        let version = write_commit(&mut tx, agent, version, commit)?;
+        tx.commit().map_err(db_error)?;
+        Ok(Locked::Committed(version))
     }
 }

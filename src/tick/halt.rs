@@ -45,6 +45,27 @@ impl Request {
             ),
         ])
     }
+
+    /// The request back from [`Request::to_value`]'s map (as a store's
+    /// outbox keeps it); `None` for anything else.
+    pub fn from_value(value: &Value) -> Option<Request> {
+        let map = value.as_map()?;
+        let Some(Value::Int(request)) = map.get(&Value::Keyword(kw::REQUEST)) else {
+            return None;
+        };
+        let action = map.get(&Value::keyword("action"))?.as_keyword()?;
+        let options = match map.get(&Value::keyword("options")) {
+            Some(Value::Map(options)) => options.as_ref().clone(),
+            None => Map::default(),
+            Some(_) => return None,
+        };
+        Some(Request {
+            node: map.get(&Value::keyword("node"))?.clone(),
+            request: *request,
+            action,
+            options,
+        })
+    }
 }
 
 /// Why a completion under `:aido/results` was dropped without being applied.

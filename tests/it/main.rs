@@ -62,6 +62,10 @@ mod show;
 #[cfg(feature = "insta")]
 mod snapshot;
 mod store;
+#[cfg(all(feature = "postgres", target_os = "linux"))]
+mod store_faults;
+#[cfg(target_os = "linux")]
+mod store_worker;
 mod tick;
 mod time;
 mod trim;

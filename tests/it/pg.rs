@@ -98,24 +98,7 @@ impl Cluster {
                 "--no-sync".as_ref(),
             ],
         );
-        let options = format!(
-            "-c listen_addresses='' -c unix_socket_directories='{}' -c fsync=off -c max_connections=40",
-            cluster.dir.display()
-        );
-        let log = cluster.dir.join("log");
-        cluster.run(
-            "pg_ctl",
-            &[
-                "-D".as_ref(),
-                data.as_os_str(),
-                "-o".as_ref(),
-                options.as_ref(),
-                "-l".as_ref(),
-                log.as_os_str(),
-                "-w".as_ref(),
-                "start".as_ref(),
-            ],
-        );
+        cluster.start_again();
         Some(cluster)
     }
 
@@ -155,6 +138,46 @@ impl Cluster {
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .unwrap();
         self.url(&name)
+    }
+
+    /// Stops the server at once (`-m immediate`: no checkpoint, every
+    /// connection cut), as a crash would, keeping its data.
+    pub fn stop_now(&self) {
+        let data = self.dir.join("data");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D".as_ref(),
+                data.as_os_str(),
+                "-m".as_ref(),
+                "immediate".as_ref(),
+                "-w".as_ref(),
+                "stop".as_ref(),
+            ],
+        );
+    }
+
+    /// Starts the server again after [`Cluster::stop_now`], on its data.
+    pub fn start_again(&self) {
+        let data = self.dir.join("data");
+        let options = format!(
+            "-c listen_addresses='' -c unix_socket_directories='{}' -c fsync=off -c max_connections=40",
+            self.dir.display()
+        );
+        let log = self.dir.join("log");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D".as_ref(),
+                data.as_os_str(),
+                "-o".as_ref(),
+                options.as_ref(),
+                "-l".as_ref(),
+                log.as_os_str(),
+                "-w".as_ref(),
+                "start".as_ref(),
+            ],
+        );
     }
 
     /// The folder of the cluster (its socket is there).

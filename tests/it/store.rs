@@ -553,6 +553,20 @@ fn without_the_postgres_feature_the_store_commands_say_so() {
         vec!["store", "init", "postgres://localhost/x"],
         vec!["send", "--store", "postgres://localhost/x", "a", "{}"],
         vec!["agents", "--store", "postgres://localhost/x"],
+        vec![
+            "worker",
+            "examples/greet.edn",
+            "--store",
+            "postgres://localhost/x",
+        ],
+        vec![
+            "chat",
+            "examples/greet.edn",
+            "--store",
+            "postgres://localhost/x",
+            "--user",
+            "ann",
+        ],
     ] {
         let run = crate::common::Run::of(
             std::process::Command::new(env!("CARGO_BIN_EXE_aido")).args(&args),

@@ -8,7 +8,9 @@ pub(crate) const CHAT_USAGE: &str =
     "aido chat TREE [--db DB] [--save FILE] [--input-key K] [--reply-key K] [--max-ticks N]
                  [--seed S] [--record FILE.test.edn] [--jsonl] [--watch] [--nodes MODEL]
                  [--handler ACTION=COMMAND]... [--handler-timeout S] [--idle S]
-                 [--history FILE]";
+                 [--history FILE]
+       aido chat TREE --store URL --user ID [--input-key K] [--reply-key K] [--max-ticks N]
+                 [--handler ACTION=COMMAND]... [--handler-timeout S] [--nodes MODEL]";
 
 /// Talk to a tree a line at a time: replies, :undo, --record
 #[derive(clap::Args, Debug)]
@@ -113,4 +115,12 @@ pub(crate) struct ChatArgs {
     /// the end (default: the history lasts as long as the chat)
     #[arg(long, value_name = "FILE")]
     pub(crate) history: Option<OsString>,
+    /// Keep the chat's state in the store at URL (feature postgres): each
+    /// line goes to the inbox of the agent --user ID and its turn is
+    /// committed there; replies are read back from the committed db
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<OsString>,
+    /// The agent a --store chat talks to
+    #[arg(long, value_name = "ID")]
+    pub(crate) user: Option<OsString>,
 }

@@ -25,7 +25,10 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub(crate) use chat::{CHAT_USAGE, ChatArgs};
 pub(crate) use shard::{SHARD_USAGE, ShardArgs};
-pub(crate) use store::{AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs};
+pub(crate) use store::{
+    AGENTS_USAGE, AgentsArgs, SEND_USAGE, STORE_USAGE, SendArgs, StoreArgs, WORKER_USAGE,
+    WorkerArgs,
+};
 pub(crate) use test::TestArgs;
 pub(crate) use tick::{BENCH_USAGE, BenchArgs, RUN_USAGE, RunArgs};
 pub(crate) use tree::{
@@ -102,6 +105,7 @@ pub(crate) enum Command {
     Send(SendArgs),
     Agents(AgentsArgs),
     Shard(ShardArgs),
+    Worker(WorkerArgs),
     Completions(CompletionsArgs),
 }
 

@@ -1,0 +1,359 @@
+//! `aido worker` and `aido chat --store` against a real PostgreSQL server,
+//! with real faults: workers killed with SIGKILL at each point of a turn (a
+//! test hook, `AIDO_TEST_FAULT`, makes the binary kill itself there), a
+//! dispatcher killed after its program answered, the server stopped
+//! abruptly and started again, two workers on one conversation. After each,
+//! the invariants: every agent's `n` (one a tick) equals its version and
+//! its committed ticks; every input replied once, in order; each
+//! completion applied once; every db reads back equal.
+//!
+//! Waits poll the store's rows and the processes, with a generous bound;
+//! none is a sleep that makes timing work.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aido::Value;
+use aido::store::postgres::{PgStore, init};
+use aido::store::{InboxItem, Store};
+use aido::value::{decode, encode};
+
+use crate::pg::Cluster;
+use crate::store_worker::{ASK, ECHO};
+
+/// Long enough for any slow machine; reached only by a test about to fail.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("aido-faults-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A worker process; killed (and reaped) if the test ends first.
+struct Worker(Child);
+
+impl Worker {
+    fn start(tree: &Path, url: &str, extra: &[&str], fault: Option<&str>) -> Worker {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_aido"));
+        command
+            .arg("worker")
+            .arg(tree)
+            .args(["--store", url])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(fault) = fault {
+            command.env("AIDO_TEST_FAULT", fault);
+        }
+        Worker(command.spawn().unwrap())
+    }
+
+    /// Waits for the process to end by itself; its status.
+    fn wait_dead(&mut self) -> std::process::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < PATIENCE, "the worker did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGTERM, then the exit status (0: a clean stop).
+    fn stop(mut self) -> std::process::ExitStatus {
+        let pid = rustix::process::Pid::from_child(&self.0);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        self.wait_dead()
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `done` against the store until it holds, failing after PATIENCE.
+fn wait_for(url: &str, what: &str, mut done: impl FnMut(&mut PgStore) -> bool) {
+    let start = Instant::now();
+    loop {
+        if let Ok(mut store) = PgStore::open(url)
+            && done(&mut store)
+        {
+            return;
+        }
+        assert!(start.elapsed() < PATIENCE, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn input(text: &str) -> InboxItem {
+    InboxItem::Input(Value::map_from([(
+        Value::keyword("input"),
+        Value::string(text),
+    )]))
+}
+
+fn key(db: &Value, name: &str) -> Value {
+    db.get(&Value::keyword(name)).cloned().unwrap_or(Value::Nil)
+}
+
+/// Every agent: `n` equals its version (one tick a commit), its replies are
+/// `expect(agent)` in order, its inbox is empty; its db reads back equal.
+fn check_invariants(store: &mut PgStore, expect: &dyn Fn(&str) -> Vec<Value>) {
+    for agent in store.agents().unwrap() {
+        let loaded = store.load(&agent.key).unwrap().unwrap();
+        let version = i64::try_from(loaded.version).unwrap();
+        assert_eq!(key(&loaded.db, "n"), Value::Int(version), "{}", agent.key);
+        assert_eq!(
+            key(&loaded.db, "replies"),
+            Value::Vector(expect(&agent.key)),
+            "{}",
+            agent.key
+        );
+        assert!(store.inbox(&agent.key).unwrap().is_empty(), "{}", agent.key);
+        assert_eq!(decode(&encode(&loaded.db).unwrap()).unwrap(), loaded.db);
+        assert_eq!(store.load(&agent.key).unwrap().unwrap(), loaded);
+    }
+}
+
+fn messages(agent: &str, count: usize) -> Vec<Value> {
+    (0..count)
+        .map(|i| Value::string(&format!("{agent}-{i}")))
+        .collect()
+}
+
+/// A worker killed with SIGKILL before the tick, after it before the
+/// commit, and after the commit, at several turns: the next worker takes
+/// over, no turn is lost and none is applied twice.
+#[test]
+fn a_worker_killed_at_any_point_of_a_turn_loses_nothing() {
+    let Some(cluster) = Cluster::start("a_worker_killed_at_any_point_of_a_turn_loses_nothing")
+    else {
+        return;
+    };
+    let scratch = Scratch::new("kill");
+    let tree = scratch.file("echo.edn", ECHO);
+    for point in ["before-tick", "after-tick", "after-commit"] {
+        for at in [1, 4] {
+            let url = cluster.database();
+            init(&url).unwrap();
+            let mut store = PgStore::open(&url).unwrap();
+            for agent in ["a", "b"] {
+                for text in messages(agent, 4) {
+                    store.append(agent, input(text.as_str().unwrap())).unwrap();
+                }
+            }
+            let fault = format!("{point}:{at}");
+            let status = Worker::start(&tree, &url, &[], Some(&fault)).wait_dead();
+            assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
+            let committed: u64 = store.agents().unwrap().iter().map(|a| a.version).sum();
+            let expected = if point == "after-commit" { at } else { at - 1 };
+            assert_eq!(
+                committed, expected,
+                "{fault}: what was committed before the kill"
+            );
+            let worker = Worker::start(&tree, &url, &[], None);
+            wait_for(&url, "every input taken", |s| {
+                s.due(i64::MAX, 10).unwrap().is_empty()
+                    && s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 8
+            });
+            assert!(worker.stop().success(), "{fault}: a clean stop");
+            check_invariants(&mut store, &|agent| messages(agent, 4));
+        }
+    }
+}
+
+/// A dispatcher killed after its program answered and before the
+/// completion was written: the lease ends, another runs the program again
+/// (the same idempotency key), and the completion is applied once.
+#[test]
+fn a_dispatcher_killed_after_its_handler_ran_applies_the_completion_once() {
+    let Some(cluster) = Cluster::start("a_dispatcher_killed_after_its_handler_ran") else {
+        return;
+    };
+    let scratch = Scratch::new("dispatch");
+    let tree = scratch.file("ask.edn", ASK);
+    let keys = scratch.0.join("keys");
+    let handler = scratch.file(
+        "echo.sh",
+        &format!(
+            "#!/bin/sh\nread -r line\nkey=$(printf '%s' \"$line\" | sed 's/.*\"idempotency-key\":\"\\([^\"]*\\)\".*/\\1/')\n\
+             echo \"$key\" >> '{}'\nprintf '\"pong\"'\n",
+            keys.display()
+        ),
+    );
+    std::fs::set_permissions(
+        &handler,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let url = cluster.database();
+    init(&url).unwrap();
+    let mut store = PgStore::open(&url).unwrap();
+    store.append("ann", input("ping")).unwrap();
+    let flag = format!("svc/echo={}", handler.display());
+    let args = ["--handler", flag.as_str(), "--lease", "1"];
+    let status = Worker::start(&tree, &url, &args, Some("after-handler:1")).wait_dead();
+    assert_eq!(status.signal(), Some(9));
+    assert_eq!(std::fs::read_to_string(&keys).unwrap(), "ann/1\n");
+    assert!(
+        store.inbox("ann").unwrap().is_empty(),
+        "no completion written"
+    );
+    let worker = Worker::start(&tree, &url, &args, None);
+    wait_for(&url, "the answer applied", |s| {
+        s.load("ann").unwrap().is_some_and(|l| l.version == 2)
+    });
+    assert!(worker.stop().success());
+    // At least once outside, with the same key; once in the db.
+    assert_eq!(std::fs::read_to_string(&keys).unwrap(), "ann/1\nann/1\n");
+    assert!(store.outbox("ann").unwrap().is_empty());
+    check_invariants(&mut store, &|_| vec![Value::string("pong")]);
+}
+
+/// The server stopped abruptly mid-run and started again: the workers
+/// reconnect by themselves and finish; nothing committed is lost.
+#[test]
+fn workers_recover_from_a_server_restart() {
+    let Some(cluster) = Cluster::start("workers_recover_from_a_server_restart") else {
+        return;
+    };
+    let scratch = Scratch::new("restart");
+    let tree = scratch.file("echo.edn", ECHO);
+    let url = cluster.database();
+    init(&url).unwrap();
+    let worker = Worker::start(&tree, &url, &["--workers", "2"], None);
+    let mut store = PgStore::open(&url).unwrap();
+    for text in messages("a", 20) {
+        store.append("a", input(text.as_str().unwrap())).unwrap();
+    }
+    wait_for(&url, "some turns", |s| {
+        s.load("a").unwrap().is_some_and(|l| l.version >= 1)
+    });
+    cluster.stop_now();
+    cluster.start_again();
+    let mut store = PgStore::open(&url).unwrap();
+    for text in messages("b", 20) {
+        store.append("b", input(text.as_str().unwrap())).unwrap();
+    }
+    wait_for(&url, "every input taken", |s| {
+        s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 40
+    });
+    assert!(worker.stop().success());
+    check_invariants(&mut store, &|agent| messages(agent, 20));
+}
+
+/// Two worker processes of two threads each, one conversation, 100
+/// messages sent while they run: every reply, in order.
+#[test]
+fn two_workers_one_conversation_keep_the_order() {
+    let Some(cluster) = Cluster::start("two_workers_one_conversation_keep_the_order") else {
+        return;
+    };
+    let scratch = Scratch::new("two");
+    let tree = scratch.file("echo.edn", ECHO);
+    let url = cluster.database();
+    init(&url).unwrap();
+    let first = Worker::start(&tree, &url, &["--workers", "2"], None);
+    let second = Worker::start(&tree, &url, &["--workers", "2"], None);
+    let mut store = PgStore::open(&url).unwrap();
+    for text in messages("talk", 100) {
+        store.append("talk", input(text.as_str().unwrap())).unwrap();
+    }
+    wait_for(&url, "100 turns", |s| {
+        s.load("talk").unwrap().is_some_and(|l| l.version == 100)
+    });
+    assert!(first.stop().success() && second.stop().success());
+    check_invariants(&mut store, &|agent| messages(agent, 100));
+}
+
+/// The commands' errors: one line each, exit status 2.
+#[test]
+fn worker_errors_are_one_line_each() {
+    let Some(cluster) = Cluster::start("worker_errors_are_one_line_each") else {
+        return;
+    };
+    let scratch = Scratch::new("errors");
+    let tree = scratch.file("echo.edn", ECHO);
+    let url = cluster.database();
+    init(&url).unwrap();
+    let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let other = cluster.database();
+    init(&other).unwrap();
+    let mut other_client = ::postgres::Client::connect(&other, ::postgres::NoTls).unwrap();
+    other_client
+        .batch_execute("UPDATE aido.meta SET schema_version = 99")
+        .unwrap();
+    let gone = format!(
+        "host={}/nowhere user=aido dbname=x",
+        cluster.dir().display()
+    );
+    for (store, code) in [
+        ("postgres://aido@[bad", "S0005"),
+        (gone.as_str(), "S0006"),
+        (other.as_str(), "S0007"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aido"))
+            .arg("worker")
+            .arg(&tree)
+            .args(["--store", store])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{store}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{store}: {stderr}");
+        assert!(stderr.contains(code), "{store}: {stderr}");
+    }
+    // A chat kept in the store: each line a committed turn, its reply printed.
+    let mut chat = Command::new(env!("CARGO_BIN_EXE_aido"))
+        .arg("chat")
+        .arg(&tree)
+        .args(["--store", url.as_str(), "--user", "ann"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    chat.stdin
+        .take()
+        .unwrap()
+        .write_all(b"hello\nagain\n")
+        .unwrap();
+    let out = chat.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "hello\nagain\n");
+    let row = client
+        .query_one("SELECT version FROM aido.agents WHERE key = 'ann'", &[])
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 2);
+}
