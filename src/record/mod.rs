@@ -47,7 +47,7 @@ use std::sync::Arc;
 use crate::source::{Source, Span};
 use crate::tick::{
     DroppedResult, Request, Status, Tick, TickError, TickOptions, TickWarning, TraceEvent,
-    run_tick_with_options,
+    run_tick_traced,
 };
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
@@ -121,8 +121,9 @@ pub struct TickRecord {
     pub steps: u64,
     /// The input merged into the db just before the tick, if any.
     pub input: Option<Map>,
-    /// Every node ticked, once each, in tree order (see [`Visit`]).
-    pub visits: Vec<Visit>,
+    /// Every node ticked, once each, in tree order (see [`Visit`]); ticks
+    /// that visit alike share one list.
+    pub visits: Arc<[Visit]>,
     /// Every node halted in this tick, in the order they were halted
     /// (ticked or not; see [`Visit::halted`] for the ones ticked).
     pub halts: Vec<NodeIndex>,
@@ -270,6 +271,19 @@ pub enum DbChange {
         /// The elements added at the end, in order.
         items: Vec<Value>,
     },
+    /// The key's value is a map of at least [`MIN_APPEND`] entries, or a
+    /// vector or list of at least that many elements that kept its length,
+    /// and fewer than half of its entries changed: only those are recorded,
+    /// as changes whose keys are the map's keys or the vector's indices
+    /// (integers), nested the same way. A big map or a long vector edited in
+    /// one place costs the record that place, not its whole value twice.
+    Edited {
+        /// The key.
+        key: Value,
+        /// The changes inside the value: map keys sorted by their EDN text,
+        /// vector indices in order.
+        changes: Vec<DbChange>,
+    },
 }
 
 /// The fewest elements a vector or list must have had for its growth to be
@@ -284,7 +298,8 @@ impl DbChange {
             DbChange::Added { key, .. }
             | DbChange::Changed { key, .. }
             | DbChange::Removed { key, .. }
-            | DbChange::Appended { key, .. } => key,
+            | DbChange::Appended { key, .. }
+            | DbChange::Edited { key, .. } => key,
         }
     }
 
@@ -303,40 +318,131 @@ pub(crate) fn is_aido_key(key: &Value) -> bool {
 /// The changes that turn `old` into `new`, by top-level key, sorted by the
 /// key's EDN text. A db that is not a map counts as an empty one.
 pub fn diff(old: &Value, new: &Value) -> Vec<DbChange> {
-    let empty = Map::default();
-    let old = old.as_map().unwrap_or(&empty);
-    let new = new.as_map().unwrap_or(&empty);
+    let mut last = old.as_map().cloned().unwrap_or_default();
     let mut changes = Vec::new();
-    for (key, value) in new {
-        match old.get(key) {
-            None => changes.push(DbChange::Added {
-                key: key.clone(),
-                value: value.clone(),
-            }),
-            Some(before) if !same(before, value) => changes.push(match appended(before, value) {
-                Some(items) => DbChange::Appended {
+    diff_into(&mut last, new.as_map().unwrap_or(&Map::default()), &mut changes);
+    changes
+}
+
+/// Appends to `out` the changes that turn `last` into `new`, sorted by the
+/// key's EDN text, and makes `last` equal to `new` on the way: only what
+/// changed is copied (a value that grew at its end or changed in a few
+/// entries is recorded, and copied, by those alone).
+fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
+    let from = out.len();
+    let mut added = false;
+    for (i, (key, value)) in new.iter().enumerate() {
+        // Most dbs keep their keys in place from tick to tick: the same
+        // position is tried before a hashed look-up.
+        let at = match last.get_index(i) {
+            Some((k, _)) if k == key => Some(i),
+            _ => last.get_index_of(key),
+        };
+        let before = at.and_then(|at| last.get_index_mut(at)).map(|(_, v)| v);
+        match before {
+            None => {
+                added = true;
+                last.insert(key.clone(), value.clone());
+                out.push(DbChange::Added {
                     key: key.clone(),
-                    items: items.to_vec(),
-                },
-                None => DbChange::Changed {
-                    key: key.clone(),
-                    old: before.clone(),
-                    new: value.clone(),
-                },
-            }),
+                    value: value.clone(),
+                });
+            }
+            Some(before) if !same(before, value) => out.push(change(key, before, value)),
             Some(_) => {}
         }
     }
-    for (key, value) in old {
-        if !new.contains_key(key) {
-            changes.push(DbChange::Removed {
-                key: key.clone(),
-                old: value.clone(),
-            });
+    // Every key of `new` is in `last`: when they are as many, none went.
+    if last.len() != new.len() || added {
+        let mut i = 0;
+        while let Some((key, _)) = last.get_index(i) {
+            if new.contains_key(key) {
+                i += 1;
+            } else if let Some((key, old)) = last.shift_remove_index(i) {
+                out.push(DbChange::Removed { key, old });
+            }
         }
     }
-    sort_by_key_text(&mut changes, |c| c.key());
-    changes
+    if let Some(changes) = out.get_mut(from..) {
+        sort_by_key_text(changes, DbChange::key);
+    }
+}
+
+/// How `before` became `now` (they differ), with `before` made equal to
+/// `now`: an append, an edit of a few entries, or the whole value.
+fn change(key: &Value, before: &mut Value, now: &Value) -> DbChange {
+    if let Some(items) = appended(before, now) {
+        if let Value::Vector(v) | Value::List(v) = before {
+            v.extend(items.iter().cloned());
+        }
+        return DbChange::Appended {
+            key: key.clone(),
+            items: items.to_vec(),
+        };
+    }
+    let mut changes = Vec::new();
+    match (&mut *before, now) {
+        (Value::Map(old), Value::Map(new)) if few_changed_entries(old, new) => {
+            diff_into(old, new, &mut changes);
+        }
+        (Value::Vector(old), Value::Vector(new)) | (Value::List(old), Value::List(new))
+            if few_changed_elements(old, new) =>
+        {
+            for (i, (old, new)) in old.iter_mut().zip(new.iter()).enumerate() {
+                if !same(old, new) {
+                    changes.push(change(&Value::Int(i as i64), old, new));
+                }
+            }
+        }
+        _ => {
+            return DbChange::Changed {
+                key: key.clone(),
+                old: std::mem::replace(before, now.clone()),
+                new: now.clone(),
+            };
+        }
+    }
+    DbChange::Edited {
+        key: key.clone(),
+        changes,
+    }
+}
+
+/// Whether two maps differ in fewer than half of the entries of the bigger
+/// one, which has at least [`MIN_APPEND`].
+fn few_changed_entries(old: &Map, new: &Map) -> bool {
+    let size = old.len().max(new.len());
+    if size < MIN_APPEND {
+        return false;
+    }
+    let limit = size / 2;
+    let mut changed = old.keys().filter(|k| !new.contains_key(*k)).count();
+    for (key, value) in new {
+        if old.get(key).is_none_or(|before| !same(before, value)) {
+            changed += 1;
+        }
+        if changed >= limit {
+            return false;
+        }
+    }
+    changed < limit
+}
+
+/// Whether two vectors of the same length, at least [`MIN_APPEND`], differ
+/// in fewer than half of their elements.
+fn few_changed_elements(old: &[Value], new: &[Value]) -> bool {
+    if old.len() != new.len() || old.len() < MIN_APPEND {
+        return false;
+    }
+    let limit = old.len() / 2;
+    let mut changed = 0;
+    for (a, b) in old.iter().zip(new) {
+        changed += usize::from(!same(a, b));
+        if changed >= limit {
+            return false;
+        }
+    }
+    true
 }
 
 /// The elements `new` has past the end of `old`, if both are vectors (or
@@ -360,9 +466,25 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 /// Sorts by the EDN text of a key (stable, so that two runs that end in
-/// equal dbs list their keys alike).
+/// equal dbs list their keys alike). Keywords, the usual keys, are
+/// compared by their interned text without building it; items already in
+/// order are left as they are.
 pub(crate) fn sort_by_key_text<T>(items: &mut [T], key: impl Fn(&T) -> &Value) {
-    items.sort_by_cached_key(|item| key(item).to_string());
+    let keyword_order = |a: &T, b: &T| match (key(a), key(b)) {
+        (Value::Keyword(a), Value::Keyword(b)) => Some(a.as_str().cmp(b.as_str())),
+        _ => None,
+    };
+    if items
+        .windows(2)
+        .all(|w| keyword_order(&w[0], &w[1]).is_some_and(|o| o.is_le()))
+    {
+        return;
+    }
+    if items.iter().all(|item| key(item).as_keyword().is_some()) {
+        items.sort_by(|a, b| keyword_order(a, b).unwrap_or(std::cmp::Ordering::Equal));
+    } else {
+        items.sort_by_cached_key(|item| key(item).to_string());
+    }
 }
 
 impl TreeRecord {
@@ -444,7 +566,7 @@ impl TickRecord {
                 *state = NodeState::Halted;
             }
         }
-        for visit in &self.visits {
+        for visit in self.visits.iter() {
             if let Some(state) = states.get_mut(visit.node.index()) {
                 *state = if visit.halted {
                     NodeState::Halted
@@ -471,14 +593,37 @@ impl TickRecord {
 /// and hand each tick to [`Recorder::record`]); tell it about inputs with
 /// [`Recorder::input`] and about trims, reloads and notes with
 /// [`Recorder::event`] before the tick they precede.
+///
+/// What a tick costs the record is what it changed: the trace and the
+/// tick's visits are built in buffers kept across ticks, a tick that visits
+/// the nodes an earlier one did shares its list of visits, and the db is
+/// compared with a copy kept up to date by the changes alone (an append or
+/// a small edit copies what was added or edited, never the whole value).
 #[derive(Debug)]
 pub struct Recorder {
     run: RunRecord,
-    /// The db as the last tick left it (or the starting db).
-    last_db: Value,
+    /// The db as the last tick left it (or the starting db), kept equal to
+    /// it by applying each tick's changes.
+    last_db: Map,
     input: Option<Map>,
     events: Vec<Event>,
+    /// The trace of [`Recorder::tick`]'s ticks, cleared and filled each tick.
+    trace: Vec<TraceEvent>,
+    /// By node index, the node's place in `visits` this tick (`u32::MAX`
+    /// when not visited); put back to `u32::MAX` after each tick.
+    slots: Vec<u32>,
+    /// This tick's visits, built here before they are kept.
+    visits: Vec<Visit>,
+    /// This tick's db changes, built here before they are kept.
+    changes: Vec<DbChange>,
+    /// The lists of visits of the last few ticks, newest last: a tick that
+    /// visits the same nodes with the same statuses shares one.
+    recent: Vec<Arc<[Visit]>>,
 }
+
+/// How many recent lists of visits a recorder looks through for one to
+/// share: enough for a tree that cycles through a few paths.
+const RECENT_VISITS: usize = 8;
 
 impl Recorder {
     /// A recorder for a run of `tree` that starts from `db`.
@@ -489,9 +634,14 @@ impl Recorder {
                 start_db: db.clone(),
                 ticks: Vec::new(),
             },
-            last_db: db.clone(),
+            last_db: db.as_map().cloned().unwrap_or_default(),
             input: None,
             events: Vec::new(),
+            trace: Vec::new(),
+            slots: Vec::new(),
+            visits: Vec::new(),
+            changes: Vec::new(),
+            recent: Vec::new(),
         }
     }
 
@@ -513,36 +663,41 @@ impl Recorder {
         self.tick_with_options(db, tree, &TickOptions::default())
     }
 
-    /// Runs one tick with `options`, traced whatever they say, and records it.
+    /// Runs one tick with `options`, traced whatever they say, and records
+    /// it. The trace goes into a buffer the recorder keeps, not into the
+    /// returned tick.
     pub fn tick_with_options(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-        let tick = if options.trace {
-            run_tick_with_options(db, tree, options)
-        } else {
-            let options = TickOptions {
-                trace: true,
-                ..options.clone()
-            };
-            run_tick_with_options(db, tree, &options)
-        };
-        self.record(tree, &tick);
+        let mut trace = std::mem::take(&mut self.trace);
+        let tick = run_tick_traced(db, tree, options, &mut trace);
+        self.record_traced(tree, &tick, &trace);
+        self.trace = trace;
         tick
     }
 
     /// Records a tick that has been run with [`TickOptions::trace`] on
     /// (without it, the record has no visits or halts).
     pub fn record(&mut self, tree: &Tree, tick: &Tick) {
+        self.record_traced(tree, tick, tick.trace());
+    }
+
+    /// Records a tick whose trace is `trace` (see [`run_tick_traced`]).
+    pub fn record_traced(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
         let tree_index = self.tree_index(tree);
         let shape = &self.run.trees[tree_index];
 
         // Each node once, with its last status; halts in the order they came.
-        let mut at = vec![u32::MAX; shape.nodes.len()];
-        let mut visits: Vec<Visit> = Vec::new();
+        if self.slots.len() < shape.nodes.len() {
+            self.slots.resize(shape.nodes.len(), u32::MAX);
+        }
+        let at = &mut self.slots;
+        let visits = &mut self.visits;
+        visits.clear();
         let mut halts: Vec<NodeIndex> = Vec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));
         }
-        for event in tick.trace() {
+        for event in trace {
             match *event {
                 TraceEvent::Ticked { node, status } => {
                     let Some(slot) = at.get_mut(node.index()) else {
@@ -585,7 +740,13 @@ impl Recorder {
                 }
             }
         }
+        for visit in visits.iter() {
+            if let Some(slot) = at.get_mut(visit.node.index()) {
+                *slot = u32::MAX;
+            }
+        }
         visits.sort_by_key(|v| v.node.index());
+        let visits = self.shared_visits();
         events.extend(tick.launches().iter().cloned().map(Event::Launched));
         events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
         events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
@@ -594,8 +755,13 @@ impl Recorder {
             events.push(Event::Error(error.clone()));
         }
 
-        let changes = diff(&self.last_db, &tick.db);
-        self.last_db = tick.db.clone();
+        // Built in a buffer, then moved out in one allocation of its size.
+        diff_into(
+            &mut self.last_db,
+            tick.db.as_map().unwrap_or(&Map::default()),
+            &mut self.changes,
+        );
+        let changes: Vec<DbChange> = self.changes.drain(..).collect();
         self.run.ticks.push(TickRecord {
             tick: self.run.ticks.len() as u64 + 1,
             tree: tree_index,
@@ -607,6 +773,24 @@ impl Recorder {
             events,
             changes,
         });
+    }
+
+    /// This tick's visits as a list to keep: a recent tick's equal list if
+    /// there is one, else a new one.
+    fn shared_visits(&mut self) -> Arc<[Visit]> {
+        if let Some(i) = self
+            .recent
+            .iter()
+            .rposition(|list| list[..] == self.visits[..])
+        {
+            return Arc::clone(&self.recent[i]);
+        }
+        let list: Arc<[Visit]> = Arc::from(&self.visits[..]);
+        if self.recent.len() == RECENT_VISITS {
+            self.recent.remove(0);
+        }
+        self.recent.push(Arc::clone(&list));
+        list
     }
 
     /// The index of `tree`'s shape in the record, adding it if it is new.
@@ -661,9 +845,13 @@ pub(crate) fn apply(db: &mut Value, changes: &[DbChange]) {
     if db.as_map().is_none() {
         *db = Value::map();
     }
-    let Some(map) = db.as_map_mut() else {
-        return;
-    };
+    if let Some(map) = db.as_map_mut() {
+        apply_to_map(map, changes);
+    }
+}
+
+/// Applies changes keyed by a map's keys.
+fn apply_to_map(map: &mut Map, changes: &[DbChange]) {
     for change in changes {
         match change {
             DbChange::Added { key, value } => {
@@ -680,6 +868,43 @@ pub(crate) fn apply(db: &mut Value, changes: &[DbChange]) {
                     v.extend(items.iter().cloned());
                 }
             }
+            DbChange::Edited { key, changes } => {
+                if let Some(value) = map.get_mut(key) {
+                    apply_inside(value, changes);
+                }
+            }
+        }
+    }
+}
+
+/// Applies the changes of a [`DbChange::Edited`] inside the value edited:
+/// keyed by a map's keys, or by a vector's (or list's) indices.
+fn apply_inside(value: &mut Value, changes: &[DbChange]) {
+    let items = match value {
+        Value::Map(map) => return apply_to_map(map, changes),
+        Value::Vector(items) | Value::List(items) => items,
+        _ => return,
+    };
+    for change in changes {
+        let slot = change
+            .key()
+            .as_int()
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| items.get_mut(i));
+        let Some(slot) = slot else {
+            continue;
+        };
+        match change {
+            DbChange::Changed { new, .. } => *slot = new.clone(),
+            DbChange::Appended { items, .. } => {
+                if let Value::Vector(v) | Value::List(v) = slot {
+                    v.extend(items.iter().cloned());
+                }
+            }
+            DbChange::Edited { changes, .. } => apply_inside(slot, changes),
+            // An element is never added or removed by an edit: its vector
+            // keeps its length.
+            DbChange::Added { .. } | DbChange::Removed { .. } => {}
         }
     }
 }

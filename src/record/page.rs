@@ -106,7 +106,10 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
         }
     }
     out.push_str("],\"ticks\":[");
+    // The db after each tick, for the edited values the page shows whole.
+    let mut db = run.start_db.clone();
     for (i, tick) in run.ticks.iter().enumerate() {
+        super::apply(&mut db, &tick.changes);
         if i > 0 {
             out.push(',');
         }
@@ -160,6 +163,15 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
                 DbChange::Removed { key, .. } => {
                     out.push_str("\"-\",");
                     json_str(&mut out, &key.to_string());
+                }
+                DbChange::Edited { key, .. } => {
+                    // The page keeps each value as its text: an edited one
+                    // is shown whole, as it stands after the tick.
+                    out.push_str("\"~\",");
+                    json_str(&mut out, &key.to_string());
+                    out.push(',');
+                    let value = db.get(key).map(Value::to_string).unwrap_or_default();
+                    json_str(&mut out, &value);
                 }
                 DbChange::Appended { key, items } => {
                     // The elements' text, as the whole value would print
