@@ -451,7 +451,11 @@ impl Session {
             for event in events {
                 recorder.event(event);
             }
-            let trace = if buffered { &self.trace[..] } else { tick.trace() };
+            let trace = if buffered {
+                &self.trace[..]
+            } else {
+                tick.trace()
+            };
             recorder.record_traced(&self.tree, &tick, trace);
         }
         let (db, tick) = tick.split();

@@ -320,7 +320,11 @@ pub(crate) fn is_aido_key(key: &Value) -> bool {
 pub fn diff(old: &Value, new: &Value) -> Vec<DbChange> {
     let mut last = old.as_map().cloned().unwrap_or_default();
     let mut changes = Vec::new();
-    diff_into(&mut last, new.as_map().unwrap_or(&Map::default()), &mut changes);
+    diff_into(
+        &mut last,
+        new.as_map().unwrap_or(&Map::default()),
+        &mut changes,
+    );
     changes
 }
 
