@@ -165,6 +165,14 @@ fn a_big_map_edited_in_one_key_every_tick_is_recorded_by_that_key() {
         "{}",
         &text[text.len() - 200..]
     );
+    // The page stores the map's entries once, then each tick's edited entry
+    // (it held the whole map, 8 KB, every tick: 16 MB).
+    let html = page(&run, &PageOptions::default());
+    assert!(
+        html.len() < 200_000 + 100 * ticks,
+        "{} bytes of page",
+        html.len()
+    );
 }
 
 #[test]
