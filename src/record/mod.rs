@@ -413,23 +413,34 @@ fn change(key: &Value, before: &mut Value, now: &Value) -> DbChange {
 }
 
 /// Whether two maps differ in fewer than half of the entries of the bigger
-/// one, which has at least [`MIN_APPEND`].
+/// one, which has at least [`MIN_APPEND`]. Entries are compared position by
+/// position while the keys line up (the usual case: a tick that edits a
+/// map keeps its order), by look-up where they do not.
 fn few_changed_entries(old: &Map, new: &Map) -> bool {
     let size = old.len().max(new.len());
     if size < MIN_APPEND {
         return false;
     }
     let limit = size / 2;
-    let mut changed = old.keys().filter(|k| !new.contains_key(*k)).count();
-    for (key, value) in new {
-        if old.get(key).is_none_or(|before| !same(before, value)) {
-            changed += 1;
+    let (mut changed, mut added) = (0, 0);
+    for (i, (key, value)) in new.iter().enumerate() {
+        let before = match old.get_index(i) {
+            Some((k, v)) if k == key => Some(v),
+            _ => old.get(key),
+        };
+        match before {
+            Some(before) if same(before, value) => continue,
+            Some(_) => changed += 1,
+            None => added += 1,
         }
-        if changed >= limit {
+        if changed + added >= limit {
             return false;
         }
     }
-    changed < limit
+    // The keys of `new` that `old` has are `new.len() - added`; the rest of
+    // `old`'s keys went.
+    let removed = old.len() - (new.len() - added);
+    changed + added + removed < limit
 }
 
 /// Whether two vectors of the same length, at least [`MIN_APPEND`], differ
@@ -464,9 +475,31 @@ fn appended<'a>(old: &Value, new: &'a Value) -> Option<&'a [Value]> {
 }
 
 /// Equal, and printed alike: `1` and `1.0` are equal in Clojure, but a
-/// change from one to the other is worth showing.
+/// change from one to the other is worth showing, at any depth. Maps are
+/// compared entry by entry in their order while their keys line up, so
+/// that comparing a big map with its unchanged copy hashes nothing.
 fn same(a: &Value, b: &Value) -> bool {
-    a == b && std::mem::discriminant(a) == std::mem::discriminant(b)
+    match (a, b) {
+        (Value::Vector(x), Value::Vector(y)) | (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            if x.len() != y.len() {
+                return false;
+            }
+            for (i, (key, value)) in x.iter().enumerate() {
+                let other = match y.get_index(i) {
+                    Some((k, v)) if k == key => Some(v),
+                    _ => y.get(key),
+                };
+                if !other.is_some_and(|other| same(value, other)) {
+                    return false;
+                }
+            }
+            true
+        }
+        _ => a == b && std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
 }
 
 /// Sorts by the EDN text of a key (stable, so that two runs that end in
@@ -620,9 +653,10 @@ pub struct Recorder {
     visits: Vec<Visit>,
     /// This tick's db changes, built here before they are kept.
     changes: Vec<DbChange>,
-    /// The lists of visits of the last few ticks, newest last: a tick that
-    /// visits the same nodes with the same statuses shares one.
-    recent: Vec<Arc<[Visit]>>,
+    /// The lists of visits of the last few ticks, newest last, with the
+    /// tree they visited: a tick that visits the same nodes of the same tree
+    /// with the same statuses shares one.
+    recent: Vec<(usize, Arc<[Visit]>)>,
 }
 
 /// How many recent lists of visits a recorder looks through for one to
@@ -750,7 +784,7 @@ impl Recorder {
             }
         }
         visits.sort_by_key(|v| v.node.index());
-        let visits = self.shared_visits();
+        let visits = self.shared_visits(tree_index);
         events.extend(tick.launches().iter().cloned().map(Event::Launched));
         events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
         events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
@@ -779,21 +813,26 @@ impl Recorder {
         });
     }
 
-    /// This tick's visits as a list to keep: a recent tick's equal list if
-    /// there is one, else a new one.
-    fn shared_visits(&mut self) -> Arc<[Visit]> {
-        if let Some(i) = self
-            .recent
-            .iter()
-            .rposition(|list| list[..] == self.visits[..])
-        {
-            return Arc::clone(&self.recent[i]);
+    /// This tick's visits (of tree `tree`) as a list to keep: a recent
+    /// tick's equal list if there is one, else a new one.
+    fn shared_visits(&mut self, tree: usize) -> Arc<[Visit]> {
+        // Within one tree a node's index gives its id and depth.
+        let alike = |a: &Visit, b: &Visit| {
+            (a.node, a.status, a.count, a.halted) == (b.node, b.status, b.count, b.halted)
+        };
+        let visits = &self.visits;
+        if let Some((_, list)) = self.recent.iter().rev().find(|(t, list)| {
+            *t == tree
+                && list.len() == visits.len()
+                && list.iter().zip(visits.iter()).all(|(a, b)| alike(a, b))
+        }) {
+            return Arc::clone(list);
         }
-        let list: Arc<[Visit]> = Arc::from(&self.visits[..]);
+        let list: Arc<[Visit]> = Arc::from(&visits[..]);
         if self.recent.len() == RECENT_VISITS {
             self.recent.remove(0);
         }
-        self.recent.push(Arc::clone(&list));
+        self.recent.push((tree, Arc::clone(&list)));
         list
     }
 
