@@ -339,7 +339,7 @@ fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
         // Most dbs keep their keys in place from tick to tick: the same
         // position is tried before a hashed look-up.
         let at = match last.get_index(i) {
-            Some((k, _)) if k == key => Some(i),
+            Some((k, _)) if same(k, key) => Some(i),
             _ => last.get_index_of(key),
         };
         let before = at.and_then(|at| last.get_index_mut(at)).map(|(_, v)| v);
@@ -352,8 +352,7 @@ fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
                     value: value.clone(),
                 });
             }
-            Some(before) if !same(before, value) => out.push(change(key, before, value)),
-            Some(_) => {}
+            Some(before) => out.extend(change(key, before, value)),
         }
     }
     // Every key of `new` is in `last`: when they are as many, none went.
@@ -372,60 +371,68 @@ fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
     }
 }
 
-/// How `before` became `now` (they differ), with `before` made equal to
-/// `now`: an append, an edit of a few entries, or the whole value.
-fn change(key: &Value, before: &mut Value, now: &Value) -> DbChange {
-    if let Some(items) = appended(before, now) {
-        if let Value::Vector(v) | Value::List(v) = before {
-            v.extend(items.iter().cloned());
-        }
-        return DbChange::Appended {
-            key: key.clone(),
-            items: items.to_vec(),
-        };
-    }
+/// How `before` became `now`, if they differ, with `before` made equal to
+/// `now`: an append, an edit of a few entries, or the whole value. A big
+/// value that did not change costs one pass over it.
+fn change(key: &Value, before: &mut Value, now: &Value) -> Option<DbChange> {
     let mut changes = Vec::new();
     match (&mut *before, now) {
-        (Value::Map(old), Value::Map(new)) if few_changed_entries(old, new) => {
-            diff_into(old, new, &mut changes);
-        }
-        (Value::Vector(old), Value::Vector(new)) | (Value::List(old), Value::List(new))
-            if few_changed_elements(old, new) =>
-        {
-            for (i, (old, new)) in old.iter_mut().zip(new.iter()).enumerate() {
-                if !same(old, new) {
-                    changes.push(change(&Value::Int(i as i64), old, new));
+        (Value::Map(old), Value::Map(new)) => match changed_entries(old, new) {
+            Some(0) => return None,
+            Some(_) => diff_into(old, new, &mut changes),
+            None => {}
+        },
+        (Value::Vector(old), Value::Vector(new)) | (Value::List(old), Value::List(new)) => {
+            if let Some(items) = appended(old, new) {
+                old.extend(items.iter().cloned());
+                return Some(DbChange::Appended {
+                    key: key.clone(),
+                    items: items.to_vec(),
+                });
+            }
+            match changed_elements(old, new) {
+                Some(0) => return None,
+                Some(_) => {
+                    for (i, (old, new)) in old.iter_mut().zip(new.iter()).enumerate() {
+                        changes.extend(change(&Value::Int(i as i64), old, new));
+                    }
                 }
+                None => {}
             }
         }
-        _ => {
-            return DbChange::Changed {
-                key: key.clone(),
-                old: std::mem::replace(before, now.clone()),
-                new: now.clone(),
-            };
-        }
+        _ => {}
     }
-    DbChange::Edited {
+    if !changes.is_empty() {
+        return Some(DbChange::Edited {
+            key: key.clone(),
+            changes,
+        });
+    }
+    if same(before, now) {
+        return None;
+    }
+    Some(DbChange::Changed {
         key: key.clone(),
-        changes,
-    }
+        old: std::mem::replace(before, now.clone()),
+        new: now.clone(),
+    })
 }
 
-/// Whether two maps differ in fewer than half of the entries of the bigger
-/// one, which has at least [`MIN_APPEND`]. Entries are compared position by
-/// position while the keys line up (the usual case: a tick that edits a
-/// map keeps its order), by look-up where they do not.
-fn few_changed_entries(old: &Map, new: &Map) -> bool {
+/// How many entries two maps differ in (changed, added or removed), if
+/// fewer than half of the entries of the bigger one, which has at least
+/// [`MIN_APPEND`]. Entries are compared position by position while the
+/// keys line up (the usual case: a tick that edits a map keeps its order),
+/// by look-up where they do not.
+fn changed_entries(old: &Map, new: &Map) -> Option<usize> {
     let size = old.len().max(new.len());
     if size < MIN_APPEND {
-        return false;
+        return None;
     }
     let limit = size / 2;
     let (mut changed, mut added) = (0, 0);
     for (i, (key, value)) in new.iter().enumerate() {
         let before = match old.get_index(i) {
-            Some((k, v)) if k == key => Some(v),
+            Some((k, v)) if same(k, key) => Some(v),
             _ => old.get(key),
         };
         match before {
@@ -434,41 +441,36 @@ fn few_changed_entries(old: &Map, new: &Map) -> bool {
             None => added += 1,
         }
         if changed + added >= limit {
-            return false;
+            return None;
         }
     }
     // The keys of `new` that `old` has are `new.len() - added`; the rest of
     // `old`'s keys went.
     let removed = old.len() - (new.len() - added);
-    changed + added + removed < limit
+    let differ = changed + added + removed;
+    (differ < limit).then_some(differ)
 }
 
-/// Whether two vectors of the same length, at least [`MIN_APPEND`], differ
-/// in fewer than half of their elements.
-fn few_changed_elements(old: &[Value], new: &[Value]) -> bool {
+/// How many elements two vectors of the same length, at least
+/// [`MIN_APPEND`], differ in, if fewer than half.
+fn changed_elements(old: &[Value], new: &[Value]) -> Option<usize> {
     if old.len() != new.len() || old.len() < MIN_APPEND {
-        return false;
+        return None;
     }
     let limit = old.len() / 2;
     let mut changed = 0;
     for (a, b) in old.iter().zip(new) {
         changed += usize::from(!same(a, b));
         if changed >= limit {
-            return false;
+            return None;
         }
     }
-    true
+    Some(changed)
 }
 
-/// The elements `new` has past the end of `old`, if both are vectors (or
-/// both lists), `old` has at least [`MIN_APPEND`] elements and `new` starts
-/// with them.
-fn appended<'a>(old: &Value, new: &'a Value) -> Option<&'a [Value]> {
-    let ((Value::Vector(old), Value::Vector(new)) | (Value::List(old), Value::List(new))) =
-        (old, new)
-    else {
-        return None;
-    };
+/// The elements `new` has past the end of `old`, if `old` has at least
+/// [`MIN_APPEND`] elements and `new` starts with them.
+fn appended<'a>(old: &[Value], new: &'a [Value]) -> Option<&'a [Value]> {
     let (kept, added) = new.split_at_checked(old.len())?;
     let grew = old.len() >= MIN_APPEND && !added.is_empty();
     (grew && kept.iter().zip(old).all(|(a, b)| same(a, b))).then_some(added)
@@ -480,6 +482,11 @@ fn appended<'a>(old: &Value, new: &'a Value) -> Option<&'a [Value]> {
 /// that comparing a big map with its unchanged copy hashes nothing.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        // The usual keys and values, without the general comparison.
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Keyword(x), Value::Keyword(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Vector(x), Value::Vector(y)) | (Value::List(x), Value::List(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
         }
@@ -489,7 +496,7 @@ fn same(a: &Value, b: &Value) -> bool {
             }
             for (i, (key, value)) in x.iter().enumerate() {
                 let other = match y.get_index(i) {
-                    Some((k, v)) if k == key => Some(v),
+                    Some((k, v)) if same(k, key) => Some(v),
                     _ => y.get(key),
                 };
                 if !other.is_some_and(|other| same(value, other)) {
@@ -783,7 +790,7 @@ impl Recorder {
                 *slot = u32::MAX;
             }
         }
-        visits.sort_by_key(|v| v.node.index());
+        visits.sort_unstable_by_key(|v| v.node.index());
         let visits = self.shared_visits(tree_index);
         events.extend(tick.launches().iter().cloned().map(Event::Launched));
         events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
