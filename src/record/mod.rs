@@ -656,14 +656,25 @@ pub struct Recorder {
     /// By node index, the node's place in `visits` this tick (`u32::MAX`
     /// when not visited); put back to `u32::MAX` after each tick.
     slots: Vec<u32>,
-    /// This tick's visits, built here before they are kept.
-    visits: Vec<Visit>,
+    /// This tick's visits, without their ids, built here: a list of
+    /// [`Visit`]s is made only when no recent tick's list is alike.
+    visits: Vec<Mark>,
     /// This tick's db changes, built here before they are kept.
     changes: Vec<DbChange>,
     /// The lists of visits of the last few ticks, newest last, with the
     /// tree they visited: a tick that visits the same nodes of the same tree
     /// with the same statuses shares one.
     recent: Vec<(usize, Arc<[Visit]>)>,
+}
+
+/// A visit as a recorder builds it: a [`Visit`] without what the node's
+/// index gives (its id and depth).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mark {
+    node: NodeIndex,
+    status: Status,
+    count: u32,
+    halted: bool,
 }
 
 /// How many recent lists of visits a recorder looks through for one to
@@ -754,14 +765,8 @@ impl Recorder {
                         visit.halted = false;
                     } else {
                         *slot = visits.len() as u32;
-                        let (id, depth) = shape
-                            .nodes
-                            .get(node.index())
-                            .map_or((Value::Nil, 0), |n| (n.id.clone(), n.depth));
-                        visits.push(Visit {
+                        visits.push(Mark {
                             node,
-                            id,
-                            depth,
                             status,
                             count: 1,
                             halted: false,
@@ -824,18 +829,34 @@ impl Recorder {
     /// tick's equal list if there is one, else a new one.
     fn shared_visits(&mut self, tree: usize) -> Arc<[Visit]> {
         // Within one tree a node's index gives its id and depth.
-        let alike = |a: &Visit, b: &Visit| {
+        let alike = |a: &Visit, b: &Mark| {
             (a.node, a.status, a.count, a.halted) == (b.node, b.status, b.count, b.halted)
         };
-        let visits = &self.visits;
+        let marks = &self.visits;
         if let Some((_, list)) = self.recent.iter().rev().find(|(t, list)| {
             *t == tree
-                && list.len() == visits.len()
-                && list.iter().zip(visits.iter()).all(|(a, b)| alike(a, b))
+                && list.len() == marks.len()
+                && list.iter().zip(marks.iter()).all(|(a, b)| alike(a, b))
         }) {
             return Arc::clone(list);
         }
-        let list: Arc<[Visit]> = Arc::from(&visits[..]);
+        let nodes = self.run.trees.get(tree).map_or(&[][..], |t| &t.nodes[..]);
+        let list: Arc<[Visit]> = marks
+            .iter()
+            .map(|m| {
+                let (id, depth) = nodes
+                    .get(m.node.index())
+                    .map_or((Value::Nil, 0), |n| (n.id.clone(), n.depth));
+                Visit {
+                    node: m.node,
+                    id,
+                    depth,
+                    status: m.status,
+                    count: m.count,
+                    halted: m.halted,
+                }
+            })
+            .collect();
         if self.recent.len() == RECENT_VISITS {
             self.recent.remove(0);
         }
