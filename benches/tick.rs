@@ -7,7 +7,7 @@
 //! the compiled tree has (checked to reach the same db as the tree), and a
 //! node type registered in Rust that reads one option and one db key,
 //! against the built-in `:test?` doing the same. Their ratios are printed
-//! from one run in which the workloads take turns (see [`interleaved`]), so
+//! from one run in which the workloads take turns (see `common::interleaved`), so
 //! that load from elsewhere on a shared machine hits all of them alike.
 //!
 //! Before measuring, each workload is ticked until it settles and its mean
@@ -31,7 +31,7 @@ use aido::{
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use common::{NPC, NPC_DB, count_nodes, large_tree};
+use common::{NPC, NPC_DB, count_nodes, interleaved, large_tree};
 
 /// Agents in the `tick_all` benches.
 const AGENTS: usize = 10_000;
@@ -47,20 +47,6 @@ const REFERENCE_SAMPLES: usize = 30;
 
 /// Ticks in one sample of the interleaved reference comparisons.
 const REFERENCE_TICKS: usize = 10_000;
-
-/// Runs each workload `samples` times, taking turns, and returns the
-/// fastest sample of each: the one least disturbed by other work.
-fn interleaved(samples: usize, workloads: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
-    let mut fastest = vec![Duration::MAX; workloads.len()];
-    for _ in 0..samples {
-        for (run, best) in workloads.iter_mut().zip(fastest.iter_mut()) {
-            let start = Instant::now();
-            run();
-            *best = (*best).min(start.elapsed());
-        }
-    }
-    fastest
-}
 
 /// A keyword key read or written at one place of the hand-written npc,
 /// with a hint of where it sat last time: what the compiled tree keeps

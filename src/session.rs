@@ -36,7 +36,8 @@ use crate::record::{Event, Recorder, RunRecord};
 use crate::registry::Registry;
 use crate::stub::Stubs;
 use crate::tick::{
-    AgentTick, Request, Status, Tick, TickOptions, TimeError, run_tick_with_options,
+    AgentTick, Request, Status, Tick, TickOptions, TimeError, TraceEvent, run_tick_traced,
+    run_tick_with_options,
 };
 use crate::tree::Tree;
 use crate::trim::{TrimReport, TrimTask, Trimmer};
@@ -188,6 +189,8 @@ pub struct Session {
     db: Value,
     trimmer: Trimmer,
     recorder: Option<Recorder>,
+    /// The trace of recorded ticks, cleared and filled each tick.
+    trace: Vec<TraceEvent>,
     options: TickOptions,
     /// Ticks run so far.
     ticks: u64,
@@ -220,6 +223,7 @@ impl Session {
             db,
             trimmer: Trimmer::new(),
             recorder: None,
+            trace: Vec::new(),
             options: TickOptions::default(),
             ticks: 0,
             handlers: None,
@@ -431,12 +435,11 @@ impl Session {
         self.ticks += 1;
         self.stubs.set_tick(self.ticks);
         let db = std::mem::take(&mut self.db);
-        let tick = if self.recorder.is_some() && !self.options.trace {
-            let options = TickOptions {
-                trace: true,
-                ..self.options.clone()
-            };
-            run_tick_with_options(db, &self.tree, &options)
+        // A recorded tick is traced into the session's buffer, unless the
+        // caller asked for the trace in the tick itself.
+        let buffered = self.recorder.is_some() && !self.options.trace;
+        let tick = if buffered {
+            run_tick_traced(db, &self.tree, &self.options, &mut self.trace)
         } else {
             run_tick_with_options(db, &self.tree, &self.options)
         };
@@ -445,7 +448,12 @@ impl Session {
             for event in events {
                 recorder.event(event);
             }
-            recorder.record(&self.tree, &tick);
+            let trace = if buffered {
+                &self.trace[..]
+            } else {
+                tick.trace()
+            };
+            recorder.record_traced(&self.tree, &tick, trace);
         }
         let (db, tick) = tick.split();
         self.db = db;

@@ -258,6 +258,48 @@ fn a_long_action_halted_and_started_again_allocates_nothing_once_warm() {
 }
 
 #[test]
+fn a_traced_tick_into_a_kept_buffer_allocates_nothing_once_warm() {
+    let (tree, mut db) = npc();
+    let options = aido::tick::TickOptions::default();
+    let mut trace = Vec::new();
+    for _ in 0..20 {
+        db = aido::tick::run_tick_traced(db, &tree, &options, &mut trace).db;
+    }
+    let before = allocations();
+    for _ in 0..10_000 {
+        db = aido::tick::run_tick_traced(db, &tree, &options, &mut trace).db;
+        assert!(!trace.is_empty());
+    }
+    let made = allocations() - before;
+    assert_eq!(made, 0, "{made} allocations in 10,000 traced npc ticks");
+}
+
+#[test]
+fn a_recorded_npc_tick_allocates_at_most_once_amortised() {
+    // The tick's changes are kept in one allocation of their size; its
+    // visits are shared with an earlier tick that visited alike, and the
+    // trace and the copy of the db are kept up to date in place.
+    let (tree, mut db) = npc();
+    for _ in 0..20 {
+        db = run_tick(db, &tree).db;
+    }
+    let mut recorder = aido::record::Recorder::new(&tree, &db);
+    let before = allocations();
+    for _ in 0..10_000 {
+        db = recorder.tick(db, &tree).db;
+    }
+    let made = allocations() - before;
+    let run = recorder.finish();
+    // One a tick for its changes (npc changes its db every tick), and the
+    // record's list of ticks doubling now and then.
+    assert!(
+        made <= 10_000 + 32,
+        "{made} allocations in 10,000 recorded npc ticks"
+    );
+    assert_eq!(run.db_after(run.ticks.len()), db);
+}
+
+#[test]
 fn the_counter_counts() {
     // Guard against a vacuous pass: an allocating tick is seen.
     let tree = compile_str("t.edn", "[:emit! {:key :log :val 1}]", &Registry::new()).unwrap();

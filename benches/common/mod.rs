@@ -4,7 +4,7 @@
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::fmt::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 
@@ -15,6 +15,20 @@ pub fn config() -> Criterion {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(30)
+}
+
+/// Runs each workload `samples` times, taking turns, and returns the
+/// fastest sample of each: the one least disturbed by other work.
+pub fn interleaved(samples: usize, workloads: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
+    let mut fastest = vec![Duration::MAX; workloads.len()];
+    for _ in 0..samples {
+        for (run, best) in workloads.iter_mut().zip(fastest.iter_mut()) {
+            let start = Instant::now();
+            run();
+            *best = (*best).min(start.elapsed());
+        }
+    }
+    fastest
 }
 
 /// The reference npc tree: an agent's needs-driven loop.

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use crate::source::{Source, Span};
 use crate::tick::{
     DroppedResult, Request, Status, Tick, TickError, TickOptions, TickWarning, TraceEvent,
-    run_tick_with_options,
+    run_tick_traced,
 };
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
@@ -122,8 +122,9 @@ pub struct TickRecord {
     pub steps: u64,
     /// The input merged into the db just before the tick, if any.
     pub input: Option<Map>,
-    /// Every node ticked, once each, in tree order (see [`Visit`]).
-    pub visits: Vec<Visit>,
+    /// Every node ticked, once each, in tree order (see [`Visit`]); ticks
+    /// that visit alike share one list.
+    pub visits: Arc<[Visit]>,
     /// Every node halted in this tick, in the order they were halted
     /// (ticked or not; see [`Visit::halted`] for the ones ticked).
     pub halts: Vec<NodeIndex>,
@@ -271,6 +272,19 @@ pub enum DbChange {
         /// The elements added at the end, in order.
         items: Vec<Value>,
     },
+    /// The key's value is a map of at least [`MIN_APPEND`] entries, or a
+    /// vector or list of at least that many elements that kept its length,
+    /// and fewer than half of its entries changed: only those are recorded,
+    /// as changes whose keys are the map's keys or the vector's indices
+    /// (integers), nested the same way. A big map or a long vector edited in
+    /// one place costs the record that place, not its whole value twice.
+    Edited {
+        /// The key.
+        key: Value,
+        /// The changes inside the value: map keys sorted by their EDN text,
+        /// vector indices in order.
+        changes: Vec<DbChange>,
+    },
 }
 
 /// The fewest elements a vector or list must have had for its growth to be
@@ -285,7 +299,8 @@ impl DbChange {
             DbChange::Added { key, .. }
             | DbChange::Changed { key, .. }
             | DbChange::Removed { key, .. }
-            | DbChange::Appended { key, .. } => key,
+            | DbChange::Appended { key, .. }
+            | DbChange::Edited { key, .. } => key,
         }
     }
 
@@ -304,66 +319,217 @@ pub(crate) fn is_aido_key(key: &Value) -> bool {
 /// The changes that turn `old` into `new`, by top-level key, sorted by the
 /// key's EDN text. A db that is not a map counts as an empty one.
 pub fn diff(old: &Value, new: &Value) -> Vec<DbChange> {
-    let empty = Map::default();
-    let old = old.as_map().unwrap_or(&empty);
-    let new = new.as_map().unwrap_or(&empty);
+    let mut last = old.as_map().cloned().unwrap_or_default();
     let mut changes = Vec::new();
-    for (key, value) in new {
-        match old.get(key) {
-            None => changes.push(DbChange::Added {
-                key: key.clone(),
-                value: value.clone(),
-            }),
-            Some(before) if !same(before, value) => changes.push(match appended(before, value) {
-                Some(items) => DbChange::Appended {
-                    key: key.clone(),
-                    items: items.to_vec(),
-                },
-                None => DbChange::Changed {
-                    key: key.clone(),
-                    old: before.clone(),
-                    new: value.clone(),
-                },
-            }),
-            Some(_) => {}
-        }
-    }
-    for (key, value) in old {
-        if !new.contains_key(key) {
-            changes.push(DbChange::Removed {
-                key: key.clone(),
-                old: value.clone(),
-            });
-        }
-    }
-    sort_by_key_text(&mut changes, |c| c.key());
+    diff_into(
+        &mut last,
+        new.as_map().unwrap_or(&Map::default()),
+        &mut changes,
+    );
     changes
 }
 
-/// The elements `new` has past the end of `old`, if both are vectors (or
-/// both lists), `old` has at least [`MIN_APPEND`] elements and `new` starts
-/// with them.
-fn appended<'a>(old: &Value, new: &'a Value) -> Option<&'a [Value]> {
-    let ((Value::Vector(old), Value::Vector(new)) | (Value::List(old), Value::List(new))) =
-        (old, new)
-    else {
+/// Appends to `out` the changes that turn `last` into `new`, sorted by the
+/// key's EDN text, and makes `last` equal to `new` on the way: only what
+/// changed is copied (a value that grew at its end or changed in a few
+/// entries is recorded, and copied, by those alone).
+fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
+    let from = out.len();
+    let mut added = false;
+    for (i, (key, value)) in new.iter().enumerate() {
+        // Most dbs keep their keys in place from tick to tick: the same
+        // position is tried before a hashed look-up.
+        let at = match last.get_index(i) {
+            Some((k, _)) if same(k, key) => Some(i),
+            _ => last.get_index_of(key),
+        };
+        let before = at.and_then(|at| last.get_index_mut(at)).map(|(_, v)| v);
+        match before {
+            None => {
+                added = true;
+                last.insert(key.clone(), value.clone());
+                out.push(DbChange::Added {
+                    key: key.clone(),
+                    value: value.clone(),
+                });
+            }
+            Some(before) => out.extend(change(key, before, value)),
+        }
+    }
+    // Every key of `new` is in `last`: when they are as many, none went.
+    if last.len() != new.len() || added {
+        let mut i = 0;
+        while let Some((key, _)) = last.get_index(i) {
+            if new.contains_key(key) {
+                i += 1;
+            } else if let Some((key, old)) = last.shift_remove_index(i) {
+                out.push(DbChange::Removed { key, old });
+            }
+        }
+    }
+    if let Some(changes) = out.get_mut(from..) {
+        sort_by_key_text(changes, DbChange::key);
+    }
+}
+
+/// How `before` became `now`, if they differ, with `before` made equal to
+/// `now`: an append, an edit of a few entries, or the whole value. A big
+/// value that did not change costs one pass over it.
+fn change(key: &Value, before: &mut Value, now: &Value) -> Option<DbChange> {
+    let mut changes = Vec::new();
+    match (&mut *before, now) {
+        (Value::Map(old), Value::Map(new)) => match changed_entries(old, new) {
+            Some(0) => return None,
+            Some(_) => diff_into(old, new, &mut changes),
+            None => {}
+        },
+        (Value::Vector(old), Value::Vector(new)) | (Value::List(old), Value::List(new)) => {
+            if let Some(items) = appended(old, new) {
+                old.extend(items.iter().cloned());
+                return Some(DbChange::Appended {
+                    key: key.clone(),
+                    items: items.to_vec(),
+                });
+            }
+            match changed_elements(old, new) {
+                Some(0) => return None,
+                Some(_) => {
+                    for (i, (old, new)) in old.iter_mut().zip(new.iter()).enumerate() {
+                        changes.extend(change(&Value::Int(i as i64), old, new));
+                    }
+                }
+                None => {}
+            }
+        }
+        _ => {}
+    }
+    if !changes.is_empty() {
+        return Some(DbChange::Edited {
+            key: key.clone(),
+            changes,
+        });
+    }
+    if same(before, now) {
         return None;
-    };
+    }
+    Some(DbChange::Changed {
+        key: key.clone(),
+        old: std::mem::replace(before, now.clone()),
+        new: now.clone(),
+    })
+}
+
+/// How many entries two maps differ in (changed, added or removed), if
+/// fewer than half of the entries of the bigger one, which has at least
+/// [`MIN_APPEND`]. Entries are compared position by position while the
+/// keys line up (the usual case: a tick that edits a map keeps its order),
+/// by look-up where they do not.
+fn changed_entries(old: &Map, new: &Map) -> Option<usize> {
+    let size = old.len().max(new.len());
+    if size < MIN_APPEND {
+        return None;
+    }
+    let limit = size / 2;
+    let (mut changed, mut added) = (0, 0);
+    for (i, (key, value)) in new.iter().enumerate() {
+        let before = match old.get_index(i) {
+            Some((k, v)) if same(k, key) => Some(v),
+            _ => old.get(key),
+        };
+        match before {
+            Some(before) if same(before, value) => continue,
+            Some(_) => changed += 1,
+            None => added += 1,
+        }
+        if changed + added >= limit {
+            return None;
+        }
+    }
+    // The keys of `new` that `old` has are `new.len() - added`; the rest of
+    // `old`'s keys went.
+    let removed = old.len() - (new.len() - added);
+    let differ = changed + added + removed;
+    (differ < limit).then_some(differ)
+}
+
+/// How many elements two vectors of the same length, at least
+/// [`MIN_APPEND`], differ in, if fewer than half.
+fn changed_elements(old: &[Value], new: &[Value]) -> Option<usize> {
+    if old.len() != new.len() || old.len() < MIN_APPEND {
+        return None;
+    }
+    let limit = old.len() / 2;
+    let mut changed = 0;
+    for (a, b) in old.iter().zip(new) {
+        changed += usize::from(!same(a, b));
+        if changed >= limit {
+            return None;
+        }
+    }
+    Some(changed)
+}
+
+/// The elements `new` has past the end of `old`, if `old` has at least
+/// [`MIN_APPEND`] elements and `new` starts with them.
+fn appended<'a>(old: &[Value], new: &'a [Value]) -> Option<&'a [Value]> {
     let (kept, added) = new.split_at_checked(old.len())?;
     let grew = old.len() >= MIN_APPEND && !added.is_empty();
     (grew && kept.iter().zip(old).all(|(a, b)| same(a, b))).then_some(added)
 }
 
 /// Equal, and printed alike: `1` and `1.0` are equal in Clojure, but a
-/// change from one to the other is worth showing.
+/// change from one to the other is worth showing, at any depth. Maps are
+/// compared entry by entry in their order while their keys line up, so
+/// that comparing a big map with its unchanged copy hashes nothing.
 fn same(a: &Value, b: &Value) -> bool {
-    a == b && std::mem::discriminant(a) == std::mem::discriminant(b)
+    match (a, b) {
+        // The usual keys and values, without the general comparison.
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Keyword(x), Value::Keyword(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Vector(x), Value::Vector(y)) | (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            if x.len() != y.len() {
+                return false;
+            }
+            for (i, (key, value)) in x.iter().enumerate() {
+                let other = match y.get_index(i) {
+                    Some((k, v)) if same(k, key) => Some(v),
+                    _ => y.get(key),
+                };
+                if !other.is_some_and(|other| same(value, other)) {
+                    return false;
+                }
+            }
+            true
+        }
+        _ => a == b && std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
 }
 
 /// Sorts by the EDN text of a key (stable, so that two runs that end in
-/// equal dbs list their keys alike).
+/// equal dbs list their keys alike). Keywords, the usual keys, are
+/// compared by their interned text without building it; items already in
+/// order are left as they are.
 pub(crate) fn sort_by_key_text<T>(items: &mut [T], key: impl Fn(&T) -> &Value) {
-    items.sort_by_cached_key(|item| key(item).to_string());
+    let keyword_order = |a: &T, b: &T| match (key(a), key(b)) {
+        (Value::Keyword(a), Value::Keyword(b)) => Some(a.as_str().cmp(b.as_str())),
+        _ => None,
+    };
+    if items
+        .windows(2)
+        .all(|w| keyword_order(&w[0], &w[1]).is_some_and(|o| o.is_le()))
+    {
+        return;
+    }
+    if items.iter().all(|item| key(item).as_keyword().is_some()) {
+        items.sort_by(|a, b| keyword_order(a, b).unwrap_or(std::cmp::Ordering::Equal));
+    } else {
+        items.sort_by_cached_key(|item| key(item).to_string());
+    }
 }
 
 impl TreeRecord {
@@ -445,7 +611,7 @@ impl TickRecord {
                 *state = NodeState::Halted;
             }
         }
-        for visit in &self.visits {
+        for visit in self.visits.iter() {
             if let Some(state) = states.get_mut(visit.node.index()) {
                 *state = if visit.halted {
                     NodeState::Halted
@@ -472,16 +638,51 @@ impl TickRecord {
 /// and hand each tick to [`Recorder::record`]); tell it about inputs with
 /// [`Recorder::input`] and about trims, reloads and notes with
 /// [`Recorder::event`] before the tick they precede.
+///
+/// What a tick costs the record is what it changed: the trace and the
+/// tick's visits are built in buffers kept across ticks, a tick that visits
+/// the nodes an earlier one did shares its list of visits, and the db is
+/// compared with a copy kept up to date by the changes alone (an append or
+/// a small edit copies what was added or edited, never the whole value).
 #[derive(Debug)]
 pub struct Recorder {
     run: RunRecord,
-    /// The db as the last tick left it (or the starting db).
-    last_db: Value,
+    /// The db as the last tick left it (or the starting db), kept equal to
+    /// it by applying each tick's changes.
+    last_db: Map,
     input: Option<Map>,
     events: Vec<Event>,
     /// The number of the first tick recorded ([`Recorder::numbered_from`]).
     first_tick: u64,
+    /// The trace of [`Recorder::tick`]'s ticks, cleared and filled each tick.
+    trace: Vec<TraceEvent>,
+    /// By node index, the node's place in `visits` this tick (`u32::MAX`
+    /// when not visited); put back to `u32::MAX` after each tick.
+    slots: Vec<u32>,
+    /// This tick's visits, without their ids, built here: a list of
+    /// [`Visit`]s is made only when no recent tick's list is alike.
+    visits: Vec<Mark>,
+    /// This tick's db changes, built here before they are kept.
+    changes: Vec<DbChange>,
+    /// The lists of visits of the last few ticks, newest last, with the
+    /// tree they visited: a tick that visits the same nodes of the same tree
+    /// with the same statuses shares one.
+    recent: Vec<(usize, Arc<[Visit]>)>,
 }
+
+/// A visit as a recorder builds it: a [`Visit`] without what the node's
+/// index gives (its id and depth).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mark {
+    node: NodeIndex,
+    status: Status,
+    count: u32,
+    halted: bool,
+}
+
+/// How many recent lists of visits a recorder looks through for one to
+/// share: enough for a tree that cycles through a few paths.
+const RECENT_VISITS: usize = 8;
 
 impl Recorder {
     /// A recorder for a run of `tree` that starts from `db`.
@@ -492,10 +693,15 @@ impl Recorder {
                 start_db: db.clone(),
                 ticks: Vec::new(),
             },
-            last_db: db.clone(),
+            last_db: db.as_map().cloned().unwrap_or_default(),
             input: None,
             events: Vec::new(),
             first_tick: 1,
+            trace: Vec::new(),
+            slots: Vec::new(),
+            visits: Vec::new(),
+            changes: Vec::new(),
+            recent: Vec::new(),
         }
     }
 
@@ -526,36 +732,41 @@ impl Recorder {
         self.tick_with_options(db, tree, &TickOptions::default())
     }
 
-    /// Runs one tick with `options`, traced whatever they say, and records it.
+    /// Runs one tick with `options`, traced whatever they say, and records
+    /// it. The trace goes into a buffer the recorder keeps, not into the
+    /// returned tick.
     pub fn tick_with_options(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-        let tick = if options.trace {
-            run_tick_with_options(db, tree, options)
-        } else {
-            let options = TickOptions {
-                trace: true,
-                ..options.clone()
-            };
-            run_tick_with_options(db, tree, &options)
-        };
-        self.record(tree, &tick);
+        let mut trace = std::mem::take(&mut self.trace);
+        let tick = run_tick_traced(db, tree, options, &mut trace);
+        self.record_traced(tree, &tick, &trace);
+        self.trace = trace;
         tick
     }
 
     /// Records a tick that has been run with [`TickOptions::trace`] on
     /// (without it, the record has no visits or halts).
     pub fn record(&mut self, tree: &Tree, tick: &Tick) {
+        self.record_traced(tree, tick, tick.trace());
+    }
+
+    /// Records a tick whose trace is `trace` (see [`run_tick_traced`]).
+    pub fn record_traced(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
         let tree_index = self.tree_index(tree);
         let shape = &self.run.trees[tree_index];
 
         // Each node once, with its last status; halts in the order they came.
-        let mut at = vec![u32::MAX; shape.nodes.len()];
-        let mut visits: Vec<Visit> = Vec::new();
+        if self.slots.len() < shape.nodes.len() {
+            self.slots.resize(shape.nodes.len(), u32::MAX);
+        }
+        let at = &mut self.slots;
+        let visits = &mut self.visits;
+        visits.clear();
         let mut halts: Vec<NodeIndex> = Vec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));
         }
-        for event in tick.trace() {
+        for event in trace {
             match *event {
                 TraceEvent::Ticked { node, status } => {
                     let Some(slot) = at.get_mut(node.index()) else {
@@ -567,14 +778,8 @@ impl Recorder {
                         visit.halted = false;
                     } else {
                         *slot = visits.len() as u32;
-                        let (id, depth) = shape
-                            .nodes
-                            .get(node.index())
-                            .map_or((Value::Nil, 0), |n| (n.id.clone(), n.depth));
-                        visits.push(Visit {
+                        visits.push(Mark {
                             node,
-                            id,
-                            depth,
                             status,
                             count: 1,
                             halted: false,
@@ -598,7 +803,13 @@ impl Recorder {
                 }
             }
         }
-        visits.sort_by_key(|v| v.node.index());
+        for visit in visits.iter() {
+            if let Some(slot) = at.get_mut(visit.node.index()) {
+                *slot = u32::MAX;
+            }
+        }
+        visits.sort_unstable_by_key(|v| v.node.index());
+        let visits = self.shared_visits(tree_index);
         events.extend(tick.launches().iter().cloned().map(Event::Launched));
         events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
         events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
@@ -607,8 +818,13 @@ impl Recorder {
             events.push(Event::Error(error.clone()));
         }
 
-        let changes = diff(&self.last_db, &tick.db);
-        self.last_db = tick.db.clone();
+        // Built in a buffer, then moved out in one allocation of its size.
+        diff_into(
+            &mut self.last_db,
+            tick.db.as_map().unwrap_or(&Map::default()),
+            &mut self.changes,
+        );
+        let changes: Vec<DbChange> = self.changes.drain(..).collect();
         self.run.ticks.push(TickRecord {
             tick: self.first_tick + self.run.ticks.len() as u64,
             tree: tree_index,
@@ -620,6 +836,45 @@ impl Recorder {
             events,
             changes,
         });
+    }
+
+    /// This tick's visits (of tree `tree`) as a list to keep: a recent
+    /// tick's equal list if there is one, else a new one.
+    fn shared_visits(&mut self, tree: usize) -> Arc<[Visit]> {
+        // Within one tree a node's index gives its id and depth.
+        let alike = |a: &Visit, b: &Mark| {
+            (a.node, a.status, a.count, a.halted) == (b.node, b.status, b.count, b.halted)
+        };
+        let marks = &self.visits;
+        if let Some((_, list)) = self.recent.iter().rev().find(|(t, list)| {
+            *t == tree
+                && list.len() == marks.len()
+                && list.iter().zip(marks.iter()).all(|(a, b)| alike(a, b))
+        }) {
+            return Arc::clone(list);
+        }
+        let nodes = self.run.trees.get(tree).map_or(&[][..], |t| &t.nodes[..]);
+        let list: Arc<[Visit]> = marks
+            .iter()
+            .map(|m| {
+                let (id, depth) = nodes
+                    .get(m.node.index())
+                    .map_or((Value::Nil, 0), |n| (n.id.clone(), n.depth));
+                Visit {
+                    node: m.node,
+                    id,
+                    depth,
+                    status: m.status,
+                    count: m.count,
+                    halted: m.halted,
+                }
+            })
+            .collect();
+        if self.recent.len() == RECENT_VISITS {
+            self.recent.remove(0);
+        }
+        self.recent.push((tree, Arc::clone(&list)));
+        list
     }
 
     /// The index of `tree`'s shape in the record, adding it if it is new.
@@ -674,9 +929,13 @@ pub(crate) fn apply(db: &mut Value, changes: &[DbChange]) {
     if db.as_map().is_none() {
         *db = Value::map();
     }
-    let Some(map) = db.as_map_mut() else {
-        return;
-    };
+    if let Some(map) = db.as_map_mut() {
+        apply_to_map(map, changes);
+    }
+}
+
+/// Applies changes keyed by a map's keys.
+fn apply_to_map(map: &mut Map, changes: &[DbChange]) {
     for change in changes {
         match change {
             DbChange::Added { key, value } => {
@@ -693,6 +952,43 @@ pub(crate) fn apply(db: &mut Value, changes: &[DbChange]) {
                     v.extend(items.iter().cloned());
                 }
             }
+            DbChange::Edited { key, changes } => {
+                if let Some(value) = map.get_mut(key) {
+                    apply_inside(value, changes);
+                }
+            }
+        }
+    }
+}
+
+/// Applies the changes of a [`DbChange::Edited`] inside the value edited:
+/// keyed by a map's keys, or by a vector's (or list's) indices.
+fn apply_inside(value: &mut Value, changes: &[DbChange]) {
+    let items = match value {
+        Value::Map(map) => return apply_to_map(map, changes),
+        Value::Vector(items) | Value::List(items) => items,
+        _ => return,
+    };
+    for change in changes {
+        let slot = change
+            .key()
+            .as_int()
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| items.get_mut(i));
+        let Some(slot) = slot else {
+            continue;
+        };
+        match change {
+            DbChange::Changed { new, .. } => *slot = new.clone(),
+            DbChange::Appended { items, .. } => {
+                if let Value::Vector(v) | Value::List(v) = slot {
+                    v.extend(items.iter().cloned());
+                }
+            }
+            DbChange::Edited { changes, .. } => apply_inside(slot, changes),
+            // An element is never added or removed by an edit: its vector
+            // keeps its length.
+            DbChange::Added { .. } | DbChange::Removed { .. } => {}
         }
     }
 }

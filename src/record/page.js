@@ -109,12 +109,38 @@
   // ---- The db at any tick, from checkpoints and changes. ----
   var EVERY = 256;
   var checkpoints = [new Map(data.start)];
+  // A value is its EDN text, or, once edited in a few places ("E", then
+  // "e"), its entries: {open, entries: Map of key text to value text} for a
+  // map, {open, items: [text]} for a vector or list. Entries are copied
+  // before an edit, never changed in place: checkpoints share them.
+  var CLOSE = { "{": "}", "[": "]", "(": ")" };
+  function textOf(v) {
+    if (v === undefined || typeof v === "string") { return v; }
+    if (v.entries) {
+      return "{" + Array.from(v.entries).map(function (e) { return e[0] + " " + e[1]; }).join(", ") + "}";
+    }
+    return v.open + v.items.join(" ") + CLOSE[v.open];
+  }
   function apply(db, t) {
     var changes = ticks[t - 1][6];
     for (var i = 0; i < changes.length; i++) {
-      var c = changes[i];
+      var c = changes[i], v;
       if (c[0] === "-") { db.delete(c[1]); }
-      else if (c[0] === "++") { var v = db.get(c[1]) || "[]"; db.set(c[1], v.slice(0, -1) + " " + c[2] + v.slice(-1)); }
+      else if (c[0] === "++") { v = textOf(db.get(c[1])) || "[]"; db.set(c[1], v.slice(0, -1) + " " + c[2] + v.slice(-1)); }
+      else if (c[0] === "E") {
+        db.set(c[1], c[2] === "{" ? { open: "{", entries: new Map(c[3]) } : { open: c[2], items: c[3].slice() });
+      } else if (c[0] === "e") {
+        v = db.get(c[1]);
+        if (v && v.entries) {
+          var m = new Map(v.entries);
+          c[2].forEach(function (e) { if (e[1] === null) { m.delete(e[0]); } else { m.set(e[0], e[1]); } });
+          db.set(c[1], { open: "{", entries: m });
+        } else if (v && v.items) {
+          var items = v.items.slice();
+          c[2].forEach(function (e) { items[parseInt(e[0], 10)] = e[1]; });
+          db.set(c[1], { open: v.open, items: items });
+        }
+      }
       else { db.set(c[1], c[2]); }
     }
   }
@@ -308,7 +334,7 @@
     keys.sort(function (a, b) { return a < b ? -1 : a > b ? 1 : 0; });
     var mine = [], aido = [], changed = 0, aidoChanged = 0;
     keys.forEach(function (k) {
-      var was = before.get(k), is = now.get(k);
+      var was = textOf(before.get(k)), is = textOf(now.get(k));
       var kind = was === undefined ? "added" : is === undefined ? "removed" : was === is ? "same" : "changed";
       var sign = { added: "+", removed: "-", changed: "~", same: "" }[kind];
       var value = kind === "removed" ? esc(was) : kind === "changed"

@@ -5,7 +5,9 @@
 //! the starting db and each tick's changes, never a db per tick; each
 //! tick's node states in a compact text (`ss2f`: for each node that has a
 //! state, a letter, after its distance in tree order from the one before
-//! when that is more than 1).
+//! when that is more than 1). A value is kept as its EDN text, or, once it
+//! has been edited in a few places ([`DbChange::Edited`]), as its entries,
+//! so that each later edit stores only the entries it changed.
 //! The script rebuilds whatever the selected tick needs.
 //!
 //! What the page promises to tests and to anyone who scripts it: in the
@@ -106,7 +108,13 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
         }
     }
     out.push_str("],\"ticks\":[");
+    // The db after each tick, for the text of edited entries; the keys the
+    // script keeps as entries (see `write_entries`) rather than as text.
+    let mut db = run.start_db.clone();
+    let mut entries: std::collections::HashSet<Value> = std::collections::HashSet::new();
+    let nil = Value::Nil;
     for (i, tick) in run.ticks.iter().enumerate() {
+        super::apply(&mut db, &tick.changes);
         if i > 0 {
             out.push(',');
         }
@@ -144,6 +152,9 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
                 out.push(',');
             }
             out.push('[');
+            if !matches!(change, DbChange::Edited { .. }) {
+                entries.remove(change.key());
+            }
             match change {
                 DbChange::Added { key, value } => {
                     out.push_str("\"+\",");
@@ -160,6 +171,15 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
                 DbChange::Removed { key, .. } => {
                     out.push_str("\"-\",");
                     json_str(&mut out, &key.to_string());
+                }
+                DbChange::Edited { key, changes } => {
+                    let value = db.get(key).unwrap_or(&nil);
+                    if entries.contains(key) {
+                        write_edits(&mut out, key, value, changes);
+                    } else {
+                        write_entries(&mut out, key, value);
+                        entries.insert(key.clone());
+                    }
                 }
                 DbChange::Appended { key, items } => {
                     // The elements' text, as the whole value would print
@@ -364,6 +384,85 @@ fn state_letter(state: NodeState) -> char {
 }
 
 /// Appends `text` as a JSON string, with `<`, `>` and `&` escaped too.
+/// The first edit of a value: the value as its entries, `["E", key, "{",
+/// [[k, v], ...]]` for a map or `["E", key, "[" or "(", [v, ...]]` for a
+/// vector or list (each as EDN text), which the script keeps as entries, so
+/// that later edits (`write_edits`) name only what they change.
+fn write_entries(out: &mut String, key: &Value, value: &Value) {
+    out.push_str("\"E\",");
+    json_str(out, &key.to_string());
+    match value {
+        Value::Map(map) => {
+            out.push_str(",\"{\",[");
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push('[');
+                json_str(out, &k.to_string());
+                out.push(',');
+                json_str(out, &v.to_string());
+                out.push(']');
+            }
+        }
+        Value::Vector(items) | Value::List(items) => {
+            let open = if matches!(value, Value::List(_)) {
+                "("
+            } else {
+                "["
+            };
+            let _ = write!(out, ",\"{open}\",[");
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_str(out, &v.to_string());
+            }
+        }
+        // An edit is only ever recorded inside a map, a vector or a list.
+        _ => out.push_str(",\"[\",["),
+    }
+    out.push(']');
+}
+
+/// A later edit of a value the script keeps as entries: `["e", key, [[k,
+/// text or null], ...]]`, each entry edited with its text after the tick
+/// (null: removed); a vector's entries are keyed by their index.
+fn write_edits(out: &mut String, key: &Value, value: &Value, changes: &[DbChange]) {
+    out.push_str("\"e\",");
+    json_str(out, &key.to_string());
+    out.push_str(",[");
+    for (i, change) in changes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        let entry = match (value, change.key()) {
+            (Value::Map(map), k) => {
+                json_str(out, &k.to_string());
+                map.get(k)
+            }
+            (Value::Vector(items) | Value::List(items), k) => {
+                json_str(out, &k.to_string());
+                k.as_int()
+                    .and_then(|i| usize::try_from(i).ok())
+                    .and_then(|i| items.get(i))
+            }
+            (_, k) => {
+                json_str(out, &k.to_string());
+                None
+            }
+        };
+        out.push(',');
+        match entry {
+            Some(v) => json_str(out, &v.to_string()),
+            None => out.push_str("null"),
+        }
+        out.push(']');
+    }
+    out.push(']');
+}
+
 fn json_str(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {

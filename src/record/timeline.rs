@@ -58,6 +58,42 @@ pub fn timeline_block(run: &RunRecord, index: usize, options: &TimelineOptions) 
     out
 }
 
+/// One line per change; a change inside an edited value names its key
+/// path, as `[:big 500]`.
+fn write_change(out: &mut String, path: &[&Value], change: &DbChange) {
+    let key = match path {
+        [] => change.key().to_string(),
+        _ => {
+            let mut text = String::from("[");
+            for segment in path {
+                let _ = write!(text, "{segment} ");
+            }
+            let _ = write!(text, "{}]", change.key());
+            text
+        }
+    };
+    let _ = match change {
+        DbChange::Added { value, .. } => writeln!(out, "  + {key} {}", sorted(value)),
+        DbChange::Changed { old, new, .. } => {
+            writeln!(out, "  ~ {key} {} -> {}", sorted(old), sorted(new))
+        }
+        DbChange::Removed { .. } => writeln!(out, "  - {key}"),
+        DbChange::Appended { items, .. } => writeln!(
+            out,
+            "  ~ {key} ++ {}",
+            sorted(&Value::Vector(items.clone()))
+        ),
+        DbChange::Edited { key, changes } => {
+            let mut inner = path.to_vec();
+            inner.push(key);
+            for change in changes {
+                write_change(out, &inner, change);
+            }
+            Ok(())
+        }
+    };
+}
+
 /// One tick's block.
 fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &TimelineOptions) {
     let _ = writeln!(out, "tick {}: {}", tick.tick, tick.status);
@@ -72,20 +108,7 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
         if change.is_aido_key() && !options.aido_keys {
             continue;
         }
-        let _ = match change {
-            DbChange::Added { key, value } => writeln!(out, "  + {key} {}", sorted(value)),
-            DbChange::Changed { key, old, new } => {
-                writeln!(out, "  ~ {key} {} -> {}", sorted(old), sorted(new))
-            }
-            DbChange::Removed { key, .. } => writeln!(out, "  - {key}"),
-            DbChange::Appended { key, items } => {
-                writeln!(
-                    out,
-                    "  ~ {key} ++ {}",
-                    sorted(&Value::Vector(items.clone()))
-                )
-            }
-        };
+        write_change(out, &[], change);
     }
     for event in &tick.events {
         let _ = writeln!(out, "  {}", event_text(event));
@@ -93,7 +116,7 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
     if options.trace && !tick.visits.is_empty() {
         let nodes = run.trees.get(tick.tree).map_or(&[][..], |t| &t.nodes[..]);
         out.push_str("  nodes:\n");
-        for visit in &tick.visits {
+        for visit in tick.visits.iter() {
             let node_type = nodes
                 .get(visit.node.index())
                 .map(|n| n.node_type.to_string())

@@ -131,7 +131,7 @@ impl Coverage {
             let Some(tree) = slots.get(tick.tree).and_then(|&s| self.trees.get_mut(s)) else {
                 continue;
             };
-            for visit in &tick.visits {
+            for visit in tick.visits.iter() {
                 if let Some(node) = tree.nodes.get_mut(visit.node.index()) {
                     node.ticked = true;
                     if !node.seen.contains(&visit.status) {

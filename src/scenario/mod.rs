@@ -632,9 +632,14 @@ fn turn_changes(run: &RunRecord, from: u64, to: u64) -> String {
 /// What one recorded tick holds, counted as [`MAX_RECORDED`] counts it
 /// (each value measured up to the bound: a bigger one counts as past it).
 fn recorded_weight(tick: &crate::record::TickRecord) -> u64 {
+    changes_weight(&tick.changes).saturating_add(tick.visits.len() as u64)
+}
+
+/// The values db changes hold, nested edits included, as [`MAX_RECORDED`] counts them.
+fn changes_weight(changes: &[crate::record::DbChange]) -> u64 {
     use crate::record::DbChange;
     let weight = |v: &Value| v.measure(MAX_RECORDED).0;
-    let changes = tick.changes.iter().map(|change| match change {
+    let changes = changes.iter().map(|change| match change {
         DbChange::Added { key, value } => weight(key) + weight(value),
         DbChange::Changed { key, old, new } => weight(key) + weight(old) + weight(new),
         DbChange::Removed { key, old } => weight(key) + weight(old),
@@ -642,8 +647,9 @@ fn recorded_weight(tick: &crate::record::TickRecord) -> u64 {
             .iter()
             .map(weight)
             .fold(weight(key), u64::saturating_add),
+        DbChange::Edited { key, changes } => weight(key).saturating_add(changes_weight(changes)),
     });
-    changes.fold(tick.visits.len() as u64, u64::saturating_add)
+    changes.fold(0, u64::saturating_add)
 }
 
 impl ScenarioRun {

@@ -394,6 +394,55 @@ pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
     tick_in_place_inline(db, tree, &DEFAULT_OPTIONS).into_agent_tick()
 }
 
+/// Like [`run_tick_with_options`], traced whatever `options` say, with the
+/// trace written into `trace` instead of [`Tick::trace`]: `trace` is cleared
+/// first and keeps its room, so a caller that keeps one buffer across ticks
+/// (a [`crate::record::Recorder`], a session) traces without allocating once
+/// the buffer has grown to a tick's length.
+///
+/// ```
+/// use aido::tick::{TickOptions, run_tick_traced};
+///
+/// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
+/// let mut trace = Vec::new();
+/// let mut db = aido::Value::map();
+/// for _ in 0..3 {
+///     db = run_tick_traced(db, &tree, &TickOptions::default(), &mut trace).db;
+///     assert_eq!(trace.len(), 1);
+/// }
+/// ```
+pub fn run_tick_traced(
+    mut db: Value,
+    tree: &Tree,
+    options: &TickOptions,
+    trace: &mut Vec<TraceEvent>,
+) -> Tick {
+    trace.clear();
+    if db.is_nil() {
+        db = Value::map();
+    }
+    let Value::Map(map) = &mut db else {
+        let error = Some(not_a_map_error(&db, tree));
+        return Outcome {
+            status: Status::Error,
+            error,
+            steps: 0,
+            extras: None,
+        }
+        .into_tick(db);
+    };
+    let mut engine = Engine::new(tree, map, options);
+    engine.trace_into(std::mem::take(trace));
+    engine.prepare(options);
+    let status = if tree.is_empty() || engine.error.is_some() {
+        Status::Success
+    } else {
+        engine.tick(0)
+    };
+    let outcome = engine.finish_traced(status, options, Some(trace));
+    outcome.into_tick(db)
+}
+
 #[inline(always)]
 fn tick_inline(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
     let outcome = tick_in_place_inline(&mut db, tree, options);
@@ -694,6 +743,14 @@ impl<'t> Engine<'t> {
         }
     }
 
+    /// Traces the tick into `buffer` (empty, with room kept from earlier
+    /// ticks) whatever the options say; [`Engine::finish_traced`] hands it back.
+    pub(crate) fn trace_into(&mut self, buffer: Vec<TraceEvent>) {
+        self.long.get_or_insert_with(Long::fresh).trace = Some(buffer);
+        self.watch = true;
+        self.plain_ok = false;
+    }
+
     /// Clears the last error, adds the locals and loads the running set.
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
@@ -761,7 +818,19 @@ impl<'t> Engine<'t> {
     /// what runs now, writes back the generator's position and any error.
     /// The db stays where it is (the engine only borrows it).
     #[inline(always)]
-    pub(crate) fn finish(mut self, status: Status, options: &TickOptions) -> Outcome {
+    pub(crate) fn finish(self, status: Status, options: &TickOptions) -> Outcome {
+        self.finish_traced(status, options, None)
+    }
+
+    /// [`Engine::finish`], with the trace handed back in `trace_out` (when
+    /// given) instead of in the outcome.
+    #[inline(always)]
+    pub(crate) fn finish_traced(
+        mut self,
+        status: Status,
+        options: &TickOptions,
+        trace_out: Option<&mut Vec<TraceEvent>>,
+    ) -> Outcome {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
             if self.error.is_none() {
                 self.sweep();
@@ -795,7 +864,10 @@ impl<'t> Engine<'t> {
         } = self;
         let extras = long.and_then(|mut long| {
             // Most ticks produce nothing: then nothing is moved out.
-            let trace = long.trace.take().unwrap_or_default();
+            let mut trace = long.trace.take().unwrap_or_default();
+            if let Some(out) = trace_out {
+                *out = std::mem::take(&mut trace);
+            }
             let any = !long.launches.is_empty()
                 || !long.cancels.is_empty()
                 || !long.dropped.is_empty()

@@ -450,7 +450,7 @@ type Part = (&'static str, fn(&Chromium));
 fn the_timeline_page_in_a_browser() {
     let Some(path) = chromium() else { return };
     let mut chrome = Chromium::launch(path.clone(), "page");
-    let parts: [Part; 5] = [
+    let parts: [Part; 6] = [
         (
             "statuses",
             node_statuses_at_each_tick_match_the_recorded_run,
@@ -465,6 +465,7 @@ fn the_timeline_page_in_a_browser() {
         ),
         ("reload", a_reloaded_tree_keeps_a_renamed_node_on_its_row),
         ("log", a_log_recorded_as_appends_shows_whole_in_the_db_pane),
+        ("edits", values_recorded_as_edits_show_whole_in_the_db_pane),
     ];
     for (name, part) in parts {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(&chrome)));
@@ -816,6 +817,47 @@ fn a_reloaded_tree_keeps_a_renamed_node_on_its_row(chrome: &Chromium) {
         "JSON.stringify(Array.from(document.querySelectorAll('.th[data-tick=\"3\"] .mk')).map(m => m.className))",
     );
     assert_eq!(marks, serde_json::json!(["mk reload"]));
+}
+
+fn values_recorded_as_edits_show_whole_in_the_db_pane(chrome: &Chromium) {
+    // A big map and a long vector edited in a few places are recorded as
+    // those edits; the page keeps them as entries and shows them whole.
+    let tree = compile_str(
+        "edits.edn",
+        "[:sequence [:inc! {:key [:big 5]}] [:inc! {:key [:big :new]}] [:inc! {:key [:v 3]}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let big = (0..200)
+        .map(|i| format!("{i} 0"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let db = read_value(&format!("{{:big {{{big}}}, :v [0 0 0 0 0 0 0 0 0 0]}}")).unwrap();
+    let run = record(&tree, db, &[], 300);
+    assert!(
+        run.ticks[299]
+            .changes
+            .iter()
+            .all(|c| matches!(c, aido::record::DbChange::Edited { .. }))
+    );
+    let html = chrome.dir.join("edits.html");
+    std::fs::write(&html, page(&run, &PageOptions::titled("edits.edn"))).unwrap();
+    chrome.open(&html, "tick=300");
+    let value_at = |n: usize, key: &str| {
+        chrome.goto(n);
+        chrome.json(&format!(
+            "JSON.stringify(Array.from(document.querySelectorAll('#db .kv'))\
+             .find(kv => kv.querySelector('.k').textContent === '{key}')\
+             .querySelector('.v').lastChild.textContent)"
+        ))
+    };
+    for n in [300, 1, 2, 9, 256, 257] {
+        let whole = run.db_after(n);
+        for key in ["big", "v"] {
+            let want = whole.get(&Value::keyword(key)).unwrap().to_string();
+            assert_eq!(value_at(n, &format!(":{key}")), want, ":{key} at tick {n}");
+        }
+    }
 }
 
 fn a_log_recorded_as_appends_shows_whole_in_the_db_pane(chrome: &Chromium) {

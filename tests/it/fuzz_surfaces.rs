@@ -427,3 +427,111 @@ fn the_newer_commands_survive_random_flags_and_files() {
     report("test, show, nodes and the newer flags", runs.into_inner());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One edit of a db's big values between ticks: which value (`:m`, a map,
+/// or `:v`, a vector, or the map nested in `:m`'s key 0), where, and what.
+#[derive(Debug, Clone)]
+enum Edit {
+    Set(u8, i64, i64),
+    Remove(u8, i64),
+    Push(i64),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (0u8..3, 0i64..24, -3i64..3).prop_map(|(t, k, v)| Edit::Set(t, k, v)),
+        (0u8..3, 0i64..24).prop_map(|(t, k)| Edit::Remove(t, k)),
+        (-3i64..3).prop_map(Edit::Push),
+    ]
+}
+
+fn edited(mut db: Value, edits: &[Edit]) -> Value {
+    let map = db.as_map_mut().unwrap();
+    for edit in edits {
+        match *edit {
+            Edit::Set(target, k, v) => match (target, map.get_mut(&Value::keyword("m"))) {
+                (0, Some(Value::Map(m))) => {
+                    m.insert(Value::Int(k), Value::Int(v));
+                }
+                (1, Some(Value::Map(m))) => {
+                    if let Some(Value::Map(inner)) = m.get_mut(&Value::Int(0)) {
+                        inner.insert(Value::Int(k), Value::Int(v));
+                    }
+                }
+                _ => {
+                    if let Some(Value::Vector(items)) = map.get_mut(&Value::keyword("v"))
+                        && let Some(slot) = items.get_mut(k as usize)
+                    {
+                        *slot = Value::Int(v);
+                    }
+                }
+            },
+            Edit::Remove(target, k) => match map.get_mut(&Value::keyword("m")) {
+                Some(Value::Map(m)) if target == 0 => {
+                    m.shift_remove(&Value::Int(k));
+                }
+                _ => {
+                    if let Some(Value::Vector(items)) = map.get_mut(&Value::keyword("v"))
+                        && (k as usize) < items.len()
+                    {
+                        items.remove(k as usize);
+                    }
+                }
+            },
+            Edit::Push(v) => {
+                if let Some(Value::Vector(items)) = map.get_mut(&Value::keyword("v")) {
+                    items.push(Value::Int(v));
+                }
+            }
+        }
+    }
+    db
+}
+
+#[test]
+fn the_record_rebuilds_every_db_through_appends_and_edits_of_big_values() {
+    let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+    let runs = AtomicU64::new(0);
+    let start = (
+        prop::collection::vec(-3i64..3, 8..24),
+        prop::collection::vec(-3i64..3, 8..24),
+        prop::collection::vec(prop::collection::vec(edit(), 0..6), 1..8),
+    );
+    runner(256)
+        .run(&start, |(m, v, steps)| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            let inner = Value::map_from((0..10).map(|k| (Value::Int(k), Value::Int(k))));
+            let mut big: Vec<(Value, Value)> = (0..m.len() as i64)
+                .zip(m)
+                .map(|(k, x)| (Value::Int(k), Value::Int(x)))
+                .collect();
+            big[0].1 = inner;
+            let db = Value::map_from([
+                (Value::keyword("m"), Value::map_from(big)),
+                (
+                    Value::keyword("v"),
+                    Value::Vector(v.into_iter().map(Value::Int).collect()),
+                ),
+            ]);
+            let mut recorder = Recorder::new(&tree, &db);
+            let mut dbs = vec![db.clone()];
+            let mut db = db;
+            for edits in &steps {
+                db = recorder.tick(edited(db, edits), &tree).db;
+                dbs.push(db.clone());
+            }
+            let run = recorder.finish();
+            for (n, want) in dbs.iter().enumerate() {
+                let got = run.db_after(n);
+                prop_assert_eq!(&got, want, "tick {}", n);
+            }
+            let _ = page(&run, &PageOptions::titled("t.edn"));
+            let _ = aido::record::timeline(&run, &aido::record::TimelineOptions::default());
+            Ok(())
+        })
+        .unwrap();
+    report(
+        "run records of big maps and vectors edited between ticks",
+        runs.into_inner(),
+    );
+}

@@ -125,8 +125,75 @@ fn values_in(change: &DbChange) -> usize {
         DbChange::Changed { old, new, .. } => count(old) + count(new),
         DbChange::Removed { old, .. } => count(old),
         DbChange::Appended { items, .. } => items.iter().map(count).sum(),
+        DbChange::Edited { changes, .. } => changes.iter().map(values_in).sum(),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_big_map_edited_in_one_key_every_tick_is_recorded_by_that_key() {
+    // The record used to hold the whole map, old and new, at every tick.
+    let tree = compile_str("map", "[:inc! {:key [:big 500]}]", &Registry::new()).unwrap();
+    let big = (0..1000)
+        .map(|i| format!("{i} 0"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut db = read_value(&format!("{{:big {{{big}}}, :log [0 1 2 3 4 5 6 7 8 9]}}")).unwrap();
+    let ticks = 2_000;
+    let mut recorder = Recorder::new(&tree, &db);
+    for _ in 0..ticks {
+        db = recorder.tick(db, &tree).db;
+    }
+    let run = recorder.finish();
+    let held: usize = run
+        .ticks
+        .iter()
+        .flat_map(|t| &t.changes)
+        .map(values_in)
+        .sum();
+    // Per tick: the one entry, old and new.
+    assert!(held <= 2 * ticks, "{held} values held for {ticks} ticks");
+    assert!(matches!(
+        &run.ticks[ticks - 1].changes[..],
+        [DbChange::Edited { changes, .. }] if matches!(&changes[..], [DbChange::Changed { .. }])
+    ));
+    assert_eq!(run.db_after(ticks), db);
+    assert_eq!(run.db_after(0), run.start_db);
+    let text = timeline(&run, &TimelineOptions::default());
+    assert!(
+        text.ends_with("tick 2000: success\n  ~ [:big 500] 1999 -> 2000\n"),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    // The page stores the map's entries once, then each tick's edited entry
+    // (it held the whole map, 8 KB, every tick: 16 MB).
+    let html = page(&run, &PageOptions::default());
+    assert!(
+        html.len() < 200_000 + 100 * ticks,
+        "{} bytes of page",
+        html.len()
+    );
+}
+
+#[test]
+fn a_long_vector_changed_in_one_element_is_recorded_by_that_element() {
+    let tree = compile_str("vec", "[:inc! {:key [:v 3]}]", &Registry::new()).unwrap();
+    let mut db = read_value("{:v [0 0 0 0 0 0 0 0 0 0], :short [0 0]}").unwrap();
+    let mut recorder = Recorder::new(&tree, &db);
+    for _ in 0..3 {
+        db = recorder.tick(db, &tree).db;
+    }
+    let run = recorder.finish();
+    assert_eq!(
+        timeline(&run, &TimelineOptions::default()),
+        "tick 1: success\n  ~ [:v 3] 0 -> 1\n\n\
+         tick 2: success\n  ~ [:v 3] 1 -> 2\n\n\
+         tick 3: success\n  ~ [:v 3] 2 -> 3\n"
+    );
+    assert_eq!(
+        run.db_after(2),
+        read_value("{:v [0 0 0 2 0 0 0 0 0 0], :short [0 0]}").unwrap()
+    );
 }
 
 #[test]
