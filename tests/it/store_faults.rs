@@ -524,3 +524,47 @@ fn worker_errors_are_one_line_each() {
         .unwrap();
     assert_eq!(row.get::<_, i64>(0), 2);
 }
+
+/// `aido chat --store` reads its lines with the local chat's reader: from
+/// a pipe one line a turn, a line longer than `AIDO_MAX_INPUT_BYTES` (which
+/// bounds the tree file too) or
+/// not UTF-8 skipped with a notice on standard error, the chat going on.
+#[test]
+fn a_store_chat_reads_its_lines_like_a_local_chat() {
+    let Some(cluster) = Cluster::start("a_store_chat_reads_its_lines_like_a_local_chat") else {
+        return;
+    };
+    let scratch = Scratch::new("chat-lines");
+    let tree = scratch.file("echo.edn", ECHO);
+    let url = cluster.database();
+    init(&url).unwrap();
+    let mut chat = Command::new(env!("CARGO_BIN_EXE_aido"))
+        .arg("chat")
+        .arg(&tree)
+        .args(["--store", url.as_str(), "--user", "ann"])
+        .env("AIDO_MAX_INPUT_BYTES", "1000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut text = b"hello\n".to_vec();
+    text.extend_from_slice(&[b'x'; 1500]);
+    text.extend_from_slice(b"\nbad \xff byte\nagain\r\n");
+    chat.stdin.take().unwrap().write_all(&text).unwrap();
+    let out = chat.wait_with_output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "hello\nagain\n");
+    assert_eq!(
+        stderr,
+        "aido: standard input: a line longer than 1000 bytes (AIDO_MAX_INPUT_BYTES) was skipped\n\
+         aido: standard input: a line that is not valid UTF-8 was skipped\n"
+    );
+    let mut store = PgStore::open(&url).unwrap();
+    check_invariants(&mut store, &|_| messages_of(&["hello", "again"]), None);
+}
+
+fn messages_of(texts: &[&str]) -> Vec<Value> {
+    texts.iter().map(|t| Value::string(t)).collect()
+}
