@@ -389,7 +389,7 @@ fn a_dispatcher_killed_after_its_handler_ran_applies_the_completion_once() {
     let status = Worker::start(&tree, &url, &args, Some("after-handler:1")).wait_dead();
     assert_eq!(status.signal(), Some(9));
     let ping = ("ann".to_owned(), 1, "ping".to_owned());
-    assert_eq!(launches(&log), [ping.clone()]);
+    assert_eq!(launches(&log), std::slice::from_ref(&ping));
     assert!(
         store.inbox("ann").unwrap().is_empty(),
         "no completion written"
