@@ -2,13 +2,21 @@
 //! a turn's commit latency (median and p99 of 1,000 turns of one
 //! conversation: the input appended, then one `Worker::turn`), and turns per
 //! second with 8 conversations served by 8 threads, each with its own
-//! connection. The server is the one at `AIDO_BENCH_STORE` (a URL or
-//! `host=... dbname=...`); its `aido` schema is dropped and made again.
+//! connection; and recovery after a worker is killed with SIGKILL in the
+//! middle of a turn (after its tick, before its commit: the binary's test
+//! hook `AIDO_TEST_FAULT`), five trials each of a new `aido worker` started
+//! after the kill, to the lost turn committed, and of a worker already
+//! running (held stopped until the kill), to the same. The server is the
+//! one at `AIDO_BENCH_STORE` (a URL or `host=... dbname=...`); its `aido`
+//! schema is dropped and made again.
 //!
 //! `AIDO_BENCH_STORE='host=/tmp/pg user=aido dbname=bench' cargo bench
 //! --features postgres --bench store`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -89,5 +97,95 @@ fn main() {
         (8 * turns) as f64 / elapsed.as_secs_f64(),
         8 * turns,
         elapsed.as_secs_f64()
+    );
+
+    recovery(&url);
+}
+
+/// An `aido worker` of `tree` on the store at `url` (its turn lines piped),
+/// killing itself at `fault` if given.
+fn worker(tree: &std::path::Path, url: &str, fault: Option<&str>) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aido"));
+    command
+        .arg("worker")
+        .arg(tree)
+        .args(["--store", url])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(fault) = fault {
+        command.env("AIDO_TEST_FAULT", fault);
+    }
+    command.spawn().unwrap()
+}
+
+/// Reads the worker's lines until it prints `agent`'s first committed turn.
+fn committed(lines: &mut impl BufRead, agent: &str) {
+    let start = format!("\"{agent}\" v1:");
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(lines.read_line(&mut line).unwrap() > 0, "the worker ended");
+        if line.starts_with(&start) {
+            return;
+        }
+    }
+}
+
+/// Kills a worker on the agent's first turn, after its tick and before its
+/// commit, and waits for it to be gone.
+fn kill_mid_turn(tree: &std::path::Path, url: &str, store: &mut PgStore, agent: &str) {
+    store.append(agent, input(0)).unwrap();
+    let status = worker(tree, url, Some("after-tick:1")).wait().unwrap();
+    assert_eq!(status.signal(), Some(9), "killed by its hook");
+    assert_eq!(store.load(agent).unwrap().map(|l| l.version), None);
+}
+
+fn recovery(url: &str) {
+    let dir = std::env::temp_dir().join(format!("aido-bench-store-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tree = dir.join("echo.edn");
+    std::fs::write(&tree, ECHO).unwrap();
+    let mut store = PgStore::open(url).unwrap();
+    let (mut fresh, mut takeover) = (Vec::new(), Vec::new());
+    for trial in 0..5 {
+        let agent = format!("fresh-{trial}");
+        kill_mid_turn(&tree, url, &mut store, &agent);
+        let start = Instant::now();
+        let mut next = worker(&tree, url, None);
+        committed(&mut BufReader::new(next.stdout.take().unwrap()), &agent);
+        fresh.push(start.elapsed());
+        next.kill().unwrap();
+        next.wait().unwrap();
+
+        let agent = format!("takeover-{trial}");
+        let mut running = worker(&tree, url, None);
+        let mut lines = BufReader::new(running.stdout.take().unwrap());
+        lines.read_line(&mut String::new()).unwrap(); // "serving the store ..."
+        let pid = rustix::process::Pid::from_child(&running);
+        rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+        kill_mid_turn(&tree, url, &mut store, &agent);
+        let start = Instant::now();
+        rustix::process::kill_process(pid, rustix::process::Signal::CONT).unwrap();
+        committed(&mut lines, &agent);
+        takeover.push(start.elapsed());
+        running.kill().unwrap();
+        running.wait().unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let ms = |times: &[Duration]| {
+        times
+            .iter()
+            .map(|t| format!("{:.0}", t.as_secs_f64() * 1e3))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!(
+        "recovery after SIGKILL mid-turn, new worker started to the lost turn committed: {} ms",
+        ms(&fresh)
+    );
+    println!(
+        "recovery after SIGKILL mid-turn, a running worker takes over: {} ms",
+        ms(&takeover)
     );
 }

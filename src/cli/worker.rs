@@ -145,12 +145,14 @@ pub(crate) fn chat_main(parsed: &ChatArgs, out: &mut dyn Write) -> Result<i32, F
             };
         }
     }
-    backend::chat(serve, &user, out)
+    let history = parsed.history.as_ref().map(std::path::PathBuf::from);
+    backend::chat(serve, &user, history, out)
 }
 
 #[cfg(feature = "postgres")]
 mod backend {
-    use std::io::{self, BufRead, Write};
+    use std::io::{self, IsTerminal, Write};
+    use std::path::PathBuf;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -164,6 +166,8 @@ mod backend {
 
     use super::Serve;
     use crate::cli::Failure;
+    use crate::cli::chat_input::{Heard, Lines};
+    use crate::cli::load::max_input_bytes;
 
     fn failure(e: StoreError) -> Failure {
         Failure::input("store", e.to_string())
@@ -464,14 +468,35 @@ mod backend {
         Ok(!store.outbox(agent)?.iter().any(handled))
     }
 
-    pub(super) fn chat(serve: Serve, agent: &str, out: &mut dyn Write) -> Result<i32, Failure> {
+    /// The chat: each line from the chat's one line reader
+    /// ([`Lines`]: rustyline at a terminal, one line per turn from a pipe,
+    /// lines over `AIDO_MAX_INPUT_BYTES` or not UTF-8 skipped with a
+    /// notice) goes to the agent's inbox, and the replies its turns commit
+    /// are printed.
+    pub(super) fn chat(
+        serve: Serve,
+        agent: &str,
+        history: Option<PathBuf>,
+        out: &mut dyn Write,
+    ) -> Result<i32, Failure> {
         let mut store = PgStore::open(&serve.url).map_err(failure)?;
         let mut worker = worker_of(&serve, None);
         let mut dispatcher = dispatcher_of(&serve, None);
         let key = serve.turn.reply_key.clone();
-        let stdin = io::stdin();
-        for line in stdin.lock().lines() {
-            let line = line.map_err(|e| Failure::input("standard input", e.to_string()))?;
+        let limit = max_input_bytes()?;
+        let mut lines = Lines::start(io::stdin().is_terminal(), limit, history)
+            .map_err(|why| Failure::input("the terminal", why))?;
+        lines.ask();
+        loop {
+            let line = match lines.wait(None) {
+                Some(Heard::Line(line)) => line,
+                Some(Heard::Skipped(why)) => {
+                    eprintln!("aido: {}", crate::cli::escaped_lines(&why));
+                    lines.ask();
+                    continue;
+                }
+                Some(Heard::End) | None => break,
+            };
             let before = store.load(agent).map_err(failure)?;
             let mut shown = replies(before.as_ref().map(|l| &l.db), &key).len();
             let input = Value::map_from([(serve.turn.input_key.clone(), Value::string(&line))]);
@@ -486,11 +511,12 @@ mod backend {
                 let turned = worker.turn(&mut store, agent, now_ms()).map_err(failure)?;
                 let after = store.load(agent).map_err(failure)?;
                 let all = replies(after.as_ref().map(|l| &l.db), &key);
+                let mut said = Vec::new();
                 for reply in all.iter().skip(shown) {
-                    print_reply(out, reply)?;
+                    print_reply(&mut said, reply)?;
                 }
+                lines.print(&said, out)?;
                 shown = shown.max(all.len());
-                out.flush()?;
                 if let Some(error) = turned.as_ref().and_then(|t| t.error.as_ref()) {
                     eprintln!("aido: {}", crate::cli::escaped_lines(&error.to_string()));
                 }
@@ -501,7 +527,9 @@ mod backend {
                     dispatcher.wait(Duration::from_millis(50));
                 }
             }
+            lines.ask();
         }
+        lines.finish();
         Ok(0)
     }
 }
@@ -524,7 +552,12 @@ mod backend {
         Err(unavailable())
     }
 
-    pub(super) fn chat(_: Serve, _: &str, _: &mut dyn Write) -> Result<i32, Failure> {
+    pub(super) fn chat(
+        _: Serve,
+        _: &str,
+        _: Option<std::path::PathBuf>,
+        _: &mut dyn Write,
+    ) -> Result<i32, Failure> {
         Err(unavailable())
     }
 }

@@ -5,7 +5,13 @@
 //! abruptly and started again, two workers on one conversation. After each,
 //! the invariants: every agent's `n` (one a tick) equals its version and
 //! its committed ticks; every input replied once, in order; each
-//! completion applied once; every db reads back equal.
+//! completion applied once; every db reads back equal. Where the tree
+//! launches deferred actions, their program logs every launch it runs, and
+//! the log is checked too: every (agent, request) launched at most once
+//! (a dispatcher's retry runs the same launch again, with the same key and
+//! options; a second committed launch of one input is a failure), none
+//! launched by a tick that was not committed, and the completions applied
+//! are exactly the distinct requests answered.
 //!
 //! Waits poll the store's rows and the processes, with a generous bound;
 //! none is a sleep that makes timing work.
@@ -123,9 +129,115 @@ fn key(db: &Value, name: &str) -> Value {
     db.get(&Value::keyword(name)).cloned().unwrap_or(Value::Nil)
 }
 
+/// A handler program for `:svc/echo` that appends the JSON it was given
+/// (its idempotency key `agent/request` and its launch's options) as one
+/// line to `log`, and answers the launch's `:text`: the record of every
+/// launch a committed turn made that a dispatcher ran.
+fn launch_logger(scratch: &Scratch, log: &Path) -> PathBuf {
+    let handler = scratch.file(
+        "echo.sh",
+        &format!(
+            "#!/bin/sh\nread -r line\nprintf '%s\\n' \"$line\" >> '{}'\n\
+             text=$(printf '%s' \"$line\" | sed 's/.*\"text\":\"\\([^\"]*\\)\".*/\\1/')\n\
+             printf '\"%s\"' \"$text\"\n",
+            log.display()
+        ),
+    );
+    std::fs::set_permissions(
+        &handler,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    handler
+}
+
+/// The launches `launch_logger` recorded: (agent, request, text), one per
+/// run of the program (a dispatcher's retry of a launch is a second run).
+fn launches(log: &Path) -> Vec<(String, u64, String)> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .map(|line| {
+            let json: serde_json::Value = serde_json::from_str(line).unwrap();
+            let key = json["idempotency-key"].as_str().unwrap();
+            let (agent, request) = key.rsplit_once('/').unwrap();
+            let request: u64 = request.parse().unwrap();
+            assert_eq!(json["request"].as_u64(), Some(request), "{line}");
+            let text = json["options"]["text"].as_str().unwrap();
+            (agent.to_owned(), request, text.to_owned())
+        })
+        .collect()
+}
+
+/// Every launch in `log` against the committed dbs: a request run more
+/// than once (a dispatcher's retry) was the same launch each time; no
+/// input was launched by two requests (two committed ticks launching it);
+/// every request was made by a committed tick (its number within the
+/// agent's `:aido/requests`); and the answers applied, the agent's
+/// replies, are exactly the distinct requests answered, in order.
+fn check_launches(store: &mut PgStore, log: &Path) {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut by_request: BTreeMap<(String, u64), BTreeSet<String>> = BTreeMap::new();
+    let mut by_text: BTreeMap<(String, String), BTreeSet<u64>> = BTreeMap::new();
+    for (agent, request, text) in launches(log) {
+        by_request
+            .entry((agent.clone(), request))
+            .or_default()
+            .insert(text.clone());
+        by_text.entry((agent, text)).or_default().insert(request);
+    }
+    for ((agent, request), texts) in &by_request {
+        assert_eq!(
+            texts.len(),
+            1,
+            "{agent}/{request} ran as launches of {texts:?}"
+        );
+    }
+    for ((agent, text), requests) in &by_text {
+        assert_eq!(
+            requests.len(),
+            1,
+            "{agent}: the input {text:?} launched more than once: requests {requests:?}"
+        );
+    }
+    for agent in store.agents().unwrap() {
+        let loaded = store.load(&agent.key).unwrap().unwrap();
+        let made = match key(&loaded.db, "aido/requests") {
+            Value::Int(made) => made,
+            _ => 0,
+        };
+        let answered: Vec<Value> = by_request
+            .iter()
+            .filter(|((a, _), _)| *a == agent.key)
+            .map(|((_, request), texts)| {
+                assert!(
+                    i64::try_from(*request).unwrap() <= made,
+                    "{}/{request} launched by no committed tick ({made} made)",
+                    agent.key
+                );
+                Value::string(texts.first().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            key(&loaded.db, "replies"),
+            Value::Vector(answered),
+            "{}: the completions applied are the requests answered",
+            agent.key
+        );
+    }
+}
+
 /// Every agent: `n` equals its version (one tick a commit), its replies are
-/// `expect(agent)` in order, its inbox is empty; its db reads back equal.
-fn check_invariants(store: &mut PgStore, expect: &dyn Fn(&str) -> Vec<Value>) {
+/// `expect(agent)` in order, its inbox and outbox are empty; its db reads
+/// back equal. With a launch log, `check_launches` too; without one, the
+/// tree launches nothing.
+fn check_invariants(
+    store: &mut PgStore,
+    expect: &dyn Fn(&str) -> Vec<Value>,
+    launch_log: Option<&Path>,
+) {
+    if let Some(log) = launch_log {
+        check_launches(store, log);
+    }
     for agent in store.agents().unwrap() {
         let loaded = store.load(&agent.key).unwrap().unwrap();
         let version = i64::try_from(loaded.version).unwrap();
@@ -137,6 +249,19 @@ fn check_invariants(store: &mut PgStore, expect: &dyn Fn(&str) -> Vec<Value>) {
             agent.key
         );
         assert!(store.inbox(&agent.key).unwrap().is_empty(), "{}", agent.key);
+        assert!(
+            store.outbox(&agent.key).unwrap().is_empty(),
+            "{}",
+            agent.key
+        );
+        if launch_log.is_none() {
+            assert_eq!(
+                key(&loaded.db, "aido/requests"),
+                Value::Nil,
+                "{}",
+                agent.key
+            );
+        }
         assert_eq!(decode(&encode(&loaded.db).unwrap()).unwrap(), loaded.db);
         assert_eq!(store.load(&agent.key).unwrap().unwrap(), loaded);
     }
@@ -184,7 +309,61 @@ fn a_worker_killed_at_any_point_of_a_turn_loses_nothing() {
                     && s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 8
             });
             assert!(worker.stop().success(), "{fault}: a clean stop");
-            check_invariants(&mut store, &|agent| messages(agent, 4));
+            check_invariants(&mut store, &|agent| messages(agent, 4), None);
+        }
+    }
+}
+
+/// The same kills in an agent whose every input launches a deferred
+/// action, answered by a program that logs each launch it runs: killed
+/// at the first turn (an input's, launching) and at the third (whichever
+/// came third: an input's or a completion's), at each point. No input is
+/// launched twice, each answer is applied once, and nothing launched was
+/// made by a tick that was not committed.
+#[test]
+fn a_worker_killed_at_any_point_of_a_launching_turn_launches_once() {
+    let Some(cluster) = Cluster::start("a_worker_killed_at_any_point_of_a_launching_turn") else {
+        return;
+    };
+    let scratch = Scratch::new("kill-launch");
+    let tree = scratch.file("ask.edn", ASK);
+    for point in ["before-tick", "after-tick", "after-commit"] {
+        for at in [1, 3] {
+            let fault = format!("{point}:{at}");
+            let log = scratch.0.join(format!("launches-{point}-{at}"));
+            let handler = launch_logger(&scratch, &log);
+            let flag = format!("svc/echo={}", handler.display());
+            let args = ["--handler", flag.as_str(), "--lease", "1"];
+            let url = cluster.database();
+            init(&url).unwrap();
+            let mut store = PgStore::open(&url).unwrap();
+            let agents = ["a", "b"];
+            for agent in agents {
+                store.append(agent, input(&format!("{agent}-0"))).unwrap();
+            }
+            let status = Worker::start(&tree, &url, &args, Some(&fault)).wait_dead();
+            assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
+            let worker = Worker::start(&tree, &url, &args, None);
+            // At rest: `count` replies each, nothing waiting in or out.
+            let answered = |s: &mut PgStore, count: usize| {
+                agents.iter().all(|a| {
+                    s.load(a)
+                        .unwrap()
+                        .is_some_and(|l| match &key(&l.db, "replies") {
+                            Value::Vector(replies) => replies.len() >= count,
+                            _ => false,
+                        })
+                        && s.inbox(a).unwrap().is_empty()
+                        && s.outbox(a).unwrap().is_empty()
+                })
+            };
+            wait_for(&url, "the first answers", |s| answered(s, 1));
+            for agent in agents {
+                store.append(agent, input(&format!("{agent}-1"))).unwrap();
+            }
+            wait_for(&url, "the second answers", |s| answered(s, 2));
+            assert!(worker.stop().success(), "{fault}: a clean stop");
+            check_invariants(&mut store, &|agent| messages(agent, 2), Some(&log));
         }
     }
 }
@@ -199,20 +378,8 @@ fn a_dispatcher_killed_after_its_handler_ran_applies_the_completion_once() {
     };
     let scratch = Scratch::new("dispatch");
     let tree = scratch.file("ask.edn", ASK);
-    let keys = scratch.0.join("keys");
-    let handler = scratch.file(
-        "echo.sh",
-        &format!(
-            "#!/bin/sh\nread -r line\nkey=$(printf '%s' \"$line\" | sed 's/.*\"idempotency-key\":\"\\([^\"]*\\)\".*/\\1/')\n\
-             echo \"$key\" >> '{}'\nprintf '\"pong\"'\n",
-            keys.display()
-        ),
-    );
-    std::fs::set_permissions(
-        &handler,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let log = scratch.0.join("launches");
+    let handler = launch_logger(&scratch, &log);
     let url = cluster.database();
     init(&url).unwrap();
     let mut store = PgStore::open(&url).unwrap();
@@ -221,7 +388,8 @@ fn a_dispatcher_killed_after_its_handler_ran_applies_the_completion_once() {
     let args = ["--handler", flag.as_str(), "--lease", "1"];
     let status = Worker::start(&tree, &url, &args, Some("after-handler:1")).wait_dead();
     assert_eq!(status.signal(), Some(9));
-    assert_eq!(std::fs::read_to_string(&keys).unwrap(), "ann/1\n");
+    let ping = ("ann".to_owned(), 1, "ping".to_owned());
+    assert_eq!(launches(&log), std::slice::from_ref(&ping));
     assert!(
         store.inbox("ann").unwrap().is_empty(),
         "no completion written"
@@ -232,9 +400,8 @@ fn a_dispatcher_killed_after_its_handler_ran_applies_the_completion_once() {
     });
     assert!(worker.stop().success());
     // At least once outside, with the same key; once in the db.
-    assert_eq!(std::fs::read_to_string(&keys).unwrap(), "ann/1\nann/1\n");
-    assert!(store.outbox("ann").unwrap().is_empty());
-    check_invariants(&mut store, &|_| vec![Value::string("pong")]);
+    assert_eq!(launches(&log), [ping.clone(), ping]);
+    check_invariants(&mut store, &|_| vec![Value::string("ping")], Some(&log));
 }
 
 /// The server stopped abruptly mid-run and started again: the workers
@@ -266,7 +433,7 @@ fn workers_recover_from_a_server_restart() {
         s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 40
     });
     assert!(worker.stop().success());
-    check_invariants(&mut store, &|agent| messages(agent, 20));
+    check_invariants(&mut store, &|agent| messages(agent, 20), None);
 }
 
 /// Two worker processes of two threads each, one conversation, 100
@@ -290,7 +457,7 @@ fn two_workers_one_conversation_keep_the_order() {
         s.load("talk").unwrap().is_some_and(|l| l.version == 100)
     });
     assert!(first.stop().success() && second.stop().success());
-    check_invariants(&mut store, &|agent| messages(agent, 100));
+    check_invariants(&mut store, &|agent| messages(agent, 100), None);
 }
 
 /// The commands' errors: one line each, exit status 2.
@@ -356,4 +523,48 @@ fn worker_errors_are_one_line_each() {
         .query_one("SELECT version FROM aido.agents WHERE key = 'ann'", &[])
         .unwrap();
     assert_eq!(row.get::<_, i64>(0), 2);
+}
+
+/// `aido chat --store` reads its lines with the local chat's reader: from
+/// a pipe one line a turn, a line longer than `AIDO_MAX_INPUT_BYTES` (which
+/// bounds the tree file too) or
+/// not UTF-8 skipped with a notice on standard error, the chat going on.
+#[test]
+fn a_store_chat_reads_its_lines_like_a_local_chat() {
+    let Some(cluster) = Cluster::start("a_store_chat_reads_its_lines_like_a_local_chat") else {
+        return;
+    };
+    let scratch = Scratch::new("chat-lines");
+    let tree = scratch.file("echo.edn", ECHO);
+    let url = cluster.database();
+    init(&url).unwrap();
+    let mut chat = Command::new(env!("CARGO_BIN_EXE_aido"))
+        .arg("chat")
+        .arg(&tree)
+        .args(["--store", url.as_str(), "--user", "ann"])
+        .env("AIDO_MAX_INPUT_BYTES", "1000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut text = b"hello\n".to_vec();
+    text.extend_from_slice(&[b'x'; 1500]);
+    text.extend_from_slice(b"\nbad \xff byte\nagain\r\n");
+    chat.stdin.take().unwrap().write_all(&text).unwrap();
+    let out = chat.wait_with_output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "hello\nagain\n");
+    assert_eq!(
+        stderr,
+        "aido: standard input: a line longer than 1000 bytes (AIDO_MAX_INPUT_BYTES) was skipped\n\
+         aido: standard input: a line that is not valid UTF-8 was skipped\n"
+    );
+    let mut store = PgStore::open(&url).unwrap();
+    check_invariants(&mut store, &|_| messages_of(&["hello", "again"]), None);
+}
+
+fn messages_of(texts: &[&str]) -> Vec<Value> {
+    texts.iter().map(|t| Value::string(t)).collect()
 }

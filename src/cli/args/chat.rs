@@ -10,7 +10,8 @@ pub(crate) const CHAT_USAGE: &str =
                  [--handler ACTION=COMMAND]... [--handler-timeout S] [--idle S]
                  [--history FILE]
        aido chat TREE --store URL --user ID [--input-key K] [--reply-key K] [--max-ticks N]
-                 [--handler ACTION=COMMAND]... [--handler-timeout S] [--nodes MODEL]";
+                 [--handler ACTION=COMMAND]... [--handler-timeout S] [--nodes MODEL]
+                 [--history FILE]";
 
 /// Talk to a tree a line at a time: replies, :undo, --record
 #[derive(clap::Args, Debug)]
