@@ -299,9 +299,6 @@ mod backend {
     use crate::cli::Failure;
 
     pub(super) fn run(_config: &Config, _out: &mut dyn Write) -> Result<i32, Failure> {
-        Err(Failure::input(
-            "store",
-            "this aido was built without the `postgres` feature (cargo build --features postgres)",
-        ))
+        Err(crate::cli::store::without_postgres())
     }
 }

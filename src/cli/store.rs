@@ -201,21 +201,26 @@ mod backend {
     }
 }
 
+/// The refusal of every store command (`aido store`, `send`, `agents`,
+/// `worker`, `shard`, `chat --store`) in a build without the `postgres`
+/// feature.
+#[cfg(not(feature = "postgres"))]
+pub(crate) fn without_postgres() -> crate::cli::Failure {
+    crate::cli::Failure::input(
+        "store",
+        "this aido was built without the `postgres` feature (cargo build --features postgres)",
+    )
+}
+
 #[cfg(not(feature = "postgres"))]
 mod backend {
     use std::io::Write;
 
+    use super::without_postgres;
     use crate::cli::Failure;
 
-    fn unavailable() -> Failure {
-        Failure::input(
-            "store",
-            "this aido was built without the `postgres` feature (cargo build --features postgres)",
-        )
-    }
-
     pub(super) fn init(_url: &str, _out: &mut dyn Write) -> Result<i32, Failure> {
-        Err(unavailable())
+        Err(without_postgres())
     }
 
     pub(super) fn send(
@@ -224,7 +229,7 @@ mod backend {
         _input: aido::Value,
         _out: &mut dyn Write,
     ) -> Result<i32, Failure> {
-        Err(unavailable())
+        Err(without_postgres())
     }
 
     pub(super) fn list(
@@ -232,6 +237,6 @@ mod backend {
         _agent: Option<&str>,
         _out: &mut dyn Write,
     ) -> Result<i32, Failure> {
-        Err(unavailable())
+        Err(without_postgres())
     }
 }

@@ -541,15 +541,8 @@ mod backend {
     use super::Serve;
     use crate::cli::Failure;
 
-    fn unavailable() -> Failure {
-        Failure::input(
-            "store",
-            "this aido was built without the `postgres` feature (cargo build --features postgres)",
-        )
-    }
-
     pub(super) fn serve(_: Serve, _: usize, _: &mut dyn Write) -> Result<i32, Failure> {
-        Err(unavailable())
+        Err(crate::cli::store::without_postgres())
     }
 
     pub(super) fn chat(
@@ -558,6 +551,6 @@ mod backend {
         _: Option<std::path::PathBuf>,
         _: &mut dyn Write,
     ) -> Result<i32, Failure> {
-        Err(unavailable())
+        Err(crate::cli::store::without_postgres())
     }
 }
