@@ -208,7 +208,11 @@ impl Engine<'_> {
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
         if node.plain && self.plain_ok {
-            return self.tick_plain(id);
+            return if self.traced {
+                self.tick_plain::<true>(id)
+            } else {
+                self.tick_plain::<false>(id)
+            };
         }
         self.fuel -= 1;
         if self.fuel == 0 {
@@ -222,12 +226,12 @@ impl Engine<'_> {
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
         let status = match &node.kind {
-            Kind::Selector { memory } => self.selector::<false>(id, node, *memory, kids()),
-            Kind::Sequence { memory } => self.sequence::<false>(id, node, *memory, kids()),
+            Kind::Selector { memory } => self.selector::<false, false>(id, node, *memory, kids()),
+            Kind::Sequence { memory } => self.sequence::<false, false>(id, node, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
-            Kind::Loop { count } => self.repeat::<false>(id, count, kids(), Status::Success),
+            Kind::Loop { count } => self.repeat::<false, false>(id, count, kids(), Status::Success),
             Kind::LoopUntilSuccess { count } => {
-                self.repeat::<false>(id, count, kids(), Status::Failure)
+                self.repeat::<false, false>(id, count, kids(), Status::Failure)
             }
             Kind::Parallel(how) => self.parallel(id, node, how, kids()),
             Kind::Randomly { p } => self.randomly(id, p, kids()),

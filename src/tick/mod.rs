@@ -443,6 +443,30 @@ pub fn run_tick_traced(
     outcome.into_tick(db)
 }
 
+/// Like [`run_tick_with_options`], with every node on the general path:
+/// the plain path (see `nodes::plain`) is not taken. For the tests that
+/// check that both paths give the same status, db, steps, error and
+/// trace; hosts have no reason to call it.
+#[doc(hidden)]
+pub fn run_tick_general_path(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+    let outcome = {
+        let map = match db_map(&mut db, tree) {
+            Ok(map) => map,
+            Err(tick) => return *tick,
+        };
+        let mut engine = Engine::new(tree, map, options);
+        engine.plain_ok = false;
+        engine.prepare(options);
+        let status = if tree.is_empty() || engine.error.is_some() {
+            Status::Success
+        } else {
+            engine.tick(0)
+        };
+        engine.finish(status, options)
+    };
+    outcome.into_tick(db)
+}
+
 #[inline(always)]
 fn tick_inline(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
     let outcome = tick_in_place_inline(&mut db, tree, options);
@@ -622,9 +646,12 @@ pub(crate) struct Engine<'t> {
     /// Whether visits must be watched: something ran after the last tick, or
     /// the tick is traced (see `Engine::tick`).
     pub(crate) watch: bool,
+    /// Whether the tick writes a trace: plain subtrees then take the plain
+    /// path's tracing instance (see `nodes::plain`).
+    pub(crate) traced: bool,
     /// Whether plain subtrees may take the plain path (see `nodes::plain`):
-    /// the tick is not traced, and no node that the db says is running is
-    /// plain (plain nodes cannot run, so only a db from elsewhere says so).
+    /// no node that the db says is running is plain (plain nodes cannot
+    /// run, so only a db from elsewhere says so).
     pub(crate) plain_ok: bool,
     /// Whether the db records this tree's fingerprint (or was carried over
     /// to this tree), so that it need not be stamped at the end.
@@ -735,7 +762,8 @@ impl<'t> Engine<'t> {
             keep_running: false,
             had_running: false,
             watch: options.trace,
-            plain_ok: !options.trace,
+            traced: options.trace,
+            plain_ok: true,
             had_tree: false,
             wrote_state: false,
             migration: None,
@@ -748,7 +776,7 @@ impl<'t> Engine<'t> {
     pub(crate) fn trace_into(&mut self, buffer: Vec<TraceEvent>) {
         self.long.get_or_insert_with(Long::fresh).trace = Some(buffer);
         self.watch = true;
-        self.plain_ok = false;
+        self.traced = true;
     }
 
     /// Clears the last error, adds the locals and loads the running set.
