@@ -14,7 +14,7 @@ pub(crate) use plain::mark_plain;
 
 use crate::extend::{Imp, NodeType};
 use crate::spec::{Arity, OptionType};
-use crate::tick::{Engine, NodeCtx, Status, eval};
+use crate::tick::{Engine, NodeCtx, PlainPath, Status, eval};
 use crate::tree::NodeIndex;
 use crate::tree::{Kind, Opt, Parallel, Reset};
 use crate::value::Value;
@@ -207,12 +207,15 @@ impl Engine<'_> {
     pub(crate) fn tick(&mut self, id: u32) -> Status {
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
-        if node.plain && self.plain_ok {
-            return if self.traced {
-                self.tick_plain::<true>(id)
-            } else {
-                self.tick_plain::<false>(id)
-            };
+        if node.plain {
+            // The untraced tick checks its own case first, as it did when
+            // the plain path did not trace.
+            if self.plain == PlainPath::Untraced {
+                return self.tick_plain::<false>(id);
+            }
+            if self.plain == PlainPath::Traced {
+                return self.tick_plain_traced(id);
+            }
         }
         self.fuel -= 1;
         if self.fuel == 0 {

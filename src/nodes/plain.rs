@@ -140,6 +140,14 @@ impl Engine<'_> {
         status
     }
 
+    /// [`Engine::tick_plain`], traced: kept out of [`Engine::tick`]'s body,
+    /// so that the untraced tick's dispatch stays as small as it was.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn tick_plain_traced(&mut self, id: u32) -> Status {
+        self.tick_plain::<true>(id)
+    }
+
     /// Writes plain node `id`'s status into the trace: the event
     /// [`Engine::tick`] writes for a node it ticks. (A plain node is never in
     /// the running set, so there is no visit to note and nothing runs.)
