@@ -626,7 +626,7 @@ pub(crate) struct Node {
     /// Preconditions (`:aido/skip-if`, `:aido/success-if`, `:aido/failure-if`).
     pub(crate) pre: Option<Box<Preconditions>>,
     /// Neither this node nor any below it can run, be skipped or has
-    /// preconditions: an unwatched tick takes the plain path through it
+    /// preconditions: a tick takes the plain path through it
     /// (see `nodes::mark_plain`).
     pub(crate) plain: bool,
     pub(crate) span: Option<Span>,

@@ -7,6 +7,8 @@
 //! child in place, and there every branch of that bookkeeping is behind
 //! `!PLAIN`, so it compiles away (a plain child returns only Success,
 //! Failure or Error, and a plain composite has nothing to keep or halt).
+//! `TRACE` says whether the plain path writes the trace as it goes; the
+//! general path's instance passes `false` (it traces in [`Engine::tick`]).
 //!
 //! Selectors and sequences are reactive by default (BehaviorTree.CPP's
 //! ReactiveFallback and ReactiveSequence): every tick starts again from the
@@ -314,7 +316,7 @@ impl Engine<'_> {
     /// `kids` is the child table's slice on the general path; the plain path
     /// passes none (see [`Children`]).
     #[inline(always)]
-    pub(super) fn selector<const PLAIN: bool>(
+    pub(super) fn selector<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -325,16 +327,16 @@ impl Engine<'_> {
             next: Status::Failure,
         };
         if !PLAIN && memory {
-            self.flow::<true, false>(id, node, kids, flow)
+            self.flow::<true, false, false>(id, node, kids, flow)
         } else {
-            self.flow::<false, PLAIN>(id, node, kids, flow)
+            self.flow::<false, PLAIN, TRACE>(id, node, kids, flow)
         }
     }
 
     /// A sequence: its children in order until one does not succeed.
     /// `kids` as for [`Engine::selector`].
     #[inline(always)]
-    pub(super) fn sequence<const PLAIN: bool>(
+    pub(super) fn sequence<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -345,9 +347,9 @@ impl Engine<'_> {
             next: Status::Success,
         };
         if !PLAIN && memory {
-            self.flow::<true, false>(id, node, kids, flow)
+            self.flow::<true, false, false>(id, node, kids, flow)
         } else {
-            self.flow::<false, PLAIN>(id, node, kids, flow)
+            self.flow::<false, PLAIN, TRACE>(id, node, kids, flow)
         }
     }
 
@@ -375,7 +377,7 @@ impl Engine<'_> {
     /// none that failed or runs is Skipped; a selector is Skipped only when
     /// every child was.
     #[inline(always)]
-    fn flow<const MEMORY: bool, const PLAIN: bool>(
+    fn flow<const MEMORY: bool, const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -429,7 +431,7 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            let status = self.visit::<PLAIN>(child, kid);
+            let status = self.visit::<PLAIN, TRACE>(child, kid);
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
@@ -700,7 +702,7 @@ impl Engine<'_> {
     /// path (`PLAIN`, `kids` empty) the child cannot run, so there is no
     /// iteration to keep.
     #[inline(always)]
-    pub(super) fn repeat<const PLAIN: bool>(
+    pub(super) fn repeat<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         count: &Opt,
@@ -729,7 +731,7 @@ impl Engine<'_> {
         let child = if PLAIN { id + 1 } else { kids[0] };
         let node = &tree.nodes[child as usize];
         for i in start..count {
-            let status = self.visit::<PLAIN>(child, node);
+            let status = self.visit::<PLAIN, TRACE>(child, node);
             if status == keep_going {
                 continue;
             }
@@ -769,7 +771,7 @@ impl Engine<'_> {
         let n = kids.len() as u64;
         match how {
             Parallel::Count { mode, how_many } => {
-                self.parallel_count::<false>(id, node, mode, how_many, kids)
+                self.parallel_count::<false, false>(id, node, mode, how_many, kids)
             }
             Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
             Parallel::Selector => self.parallel_policy(id, kids, 1, n),
@@ -809,7 +811,7 @@ impl Engine<'_> {
     /// `:how-many` failed, else succeeds. Skipped children count as neither.
     /// It keeps no state, so the plain path (`PLAIN`, `kids` empty) runs it
     /// too when none of its children can run.
-    pub(super) fn parallel_count<const PLAIN: bool>(
+    pub(super) fn parallel_count<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -825,7 +827,7 @@ impl Engine<'_> {
         let tree = self.tree;
         let mut children = Children::<PLAIN>::new(tree, id, node, kids, 0);
         while let Some((_, child, kid)) = children.next_eager() {
-            match self.visit::<PLAIN>(child, kid) {
+            match self.visit::<PLAIN, TRACE>(child, kid) {
                 Status::Success => succeeded += 1,
                 Status::Running if !PLAIN => succeeded += 1,
                 Status::Failure => failed += 1,

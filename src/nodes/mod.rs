@@ -14,7 +14,7 @@ pub(crate) use plain::mark_plain;
 
 use crate::extend::{Imp, NodeType};
 use crate::spec::{Arity, OptionType};
-use crate::tick::{Engine, NodeCtx, Status, eval};
+use crate::tick::{Engine, NodeCtx, PlainPath, Status, eval};
 use crate::tree::NodeIndex;
 use crate::tree::{Kind, Opt, Parallel, Reset};
 use crate::value::Value;
@@ -207,8 +207,15 @@ impl Engine<'_> {
     pub(crate) fn tick(&mut self, id: u32) -> Status {
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
-        if node.plain && self.plain_ok {
-            return self.tick_plain(id);
+        if node.plain {
+            // The untraced tick checks its own case first, as it did when
+            // the plain path did not trace.
+            if self.plain == PlainPath::Untraced {
+                return self.tick_plain::<false>(id);
+            }
+            if self.plain == PlainPath::Traced {
+                return self.tick_plain_traced(id);
+            }
         }
         self.fuel -= 1;
         if self.fuel == 0 {
@@ -222,12 +229,12 @@ impl Engine<'_> {
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
         let status = match &node.kind {
-            Kind::Selector { memory } => self.selector::<false>(id, node, *memory, kids()),
-            Kind::Sequence { memory } => self.sequence::<false>(id, node, *memory, kids()),
+            Kind::Selector { memory } => self.selector::<false, false>(id, node, *memory, kids()),
+            Kind::Sequence { memory } => self.sequence::<false, false>(id, node, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
-            Kind::Loop { count } => self.repeat::<false>(id, count, kids(), Status::Success),
+            Kind::Loop { count } => self.repeat::<false, false>(id, count, kids(), Status::Success),
             Kind::LoopUntilSuccess { count } => {
-                self.repeat::<false>(id, count, kids(), Status::Failure)
+                self.repeat::<false, false>(id, count, kids(), Status::Failure)
             }
             Kind::Parallel(how) => self.parallel(id, node, how, kids()),
             Kind::Randomly { p } => self.randomly(id, p, kids()),

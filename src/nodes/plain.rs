@@ -3,13 +3,15 @@
 //! Most of a typical tree is conditions and actions under reactive selectors,
 //! sequences and loops: nodes that finish in the tick they are visited. Such a
 //! subtree has no running children to halt, no skipped children to pass over
-//! and no preconditions to check, so unless the tick is traced the engine
-//! walks it with a smaller interpreter that leaves out that bookkeeping, also
-//! while other parts of the tree run long: no node in a plain subtree can be
-//! in the running set (a db that says otherwise came from elsewhere, and the
-//! tick then keeps to the general path). The results, the db and the step
-//! count are the same as the general path's; tests/it/plain.rs compares the two
-//! on generated trees.
+//! and no preconditions to check, so the engine walks it with a smaller
+//! interpreter that leaves out that bookkeeping, also while other parts of
+//! the tree run long: no node in a plain subtree can be in the running set (a
+//! db that says otherwise came from elsewhere, and the tick then keeps to the
+//! general path). A traced tick takes it too, in a second instance (`TRACE`)
+//! that writes each node's status into the trace as the general path does;
+//! the untraced instance carries no trace of it. The results, the db, the
+//! step count and the trace are the same as the general path's;
+//! tests/it/plain.rs compares the two on generated trees.
 //!
 //! The plain path writes no node's meaning of its own. The flows, loops,
 //! counting parallel and decorators are the functions of `composite.rs`,
@@ -32,8 +34,8 @@
 //! compiles away in the plain instance.
 
 use super::{Shape, composite, decorators, one_visit_leaf};
-use crate::tick::{Engine, Status};
-use crate::tree::{Kind, Node, Parallel};
+use crate::tick::{Engine, Status, TraceEvent};
+use crate::tree::{Kind, Node, NodeIndex, Parallel};
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
 /// plain when its own kind finishes in one visit (its [`Traits::plain`](super::Traits::plain)), it has no preconditions,
@@ -81,27 +83,31 @@ fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
 impl Engine<'_> {
     /// Ticks plain node `id` (see [`mark_plain`]): the composites and
     /// decorators of `composite.rs`, in their plain instance, and the leaves.
-    pub(super) fn tick_plain(&mut self, id: u32) -> Status {
+    /// With `TRACE` each node's status goes into the trace as it returns,
+    /// as [`Engine::tick`] writes it.
+    pub(super) fn tick_plain<const TRACE: bool>(&mut self, id: u32) -> Status {
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
         let tree = self.tree;
         let node = &tree.nodes[id as usize];
-        match &node.kind {
-            Kind::Selector { memory: false } => self.selector::<true>(id, node, false, &[]),
-            Kind::Sequence { memory: false } => self.sequence::<true>(id, node, false, &[]),
+        let status = match &node.kind {
+            Kind::Selector { memory: false } => self.selector::<true, TRACE>(id, node, false, &[]),
+            Kind::Sequence { memory: false } => self.sequence::<true, TRACE>(id, node, false, &[]),
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
-                self.parallel_count::<true>(id, node, mode, how_many, &[])
+                self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[])
             }
-            Kind::Loop { count } => self.repeat::<true>(id, count, &[], Status::Success),
+            Kind::Loop { count } => self.repeat::<true, TRACE>(id, count, &[], Status::Success),
             Kind::LoopUntilSuccess { count } => {
-                self.repeat::<true>(id, count, &[], Status::Failure)
+                self.repeat::<true, TRACE>(id, count, &[], Status::Failure)
             }
-            Kind::Invert => composite::invert(self.tick_only_child(id)),
-            Kind::Always => composite::always(self.tick_only_child(id)),
-            Kind::Never => composite::never(self.tick_only_child(id)),
-            Kind::Force { success } => decorators::force(self.tick_only_child(id), *success),
+            Kind::Invert => composite::invert(self.tick_only_child::<TRACE>(id)),
+            Kind::Always => composite::always(self.tick_only_child::<TRACE>(id)),
+            Kind::Never => composite::never(self.tick_only_child::<TRACE>(id)),
+            Kind::Force { success } => {
+                decorators::force(self.tick_only_child::<TRACE>(id), *success)
+            }
             kind @ one_visit_leaf!() => self.leaf(id, kind),
             // Never plain (`Kind::traits`), so never here.
             Kind::Selector { memory: true }
@@ -127,7 +133,30 @@ impl Engine<'_> {
             | Kind::ParallelAll { .. }
             | Kind::If
             | Kind::Switch(_) => self.fail(id, "not a plain node"),
+        };
+        if TRACE {
+            self.trace_plain(id, status);
         }
+        status
+    }
+
+    /// [`Engine::tick_plain`], traced: kept out of [`Engine::tick`]'s body,
+    /// so that the untraced tick's dispatch stays as small as it was.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn tick_plain_traced(&mut self, id: u32) -> Status {
+        self.tick_plain::<true>(id)
+    }
+
+    /// Writes plain node `id`'s status into the trace: the event
+    /// [`Engine::tick`] writes for a node it ticks. (A plain node is never in
+    /// the running set, so there is no visit to note and nothing runs.)
+    #[inline(always)]
+    fn trace_plain(&mut self, id: u32, status: Status) {
+        self.note_trace(TraceEvent::Ticked {
+            node: NodeIndex(id),
+            status,
+        });
     }
 
     /// Ticks child `id` (whose node is `node`) of a composite: the one
@@ -135,9 +164,14 @@ impl Engine<'_> {
     /// general path goes through [`Engine::tick`], which checks
     /// preconditions and keeps the running set and the trace; the plain
     /// path ticks a leaf here, without a call, and anything else through
-    /// [`Engine::tick_plain`].
+    /// [`Engine::tick_plain`]. `TRACE` (plain path only) writes the leaf's
+    /// status into the trace; the general path traces in [`Engine::tick`].
     #[inline(always)]
-    pub(super) fn visit<const PLAIN: bool>(&mut self, id: u32, node: &Node) -> Status {
+    pub(super) fn visit<const PLAIN: bool, const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+    ) -> Status {
         if !PLAIN {
             return self.tick(id);
         }
@@ -146,17 +180,21 @@ impl Engine<'_> {
             if self.fuel == 0 {
                 return self.out_of_steps(id);
             }
-            self.leaf(id, &node.kind)
+            let status = self.leaf(id, &node.kind);
+            if TRACE {
+                self.trace_plain(id, status);
+            }
+            status
         } else {
-            self.tick_plain(id)
+            self.tick_plain::<TRACE>(id)
         }
     }
 
     /// Ticks the one child of plain decorator `id`, which comes right after it.
     #[inline(always)]
-    fn tick_only_child(&mut self, id: u32) -> Status {
+    fn tick_only_child<const TRACE: bool>(&mut self, id: u32) -> Status {
         let tree = self.tree;
-        self.visit::<true>(id + 1, &tree.nodes[id as usize + 1])
+        self.visit::<true, TRACE>(id + 1, &tree.nodes[id as usize + 1])
     }
 }
 

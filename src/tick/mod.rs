@@ -443,6 +443,30 @@ pub fn run_tick_traced(
     outcome.into_tick(db)
 }
 
+/// Like [`run_tick_with_options`], with every node on the general path:
+/// the plain path (see `nodes::plain`) is not taken. For the tests that
+/// check that both paths give the same status, db, steps, error and
+/// trace; hosts have no reason to call it.
+#[doc(hidden)]
+pub fn run_tick_general_path(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+    let outcome = {
+        let map = match db_map(&mut db, tree) {
+            Ok(map) => map,
+            Err(tick) => return *tick,
+        };
+        let mut engine = Engine::new(tree, map, options);
+        engine.plain = PlainPath::Off;
+        engine.prepare(options);
+        let status = if tree.is_empty() || engine.error.is_some() {
+            Status::Success
+        } else {
+            engine.tick(0)
+        };
+        engine.finish(status, options)
+    };
+    outcome.into_tick(db)
+}
+
 #[inline(always)]
 fn tick_inline(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
     let outcome = tick_in_place_inline(&mut db, tree, options);
@@ -622,10 +646,9 @@ pub(crate) struct Engine<'t> {
     /// Whether visits must be watched: something ran after the last tick, or
     /// the tick is traced (see `Engine::tick`).
     pub(crate) watch: bool,
-    /// Whether plain subtrees may take the plain path (see `nodes::plain`):
-    /// the tick is not traced, and no node that the db says is running is
-    /// plain (plain nodes cannot run, so only a db from elsewhere says so).
-    pub(crate) plain_ok: bool,
+    /// Whether plain subtrees take the plain path (see `nodes::plain`), and
+    /// its tracing instance or not.
+    pub(crate) plain: PlainPath,
     /// Whether the db records this tree's fingerprint (or was carried over
     /// to this tree), so that it need not be stamped at the end.
     pub(crate) had_tree: bool,
@@ -637,6 +660,23 @@ pub(crate) struct Engine<'t> {
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
+}
+
+/// How a tick takes plain subtrees (see `nodes::plain`): one byte, as the
+/// engine's flags are, so that the engine stays as small as it was, and
+/// the untraced tick's case is zero, which its dispatch tests for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum PlainPath {
+    /// On the plain path, untraced.
+    Untraced = 0,
+    /// On the plain path's tracing instance, which writes each node's
+    /// status into the trace as the general path does.
+    Traced = 1,
+    /// On the general path: a db from elsewhere says a plain node is
+    /// running (plain nodes cannot run), and the general path visits and
+    /// keeps it; or a test compares the paths.
+    Off = 2,
 }
 
 /// See [`Engine::long`].
@@ -735,7 +775,11 @@ impl<'t> Engine<'t> {
             keep_running: false,
             had_running: false,
             watch: options.trace,
-            plain_ok: !options.trace,
+            plain: if options.trace {
+                PlainPath::Traced
+            } else {
+                PlainPath::Untraced
+            },
             had_tree: false,
             wrote_state: false,
             migration: None,
@@ -748,7 +792,9 @@ impl<'t> Engine<'t> {
     pub(crate) fn trace_into(&mut self, buffer: Vec<TraceEvent>) {
         self.long.get_or_insert_with(Long::fresh).trace = Some(buffer);
         self.watch = true;
-        self.plain_ok = false;
+        if self.plain == PlainPath::Untraced {
+            self.plain = PlainPath::Traced;
+        }
     }
 
     /// Clears the last error, adds the locals and loads the running set.
@@ -798,10 +844,13 @@ impl<'t> Engine<'t> {
             if let Some(long) = &self.long {
                 let nodes = &self.tree.nodes;
                 self.watch |= !long.prev_running.is_empty();
-                self.plain_ok &= !long
+                if long
                     .prev_running
                     .iter()
-                    .any(|&(n, _)| nodes.get(n as usize).is_some_and(|n| n.plain));
+                    .any(|&(n, _)| nodes.get(n as usize).is_some_and(|n| n.plain))
+                {
+                    self.plain = PlainPath::Off;
+                }
             }
         }
     }

@@ -1,8 +1,10 @@
 //! The plain path (subtrees that cannot run long, ticked by a leaner
-//! interpreter when a tick is not watched) must give exactly what the general
-//! path gives. A traced tick always takes the general path, so every tree
-//! here is ticked both ways from the same db and the results compared: status,
-//! db (with `:aido/error`), step count and error.
+//! interpreter) must give exactly what the general path gives, traced or
+//! not. Every tree here is ticked three ways from the same db: on the plain
+//! path untraced and traced, and with every node on the general path
+//! (`tick::run_tick_general_path`), traced; the status, db (with
+//! `:aido/error`), step count and error must agree, and so must the traces
+//! of the plain and the general path, event for event.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -153,27 +155,43 @@ fn compile(text: &str) -> Tree {
     compile_str("t.edn", text, &Registry::new()).unwrap()
 }
 
-fn tick(tree: &Tree, db: Value, budget: u64, trace: bool) -> Tick {
-    let options = TickOptions {
+fn options(budget: u64, trace: bool) -> TickOptions {
+    TickOptions {
         step_budget: budget,
         trace,
         ..TickOptions::default()
-    };
-    aido::tick::run_tick_with_options(db, tree, &options)
+    }
 }
 
-/// Ticks `tree` `ticks` times both ways and asserts that every tick agrees.
+/// A tick as hosts run it: plain subtrees on the plain path.
+fn tick(tree: &Tree, db: Value, budget: u64, trace: bool) -> Tick {
+    aido::tick::run_tick_with_options(db, tree, &options(budget, trace))
+}
+
+/// A tick with every node on the general path.
+fn tick_general(tree: &Tree, db: Value, budget: u64, trace: bool) -> Tick {
+    aido::tick::run_tick_general_path(db, tree, &options(budget, trace))
+}
+
+/// Ticks `tree` `ticks` times three ways (plain untraced, plain traced,
+/// general traced) and asserts that every tick agrees, traces included.
 fn assert_same_both_ways(what: &str, tree: &Tree, start: &Value, ticks: usize, budget: u64) {
-    let (mut plain, mut general) = (start.clone(), start.clone());
+    let (mut plain, mut traced, mut general) = (start.clone(), start.clone(), start.clone());
     for n in 0..ticks {
         let p = tick(tree, plain, budget, false);
-        let g = tick(tree, general, budget, true);
+        let t = tick(tree, traced, budget, true);
+        let g = tick_general(tree, general, budget, true);
         assert_eq!(
             (p.status, p.steps, &p.db, p.error.as_deref()),
             (g.status, g.steps, &g.db, g.error.as_deref()),
-            "{what}, tick {n}, from {start}"
+            "{what}, tick {n}, from {start}: plain untraced vs general"
         );
-        (plain, general) = (p.db, g.db);
+        assert_eq!(
+            (t.status, t.steps, &t.db, t.error.as_deref(), t.trace()),
+            (g.status, g.steps, &g.db, g.error.as_deref(), g.trace()),
+            "{what}, tick {n}, from {start}: plain traced vs general"
+        );
+        (plain, traced, general) = (p.db, t.db, g.db);
     }
 }
 
