@@ -436,6 +436,18 @@ fn kill_between_turns_leaves_the_saved_db_whole() {
     assert_eq!(files.len(), 1);
 }
 
+/// A tmux server of a test's own (`tmux -L NAME`), killed when the test
+/// ends, also when it fails, with the chat it runs.
+struct TmuxServer(String);
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .status();
+    }
+}
+
 #[test]
 fn a_terminal_edits_lines_and_recalls_the_last_one_with_the_up_arrow() {
     // tmux gives the chat a terminal; keys typed before it reads wait in
@@ -449,6 +461,7 @@ fn a_terminal_edits_lines_and_recalls_the_last_one_with_the_up_arrow() {
         dir.join("history.txt"),
     );
     let socket = format!("aido-chat-test-{}", std::process::id());
+    let _server = TmuxServer(socket.clone());
     let command = format!(
         "{} chat {} --record {} --history {}; echo $? > {}; tmux -L {socket} wait-for -S chat-done",
         env!("CARGO_BIN_EXE_aido"),
@@ -504,9 +517,6 @@ fn a_terminal_edits_lines_and_recalls_the_last_one_with_the_up_arrow() {
     prompts(4);
     tmux(&["send-keys", "-t", "chat", "C-d"]);
     tmux(&["wait-for", "chat-done"]);
-    let _ = Command::new("tmux")
-        .args(["-L", &socket, "kill-server"])
-        .status();
     assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "0");
     let recorded = read_value(&std::fs::read_to_string(&record).unwrap()).unwrap();
     let lines: Vec<Value> = match recorded.get(&Value::keyword("conversation")) {
@@ -846,6 +856,7 @@ fn stop_typed_at_the_terminal_while_the_bot_waits_cancels_its_question() {
     let dir = folder("terminal-stop");
     let (db, code) = (dir.join("db.edn"), dir.join("code.txt"));
     let socket = format!("aido-chat-stop-{}", std::process::id());
+    let _server = TmuxServer(socket.clone());
     // The clock would take ten minutes, and a turn may tick for ever: only
     // the line typed meanwhile ends the wait.
     let command = format!(
@@ -886,9 +897,6 @@ fn stop_typed_at_the_terminal_while_the_bot_waits_cancels_its_question() {
     screen(&socket, "chat", |s| s.contains("OK, I stopped."));
     tmux(&["send-keys", "-t", "chat", "C-d"]);
     tmux(&["wait-for", "chat-done"]);
-    let _ = Command::new("tmux")
-        .args(["-L", &socket, "kill-server"])
-        .status();
     assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "0");
     let db = read_value(&std::fs::read_to_string(&db).unwrap()).unwrap();
     assert_eq!(
