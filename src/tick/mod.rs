@@ -422,23 +422,11 @@ pub fn run_tick_traced(
         db = Value::map();
     }
     let Value::Map(map) = &mut db else {
-        let error = Some(not_a_map_error(&db, tree));
-        return Outcome {
-            status: Status::Error,
-            error,
-            steps: 0,
-            extras: None,
-        }
-        .into_tick(db);
+        return not_a_map_outcome(&db, tree).into_tick(db);
     };
     let mut engine = Engine::new(tree, map, options);
     engine.trace_into(std::mem::take(trace));
-    engine.prepare(options);
-    let status = if tree.is_empty() || engine.error.is_some() {
-        Status::Success
-    } else {
-        engine.tick(0)
-    };
+    let status = engine.tick_root(tree, options);
     let outcome = engine.finish_traced(status, options, Some(trace));
     outcome.into_tick(db)
 }
@@ -456,12 +444,7 @@ pub fn run_tick_general_path(mut db: Value, tree: &Tree, options: &TickOptions) 
         };
         let mut engine = Engine::new(tree, map, options);
         engine.plain = PlainPath::Off;
-        engine.prepare(options);
-        let status = if tree.is_empty() || engine.error.is_some() {
-            Status::Success
-        } else {
-            engine.tick(0)
-        };
+        let status = engine.tick_root(tree, options);
         engine.finish(status, options)
     };
     outcome.into_tick(db)
@@ -479,20 +462,10 @@ fn tick_in_place_inline(db: &mut Value, tree: &Tree, options: &TickOptions) -> O
         *db = Value::map();
     }
     let Value::Map(map) = db else {
-        return Outcome {
-            status: Status::Error,
-            error: Some(not_a_map_error(db, tree)),
-            steps: 0,
-            extras: None,
-        };
+        return not_a_map_outcome(db, tree);
     };
     let mut engine = Engine::new(tree, map, options);
-    engine.prepare(options);
-    let status = if tree.is_empty() || engine.error.is_some() {
-        Status::Success
-    } else {
-        engine.tick(0)
-    };
+    let status = engine.tick_root(tree, options);
     engine.finish(status, options)
 }
 
@@ -561,6 +534,19 @@ fn not_a_map(other: Value, tree: &Tree) -> Box<Tick> {
         steps: 0,
         extras: None,
     })
+}
+
+/// The outcome of a tick whose db is `other`, not a map: an Error that
+/// leaves the db as it is.
+#[cold]
+#[inline(never)]
+fn not_a_map_outcome(other: &Value, tree: &Tree) -> Outcome {
+    Outcome {
+        status: Status::Error,
+        error: Some(not_a_map_error(other, tree)),
+        steps: 0,
+        extras: None,
+    }
 }
 
 /// The error of a tick whose db is `other`, not a map.
@@ -794,6 +780,20 @@ impl<'t> Engine<'t> {
         self.watch = true;
         if self.plain == PlainPath::Untraced {
             self.plain = PlainPath::Traced;
+        }
+    }
+
+    /// Prepares the tick ([`Engine::prepare`]) and ticks the root: Success
+    /// without a visit for an empty tree or a db whose preparation failed
+    /// (the error is then the tick's). Every entry point that ticks a tree
+    /// goes through here.
+    #[inline(always)]
+    pub(crate) fn tick_root(&mut self, tree: &Tree, options: &TickOptions) -> Status {
+        self.prepare(options);
+        if tree.is_empty() || self.error.is_some() {
+            Status::Success
+        } else {
+            self.tick(0)
         }
     }
 
