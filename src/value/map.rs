@@ -69,7 +69,36 @@ pub struct Map {
     /// Positions of `entries` by the hash of their keys: present when the
     /// map holds more than [`SCAN_LIMIT`] entries, and kept until it holds
     /// [`DROP_INDEX_AT`] or fewer. Boxed, so that a small map is 40 bytes.
-    index: Option<Box<HashTable<u32>>>,
+    index: Option<Box<KeyIndex>>,
+}
+
+/// The hash index of a large map.
+#[derive(Clone, Default)]
+struct KeyIndex {
+    /// Positions of the entries, by the hash of their keys.
+    positions: HashTable<u32>,
+    /// Which of the keywords the library interns first (index below 64:
+    /// `:aido/error`, `:aido/running`, ...) are keys, a bit each: exact, so
+    /// a tick's look-ups of reserved keys that a db does not hold (most of
+    /// them, every tick) cost a test of a bit instead of a probe.
+    reserved: u64,
+}
+
+/// The bit of `k` in [`KeyIndex::reserved`], if it has one.
+#[inline(always)]
+fn reserved_bit(k: Option<Keyword>) -> u64 {
+    match k {
+        Some(k) if k.index() < 64 => 1 << k.index(),
+        _ => 0,
+    }
+}
+
+impl KeyIndex {
+    /// Whether keyword `k` may be a key: false proves it absent.
+    #[inline(always)]
+    fn may_hold(&self, k: Keyword) -> bool {
+        k.index() >= 64 || self.reserved & (1 << k.index()) != 0
+    }
 }
 
 /// The entries, in insertion order.
@@ -164,12 +193,13 @@ fn hash_at<K: Key>(entries: &[(K, Value)], at: u32) -> u64 {
 #[inline(always)]
 fn position_in<K: Key>(
     entries: &[(K, Value)],
-    index: Option<&HashTable<u32>>,
+    index: Option<&KeyIndex>,
     key_hash: impl FnOnce() -> u64,
     is: impl Fn(&K) -> bool,
 ) -> Option<usize> {
     match index {
         Some(index) if entries.len() > SCAN_LIMIT => index
+            .positions
             .find(key_hash(), |&at| {
                 entries.get(at as usize).is_some_and(|(k, _)| is(k))
             })
@@ -225,7 +255,8 @@ impl Map {
     pub fn clear(&mut self) {
         each!(&mut self.entries, e => e.clear());
         if let Some(index) = &mut self.index {
-            index.clear();
+            index.positions.clear();
+            index.reserved = 0;
         }
     }
 
@@ -237,14 +268,13 @@ impl Map {
     /// The position of `key`.
     #[inline]
     pub fn get_index_of(&self, key: &Value) -> Option<usize> {
-        let index = self.index.as_deref();
         match (&self.entries, key) {
-            (Entries::Keywords(e), Value::Keyword(k)) => {
-                position_in(e, index, || keyword_hash(*k), |x| x == k)
-            }
+            (_, Value::Keyword(k)) => self.keyword_position(*k),
             // Only a keyword equals a keyword.
             (Entries::Keywords(_), _) => None,
-            (Entries::Values(e), _) => position_in(e, index, || hash(key), |x| x == key),
+            (Entries::Values(e), _) => {
+                position_in(e, self.index.as_deref(), || hash(key), |x| x == key)
+            }
         }
     }
 
@@ -255,9 +285,15 @@ impl Map {
     pub(crate) fn keyword_position(&self, key: Keyword) -> Option<usize> {
         match &self.index {
             // One probe; the entries' form is looked at only for a candidate.
-            Some(index) if self.len() > SCAN_LIMIT => index
-                .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
-                .map(|&at| at as usize),
+            Some(index) if self.len() > SCAN_LIMIT => {
+                if !index.may_hold(key) {
+                    return None;
+                }
+                index
+                    .positions
+                    .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
+                    .map(|&at| at as usize)
+            }
             _ => each!(&self.entries, e => e.iter().position(|(k, _)| k.keyword() == Some(key))),
         }
     }
@@ -402,7 +438,8 @@ impl Map {
         match (index, u32::try_from(len - 1)) {
             (Some(index), Ok(pos)) => each!(entries, e => {
                 let e: &[(_, Value)] = e;
-                index.insert_unique(hash_at(e, pos), pos, |&p| hash_at(e, p));
+                index.positions.insert_unique(hash_at(e, pos), pos, |&p| hash_at(e, p));
+                index.reserved |= reserved_bit(e.get(pos as usize).and_then(|(k, _)| k.keyword()));
             }),
             // Positions are 32 bits: a map of more than 4 billion entries
             // (which no memory holds) would go on without an index.
@@ -418,9 +455,13 @@ impl Map {
             return;
         }
         let index = each!(&self.entries, e => {
-            let mut index = HashTable::with_capacity(e.capacity());
+            let mut index = KeyIndex {
+                positions: HashTable::with_capacity(e.capacity()),
+                reserved: 0,
+            };
             for (at, (k, _)) in (0u32..).zip(e.iter()) {
-                index.insert_unique(k.hash_key(), at, |&p| hash_at(e, p));
+                index.positions.insert_unique(k.hash_key(), at, |&p| hash_at(e, p));
+                index.reserved |= reserved_bit(k.keyword());
             }
             index
         });
@@ -485,12 +526,12 @@ impl Map {
                 if after <= SCAN_LIMIT {
                     // A few entries after it: each found by its hash.
                     for p in i + 1..len {
-                        if let Some(slot) = index.find_mut(hash_at(e, p as u32), |&q| q as usize == p) {
+                        if let Some(slot) = index.positions.find_mut(hash_at(e, p as u32), |&q| q as usize == p) {
                             *slot -= 1;
                         }
                     }
                 } else {
-                    for slot in index.iter_mut() {
+                    for slot in index.positions.iter_mut() {
                         if *slot as usize > i {
                             *slot -= 1;
                         }
@@ -518,7 +559,7 @@ impl Map {
         let v = each!(entries, e => {
             if let Some(index) = index {
                 unindex(index, e, i);
-                if let Some(slot) = index.find_mut(hash_at(e, last as u32), |&p| p as usize == last) {
+                if let Some(slot) = index.positions.find_mut(hash_at(e, last as u32), |&p| p as usize == last) {
                     *slot = i as u32;
                 }
             }
@@ -601,10 +642,14 @@ impl Map {
 }
 
 /// Takes position `i` out of `index`.
-fn unindex<K: Key>(index: &mut HashTable<u32>, entries: &[(K, Value)], i: usize) {
-    if let Ok(slot) = index.find_entry(hash_at(entries, i as u32), |&p| p as usize == i) {
+fn unindex<K: Key>(index: &mut KeyIndex, entries: &[(K, Value)], i: usize) {
+    if let Ok(slot) = index
+        .positions
+        .find_entry(hash_at(entries, i as u32), |&p| p as usize == i)
+    {
         slot.remove();
     }
+    index.reserved &= !reserved_bit(entries.get(i).and_then(|(k, _)| k.keyword()));
 }
 
 /// Equal when both hold equal keys with equal values, in any order (as
@@ -944,7 +989,9 @@ mod tests {
     /// keep keys as keyword indices on both sides of the scan limit.)
     fn key(i: u8) -> Value {
         match i {
-            0..20 => Value::keyword(&format!("k{i}")),
+            0 => Value::keyword("aido/error"),
+            1 => Value::keyword("aido/running"),
+            2..20 => Value::keyword(&format!("k{i}")),
             20..30 => Value::Int(i64::from(i)),
             _ => Value::string(&format!("s{i}")),
         }
@@ -988,10 +1035,14 @@ mod tests {
             }
         }
         if let Some(index) = &map.index {
-            assert_eq!(index.len(), map.len());
+            assert_eq!(index.positions.len(), map.len());
+            let mut reserved = 0;
             for (at, (k, _)) in map.iter().enumerate() {
-                assert_eq!(index.find(hash(k), |&p| p as usize == at), Some(&(at as u32)));
+                let found = index.positions.find(hash(k), |&p| p as usize == at);
+                assert_eq!(found, Some(&(at as u32)));
+                reserved |= reserved_bit(k.as_keyword());
             }
+            assert_eq!(index.reserved, reserved);
         }
         assert!(map.len() <= SCAN_LIMIT || map.index.is_some());
         // Equal to the same entries in another order, unequal to a change.

@@ -188,7 +188,7 @@ pub(crate) fn find(map: &Map, key: &Value) -> Option<usize> {
 /// a probe with the keyword's hash worked out in place (a few instructions:
 /// no `Hash` or `PartialEq` call on values), so that looking up a key, or
 /// proving a reserved `:aido/*` key absent, costs little in a db of any size.
-#[inline]
+#[inline(always)]
 pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
     map.keyword_position(key)
 }
