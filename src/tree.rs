@@ -131,9 +131,7 @@ impl KeyPath {
     #[inline(always)]
     pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         match self {
-            KeyPath::Kw(k, hint) => hint
-                .find(db, *k)
-                .and_then(|i| db.value_at(i)),
+            KeyPath::Kw(k, hint) => hint.find(db, *k).and_then(|i| db.value_at(i)),
             _ => self.get_slow(db),
         }
     }

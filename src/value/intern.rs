@@ -376,7 +376,10 @@ mod tests {
     fn every_keyword_index_has_its_value() {
         for i in [0, 1, 63, 64, 191, 192, 1000, 65_535, 100_000] {
             let k = Keyword(i);
-            assert!(matches!(keyword_value(k), Value::Keyword(x) if *x == k), "{i}");
+            assert!(
+                matches!(keyword_value(k), Value::Keyword(x) if *x == k),
+                "{i}"
+            );
         }
         assert_eq!(keyword_value(Keyword::new("hp")), &Value::keyword("hp"));
     }

@@ -69,7 +69,6 @@ pub use binary::{BINARY_VERSION, BinaryError, BinaryErrorKind, decode, encode};
 pub use hash::{FastBuildHasher, FastHasher};
 pub use host::{ValueError, ValueErrorKind, from_value, to_value};
 pub(crate) use index::ValueIndex;
-pub(crate) use map::SCAN_LIMIT;
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
 pub use intern::{
@@ -77,10 +76,9 @@ pub use intern::{
     set_max_interned_names,
 };
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
+pub(crate) use map::SCAN_LIMIT;
 pub use path::PathError;
-pub(crate) use path::{
-    ReservedKeys, find, find_kw, map_get, map_slot, slot_in, step as path_step,
-};
+pub(crate) use path::{ReservedKeys, find, find_kw, map_get, map_slot, slot_in, step as path_step};
 
 pub use map::{Entry, Map, OccupiedEntry, VacantEntry};
 /// An insertion-ordered set of values.

@@ -7,7 +7,7 @@
 //! hashes, and no hash or index is stored. While every key is a keyword, a
 //! key is stored as its interned index (4 bytes, an entry 40 bytes where a
 //! pair of values is 64); the first key of another type turns the entries
-//! into pairs of values, once. Only a map of more than [`SCAN_LIMIT`]
+//! into pairs of values, once. Only a map of more than 8 (`SCAN_LIMIT`)
 //! entries builds a hash index of positions (a `hashbrown::HashTable<u32>`,
 //! 4 bytes a slot plus a control byte), so a large map is searched in
 //! constant time, as an `IndexMap` is.
@@ -26,6 +26,15 @@ use hashbrown::HashTable;
 
 use super::intern::keyword_value;
 use super::{FastBuildHasher, Keyword, Value, keyword_hash};
+
+mod entry;
+mod iter;
+#[cfg(test)]
+mod tests;
+
+pub use entry::{Entry, OccupiedEntry, VacantEntry};
+use iter::Either;
+pub use iter::{IntoIter, Iter, IterMut, Keys, Values, ValuesMut};
 
 /// Maps of up to this many entries are searched by scanning their keys; a
 /// larger one builds its hash index.
@@ -417,7 +426,11 @@ impl Map {
                 // The first key of another type: the keys become values.
                 _ => {
                     let mut pairs = Vec::with_capacity(e.capacity().max(at + 1));
-                    pairs.extend(std::mem::take(e).into_iter().map(|(k, v)| (Value::Keyword(k), v)));
+                    pairs.extend(
+                        std::mem::take(e)
+                            .into_iter()
+                            .map(|(k, v)| (Value::Keyword(k), v)),
+                    );
                     self.entries = Entries::Values(pairs);
                 }
             }
@@ -667,10 +680,12 @@ impl PartialEq for Map {
                 _ => other.keyword_position(*k).and_then(|j| other.value_at(j)) == Some(v),
             });
         }
-        self.iter().zip(0..).all(|((k, v), i)| match other.get_index(i) {
-            Some((k2, v2)) if k2 == k => v2 == v,
-            _ => other.get(k) == Some(v),
-        })
+        self.iter()
+            .zip(0..)
+            .all(|((k, v), i)| match other.get_index(i) {
+                Some((k2, v2)) if k2 == k => v2 == v,
+                _ => other.get(k) == Some(v),
+            })
     }
 }
 
@@ -747,414 +762,5 @@ impl<'a> IntoIterator for &'a mut Map {
     type IntoIter = IterMut<'a>;
     fn into_iter(self) -> IterMut<'a> {
         self.iter_mut()
-    }
-}
-
-/// The entry of one key, from [`Map::entry`].
-pub enum Entry<'a> {
-    /// The key is in the map.
-    Occupied(OccupiedEntry<'a>),
-    /// The key is not in the map.
-    Vacant(VacantEntry<'a>),
-}
-
-/// A key that is in the map, from [`Map::entry`].
-pub struct OccupiedEntry<'a> {
-    map: &'a mut Map,
-    index: usize,
-}
-
-/// A key that is not in the map, from [`Map::entry`].
-pub struct VacantEntry<'a> {
-    map: &'a mut Map,
-    key: Value,
-}
-
-impl<'a> Entry<'a> {
-    /// The value, inserting `default` if the key is absent.
-    pub fn or_insert(self, default: Value) -> &'a mut Value {
-        match self {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(default),
-        }
-    }
-
-    /// The value, inserting what `default` makes if the key is absent.
-    pub fn or_insert_with(self, default: impl FnOnce() -> Value) -> &'a mut Value {
-        match self {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(default()),
-        }
-    }
-
-    /// The value, inserting nil if the key is absent.
-    pub fn or_default(self) -> &'a mut Value {
-        self.or_insert(Value::Nil)
-    }
-
-    /// Changes the value if the key is present.
-    pub fn and_modify(mut self, f: impl FnOnce(&mut Value)) -> Entry<'a> {
-        if let Entry::Occupied(e) = &mut self {
-            f(e.get_mut());
-        }
-        self
-    }
-
-    /// The key (as stored, if present).
-    pub fn key(&self) -> &Value {
-        match self {
-            Entry::Occupied(e) => e.key(),
-            Entry::Vacant(e) => e.key(),
-        }
-    }
-
-    /// The key's position (where it would go, if absent).
-    pub fn index(&self) -> usize {
-        match self {
-            Entry::Occupied(e) => e.index,
-            Entry::Vacant(e) => e.map.len(),
-        }
-    }
-}
-
-impl<'a> OccupiedEntry<'a> {
-    /// The key as stored.
-    pub fn key(&self) -> &Value {
-        self.map.get_index(self.index).map_or(&NIL, |(k, _)| k)
-    }
-
-    /// The key's position.
-    pub fn index(&self) -> usize {
-        self.index
-    }
-
-    /// The value.
-    pub fn get(&self) -> &Value {
-        &self.map[self.index]
-    }
-
-    /// The value, mutably.
-    pub fn get_mut(&mut self) -> &mut Value {
-        &mut self.map[self.index]
-    }
-
-    /// The value, mutably, for as long as the map is borrowed.
-    pub fn into_mut(self) -> &'a mut Value {
-        &mut self.map[self.index]
-    }
-
-    /// Replaces the value; the old one.
-    pub fn insert(&mut self, value: Value) -> Value {
-        std::mem::replace(self.get_mut(), value)
-    }
-
-    /// Removes the entry, keeping the order of the others; its value.
-    pub fn shift_remove(self) -> Value {
-        self.map
-            .shift_remove_index(self.index)
-            .map_or(Value::Nil, |(_, v)| v)
-    }
-}
-
-impl<'a> VacantEntry<'a> {
-    /// The key.
-    pub fn key(&self) -> &Value {
-        &self.key
-    }
-
-    /// Where the key would go.
-    pub fn index(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Inserts the key (last) with `value`.
-    pub fn insert(self, value: Value) -> &'a mut Value {
-        let at = self.map.push(self.key, value);
-        &mut self.map[at]
-    }
-}
-
-/// An iterator over either form of entries.
-#[derive(Clone)]
-enum Either<K, V> {
-    Keywords(K),
-    Values(V),
-}
-
-/// The entries of a [`Map`] in order, from [`Map::iter`].
-#[derive(Clone)]
-pub struct Iter<'a>(
-    Either<std::slice::Iter<'a, (Keyword, Value)>, std::slice::Iter<'a, (Value, Value)>>,
-);
-
-/// The entries of a [`Map`] in order, values mutably, from [`Map::iter_mut`].
-pub struct IterMut<'a>(
-    Either<std::slice::IterMut<'a, (Keyword, Value)>, std::slice::IterMut<'a, (Value, Value)>>,
-);
-
-/// The entries of a [`Map`] in order, taken out, from its `into_iter`.
-pub struct IntoIter(
-    Either<std::vec::IntoIter<(Keyword, Value)>, std::vec::IntoIter<(Value, Value)>>,
-);
-
-/// `Iterator`, `DoubleEndedIterator` and the marker traits for an iterator
-/// over either form, each form's item made by `$make`.
-macro_rules! either_iterator {
-    ($name:ty, $item:ty, |$x:ident| $make:expr) => {
-        impl<'a> Iterator for $name {
-            type Item = $item;
-            #[inline]
-            fn next(&mut self) -> Option<$item> {
-                each_form!(&mut self.0, it => it.next().map(|$x| $make))
-            }
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                each_form!(&self.0, it => it.size_hint())
-            }
-        }
-
-        impl<'a> DoubleEndedIterator for $name {
-            fn next_back(&mut self) -> Option<$item> {
-                each_form!(&mut self.0, it => it.next_back().map(|$x| $make))
-            }
-        }
-
-        impl<'a> ExactSizeIterator for $name {}
-        impl<'a> std::iter::FusedIterator for $name {}
-    };
-}
-
-macro_rules! each_form {
-    ($either:expr, $it:ident => $body:expr) => {
-        match $either {
-            Either::Keywords($it) => $body,
-            Either::Values($it) => $body,
-        }
-    };
-}
-
-either_iterator!(Iter<'a>, (&'a Value, &'a Value), |x| (x.0.value(), &x.1));
-either_iterator!(IterMut<'a>, (&'a Value, &'a mut Value), |x| (Key::value(&x.0), &mut x.1));
-either_iterator!(IntoIter, (Value, Value), |x| (x.0.into_value(), x.1));
-
-/// The keys of a [`Map`] in order, from [`Map::keys`].
-#[derive(Clone)]
-pub struct Keys<'a>(Iter<'a>);
-
-/// The values of a [`Map`] in order, from [`Map::values`].
-#[derive(Clone)]
-pub struct Values<'a>(Iter<'a>);
-
-/// The values of a [`Map`] in order, mutably, from [`Map::values_mut`].
-pub struct ValuesMut<'a>(IterMut<'a>);
-
-/// Delegates to the entries' iterator, keeping one half of each entry.
-macro_rules! half_iterator {
-    ($name:ty, $item:ty, $half:tt) => {
-        impl<'a> Iterator for $name {
-            type Item = $item;
-            #[inline]
-            fn next(&mut self) -> Option<$item> {
-                self.0.next().map(|x| x.$half)
-            }
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                self.0.size_hint()
-            }
-        }
-
-        impl<'a> DoubleEndedIterator for $name {
-            fn next_back(&mut self) -> Option<$item> {
-                self.0.next_back().map(|x| x.$half)
-            }
-        }
-
-        impl<'a> ExactSizeIterator for $name {}
-        impl<'a> std::iter::FusedIterator for $name {}
-    };
-}
-
-half_iterator!(Keys<'a>, &'a Value, 0);
-half_iterator!(Values<'a>, &'a Value, 1);
-half_iterator!(ValuesMut<'a>, &'a mut Value, 1);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    type Reference = indexmap::IndexMap<Value, Value, FastBuildHasher>;
-
-    /// Keys of three kinds, so that keywords (found by their own path),
-    /// integers and strings all go through the scan and the index.
-    /// (Cases with fewer than 20 keys have keyword keys only, so their maps
-    /// keep keys as keyword indices on both sides of the scan limit.)
-    fn key(i: u8) -> Value {
-        match i {
-            0 => Value::keyword("aido/error"),
-            1 => Value::keyword("aido/running"),
-            2..20 => Value::keyword(&format!("k{i}")),
-            20..30 => Value::Int(i64::from(i)),
-            _ => Value::string(&format!("s{i}")),
-        }
-    }
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        Insert(u8, i64),
-        ShiftRemove(u8),
-        SwapRemove(u8),
-        ShiftInsert(usize, u8, i64),
-        Entry(u8, i64),
-        Retain(u8),
-        Clear,
-    }
-
-    fn op(keys: u8) -> impl Strategy<Value = Op> {
-        prop_oneof![
-            8 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Insert(k, v)),
-            5 => (0..keys).prop_map(Op::ShiftRemove),
-            2 => (0..keys).prop_map(Op::SwapRemove),
-            1 => (0..40usize, 0..keys, any::<i64>()).prop_map(|(i, k, v)| Op::ShiftInsert(i, k, v)),
-            2 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Entry(k, v)),
-            1 => (2..6u8).prop_map(Op::Retain),
-            1 => Just(Op::Clear),
-        ]
-    }
-
-    /// Everything a user can observe, compared with the reference, and the
-    /// index (when there is one) pointing every key at its position.
-    fn check_same(map: &Map, reference: &Reference, keys: u8) {
-        assert_eq!(map.len(), reference.len());
-        assert!(map.iter().eq(reference.iter()), "order");
-        assert!(map.keys().rev().eq(reference.keys().rev()));
-        for i in 0..keys {
-            let k = key(i);
-            assert_eq!(map.get(&k), reference.get(&k));
-            assert_eq!(map.get_index_of(&k), reference.get_index_of(&k));
-            if let Value::Keyword(kw) = k {
-                assert_eq!(map.keyword_position(kw), reference.get_index_of(&k));
-            }
-        }
-        if let Some(index) = &map.index {
-            assert_eq!(index.positions.len(), map.len());
-            let mut reserved = 0;
-            for (at, (k, _)) in map.iter().enumerate() {
-                let found = index.positions.find(hash(k), |&p| p as usize == at);
-                assert_eq!(found, Some(&(at as u32)));
-                reserved |= reserved_bit(k.as_keyword());
-            }
-            assert_eq!(index.reserved, reserved);
-        }
-        assert!(map.len() <= SCAN_LIMIT || map.index.is_some());
-        // Equal to the same entries in another order, unequal to a change.
-        let reversed: Map = reference.iter().rev().map(|(k, v)| (k.clone(), v.clone())).collect();
-        assert_eq!(map, &reversed);
-        assert_eq!(Value::Map(Box::new(map.clone())), Value::Map(Box::new(reversed.clone())));
-        if let Some((k, v)) = reference.first() {
-            let mut changed = reversed;
-            changed.insert(k.clone(), Value::Vector(vec![v.clone()]));
-            assert_ne!(map, &changed);
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
-        #[test]
-        fn behaves_as_an_index_map(keys in 3..40u8, ops in (3..40u8).prop_flat_map(|k| prop::collection::vec(op(k), 0..200))) {
-            let mut map = Map::new();
-            let mut reference = Reference::default();
-            for op in ops {
-                match op {
-                    Op::Insert(k, v) => {
-                        let (k, v) = (key(k % keys), Value::Int(v));
-                        assert_eq!(map.insert_full(k.clone(), v.clone()), reference.insert_full(k, v));
-                    }
-                    Op::ShiftRemove(k) => {
-                        let k = key(k % keys);
-                        assert_eq!(map.shift_remove_full(&k), reference.shift_remove_full(&k));
-                    }
-                    Op::SwapRemove(k) => {
-                        let k = key(k % keys);
-                        assert_eq!(map.swap_remove(&k), reference.swap_remove(&k));
-                    }
-                    Op::ShiftInsert(i, k, v) => {
-                        let (k, v) = (key(k % keys), Value::Int(v));
-                        let i = i.min(reference.len().saturating_sub(usize::from(reference.contains_key(&k))));
-                        assert_eq!(map.shift_insert(i, k.clone(), v.clone()), reference.shift_insert(i, k, v));
-                    }
-                    Op::Entry(k, v) => {
-                        let k = key(k % keys);
-                        let index = reference.get_index_of(&k).unwrap_or(reference.len());
-                        let entry = map.entry(k.clone());
-                        assert_eq!(entry.index(), index);
-                        assert_eq!(entry.key(), &k);
-                        let got = entry.or_insert(Value::Int(v)).clone();
-                        assert_eq!(&got, reference.entry(k).or_insert(Value::Int(v)));
-                    }
-                    Op::Retain(m) => {
-                        let keep = |k: &Value, _: &mut Value| k.to_string().len() % usize::from(m) != 0;
-                        map.retain(keep);
-                        reference.retain(keep);
-                    }
-                    Op::Clear => {
-                        map.clear();
-                        reference.clear();
-                    }
-                }
-                check_same(&map, &reference, keys);
-            }
-        }
-    }
-
-    #[test]
-    fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
-        let mut map = Map::new();
-        let mut reference = Reference::default();
-        for round in 0..3i64 {
-            for i in 0..30u8 {
-                map.insert(key(i), Value::Int(round));
-                reference.insert(key(i), Value::Int(round));
-                check_same(&map, &reference, 30);
-            }
-            for i in (0..30u8).filter(|i| i % 8 != round as u8) {
-                assert_eq!(map.shift_remove(&key(i)), reference.shift_remove(&key(i)));
-                check_same(&map, &reference, 30);
-            }
-            assert!(map.index.is_none(), "a map of {} entries drops its index", map.len());
-        }
-    }
-
-    #[test]
-    fn a_small_map_holds_what_it_needs() {
-        assert_eq!(size_of::<Map>(), 40);
-        let mut map = Map::with_capacity(4);
-        for i in 0..5 {
-            map.insert(key(i * 7), Value::Nil);
-        }
-        // Grown one entry at a time, not doubled.
-        assert_eq!(map.capacity(), 5);
-        assert!(map.index.is_none());
-        // Keyword keys are stored as their index until a key of another
-        // type comes.
-        let mut keywords = Map::with_capacity(4);
-        for i in 0..5 {
-            keywords.insert(key(i), Value::Int(i.into()));
-        }
-        assert!(matches!(&keywords.entries, Entries::Keywords(e) if e.capacity() == 5));
-        assert_eq!(keywords.get_index(4), Some((&Value::keyword("k4"), &Value::Int(4))));
-        keywords.insert(Value::Int(-1), Value::Nil);
-        assert!(matches!(keywords.entries, Entries::Values(_)));
-        assert_eq!(keywords.get_index(4), Some((&Value::keyword("k4"), &Value::Int(4))));
-        // A db of 8 keys that holds a ninth during each tick builds its
-        // index once.
-        for i in 5..8 {
-            map.insert(key(i * 7), Value::Nil);
-        }
-        map.insert(key(8), Value::Nil);
-        let built = map.index.as_deref().map(std::ptr::from_ref);
-        for _ in 0..3 {
-            map.shift_remove(&key(8));
-            map.insert(key(8), Value::Nil);
-            assert_eq!(map.index.as_deref().map(std::ptr::from_ref), built);
-        }
     }
 }
