@@ -120,7 +120,7 @@ proptest! {
                     assert_eq!(&got, reference.entry(k).or_insert(Value::Int(v)));
                 }
                 Op::Retain(m) => {
-                    let keep = |k: &Value, _: &mut Value| k.to_string().len() % usize::from(m) != 0;
+                    let keep = |k: &Value, _: &mut Value| !k.to_string().len().is_multiple_of(usize::from(m));
                     map.retain(keep);
                     reference.retain(keep);
                 }
