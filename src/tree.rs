@@ -46,9 +46,7 @@ impl SlotHint {
     #[inline(always)]
     pub(crate) fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
         let hint = self.0.load(Relaxed) as usize;
-        if let Some((Value::Keyword(k), _)) = db.get_index(hint)
-            && *k == key
-        {
+        if db.keyword_at(hint, key) {
             return Some(hint);
         }
         let found = crate::value::find_kw(db, key);
@@ -133,10 +131,7 @@ impl KeyPath {
     #[inline(always)]
     pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         match self {
-            KeyPath::Kw(k, hint) => hint
-                .find(db, *k)
-                .and_then(|i| db.get_index(i))
-                .map(|(_, v)| v),
+            KeyPath::Kw(k, hint) => hint.find(db, *k).and_then(|i| db.value_at(i)),
             _ => self.get_slow(db),
         }
     }
@@ -163,7 +158,7 @@ impl KeyPath {
         if let KeyPath::Kw(k, hint) = self
             && let Some(i) = hint.find(db, *k)
         {
-            return db.get_index_mut(i).map(|(_, v)| v).ok_or(PathError::Empty);
+            return db.value_at_mut(i).ok_or(PathError::Empty);
         }
         self.slot_slow(db)
     }
@@ -792,8 +787,7 @@ impl Tree {
     pub(crate) fn memory_of<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         self.memory_key_hint
             .find(db, crate::value::kw::MEMORY)
-            .and_then(|i| db.get_index(i))
-            .map(|(_, v)| v)
+            .and_then(|i| db.value_at(i))
     }
 
     /// The `:aido/memory` map of `db`, to change in place.
@@ -801,8 +795,7 @@ impl Tree {
     pub(crate) fn memory_of_mut<'a>(&self, db: &'a mut Map) -> Option<&'a mut Value> {
         self.memory_key_hint
             .find(db, crate::value::kw::MEMORY)
-            .and_then(|i| db.get_index_mut(i))
-            .map(|(_, v)| v)
+            .and_then(|i| db.value_at_mut(i))
     }
 
     /// The `:aido/tree` entry of `db`, found by this tree's position hint.
@@ -810,7 +803,6 @@ impl Tree {
     pub(crate) fn recorded_fingerprint<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         self.fingerprint_hint
             .find(db, crate::value::kw::TREE)
-            .and_then(|i| db.get_index(i))
-            .map(|(_, v)| v)
+            .and_then(|i| db.value_at(i))
     }
 }

@@ -9,7 +9,7 @@
 //! three), none per leaf and none for spans beyond the table's growth, and
 //! no large results passed back up the recursion.
 
-use indexmap::map::Entry;
+use crate::value::Entry;
 
 use super::atom::{self, char_at, token_end};
 use super::names::NameCache;
@@ -411,7 +411,7 @@ impl Reader<'_> {
                 self.pos,
             ));
         }
-        let mut map = Map::with_capacity_and_hasher(n_forms / 2, FastBuildHasher::default());
+        let mut map = Map::with_capacity(n_forms / 2);
         let mut forms = self.values.drain(mark..);
         let mut key_idx = mark;
         while let (Some(key), Some(value)) = (forms.next(), forms.next()) {

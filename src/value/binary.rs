@@ -508,7 +508,7 @@ impl Decoder<'_> {
             }
             _ => {
                 // A map entry takes at least two bytes.
-                let mut map = Map::with_capacity_and_hasher(n / 2, FastBuildHasher::default());
+                let mut map = Map::with_capacity(n / 2);
                 for _ in 0..n {
                     let at = self.pos;
                     let key = self.value(depth)?;

@@ -177,7 +177,7 @@ fn clone_with_stack(root: &Value) -> Value {
                     Value::List(_) => Value::List(parts),
                     Value::Set(_) => Value::Set(Box::new(parts.into_iter().collect())),
                     Value::Map(_) => {
-                        let mut map = Map::with_capacity_and_hasher(n / 2, Default::default());
+                        let mut map = Map::with_capacity(n / 2);
                         let mut parts = parts.into_iter();
                         while let (Some(k), Some(x)) = (parts.next(), parts.next()) {
                             map.insert(k, x);

@@ -779,7 +779,7 @@ impl<'de, I: Iterator<Item = &'de Value>> de::SeqAccess<'de> for &mut Seq<'de, I
 /// The entries of a map.
 struct Entries<'de> {
     de: De<'de>,
-    entries: indexmap::map::Iter<'de, Value, Value>,
+    entries: super::map::Iter<'de>,
     /// The entry whose key was just given, waiting for its value.
     entry: Option<(&'de Value, &'de Value)>,
 }

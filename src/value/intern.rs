@@ -18,6 +18,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{OnceLock, RwLock};
 
+use super::Value;
+
 /// The names table. Its map uses the standard library's SipHash with
 /// random keys: names come from files and JSON dbs anyone can write, and a
 /// set of names chosen to collide must not make interning quadratic.
@@ -74,6 +76,35 @@ pub(crate) fn bounded<R>(f: impl FnOnce() -> R) -> (R, bool) {
     let refused = REFUSED.with(|r| r.replace(refused_before));
     BOUNDED.with(|b| b.set(was));
     (result, refused)
+}
+
+/// What `keyword_value` gives for an index it has no room for (none:
+/// every `u32` has a block).
+static NO_KEYWORD: Value = Value::Nil;
+
+/// `Value::Keyword(k)` for every keyword index, made a block at a time:
+/// block `b` holds the indices `2^(b+6) - 64 .. 2^(b+7) - 64`.
+static KEYWORD_VALUES: [OnceLock<Box<[Value]>>; 27] = [const { OnceLock::new() }; 27];
+
+/// The keyword `k` as a `&'static Value`: how a map whose keys are stored
+/// as keyword indices hands out a key by reference. The table holds a value
+/// for each index up to the highest one asked for (at most
+/// the bound maps put on keyword keys, 32 bytes each), and never changes
+/// once made.
+#[inline]
+pub(crate) fn keyword_value(k: Keyword) -> &'static Value {
+    let i = u64::from(k.index()) + 64;
+    let block = (63 - i.leading_zeros()) - 6;
+    let start = 1u64 << (block + 6);
+    let Some(cell) = KEYWORD_VALUES.get(block as usize) else {
+        return &NO_KEYWORD;
+    };
+    let values = cell.get_or_init(|| {
+        (start..2 * start)
+            .map(|j| Value::Keyword(Keyword((j - 64) as u32)))
+            .collect()
+    });
+    values.get((i - start) as usize).unwrap_or(&NO_KEYWORD)
 }
 
 fn interner() -> &'static RwLock<Interner> {
@@ -341,6 +372,18 @@ interned!(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_keyword_index_has_its_value() {
+        for i in [0, 1, 63, 64, 191, 192, 1000, 65_535, 100_000] {
+            let k = Keyword(i);
+            assert!(
+                matches!(keyword_value(k), Value::Keyword(x) if *x == k),
+                "{i}"
+            );
+        }
+        assert_eq!(keyword_value(Keyword::new("hp")), &Value::keyword("hp"));
+    }
+
     use super::*;
 
     #[test]

@@ -21,8 +21,8 @@
 //! rounded into a float); anything else, a struct of a host type included,
 //! comes out with [`from_value`].
 //!
-//! An aido [`Map`] converted with `Value::from` is rebuilt like any other
-//! map; `Value::Map(Box::new(map))` moves it without rehashing.
+//! An aido [`Map`] converts with `Value::from` by moving it (as
+//! `Value::Map(Box::new(map))` does).
 //!
 //! Host types that implement serde's traits convert whole with
 //! [`to_value`] and [`from_value`] (struct fields and enum tags as
@@ -53,6 +53,7 @@ mod host;
 mod index;
 mod intern;
 mod json;
+pub mod map;
 mod path;
 mod print;
 
@@ -75,13 +76,11 @@ pub use intern::{
     set_max_interned_names,
 };
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
+pub(crate) use map::SCAN_LIMIT;
 pub use path::PathError;
-pub(crate) use path::{
-    ReservedKeys, SCAN_LIMIT, find, find_kw, map_get, map_slot, slot_in, step as path_step,
-};
+pub(crate) use path::{ReservedKeys, find, find_kw, map_get, map_slot, slot_in, step as path_step};
 
-/// An insertion-ordered map of values (the db is one of these).
-pub type Map = indexmap::IndexMap<Value, Value, FastBuildHasher>;
+pub use map::{Entry, Map, OccupiedEntry, VacantEntry};
 /// An insertion-ordered set of values.
 pub type Set = indexmap::IndexSet<Value, FastBuildHasher>;
 

@@ -173,9 +173,6 @@ pub(crate) fn slot_in<'a>(root: &'a mut Value, path: &[Value]) -> Result<&'a mut
     Ok(here)
 }
 
-/// Maps up to this size are searched by scanning rather than hashing.
-pub(crate) const SCAN_LIMIT: usize = 8;
-
 /// The index of `key` in `map`. A db is usually a handful of keyword keys,
 /// and comparing a few interned keywords is cheaper than hashing and probing.
 #[inline]
@@ -191,25 +188,9 @@ pub(crate) fn find(map: &Map, key: &Value) -> Option<usize> {
 /// a probe with the keyword's hash worked out in place (a few instructions:
 /// no `Hash` or `PartialEq` call on values), so that looking up a key, or
 /// proving a reserved `:aido/*` key absent, costs little in a db of any size.
-#[inline]
+#[inline(always)]
 pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
-    if map.len() <= SCAN_LIMIT {
-        map.keys()
-            .position(|e| matches!(e, Value::Keyword(x) if *x == key))
-    } else {
-        find_kw_hashed(map, key)
-    }
-}
-
-/// The index of the keyword key `key` in a map of any size, by one probe
-/// of its hash table.
-#[inline]
-pub(crate) fn find_kw_hashed(map: &Map, key: super::Keyword) -> Option<usize> {
-    use indexmap::map::RawEntryApiV1;
-    map.raw_entry_v1().index_from_hash(
-        super::keyword_hash(key),
-        |e| matches!(e, Value::Keyword(x) if *x == key),
-    )
+    map.keyword_position(key)
 }
 
 /// What one pass over a small db's keys says of the keywords the library
@@ -229,18 +210,16 @@ pub(crate) struct ReservedKeys {
 
 impl ReservedKeys {
     /// One pass over the keys of `map`: meant for a small one (see
-    /// [`SCAN_LIMIT`]), where it costs a few instructions a key and no
+    /// [`SCAN_LIMIT`](super::SCAN_LIMIT)), where it costs a few instructions a key and no
     /// hashing.
     #[inline]
     pub(crate) fn scan(map: &Map) -> ReservedKeys {
         let mut found = ReservedKeys::default();
-        for (i, key) in map.keys().enumerate() {
-            if let Value::Keyword(k) = key
-                && k.index() < 64
-            {
-                found.note(i, *k);
+        map.for_each_keyword(|i, k| {
+            if k.index() < 64 {
+                found.note(i, k);
             }
-        }
+        });
         found
     }
 
@@ -266,9 +245,7 @@ impl ReservedKeys {
 /// The value of `key` in `map`.
 #[inline]
 pub(crate) fn map_get<'a>(map: &'a Map, key: &Value) -> Option<&'a Value> {
-    find(map, key)
-        .and_then(|i| map.get_index(i))
-        .map(|(_, v)| v)
+    find(map, key).and_then(|i| map.value_at(i))
 }
 
 /// The slot for `key` in `map`, inserted as nil if missing. Looks up before
@@ -300,7 +277,10 @@ mod tests {
         }
         for (i, key) in map.keys().enumerate() {
             if let Value::Keyword(k) = key {
-                assert_eq!(super::super::keyword_hash(*k), map.hasher().hash_one(key));
+                assert_eq!(
+                    super::super::keyword_hash(*k),
+                    super::super::FastBuildHasher::default().hash_one(key)
+                );
                 assert_eq!(find_kw(&map, *k), Some(i));
                 assert_eq!(find(&map, key), Some(i));
             }

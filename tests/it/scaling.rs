@@ -358,3 +358,33 @@ fn trims_whose_new_node_is_wrong_are_rejected_without_compiling_the_tree_again()
         }
     }
 }
+
+#[test]
+fn a_map_of_200000_keys_is_built_searched_compared_and_emptied_in_linear_time() {
+    // The compact map scans up to 8 keys and indexes a larger map: every
+    // step below is linear, where a scan of a large map (or rewriting the
+    // whole index on each removal near the end) would take minutes.
+    use aido::value::Map;
+    let n = 200_000i64;
+    let key = |i: i64| match i % 3 {
+        0 => Value::keyword(&format!("k{i}")),
+        1 => Value::Int(i),
+        _ => Value::from(format!("s{i}").as_str()),
+    };
+    let mut map = Map::new();
+    for i in 0..n {
+        assert_eq!(map.insert(key(i), Value::Int(i)), None);
+    }
+    for i in 0..n {
+        assert_eq!(map.get_index_of(&key(i)), Some(i as usize));
+    }
+    let reversed: Map = (0..n).rev().map(|i| (key(i), Value::Int(i))).collect();
+    assert_eq!(map, reversed);
+    // Removing the last key but one, again and again, keeps the order.
+    while map.len() > 1 {
+        let at = map.len() - 2;
+        let k = map.get_index(at).map(|(k, _)| k.clone()).unwrap();
+        assert_eq!(map.shift_remove(&k), Some(Value::Int(at as i64)));
+    }
+    assert_eq!(map.get_index(0), Some((&key(n - 1), &Value::Int(n - 1))));
+}

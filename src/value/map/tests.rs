@@ -1,0 +1,198 @@
+//! `Map` checked against `IndexMap` as the reference.
+
+use super::*;
+use proptest::prelude::*;
+
+type Reference = indexmap::IndexMap<Value, Value, FastBuildHasher>;
+
+/// Keys of three kinds, so that keywords (found by their own path),
+/// integers and strings all go through the scan and the index.
+/// (Cases with fewer than 20 keys have keyword keys only, so their maps
+/// keep keys as keyword indices on both sides of the scan limit.)
+fn key(i: u8) -> Value {
+    match i {
+        0 => Value::keyword("aido/error"),
+        1 => Value::keyword("aido/running"),
+        2..20 => Value::keyword(&format!("k{i}")),
+        20..30 => Value::Int(i64::from(i)),
+        _ => Value::string(&format!("s{i}")),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u8, i64),
+    ShiftRemove(u8),
+    SwapRemove(u8),
+    ShiftInsert(usize, u8, i64),
+    Entry(u8, i64),
+    Retain(u8),
+    Clear,
+}
+
+fn op(keys: u8) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        5 => (0..keys).prop_map(Op::ShiftRemove),
+        2 => (0..keys).prop_map(Op::SwapRemove),
+        1 => (0..40usize, 0..keys, any::<i64>()).prop_map(|(i, k, v)| Op::ShiftInsert(i, k, v)),
+        2 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Entry(k, v)),
+        1 => (2..6u8).prop_map(Op::Retain),
+        1 => Just(Op::Clear),
+    ]
+}
+
+/// Everything a user can observe, compared with the reference, and the
+/// index (when there is one) pointing every key at its position.
+fn check_same(map: &Map, reference: &Reference, keys: u8) {
+    assert_eq!(map.len(), reference.len());
+    assert!(map.iter().eq(reference.iter()), "order");
+    assert!(map.keys().rev().eq(reference.keys().rev()));
+    for i in 0..keys {
+        let k = key(i);
+        assert_eq!(map.get(&k), reference.get(&k));
+        assert_eq!(map.get_index_of(&k), reference.get_index_of(&k));
+        if let Value::Keyword(kw) = k {
+            assert_eq!(map.keyword_position(kw), reference.get_index_of(&k));
+        }
+    }
+    if let Some(index) = &map.index {
+        assert_eq!(index.positions.len(), map.len());
+        let mut reserved = 0;
+        for (at, (k, _)) in map.iter().enumerate() {
+            let found = index.positions.find(hash(k), |&p| p as usize == at);
+            assert_eq!(found, Some(&(at as u32)));
+            reserved |= reserved_bit(k.as_keyword());
+        }
+        assert_eq!(index.reserved, reserved);
+    }
+    assert!(map.len() <= SCAN_LIMIT || map.index.is_some());
+    // Equal to the same entries in another order, unequal to a change.
+    let reversed: Map = reference
+        .iter()
+        .rev()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    assert_eq!(map, &reversed);
+    assert_eq!(
+        Value::Map(Box::new(map.clone())),
+        Value::Map(Box::new(reversed.clone()))
+    );
+    if let Some((k, v)) = reference.first() {
+        let mut changed = reversed;
+        changed.insert(k.clone(), Value::Vector(vec![v.clone()]));
+        assert_ne!(map, &changed);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+    #[test]
+    fn behaves_as_an_index_map(keys in 3..40u8, ops in (3..40u8).prop_flat_map(|k| prop::collection::vec(op(k), 0..200))) {
+        let mut map = Map::new();
+        let mut reference = Reference::default();
+        for op in ops {
+            match op {
+                Op::Insert(k, v) => {
+                    let (k, v) = (key(k % keys), Value::Int(v));
+                    assert_eq!(map.insert_full(k.clone(), v.clone()), reference.insert_full(k, v));
+                }
+                Op::ShiftRemove(k) => {
+                    let k = key(k % keys);
+                    assert_eq!(map.shift_remove_full(&k), reference.shift_remove_full(&k));
+                }
+                Op::SwapRemove(k) => {
+                    let k = key(k % keys);
+                    assert_eq!(map.swap_remove(&k), reference.swap_remove(&k));
+                }
+                Op::ShiftInsert(i, k, v) => {
+                    let (k, v) = (key(k % keys), Value::Int(v));
+                    let i = i.min(reference.len().saturating_sub(usize::from(reference.contains_key(&k))));
+                    assert_eq!(map.shift_insert(i, k.clone(), v.clone()), reference.shift_insert(i, k, v));
+                }
+                Op::Entry(k, v) => {
+                    let k = key(k % keys);
+                    let index = reference.get_index_of(&k).unwrap_or(reference.len());
+                    let entry = map.entry(k.clone());
+                    assert_eq!(entry.index(), index);
+                    assert_eq!(entry.key(), &k);
+                    let got = entry.or_insert(Value::Int(v)).clone();
+                    assert_eq!(&got, reference.entry(k).or_insert(Value::Int(v)));
+                }
+                Op::Retain(m) => {
+                    let keep = |k: &Value, _: &mut Value| !k.to_string().len().is_multiple_of(usize::from(m));
+                    map.retain(keep);
+                    reference.retain(keep);
+                }
+                Op::Clear => {
+                    map.clear();
+                    reference.clear();
+                }
+            }
+            check_same(&map, &reference, keys);
+        }
+    }
+}
+
+#[test]
+fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
+    let mut map = Map::new();
+    let mut reference = Reference::default();
+    for round in 0..3i64 {
+        for i in 0..30u8 {
+            map.insert(key(i), Value::Int(round));
+            reference.insert(key(i), Value::Int(round));
+            check_same(&map, &reference, 30);
+        }
+        for i in (0..30u8).filter(|i| i % 8 != round as u8) {
+            assert_eq!(map.shift_remove(&key(i)), reference.shift_remove(&key(i)));
+            check_same(&map, &reference, 30);
+        }
+        assert!(
+            map.index.is_none(),
+            "a map of {} entries drops its index",
+            map.len()
+        );
+    }
+}
+
+#[test]
+fn a_small_map_holds_what_it_needs() {
+    assert_eq!(size_of::<Map>(), 40);
+    let mut map = Map::with_capacity(4);
+    for i in 0..5 {
+        map.insert(key(i * 7), Value::Nil);
+    }
+    // Grown one entry at a time, not doubled.
+    assert_eq!(map.capacity(), 5);
+    assert!(map.index.is_none());
+    // Keyword keys are stored as their index until a key of another
+    // type comes.
+    let mut keywords = Map::with_capacity(4);
+    for i in 0..5 {
+        keywords.insert(key(i), Value::Int(i.into()));
+    }
+    assert!(matches!(&keywords.entries, Entries::Keywords(e) if e.capacity() == 5));
+    assert_eq!(
+        keywords.get_index(4),
+        Some((&Value::keyword("k4"), &Value::Int(4)))
+    );
+    keywords.insert(Value::Int(-1), Value::Nil);
+    assert!(matches!(keywords.entries, Entries::Values(_)));
+    assert_eq!(
+        keywords.get_index(4),
+        Some((&Value::keyword("k4"), &Value::Int(4)))
+    );
+    // A db of 8 keys that holds a ninth during each tick builds its
+    // index once.
+    for i in 5..8 {
+        map.insert(key(i * 7), Value::Nil);
+    }
+    map.insert(key(8), Value::Nil);
+    let built = map.index.as_deref().map(std::ptr::from_ref);
+    for _ in 0..3 {
+        map.shift_remove(&key(8));
+        map.insert(key(8), Value::Nil);
+        assert_eq!(map.index.as_deref().map(std::ptr::from_ref), built);
+    }
+}
