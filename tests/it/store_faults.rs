@@ -28,7 +28,7 @@ use aido::store::postgres::{PgStore, init};
 use aido::store::{InboxItem, Store};
 use aido::value::{decode, encode};
 
-use crate::pg::Cluster;
+use crate::pg::{Cluster, shared};
 use crate::store_worker::{ASK, ECHO};
 
 /// Long enough for any slow machine; reached only by a test about to fail.
@@ -278,8 +278,7 @@ fn messages(agent: &str, count: usize) -> Vec<Value> {
 /// over, no turn is lost and none is applied twice.
 #[test]
 fn a_worker_killed_at_any_point_of_a_turn_loses_nothing() {
-    let Some(cluster) = Cluster::start("a_worker_killed_at_any_point_of_a_turn_loses_nothing")
-    else {
+    let Some(cluster) = shared("a_worker_killed_at_any_point_of_a_turn_loses_nothing") else {
         return;
     };
     let scratch = Scratch::new("kill");
@@ -322,7 +321,7 @@ fn a_worker_killed_at_any_point_of_a_turn_loses_nothing() {
 /// made by a tick that was not committed.
 #[test]
 fn a_worker_killed_at_any_point_of_a_launching_turn_launches_once() {
-    let Some(cluster) = Cluster::start("a_worker_killed_at_any_point_of_a_launching_turn") else {
+    let Some(cluster) = shared("a_worker_killed_at_any_point_of_a_launching_turn") else {
         return;
     };
     let scratch = Scratch::new("kill-launch");
@@ -373,7 +372,7 @@ fn a_worker_killed_at_any_point_of_a_launching_turn_launches_once() {
 /// (the same idempotency key), and the completion is applied once.
 #[test]
 fn a_dispatcher_killed_after_its_handler_ran_applies_the_completion_once() {
-    let Some(cluster) = Cluster::start("a_dispatcher_killed_after_its_handler_ran") else {
+    let Some(cluster) = shared("a_dispatcher_killed_after_its_handler_ran") else {
         return;
     };
     let scratch = Scratch::new("dispatch");
@@ -440,7 +439,7 @@ fn workers_recover_from_a_server_restart() {
 /// messages sent while they run: every reply, in order.
 #[test]
 fn two_workers_one_conversation_keep_the_order() {
-    let Some(cluster) = Cluster::start("two_workers_one_conversation_keep_the_order") else {
+    let Some(cluster) = shared("two_workers_one_conversation_keep_the_order") else {
         return;
     };
     let scratch = Scratch::new("two");
@@ -463,7 +462,7 @@ fn two_workers_one_conversation_keep_the_order() {
 /// The commands' errors: one line each, exit status 2.
 #[test]
 fn worker_errors_are_one_line_each() {
-    let Some(cluster) = Cluster::start("worker_errors_are_one_line_each") else {
+    let Some(cluster) = shared("worker_errors_are_one_line_each") else {
         return;
     };
     let scratch = Scratch::new("errors");
@@ -531,7 +530,7 @@ fn worker_errors_are_one_line_each() {
 /// not UTF-8 skipped with a notice on standard error, the chat going on.
 #[test]
 fn a_store_chat_reads_its_lines_like_a_local_chat() {
-    let Some(cluster) = Cluster::start("a_store_chat_reads_its_lines_like_a_local_chat") else {
+    let Some(cluster) = shared("a_store_chat_reads_its_lines_like_a_local_chat") else {
         return;
     };
     let scratch = Scratch::new("chat-lines");

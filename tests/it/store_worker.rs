@@ -361,7 +361,7 @@ fn workers_over_the_memory_store() {
 #[test]
 fn workers_over_postgres() {
     use aido::store::postgres::{PgStore, init};
-    let Some(cluster) = crate::pg::Cluster::start("workers_over_postgres") else {
+    let Some(cluster) = crate::pg::shared("workers_over_postgres") else {
         return;
     };
     for (name, check) in CHECKS {
