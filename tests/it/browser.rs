@@ -66,9 +66,9 @@ const marks = n => Array.from(document.querySelectorAll('.th[data-tick=\"' + n +
 
 use aido::record::{NodeState, PageOptions, Recorder, RunRecord, page};
 use aido::{Registry, Tree, Value, compile_str, read_value};
+use headless_chrome::browser::tab::point::Point;
 use headless_chrome::protocol::cdp::types::Event;
 use headless_chrome::protocol::cdp::{Network, Page as CdpPage};
-use headless_chrome::browser::tab::point::Point;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 
 fn root() -> &'static Path {
@@ -281,7 +281,8 @@ impl Chromium {
             .cloned()
             .collect();
         assert!(outside.is_empty(), "requests off the disk: {outside:#?}");
-        let resources = self.run("return performance.getEntriesByType('resource').map(e => e.name);");
+        let resources =
+            self.run("return performance.getEntriesByType('resource').map(e => e.name);");
         assert_eq!(
             resources,
             serde_json::json!([]),
@@ -553,9 +554,9 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
                 .map(|v| v.as_str().unwrap())
                 .collect();
             assert!(
-                items
-                    .iter()
-                    .any(|li| li.starts_with("errorcannot compare string") && li.ends_with("line 5")),
+                items.iter().any(
+                    |li| li.starts_with("errorcannot compare string") && li.ends_with("line 5")
+                ),
                 "{items:?}"
             );
             assert_eq!(seen[1], serde_json::json!(["mk error"]));

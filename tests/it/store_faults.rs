@@ -134,8 +134,9 @@ fn key(db: &Value, name: &str) -> Value {
 /// line to `log`, and answers the launch's `:text`: the record of every
 /// launch a committed turn made that a dispatcher ran.
 fn launch_logger(scratch: &Scratch, log: &Path) -> PathBuf {
+    let name = format!("{}.sh", log.file_name().unwrap().to_string_lossy());
     let handler = scratch.file(
-        "echo.sh",
+        &name,
         &format!(
             "#!/bin/sh\nread -r line\nprintf '%s\\n' \"$line\" >> '{}'\n\
              text=$(printf '%s' \"$line\" | sed 's/.*\"text\":\"\\([^\"]*\\)\".*/\\1/')\n\
@@ -283,34 +284,48 @@ fn a_worker_killed_at_any_point_of_a_turn_loses_nothing() {
     };
     let scratch = Scratch::new("kill");
     let tree = scratch.file("echo.edn", ECHO);
-    for point in ["before-tick", "after-tick", "after-commit"] {
-        for at in [1, 4] {
-            let url = cluster.database();
-            init(&url).unwrap();
-            let mut store = PgStore::open(&url).unwrap();
-            for agent in ["a", "b"] {
-                for text in messages(agent, 4) {
-                    store.append(agent, input(text.as_str().unwrap())).unwrap();
-                }
+    // Each fault in a database of its own, all at once: they wait on
+    // processes and on the server far more than they compute.
+    each_fault(&[1, 4], |point, at| {
+        let url = cluster.database();
+        init(&url).unwrap();
+        let mut store = PgStore::open(&url).unwrap();
+        for agent in ["a", "b"] {
+            for text in messages(agent, 4) {
+                store.append(agent, input(text.as_str().unwrap())).unwrap();
             }
-            let fault = format!("{point}:{at}");
-            let status = Worker::start(&tree, &url, &[], Some(&fault)).wait_dead();
-            assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
-            let committed: u64 = store.agents().unwrap().iter().map(|a| a.version).sum();
-            let expected = if point == "after-commit" { at } else { at - 1 };
-            assert_eq!(
-                committed, expected,
-                "{fault}: what was committed before the kill"
-            );
-            let worker = Worker::start(&tree, &url, &[], None);
-            wait_for(&url, "every input taken", |s| {
-                s.due(i64::MAX, 10).unwrap().is_empty()
-                    && s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 8
-            });
-            assert!(worker.stop().success(), "{fault}: a clean stop");
-            check_invariants(&mut store, &|agent| messages(agent, 4), None);
         }
-    }
+        let fault = format!("{point}:{at}");
+        let status = Worker::start(&tree, &url, &[], Some(&fault)).wait_dead();
+        assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
+        let committed: u64 = store.agents().unwrap().iter().map(|a| a.version).sum();
+        let expected = if point == "after-commit" { at } else { at - 1 };
+        assert_eq!(
+            committed, expected,
+            "{fault}: what was committed before the kill"
+        );
+        let worker = Worker::start(&tree, &url, &[], None);
+        wait_for(&url, "every input taken", |s| {
+            s.due(i64::MAX, 10).unwrap().is_empty()
+                && s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 8
+        });
+        assert!(worker.stop().success(), "{fault}: a clean stop");
+        check_invariants(&mut store, &|agent| messages(agent, 4), None);
+    });
+}
+
+/// Runs `check` for each point of a turn a worker can be killed at
+/// (before the tick, after it, after the commit) at each turn of `turns`,
+/// every case in a thread of its own; a failure fails the test.
+fn each_fault(turns: &[u64], check: impl Fn(&str, u64) + Sync) {
+    std::thread::scope(|scope| {
+        for point in ["before-tick", "after-tick", "after-commit"] {
+            for &at in turns {
+                let check = &check;
+                scope.spawn(move || check(point, at));
+            }
+        }
+    });
 }
 
 /// The same kills in an agent whose every input launches a deferred
@@ -326,45 +341,43 @@ fn a_worker_killed_at_any_point_of_a_launching_turn_launches_once() {
     };
     let scratch = Scratch::new("kill-launch");
     let tree = scratch.file("ask.edn", ASK);
-    for point in ["before-tick", "after-tick", "after-commit"] {
-        for at in [1, 3] {
-            let fault = format!("{point}:{at}");
-            let log = scratch.0.join(format!("launches-{point}-{at}"));
-            let handler = launch_logger(&scratch, &log);
-            let flag = format!("svc/echo={}", handler.display());
-            let args = ["--handler", flag.as_str(), "--lease", "1"];
-            let url = cluster.database();
-            init(&url).unwrap();
-            let mut store = PgStore::open(&url).unwrap();
-            let agents = ["a", "b"];
-            for agent in agents {
-                store.append(agent, input(&format!("{agent}-0"))).unwrap();
-            }
-            let status = Worker::start(&tree, &url, &args, Some(&fault)).wait_dead();
-            assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
-            let worker = Worker::start(&tree, &url, &args, None);
-            // At rest: `count` replies each, nothing waiting in or out.
-            let answered = |s: &mut PgStore, count: usize| {
-                agents.iter().all(|a| {
-                    s.load(a)
-                        .unwrap()
-                        .is_some_and(|l| match &key(&l.db, "replies") {
-                            Value::Vector(replies) => replies.len() >= count,
-                            _ => false,
-                        })
-                        && s.inbox(a).unwrap().is_empty()
-                        && s.outbox(a).unwrap().is_empty()
-                })
-            };
-            wait_for(&url, "the first answers", |s| answered(s, 1));
-            for agent in agents {
-                store.append(agent, input(&format!("{agent}-1"))).unwrap();
-            }
-            wait_for(&url, "the second answers", |s| answered(s, 2));
-            assert!(worker.stop().success(), "{fault}: a clean stop");
-            check_invariants(&mut store, &|agent| messages(agent, 2), Some(&log));
+    each_fault(&[1, 3], |point, at| {
+        let fault = format!("{point}:{at}");
+        let log = scratch.0.join(format!("launches-{point}-{at}"));
+        let handler = launch_logger(&scratch, &log);
+        let flag = format!("svc/echo={}", handler.display());
+        let args = ["--handler", flag.as_str(), "--lease", "1"];
+        let url = cluster.database();
+        init(&url).unwrap();
+        let mut store = PgStore::open(&url).unwrap();
+        let agents = ["a", "b"];
+        for agent in agents {
+            store.append(agent, input(&format!("{agent}-0"))).unwrap();
         }
-    }
+        let status = Worker::start(&tree, &url, &args, Some(&fault)).wait_dead();
+        assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
+        let worker = Worker::start(&tree, &url, &args, None);
+        // At rest: `count` replies each, nothing waiting in or out.
+        let answered = |s: &mut PgStore, count: usize| {
+            agents.iter().all(|a| {
+                s.load(a)
+                    .unwrap()
+                    .is_some_and(|l| match &key(&l.db, "replies") {
+                        Value::Vector(replies) => replies.len() >= count,
+                        _ => false,
+                    })
+                    && s.inbox(a).unwrap().is_empty()
+                    && s.outbox(a).unwrap().is_empty()
+            })
+        };
+        wait_for(&url, "the first answers", |s| answered(s, 1));
+        for agent in agents {
+            store.append(agent, input(&format!("{agent}-1"))).unwrap();
+        }
+        wait_for(&url, "the second answers", |s| answered(s, 2));
+        assert!(worker.stop().success(), "{fault}: a clean stop");
+        check_invariants(&mut store, &|agent| messages(agent, 2), Some(&log));
+    });
 }
 
 /// A dispatcher killed after its program answered and before the
