@@ -20,7 +20,7 @@ use aido::store::shard::{MemoryShards, ShardConfig, ShardEvent, ShardOwner, shar
 use aido::value::{decode, encode};
 use aido::{Registry, Value, compile_str};
 
-use crate::pg::{Cluster, shared};
+use crate::pg::{Cluster, Database, shared};
 
 /// How long any one wait may take before the test fails: far above what
 /// a loaded machine needs.
@@ -193,7 +193,7 @@ impl Drop for Worker {
 }
 
 /// A store with the tables made, and the tree file in a folder of its own.
-fn setup(cluster: &Cluster) -> (String, PathBuf) {
+fn setup(cluster: &Cluster) -> (Database<'_>, PathBuf) {
     let url = cluster.database();
     let run = aido().args(["store", "init", &url]).output().unwrap();
     assert!(
@@ -201,7 +201,8 @@ fn setup(cluster: &Cluster) -> (String, PathBuf) {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    (url.clone(), tree_file(cluster, &url))
+    let tree = tree_file(cluster, &url);
+    (url, tree)
 }
 
 /// The tree, in a file named for the database `url` (the cluster is
