@@ -446,6 +446,22 @@ fn workers_recover_from_a_server_restart() {
     });
     assert!(worker.stop().success());
     check_invariants(&mut store, &|agent| messages(agent, 20), None);
+    // Dropped, the cluster's reaper stops the server and removes its
+    // folder: the same closing of its pipe that the end of the test
+    // process brings, however the process ends.
+    let dir = cluster.dir().to_owned();
+    let pid = std::fs::read_to_string(dir.join("data/postmaster.pid")).unwrap();
+    let stat = PathBuf::from(format!("/proc/{}/stat", pid.lines().next().unwrap()));
+    drop(store);
+    drop(url);
+    drop(cluster);
+    assert!(!dir.exists(), "{} is left", dir.display());
+    // Gone, or a zombie waiting for init to reap it: stopped either way.
+    let state = std::fs::read_to_string(&stat).unwrap_or_default();
+    assert!(
+        state.is_empty() || state.contains(") Z "),
+        "the server runs on: {state}"
+    );
 }
 
 /// Two worker processes of two threads each, one conversation, 100
