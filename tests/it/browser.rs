@@ -445,20 +445,23 @@ fn the_timeline_page_in_a_browser() {
         ("edits", values_recorded_as_edits_show_whole_in_the_db_pane),
     ];
     for (name, part) in parts {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(&chrome)));
-        if let Err(failure) = outcome {
+        let mut tries = 1;
+        loop {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(&chrome)));
+            let Err(failure) = outcome else { break };
             // A part that failed with the browser still answering failed
             // on the page: that is the test's verdict. One whose browser
             // went away (on a machine starved of memory or time, Chromium
-            // may be lost) runs once more in a new browser.
-            if chrome.tab.evaluate("1", false).is_ok() {
+            // may be lost, and a new one soon after it) runs again in a new
+            // browser, up to three times in all.
+            if tries == 3 || chrome.tab.evaluate("1", false).is_ok() {
                 std::panic::resume_unwind(failure);
             }
             eprintln!("notice: Chromium went away during the `{name}` part; trying it again");
             let errors = chrome.errors.lock().unwrap().clone();
             assert!(errors.is_empty(), "console errors: {errors:#?}");
-            chrome = Chromium::launch(path.clone(), name);
-            part(&chrome);
+            chrome = Chromium::launch(path.clone(), &format!("{name}-{tries}"));
+            tries += 1;
         }
     }
     chrome.assert_quiet();
