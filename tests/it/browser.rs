@@ -480,7 +480,7 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
     let error_tree = dir.join("error.edn");
     let error_db = dir.join("error-db.edn");
 
-    let mut scenarios = vec![
+    let mut scenarios = [
         scenario(
             &dir,
             "examples/npc.edn",
