@@ -9,8 +9,12 @@
 //!
 //! One browser serves the whole module (one test, its parts in turn), and
 //! each page is loaded once: the ticks to check are then reached through
-//! the address's fragment, as a reader following a link would. A load is
-//! waited for in the page itself (the page marks itself ready), for up to
+//! the address's fragment, as a reader following a link would. Each
+//! question to the browser costs up to 0.1 s in the driver's connection, so
+//! the checks ask in few round trips: one script steps through the ticks
+//! of a page and returns everything the assertions need ([`Chromium::run`]).
+//! Mouse clicks and the keys Space, Home, End and the arrows still go
+//! through the browser's own input. A load is waited for in the page itself (the page marks itself ready), for up to
 //! [`LOAD_TIMEOUT`], so that a busy machine makes the tests slower, never
 //! wrong; nothing is asserted about time.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
@@ -26,8 +30,43 @@ use std::time::{Duration, Instant};
 /// ever needs, so that only a page that never loads fails.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// What the checks ask of a page, in JavaScript ([`Chromium::run`]):
+/// - `pane()`: the tree pane's nodes as `[id, status]`, the nodes of the
+///   selected tick's tree (rows of nodes that only other versions of the
+///   tree have are marked `absent`);
+/// - `view()`: `pane()`, every timeline cell as `[tick, id, status]`, and
+///   the tick's status line;
+/// - `tick(n)`: selects tick `n` through the address (`#tick=n`), as
+///   following a link does, and waits for the page's own `hashchange`
+///   listener (registered first) to have redrawn it;
+/// - `key(k)`: the key `k` pressed on the focused element, as the keydown
+///   event the browser would dispatch (each key a check steps with here,
+///   Space, Home, End and the left and right arrows, is also pressed
+///   through the browser's own input at least once);
+/// - `rowOf(id)`: the row (its `data-row`) whose node has the id `id` now;
+/// - `dbValue(k)`: the text of key `k`'s value in the db pane;
+/// - `marks(n)`: the class names of the marks above tick `n`.
+const HELPERS: &str = "\
+const pane = () => Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
+  .map(e => [e.dataset.nodeId, e.dataset.status]);
+const view = () => [pane(), Array.from(document.querySelectorAll('.cell[data-tick]'))\
+  .map(e => [+e.dataset.tick, e.dataset.nodeId, e.dataset.status]),\
+  document.getElementById('tickstatus').textContent];
+const tick = n => new Promise(done => { const want = '#tick=' + n;\
+  if (location.hash === want) { done(); return; }\
+  addEventListener('hashchange', () => done(), { once: true }); location.hash = want; });
+const key = k => (document.activeElement || document.body).dispatchEvent(\
+  new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+const rowOf = id => +Array.from(document.querySelectorAll('.node[data-node-id]'))\
+  .find(e => e.dataset.nodeId === id).closest('.row').dataset.row;
+const dbValue = k => Array.from(document.querySelectorAll('#db .kv'))\
+  .find(kv => kv.querySelector('.k').textContent === k).querySelector('.v').lastChild.textContent;
+const marks = n => Array.from(document.querySelectorAll('.th[data-tick=\"' + n + '\"] .mk')).map(m => m.className);
+";
+
 use aido::record::{NodeState, PageOptions, Recorder, RunRecord, page};
 use aido::{Registry, Tree, Value, compile_str, read_value};
+use headless_chrome::browser::tab::point::Point;
 use headless_chrome::protocol::cdp::types::Event;
 use headless_chrome::protocol::cdp::{Network, Page as CdpPage};
 use headless_chrome::{Browser, LaunchOptions, Tab};
@@ -199,106 +238,35 @@ impl Chromium {
         }
     }
 
-    /// Selects tick `n` of the open page through its address, as following
-    /// a link to `#tick=n` does, without loading the page again.
-    fn goto(&self, n: usize) {
-        self.goto_then(n, "JSON.stringify(null)");
-    }
-
-    /// [`Chromium::goto`], then evaluates `js` (an expression giving a JSON
-    /// string, as for [`Chromium::json`]) in the same round trip: the
-    /// page's own `hashchange` listener, registered first, has redrawn the
-    /// page by then.
-    fn goto_then(&self, n: usize, js: &str) -> serde_json::Value {
-        let promise = format!(
-            "new Promise(done => {{ const want = '#tick={n}'; const answer = () => ({js}); \
-             if (location.hash === want) {{ done(answer()); return; }} \
-             addEventListener('hashchange', () => done(answer()), {{ once: true }}); \
-             location.hash = want; }})"
-        );
-        let answer = self.tab.evaluate(&promise, true).unwrap();
+    /// Runs `body`, the body of an async JavaScript function, in the page
+    /// and returns its result (JSON). The body may use the helpers of
+    /// [`HELPERS`]: several steps and the checks of what they show go in
+    /// one round trip (each question to the browser waits on the driver's
+    /// connection, up to 0.1 s).
+    fn run(&self, body: &str) -> serde_json::Value {
+        let js = format!("(async () => {{ {HELPERS}\n{body} }})().then(v => JSON.stringify(v))");
+        let answer = self.tab.evaluate(&js, true).unwrap();
         let text = answer
             .value
             .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_else(|| panic!("tick {n}: {:?}", answer.description));
+            .unwrap_or_else(|| panic!("`{body}` gave no value: {:?}", answer.description));
         serde_json::from_str(&text).unwrap()
     }
 
-    /// Evaluates `js` (an expression giving a JSON string) and parses it.
-    fn json(&self, js: &str) -> serde_json::Value {
-        let result = self.tab.evaluate(js, false).unwrap();
-        let text = result
-            .value
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_else(|| panic!("`{js}` gave no string: {:?}", result.description));
-        serde_json::from_str(&text).unwrap()
-    }
-
-    /// The tree pane's nodes as `[id, status]`: the nodes of the selected
-    /// tick's tree (rows of nodes that only other versions of the tree
-    /// have are marked `absent`).
-    fn tree_pane(&self) -> Vec<(String, String)> {
-        pairs(self.json(
-            "JSON.stringify(Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
-             .map(e => [e.dataset.nodeId, e.dataset.status]))",
-        ))
-    }
-
-    /// [`Chromium::tree_pane`] and the page's address fragment, in one
-    /// round trip.
-    fn tree_pane_and_hash(&self) -> (Vec<(String, String)>, String) {
-        let value = self.json(
-            "JSON.stringify([Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
-             .map(e => [e.dataset.nodeId, e.dataset.status]), location.hash])",
-        );
-        (
-            pairs(value[0].clone()),
-            value[1].as_str().unwrap().to_owned(),
-        )
-    }
-
-    /// The row (its `data-row`) whose node has the id `id` now.
-    fn row_of(&self, id: &str) -> u64 {
-        let js = format!(
-            "JSON.stringify(+Array.from(document.querySelectorAll('.node[data-node-id]'))\
-             .find(e => e.dataset.nodeId === {}).closest('.row').dataset.row)",
-            serde_json::to_string(id).unwrap()
-        );
-        self.json(&js).as_u64().unwrap()
-    }
-
-    /// Selects tick `n` ([`Chromium::goto`]) and says what the page then
-    /// shows of it, in one round trip (each question to the browser waits
-    /// on the driver's connection, up to 0.1 s): the tree pane (as
-    /// [`Chromium::tree_pane`]), every timeline cell as `[tick, id,
-    /// status]`, and the tick's status line.
-    fn goto_view(&self, n: usize) -> View {
-        let value = self.goto_then(
-            n,
-            "JSON.stringify([\
-             Array.from(document.querySelectorAll('.row:not(.absent) .node[data-node-id]'))\
-             .map(e => [e.dataset.nodeId, e.dataset.status]), \
-             Array.from(document.querySelectorAll('.cell[data-tick]'))\
-             .map(e => [+e.dataset.tick, e.dataset.nodeId, e.dataset.status]), \
-             document.getElementById('tickstatus').textContent])",
-        );
-        let cells = value[1]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                (
-                    c[0].as_u64().unwrap(),
-                    c[1].as_str().unwrap().to_owned(),
-                    c[2].as_str().unwrap().to_owned(),
-                )
+    /// Clicks the middle of the element `selector` with the mouse, as a
+    /// person does, after scrolling it into view.
+    fn click(&self, selector: &str) {
+        let at = self.run(&format!(
+            "const e = document.querySelector({}); e.scrollIntoView({{block: 'center', inline: 'center'}}); \
+             const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];",
+            serde_json::to_string(selector).unwrap()
+        ));
+        self.tab
+            .click_point(Point {
+                x: at[0].as_f64().unwrap(),
+                y: at[1].as_f64().unwrap(),
             })
-            .collect();
-        View {
-            pane: pairs(value[0].clone()),
-            cells,
-            status: value[2].as_str().unwrap().to_owned(),
-        }
+            .unwrap();
     }
 
     fn assert_quiet(&self) {
@@ -314,7 +282,7 @@ impl Chromium {
             .collect();
         assert!(outside.is_empty(), "requests off the disk: {outside:#?}");
         let resources =
-            self.json("JSON.stringify(performance.getEntriesByType('resource').map(e => e.name))");
+            self.run("return performance.getEntriesByType('resource').map(e => e.name);");
         assert_eq!(
             resources,
             serde_json::json!([]),
@@ -323,17 +291,26 @@ impl Chromium {
     }
 }
 
-/// What the page shows of the selected tick ([`Chromium::goto_view`]).
-struct View {
-    pane: Vec<(String, String)>,
-    cells: Vec<(u64, String, String)>,
-    status: String,
-}
-
 impl Drop for Chromium {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Timeline cells as `[tick, id, status]`.
+fn cells(value: &serde_json::Value) -> Vec<(u64, String, String)> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c[0].as_u64().unwrap(),
+                c[1].as_str().unwrap().to_owned(),
+                c[2].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 fn pairs(value: serde_json::Value) -> Vec<(String, String)> {
@@ -468,20 +445,23 @@ fn the_timeline_page_in_a_browser() {
         ("edits", values_recorded_as_edits_show_whole_in_the_db_pane),
     ];
     for (name, part) in parts {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(&chrome)));
-        if let Err(failure) = outcome {
+        let mut tries = 1;
+        loop {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(&chrome)));
+            let Err(failure) = outcome else { break };
             // A part that failed with the browser still answering failed
             // on the page: that is the test's verdict. One whose browser
             // went away (on a machine starved of memory or time, Chromium
-            // may be lost) runs once more in a new browser.
-            if chrome.tab.evaluate("1", false).is_ok() {
+            // may be lost, and a new one soon after it) runs again in a new
+            // browser, up to three times in all.
+            if tries == 3 || chrome.tab.evaluate("1", false).is_ok() {
                 std::panic::resume_unwind(failure);
             }
             eprintln!("notice: Chromium went away during the `{name}` part; trying it again");
             let errors = chrome.errors.lock().unwrap().clone();
             assert!(errors.is_empty(), "console errors: {errors:#?}");
-            chrome = Chromium::launch(path.clone(), name);
-            part(&chrome);
+            chrome = Chromium::launch(path.clone(), &format!("{name}-{tries}"));
+            tries += 1;
         }
     }
     chrome.assert_quiet();
@@ -500,7 +480,7 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
     let error_tree = dir.join("error.edn");
     let error_db = dir.join("error-db.edn");
 
-    let mut scenarios = vec![
+    let mut scenarios = [
         scenario(
             &dir,
             "examples/npc.edn",
@@ -533,7 +513,7 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
     scenarios[0].ticks_to_check = vec![1, 5, 9, 12];
     scenarios[1].ticks_to_check = vec![1, 2, 3, 5, 7];
     scenarios[2].ticks_to_check = vec![1, 3, 6];
-    scenarios[3].ticks_to_check = vec![2, 3, 4];
+    scenarios[3].ticks_to_check = vec![3, 2, 4];
 
     // The runs have what the page must show: halts, launches, an error.
     let kinds = |s: &Scenario| -> Vec<String> {
@@ -554,61 +534,60 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
     });
     assert!(halted_somewhere, "some page shows a halted node");
 
-    // The error run's third tick lists the error with its line, and its
-    // column is marked.
-    let error_page = &scenarios[3];
-    chrome.open(&error_page.html, "tick=3");
-    let shown = chrome.json(
-        "JSON.stringify([Array.from(document.querySelectorAll('#events li')).map(li => li.textContent), \
-          Array.from(document.querySelectorAll('.th[data-tick=\"3\"] .mk')).map(m => m.className)])",
-    );
-    let items: Vec<&str> = shown[0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
-    assert!(
-        items
-            .iter()
-            .any(|li| li.starts_with("errorcannot compare string") && li.ends_with("line 5")),
-        "{items:?}"
-    );
-    assert_eq!(shown[1], serde_json::json!(["mk error"]));
-
-    for s in &scenarios {
+    for (i, s) in scenarios.iter().enumerate() {
         // One load a page, at its first tick to check; the others through
-        // the address.
-        chrome.open(&s.html, &format!("tick={}", s.ticks_to_check[0]));
-        for &n in &s.ticks_to_check {
-            let view = chrome.goto_view(n);
+        // the address; then a step forward and back with the arrow keys.
+        // Everything the page shows, asked in one round trip.
+        let first = s.ticks_to_check[0];
+        chrome.open(&s.html, &format!("tick={first}"));
+        let seen = chrome.run(&format!(
+            "const events = Array.from(document.querySelectorAll('#events li')).map(li => li.textContent); \
+             const views = []; for (const n of {ticks:?}) {{ await tick(n); views.push(view()); }} \
+             await tick({first}); key('ArrowRight'); const right = [pane(), location.hash]; \
+             key('ArrowLeft'); return [events, marks({first}), views, right, pane()];",
+            ticks = s.ticks_to_check
+        ));
+        if i == 3 {
+            // The error run's third tick lists the error with its line,
+            // and its column is marked.
+            let items: Vec<&str> = seen[0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert!(
+                items.iter().any(
+                    |li| li.starts_with("errorcannot compare string") && li.ends_with("line 5")
+                ),
+                "{items:?}"
+            );
+            assert_eq!(seen[1], serde_json::json!(["mk error"]));
+        }
+        for (&n, view) in s.ticks_to_check.iter().zip(seen[2].as_array().unwrap()) {
             assert_eq!(
-                view.pane,
+                pairs(view[0].clone()),
                 expected(&s.run, n),
                 "{} at tick {n}",
                 s.html.display()
             );
             // Every cell shown carries its own tick's state.
+            let cells = cells(&view[1]);
             assert!(
-                view.cells.iter().any(|c| c.0 == n as u64),
+                cells.iter().any(|c| c.0 == n as u64),
                 "tick {n}'s column is shown"
             );
-            for (tick, id, status) in view.cells {
+            for (tick, id, status) in cells {
                 let want = expected(&s.run, tick as usize);
                 let (_, state) = want.iter().find(|(i, _)| *i == id).unwrap();
                 assert_eq!(&status, state, "cell of {id} at tick {tick}");
             }
-            assert_eq!(view.status, s.run.ticks[n - 1].status.as_str());
+            assert_eq!(view[2], s.run.ticks[n - 1].status.as_str());
         }
         // A key press steps to the next tick, and the address follows.
-        let n = s.ticks_to_check[0];
-        chrome.goto(n);
-        chrome.tab.press_key("ArrowRight").unwrap();
-        let (pane, hash) = chrome.tree_pane_and_hash();
-        assert_eq!(pane, expected(&s.run, n + 1));
-        assert_eq!(hash, format!("#tick={}", n + 1));
-        chrome.tab.press_key("ArrowLeft").unwrap();
-        assert_eq!(chrome.tree_pane(), expected(&s.run, n));
+        assert_eq!(pairs(seen[3][0].clone()), expected(&s.run, first + 1));
+        assert_eq!(seen[3][1], format!("#tick={}", first + 1));
+        assert_eq!(pairs(seen[4].clone()), expected(&s.run, first));
     }
 }
 
@@ -622,11 +601,11 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted(chrome: &Chromiu
         7,
     );
     chrome.open(&s.html, "tick=3&node=%3Aask");
-    let selected = chrome.json(
-        "JSON.stringify([document.querySelector('.row.sel .node').dataset.nodeId, \
+    let selected = chrome.run(
+        "return [document.querySelector('.row.sel .node').dataset.nodeId, \
           document.querySelector('#source mark').textContent, \
           document.querySelectorAll('#db .kv').length, \
-          document.querySelectorAll('#events li').length])",
+          document.querySelectorAll('#events li').length];",
     );
     assert_eq!(selected[0], ":ask");
     assert!(
@@ -641,18 +620,15 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted(chrome: &Chromiu
         "the events pane lists the input"
     );
     // Clicking a cell selects its tick and its node.
-    chrome
-        .tab
-        .find_element(".cell[data-tick=\"5\"][data-node-id=\"\\\"answer.0\\\"\"]")
-        .unwrap()
-        .click()
-        .unwrap();
-    let (pane, hash) = chrome.tree_pane_and_hash();
-    assert_eq!(hash, "#tick=5&node=%22answer.0%22");
-    assert_eq!(pane, expected(&s.run, 5));
+    chrome.click(".cell[data-tick=\"5\"][data-node-id=\"\\\"answer.0\\\"\"]");
+    let clicked = chrome.run(
+        "const after = [pane(), location.hash]; await tick(5); \
+         return [after, document.body.dataset.playing];",
+    );
+    assert_eq!(clicked[0][1], "#tick=5&node=%22answer.0%22");
+    assert_eq!(pairs(clicked[0][0].clone()), expected(&s.run, 5));
 
     // A screenshot that is not blank: a PNG with many distinct colours.
-    chrome.goto(5);
     let png = chrome
         .tab
         .capture_screenshot(
@@ -671,17 +647,19 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted(chrome: &Chromiu
     if let Some(out) = std::env::var_os("AIDO_SCREENSHOT") {
         std::fs::write(out, &png).unwrap();
     }
-    // Space plays the run and stops it; a step by hand stops it too.
-    let playing = || chrome.json("JSON.stringify(document.body.dataset.playing)");
-    assert_eq!(playing(), "false");
+    // Space plays the run and stops it; a step by hand stops it too. The
+    // keys go through the browser's input, as a person's do.
+    let playing = || chrome.run("return document.body.dataset.playing;");
+    assert_eq!(clicked[1], "false");
     chrome.tab.press_key(" ").unwrap();
     assert_eq!(playing(), "true");
     chrome.tab.press_key(" ").unwrap();
     assert_eq!(playing(), "false");
     chrome.tab.press_key(" ").unwrap();
     chrome.tab.press_key("Home").unwrap();
-    assert_eq!(playing(), "false");
-    assert_eq!(chrome.tree_pane(), expected(&s.run, 1));
+    let home = chrome.run("return [document.body.dataset.playing, pane()];");
+    assert_eq!(home[0], "false");
+    assert_eq!(pairs(home[1].clone()), expected(&s.run, 1));
 
     // A run without ticks (the library can record one) still opens quietly.
     let tree = compile_str("one.edn", "[:success]", &Registry::new()).unwrap();
@@ -689,10 +667,10 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted(chrome: &Chromiu
     let run = Recorder::new(&tree, &Value::map()).finish();
     std::fs::write(&empty, page(&run, &PageOptions::titled("one.edn"))).unwrap();
     chrome.open(&empty, "tick=3");
-    for key in ["ArrowRight", "ArrowDown", "End", " "] {
-        chrome.tab.press_key(key).unwrap();
-    }
-    let text = chrome.json("JSON.stringify(document.getElementById('grid').textContent)");
+    let text = chrome.run(
+        "for (const k of ['ArrowRight', 'ArrowDown', 'End', ' ']) { key(k); } \
+         return document.getElementById('grid').textContent;",
+    );
     assert_eq!(text, "the run has no ticks");
 }
 
@@ -735,7 +713,8 @@ fn a_long_run_of_a_big_tree_opens_at_the_asked_tick_and_steps(chrome: &Chromium)
     let at = ticks * 9 / 10;
     chrome.open(&html, &format!("tick={at}"));
     let opened = started.elapsed();
-    let ready_ms = chrome.json("JSON.stringify(+document.body.dataset.readyMs)");
+    let opened_view = chrome.run("return [+document.body.dataset.readyMs, pane()];");
+    let ready_ms = &opened_view[0];
     eprintln!(
         "{ticks} ticks of a {}-node tree: page {:.1} MB, opened in {} ms (script done {} ms after navigation)",
         tree.len(),
@@ -743,13 +722,16 @@ fn a_long_run_of_a_big_tree_opens_at_the_asked_tick_and_steps(chrome: &Chromium)
         opened.as_millis(),
         ready_ms
     );
-    assert_eq!(chrome.tree_pane(), expected(&run, at));
+    assert_eq!(pairs(opened_view[1].clone()), expected(&run, at));
+    let step = "return [pane(), +document.body.dataset.stepMs];";
     chrome.tab.press_key("End").unwrap();
-    assert_eq!(chrome.tree_pane(), expected(&run, ticks));
-    let jump_ms = chrome.json("JSON.stringify(+document.body.dataset.stepMs)");
+    let jumped = chrome.run(step);
+    assert_eq!(pairs(jumped[0].clone()), expected(&run, ticks));
+    let jump_ms = &jumped[1];
     chrome.tab.press_key("ArrowLeft").unwrap();
-    assert_eq!(chrome.tree_pane(), expected(&run, ticks - 1));
-    let step_ms = chrome.json("JSON.stringify(+document.body.dataset.stepMs)");
+    let stepped = chrome.run(step);
+    assert_eq!(pairs(stepped[0].clone()), expected(&run, ticks - 1));
+    let step_ms = &stepped[1];
     eprintln!("in the page: a jump to the last tick {jump_ms} ms, a step back {step_ms} ms");
 }
 
@@ -802,21 +784,15 @@ fn a_reloaded_tree_keeps_a_renamed_node_on_its_row(chrome: &Chromium) {
     );
 
     chrome.open(&html, "tick=2");
-    assert_eq!(chrome.tree_pane(), expected(&run, 2));
-    let walk = chrome.row_of(":walk");
+    let before = chrome.run("return [pane(), rowOf(':walk')];");
+    assert_eq!(pairs(before[0].clone()), expected(&run, 2));
     chrome.tab.press_key("ArrowRight").unwrap();
     chrome.tab.press_key("ArrowRight").unwrap();
-    assert_eq!(chrome.tree_pane(), expected(&run, 4));
-    assert_eq!(
-        chrome.row_of(":stroll"),
-        walk,
-        ":walk, renamed :stroll, keeps its row"
-    );
+    let after = chrome.run("return [pane(), rowOf(':stroll'), marks(3)];");
+    assert_eq!(pairs(after[0].clone()), expected(&run, 4));
+    assert_eq!(after[1], before[1], ":walk, renamed :stroll, keeps its row");
     // The reload is marked above tick 3.
-    let marks = chrome.json(
-        "JSON.stringify(Array.from(document.querySelectorAll('.th[data-tick=\"3\"] .mk')).map(m => m.className))",
-    );
-    assert_eq!(marks, serde_json::json!(["mk reload"]));
+    assert_eq!(after[2], serde_json::json!(["mk reload"]));
 }
 
 fn values_recorded_as_edits_show_whole_in_the_db_pane(chrome: &Chromium) {
@@ -843,19 +819,16 @@ fn values_recorded_as_edits_show_whole_in_the_db_pane(chrome: &Chromium) {
     let html = chrome.dir.join("edits.html");
     std::fs::write(&html, page(&run, &PageOptions::titled("edits.edn"))).unwrap();
     chrome.open(&html, "tick=300");
-    let value_at = |n: usize, key: &str| {
-        chrome.goto(n);
-        chrome.json(&format!(
-            "JSON.stringify(Array.from(document.querySelectorAll('#db .kv'))\
-             .find(kv => kv.querySelector('.k').textContent === '{key}')\
-             .querySelector('.v').lastChild.textContent)"
-        ))
-    };
-    for n in [300, 1, 2, 9, 256, 257] {
+    let ticks = [300, 1, 2, 9, 256, 257];
+    let shown = chrome.run(&format!(
+        "const seen = []; for (const n of {ticks:?}) {{ await tick(n); seen.push([dbValue(':big'), dbValue(':v')]); }} \
+         return seen;"
+    ));
+    for (n, values) in ticks.into_iter().zip(shown.as_array().unwrap()) {
         let whole = run.db_after(n);
-        for key in ["big", "v"] {
+        for (i, key) in ["big", "v"].into_iter().enumerate() {
             let want = whole.get(&Value::keyword(key)).unwrap().to_string();
-            assert_eq!(value_at(n, &format!(":{key}")), want, ":{key} at tick {n}");
+            assert_eq!(values[i], want, ":{key} at tick {n}");
         }
     }
 }
@@ -879,17 +852,14 @@ fn a_log_recorded_as_appends_shows_whole_in_the_db_pane(chrome: &Chromium) {
     let html = chrome.dir.join("log.html");
     std::fs::write(&html, page(&run, &PageOptions::titled("log.edn"))).unwrap();
     chrome.open(&html, "tick=300");
-    let log_at = |n: usize| {
-        chrome.goto_then(
-            n,
-            "JSON.stringify(Array.from(document.querySelectorAll('#db .kv'))\
-             .find(kv => kv.querySelector('.k').textContent === ':log')\
-             .querySelector('.v').lastChild.textContent)",
-        )
-    };
-    for n in [300, 9, 12, 257, 1] {
+    let ticks = [300, 9, 12, 257, 1];
+    let shown = chrome.run(&format!(
+        "const seen = []; for (const n of {ticks:?}) {{ await tick(n); seen.push(dbValue(':log')); }} \
+         return seen;"
+    ));
+    for (n, shown) in ticks.into_iter().zip(shown.as_array().unwrap()) {
         let whole = run.db_after(n);
         let log = whole.get(&Value::keyword("log")).unwrap().to_string();
-        assert_eq!(log_at(n), log, "the log at tick {n}");
+        assert_eq!(shown, &log, "the log at tick {n}");
     }
 }

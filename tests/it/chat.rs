@@ -784,7 +784,14 @@ fn idle_ticks_the_tree_once_a_silence_and_the_bot_speaks_first() {
     chat.say(":db :aido/idle");
     assert_eq!(chat.next(), "nil (nothing there)");
     chat.say("hello");
-    assert_eq!(chat.next(), "Hi");
+    // The silence before that line is a new one: on a machine loaded
+    // enough that the line comes more than 0.1 s after the answer, one
+    // idle turn (one only) speaks before the line is answered.
+    let mut next = chat.next();
+    if next == "Anyone there?" {
+        next = chat.next();
+    }
+    assert_eq!(next, "Hi");
     assert_eq!(chat.next(), "Anyone there?");
     let run = chat.end();
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");

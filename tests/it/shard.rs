@@ -269,13 +269,12 @@ fn events_for_another_shard_and_another_shard_count_are_refused() {
 #[cfg(feature = "postgres")]
 mod postgres {
     use super::*;
-    use crate::pg::Cluster;
     use aido::store::pg_shard::{PgShards, init as shard_init};
     use aido::store::postgres::init;
 
     #[test]
     fn postgres_shards_replay_and_fence_as_memory_does() {
-        let Some(cluster) = Cluster::start("postgres_shards_replay_and_fence_as_memory_does")
+        let Some(cluster) = crate::pg::shared("postgres_shards_replay_and_fence_as_memory_does")
         else {
             return;
         };

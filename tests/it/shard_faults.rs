@@ -20,7 +20,7 @@ use aido::store::shard::{MemoryShards, ShardConfig, ShardEvent, ShardOwner, shar
 use aido::value::{decode, encode};
 use aido::{Registry, Value, compile_str};
 
-use crate::pg::Cluster;
+use crate::pg::{Cluster, Database, shared};
 
 /// How long any one wait may take before the test fails: far above what
 /// a loaded machine needs.
@@ -34,6 +34,11 @@ const TREE: &str = "[:sequence
 const SHARDS: u32 = 2;
 const AGENTS: u64 = 8;
 const RATE: f64 = 500.0;
+/// The workers' lease, in seconds: what a new worker waits after an owner
+/// stopped renewing. A worker that misses its own renewal on a loaded
+/// machine renews late (fenced by its epoch, not by the time) unless
+/// another worker took the shard, which the tests allow for.
+const LEASE: &str = "0.5";
 
 fn aido() -> Command {
     Command::new(env!("CARGO_BIN_EXE_aido"))
@@ -70,7 +75,7 @@ impl Worker {
             "--checkpoint-every",
             &checkpoint_every.to_string(),
             "--lease",
-            "2",
+            LEASE,
         ]);
         match hook {
             Some(hook) => command.env("AIDO_SHARD_HOOK", hook),
@@ -188,7 +193,7 @@ impl Drop for Worker {
 }
 
 /// A store with the tables made, and the tree file in a folder of its own.
-fn setup(cluster: &Cluster) -> (String, PathBuf) {
+fn setup(cluster: &Cluster) -> (Database<'_>, PathBuf) {
     let url = cluster.database();
     let run = aido().args(["store", "init", &url]).output().unwrap();
     assert!(
@@ -196,9 +201,17 @@ fn setup(cluster: &Cluster) -> (String, PathBuf) {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let tree = cluster.dir().join("shard-tree.edn");
-    std::fs::write(&tree, TREE).unwrap();
+    let tree = tree_file(cluster, &url);
     (url, tree)
+}
+
+/// The tree, in a file named for the database `url` (the cluster is
+/// shared by tests running at the same time).
+fn tree_file(cluster: &Cluster, url: &str) -> PathBuf {
+    let database = url.rsplit('=').next().unwrap();
+    let tree = cluster.dir().join(format!("{database}-tree.edn"));
+    std::fs::write(&tree, TREE).unwrap();
+    tree
 }
 
 fn client(url: &str) -> postgres::Client {
@@ -267,10 +280,10 @@ fn n_of(bytes: &[u8]) -> i64 {
 
 #[test]
 fn a_shard_owner_killed_between_checkpoints_is_recovered_bit_for_bit() {
-    let Some(cluster) = Cluster::start("a_shard_owner_killed_between_checkpoints") else {
+    let Some(cluster) = shared("a_shard_owner_killed_between_checkpoints") else {
         return;
     };
-    let (url, tree) = setup(&cluster);
+    let (url, tree) = setup(cluster);
     let mut db = client(&url);
     let mut first = Worker::start(&tree, &url, 60, 10, Some("0:37"));
     first.wait_line("hook: shard 0 at tick 37");
@@ -315,10 +328,10 @@ fn a_shard_owner_killed_between_checkpoints_is_recovered_bit_for_bit() {
 
 #[test]
 fn a_paused_shard_owner_whose_shards_were_taken_writes_nothing() {
-    let Some(cluster) = Cluster::start("a_paused_shard_owner_whose_shards_were_taken") else {
+    let Some(cluster) = shared("a_paused_shard_owner_whose_shards_were_taken") else {
         return;
     };
-    let (url, tree) = setup(&cluster);
+    let (url, tree) = setup(cluster);
     let mut db = client(&url);
     let mut first = Worker::start(&tree, &url, 200, 5, Some("1:23"));
     first.wait_line("hook: shard 1 at tick 23");
@@ -377,12 +390,11 @@ fn a_paused_shard_owner_whose_shards_were_taken_writes_nothing() {
 
 #[test]
 fn the_shard_command_says_what_is_wrong_in_one_line() {
-    let Some(cluster) = Cluster::start("the_shard_command_says_what_is_wrong") else {
+    let Some(cluster) = shared("the_shard_command_says_what_is_wrong") else {
         return;
     };
     let url = cluster.database();
-    let tree = cluster.dir().join("shard-tree.edn");
-    std::fs::write(&tree, TREE).unwrap();
+    let tree = tree_file(cluster, &url);
     let run = |args: &[&str]| {
         let out = aido().arg("shard").arg(&tree).args(args).output().unwrap();
         (
@@ -434,7 +446,7 @@ fn the_shard_command_says_what_is_wrong_in_one_line() {
     assert!(stderr.contains("[S0102]"), "{stderr}");
     // With --max-shards 1 the worker holds one shard at a time: it
     // finishes the first before it takes the second.
-    let (fresh, _) = setup(&cluster);
+    let (fresh, _) = setup(cluster);
     let out = aido()
         .arg("shard")
         .arg(&tree)

@@ -400,12 +400,12 @@ mod postgres {
     /// throwaway cluster (starting a cluster is most of a part's time).
     #[test]
     fn postgres_store() {
-        let Some(cluster) = Cluster::start("postgres_store") else {
+        let Some(cluster) = crate::pg::shared("postgres_store") else {
             return;
         };
-        postgres_keeps_the_contract(&cluster);
-        postgres_across_connections(&cluster);
-        the_store_commands_through_the_binary(&cluster);
+        postgres_keeps_the_contract(cluster);
+        postgres_across_connections(cluster);
+        the_store_commands_through_the_binary(cluster);
     }
 
     fn postgres_keeps_the_contract(cluster: &Cluster) {

@@ -28,7 +28,7 @@ use aido::store::postgres::{PgStore, init};
 use aido::store::{InboxItem, Store};
 use aido::value::{decode, encode};
 
-use crate::pg::Cluster;
+use crate::pg::{Cluster, shared};
 use crate::store_worker::{ASK, ECHO};
 
 /// Long enough for any slow machine; reached only by a test about to fail.
@@ -134,8 +134,9 @@ fn key(db: &Value, name: &str) -> Value {
 /// line to `log`, and answers the launch's `:text`: the record of every
 /// launch a committed turn made that a dispatcher ran.
 fn launch_logger(scratch: &Scratch, log: &Path) -> PathBuf {
+    let name = format!("{}.sh", log.file_name().unwrap().to_string_lossy());
     let handler = scratch.file(
-        "echo.sh",
+        &name,
         &format!(
             "#!/bin/sh\nread -r line\nprintf '%s\\n' \"$line\" >> '{}'\n\
              text=$(printf '%s' \"$line\" | sed 's/.*\"text\":\"\\([^\"]*\\)\".*/\\1/')\n\
@@ -278,40 +279,53 @@ fn messages(agent: &str, count: usize) -> Vec<Value> {
 /// over, no turn is lost and none is applied twice.
 #[test]
 fn a_worker_killed_at_any_point_of_a_turn_loses_nothing() {
-    let Some(cluster) = Cluster::start("a_worker_killed_at_any_point_of_a_turn_loses_nothing")
-    else {
+    let Some(cluster) = shared("a_worker_killed_at_any_point_of_a_turn_loses_nothing") else {
         return;
     };
     let scratch = Scratch::new("kill");
     let tree = scratch.file("echo.edn", ECHO);
-    for point in ["before-tick", "after-tick", "after-commit"] {
-        for at in [1, 4] {
-            let url = cluster.database();
-            init(&url).unwrap();
-            let mut store = PgStore::open(&url).unwrap();
-            for agent in ["a", "b"] {
-                for text in messages(agent, 4) {
-                    store.append(agent, input(text.as_str().unwrap())).unwrap();
-                }
+    // Each fault in a database of its own, all at once: they wait on
+    // processes and on the server far more than they compute.
+    each_fault(&[1, 4], |point, at| {
+        let url = cluster.database();
+        init(&url).unwrap();
+        let mut store = PgStore::open(&url).unwrap();
+        for agent in ["a", "b"] {
+            for text in messages(agent, 4) {
+                store.append(agent, input(text.as_str().unwrap())).unwrap();
             }
-            let fault = format!("{point}:{at}");
-            let status = Worker::start(&tree, &url, &[], Some(&fault)).wait_dead();
-            assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
-            let committed: u64 = store.agents().unwrap().iter().map(|a| a.version).sum();
-            let expected = if point == "after-commit" { at } else { at - 1 };
-            assert_eq!(
-                committed, expected,
-                "{fault}: what was committed before the kill"
-            );
-            let worker = Worker::start(&tree, &url, &[], None);
-            wait_for(&url, "every input taken", |s| {
-                s.due(i64::MAX, 10).unwrap().is_empty()
-                    && s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 8
-            });
-            assert!(worker.stop().success(), "{fault}: a clean stop");
-            check_invariants(&mut store, &|agent| messages(agent, 4), None);
         }
-    }
+        let fault = format!("{point}:{at}");
+        let status = Worker::start(&tree, &url, &[], Some(&fault)).wait_dead();
+        assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
+        let committed: u64 = store.agents().unwrap().iter().map(|a| a.version).sum();
+        let expected = if point == "after-commit" { at } else { at - 1 };
+        assert_eq!(
+            committed, expected,
+            "{fault}: what was committed before the kill"
+        );
+        let worker = Worker::start(&tree, &url, &[], None);
+        wait_for(&url, "every input taken", |s| {
+            s.due(i64::MAX, 10).unwrap().is_empty()
+                && s.agents().unwrap().iter().map(|a| a.version).sum::<u64>() == 8
+        });
+        assert!(worker.stop().success(), "{fault}: a clean stop");
+        check_invariants(&mut store, &|agent| messages(agent, 4), None);
+    });
+}
+
+/// Runs `check` for each point of a turn a worker can be killed at
+/// (before the tick, after it, after the commit) at each turn of `turns`,
+/// every case in a thread of its own; a failure fails the test.
+fn each_fault(turns: &[u64], check: impl Fn(&str, u64) + Sync) {
+    std::thread::scope(|scope| {
+        for point in ["before-tick", "after-tick", "after-commit"] {
+            for &at in turns {
+                let check = &check;
+                scope.spawn(move || check(point, at));
+            }
+        }
+    });
 }
 
 /// The same kills in an agent whose every input launches a deferred
@@ -322,50 +336,48 @@ fn a_worker_killed_at_any_point_of_a_turn_loses_nothing() {
 /// made by a tick that was not committed.
 #[test]
 fn a_worker_killed_at_any_point_of_a_launching_turn_launches_once() {
-    let Some(cluster) = Cluster::start("a_worker_killed_at_any_point_of_a_launching_turn") else {
+    let Some(cluster) = shared("a_worker_killed_at_any_point_of_a_launching_turn") else {
         return;
     };
     let scratch = Scratch::new("kill-launch");
     let tree = scratch.file("ask.edn", ASK);
-    for point in ["before-tick", "after-tick", "after-commit"] {
-        for at in [1, 3] {
-            let fault = format!("{point}:{at}");
-            let log = scratch.0.join(format!("launches-{point}-{at}"));
-            let handler = launch_logger(&scratch, &log);
-            let flag = format!("svc/echo={}", handler.display());
-            let args = ["--handler", flag.as_str(), "--lease", "1"];
-            let url = cluster.database();
-            init(&url).unwrap();
-            let mut store = PgStore::open(&url).unwrap();
-            let agents = ["a", "b"];
-            for agent in agents {
-                store.append(agent, input(&format!("{agent}-0"))).unwrap();
-            }
-            let status = Worker::start(&tree, &url, &args, Some(&fault)).wait_dead();
-            assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
-            let worker = Worker::start(&tree, &url, &args, None);
-            // At rest: `count` replies each, nothing waiting in or out.
-            let answered = |s: &mut PgStore, count: usize| {
-                agents.iter().all(|a| {
-                    s.load(a)
-                        .unwrap()
-                        .is_some_and(|l| match &key(&l.db, "replies") {
-                            Value::Vector(replies) => replies.len() >= count,
-                            _ => false,
-                        })
-                        && s.inbox(a).unwrap().is_empty()
-                        && s.outbox(a).unwrap().is_empty()
-                })
-            };
-            wait_for(&url, "the first answers", |s| answered(s, 1));
-            for agent in agents {
-                store.append(agent, input(&format!("{agent}-1"))).unwrap();
-            }
-            wait_for(&url, "the second answers", |s| answered(s, 2));
-            assert!(worker.stop().success(), "{fault}: a clean stop");
-            check_invariants(&mut store, &|agent| messages(agent, 2), Some(&log));
+    each_fault(&[1, 3], |point, at| {
+        let fault = format!("{point}:{at}");
+        let log = scratch.0.join(format!("launches-{point}-{at}"));
+        let handler = launch_logger(&scratch, &log);
+        let flag = format!("svc/echo={}", handler.display());
+        let args = ["--handler", flag.as_str(), "--lease", "1"];
+        let url = cluster.database();
+        init(&url).unwrap();
+        let mut store = PgStore::open(&url).unwrap();
+        let agents = ["a", "b"];
+        for agent in agents {
+            store.append(agent, input(&format!("{agent}-0"))).unwrap();
         }
-    }
+        let status = Worker::start(&tree, &url, &args, Some(&fault)).wait_dead();
+        assert_eq!(status.signal(), Some(9), "{fault}: killed by its hook");
+        let worker = Worker::start(&tree, &url, &args, None);
+        // At rest: `count` replies each, nothing waiting in or out.
+        let answered = |s: &mut PgStore, count: usize| {
+            agents.iter().all(|a| {
+                s.load(a)
+                    .unwrap()
+                    .is_some_and(|l| match &key(&l.db, "replies") {
+                        Value::Vector(replies) => replies.len() >= count,
+                        _ => false,
+                    })
+                    && s.inbox(a).unwrap().is_empty()
+                    && s.outbox(a).unwrap().is_empty()
+            })
+        };
+        wait_for(&url, "the first answers", |s| answered(s, 1));
+        for agent in agents {
+            store.append(agent, input(&format!("{agent}-1"))).unwrap();
+        }
+        wait_for(&url, "the second answers", |s| answered(s, 2));
+        assert!(worker.stop().success(), "{fault}: a clean stop");
+        check_invariants(&mut store, &|agent| messages(agent, 2), Some(&log));
+    });
 }
 
 /// A dispatcher killed after its program answered and before the
@@ -373,7 +385,7 @@ fn a_worker_killed_at_any_point_of_a_launching_turn_launches_once() {
 /// (the same idempotency key), and the completion is applied once.
 #[test]
 fn a_dispatcher_killed_after_its_handler_ran_applies_the_completion_once() {
-    let Some(cluster) = Cluster::start("a_dispatcher_killed_after_its_handler_ran") else {
+    let Some(cluster) = shared("a_dispatcher_killed_after_its_handler_ran") else {
         return;
     };
     let scratch = Scratch::new("dispatch");
@@ -434,13 +446,29 @@ fn workers_recover_from_a_server_restart() {
     });
     assert!(worker.stop().success());
     check_invariants(&mut store, &|agent| messages(agent, 20), None);
+    // Dropped, the cluster's reaper stops the server and removes its
+    // folder: the same closing of its pipe that the end of the test
+    // process brings, however the process ends.
+    let dir = cluster.dir().to_owned();
+    let pid = std::fs::read_to_string(dir.join("data/postmaster.pid")).unwrap();
+    let stat = PathBuf::from(format!("/proc/{}/stat", pid.lines().next().unwrap()));
+    drop(store);
+    drop(url);
+    drop(cluster);
+    assert!(!dir.exists(), "{} is left", dir.display());
+    // Gone, or a zombie waiting for init to reap it: stopped either way.
+    let state = std::fs::read_to_string(&stat).unwrap_or_default();
+    assert!(
+        state.is_empty() || state.contains(") Z "),
+        "the server runs on: {state}"
+    );
 }
 
 /// Two worker processes of two threads each, one conversation, 100
 /// messages sent while they run: every reply, in order.
 #[test]
 fn two_workers_one_conversation_keep_the_order() {
-    let Some(cluster) = Cluster::start("two_workers_one_conversation_keep_the_order") else {
+    let Some(cluster) = shared("two_workers_one_conversation_keep_the_order") else {
         return;
     };
     let scratch = Scratch::new("two");
@@ -463,7 +491,7 @@ fn two_workers_one_conversation_keep_the_order() {
 /// The commands' errors: one line each, exit status 2.
 #[test]
 fn worker_errors_are_one_line_each() {
-    let Some(cluster) = Cluster::start("worker_errors_are_one_line_each") else {
+    let Some(cluster) = shared("worker_errors_are_one_line_each") else {
         return;
     };
     let scratch = Scratch::new("errors");
@@ -531,7 +559,7 @@ fn worker_errors_are_one_line_each() {
 /// not UTF-8 skipped with a notice on standard error, the chat going on.
 #[test]
 fn a_store_chat_reads_its_lines_like_a_local_chat() {
-    let Some(cluster) = Cluster::start("a_store_chat_reads_its_lines_like_a_local_chat") else {
+    let Some(cluster) = shared("a_store_chat_reads_its_lines_like_a_local_chat") else {
         return;
     };
     let scratch = Scratch::new("chat-lines");

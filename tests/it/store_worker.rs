@@ -87,11 +87,19 @@ fn events_in_order(store: &mut dyn Store) {
     assert!(store.due(0, 10).unwrap().is_empty());
 }
 
+/// A folder of the caller's own (the checks run over the memory store and
+/// over PostgreSQL at the same time).
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("aido-worker-{name}-{}-{n}", std::process::id()))
+}
+
 /// A launch goes to the outbox with its turn; the dispatcher runs the
 /// program with the idempotency key, writes the completion and deletes the
 /// launch; the next turn applies it once.
 fn a_deferred_action_through_the_dispatcher(store: &mut dyn Store) {
-    let dir = std::env::temp_dir().join(format!("aido-worker-defer-{}", std::process::id()));
+    let dir = scratch_dir("defer");
     std::fs::create_dir_all(&dir).unwrap();
     let keys = dir.join("keys");
     let _ = std::fs::remove_file(&keys);
@@ -209,7 +217,7 @@ fn duplicate_late_and_cancelled_completions(store: &mut dyn Store) {
 /// A cancel stops the program of its request that runs in the
 /// dispatcher, and its launch is gone from the outbox.
 fn a_cancel_stops_the_running_program(store: &mut dyn Store) {
-    let dir = std::env::temp_dir().join(format!("aido-worker-cancel-{}", std::process::id()));
+    let dir = scratch_dir("cancel");
     std::fs::create_dir_all(&dir).unwrap();
     let pid_file = dir.join("pid");
     let _ = std::fs::remove_file(&pid_file);
@@ -361,7 +369,7 @@ fn workers_over_the_memory_store() {
 #[test]
 fn workers_over_postgres() {
     use aido::store::postgres::{PgStore, init};
-    let Some(cluster) = crate::pg::Cluster::start("workers_over_postgres") else {
+    let Some(cluster) = crate::pg::shared("workers_over_postgres") else {
         return;
     };
     for (name, check) in CHECKS {
