@@ -293,20 +293,24 @@ impl Engine<'_> {
         // The usual case: the same nodes as the last running set on this
         // thread, in the same order, each a keyword or the tree's own string
         // (one comparison in place each), in pre-order and none plain.
-        let mut before = None;
-        let same = ids.len() == last_running.len()
-            && ids.iter().zip(last_running.iter()).all(|(id, &n)| {
-                let in_order = before.is_none_or(|b| b < n);
-                before = Some(n);
-                in_order
-                    && tree
-                        .nodes
-                        .get(n as usize)
-                        .is_some_and(|node| !node.plain && same_id(&node.id, id))
-            });
-        if same {
-            nodes.extend(last_running.iter().map(|&n| (n, Fate::Pending)));
-            return false;
+        if ids.len() == last_running.len() {
+            let mut same = true;
+            for (id, &n) in ids.iter().zip(last_running.iter()) {
+                let in_order = nodes.last().is_none_or(|&(before, _)| before < n);
+                match tree.nodes.get(n as usize) {
+                    Some(node) if in_order && !node.plain && same_id(&node.id, id) => {
+                        nodes.push((n, Fate::Pending));
+                    }
+                    _ => {
+                        same = false;
+                        break;
+                    }
+                }
+            }
+            if same {
+                return false;
+            }
+            nodes.clear();
         }
         let mut any_plain = false;
         // Stored in pre-order without repeats (see `store_running`), the
@@ -616,8 +620,8 @@ impl Engine<'_> {
         for &n in &active {
             self.halt_one(n);
         }
+        self.clear_memory(node, end, &active);
         self.long_state().halting = active;
-        self.clear_memory(node, end);
     }
 
     /// Runs the halt behaviour of one node: its hook, or a cancel request.
@@ -748,15 +752,26 @@ impl Engine<'_> {
     /// deferred action in flight). Persistent state stays: `:choose-each`'s
     /// pool, and the memory of user node types that declare theirs
     /// persistent ([`crate::extend::NodeType::persistent_memory`]).
-    fn clear_memory(&mut self, start: u32, end: u32) {
-        let key = Value::Keyword(kw::MEMORY);
+    ///
+    /// `halted` are the nodes just halted: the memory entries of a halted
+    /// subtree are usually theirs, found by comparing ids in place, and
+    /// only another entry's id is looked up in the tree.
+    fn clear_memory(&mut self, start: u32, end: u32, halted: &[u32]) {
         let tree = self.tree;
-        if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
+        let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
+            return;
+        };
+        if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
             memory.retain(|id, state| {
-                let Some(node) = tree.find(id).filter(|n| (start..end).contains(&n.0)) else {
+                let node = halted
+                    .iter()
+                    .copied()
+                    .find(|&n| same_id(&tree.nodes[n as usize].id, id))
+                    .or_else(|| tree.find(id).map(|n| n.0));
+                let Some(node) = node.filter(|n| (start..end).contains(n)) else {
                     return true;
                 };
-                let keep = match tree.nodes[node.index()].kind.traits().memory {
+                let keep = match tree.nodes[node as usize].kind.traits().memory {
                     Memory::Pool => {
                         if let Value::Map(m) = state {
                             m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
@@ -781,7 +796,7 @@ impl Engine<'_> {
                 keep
             });
             if memory.is_empty()
-                && let Some(memory) = self.db.shift_remove(&key)
+                && let Some((_, memory)) = self.db.shift_remove_index(at)
             {
                 recycle(memory);
             }

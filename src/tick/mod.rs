@@ -723,7 +723,7 @@ impl Long {
             && long.dropped.is_empty()
             && long.warnings.is_empty()
         {
-            Long::recycle(long);
+            Long::recycle_quiet(long);
             return None;
         }
         Long::hand_over_extras(long, trace_out)
@@ -757,6 +757,19 @@ impl Long {
         });
         Long::recycle(long);
         extras
+    }
+
+    /// [`Long::recycle`] for a tick that handed nothing out: what it would
+    /// hand out is empty already, so only the running sets and the journal
+    /// are emptied.
+    #[inline(always)]
+    fn recycle_quiet(mut long: Box<Long>) {
+        long.prev_running.clear();
+        std::mem::swap(&mut long.last_running, &mut long.now_running);
+        long.now_running.clear();
+        long.journal.clear();
+        long.rollback_depth = 0;
+        SPARE_LONG.set(Some(long));
     }
 
     /// Empties `long` (what a tick hands out was moved out of it already)
@@ -1107,12 +1120,18 @@ impl<'t> Engine<'t> {
                 }
             }
             None => {
-                if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
-                    if let Some(old) = memory.shift_remove(id) {
+                // Found by the position hints, as when written.
+                let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
+                    return Ok(());
+                };
+                if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
+                    if let Some(i) = n.memory_hint.find_value(memory, id)
+                        && let Some((_, old)) = memory.shift_remove_index(i)
+                    {
                         halt::recycle(old);
                     }
                     if memory.is_empty()
-                        && let Some(memory) = self.db.shift_remove(&key)
+                        && let Some((_, memory)) = self.db.shift_remove_index(at)
                     {
                         halt::recycle(memory);
                     }
