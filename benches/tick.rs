@@ -6,7 +6,8 @@
 //! npc written by hand in Rust over aido's db, with a key hint per site as
 //! the compiled tree has (checked to reach the same db as the tree), and a
 //! node type registered in Rust that reads one option and one db key,
-//! against the built-in `:test?` doing the same. Their ratios are printed
+//! against the built-in `:test?` doing the same. Their ratios, and that of
+//! npc with an action that runs long against npc, are printed
 //! from one run in which the workloads take turns (see `common::interleaved`), so
 //! that load from elsewhere on a shared machine hits all of them alike.
 //!
@@ -348,6 +349,7 @@ fn tick(c: &mut Criterion) {
     }
     let (mut domain_db, mut builtin_db) = (npc_db.clone(), npc_db.clone());
     let mut by_name_db = npc_db.clone();
+    let mut long_db = running_db.clone();
     let ticks = |tree: &Tree, db: &mut Value| {
         for _ in 0..REFERENCE_TICKS {
             tick_in_place(db, tree);
@@ -367,27 +369,31 @@ fn tick(c: &mut Criterion) {
             &mut || ticks(&domain, &mut domain_db),
             &mut || ticks(&builtin, &mut builtin_db),
             &mut || ticks(&by_name, &mut by_name_db),
+            &mut || ticks(&running, &mut long_db),
         ],
     );
     let ns = |d: Duration| d.as_secs_f64() * 1e9 / REFERENCE_TICKS as f64;
-    let (npc_ns, hand_ns, wide_ns, domain_ns, builtin_ns, by_name_ns) = (
+    let (npc_ns, hand_ns, wide_ns, domain_ns, builtin_ns, by_name_ns, long_ns) = (
         ns(times[0]),
         ns(times[1]),
         ns(times[2]),
         ns(times[3]),
         ns(times[4]),
         ns(times[5]),
+        ns(times[6]),
     );
     eprintln!(
         "references (fastest of {REFERENCE_SAMPLES} interleaved samples of {REFERENCE_TICKS} ticks):\n  \
          npc {npc_ns:.1} ns, hand-written {hand_ns:.1} ns: {:.2}x\n  \
          npc with 20 other keys {wide_ns:.1} ns: {:.2}x npc\n  \
          domain node {domain_ns:.1} ns, :test? {builtin_ns:.1} ns: {:.2}x\n  \
-         domain node reading its option by name {by_name_ns:.1} ns: {:.2}x :test?",
+         domain node reading its option by name {by_name_ns:.1} ns: {:.2}x :test?\n  \
+         npc with a long action running (npc_running) {long_ns:.1} ns: {:.2}x npc",
         npc_ns / hand_ns,
         wide_ns / npc_ns,
         domain_ns / builtin_ns,
-        by_name_ns / builtin_ns
+        by_name_ns / builtin_ns,
+        long_ns / npc_ns
     );
 
     let mut group = c.benchmark_group("tick");

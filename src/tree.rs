@@ -40,6 +40,18 @@ impl Clone for SlotHint {
     }
 }
 
+/// Whether two node ids are equal, deciding the usual cases in place: an
+/// id in the db is usually the tree's own keyword or a clone of its string
+/// (the same allocation), so no call to the general comparison is made.
+#[inline(always)]
+pub(crate) fn same_id(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Keyword(x), Value::Keyword(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) if Arc::ptr_eq(x, y) => true,
+        _ => a == b,
+    }
+}
+
 impl SlotHint {
     /// The position of keyword `key` in `db`, trying the remembered
     /// position first.
@@ -61,7 +73,7 @@ impl SlotHint {
     pub(crate) fn find_value(&self, map: &Map, key: &Value) -> Option<usize> {
         let hint = self.0.load(Relaxed) as usize;
         if let Some((k, _)) = map.get_index(hint)
-            && k == key
+            && same_id(k, key)
         {
             return Some(hint);
         }

@@ -60,6 +60,17 @@ impl Engine<'_> {
             Ok(n) => n,
             Err(status) => return status,
         };
+        // A wait under way, the usual case: its memory is `{:ticks k}` with
+        // 0 < k < n, counted in place (one look-up, no new memory map).
+        if let Some(Value::Map(memory)) = self.memory_mut(id)
+            && memory.len() == 1
+            && let Some((Value::Keyword(kw::TICKS), Value::Int(k))) = memory.get_index_mut(0)
+            && *k > 0
+            && (*k as u64) < n
+        {
+            *k += 1;
+            return Status::Running;
+        }
         // `:ticks` is found by its interned index: no key value is made.
         let ticks_in = |memory: &Value| match memory {
             Value::Map(m) => crate::value::find_kw(m, kw::TICKS),
@@ -78,16 +89,6 @@ impl Engine<'_> {
                 }
             },
         };
-        if done > 0
-            && done < n
-            && let Some(Value::Map(memory)) = self.memory_mut(id)
-            && memory.len() == 1
-            && let Some((Value::Keyword(kw::TICKS), Value::Int(k))) = memory.get_index_mut(0)
-        {
-            // Counted in place: no new memory map each tick.
-            *k += 1;
-            return Status::Running;
-        }
         let state = if done < n {
             Some(crate::tick::spare_map_of(
                 Value::Keyword(kw::TICKS),

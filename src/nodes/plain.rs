@@ -34,7 +34,7 @@
 //! compiles away in the plain instance.
 
 use super::{Shape, composite, decorators, one_visit_leaf};
-use crate::tick::{Engine, Status, TraceEvent};
+use crate::tick::{Engine, PlainPath, Status, TraceEvent};
 use crate::tree::{Kind, Node, NodeIndex, Parallel};
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
@@ -173,6 +173,11 @@ impl Engine<'_> {
         node: &Node,
     ) -> Status {
         if !PLAIN {
+            // A plain child of a general node goes straight to the plain
+            // path (what `Engine::tick` would do first, without the call).
+            if node.plain && self.plain == PlainPath::Untraced {
+                return self.tick_plain::<false>(id);
+            }
             return self.tick(id);
         }
         if node.subtree_end == id + 1 {

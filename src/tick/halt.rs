@@ -10,7 +10,7 @@
 
 use crate::extend::Imp;
 use crate::nodes::{Memory, one_visit_leaf};
-use crate::tree::{Kind, NodeIndex, Opt, Reset};
+use crate::tree::{Kind, NodeIndex, Opt, Reset, same_id};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Fate, FnCtx, Long, NodeCtx, Status, eval, panic_message};
@@ -262,15 +262,16 @@ pub(crate) fn recycle(mut value: Value) {
 
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
-    /// the db belongs to another tree.
-    pub(crate) fn load_running(&mut self) {
+    /// the db belongs to another tree. Returns whether it names a plain
+    /// node (which only a db from elsewhere can: see `PlainPath::Off`).
+    pub(crate) fn load_running(&mut self) -> bool {
         let tree = self.tree;
         let Some((_, running)) = tree
             .running_key_hint
             .find(self.db, kw::RUNNING)
             .and_then(|i| self.db.get_index(i))
         else {
-            return;
+            return false;
         };
         let Some(ids) = running.as_seq() else {
             let msg = format!(
@@ -278,7 +279,7 @@ impl Engine<'_> {
                 running.type_name()
             );
             self.fail(0, msg);
-            return;
+            return false;
         };
         // Filled in place: the long-running state may be this thread's
         // spare, whose vectors have room from earlier ticks.
@@ -289,30 +290,68 @@ impl Engine<'_> {
             ..
         } = &mut **long;
         nodes.clear();
+        // The usual case: the same nodes as the last running set on this
+        // thread, in the same order, each a keyword or the tree's own string
+        // (one comparison in place each), in pre-order and none plain.
+        if ids.len() == last_running.len() {
+            let mut same = true;
+            for (id, &n) in ids.iter().zip(last_running.iter()) {
+                let in_order = nodes.last().is_none_or(|&(before, _)| before < n);
+                match tree.nodes.get(n as usize) {
+                    Some(node) if in_order && !node.plain && same_id(&node.id, id) => {
+                        nodes.push((n, Fate::Pending));
+                    }
+                    _ => {
+                        same = false;
+                        break;
+                    }
+                }
+            }
+            if same {
+                return false;
+            }
+            nodes.clear();
+        }
+        let mut any_plain = false;
+        // Stored in pre-order without repeats (see `store_running`), the
+        // usual case: then there is nothing to sort.
+        let mut sorted = true;
         for (i, id) in ids.iter().enumerate() {
-            // Usually the node at the same place in the last running set.
-            let hinted = last_running.get(i).copied().filter(|&n| {
-                tree.nodes
-                    .get(n as usize)
-                    .is_some_and(|node| node.id == *id)
-            });
+            // Usually the node at the same place in the last running set,
+            // the same id (a keyword, or a clone of the tree's string).
+            let hinted = match last_running.get(i) {
+                Some(&n)
+                    if tree
+                        .nodes
+                        .get(n as usize)
+                        .is_some_and(|n| same_id(&n.id, id)) =>
+                {
+                    Some(n)
+                }
+                _ => None,
+            };
             match hinted.or_else(|| tree.find(id).map(|node| node.0)) {
-                Some(node) => nodes.push((node, Fate::Pending)),
+                Some(node) => {
+                    if let Some(&(before, _)) = nodes.last() {
+                        sorted &= before < node;
+                    }
+                    any_plain |= tree.nodes[node as usize].plain;
+                    nodes.push((node, Fate::Pending));
+                }
                 None => {
                     nodes.clear();
                     let msg =
                         format!("`:aido/running` names node {id}, which this tree does not have");
                     self.fail(0, msg);
-                    return;
+                    return false;
                 }
             }
         }
-        // Stored in pre-order without repeats (see `store_running`), the
-        // usual case: then there is nothing to sort.
-        if !nodes.windows(2).all(|w| w[0].0 < w[1].0) {
+        if !sorted {
             nodes.sort_unstable_by_key(|(n, _)| *n);
             nodes.dedup_by_key(|(n, _)| *n);
         }
+        any_plain
     }
 
     /// The long-running state, made on first use.
@@ -322,8 +361,19 @@ impl Engine<'_> {
     }
 
     /// Notes that `node` returned Running.
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn note_running(&mut self, node: u32) {
+        match self.long.as_mut() {
+            Some(long) => long.now_running.push(node),
+            None => self.note_first_running(node),
+        }
+    }
+
+    /// [`Engine::note_running`] for the first node of a tick that keeps
+    /// no long-running state yet.
+    #[cold]
+    #[inline(never)]
+    fn note_first_running(&mut self, node: u32) {
         self.long_state().now_running.push(node);
     }
 
@@ -383,7 +433,9 @@ impl Engine<'_> {
     }
 
     /// Writes the nodes running now under `:aido/running` (removing the key
-    /// when nothing runs).
+    /// when nothing runs). The usual tick while something runs ends with the
+    /// nodes it began with: the db already names them, which is checked id
+    /// by id (each a comparison in place), and nothing is written.
     pub(crate) fn store_running(&mut self) {
         let tree = self.tree;
         let at = tree.running_key_hint.find(self.db, kw::RUNNING);
@@ -404,21 +456,23 @@ impl Engine<'_> {
             now.sort_unstable();
             now.dedup();
         }
-        let id = |n: &u32| &tree.nodes[*n as usize].id;
+        let nodes = &tree.nodes;
         let slot = match at {
             Some(i) => &mut self.db[i],
             None => crate::value::map_slot(self.db, &Value::Keyword(kw::RUNNING)),
         };
-        // The same nodes as before, the usual case while something runs:
-        // the db already says so.
         if let Value::Vector(old) = slot
-            && old.iter().eq(now.iter().map(id))
+            && old.len() == now.len()
+            && old
+                .iter()
+                .zip(now.iter())
+                .all(|(old, &n)| same_id(old, &nodes[n as usize].id))
         {
             return;
         }
         let mut ids = spare_vector();
         if let Value::Vector(items) = &mut ids {
-            items.extend(now.iter().map(|n| id(n).clone()));
+            items.extend(now.iter().map(|&n| nodes[n as usize].id.clone()));
         }
         recycle(std::mem::replace(slot, ids));
         self.wrote_state = true;
@@ -478,7 +532,13 @@ impl Engine<'_> {
 
     /// Halts the running nodes not reached in this tick, deepest first.
     pub(crate) fn sweep(&mut self) {
-        let n = self.long.as_ref().map_or(0, |l| l.prev_running.len());
+        // Usually every one was reached: then there is nothing to do.
+        let n = match &self.long {
+            Some(l) if l.prev_running.iter().any(|(_, f)| *f == Fate::Pending) => {
+                l.prev_running.len()
+            }
+            _ => return,
+        };
         for i in (0..n).rev() {
             let pending = self
                 .long
@@ -495,7 +555,9 @@ impl Engine<'_> {
     /// its children), as a reactive sequence or selector does.
     #[inline(always)]
     pub(crate) fn halt_children_after(&mut self, kids: &[u32], after: usize) {
-        if self.anything_running() {
+        // The last child has nothing after it: the usual case for a running
+        // child, which a tree puts last more often than not.
+        if after + 1 < kids.len() && self.anything_running() {
             self.halt_children_after_slow(kids, after);
         }
     }
@@ -518,6 +580,16 @@ impl Engine<'_> {
         let end = tree.nodes[node as usize].subtree_end;
         let range = node..end;
         let long = self.long_state();
+        // Most subtrees passed by run nothing: found in the sorted running
+        // set by a binary search, and in the few nodes running now.
+        let from = long.prev_running.partition_point(|(n, _)| *n < node);
+        let pending_below = long.prev_running[from..]
+            .iter()
+            .take_while(|(n, _)| *n < end)
+            .any(|(_, fate)| *fate == Fate::Pending);
+        if !pending_below && !long.now_running.iter().any(|n| range.contains(n)) {
+            return;
+        }
         // Into room kept from earlier halts: a halt allocates no list.
         let mut active = std::mem::take(&mut long.halting);
         active.clear();
@@ -548,8 +620,8 @@ impl Engine<'_> {
         for &n in &active {
             self.halt_one(n);
         }
+        self.clear_memory(node, end, &active);
         self.long_state().halting = active;
-        self.clear_memory(node, end);
     }
 
     /// Runs the halt behaviour of one node: its hook, or a cancel request.
@@ -680,15 +752,26 @@ impl Engine<'_> {
     /// deferred action in flight). Persistent state stays: `:choose-each`'s
     /// pool, and the memory of user node types that declare theirs
     /// persistent ([`crate::extend::NodeType::persistent_memory`]).
-    fn clear_memory(&mut self, start: u32, end: u32) {
-        let key = Value::Keyword(kw::MEMORY);
+    ///
+    /// `halted` are the nodes just halted: the memory entries of a halted
+    /// subtree are usually theirs, found by comparing ids in place, and
+    /// only another entry's id is looked up in the tree.
+    fn clear_memory(&mut self, start: u32, end: u32, halted: &[u32]) {
         let tree = self.tree;
-        if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
+        let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
+            return;
+        };
+        if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
             memory.retain(|id, state| {
-                let Some(node) = tree.find(id).filter(|n| (start..end).contains(&n.0)) else {
+                let node = halted
+                    .iter()
+                    .copied()
+                    .find(|&n| same_id(&tree.nodes[n as usize].id, id))
+                    .or_else(|| tree.find(id).map(|n| n.0));
+                let Some(node) = node.filter(|n| (start..end).contains(n)) else {
                     return true;
                 };
-                let keep = match tree.nodes[node.index()].kind.traits().memory {
+                let keep = match tree.nodes[node as usize].kind.traits().memory {
                     Memory::Pool => {
                         if let Value::Map(m) = state {
                             m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
@@ -713,7 +796,7 @@ impl Engine<'_> {
                 keep
             });
             if memory.is_empty()
-                && let Some(memory) = self.db.shift_remove(&key)
+                && let Some((_, memory)) = self.db.shift_remove_index(at)
             {
                 recycle(memory);
             }

@@ -710,6 +710,68 @@ impl Long {
         SPARE_LONG.take().unwrap_or_default()
     }
 
+    /// What a tick's long-running state hands out (launches, cancels,
+    /// dropped completions, warnings, the trace; `trace_out` takes the
+    /// trace when given), the state itself kept as this thread's spare.
+    /// Most ticks hand out nothing: then nothing is moved.
+    #[inline(always)]
+    fn hand_over(long: Box<Long>, trace_out: Option<&mut Vec<TraceEvent>>) -> Option<Box<Extras>> {
+        if trace_out.is_none()
+            && long.trace.is_none()
+            && long.launches.is_empty()
+            && long.cancels.is_empty()
+            && long.dropped.is_empty()
+            && long.warnings.is_empty()
+        {
+            Long::recycle_quiet(long);
+            return None;
+        }
+        Long::hand_over_extras(long, trace_out)
+    }
+
+    /// [`Long::hand_over`] when the tick has something to hand out.
+    #[cold]
+    #[inline(never)]
+    fn hand_over_extras(
+        mut long: Box<Long>,
+        trace_out: Option<&mut Vec<TraceEvent>>,
+    ) -> Option<Box<Extras>> {
+        let mut trace = long.trace.take().unwrap_or_default();
+        if let Some(out) = trace_out {
+            *out = std::mem::take(&mut trace);
+        }
+        let any = !long.launches.is_empty()
+            || !long.cancels.is_empty()
+            || !long.dropped.is_empty()
+            || !long.warnings.is_empty()
+            || !trace.is_empty();
+        let extras = any.then(|| {
+            Box::new(Extras {
+                launches: std::mem::take(&mut long.launches),
+                cancels: std::mem::take(&mut long.cancels),
+                dropped: std::mem::take(&mut long.dropped),
+                warnings: std::mem::take(&mut long.warnings),
+                trace,
+                migration: None,
+            })
+        });
+        Long::recycle(long);
+        extras
+    }
+
+    /// [`Long::recycle`] for a tick that handed nothing out: what it would
+    /// hand out is empty already, so only the running sets and the journal
+    /// are emptied.
+    #[inline(always)]
+    fn recycle_quiet(mut long: Box<Long>) {
+        long.prev_running.clear();
+        std::mem::swap(&mut long.last_running, &mut long.now_running);
+        long.now_running.clear();
+        long.journal.clear();
+        long.rollback_depth = 0;
+        SPARE_LONG.set(Some(long));
+    }
+
     /// Empties `long` (what a tick hands out was moved out of it already)
     /// and keeps it as this thread's spare.
     fn recycle(mut long: Box<Long>) {
@@ -840,17 +902,11 @@ impl<'t> Engine<'t> {
         }
         self.had_running = running_at.is_some();
         if self.had_running {
-            self.load_running();
+            if self.load_running() {
+                self.plain = PlainPath::Off;
+            }
             if let Some(long) = &self.long {
-                let nodes = &self.tree.nodes;
                 self.watch |= !long.prev_running.is_empty();
-                if long
-                    .prev_running
-                    .iter()
-                    .any(|&(n, _)| nodes.get(n as usize).is_some_and(|n| n.plain))
-                {
-                    self.plain = PlainPath::Off;
-                }
             }
         }
     }
@@ -911,30 +967,7 @@ impl<'t> Engine<'t> {
             migration,
             ..
         } = self;
-        let extras = long.and_then(|mut long| {
-            // Most ticks produce nothing: then nothing is moved out.
-            let mut trace = long.trace.take().unwrap_or_default();
-            if let Some(out) = trace_out {
-                *out = std::mem::take(&mut trace);
-            }
-            let any = !long.launches.is_empty()
-                || !long.cancels.is_empty()
-                || !long.dropped.is_empty()
-                || !long.warnings.is_empty()
-                || !trace.is_empty();
-            let extras = any.then(|| {
-                Box::new(Extras {
-                    launches: std::mem::take(&mut long.launches),
-                    cancels: std::mem::take(&mut long.cancels),
-                    dropped: std::mem::take(&mut long.dropped),
-                    warnings: std::mem::take(&mut long.warnings),
-                    trace,
-                    migration: None,
-                })
-            });
-            Long::recycle(long);
-            extras
-        });
+        let extras = long.and_then(|long| Long::hand_over(long, trace_out));
         let extras = match migration {
             None => extras,
             Some(m) => Some(carried_over(extras, m)),
@@ -1087,12 +1120,18 @@ impl<'t> Engine<'t> {
                 }
             }
             None => {
-                if let Some(Value::Map(memory)) = self.db.get_mut(&key) {
-                    if let Some(old) = memory.shift_remove(id) {
+                // Found by the position hints, as when written.
+                let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
+                    return Ok(());
+                };
+                if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
+                    if let Some(i) = n.memory_hint.find_value(memory, id)
+                        && let Some((_, old)) = memory.shift_remove_index(i)
+                    {
                         halt::recycle(old);
                     }
                     if memory.is_empty()
-                        && let Some(memory) = self.db.shift_remove(&key)
+                        && let Some((_, memory)) = self.db.shift_remove_index(at)
                     {
                         halt::recycle(memory);
                     }

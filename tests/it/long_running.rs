@@ -1351,3 +1351,89 @@ fn node_memory_is_found_whatever_the_order_of_each_agents_db() {
     assert_eq!(n(&together[1]), n(&together[2]));
     assert!(n(&together[0]) >= 1);
 }
+
+/// Each db's running set is read from that db: the set the last tick on
+/// the thread ended with is only a guess at it. Two agents of one tree
+/// whose running sets are as long and begin alike, ticked in turn, each
+/// keep and halt their own nodes.
+#[test]
+fn agents_ticked_in_turn_each_keep_their_own_running_set() {
+    let t = tree(
+        "[:selector {:id :root}
+           [:sequence {:id :l} [:present? {:key :left}] [:wait {:id :a :ticks 9}]]
+           [:sequence {:id :r} [:wait {:id :b :ticks 9}]]]",
+    );
+    let mut left = db("{:left true}");
+    let mut right = db("{}");
+    for round in 1..=3 {
+        left = aido::run_tick(left, &t).db;
+        right = aido::run_tick(right, &t).db;
+        assert_eq!(get(&left, "aido/running"), Some(db("[:root :l :a]")));
+        assert_eq!(get(&right, "aido/running"), Some(db("[:root :r :b]")));
+        let memory = format!("{{:ticks {round}}}");
+        let count = |d: &Value, id: &str| {
+            get(d, "aido/memory").and_then(|m| m.get(&Value::keyword(id)).cloned())
+        };
+        assert_eq!(count(&left, "a"), Some(db(&memory)), "round {round}");
+        assert_eq!(count(&right, "b"), Some(db(&memory)), "round {round}");
+    }
+    // Swapped: each agent halts what it ran, and only that.
+    set(&mut right, "left", Value::Bool(true));
+    if let Value::Map(m) = &mut left {
+        m.shift_remove(&Value::keyword("left"));
+    }
+    let tick = traced(left, &t);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "\"l.0\":failure",
+            "halt a",
+            "l:failure",
+            "b:running",
+            "r:running",
+            "root:running"
+        ]
+    );
+    assert_eq!(get(&tick.db, "aido/running"), Some(db("[:root :r :b]")));
+    let tick = traced(right, &t);
+    assert_eq!(
+        trace_text(&t, &tick),
+        [
+            "\"l.0\":success",
+            "a:running",
+            "l:running",
+            "halt b",
+            "halt r",
+            "root:running"
+        ]
+    );
+    assert_eq!(get(&tick.db, "aido/running"), Some(db("[:root :l :a]")));
+}
+
+/// A node that rewrites an id of `:aido/running` in place while the set
+/// stays the same does not leave its edit behind: the tick writes the set
+/// it ends with whenever the db's differs, so the next tick reads it.
+#[test]
+fn a_running_set_edited_in_place_during_a_tick_is_written_again() {
+    let mut r = Registry::new();
+    r.node_type(NodeType::new("t/scribble").tick(|ctx| {
+        if let Some(Value::Vector(ids)) = ctx.db_mut().get_mut(&Value::keyword("aido/running")) {
+            ids[0] = Value::keyword("junk");
+        }
+        Ok(Status::Success)
+    }))
+    .unwrap();
+    let t = compile_str(
+        "t.edn",
+        "[:sequence {:id :s} [:t/scribble] [:wait {:id :w :ticks 9}]]",
+        &r,
+    )
+    .unwrap();
+    let mut d = Value::map();
+    for _ in 0..3 {
+        let tick = aido::run_tick(d, &t);
+        assert_eq!(tick.status, Status::Running, "{:?}", tick.error);
+        assert_eq!(get(&tick.db, "aido/running"), Some(db("[:s :w]")));
+        d = tick.db;
+    }
+}
