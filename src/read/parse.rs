@@ -28,10 +28,9 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         pos: 0,
         values: Vec::new(),
         pending: Vec::new(),
-        // Typical trees have one form per five to eight bytes: room for one
-        // per four spares the table its regrowth (a copy of the whole
-        // table), and the slack is given back in place at the end.
-        table: Vec::with_capacity(text.len() / 4),
+        // Roughly one form per eight bytes in typical trees: a guess that
+        // saves the table most of its regrowth.
+        table: Vec::with_capacity(text.len() / 8),
         keywords: NameCache::new(),
         symbols: NameCache::new(),
     };
