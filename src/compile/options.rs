@@ -92,9 +92,7 @@ pub(crate) fn lower_options<'m>(
         // `:doc` documents any node (shown by `aido show` and the page); it
         // does nothing when ticked. A node type that declares a `:doc` of its
         // own gets it instead.
-        if key == doc_key
-            && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key))
-        {
+        if key == doc_key && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key)) {
             if !matches!(value, Value::Str(_)) {
                 c.error(
                     Code::BadOptionValue,

@@ -105,7 +105,13 @@ mod tests {
         // for the high bits of their last word): with a keyed hash each
         // insertion compares with about one other id, not with all before it.
         let table: Vec<Value> = (0..20_000u32)
-            .map(|i| Value::string(&format!("0.0.0.0.{:0>8}{}", 0, char::from_u32(0x4e00 + i).unwrap())))
+            .map(|i| {
+                Value::string(&format!(
+                    "0.0.0.0.{:0>8}{}",
+                    0,
+                    char::from_u32(0x4e00 + i).unwrap()
+                ))
+            })
             .collect();
         let comparisons = std::cell::Cell::new(0usize);
         let at = |i: u32| {
