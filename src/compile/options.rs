@@ -25,6 +25,14 @@ pub(crate) const GENERIC_KEYS: &[&str] = &[
     "aido/failure-if",
 ];
 
+/// The keywords `:doc` and `:aido/samples`, interned once: comparing
+/// keywords is one integer compare, where reading a keyword's text takes
+/// the interner's lock.
+fn doc_and_samples() -> (Keyword, Keyword) {
+    static KEYS: std::sync::OnceLock<(Keyword, Keyword)> = std::sync::OnceLock::new();
+    *KEYS.get_or_init(|| (Keyword::new("doc"), Keyword::new("aido/samples")))
+}
+
 /// Checks a node's options map against its node type's spec and lowers
 /// each value: what the node type's own lowering then takes apart.
 pub(crate) fn lower_options<'m>(
@@ -44,6 +52,7 @@ pub(crate) fn lower_options<'m>(
         spans,
     };
     let id_key = kw::ID;
+    let (doc_key, samples_key) = doc_and_samples();
     for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
         let key_span = spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
         let value_spans = spans.and_then(|s| s.child(2 * i + 1));
@@ -83,9 +92,7 @@ pub(crate) fn lower_options<'m>(
         // `:doc` documents any node (shown by `aido show` and the page); it
         // does nothing when ticked. A node type that declares a `:doc` of its
         // own gets it instead.
-        if key.as_str() == "doc"
-            && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key))
-        {
+        if key == doc_key && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key)) {
             if !matches!(value, Value::Str(_)) {
                 c.error(
                     Code::BadOptionValue,
@@ -101,7 +108,7 @@ pub(crate) fn lower_options<'m>(
         }
         // `:aido/samples` are inputs the node should accept, for `aido check
         // --samples`; like `:doc`, they do nothing when ticked.
-        if key.as_str() == "aido/samples" {
+        if key == samples_key {
             if !matches!(value, Value::Vector(_) | Value::List(_)) {
                 c.error(
                     Code::BadOptionValue,

@@ -4,8 +4,13 @@
 //! it with the table's value at each candidate position. A map from values
 //! to positions would hold a second copy of every value (32 bytes a slot,
 //! plus what the values point to).
+//!
+//! Strings (a tree's derived ids, `"0.3.1"`) are hashed once each with
+//! foldhash under a seed drawn for each index, so that ids chosen to collide
+//! (by whoever writes the tree) cannot make the index quadratic; other
+//! values hash as in a [`Map`](super::Map), which keys what can be chosen.
 
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 
 use super::{FastBuildHasher, Value};
 
@@ -13,10 +18,20 @@ use super::{FastBuildHasher, Value};
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ValueIndex {
     positions: hashbrown::HashTable<u32>,
+    /// The random seed of this index's string hashes.
+    strings: foldhash::fast::RandomState,
 }
 
-fn hash(v: &Value) -> u64 {
-    FastBuildHasher::default().hash_one(v)
+/// The hash of `v` in an index whose strings are hashed under `strings`.
+fn hash(strings: &foldhash::fast::RandomState, v: &Value) -> u64 {
+    match v {
+        Value::Str(s) => {
+            let mut h = strings.build_hasher();
+            h.write(s.as_bytes());
+            h.finish()
+        }
+        other => FastBuildHasher::default().hash_one(other),
+    }
 }
 
 impl ValueIndex {
@@ -24,6 +39,7 @@ impl ValueIndex {
     pub(crate) fn with_capacity(n: usize) -> ValueIndex {
         ValueIndex {
             positions: hashbrown::HashTable::with_capacity(n),
+            strings: foldhash::fast::RandomState::default(),
         }
     }
 
@@ -34,7 +50,7 @@ impl ValueIndex {
         value_at: impl Fn(u32) -> Option<&'t Value>,
     ) -> Option<u32> {
         self.positions
-            .find(hash(key), |&at| value_at(at) == Some(key))
+            .find(hash(&self.strings, key), |&at| value_at(at) == Some(key))
             .copied()
     }
 
@@ -47,10 +63,11 @@ impl ValueIndex {
         position: u32,
         value_at: impl Fn(u32) -> Option<&'t Value>,
     ) -> Option<u32> {
+        let strings = &self.strings;
         let entry = self.positions.entry(
-            hash(key),
+            hash(strings, key),
             |&at| value_at(at) == Some(key),
-            |&at| value_at(at).map_or(0, hash),
+            |&at| value_at(at).map_or(0, |v| hash(strings, v)),
         );
         match entry {
             hashbrown::hash_table::Entry::Occupied(first) => Some(*first.get()),
@@ -80,5 +97,31 @@ mod tests {
         assert_eq!(index.get(&Value::string("0.999"), at), Some(999));
         assert_eq!(index.get(&Value::string("0.1000"), at), None);
         assert_eq!(index.get(&Value::Int(3), at), None);
+    }
+
+    #[test]
+    fn ids_that_share_all_but_their_last_bytes_spread_over_the_table() {
+        // Strings a weak hash would pile into one run of slots (equal but
+        // for the high bits of their last word): with a keyed hash each
+        // insertion compares with about one other id, not with all before it.
+        let table: Vec<Value> = (0..20_000u32)
+            .map(|i| {
+                Value::string(&format!(
+                    "0.0.0.0.{:0>8}{}",
+                    0,
+                    char::from_u32(0x4e00 + i).unwrap()
+                ))
+            })
+            .collect();
+        let comparisons = std::cell::Cell::new(0usize);
+        let at = |i: u32| {
+            comparisons.set(comparisons.get() + 1);
+            table.get(i as usize)
+        };
+        let mut index = ValueIndex::with_capacity(table.len());
+        for (i, v) in table.iter().enumerate() {
+            assert_eq!(index.insert(v, i as u32, at), None);
+        }
+        assert!(comparisons.get() < 2 * table.len(), "{}", comparisons.get());
     }
 }
