@@ -195,6 +195,7 @@ impl Engine<'_> {
                 self.out_of_steps(pc)
             } else {
                 let op = program[pc as usize].op;
+                let mut spent = false;
                 let status = match op {
                     Op::Leaf => self.leaf(pc, &tree.nodes[pc as usize].kind),
                     Op::Selector
@@ -205,7 +206,17 @@ impl Engine<'_> {
                     | Op::ForceSuccess
                     | Op::ForceFailure => {
                         pc += 1;
-                        continue;
+                        // A first child that is a leaf is ticked at once.
+                        if program[pc as usize].op != Op::Leaf {
+                            continue;
+                        }
+                        self.fuel -= 1;
+                        if self.fuel == 0 {
+                            spent = true;
+                            self.out_of_steps(pc)
+                        } else {
+                            self.leaf(pc, &tree.nodes[pc as usize].kind)
+                        }
                     }
                     Op::Loop | Op::LoopUntilSuccess | Op::Parallel => {
                         match self.enter_counted(pc, op, counts) {
@@ -218,7 +229,8 @@ impl Engine<'_> {
                     }
                     Op::General => self.fail(pc, "not a plain node"),
                 };
-                if TRACE {
+                // (The visit that spent the budget is not traced.)
+                if TRACE && !spent {
                     self.trace_plain(pc, status);
                 }
                 status
@@ -246,11 +258,32 @@ impl Engine<'_> {
                             } else {
                                 Flow::SEQUENCE
                             };
-                            match flow.resume(status) {
-                                Some(done) => Next::Done(done),
+                            // The flow's children, while they are leaves, are
+                            // ticked here, in a loop of the flow's own.
+                            let mut end = end;
+                            loop {
+                                if let Some(done) = flow.resume(status) {
+                                    break Next::Done(done);
+                                }
                                 // The child after the one that answered, if any.
-                                None if end < parent_end => Next::Visit(end),
-                                None => Next::Done(flow.end()),
+                                if end >= parent_end {
+                                    break Next::Done(flow.end());
+                                }
+                                pc = end;
+                                let child = program[pc as usize];
+                                if child.op != Op::Leaf {
+                                    break Next::Visit(pc);
+                                }
+                                end = child.end;
+                                self.fuel -= 1;
+                                if self.fuel == 0 {
+                                    status = self.out_of_steps(pc);
+                                    continue;
+                                }
+                                status = self.leaf(pc, &tree.nodes[pc as usize].kind);
+                                if TRACE {
+                                    self.trace_plain(pc, status);
+                                }
                             }
                         }
                         Op::Loop | Op::LoopUntilSuccess | Op::Parallel => {
