@@ -477,7 +477,7 @@ impl Stubs {
             }
         }
         // A stub may run: the nodes above it leave the plain path.
-        tree.program = crate::nodes::mark_plain(&mut tree.nodes, &tree.child_ids);
+        crate::nodes::mark_plain(&mut tree.nodes, &tree.child_ids);
         tree
     }
 

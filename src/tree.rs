@@ -635,59 +635,10 @@ pub(crate) struct Node {
     pub(crate) memory_hint: SlotHint,
 }
 
-/// One instruction of a tree's plain program (see `nodes::plain`): what a
-/// plain node is, for the flat interpreter, in 12 bytes. The program is
-/// indexed like the node table, so a node's index is its instruction's; a
-/// leaf's operands and a loop's or parallel's options stay in the node
-/// table, read when the instruction runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Instr {
-    pub(crate) op: Op,
-    /// One past the last instruction of the node's subtree: its next
-    /// sibling, when it has one (its first child is the next instruction).
-    pub(crate) end: u32,
-    /// The parent's instruction (`u32::MAX` for the root), which the
-    /// node's status goes to.
-    pub(crate) parent: u32,
-}
-
-/// The kind tag of an [`Instr`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Op {
-    /// Not plain: the general path ticks it, never the plain loop.
-    General,
-    /// A leaf that finishes in one visit (`Engine::leaf`).
-    Leaf,
-    /// A reactive selector.
-    Selector,
-    /// A reactive sequence.
-    Sequence,
-    /// `:loop`.
-    Loop,
-    /// `:loop-until-success`.
-    LoopUntilSuccess,
-    /// aido's counting `:parallel`.
-    Parallel,
-    /// `:invert`.
-    Invert,
-    /// `:always`.
-    Always,
-    /// `:never`.
-    Never,
-    /// `:force` with `:status :success`.
-    ForceSuccess,
-    /// `:force` with `:status :failure`.
-    ForceFailure,
-}
-
 /// A compiled behaviour tree. Immutable, `Send + Sync`, cheap to share.
 #[derive(Debug, Clone)]
 pub struct Tree {
     pub(crate) nodes: Vec<Node>,
-    /// The plain program: one [`Instr`] per node, what the flat
-    /// interpreter runs for plain subtrees (see `nodes::plain`).
-    pub(crate) program: Vec<Instr>,
     pub(crate) child_ids: Vec<u32>,
     pub(crate) source: Option<Arc<Source>>,
     /// The files of a tree with includes (spans are then in the map's

@@ -349,10 +349,9 @@ impl<'r> Compiler<'r> {
         self.ids = crate::value::ValueIndex::with_capacity(n);
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
-            let program = crate::nodes::mark_plain(&mut self.nodes, &self.child_ids);
+            crate::nodes::mark_plain(&mut self.nodes, &self.child_ids);
             Ok(Tree {
                 nodes: self.nodes,
-                program,
                 child_ids: self.child_ids,
                 source: self.source,
                 files: None,

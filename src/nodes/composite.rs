@@ -1,16 +1,14 @@
 //! Selector, sequence, loops, parallel and decorators: the one place their
 //! meaning is written, for both interpreters.
 //!
-//! Each kind's meaning is a small state machine, its step functions
-//! ([`Flow`], [`Repeat`], [`Count`], and [`invert`], [`always`], [`never`]
-//! and `decorators::force` for the decorators): a composite starts by
-//! visiting its first child, and each child's status is handed to its
-//! `resume`, which says whether to visit the next child (or the same one
-//! again) or what the composite answers. The flat interpreter of plain
-//! subtrees (`plain.rs`) drives them from its loop; the general path's
-//! functions below call them in theirs, around the bookkeeping only they do
-//! (node memory, halting, skipped and running children), ticking each child
-//! through [`Engine::tick`].
+//! The composites here are generic over `PLAIN` (see [`Engine::visit`]): the
+//! general path's instance ticks each child through [`Engine::tick`] and
+//! keeps node memory, halting and skipping; the plain path's ticks a leaf
+//! child in place, and there every branch of that bookkeeping is behind
+//! `!PLAIN`, so it compiles away (a plain child returns only Success,
+//! Failure or Error, and a plain composite has nothing to keep or halt).
+//! `TRACE` says whether the plain path writes the trace as it goes; the
+//! general path's instance passes `false` (it traces in [`Engine::tick`]).
 //!
 //! Selectors and sequences are reactive by default (BehaviorTree.CPP's
 //! ReactiveFallback and ReactiveSequence): every tick starts again from the
@@ -23,7 +21,7 @@
 //! when every child was. Error always goes straight up.
 
 use crate::tick::{Engine, Status};
-use crate::tree::{CountMode, Node, Opt, Parallel};
+use crate::tree::{CountMode, Node, Opt, Parallel, Tree};
 use crate::value::{Map, Value, kw};
 
 use super::{Lowering, ONE, OptionRow, Row, SOME};
@@ -308,7 +306,7 @@ impl Repeat {
 
 /// aido's counting parallel as a step function (see [`Flow`]): what it
 /// counts, how many it needs, and how many it has counted so far.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(super) struct Count {
     pub(super) counted: Counted,
     pub(super) how_many: u64,
@@ -344,35 +342,135 @@ impl Count {
     }
 }
 
-impl Engine<'_> {
-    /// A selector (general path): its children in order until one does not
-    /// fail; with `memory`, resuming at the child that was running.
+/// The children of a composite from a given index on, each with its index,
+/// id and node. The general path reads them from the child table; the plain
+/// path walks the pre-order layout (first child at the composite's id + 1,
+/// the next at the previous one's `subtree_end`), which the compiler checked
+/// for every plain node.
+struct Children<'t, const PLAIN: bool> {
+    nodes: &'t [Node],
+    /// The child table's entries (general path).
+    kids: &'t [u32],
+    /// The index of the next child.
+    i: usize,
+    /// Plain path: the id of the next child (with [`Children::next`], of
+    /// the child last given until the next call moves past it)...
+    next: u32,
+    /// ... and the end of the composite's subtree.
+    end: u32,
+    /// Plain path, [`Children::next`]: the child last given, whose subtree
+    /// the next call moves past.
+    last: Option<&'t Node>,
+}
+
+impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
+    /// The children of node `id` (`node`) from index `start` on (the plain
+    /// path always starts at 0).
     #[inline(always)]
-    pub(super) fn selector(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
-        if memory {
-            self.flow::<true>(id, kids, Flow::SELECTOR)
-        } else {
-            self.flow::<false>(id, kids, Flow::SELECTOR)
+    fn new(tree: &'t Tree, id: u32, node: &Node, kids: &'t [u32], start: usize) -> Self {
+        Children {
+            nodes: &tree.nodes,
+            kids,
+            i: start,
+            next: id + 1,
+            end: node.subtree_end,
+            last: None,
         }
     }
 
-    /// A sequence (general path): its children in order until one does not
-    /// succeed; `memory` as for [`Engine::selector`].
+    /// The next child. The plain path moves past the last child's subtree
+    /// only now, so that while a child is visited the walk holds on to
+    /// that child's node alone (a flow's loop then keeps its state in
+    /// registers across the visit; measured with callgrind).
     #[inline(always)]
-    pub(super) fn sequence(&mut self, id: u32, memory: bool, kids: &[u32]) -> Status {
-        if memory {
-            self.flow::<true>(id, kids, Flow::SEQUENCE)
+    fn next(&mut self) -> Option<(usize, u32, &'t Node)> {
+        let i = self.i;
+        let child = if PLAIN {
+            if let Some(last) = self.last {
+                self.next = last.subtree_end;
+            }
+            if self.next >= self.end {
+                return None;
+            }
+            self.next
         } else {
-            self.flow::<false>(id, kids, Flow::SEQUENCE)
+            *self.kids.get(i)?
+        };
+        let node = &self.nodes[child as usize];
+        if PLAIN {
+            self.last = Some(node);
+        }
+        self.i = i + 1;
+        Some((i, child, node))
+    }
+
+    /// The next child, moving past its subtree at once: cheaper than
+    /// [`Children::next`] in a loop that goes through every child (the
+    /// counting parallel). Not to be mixed with it.
+    #[inline(always)]
+    fn next_eager(&mut self) -> Option<(usize, u32, &'t Node)> {
+        let i = self.i;
+        let child = if PLAIN {
+            if self.next >= self.end {
+                return None;
+            }
+            self.next
+        } else {
+            *self.kids.get(i)?
+        };
+        let node = &self.nodes[child as usize];
+        if PLAIN {
+            self.next = node.subtree_end;
+        }
+        self.i = i + 1;
+        Some((i, child, node))
+    }
+}
+
+impl Engine<'_> {
+    /// A selector: its children in order until one does not fail.
+    /// `kids` is the child table's slice on the general path; the plain path
+    /// passes none (see [`Children`]).
+    #[inline(always)]
+    pub(super) fn selector<const PLAIN: bool, const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+        memory: bool,
+        kids: &[u32],
+    ) -> Status {
+        let flow = Flow::SELECTOR;
+        if !PLAIN && memory {
+            self.flow::<true, false, false>(id, node, kids, flow)
+        } else {
+            self.flow::<false, PLAIN, TRACE>(id, node, kids, flow)
+        }
+    }
+
+    /// A sequence: its children in order until one does not succeed.
+    /// `kids` as for [`Engine::selector`].
+    #[inline(always)]
+    pub(super) fn sequence<const PLAIN: bool, const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+        memory: bool,
+        kids: &[u32],
+    ) -> Status {
+        let flow = Flow::SEQUENCE;
+        if !PLAIN && memory {
+            self.flow::<true, false, false>(id, node, kids, flow)
+        } else {
+            self.flow::<false, PLAIN, TRACE>(id, node, kids, flow)
         }
     }
 
     /// The loop shared by selectors and sequences: each child in turn; one
     /// whose status is `flow.next` moves on (and, on the general path, one
     /// that was skipped), any other status is the composite's; when all
-    /// moved on, `flow.next` is ([`Flow::resume`], [`Flow::end`]). `MEMORY`
-    /// picks the resuming variant (a constant, so the reactive instance
-    /// carries no trace of it).
+    /// moved on, `flow.next` is. `MEMORY` picks the resuming variant,
+    /// `PLAIN` the plain path's instance (constants, so the reactive and
+    /// the plain instance carry no trace of what they leave out).
     ///
     /// A reactive composite that is still running marks, in node memory
     /// (`{:done [nil :success ..]}`, run state), the children that were
@@ -391,7 +489,13 @@ impl Engine<'_> {
     /// none that failed or runs is Skipped; a selector is Skipped only when
     /// every child was.
     #[inline(always)]
-    fn flow<const MEMORY: bool>(&mut self, id: u32, kids: &[u32], flow: Flow) -> Status {
+    fn flow<const MEMORY: bool, const PLAIN: bool, const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+        kids: &[u32],
+        flow: Flow,
+    ) -> Status {
         let (start, mut any_skipped) = if MEMORY {
             match self.resume_state(id, kids.len()) {
                 Ok(state) => state,
@@ -411,9 +515,9 @@ impl Engine<'_> {
         let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
         let tree = self.tree;
         let mut all_skipped = true;
-        for (i, &child) in kids.iter().enumerate().skip(start) {
-            let kid = &tree.nodes[child as usize];
-            let can_run = !MEMORY && !kid.plain;
+        let mut children = Children::<PLAIN>::new(tree, id, node, kids, start);
+        while let Some((i, child, kid)) = children.next() {
+            let can_run = !MEMORY && !PLAIN && !kid.plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
             if can_run
@@ -439,7 +543,7 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            let status = self.tick(child);
+            let status = self.visit::<PLAIN, TRACE>(child, kid);
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
@@ -447,7 +551,7 @@ impl Engine<'_> {
                 return status;
             }
             let Some(decided) = flow.resume(status) else {
-                if status == Status::Skipped {
+                if !PLAIN && status == Status::Skipped {
                     any_skipped = true;
                     continue;
                 }
@@ -460,6 +564,12 @@ impl Engine<'_> {
                 }
                 continue;
             };
+            // A plain child returns Success, Failure or Error, and a plain
+            // composite has nothing to halt or keep: any status other than
+            // `flow.next` is the composite's. The rest is the general path's.
+            if PLAIN {
+                return decided;
+            }
             match decided {
                 Status::Error => return Status::Error,
                 Status::Running => {
@@ -482,9 +592,10 @@ impl Engine<'_> {
                 }
             }
         }
-        let skipped = (all_skipped && start == 0) || (sequence && any_skipped);
+        let skipped = !PLAIN && ((all_skipped && start == 0) || (sequence && any_skipped));
         // Kept by its parent, a sequence that succeeds keeps its marks.
-        if ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
+        if !PLAIN
+            && ((MEMORY && start > 0) || (!MEMORY && self.marks_maybe(id, keeps)))
             && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, !skipped)
         {
             return self.fail(id, e);
@@ -699,15 +810,22 @@ impl Engine<'_> {
     /// Success) and `:loop-until-success` ([`Repeat::UNTIL_SUCCESS`]). While the
     /// child runs, the iterations finished so far are node memory
     /// (`{:iteration k}`, run state): the next tick goes on with iteration
-    /// k + 1 rather than starting over. Finishing clears it. The iterations
-    /// are [`Repeat::start`] and [`Repeat::resume`].
+    /// k + 1 rather than starting over. Finishing clears it. On the plain
+    /// path (`PLAIN`, `kids` empty) the child cannot run, so there is no
+    /// iteration to keep.
     #[inline(always)]
-    pub(super) fn repeat(&mut self, id: u32, count: &Opt, kids: &[u32], repeat: Repeat) -> Status {
+    pub(super) fn repeat<const PLAIN: bool, const TRACE: bool>(
+        &mut self,
+        id: u32,
+        count: &Opt,
+        kids: &[u32],
+        repeat: Repeat,
+    ) -> Status {
         let count = match self.count_opt(id, "count", count) {
             Ok(n) => n,
             Err(status) => return status,
         };
-        let start = match self.memory(id) {
+        let start = match if PLAIN { None } else { self.memory(id) } {
             None => 0,
             Some(memory) => match memory
                 .get(&Value::Keyword(kw::ITERATION))
@@ -721,19 +839,24 @@ impl Engine<'_> {
                 }
             },
         };
-        let child = kids[0];
+        let tree = self.tree;
+        let child = if PLAIN { id + 1 } else { kids[0] };
+        let node = &tree.nodes[child as usize];
         let mut i = start;
         let mut step = repeat.start(i, count);
         let status = loop {
             if let Some(status) = step {
                 break status;
             }
-            let status = self.tick(child);
+            let status = self.visit::<PLAIN, TRACE>(child, node);
             step = repeat.resume(status, i + 1, count);
             if status == repeat.keep_going {
                 i += 1;
             }
         };
+        if PLAIN {
+            return status;
+        }
         if status != repeat.keep_going {
             // The child stopped the loop in iteration i.
             if status == Status::Running && i == start {
@@ -758,10 +881,18 @@ impl Engine<'_> {
     }
 
     #[inline(never)]
-    pub(super) fn parallel(&mut self, id: u32, how: &Parallel, kids: &[u32]) -> Status {
+    pub(super) fn parallel(
+        &mut self,
+        id: u32,
+        node: &Node,
+        how: &Parallel,
+        kids: &[u32],
+    ) -> Status {
         let n = kids.len() as u64;
         match how {
-            Parallel::Count { mode, how_many } => self.parallel_count(id, mode, how_many, kids),
+            Parallel::Count { mode, how_many } => {
+                self.parallel_count::<false, false>(id, node, mode, how_many, kids)
+            }
             Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
             Parallel::Selector => self.parallel_policy(id, kids, 1, n),
             Parallel::Thresholds { success, failure } => {
@@ -797,12 +928,13 @@ impl Engine<'_> {
     /// aido's parallel: ticks every child; Running counts as succeeded. With
     /// `:mode :success` it succeeds when at least `:how-many` children
     /// succeeded, else fails; with `:mode :failure` it fails when at least
-    /// `:how-many` failed, else succeeds ([`Count`]). Skipped children count
-    /// as neither. It keeps no state, so the plain path runs it too when
-    /// none of its children can run.
-    fn parallel_count(
+    /// `:how-many` failed, else succeeds. Skipped children count as neither.
+    /// It keeps no state, so the plain path (`PLAIN`, `kids` empty) runs it
+    /// too when none of its children can run.
+    pub(super) fn parallel_count<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
+        node: &Node,
         mode: &CountMode,
         how_many: &Opt,
         kids: &[u32],
@@ -812,16 +944,18 @@ impl Engine<'_> {
             Err(status) => return status,
         };
         let mut skipped = 0usize;
-        for &child in kids {
-            let status = self.tick(child);
+        let tree = self.tree;
+        let mut children = Children::<PLAIN>::new(tree, id, node, kids, 0);
+        while let Some((_, child, kid)) = children.next_eager() {
+            let status = self.visit::<PLAIN, TRACE>(child, kid);
             if let Some(status) = count.resume(status) {
                 return status;
             }
-            if status == Status::Skipped {
+            if !PLAIN && status == Status::Skipped {
                 skipped += 1;
             }
         }
-        if skipped == kids.len() {
+        if !PLAIN && skipped == kids.len() {
             Status::Skipped
         } else {
             count.end()

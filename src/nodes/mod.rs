@@ -211,10 +211,10 @@ impl Engine<'_> {
             // The untraced tick checks its own case first, as it did when
             // the plain path did not trace.
             if self.plain == PlainPath::Untraced {
-                return self.run_plain::<false>(id);
+                return self.tick_plain::<false>(id);
             }
             if self.plain == PlainPath::Traced {
-                return self.run_plain_traced(id);
+                return self.tick_plain_traced(id);
             }
         }
         self.fuel -= 1;
@@ -229,14 +229,16 @@ impl Engine<'_> {
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
         let status = match &node.kind {
-            Kind::Selector { memory } => self.selector(id, *memory, kids()),
-            Kind::Sequence { memory } => self.sequence(id, *memory, kids()),
+            Kind::Selector { memory } => self.selector::<false, false>(id, node, *memory, kids()),
+            Kind::Sequence { memory } => self.sequence::<false, false>(id, node, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
-            Kind::Loop { count } => self.repeat(id, count, kids(), composite::Repeat::LOOP),
-            Kind::LoopUntilSuccess { count } => {
-                self.repeat(id, count, kids(), composite::Repeat::UNTIL_SUCCESS)
+            Kind::Loop { count } => {
+                self.repeat::<false, false>(id, count, kids(), composite::Repeat::LOOP)
             }
-            Kind::Parallel(how) => self.parallel(id, how, kids()),
+            Kind::LoopUntilSuccess { count } => {
+                self.repeat::<false, false>(id, count, kids(), composite::Repeat::UNTIL_SUCCESS)
+            }
+            Kind::Parallel(how) => self.parallel(id, node, how, kids()),
             Kind::Randomly { p } => self.randomly(id, p, kids()),
             Kind::Choose => self.choose(id, kids()),
             Kind::ChooseEach { repeat } => self.choose_each(id, repeat, kids()),
