@@ -226,10 +226,10 @@ pub(super) fn never(child: Status) -> Status {
 /// functions that say what a composite means, once for both interpreters:
 /// a composite starts by visiting its first child, and each child's status
 /// is handed to its `resume`, which says whether to go on to the next child
-/// (or the same one again) or what the composite's status is. The plain
-/// interpreter drives them from its loop; the general path's functions below
-/// call them in theirs, around the bookkeeping only they do (node memory,
-/// halting, skipped and running children).
+/// (or the same one again) or what the composite's status is. The
+/// functions below drive them in their loops, for both paths; the general
+/// path's instance adds the bookkeeping only it does (node memory, halting,
+/// skipped and running children).
 #[derive(Clone, Copy)]
 pub(super) struct Flow {
     /// The status that moves on (Failure for a selector, Success for a sequence).
