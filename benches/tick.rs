@@ -1,6 +1,8 @@
 //! Tick benchmarks: one npc agent (also with an action that runs long, and
 //! with a db of many keys), a large generated tree (per tick and per node
-//! visit), and 10,000 npc agents ticked together on every core and on one.
+//! visit), the cost of a visit in a tree of about 10,000 nodes against one
+//! of about 100, and 10,000 npc agents ticked together on every core and on
+//! one.
 //!
 //! Two references show how far the interpreter is from what is possible:
 //! npc written by hand in Rust over aido's db, with a key hint per site as
@@ -277,6 +279,41 @@ fn tick(c: &mut Criterion) {
     eprintln!(
         "tick/large: {} nodes, {large_visits:.2} node visits per tick",
         count_nodes(&large_text)
+    );
+    // The cost of a visit as the tree grows: a tree of about 100 nodes
+    // against one of about 10,000, whose node table overflows L2.
+    let (small_text, huge_text) = (large_tree(3, 5), large_tree(6, 5));
+    let (small, huge) = (
+        compile("small.edn", &small_text),
+        compile("huge.edn", &huge_text),
+    );
+    let (mut small_db, small_visits) = settle(&small, Value::map(), 2_000, 1_000);
+    let (mut huge_db, huge_visits) = settle(&huge, Value::map(), 2_000, 100);
+    let (small_ticks, huge_ticks) = (2_000, 60);
+    let per_visit = interleaved(
+        30,
+        &mut [
+            &mut || {
+                for _ in 0..small_ticks {
+                    small_db = run_tick(std::mem::take(&mut small_db), &small).db;
+                }
+            },
+            &mut || {
+                for _ in 0..huge_ticks {
+                    huge_db = run_tick(std::mem::take(&mut huge_db), &huge).db;
+                }
+            },
+        ],
+    );
+    let small_ns = per_visit[0].as_nanos() as f64 / (small_ticks as f64 * small_visits);
+    let huge_ns = per_visit[1].as_nanos() as f64 / (huge_ticks as f64 * huge_visits);
+    eprintln!(
+        "tick per visit, interleaved (fastest of 30):\n  \
+         {} nodes ({small_visits:.0} visits a tick) {small_ns:.2} ns, \
+         {} nodes ({huge_visits:.0} visits a tick) {huge_ns:.2} ns: {:.2}x",
+        count_nodes(&small_text),
+        count_nodes(&huge_text),
+        huge_ns / small_ns,
     );
 
     // npc whose wandering ends in a walk that runs long: nine ticks in ten

@@ -220,10 +220,126 @@ pub(super) fn never(child: Status) -> Status {
 }
 
 /// How a selector and a sequence differ: which status moves on to the next child.
+///
+/// With [`Repeat`], [`Count`] and the decorators' status maps ([`invert`],
+/// [`always`], [`never`], `decorators::force`), this is one of the step
+/// functions that say what a composite means, once for both interpreters:
+/// a composite starts by visiting its first child, and each child's status
+/// is handed to its `resume`, which says whether to go on to the next child
+/// (or the same one again) or what the composite's status is. The
+/// functions below drive them in their loops, for both paths; the general
+/// path's instance adds the bookkeeping only it does (node memory, halting,
+/// skipped and running children).
 #[derive(Clone, Copy)]
-struct Flow {
+pub(super) struct Flow {
     /// The status that moves on (Failure for a selector, Success for a sequence).
-    next: Status,
+    pub(super) next: Status,
+}
+
+impl Flow {
+    /// A selector: its children in order until one does not fail.
+    pub(super) const SELECTOR: Flow = Flow {
+        next: Status::Failure,
+    };
+    /// A sequence: its children in order until one does not succeed.
+    pub(super) const SEQUENCE: Flow = Flow {
+        next: Status::Success,
+    };
+
+    /// A child answered `child`: `None` goes on to the next child (the
+    /// status that moves on, or Skipped, which is passed over), else the
+    /// flow's status.
+    #[inline(always)]
+    pub(super) fn resume(self, child: Status) -> Option<Status> {
+        if child == self.next || child == Status::Skipped {
+            None
+        } else {
+            Some(child)
+        }
+    }
+
+    /// Every child moved on: the flow's status (Skipped aside, which only
+    /// the general path meets).
+    #[inline(always)]
+    pub(super) fn end(self) -> Status {
+        self.next
+    }
+}
+
+/// `:loop` (`keep_going` Success) and `:loop-until-success` (Failure) as
+/// step functions (see [`Flow`]).
+#[derive(Clone, Copy)]
+pub(super) struct Repeat {
+    /// The status that ticks the child again.
+    pub(super) keep_going: Status,
+}
+
+impl Repeat {
+    /// `:loop`.
+    pub(super) const LOOP: Repeat = Repeat {
+        keep_going: Status::Success,
+    };
+    /// `:loop-until-success`.
+    pub(super) const UNTIL_SUCCESS: Repeat = Repeat {
+        keep_going: Status::Failure,
+    };
+
+    /// Before iteration `done` (0-based) of `count`: `None` ticks the child,
+    /// else the loop's status (all iterations done).
+    #[inline(always)]
+    pub(super) fn start(self, done: u64, count: u64) -> Option<Status> {
+        (done >= count).then_some(self.keep_going)
+    }
+
+    /// The child answered `child` in iteration `done - 1`: `None` ticks it
+    /// again, else the loop's status (the first other status, or
+    /// `keep_going` once `count` iterations are done).
+    #[inline(always)]
+    pub(super) fn resume(self, child: Status, done: u64, count: u64) -> Option<Status> {
+        if child != self.keep_going {
+            Some(child)
+        } else {
+            self.start(done, count)
+        }
+    }
+}
+
+/// aido's counting parallel as a step function (see [`Flow`]): what it
+/// counts, how many it needs, and how many it has counted so far.
+#[derive(Clone, Copy)]
+pub(super) struct Count {
+    pub(super) counted: Counted,
+    pub(super) how_many: u64,
+    /// The children counted so far that answered what `counted` names
+    /// (Running counts as succeeded).
+    pub(super) hits: u64,
+}
+
+impl Count {
+    /// A child answered `child`: `None` goes on to the next child (every
+    /// child is ticked), `Some(Error)` ends the parallel at once.
+    #[inline(always)]
+    pub(super) fn resume(&mut self, child: Status) -> Option<Status> {
+        let hit = match child {
+            Status::Success | Status::Running => self.counted == Counted::Successes,
+            Status::Failure => self.counted == Counted::Failures,
+            Status::Skipped => false,
+            Status::Error => return Some(Status::Error),
+        };
+        self.hits += u64::from(hit);
+        None
+    }
+
+    /// Every child answered: the parallel's status (a parallel whose
+    /// children were all skipped is Skipped, which only the general path
+    /// meets).
+    #[inline(always)]
+    pub(super) fn end(self) -> Status {
+        match self.counted {
+            Counted::Successes => Status::from_bool(self.hits >= self.how_many),
+            Counted::Failures => Status::from_bool(self.hits < self.how_many),
+        }
+    }
 }
 
 /// The children of a composite from a given index on, each with its index,
@@ -323,9 +439,7 @@ impl Engine<'_> {
         memory: bool,
         kids: &[u32],
     ) -> Status {
-        let flow = Flow {
-            next: Status::Failure,
-        };
+        let flow = Flow::SELECTOR;
         if !PLAIN && memory {
             self.flow::<true, false, false>(id, node, kids, flow)
         } else {
@@ -343,9 +457,7 @@ impl Engine<'_> {
         memory: bool,
         kids: &[u32],
     ) -> Status {
-        let flow = Flow {
-            next: Status::Success,
-        };
+        let flow = Flow::SEQUENCE;
         if !PLAIN && memory {
             self.flow::<true, false, false>(id, node, kids, flow)
         } else {
@@ -438,7 +550,11 @@ impl Engine<'_> {
             {
                 return status;
             }
-            if status == flow.next {
+            let Some(decided) = flow.resume(status) else {
+                if !PLAIN && status == Status::Skipped {
+                    any_skipped = true;
+                    continue;
+                }
                 all_skipped = false;
                 if child_was_running
                     && *keeps.get_or_insert_with(|| self.keeps_marks(id, sequence))
@@ -447,18 +563,14 @@ impl Engine<'_> {
                     return self.fail(id, e);
                 }
                 continue;
-            }
+            };
             // A plain child returns Success, Failure or Error, and a plain
             // composite has nothing to halt or keep: any status other than
             // `flow.next` is the composite's. The rest is the general path's.
             if PLAIN {
-                return status;
+                return decided;
             }
-            match status {
-                Status::Skipped => {
-                    any_skipped = true;
-                    continue;
-                }
+            match decided {
                 Status::Error => return Status::Error,
                 Status::Running => {
                     self.halt_children_after(kids, i);
@@ -488,7 +600,7 @@ impl Engine<'_> {
         {
             return self.fail(id, e);
         }
-        if skipped { Status::Skipped } else { flow.next }
+        if skipped { Status::Skipped } else { flow.end() }
     }
 
     /// Child `i` of reactive selector `id` ran and failed since the selector
@@ -694,8 +806,8 @@ impl Engine<'_> {
         self.set_memory(id, Some(Value::Map(Box::new(m))))
     }
 
-    /// `:loop` (`keep_going` = Success: stops at the first status that is not
-    /// Success) and `:loop-until-success` (`keep_going` = Failure). While the
+    /// `:loop` ([`Repeat::LOOP`]: stops at the first status that is not
+    /// Success) and `:loop-until-success` ([`Repeat::UNTIL_SUCCESS`]). While the
     /// child runs, the iterations finished so far are node memory
     /// (`{:iteration k}`, run state): the next tick goes on with iteration
     /// k + 1 rather than starting over. Finishing clears it. On the plain
@@ -707,7 +819,7 @@ impl Engine<'_> {
         id: u32,
         count: &Opt,
         kids: &[u32],
-        keep_going: Status,
+        repeat: Repeat,
     ) -> Status {
         let count = match self.count_opt(id, "count", count) {
             Ok(n) => n,
@@ -730,34 +842,42 @@ impl Engine<'_> {
         let tree = self.tree;
         let child = if PLAIN { id + 1 } else { kids[0] };
         let node = &tree.nodes[child as usize];
-        for i in start..count {
-            let status = self.visit::<PLAIN, TRACE>(child, node);
-            if status == keep_going {
-                continue;
+        let mut i = start;
+        let mut step = repeat.start(i, count);
+        let status = loop {
+            if let Some(status) = step {
+                break status;
             }
-            if !PLAIN {
-                if status == Status::Running && i == start {
-                    // Still at the iteration the memory names.
-                    return status;
-                }
-                let state = (status == Status::Running && i > 0).then(|| {
-                    Value::map_from([(Value::Keyword(kw::ITERATION), Value::Int(i as i64))])
-                });
-                if (state.is_some() || start > 0)
-                    && let Err(e) = self.set_memory(id, state)
-                {
-                    return self.fail(id, e);
-                }
+            let status = self.visit::<PLAIN, TRACE>(child, node);
+            step = repeat.resume(status, i + 1, count);
+            if status == repeat.keep_going {
+                i += 1;
+            }
+        };
+        if PLAIN {
+            return status;
+        }
+        if status != repeat.keep_going {
+            // The child stopped the loop in iteration i.
+            if status == Status::Running && i == start {
+                // Still at the iteration the memory names.
+                return status;
+            }
+            let state = (status == Status::Running && i > 0)
+                .then(|| Value::map_from([(Value::Keyword(kw::ITERATION), Value::Int(i as i64))]));
+            if (state.is_some() || start > 0)
+                && let Err(e) = self.set_memory(id, state)
+            {
+                return self.fail(id, e);
             }
             return status;
         }
-        if !PLAIN
-            && start > 0
+        if start > 0
             && let Err(e) = self.set_memory(id, None)
         {
             return self.fail(id, e);
         }
-        keep_going
+        status
     }
 
     #[inline(never)]
@@ -819,37 +939,37 @@ impl Engine<'_> {
         how_many: &Opt,
         kids: &[u32],
     ) -> Status {
-        let (counted, how_many) = match self.count_options(id, mode, how_many) {
-            Ok(options) => options,
+        let mut count = match self.count_options(id, mode, how_many) {
+            Ok(count) => count,
             Err(status) => return status,
         };
-        let (mut succeeded, mut failed, mut skipped) = (0u64, 0u64, 0usize);
+        let mut skipped = 0usize;
         let tree = self.tree;
         let mut children = Children::<PLAIN>::new(tree, id, node, kids, 0);
         while let Some((_, child, kid)) = children.next_eager() {
-            match self.visit::<PLAIN, TRACE>(child, kid) {
-                Status::Success => succeeded += 1,
-                Status::Running if !PLAIN => succeeded += 1,
-                Status::Failure => failed += 1,
-                Status::Skipped if !PLAIN => skipped += 1,
-                other => return other,
+            let status = self.visit::<PLAIN, TRACE>(child, kid);
+            if let Some(status) = count.resume(status) {
+                return status;
+            }
+            if !PLAIN && status == Status::Skipped {
+                skipped += 1;
             }
         }
         if !PLAIN && skipped == kids.len() {
             Status::Skipped
         } else {
-            counted.decide(how_many, succeeded, failed)
+            count.end()
         }
     }
 
     /// The options of aido's parallel: what it counts (`:mode`) and `:how-many`.
     #[inline]
-    fn count_options(
+    pub(super) fn count_options(
         &mut self,
         id: u32,
         mode: &CountMode,
         how_many: &Opt,
-    ) -> Result<(Counted, u64), Status> {
+    ) -> Result<Count, Status> {
         let counted = match mode {
             CountMode::Successes => Counted::Successes,
             CountMode::Failures => Counted::Failures,
@@ -866,7 +986,11 @@ impl Engine<'_> {
             )?,
         };
         let how_many = self.count_opt(id, "how-many", how_many)?;
-        Ok((counted, how_many))
+        Ok(Count {
+            counted,
+            how_many,
+            hits: 0,
+        })
     }
 
     /// A parallel with a policy. Each tick it ticks every child that has not
@@ -985,22 +1109,11 @@ impl Engine<'_> {
 
 /// What aido's parallel counts, its `:mode` once resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Counted {
+pub(super) enum Counted {
     /// It succeeds when at least `:how-many` children succeed.
     Successes,
     /// It fails when at least `:how-many` children fail.
     Failures,
-}
-
-impl Counted {
-    /// What aido's parallel reports once its children are counted.
-    #[inline]
-    fn decide(self, how_many: u64, succeeded: u64, failed: u64) -> Status {
-        match self {
-            Counted::Successes => Status::from_bool(succeeded >= how_many),
-            Counted::Failures => Status::from_bool(failed < how_many),
-        }
-    }
 }
 
 /// Whether `node` is a reactive sequence (one without `:memory`).
@@ -1051,8 +1164,63 @@ pub(super) fn as_bool(v: &Value) -> Option<bool> {
 
 #[cfg(test)]
 mod tests {
-    use super::{always, invert, never};
+    use super::{Count, Counted, Flow, Repeat, always, invert, never};
     use crate::tick::Status;
+
+    #[test]
+    fn flows_move_on_at_their_status_and_skipped_and_stop_at_any_other() {
+        use Status::*;
+        let seq = Flow::SEQUENCE;
+        let sel = Flow::SELECTOR;
+        assert_eq!(
+            ALL.map(|s| seq.resume(s)),
+            [None, Some(Failure), Some(Running), Some(Error), None]
+        );
+        assert_eq!(
+            ALL.map(|s| sel.resume(s)),
+            [Some(Success), None, Some(Running), Some(Error), None]
+        );
+        assert_eq!((seq.end(), sel.end()), (Success, Failure));
+    }
+
+    #[test]
+    fn loops_tick_again_while_their_status_comes_until_the_count() {
+        use Status::*;
+        let l = Repeat::LOOP;
+        assert_eq!(l.start(0, 0), Some(Success));
+        assert_eq!(l.start(0, 2), None);
+        assert_eq!(l.resume(Success, 1, 2), None);
+        assert_eq!(l.resume(Success, 2, 2), Some(Success));
+        assert_eq!(l.resume(Running, 1, 2), Some(Running));
+        let u = Repeat::UNTIL_SUCCESS;
+        assert_eq!(u.resume(Failure, 1, 3), None);
+        assert_eq!(u.resume(Success, 1, 3), Some(Success));
+        assert_eq!(u.resume(Failure, 3, 3), Some(Failure));
+    }
+
+    #[test]
+    fn the_counting_parallel_counts_running_as_success_and_stops_at_an_error() {
+        use Status::*;
+        let mut c = Count {
+            counted: Counted::Successes,
+            how_many: 2,
+            hits: 0,
+        };
+        assert_eq!([Success, Failure, Skipped].map(|s| c.resume(s)), [None; 3]);
+        assert_eq!(c.end(), Failure);
+        assert_eq!(c.resume(Running), None);
+        assert_eq!(c.end(), Success);
+        assert_eq!(c.resume(Error), Some(Error));
+        let mut f = Count {
+            counted: Counted::Failures,
+            how_many: 1,
+            hits: 0,
+        };
+        assert_eq!(f.resume(Running), None);
+        assert_eq!(f.end(), Success);
+        assert_eq!(f.resume(Failure), None);
+        assert_eq!(f.end(), Failure);
+    }
 
     const ALL: [Status; 5] = [
         Status::Success,

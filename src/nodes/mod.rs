@@ -232,9 +232,11 @@ impl Engine<'_> {
             Kind::Selector { memory } => self.selector::<false, false>(id, node, *memory, kids()),
             Kind::Sequence { memory } => self.sequence::<false, false>(id, node, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
-            Kind::Loop { count } => self.repeat::<false, false>(id, count, kids(), Status::Success),
+            Kind::Loop { count } => {
+                self.repeat::<false, false>(id, count, kids(), composite::Repeat::LOOP)
+            }
             Kind::LoopUntilSuccess { count } => {
-                self.repeat::<false, false>(id, count, kids(), Status::Failure)
+                self.repeat::<false, false>(id, count, kids(), composite::Repeat::UNTIL_SUCCESS)
             }
             Kind::Parallel(how) => self.parallel(id, node, how, kids()),
             Kind::Randomly { p } => self.randomly(id, p, kids()),

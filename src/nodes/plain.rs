@@ -98,9 +98,11 @@ impl Engine<'_> {
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
                 self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[])
             }
-            Kind::Loop { count } => self.repeat::<true, TRACE>(id, count, &[], Status::Success),
+            Kind::Loop { count } => {
+                self.repeat::<true, TRACE>(id, count, &[], composite::Repeat::LOOP)
+            }
             Kind::LoopUntilSuccess { count } => {
-                self.repeat::<true, TRACE>(id, count, &[], Status::Failure)
+                self.repeat::<true, TRACE>(id, count, &[], composite::Repeat::UNTIL_SUCCESS)
             }
             Kind::Invert => composite::invert(self.tick_only_child::<TRACE>(id)),
             Kind::Always => composite::always(self.tick_only_child::<TRACE>(id)),

@@ -346,3 +346,30 @@ fn plain_subtrees_beside_a_running_node_tick_the_same_as_on_the_general_path() {
     assert_eq!(recorded, Some(Value::Int(tree.fingerprint())));
     assert_eq!(db.to_string(), "{:n 4, :m 2}");
 }
+
+#[test]
+fn loops_and_parallels_nested_deep_in_a_plain_subtree_tick_the_same_on_both_paths() {
+    // The flat interpreter keeps a count for every loop and counting
+    // parallel it is inside: nest them forty deep, alternating, with flows
+    // and decorators between, and compare with the general path, budget
+    // spent midway included.
+    let mut text = String::from("[:inc! {:key :n}]");
+    for depth in 0..40 {
+        text = match depth % 4 {
+            0 => format!("[:loop {{:count 2}} {text}]"),
+            1 => format!(
+                "[:parallel {{:mode :success :how-many 1}} [:failure] {text} [:inc! {{:key :p}}]]"
+            ),
+            2 => format!("[:sequence [:present? {{:key :n}}] {text}]"),
+            _ => format!("[:loop-until-success {{:count 2}} [:invert {text}]]"),
+        };
+    }
+    let tree = compile(&text);
+    let start = read_value("{:n 0}").unwrap();
+    for budget in [1_000_000, 700, 31] {
+        assert_same_both_ways("nested loops", &tree, &start, 3, budget);
+    }
+    let t = tick(&tree, start, 1_000_000, false);
+    assert!(t.error.is_none(), "{:?}", t.error);
+    assert!(t.steps > 1_000, "{}", t.steps);
+}
