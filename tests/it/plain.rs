@@ -364,12 +364,21 @@ fn loops_and_parallels_nested_deep_in_a_plain_subtree_tick_the_same_on_both_path
             _ => format!("[:loop-until-success {{:count 2}} [:invert {text}]]"),
         };
     }
-    let tree = compile(&text);
-    let start = read_value("{:n 0}").unwrap();
-    for budget in [1_000_000, 700, 31] {
-        assert_same_both_ways("nested loops", &tree, &start, 3, budget);
-    }
-    let t = tick(&tree, start, 1_000_000, false);
-    assert!(t.error.is_none(), "{:?}", t.error);
-    assert!(t.steps > 1_000, "{}", t.steps);
+    // On a thread with the stack `tick_all`'s workers have: the general
+    // path recurses once per level, and a debug build's frames are large.
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let tree = compile(&text);
+            let start = read_value("{:n 0}").unwrap();
+            for budget in [1_000_000, 700, 31] {
+                assert_same_both_ways("nested loops", &tree, &start, 3, budget);
+            }
+            let t = tick(&tree, start, 1_000_000, false);
+            assert!(t.error.is_none(), "{:?}", t.error);
+            assert!(t.steps > 1_000, "{}", t.steps);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }
