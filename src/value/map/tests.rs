@@ -85,52 +85,92 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
-    #[test]
-    fn behaves_as_an_index_map(keys in 3..40u8, ops in (3..40u8).prop_flat_map(|k| prop::collection::vec(op(k), 0..200))) {
-        let mut map = Map::new();
-        let mut reference = Reference::default();
-        for op in ops {
-            match op {
-                Op::Insert(k, v) => {
-                    let (k, v) = (key(k % keys), Value::Int(v));
-                    assert_eq!(map.insert_full(k.clone(), v.clone()), reference.insert_full(k, v));
-                }
-                Op::ShiftRemove(k) => {
-                    let k = key(k % keys);
-                    assert_eq!(map.shift_remove_full(&k), reference.shift_remove_full(&k));
-                }
-                Op::SwapRemove(k) => {
-                    let k = key(k % keys);
-                    assert_eq!(map.swap_remove(&k), reference.swap_remove(&k));
-                }
-                Op::ShiftInsert(i, k, v) => {
-                    let (k, v) = (key(k % keys), Value::Int(v));
-                    let i = i.min(reference.len().saturating_sub(usize::from(reference.contains_key(&k))));
-                    assert_eq!(map.shift_insert(i, k.clone(), v.clone()), reference.shift_insert(i, k, v));
-                }
-                Op::Entry(k, v) => {
-                    let k = key(k % keys);
-                    let index = reference.get_index_of(&k).unwrap_or(reference.len());
-                    let entry = map.entry(k.clone());
-                    assert_eq!(entry.index(), index);
-                    assert_eq!(entry.key(), &k);
-                    let got = entry.or_insert(Value::Int(v)).clone();
-                    assert_eq!(&got, reference.entry(k).or_insert(Value::Int(v)));
-                }
-                Op::Retain(m) => {
-                    let keep = |k: &Value, _: &mut Value| !k.to_string().len().is_multiple_of(usize::from(m));
-                    map.retain(keep);
-                    reference.retain(keep);
-                }
-                Op::Clear => {
-                    map.clear();
-                    reference.clear();
-                }
+/// Runs `ops` on a `Map` and on the reference, comparing after each.
+fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
+    let mut map = Map::new();
+    let mut reference = Reference::default();
+    for op in ops {
+        match op {
+            Op::Insert(k, v) => {
+                let (k, v) = (key(k % keys), Value::Int(v));
+                assert_eq!(
+                    map.insert_full(k.clone(), v.clone()),
+                    reference.insert_full(k, v)
+                );
             }
-            check_same(&map, &reference, keys);
+            Op::ShiftRemove(k) => {
+                let k = key(k % keys);
+                assert_eq!(map.shift_remove_full(&k), reference.shift_remove_full(&k));
+            }
+            Op::SwapRemove(k) => {
+                let k = key(k % keys);
+                assert_eq!(map.swap_remove(&k), reference.swap_remove(&k));
+            }
+            Op::ShiftInsert(i, k, v) => {
+                let (k, v) = (key(k % keys), Value::Int(v));
+                let i = i.min(
+                    reference
+                        .len()
+                        .saturating_sub(usize::from(reference.contains_key(&k))),
+                );
+                assert_eq!(
+                    map.shift_insert(i, k.clone(), v.clone()),
+                    reference.shift_insert(i, k, v)
+                );
+            }
+            Op::Entry(k, v) => {
+                let k = key(k % keys);
+                let index = reference.get_index_of(&k).unwrap_or(reference.len());
+                let entry = map.entry(k.clone());
+                assert_eq!(entry.index(), index);
+                assert_eq!(entry.key(), &k);
+                let got = entry.or_insert(Value::Int(v)).clone();
+                assert_eq!(&got, reference.entry(k).or_insert(Value::Int(v)));
+            }
+            Op::Retain(m) => {
+                let keep =
+                    |k: &Value, _: &mut Value| !k.to_string().len().is_multiple_of(usize::from(m));
+                map.retain(keep);
+                reference.retain(keep);
+            }
+            Op::Clear => {
+                map.clear();
+                reference.clear();
+            }
         }
+        check_same(&map, &reference, keys);
+    }
+}
+
+/// Random operation sequences: the tests below run 512 cases between
+/// them, in four parts that the test harness runs in parallel.
+fn operations() -> impl Strategy<Value = (u8, Vec<Op>)> {
+    (
+        3..40u8,
+        (3..40u8).prop_flat_map(|k| prop::collection::vec(op(k), 0..200)),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    #[test]
+    fn behaves_as_an_index_map((keys, ops) in operations()) {
+        same_as_the_reference(keys, ops);
+    }
+
+    #[test]
+    fn behaves_as_an_index_map_2((keys, ops) in operations()) {
+        same_as_the_reference(keys, ops);
+    }
+
+    #[test]
+    fn behaves_as_an_index_map_3((keys, ops) in operations()) {
+        same_as_the_reference(keys, ops);
+    }
+
+    #[test]
+    fn behaves_as_an_index_map_4((keys, ops) in operations()) {
+        same_as_the_reference(keys, ops);
     }
 }
 
