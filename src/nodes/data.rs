@@ -238,6 +238,7 @@ impl Engine<'_> {
                 Err(e) => return self.fail(id, e),
             },
         };
+        self.wrote_at(key);
         match key.slot(self.db) {
             Ok(slot) => {
                 if holds_no_heap(slot) {
@@ -251,6 +252,17 @@ impl Engine<'_> {
                 Status::Success
             }
             Err(e) => self.fail(id, format!("cannot write {key}: {e}")),
+        }
+    }
+
+    /// `:dissoc!`: removes `key` (the last key of a path, from the map it
+    /// names).
+    #[inline(always)]
+    pub(super) fn dissoc(&mut self, id: u32, key: &KeyPath) -> Status {
+        self.wrote_at(key);
+        match key.remove(self.db) {
+            Ok(()) => Status::Success,
+            Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
         }
     }
 
@@ -269,6 +281,7 @@ impl Engine<'_> {
     /// Adds one to the number at `key`; a missing key counts as 0.
     #[inline(always)]
     pub(super) fn inc(&mut self, id: u32, key: &KeyPath) -> Status {
+        self.wrote_at(key);
         let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Int(i) => match i.checked_add(1) {
@@ -324,6 +337,7 @@ impl Engine<'_> {
             },
             Some(Err(e)) => return self.fail(id, e),
         };
+        self.wrote_at(key);
         let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Vector(items) => {
@@ -430,6 +444,7 @@ impl Engine<'_> {
             return write(self);
         };
         let before = self.db.get(&top).cloned();
+        self.wrote_at(key);
         let status = write(self);
         if status == Status::Error {
             return status;
@@ -482,6 +497,7 @@ impl Engine<'_> {
 
     /// Writes `value` at `path`.
     fn put(&mut self, id: u32, path: &KeyPath, value: Value) -> Status {
+        self.wrote_at(path);
         match path.slot(self.db) {
             Ok(slot) => {
                 *slot = value;

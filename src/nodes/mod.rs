@@ -294,10 +294,7 @@ impl Engine<'_> {
             Kind::Test { key, oper, val } => self.test(id, key, *oper, val),
             Kind::Define { key, val } => self.define(id, key, val),
             Kind::Inc { key } => self.inc(id, key),
-            Kind::Dissoc { key } => match key.remove(self.db) {
-                Ok(()) => Status::Success,
-                Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
-            },
+            Kind::Dissoc { key } => self.dissoc(id, key),
             Kind::Emit { key, val, keep } => self.emit(id, key, val, keep),
             Kind::Matches(m) => self.matches(id, m),
             Kind::Typed(t) => self.typed_write(id, t),

@@ -681,6 +681,7 @@ impl Engine<'_> {
     /// pool, and the memory of user node types that declare theirs
     /// persistent ([`crate::extend::NodeType::persistent_memory`]).
     fn clear_memory(&mut self, start: u32, end: u32) {
+        self.wrote(kw::MEMORY);
         let key = Value::Keyword(kw::MEMORY);
         let tree = self.tree;
         if let Some(Value::Map(memory)) = self.db.get_mut(&key) {

@@ -17,6 +17,7 @@ mod eval;
 mod halt;
 mod time;
 mod wake;
+mod writes;
 
 use std::fmt;
 
@@ -32,6 +33,7 @@ pub(crate) use halt::spare_map_of;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
+pub(crate) use writes::Writes;
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -412,12 +414,28 @@ pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
 /// }
 /// ```
 pub fn run_tick_traced(
-    mut db: Value,
+    db: Value,
     tree: &Tree,
     options: &TickOptions,
     trace: &mut Vec<TraceEvent>,
 ) -> Tick {
-    trace.clear();
+    run_tick_noting(db, tree, options, Some(trace), None)
+}
+
+/// Like [`run_tick_with_options`], with the trace written into `trace` when
+/// given (as [`run_tick_traced`] does), and the top-level keys the tick
+/// writes noted into `writes` when given (cleared first): what a recorder
+/// asks for.
+pub(crate) fn run_tick_noting(
+    mut db: Value,
+    tree: &Tree,
+    options: &TickOptions,
+    mut trace: Option<&mut Vec<TraceEvent>>,
+    writes: Option<&mut Writes>,
+) -> Tick {
+    if let Some(trace) = trace.as_deref_mut() {
+        trace.clear();
+    }
     if db.is_nil() {
         db = Value::map();
     }
@@ -425,9 +443,15 @@ pub fn run_tick_traced(
         return not_a_map_outcome(&db, tree).into_tick(db);
     };
     let mut engine = Engine::new(tree, map, options);
-    engine.trace_into(std::mem::take(trace));
+    if let Some(writes) = writes {
+        writes.clear();
+        engine.writes = Some(writes);
+    }
+    if let Some(trace) = trace.as_deref_mut() {
+        engine.trace_into(std::mem::take(trace));
+    }
     let status = engine.tick_root(tree, options);
-    let outcome = engine.finish_traced(status, options, Some(trace));
+    let outcome = engine.finish_traced(status, options, trace);
     outcome.into_tick(db)
 }
 
@@ -646,6 +670,9 @@ pub(crate) struct Engine<'t> {
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
+    /// Where to note the top-level keys the tick writes, when its caller
+    /// asks (a recorder: see `writes.rs`).
+    pub(crate) writes: Option<&'t mut Writes>,
 }
 
 /// How a tick takes plain subtrees (see `nodes::plain`): one byte, as the
@@ -770,6 +797,7 @@ impl<'t> Engine<'t> {
             wrote_state: false,
             migration: None,
             results_maybe: false,
+            writes: None,
         }
     }
 
@@ -818,6 +846,7 @@ impl<'t> Engine<'t> {
         };
         if let Some(i) = error_at {
             self.db.shift_remove_index(i);
+            self.wrote(kw::ERROR);
         }
         if tree_maybe {
             // A u64 compare against the tree's cached fingerprint.
@@ -837,6 +866,7 @@ impl<'t> Engine<'t> {
         };
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
+            self.wrote(kw::LOCALS);
         }
         self.had_running = running_at.is_some();
         if self.had_running {
@@ -861,6 +891,7 @@ impl<'t> Engine<'t> {
     fn carry_over(&mut self) {
         let report = crate::migrate::migrate_by_id(self.db, self.tree);
         self.migration = Some(Box::new(report));
+        self.wrote_anything();
     }
 
     /// Ends the tick: halts what was running and was not reached, records
@@ -881,6 +912,9 @@ impl<'t> Engine<'t> {
         trace_out: Option<&mut Vec<TraceEvent>>,
     ) -> Outcome {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
+            if self.writes.is_some() && self.may_store_running() {
+                self.wrote(kw::RUNNING);
+            }
             if self.error.is_none() {
                 self.sweep();
                 self.store_running();
@@ -888,20 +922,29 @@ impl<'t> Engine<'t> {
                 self.store_running_after_error();
             }
         }
-        if self.results_maybe && self.error.is_none() && !self.keep_running {
-            self.drop_stale_results();
+        if self.results_maybe {
+            // Completions are taken, put back and dropped only from a
+            // `:aido/results` that was there when the tick began.
+            self.wrote(kw::RESULTS);
+            if self.error.is_none() && !self.keep_running {
+                self.drop_stale_results();
+            }
         }
-        self.rng.store(self.db);
+        if self.rng.store(self.db) {
+            self.wrote(kw::RNG_POS);
+        }
         // An Error tick keeps the state it stored too, so it records its
         // tree as well: a later tree can then carry that state over.
         if self.wrote_state && !self.had_tree {
             crate::migrate::stamp(self.db, self.tree);
+            self.wrote(kw::TREE);
         }
         if options.locals.is_some() {
             self.db.shift_remove(&Value::Keyword(kw::LOCALS));
         }
         if let Some(e) = &self.error {
             self.db.insert(Value::Keyword(kw::ERROR), e.to_value());
+            self.wrote(kw::ERROR);
         }
         let steps = self.steps();
         // Taken apart by value, so that no drop glue for the whole engine runs.
@@ -949,6 +992,16 @@ impl<'t> Engine<'t> {
             steps,
             extras,
         }
+    }
+
+    /// Whether the end of the tick may write or remove `:aido/running`:
+    /// something ran before it or runs now.
+    fn may_store_running(&self) -> bool {
+        self.had_running
+            || self
+                .long
+                .as_ref()
+                .is_some_and(|l| !l.now_running.is_empty())
     }
 
     /// After user code that was handed the db: an Error at `node` if it
@@ -1046,6 +1099,7 @@ impl<'t> Engine<'t> {
 
     /// The memory of `node`, if it has any, to change in place.
     pub(crate) fn memory_mut(&mut self, node: u32) -> Option<&mut Value> {
+        self.wrote(kw::MEMORY);
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         let Value::Map(memory) = tree.memory_of_mut(self.db)? else {
@@ -1061,6 +1115,7 @@ impl<'t> Engine<'t> {
         if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
             self.journal_persistent(node);
         }
+        self.wrote(kw::MEMORY);
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         let id = &n.id;
