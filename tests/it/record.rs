@@ -720,3 +720,73 @@ mod both_ways {
         assert_eq!(changes(false, true), [":n"]);
     }
 }
+
+/// Cases the generated runs of `both_ways` may not reach, each recorded
+/// both ways and compared.
+mod both_ways_cases {
+    use super::*;
+    use aido::session::merge_input;
+    use aido::tick::TickOptions;
+
+    /// Records `tree` from `db` both ways, one tick per gap (an input,
+    /// `nil` for none, and whether the tick has locals), and checks that
+    /// the records are the same; returns the changed keys of each tick.
+    fn both(tree_text: &str, db: &str, gaps: &[(&str, bool)]) -> Vec<Vec<String>> {
+        let t = tree(tree_text);
+        let start = read_value(db).unwrap();
+        let mut full = Recorder::new(&t, &start);
+        let mut keyed = Recorder::new(&t, &start).comparing_written_keys();
+        let (mut a, mut b) = (start.clone(), start);
+        for (input, locals) in gaps {
+            if *input != "nil" {
+                let input = map(input);
+                for (db, recorder) in [(&mut a, &mut full), (&mut b, &mut keyed)] {
+                    merge_input(db, &input);
+                    recorder.input(&input);
+                }
+            }
+            let options = TickOptions {
+                locals: locals.then(|| Value::Int(1)),
+                ..TickOptions::default()
+            };
+            a = full.tick_with_options(a, &t, &options).db;
+            b = keyed.tick_with_options(b, &t, &options).db;
+        }
+        let (full, keyed) = (full.finish(), keyed.finish());
+        assert_eq!(full.ticks, keyed.ticks);
+        keyed
+            .ticks
+            .iter()
+            .map(|t| t.changes.iter().map(|c| c.key().to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn locals_a_tick_takes_out_of_the_db_are_recorded() {
+        // The db had `:aido/locals` (a host put it there): the tick with
+        // locals replaces them and takes them out at its end.
+        let keys = both("[:success]", "{:aido/locals 5}", &[("nil", true)]);
+        assert_eq!(keys, [[":aido/locals"]]);
+    }
+
+    #[test]
+    fn completions_taken_after_an_error_tick_are_recorded() {
+        // The second tick ends in Error before the `:defer` takes its
+        // completion, which stays; the third takes it, though its gap tells
+        // of `:bad` alone.
+        let keys = both(
+            "[:sequence [:inc! {:key :bad}] [:defer {:id :d :action :ask}]]",
+            "{:bad 0}",
+            &[
+                ("nil", false),
+                (
+                    "{:bad \"x\" :aido/results {:d {:request 1 :status :success}}}",
+                    false,
+                ),
+                ("{:bad 0}", false),
+            ],
+        );
+        assert!(keys[1].contains(&":aido/error".to_owned()), "{keys:?}");
+        assert!(keys[2].contains(&":aido/results".to_owned()), "{keys:?}");
+    }
+}
