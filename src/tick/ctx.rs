@@ -84,7 +84,7 @@ impl<'t> NodeCtx<'_, 't> {
     /// returns, as after [`NodeCtx::db_mut`].
     pub(crate) fn insert_db(&mut self, key: Value, value: Value) {
         self.db_lent = true;
-        if let Some(writes) = self.engine.writes.as_deref_mut() {
+        if let Some(writes) = self.engine.writes() {
             writes.top(&key);
         }
         self.engine.db.insert(key, value);

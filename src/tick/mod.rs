@@ -443,15 +443,16 @@ pub(crate) fn run_tick_noting(
         return not_a_map_outcome(&db, tree).into_tick(db);
     };
     let mut engine = Engine::new(tree, map, options);
-    if let Some(writes) = writes {
-        writes.clear();
-        engine.writes = Some(writes);
-    }
     if let Some(trace) = trace.as_deref_mut() {
         engine.trace_into(std::mem::take(trace));
     }
+    let mut writes = writes;
+    if let Some(writes) = writes.as_deref_mut() {
+        writes.clear();
+        engine.note_writes(std::mem::take(writes));
+    }
     let status = engine.tick_root(tree, options);
-    let outcome = engine.finish_traced(status, options, trace);
+    let outcome = engine.finish_noted(status, options, trace, writes);
     outcome.into_tick(db)
 }
 
@@ -670,9 +671,6 @@ pub(crate) struct Engine<'t> {
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
-    /// Where to note the top-level keys the tick writes, when its caller
-    /// asks (a recorder: see `writes.rs`).
-    pub(crate) writes: Option<&'t mut Writes>,
 }
 
 /// How a tick takes plain subtrees (see `nodes::plain`): one byte, as the
@@ -722,6 +720,10 @@ pub(crate) struct Long {
     /// while any is, persistent memory written is journaled, so that a
     /// parallel that fails can put it back.
     pub(crate) rollback_depth: u32,
+    /// The top-level keys the tick writes, noted when its caller asks (a
+    /// recorder, which traces too, so that the long-running state is there:
+    /// see `writes.rs`); the caller's buffer, handed back at the end.
+    pub(crate) writes: Option<Writes>,
 }
 
 thread_local! {
@@ -750,6 +752,7 @@ impl Long {
         long.trace = None;
         long.journal.clear();
         long.rollback_depth = 0;
+        long.writes = None;
         SPARE_LONG.set(Some(long));
     }
 }
@@ -797,7 +800,6 @@ impl<'t> Engine<'t> {
             wrote_state: false,
             migration: None,
             results_maybe: false,
-            writes: None,
         }
     }
 
@@ -906,13 +908,26 @@ impl<'t> Engine<'t> {
     /// given) instead of in the outcome.
     #[inline(always)]
     pub(crate) fn finish_traced(
-        mut self,
+        self,
         status: Status,
         options: &TickOptions,
         trace_out: Option<&mut Vec<TraceEvent>>,
     ) -> Outcome {
+        self.finish_noted(status, options, trace_out, None)
+    }
+
+    /// [`Engine::finish_traced`], with the keys the tick wrote handed back
+    /// in `writes_out` (when given: see [`Engine::note_writes`]).
+    #[inline(always)]
+    pub(crate) fn finish_noted(
+        mut self,
+        status: Status,
+        options: &TickOptions,
+        trace_out: Option<&mut Vec<TraceEvent>>,
+        writes_out: Option<&mut Writes>,
+    ) -> Outcome {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
-            if self.writes.is_some() && self.may_store_running() {
+            if self.may_store_running() {
                 self.wrote(kw::RUNNING);
             }
             if self.error.is_none() {
@@ -955,6 +970,9 @@ impl<'t> Engine<'t> {
             ..
         } = self;
         let extras = long.and_then(|mut long| {
+            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
+                *out = writes;
+            }
             // Most ticks produce nothing: then nothing is moved out.
             let mut trace = long.trace.take().unwrap_or_default();
             if let Some(out) = trace_out {

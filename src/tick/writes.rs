@@ -17,7 +17,7 @@
 use crate::tree::KeyPath;
 use crate::value::{Keyword, Value};
 
-use super::Engine;
+use super::{Engine, Long, PlainPath};
 
 /// The top-level keys of the db that a tick wrote: a buffer its caller
 /// keeps across ticks, so that noting allocates nothing once warm.
@@ -103,10 +103,30 @@ impl Writes {
 }
 
 impl Engine<'_> {
+    /// Asks the tick to note the keys it writes into `writes` (empty, with
+    /// room kept from earlier ticks), kept in the long-running state;
+    /// [`Engine::finish_noted`] hands it back.
+    pub(crate) fn note_writes(&mut self, writes: Writes) {
+        self.long.get_or_insert_with(Long::fresh).writes = Some(writes);
+        // The untraced instance of the plain path notes nothing (it pays
+        // nothing for noting): the tracing one notes, and traces only
+        // when there is a trace.
+        if self.plain == PlainPath::Untraced {
+            self.plain = PlainPath::Traced;
+        }
+    }
+
+    /// Where to note writes, if the tick is asked to: a check of the
+    /// long-running state, absent from the ticks of most trees.
+    #[inline(always)]
+    pub(crate) fn writes(&mut self) -> Option<&mut Writes> {
+        self.long.as_deref_mut().and_then(|l| l.writes.as_mut())
+    }
+
     /// Notes that the top-level `key` was written, if the tick is asked to.
     #[inline(always)]
     pub(crate) fn wrote(&mut self, key: Keyword) {
-        if let Some(writes) = self.writes.as_deref_mut() {
+        if let Some(writes) = self.writes() {
             writes.key(key);
         }
     }
@@ -114,7 +134,7 @@ impl Engine<'_> {
     /// Notes a write at `path` (its top key), if the tick is asked to.
     #[inline(always)]
     pub(crate) fn wrote_at(&mut self, path: &KeyPath) {
-        if let Some(writes) = self.writes.as_deref_mut() {
+        if let Some(writes) = self.writes() {
             writes.path(path);
         }
     }
@@ -122,7 +142,7 @@ impl Engine<'_> {
     /// Notes that anything in the db may have changed, if the tick is asked to.
     #[inline(always)]
     pub(crate) fn wrote_anything(&mut self) {
-        if let Some(writes) = self.writes.as_deref_mut() {
+        if let Some(writes) = self.writes() {
             writes.everything();
         }
     }
