@@ -81,6 +81,16 @@ fn big_map_db() -> Value {
     Value::Map(Box::new(db))
 }
 
+/// The npc db with 1,000 more top-level keys that no node reads or writes.
+fn npc_wide_db() -> Value {
+    let mut db = read_value(NPC_DB).unwrap();
+    let map = db.as_map_mut().unwrap();
+    for i in 0..1000 {
+        map.insert(Value::keyword(&format!("other-{i}")), Value::Int(i));
+    }
+    db
+}
+
 fn record(c: &mut Criterion) {
     let npc = compile("npc.edn", NPC);
     let big = compile("big-map.edn", BIG_MAP);
@@ -89,6 +99,8 @@ fn record(c: &mut Criterion) {
     let (mut recorded_db, mut full_db) = (start.clone(), start);
     let (mut big_plain_db, mut big_recorded_db, mut big_full_db) =
         (big_map_db(), big_map_db(), big_map_db());
+    let (mut wide_plain_db, mut wide_recorded_db, mut wide_full_db) =
+        (npc_wide_db(), npc_wide_db(), npc_wide_db());
     let mut trace = Vec::new();
     let times = interleaved(
         SAMPLES,
@@ -100,6 +112,9 @@ fn record(c: &mut Criterion) {
             &mut || plain_ticks(&big, &mut big_plain_db),
             &mut || recorded_ticks(&big, &mut big_recorded_db, true),
             &mut || recorded_ticks(&big, &mut big_full_db, false),
+            &mut || plain_ticks(&npc, &mut wide_plain_db),
+            &mut || recorded_ticks(&npc, &mut wide_recorded_db, true),
+            &mut || recorded_ticks(&npc, &mut wide_full_db, false),
         ],
     );
     let ns: Vec<f64> = times
@@ -114,21 +129,28 @@ fn record(c: &mut Criterion) {
         big_plain,
         big_recorded,
         big_full,
+        wide_plain,
+        wide_recorded,
+        wide_full,
     ] = ns[..]
     else {
-        unreachable!("seven workloads")
+        unreachable!("ten workloads")
     };
     eprintln!(
         "record (fastest of {SAMPLES} interleaved samples of {TICKS} ticks):\n  \
          npc plain {plain:.1} ns, traced {traced_ns:.1} ns: {:.2}x, \
          recorded {recorded:.1} ns: {:.2}x (comparing every value: {full:.1} ns, {:.2}x)\n  \
          1,000-key map edited in one key: plain {big_plain:.1} ns, recorded {big_recorded:.1} ns: \
-         {:.2}x (comparing every value: {big_full:.1} ns, {:.2}x)",
+         {:.2}x (comparing every value: {big_full:.1} ns, {:.2}x)\n  \
+         npc with 1,000 other keys: plain {wide_plain:.1} ns, recorded {wide_recorded:.1} ns: \
+         {:.2}x (comparing every value: {wide_full:.1} ns, {:.2}x)",
         traced_ns / plain,
         recorded / plain,
         full / plain,
         big_recorded / big_plain,
         big_full / big_plain,
+        wide_recorded / wide_plain,
+        wide_full / wide_plain,
     );
 
     let mut group = c.benchmark_group("record");

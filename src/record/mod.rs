@@ -373,7 +373,7 @@ fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
 }
 
 /// Appends to `out` the changes that turn `last` into `new` at the
-/// top-level keys `keys` (each once), sorted by the key's EDN text, and
+/// top-level keys `keys` (each once, in the order of their text), and
 /// makes `last` equal to `new` at those keys: the same changes as
 /// [`diff_into`] gives when no other key differs, without looking at the
 /// others.
@@ -384,7 +384,6 @@ fn diff_keys(
     out: &mut Vec<DbChange>,
 ) {
     use crate::value::find_kw;
-    let from = out.len();
     for k in keys {
         let now = find_kw(new, k).and_then(|i| new.get_index(i));
         match (find_kw(last, k), now) {
@@ -407,9 +406,6 @@ fn diff_keys(
                 }
             }
         }
-    }
-    if let Some(changes) = out.get_mut(from..) {
-        sort_by_key_text(changes, DbChange::key);
     }
 }
 
@@ -730,6 +726,15 @@ pub struct Recorder {
     /// Whether the tick run here ([`Recorder::run_tick`]) left its trace in the
     /// recorder's buffer rather than in the tick.
     buffered: bool,
+    /// The last tick's visits in the order they were traced, and the list
+    /// kept for them, with its tree.
+    last_marks: Vec<Mark>,
+    last_visits: Option<(usize, Arc<[Visit]>)>,
+    /// Room for the keys a tick's changes are looked for at, with their
+    /// text, sorted by it (kept across ticks).
+    keys: Vec<(&'static str, Keyword)>,
+    /// The keys of `keys` in the order the last tick wrote them.
+    last_keys: Vec<Keyword>,
 }
 
 /// A visit as a recorder builds it: a [`Visit`] without what the node's
@@ -769,6 +774,10 @@ impl Recorder {
             noted: false,
             between: Writes::default(),
             buffered: false,
+            last_marks: Vec::new(),
+            last_visits: None,
+            keys: Vec::new(),
+            last_keys: Vec::new(),
         }
     }
 
@@ -979,8 +988,20 @@ impl Recorder {
                 *slot = u32::MAX;
             }
         }
-        visits.sort_unstable_by_key(|v| v.node.index());
-        let visits = self.shared_visits(tree_index);
+        // A tick that visits as the last one did, in the same order, shares
+        // its list without sorting again (the usual case of a steady run).
+        let visits = match &self.last_visits {
+            Some((tree, list)) if *tree == tree_index && self.last_marks == *visits => {
+                Arc::clone(list)
+            }
+            _ => {
+                self.last_marks.clone_from(visits);
+                visits.sort_unstable_by_key(|v| v.node.index());
+                let list = self.shared_visits(tree_index);
+                self.last_visits = Some((tree_index, Arc::clone(&list)));
+                list
+            }
+        };
         events.extend(tick.launches().iter().cloned().map(Event::Launched));
         events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
         events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
@@ -998,12 +1019,33 @@ impl Recorder {
             self.between.keys(),
         ) {
             (true, Some(new), Some(written), Some(told)) => {
+                // Looked at in the order of their text, so that the changes
+                // come out sorted: each key's text is read once.
+                // A tick that writes the keys the last one did, in the same
+                // order (the usual case), keeps their sorted list.
                 let writes = &self.writes;
                 let told = told.iter().copied().filter(|k| !writes.contains(*k));
+                let last = &mut self.last_keys;
+                let mut same = true;
+                let mut n = 0;
+                for k in written.iter().copied().chain(told) {
+                    same &= last.get(n) == Some(&k);
+                    if !same {
+                        last.truncate(n);
+                        last.push(k);
+                    }
+                    n += 1;
+                }
+                if !same || n != last.len() {
+                    last.truncate(n);
+                    self.keys.clear();
+                    self.keys.extend(last.iter().map(|&k| (k.as_str(), k)));
+                    self.keys.sort_unstable_by_key(|(text, _)| *text);
+                }
                 diff_keys(
                     &mut self.last_db,
                     new,
-                    written.iter().copied().chain(told),
+                    self.keys.iter().map(|(_, k)| *k),
                     &mut self.changes,
                 );
             }

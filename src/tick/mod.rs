@@ -380,17 +380,29 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
     tick_inline(db, tree, options)
 }
 
-/// Ticks `tree` once against `db` where it is, for a host that keeps its
-/// agents' dbs in place: the same tick as [`run_tick`], without moving the
-/// db in and out, returning what it produced besides the db. A db that is
+/// Ticks `tree` once against `db` where it is: the hosts' fast path, for a
+/// host that keeps its agents' dbs in place and wants the status. The same
+/// tick as [`run_tick`], without moving the db in and out, returning what
+/// it produced besides the db. Nothing is built that the caller did not
+/// ask for: no trace, no list of visits or writes, and the rarer results
+/// (launch and cancel requests, dropped completions, warnings) only when
+/// the tick has some, so that a steady tick allocates nothing. A db that is
 /// not a map is left as it was, and the tick is an Error.
 ///
 /// ```
-/// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
-/// let mut db = aido::Value::map();
-/// let tick = aido::tick::tick_in_place(&mut db, &tree);
-/// assert_eq!(tick.status, aido::Status::Success);
-/// assert_eq!(db.to_string(), "{:n 1}");
+/// use aido::{Registry, Status, Value, compile_str, tick::tick_in_place};
+///
+/// let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+/// // A host's agents, each a db kept where it is.
+/// let mut agents = vec![Value::map(), Value::map()];
+/// for _ in 0..3 {
+///     for db in &mut agents {
+///         let tick = tick_in_place(db, &tree);
+///         assert_eq!(tick.status, Status::Success);
+///         assert!(tick.launches().is_empty() && tick.trace().is_empty());
+///     }
+/// }
+/// assert_eq!(agents[1].to_string(), "{:n 3}");
 /// ```
 pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
     tick_in_place_inline(db, tree, &DEFAULT_OPTIONS).into_agent_tick()

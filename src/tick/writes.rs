@@ -47,6 +47,7 @@ impl Writes {
     }
 
     /// Notes that `key` was written.
+    #[inline]
     pub(crate) fn key(&mut self, key: Keyword) {
         let i = key.index() as usize;
         let (word, bit) = (i / 64, 1u64 << (i % 64));
@@ -71,7 +72,7 @@ impl Writes {
     }
 
     /// Notes a write at `path`: its top key.
-    #[inline(never)]
+    #[inline]
     pub(crate) fn path(&mut self, path: &KeyPath) {
         match path {
             KeyPath::Kw(k, _) => self.key(*k),
