@@ -191,15 +191,18 @@ impl Rng {
         ((u128::from(self.next_u64(db)) * u128::from(n)) >> 64) as u64
     }
 
-    /// Writes the position back if this tick drew from a seeded generator.
+    /// Writes the position back if this tick drew from a seeded generator,
+    /// saying whether it did.
     #[inline]
-    pub(crate) fn store(&self, db: &mut Map) {
+    pub(crate) fn store(&self, db: &mut Map) -> bool {
         if let State::Seeded { pos, drawn, .. } = self.state
             && drawn
         {
             let pos = i64::try_from(pos).unwrap_or(i64::MAX);
             *crate::value::map_slot(db, &Value::Keyword(kw::RNG_POS)) = Value::Int(pos);
+            return true;
         }
+        false
     }
 }
 

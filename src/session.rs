@@ -36,8 +36,7 @@ use crate::record::{Event, Recorder, RunRecord};
 use crate::registry::Registry;
 use crate::stub::Stubs;
 use crate::tick::{
-    AgentTick, Request, Status, Tick, TickOptions, TimeError, TraceEvent, run_tick_traced,
-    run_tick_with_options,
+    AgentTick, Request, Status, Tick, TickOptions, TimeError, run_tick_with_options,
 };
 use crate::tree::Tree;
 use crate::trim::{TrimReport, TrimTask, Trimmer};
@@ -189,8 +188,6 @@ pub struct Session {
     db: Value,
     trimmer: Trimmer,
     recorder: Option<Recorder>,
-    /// The trace of recorded ticks, cleared and filled each tick.
-    trace: Vec<TraceEvent>,
     options: TickOptions,
     /// Ticks run so far.
     ticks: u64,
@@ -223,7 +220,6 @@ impl Session {
             db,
             trimmer: Trimmer::new(),
             recorder: None,
-            trace: Vec::new(),
             options: TickOptions::default(),
             ticks: 0,
             handlers: None,
@@ -277,7 +273,12 @@ impl Session {
     /// Like [`Session::record`], numbering the recorded ticks from `first`
     /// ([`Recorder::numbered_from`]): a run resumed from a save.
     pub fn record_numbered_from(&mut self, first: u64) {
-        self.recorder = Some(Recorder::new(&self.tree, &self.db).numbered_from(first));
+        // Every change the session makes to the db between ticks is told to
+        // the recorder (inputs, the clock, completions) or reported as one
+        // it cannot name (trims, reloads, the seed, `db_mut`), so that it
+        // compares only what each tick wrote.
+        let recorder = Recorder::new(&self.tree, &self.db).numbered_from(first);
+        self.recorder = Some(recorder.comparing_written_keys());
     }
 
     /// The run record so far, if one was started.
@@ -310,7 +311,16 @@ impl Session {
 
     /// The db, to change between ticks.
     pub fn db_mut(&mut self) -> &mut Value {
+        self.db_changed();
         &mut self.db
+    }
+
+    /// Tells the run record, if there is one, that the db changed between
+    /// ticks in a way it was not told of.
+    fn db_changed(&mut self) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.db_changed();
+        }
     }
 
     /// The tree.
@@ -334,6 +344,7 @@ impl Session {
     /// seed (`:aido/rng-pos`) is dropped.
     pub fn seed(&mut self, seed: i64) {
         seed_db(&mut self.db, seed);
+        self.db_changed();
     }
 
     /// Moves the db's clock `:aido/now` on by `dt` seconds (see
@@ -367,6 +378,7 @@ impl Session {
         let (db, report) = crate::migrate::migrate(db, &self.tree, &tree);
         self.db = db;
         self.tree = tree;
+        self.db_changed();
         if let Some(registry) = registry {
             self.registry = registry;
         }
@@ -397,6 +409,7 @@ impl Session {
             .trimmer
             .between_ticks(self.ticks, db, &self.tree, &self.registry);
         self.db = trimmed.db;
+        self.db_changed();
         if let Some(registry) = trimmed.registry {
             self.registry = registry;
         }
@@ -435,25 +448,19 @@ impl Session {
         self.ticks += 1;
         self.stubs.set_tick(self.ticks);
         let db = std::mem::take(&mut self.db);
-        // A recorded tick is traced into the session's buffer, unless the
-        // caller asked for the trace in the tick itself.
-        let buffered = self.recorder.is_some() && !self.options.trace;
-        let tick = if buffered {
-            run_tick_traced(db, &self.tree, &self.options, &mut self.trace)
-        } else {
-            run_tick_with_options(db, &self.tree, &self.options)
+        // A recorded tick is traced into the recorder's buffer (unless the
+        // caller asked for the trace in the tick itself), noting the keys
+        // it writes.
+        let tick = match &mut self.recorder {
+            Some(recorder) => recorder.run_tick(db, &self.tree, &self.options),
+            None => run_tick_with_options(db, &self.tree, &self.options),
         };
         let events = notes(&self.tree, &tick);
         if let Some(recorder) = &mut self.recorder {
             for event in events {
                 recorder.event(event);
             }
-            let trace = if buffered {
-                &self.trace[..]
-            } else {
-                tick.trace()
-            };
-            recorder.record_traced(&self.tree, &tick, trace);
+            recorder.record_run(&self.tree, &tick);
         }
         let (db, tick) = tick.split();
         self.db = db;

@@ -531,9 +531,8 @@ fn stub_tick(ctx: &mut NodeCtx<'_, '_>, stub: &Stub, tick: u64) -> Result<Status
         }
         ctx.set_memory(None)?;
     }
-    let db = ctx.db_mut();
     for (key, value) in &step.db {
-        db.insert(key.clone(), value.clone());
+        ctx.insert_db(key.clone(), value.clone());
     }
     match step.status {
         Status::Error => Err(NodeError(

@@ -279,24 +279,31 @@ fn a_recorded_npc_tick_allocates_at_most_once_amortised() {
     // The tick's changes are kept in one allocation of their size; its
     // visits are shared with an earlier tick that visited alike, and the
     // trace and the copy of the db are kept up to date in place.
-    let (tree, mut db) = npc();
-    for _ in 0..20 {
-        db = run_tick(db, &tree).db;
+    // Both ways: comparing every value, and only the keys each tick wrote
+    // (as a session records).
+    for keyed in [false, true] {
+        let (tree, mut db) = npc();
+        for _ in 0..20 {
+            db = run_tick(db, &tree).db;
+        }
+        let mut recorder = aido::record::Recorder::new(&tree, &db);
+        if keyed {
+            recorder = recorder.comparing_written_keys();
+        }
+        let before = allocations();
+        for _ in 0..10_000 {
+            db = recorder.tick(db, &tree).db;
+        }
+        let made = allocations() - before;
+        let run = recorder.finish();
+        // One a tick for its changes (npc changes its db every tick), and
+        // the record's list of ticks doubling now and then.
+        assert!(
+            made <= 10_000 + 32,
+            "{made} allocations in 10,000 recorded npc ticks (keyed: {keyed})"
+        );
+        assert_eq!(run.db_after(run.ticks.len()), db);
     }
-    let mut recorder = aido::record::Recorder::new(&tree, &db);
-    let before = allocations();
-    for _ in 0..10_000 {
-        db = recorder.tick(db, &tree).db;
-    }
-    let made = allocations() - before;
-    let run = recorder.finish();
-    // One a tick for its changes (npc changes its db every tick), and the
-    // record's list of ticks doubling now and then.
-    assert!(
-        made <= 10_000 + 32,
-        "{made} allocations in 10,000 recorded npc ticks"
-    );
-    assert_eq!(run.db_after(run.ticks.len()), db);
 }
 
 #[test]

@@ -680,6 +680,7 @@ impl Engine<'_> {
     #[inline(never)]
     fn clear_marks_in(&mut self, start: u32, end: u32) {
         let tree = self.tree;
+        self.wrote(kw::MEMORY);
         let now: &[u32] = self.long.as_ref().map_or(&[], |l| &l.now_running);
         let key = Value::Keyword(kw::MEMORY);
         let Some(Value::Map(memory)) = self.db.get_mut(&key) else {

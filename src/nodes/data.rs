@@ -225,7 +225,7 @@ impl Engine<'_> {
     }
 
     #[inline(always)]
-    pub(super) fn define(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
+    pub(super) fn define<const NOTE: bool>(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match val {
             // The common constants are copied in place; anything else (a
             // collection or a string is work to copy) is resolved and measured.
@@ -238,6 +238,9 @@ impl Engine<'_> {
                 Err(e) => return self.fail(id, e),
             },
         };
+        if NOTE {
+            self.wrote_at(key);
+        }
         match key.slot(self.db) {
             Ok(slot) => {
                 if holds_no_heap(slot) {
@@ -251,6 +254,19 @@ impl Engine<'_> {
                 Status::Success
             }
             Err(e) => self.fail(id, format!("cannot write {key}: {e}")),
+        }
+    }
+
+    /// `:dissoc!`: removes `key` (the last key of a path, from the map it
+    /// names).
+    #[inline(always)]
+    pub(super) fn dissoc<const NOTE: bool>(&mut self, id: u32, key: &KeyPath) -> Status {
+        if NOTE {
+            self.wrote_at(key);
+        }
+        match key.remove(self.db) {
+            Ok(()) => Status::Success,
+            Err(e) => self.fail(id, format!("cannot remove {key}: {e}")),
         }
     }
 
@@ -268,7 +284,10 @@ impl Engine<'_> {
 
     /// Adds one to the number at `key`; a missing key counts as 0.
     #[inline(always)]
-    pub(super) fn inc(&mut self, id: u32, key: &KeyPath) -> Status {
+    pub(super) fn inc<const NOTE: bool>(&mut self, id: u32, key: &KeyPath) -> Status {
+        if NOTE {
+            self.wrote_at(key);
+        }
         let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Int(i) => match i.checked_add(1) {
@@ -324,6 +343,7 @@ impl Engine<'_> {
             },
             Some(Err(e)) => return self.fail(id, e),
         };
+        self.wrote_at(key);
         let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Vector(items) => {
@@ -364,9 +384,9 @@ impl Engine<'_> {
     pub(super) fn typed_write(&mut self, id: u32, t: &TypedWrite) -> Status {
         if t.check.whole {
             return self.whole_checked(id, t.write.key(), &t.check, |e| match &t.write {
-                WriteKind::Define { key, val } => e.define(id, key, val),
+                WriteKind::Define { key, val } => e.define::<true>(id, key, val),
                 WriteKind::Emit { key, val, keep } => e.emit(id, key, val, keep),
-                WriteKind::Inc { key } => e.inc(id, key),
+                WriteKind::Inc { key } => e.inc::<true>(id, key),
             });
         }
         let (key, val, appended) = match &t.write {
@@ -389,7 +409,7 @@ impl Engine<'_> {
                         format!("cannot increment {key}: the db schema declares {ty}: {e}"),
                     );
                 }
-                return self.inc(id, key);
+                return self.inc::<true>(id, key);
             }
         };
         let depth = key.n_keys() + if appended { 2 } else { 1 };
@@ -409,9 +429,9 @@ impl Engine<'_> {
         }
         let value = Opt::Const(value);
         match &t.write {
-            WriteKind::Define { key, .. } => self.define(id, key, &value),
+            WriteKind::Define { key, .. } => self.define::<true>(id, key, &value),
             WriteKind::Emit { key, keep, .. } => self.emit(id, key, &value, keep),
-            WriteKind::Inc { key } => self.inc(id, key),
+            WriteKind::Inc { key } => self.inc::<true>(id, key),
         }
     }
 
@@ -430,6 +450,7 @@ impl Engine<'_> {
             return write(self);
         };
         let before = self.db.get(&top).cloned();
+        self.wrote_at(key);
         let status = write(self);
         if status == Status::Error {
             return status;
@@ -482,6 +503,7 @@ impl Engine<'_> {
 
     /// Writes `value` at `path`.
     fn put(&mut self, id: u32, path: &KeyPath, value: Value) -> Status {
+        self.wrote_at(path);
         match path.slot(self.db) {
             Ok(slot) => {
                 *slot = value;

@@ -641,6 +641,9 @@ impl Engine<'_> {
         state: Option<f64>,
     ) -> Result<(), Status> {
         let value = state.map(|s| number(span, s));
+        if let Some(path) = &c.key {
+            self.wrote_at(path);
+        }
         match (&c.key, value) {
             (None, value) => {
                 let entries: Vec<(Keyword, Value)> = value.map(|v| (key, v)).into_iter().collect();

@@ -212,6 +212,7 @@ impl Engine<'_> {
     /// Hands out the next request id: one more than `:aido/requests`, which
     /// it then becomes, so ids are unique within the db.
     fn next_request_id(&mut self) -> Result<i64, String> {
+        self.wrote(kw::REQUESTS);
         let slot = crate::value::map_slot(self.db, &Value::Keyword(kw::REQUESTS));
         let last = match slot {
             Value::Nil => 0,

@@ -110,7 +110,7 @@ impl Engine<'_> {
             Kind::Force { success } => {
                 decorators::force(self.tick_only_child::<TRACE>(id), *success)
             }
-            kind @ one_visit_leaf!() => self.leaf(id, kind),
+            kind @ one_visit_leaf!() => self.leaf::<TRACE>(id, kind),
             // Never plain (`Kind::traits`), so never here.
             Kind::Selector { memory: true }
             | Kind::Sequence { memory: true }
@@ -187,7 +187,7 @@ impl Engine<'_> {
             if self.fuel == 0 {
                 return self.out_of_steps(id);
             }
-            let status = self.leaf(id, &node.kind);
+            let status = self.leaf::<TRACE>(id, &node.kind);
             if TRACE {
                 self.trace_plain(id, status);
             }

@@ -46,8 +46,8 @@ use std::sync::Arc;
 
 use crate::source::{Source, Span};
 use crate::tick::{
-    DroppedResult, Request, Status, Tick, TickError, TickOptions, TickWarning, TraceEvent,
-    run_tick_traced,
+    DroppedResult, Request, Status, Tick, TickError, TickOptions, TickWarning, TraceEvent, Writes,
+    run_tick_noting,
 };
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
@@ -108,7 +108,7 @@ pub struct NodeRecord {
 }
 
 /// What one tick did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct TickRecord {
     /// The tick's number, from 1 (or from where a resumed run goes on:
@@ -369,6 +369,43 @@ fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
     }
     if let Some(changes) = out.get_mut(from..) {
         sort_by_key_text(changes, DbChange::key);
+    }
+}
+
+/// Appends to `out` the changes that turn `last` into `new` at the
+/// top-level keys `keys` (each once, in the order of their text), and
+/// makes `last` equal to `new` at those keys: the same changes as
+/// [`diff_into`] gives when no other key differs, without looking at the
+/// others.
+fn diff_keys(
+    last: &mut Map,
+    new: &Map,
+    keys: impl Iterator<Item = Keyword>,
+    out: &mut Vec<DbChange>,
+) {
+    use crate::value::find_kw;
+    for k in keys {
+        let now = find_kw(new, k).and_then(|i| new.get_index(i));
+        match (find_kw(last, k), now) {
+            (None, None) => {}
+            (None, Some((key, value))) => {
+                last.insert(key.clone(), value.clone());
+                out.push(DbChange::Added {
+                    key: key.clone(),
+                    value: value.clone(),
+                });
+            }
+            (Some(at), None) => {
+                if let Some((key, old)) = last.shift_remove_index(at) {
+                    out.push(DbChange::Removed { key, old });
+                }
+            }
+            (Some(at), Some((key, value))) => {
+                if let Some((_, before)) = last.get_index_mut(at) {
+                    out.extend(change(key, before, value));
+                }
+            }
+        }
     }
 }
 
@@ -644,6 +681,13 @@ impl TickRecord {
 /// the nodes an earlier one did shares its list of visits, and the db is
 /// compared with a copy kept up to date by the changes alone (an append or
 /// a small edit copies what was added or edited, never the whole value).
+///
+/// By default every value of the db is compared with the copy at every
+/// tick, so that a host may change the db between ticks as it likes. A
+/// host that tells the recorder of every change between ticks makes it
+/// [`Recorder::comparing_written_keys`]: then only the keys the tick wrote
+/// and the keys of the inputs are compared, and a tick costs the record
+/// what it wrote, whatever the size of the db.
 #[derive(Debug)]
 pub struct Recorder {
     run: RunRecord,
@@ -668,6 +712,29 @@ pub struct Recorder {
     /// tree they visited: a tick that visits the same nodes of the same tree
     /// with the same statuses shares one.
     recent: Vec<(usize, Arc<[Visit]>)>,
+    /// Whether the host tells every change between ticks
+    /// ([`Recorder::comparing_written_keys`]).
+    told: bool,
+    /// The top-level keys the tick run here wrote, noted by the engine
+    /// (kept across ticks).
+    writes: Writes,
+    /// Whether `writes` holds the notes of the tick about to be recorded.
+    noted: bool,
+    /// The keys changed since the last tick recorded, as told (inputs), or
+    /// that anything may have changed ([`Recorder::db_changed`]).
+    between: Writes,
+    /// Whether the tick run here ([`Recorder::run_tick`]) left its trace in the
+    /// recorder's buffer rather than in the tick.
+    buffered: bool,
+    /// The last tick's visits in the order they were traced, and the list
+    /// kept for them, with its tree.
+    last_marks: Vec<Mark>,
+    last_visits: Option<(usize, Arc<[Visit]>)>,
+    /// Room for the keys a tick's changes are looked for at, with their
+    /// text, sorted by it (kept across ticks).
+    keys: Vec<(&'static str, Keyword)>,
+    /// The keys of `keys` in the order the last tick wrote them.
+    last_keys: Vec<Keyword>,
 }
 
 /// A visit as a recorder builds it: a [`Visit`] without what the node's
@@ -702,7 +769,65 @@ impl Recorder {
             visits: Vec::new(),
             changes: Vec::new(),
             recent: Vec::new(),
+            told: false,
+            writes: Writes::default(),
+            noted: false,
+            between: Writes::default(),
+            buffered: false,
+            last_marks: Vec::new(),
+            last_visits: None,
+            keys: Vec::new(),
+            last_keys: Vec::new(),
         }
+    }
+
+    /// Makes the recorder compare, at each tick, only the top-level keys the
+    /// tick wrote (the engine notes them) and the keys of the inputs told
+    /// with [`Recorder::input`], instead of every value of the db: a tick
+    /// then costs the record what it wrote, not what the db holds, and the
+    /// record is the same.
+    ///
+    /// The host promises that, between ticks, the db changes only as it
+    /// tells the recorder: through inputs noted with [`Recorder::input`], or
+    /// in any other way (a trim, a reload, an edit, a new db) followed by
+    /// [`Recorder::db_changed`]. A tick whose user code was handed the whole
+    /// db (`NodeCtx::db_mut`), that carried the db over to another tree, or
+    /// that wrote a key that is not a keyword is compared in full, as are
+    /// the ticks handed to [`Recorder::record`]. A session
+    /// ([`crate::session::Session`]) records this way.
+    ///
+    /// ```
+    /// use aido::record::{Recorder, TimelineOptions, timeline};
+    /// use aido::{Registry, Value, compile_str, read_value};
+    ///
+    /// let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+    /// let mut db = read_value("{:big [1 2 3 4 5 6 7 8 9 10]}").unwrap();
+    /// let mut recorder = Recorder::new(&tree, &db).comparing_written_keys();
+    /// db = recorder.tick(db, &tree).db;
+    /// // A change between ticks: told, so that it is recorded.
+    /// db.as_map_mut().unwrap().insert(Value::keyword("big"), Value::Int(0));
+    /// recorder.db_changed();
+    /// db = recorder.tick(db, &tree).db;
+    /// let run = recorder.finish();
+    /// assert_eq!(
+    ///     timeline(&run, &TimelineOptions::default()),
+    ///     "tick 1: success\n  + :n 1\n\n\
+    ///      tick 2: success\n  ~ :big [1 2 3 4 5 6 7 8 9 10] -> 0\n  ~ :n 1 -> 2\n"
+    /// );
+    /// assert_eq!(run.db_after(2), db);
+    /// ```
+    #[must_use]
+    pub fn comparing_written_keys(mut self) -> Recorder {
+        self.told = true;
+        self
+    }
+
+    /// Tells the recorder that the db was changed between ticks other than
+    /// by the inputs it was told of: the next tick's db is compared with
+    /// the one before in full. Needed only by a recorder
+    /// [`comparing_written_keys`](Recorder::comparing_written_keys).
+    pub fn db_changed(&mut self) {
+        self.between.everything();
     }
 
     /// Numbers the recorded ticks from `first` instead of 1 (a run resumed
@@ -716,14 +841,27 @@ impl Recorder {
 
     /// Notes an input merged into the db before the next tick.
     pub fn input(&mut self, input: &Map) {
+        if self.told {
+            for key in input.keys() {
+                self.between.top(key);
+            }
+        }
         match &mut self.input {
             Some(merged) => merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone()))),
             None => self.input = Some(input.clone()),
         }
     }
 
-    /// Notes an event that happened before the next tick: a trim, a reload, a note.
+    /// Notes an event that happened before the next tick: a trim, a reload,
+    /// a note. (A trim, a reload or a carrying over may have changed the
+    /// db: the next tick is compared in full.)
     pub fn event(&mut self, event: Event) {
+        if matches!(
+            event,
+            Event::Trim(_) | Event::Reload(_) | Event::Migrated(_)
+        ) {
+            self.between.everything();
+        }
         self.events.push(event);
     }
 
@@ -736,11 +874,44 @@ impl Recorder {
     /// it. The trace goes into a buffer the recorder keeps, not into the
     /// returned tick.
     pub fn tick_with_options(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-        let mut trace = std::mem::take(&mut self.trace);
-        let tick = run_tick_traced(db, tree, options, &mut trace);
-        self.record_traced(tree, &tick, &trace);
-        self.trace = trace;
+        let tick = self.run_buffered(db, tree, options, true);
+        self.record_run(tree, &tick);
         tick
+    }
+
+    /// Runs one tick to be recorded next by [`Recorder::record_run`] (the
+    /// caller may look at it first): traced into the recorder's buffer, or
+    /// into the tick when `options` ask for a trace, with the keys it writes
+    /// noted when the recorder compares only those.
+    pub(crate) fn run_tick(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+        self.run_buffered(db, tree, options, !options.trace)
+    }
+
+    fn run_buffered(
+        &mut self,
+        db: Value,
+        tree: &Tree,
+        options: &TickOptions,
+        buffered: bool,
+    ) -> Tick {
+        let writes = self.told.then_some(&mut self.writes);
+        let trace = buffered.then_some(&mut self.trace);
+        let tick = run_tick_noting(db, tree, options, trace, writes);
+        self.buffered = buffered;
+        self.noted = self.told;
+        tick
+    }
+
+    /// Records the tick [`Recorder::run_tick`] ran.
+    pub(crate) fn record_run(&mut self, tree: &Tree, tick: &Tick) {
+        let trace = std::mem::take(&mut self.trace);
+        let events = if self.buffered {
+            &trace[..]
+        } else {
+            tick.trace()
+        };
+        self.record_with(tree, tick, events);
+        self.trace = trace;
     }
 
     /// Records a tick that has been run with [`TickOptions::trace`] on
@@ -749,8 +920,17 @@ impl Recorder {
         self.record_traced(tree, tick, tick.trace());
     }
 
-    /// Records a tick whose trace is `trace` (see [`run_tick_traced`]).
+    /// Records a tick whose trace is `trace` (see
+    /// [`run_tick_traced`](crate::tick::run_tick_traced)). Its db is compared
+    /// with the one before in full.
     pub fn record_traced(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
+        self.noted = false;
+        self.record_with(tree, tick, trace);
+    }
+
+    /// Records `tick`, whose trace is `trace`; `self.noted` says whether
+    /// the engine noted the keys it wrote into `self.writes`.
+    fn record_with(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
         let tree_index = self.tree_index(tree);
         let shape = &self.run.trees[tree_index];
 
@@ -808,8 +988,20 @@ impl Recorder {
                 *slot = u32::MAX;
             }
         }
-        visits.sort_unstable_by_key(|v| v.node.index());
-        let visits = self.shared_visits(tree_index);
+        // A tick that visits as the last one did, in the same order, shares
+        // its list without sorting again (the usual case of a steady run).
+        let visits = match &self.last_visits {
+            Some((tree, list)) if *tree == tree_index && self.last_marks == *visits => {
+                Arc::clone(list)
+            }
+            _ => {
+                self.last_marks.clone_from(visits);
+                visits.sort_unstable_by_key(|v| v.node.index());
+                let list = self.shared_visits(tree_index);
+                self.last_visits = Some((tree_index, Arc::clone(&list)));
+                list
+            }
+        };
         events.extend(tick.launches().iter().cloned().map(Event::Launched));
         events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
         events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
@@ -819,11 +1011,51 @@ impl Recorder {
         }
 
         // Built in a buffer, then moved out in one allocation of its size.
-        diff_into(
-            &mut self.last_db,
-            tick.db.as_map().unwrap_or(&Map::default()),
-            &mut self.changes,
-        );
+        let noted = std::mem::take(&mut self.noted);
+        match (
+            noted,
+            tick.db.as_map(),
+            self.writes.keys(),
+            self.between.keys(),
+        ) {
+            (true, Some(new), Some(written), Some(told)) => {
+                // Looked at in the order of their text, so that the changes
+                // come out sorted: each key's text is read once.
+                // A tick that writes the keys the last one did, in the same
+                // order (the usual case), keeps their sorted list.
+                let writes = &self.writes;
+                let told = told.iter().copied().filter(|k| !writes.contains(*k));
+                let last = &mut self.last_keys;
+                let mut same = true;
+                let mut n = 0;
+                for k in written.iter().copied().chain(told) {
+                    same &= last.get(n) == Some(&k);
+                    if !same {
+                        last.truncate(n);
+                        last.push(k);
+                    }
+                    n += 1;
+                }
+                if !same || n != last.len() {
+                    last.truncate(n);
+                    self.keys.clear();
+                    self.keys.extend(last.iter().map(|&k| (k.as_str(), k)));
+                    self.keys.sort_unstable_by_key(|(text, _)| *text);
+                }
+                diff_keys(
+                    &mut self.last_db,
+                    new,
+                    self.keys.iter().map(|(_, k)| *k),
+                    &mut self.changes,
+                );
+            }
+            (_, new, _, _) => diff_into(
+                &mut self.last_db,
+                new.unwrap_or(&Map::default()),
+                &mut self.changes,
+            ),
+        }
+        self.between.clear();
         let changes: Vec<DbChange> = self.changes.drain(..).collect();
         self.run.ticks.push(TickRecord {
             tick: self.first_tick + self.run.ticks.len() as u64,

@@ -73,7 +73,21 @@ impl<'t> NodeCtx<'_, 't> {
     /// Error ([`super::TickErrorKind::TooDeep`]) when the node returns.
     pub fn db_mut(&mut self) -> &mut Map {
         self.db_lent = true;
+        // The tick cannot say which keys the node changes.
+        self.engine.wrote_anything();
         self.engine.db
+    }
+
+    /// Sets the top-level `key` of the db to `value`, as
+    /// `ctx.db_mut().insert(key, value)` does, but noting only that key as
+    /// written (see `writes.rs`). The value is measured when the node
+    /// returns, as after [`NodeCtx::db_mut`].
+    pub(crate) fn insert_db(&mut self, key: Value, value: Value) {
+        self.db_lent = true;
+        if let Some(writes) = self.engine.writes() {
+            writes.top(&key);
+        }
+        self.engine.db.insert(key, value);
     }
 
     /// The working memory passed to `run_tick_with`, if any.
@@ -154,6 +168,7 @@ impl<'t> NodeCtx<'_, 't> {
                 .charge_value(&value, path.n_keys() + 1)
                 .map_err(NodeError)?;
         }
+        self.engine.wrote_at(path);
         let place = path
             .slot(self.engine.db)
             .map_err(|e| NodeError(format!("cannot write at `{path}`: {e}")))?;

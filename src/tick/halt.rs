@@ -757,6 +757,7 @@ impl Engine<'_> {
     /// subtree are usually theirs, found by comparing ids in place, and
     /// only another entry's id is looked up in the tree.
     fn clear_memory(&mut self, start: u32, end: u32, halted: &[u32]) {
+        self.wrote(kw::MEMORY);
         let tree = self.tree;
         let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
             return;

@@ -17,6 +17,7 @@ mod eval;
 mod halt;
 mod time;
 mod wake;
+mod writes;
 
 use std::fmt;
 
@@ -32,6 +33,7 @@ pub(crate) use halt::spare_map_of;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
+pub(crate) use writes::Writes;
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -378,17 +380,29 @@ pub fn run_tick_with_options(db: Value, tree: &Tree, options: &TickOptions) -> T
     tick_inline(db, tree, options)
 }
 
-/// Ticks `tree` once against `db` where it is, for a host that keeps its
-/// agents' dbs in place: the same tick as [`run_tick`], without moving the
-/// db in and out, returning what it produced besides the db. A db that is
+/// Ticks `tree` once against `db` where it is: the hosts' fast path, for a
+/// host that keeps its agents' dbs in place and wants the status. The same
+/// tick as [`run_tick`], without moving the db in and out, returning what
+/// it produced besides the db. Nothing is built that the caller did not
+/// ask for: no trace, no list of visits or writes, and the rarer results
+/// (launch and cancel requests, dropped completions, warnings) only when
+/// the tick has some, so that a steady tick allocates nothing. A db that is
 /// not a map is left as it was, and the tick is an Error.
 ///
 /// ```
-/// let tree = aido::compile_str("t.edn", "[:inc! {:key :n}]", &aido::Registry::new()).unwrap();
-/// let mut db = aido::Value::map();
-/// let tick = aido::tick::tick_in_place(&mut db, &tree);
-/// assert_eq!(tick.status, aido::Status::Success);
-/// assert_eq!(db.to_string(), "{:n 1}");
+/// use aido::{Registry, Status, Value, compile_str, tick::tick_in_place};
+///
+/// let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+/// // A host's agents, each a db kept where it is.
+/// let mut agents = vec![Value::map(), Value::map()];
+/// for _ in 0..3 {
+///     for db in &mut agents {
+///         let tick = tick_in_place(db, &tree);
+///         assert_eq!(tick.status, Status::Success);
+///         assert!(tick.launches().is_empty() && tick.trace().is_empty());
+///     }
+/// }
+/// assert_eq!(agents[1].to_string(), "{:n 3}");
 /// ```
 pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
     tick_in_place_inline(db, tree, &DEFAULT_OPTIONS).into_agent_tick()
@@ -412,12 +426,28 @@ pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
 /// }
 /// ```
 pub fn run_tick_traced(
-    mut db: Value,
+    db: Value,
     tree: &Tree,
     options: &TickOptions,
     trace: &mut Vec<TraceEvent>,
 ) -> Tick {
-    trace.clear();
+    run_tick_noting(db, tree, options, Some(trace), None)
+}
+
+/// Like [`run_tick_with_options`], with the trace written into `trace` when
+/// given (as [`run_tick_traced`] does), and the top-level keys the tick
+/// writes noted into `writes` when given (cleared first): what a recorder
+/// asks for.
+pub(crate) fn run_tick_noting(
+    mut db: Value,
+    tree: &Tree,
+    options: &TickOptions,
+    mut trace: Option<&mut Vec<TraceEvent>>,
+    writes: Option<&mut Writes>,
+) -> Tick {
+    if let Some(trace) = trace.as_deref_mut() {
+        trace.clear();
+    }
     if db.is_nil() {
         db = Value::map();
     }
@@ -425,9 +455,16 @@ pub fn run_tick_traced(
         return not_a_map_outcome(&db, tree).into_tick(db);
     };
     let mut engine = Engine::new(tree, map, options);
-    engine.trace_into(std::mem::take(trace));
+    if let Some(trace) = trace.as_deref_mut() {
+        engine.trace_into(std::mem::take(trace));
+    }
+    let mut writes = writes;
+    if let Some(writes) = writes.as_deref_mut() {
+        writes.clear();
+        engine.note_writes(std::mem::take(writes));
+    }
     let status = engine.tick_root(tree, options);
-    let outcome = engine.finish_traced(status, options, Some(trace));
+    let outcome = engine.finish_noted(status, options, trace, writes);
     outcome.into_tick(db)
 }
 
@@ -695,6 +732,10 @@ pub(crate) struct Long {
     /// while any is, persistent memory written is journaled, so that a
     /// parallel that fails can put it back.
     pub(crate) rollback_depth: u32,
+    /// The top-level keys the tick writes, noted when its caller asks (a
+    /// recorder, which traces too, so that the long-running state is there:
+    /// see `writes.rs`); the caller's buffer, handed back at the end.
+    pub(crate) writes: Option<Writes>,
 }
 
 thread_local! {
@@ -769,6 +810,7 @@ impl Long {
         long.now_running.clear();
         long.journal.clear();
         long.rollback_depth = 0;
+        long.writes = None;
         SPARE_LONG.set(Some(long));
     }
 
@@ -785,6 +827,7 @@ impl Long {
         long.trace = None;
         long.journal.clear();
         long.rollback_depth = 0;
+        long.writes = None;
         SPARE_LONG.set(Some(long));
     }
 }
@@ -880,6 +923,7 @@ impl<'t> Engine<'t> {
         };
         if let Some(i) = error_at {
             self.db.shift_remove_index(i);
+            self.wrote(kw::ERROR);
         }
         if tree_maybe {
             // A u64 compare against the tree's cached fingerprint.
@@ -899,6 +943,7 @@ impl<'t> Engine<'t> {
         };
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
+            self.wrote(kw::LOCALS);
         }
         self.had_running = running_at.is_some();
         if self.had_running {
@@ -917,6 +962,7 @@ impl<'t> Engine<'t> {
     fn carry_over(&mut self) {
         let report = crate::migrate::migrate_by_id(self.db, self.tree);
         self.migration = Some(Box::new(report));
+        self.wrote_anything();
     }
 
     /// Ends the tick: halts what was running and was not reached, records
@@ -931,12 +977,28 @@ impl<'t> Engine<'t> {
     /// given) instead of in the outcome.
     #[inline(always)]
     pub(crate) fn finish_traced(
-        mut self,
+        self,
         status: Status,
         options: &TickOptions,
         trace_out: Option<&mut Vec<TraceEvent>>,
     ) -> Outcome {
+        self.finish_noted(status, options, trace_out, None)
+    }
+
+    /// [`Engine::finish_traced`], with the keys the tick wrote handed back
+    /// in `writes_out` (when given: see [`Engine::note_writes`]).
+    #[inline(always)]
+    pub(crate) fn finish_noted(
+        mut self,
+        status: Status,
+        options: &TickOptions,
+        trace_out: Option<&mut Vec<TraceEvent>>,
+        writes_out: Option<&mut Writes>,
+    ) -> Outcome {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
+            if self.may_store_running() {
+                self.wrote(kw::RUNNING);
+            }
             if self.error.is_none() {
                 self.sweep();
                 self.store_running();
@@ -944,20 +1006,29 @@ impl<'t> Engine<'t> {
                 self.store_running_after_error();
             }
         }
-        if self.results_maybe && self.error.is_none() && !self.keep_running {
-            self.drop_stale_results();
+        if self.results_maybe {
+            // Completions are taken, put back and dropped only from a
+            // `:aido/results` that was there when the tick began.
+            self.wrote(kw::RESULTS);
+            if self.error.is_none() && !self.keep_running {
+                self.drop_stale_results();
+            }
         }
-        self.rng.store(self.db);
+        if self.rng.store(self.db) {
+            self.wrote(kw::RNG_POS);
+        }
         // An Error tick keeps the state it stored too, so it records its
         // tree as well: a later tree can then carry that state over.
         if self.wrote_state && !self.had_tree {
             crate::migrate::stamp(self.db, self.tree);
+            self.wrote(kw::TREE);
         }
         if options.locals.is_some() {
             self.db.shift_remove(&Value::Keyword(kw::LOCALS));
         }
         if let Some(e) = &self.error {
             self.db.insert(Value::Keyword(kw::ERROR), e.to_value());
+            self.wrote(kw::ERROR);
         }
         let steps = self.steps();
         // Taken apart by value, so that no drop glue for the whole engine runs.
@@ -967,7 +1038,12 @@ impl<'t> Engine<'t> {
             migration,
             ..
         } = self;
-        let extras = long.and_then(|long| Long::hand_over(long, trace_out));
+        let extras = long.and_then(|mut long| {
+            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
+                *out = writes;
+            }
+            Long::hand_over(long, trace_out)
+        });
         let extras = match migration {
             None => extras,
             Some(m) => Some(carried_over(extras, m)),
@@ -982,6 +1058,16 @@ impl<'t> Engine<'t> {
             steps,
             extras,
         }
+    }
+
+    /// Whether the end of the tick may write or remove `:aido/running`:
+    /// something ran before it or runs now.
+    fn may_store_running(&self) -> bool {
+        self.had_running
+            || self
+                .long
+                .as_ref()
+                .is_some_and(|l| !l.now_running.is_empty())
     }
 
     /// After user code that was handed the db: an Error at `node` if it
@@ -1079,6 +1165,7 @@ impl<'t> Engine<'t> {
 
     /// The memory of `node`, if it has any, to change in place.
     pub(crate) fn memory_mut(&mut self, node: u32) -> Option<&mut Value> {
+        self.wrote(kw::MEMORY);
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         let Value::Map(memory) = tree.memory_of_mut(self.db)? else {
@@ -1094,6 +1181,7 @@ impl<'t> Engine<'t> {
         if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
             self.journal_persistent(node);
         }
+        self.wrote(kw::MEMORY);
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         let id = &n.id;

@@ -309,3 +309,484 @@ fn nested_maps_print_in_a_stable_order() {
         "tick 1: success\n  + :pos {:tags #{:a :b}, :x 1, :y 2}\n"
     );
 }
+
+/// Recording a run both ways, comparing every value of the db (the
+/// reference) and comparing only the keys each tick wrote
+/// (`Recorder::comparing_written_keys`), gives the same records.
+mod both_ways {
+    use std::sync::Arc;
+
+    use super::*;
+    use aido::extend::NodeType;
+    use aido::record::TickRecord;
+    use aido::session::{Session, merge_input, results_input};
+    use aido::tick::{Request, TickOptions};
+
+    /// A small deterministic generator (SplitMix64), so that failures replay.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len() as u64) as usize]
+        }
+    }
+
+    /// Keys the generated nodes write: top-level keywords, paths into a big
+    /// map and a long vector (recorded as edits), a log (recorded as
+    /// appends), a string key (which the tick cannot note), the library's
+    /// own keys.
+    const KEYS: &[&str] = &[
+        ":a",
+        ":b",
+        ":log",
+        "[:m 3]",
+        "[:m :x]",
+        "[:v 2]",
+        "\"s\"",
+        "[:cd :k]",
+        ":aido/requests",
+    ];
+    const VALUES: &[&str] = &[
+        "0", "1", "-3", "\"t\"", ":k", "nil", "[1 2]", "2.5", "{:x 1}",
+    ];
+
+    /// A random leaf: every data node, `:matches?` and `:defer` with
+    /// `:into`, a `:wait`, and the user node types of [`registry`].
+    fn leaf(g: &mut Gen) -> String {
+        let key = g.pick(KEYS);
+        let val = g.pick(VALUES);
+        match g.below(19) {
+            0 => "[:success]".into(),
+            1 => "[:failure]".into(),
+            2 => format!("[:present? {{:key {key}}}]"),
+            3 => format!("[:greater-than? {{:key {key} :val {}}}]", g.below(4)),
+            4 => format!("[:equal? {{:v1 [:aido/db {key}] :v2 {val}}}]"),
+            5 | 6 => format!("[:define! {{:key {key} :val {val}}}]"),
+            7 | 8 => format!("[:inc! {{:key {key}}}]"),
+            9 => format!("[:dissoc! {{:key {key}}}]"),
+            10 => format!(
+                "[:emit! {{:key {key} :val {val} :keep {}}}]",
+                2 + g.below(8)
+            ),
+            11 => format!("[:matches? {{:key :text :regex \"[0-9]+\" :into {key}}}]"),
+            12 => format!("[:wait {{:ticks {}}}]", 1 + g.below(2)),
+            13 => format!("[:defer {{:action :ask :into {key}}}]"),
+            14 => "[:test/lend!]".into(),
+            15 => format!("[:test/put! {{:at {key}}}]"),
+            16 => "[:test/remember!]".into(),
+            17 => format!("[:test? {{:key {key} :oper >= :val {}}}]", g.below(3)),
+            _ => format!("[:emit! {{:key :log :val {val}}}]"),
+        }
+    }
+
+    /// A random tree: composites with and without memory, parallels that
+    /// roll back, random deciders, decorators with state (a cooldown kept
+    /// at a db key), preconditions.
+    fn tree_text(g: &mut Gen, depth: u32) -> String {
+        if depth == 0 || g.below(4) == 0 {
+            return leaf(g);
+        }
+        let kids = |g: &mut Gen, most: u64| {
+            (0..1 + g.below(most))
+                .map(|_| tree_text(g, depth - 1))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        match g.below(20) {
+            0 | 1 => format!("[:selector {}]", kids(g, 4)),
+            2 | 3 => format!("[:sequence {}]", kids(g, 4)),
+            4 => format!("[:sequence {{:memory true}} {}]", kids(g, 3)),
+            5 => format!("[:selector {{:memory true}} {}]", kids(g, 3)),
+            6 => format!("[:parallel {{:policy :sequence}} {}]", kids(g, 3)),
+            7 => format!("[:parallel {{:policy :selector}} {}]", kids(g, 3)),
+            8 => format!("[:loop {{:count {}}} {}]", g.below(3), kids(g, 1)),
+            9 => format!("[:invert {}]", kids(g, 1)),
+            10 => format!("[:choose-each {{:repeat true}} {}]", kids(g, 3)),
+            11 => format!("[:choose {}]", kids(g, 3)),
+            12 => format!("[:randomly {{:p 0.5}} {}]", kids(g, 2)),
+            13 => format!("[:selector {{:aido/skip-if [:aido/db :c]}} {}]", kids(g, 3)),
+            14 => format!("[:retry {{:count 2}} {}]", kids(g, 1)),
+            15 => format!("[:run-once {}]", kids(g, 1)),
+            16 => format!("[:cooldown {{:seconds 1 :key [:cd :k]}} {}]", kids(g, 1)),
+            17 => format!("[:timeout {{:ticks 2}} {}]", kids(g, 1)),
+            18 => format!(
+                "[:weighted-choice {{:weights [1 2]}} {} {}]",
+                tree_text(g, depth - 1),
+                tree_text(g, depth - 1)
+            ),
+            _ => format!("[:parallel {{:mode :success :how-many 1}} {}]", kids(g, 3)),
+        }
+    }
+
+    /// A seeded db with a big map, a long vector, a log and a string.
+    fn db(g: &mut Gen) -> Value {
+        let a = if g.below(3) == 0 { "" } else { ":a 1" };
+        read_value(&format!(
+            "{{:aido/seed {} {a} :b 2 :c {} :text \"ab 12 cd\" \
+              :m {{0 0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 :x 0}} \
+              :v [0 0 0 0 0 0 0 0 0 0] :log [1 2 3 4 5 6 7 8]}}",
+            g.below(1000),
+            g.below(2) == 0
+        ))
+        .unwrap()
+    }
+
+    /// User node types: one that is lent the whole db, one that writes a
+    /// key through its key slot, one with memory whose halt hook is lent
+    /// the db.
+    fn registry() -> Registry {
+        let mut registry = Registry::new();
+        let lend = NodeType::new("test/lend!").tick(|ctx| {
+            let lent = Value::keyword("lent");
+            let n = ctx.db().get(&lent).and_then(Value::as_int).unwrap_or(0);
+            ctx.db_mut().insert(lent, Value::Int(n + 1));
+            Ok(Status::Success)
+        });
+        let mut put = NodeType::new("test/put!");
+        let at = put.key_slot("at");
+        let put = put.tick(move |ctx| {
+            let value = Value::Int(ctx.random_below(3) as i64);
+            ctx.set_db_at(at, value)?;
+            Ok(Status::Success)
+        });
+        let remember = NodeType::new("test/remember!")
+            .tick(|ctx| {
+                let n = ctx.memory().and_then(Value::as_int).unwrap_or(0);
+                if n >= 2 {
+                    ctx.set_memory(None)?;
+                    return Ok(Status::Success);
+                }
+                ctx.set_memory(Some(Value::Int(n + 1)))?;
+                Ok(Status::Running)
+            })
+            .on_halt(|ctx| {
+                ctx.db_mut()
+                    .insert(Value::keyword("halted"), Value::Bool(true));
+            });
+        for node_type in [lend, put, remember] {
+            registry.node_type(node_type).unwrap();
+        }
+        registry
+    }
+
+    /// A generated tree that compiles, with its text.
+    fn compiled(g: &mut Gen, registry: &Registry) -> (String, Tree) {
+        loop {
+            let text = tree_text(g, 4);
+            if let Ok(tree) = compile_str("t.edn", &text, registry) {
+                return (text, tree);
+            }
+        }
+    }
+
+    /// Completions for the requests launched, every other one a failure.
+    fn completions(db: &Value, launched: &[Request]) -> Map {
+        let results: Map = launched
+            .iter()
+            .map(|r| {
+                let status = if r.request % 2 == 0 {
+                    "success"
+                } else {
+                    "failure"
+                };
+                let completion = read_value(&format!(
+                    "{{:request {} :status :{status} :result {}}}",
+                    r.request, r.request
+                ))
+                .unwrap();
+                (r.node.clone(), completion)
+            })
+            .collect();
+        results_input(db, results)
+    }
+
+    /// The first tick whose records differ, shown whole.
+    fn same_ticks(case: u64, text: &str, full: &[TickRecord], keyed: &[TickRecord]) {
+        assert_eq!(full.len(), keyed.len());
+        for (n, (a, b)) in full.iter().zip(keyed).enumerate() {
+            assert!(
+                a == b,
+                "case {case}, tick {}: the records differ\ntree: {text}\nfull: {a:#?}\nkeyed: {b:#?}",
+                n + 1
+            );
+        }
+    }
+
+    #[test]
+    fn a_recorder_comparing_written_keys_records_what_the_full_comparison_does() {
+        let registry = registry();
+        let ticks = 8;
+        let (mut compared, mut edited) = (0, 0);
+        for case in 0..400 {
+            let mut g = Gen(case);
+            let (text, first) = compiled(&mut g, &registry);
+            let (_, second) = compiled(&mut g, &registry);
+            let start = db(&mut g);
+            let mut full = Recorder::new(&first, &start);
+            let mut keyed = Recorder::new(&first, &start).comparing_written_keys();
+            let (mut db_full, mut db_keyed) = (start.clone(), start);
+            let mut tree = &first;
+            let mut launched: Vec<Request> = Vec::new();
+            for t in 0..ticks {
+                // The gap before the tick, the same for both.
+                let mut input = one(":aido/now", &format!("{}.0", t));
+                let mut options = TickOptions::default();
+                match g.below(9) {
+                    0 => input.extend(map(&format!("{{:a {}}}", g.pick(VALUES)))),
+                    1 => input.extend(map("{:c true :b nil}")),
+                    2 => {
+                        // An edit the host tells of.
+                        for db in [&mut db_full, &mut db_keyed] {
+                            let m = db.as_map_mut().unwrap();
+                            m.insert(Value::keyword("b"), Value::Int(t));
+                            m.shift_remove(&Value::keyword("log"));
+                        }
+                        keyed.db_changed();
+                        edited += 1;
+                    }
+                    3 => options.locals = Some(read_value("{:l 1}").unwrap()),
+                    4 => {
+                        // Another tree: the tick carries the db over itself.
+                        tree = if std::ptr::eq(tree, &first) {
+                            &second
+                        } else {
+                            &first
+                        };
+                    }
+                    5 => {
+                        // A reload: carried over between ticks and told.
+                        let next = if std::ptr::eq(tree, &first) {
+                            &second
+                        } else {
+                            &first
+                        };
+                        let mut report = None;
+                        for db in [&mut db_full, &mut db_keyed] {
+                            let (carried, r) =
+                                aido::migrate::migrate(std::mem::take(db), tree, next);
+                            *db = carried;
+                            report = Some(r.to_value());
+                        }
+                        let report = report.unwrap();
+                        full.event(Event::Reload(report.clone()));
+                        keyed.event(Event::Reload(report));
+                        tree = next;
+                    }
+                    _ => {}
+                }
+                if !launched.is_empty() && g.below(2) == 0 {
+                    input.extend(completions(&db_full, &launched));
+                }
+                for (db, recorder) in [(&mut db_full, &mut full), (&mut db_keyed, &mut keyed)] {
+                    merge_input(db, &input);
+                    recorder.input(&input);
+                }
+                let a = full.tick_with_options(std::mem::take(&mut db_full), tree, &options);
+                let b = keyed.tick_with_options(std::mem::take(&mut db_keyed), tree, &options);
+                assert_eq!(
+                    a.db, b.db,
+                    "case {case}: a seeded tick is a function of db and tree"
+                );
+                launched = a.launches().to_vec();
+                (db_full, db_keyed) = (a.db, b.db);
+                compared += 1;
+            }
+            let (full, keyed) = (full.finish(), keyed.finish());
+            same_ticks(case, &text, &full.ticks, &keyed.ticks);
+            assert_eq!(keyed.db_after(ticks as usize), db_keyed);
+        }
+        assert!(
+            compared == 400 * 8 && edited > 100,
+            "{compared} ticks, {edited} edits"
+        );
+    }
+
+    fn one(key: &str, value: &str) -> Map {
+        map(&format!("{{{key} {value}}}"))
+    }
+
+    #[test]
+    fn a_recorded_session_records_what_each_tick_and_each_gap_changed() {
+        // The session records comparing written keys; every change it makes
+        // between ticks (inputs, the clock, completions, trims, reloads,
+        // the seed, the db lent to the host) is in the record, as a full
+        // comparison of the dbs before and after finds it.
+        let registry = registry();
+        let ticks = 8;
+        for case in 0..150 {
+            let mut g = Gen(1_000 + case);
+            let (text, first) = compiled(&mut g, &registry);
+            let (_, second) = compiled(&mut g, &registry);
+            let (first, second) = (Arc::new(first), Arc::new(second));
+            let mut session = Session::new(Arc::clone(&first), db(&mut g));
+            session.set_registry(registry.clone());
+            session.record();
+            let mut dbs = vec![session.db().clone()];
+            let mut launched: Vec<Request> = Vec::new();
+            for t in 0..ticks {
+                session.advance_time(0.5).unwrap();
+                match g.below(8) {
+                    0 => session.input(&map(&format!("{{:a {} :c nil}}", g.pick(VALUES)))),
+                    1 => {
+                        let m = session.db_mut().as_map_mut().unwrap();
+                        m.insert(Value::keyword("b"), Value::Int(t));
+                    }
+                    2 => session.trim(Box::new(
+                        aido::trim::DataTask::from_value(
+                            &read_value(&format!(
+                                "{{:task :t{t} :target \"0\" :insert [:inc! {{:key :a}}] :at 0 \
+                                  :db {{:b {t}}} :dissoc [:c]}}"
+                            ))
+                            .unwrap(),
+                        )
+                        .unwrap(),
+                    )),
+                    3 => {
+                        let next = if Arc::ptr_eq(session.tree(), &first) {
+                            Arc::clone(&second)
+                        } else {
+                            Arc::clone(&first)
+                        };
+                        session.reload(next, None);
+                    }
+                    4 => session.seed(t),
+                    _ => {}
+                }
+                if !launched.is_empty() {
+                    let results = completions(session.db(), &launched);
+                    session.input(&results);
+                }
+                session.between_ticks();
+                let tick = session.tick();
+                launched = tick.launches().to_vec();
+                dbs.push(session.db().clone());
+            }
+            let (run, _) = session.finish();
+            let run = run.unwrap();
+            for (n, tick) in run.ticks.iter().enumerate() {
+                assert_eq!(
+                    tick.changes,
+                    diff(&dbs[n], &dbs[n + 1]),
+                    "case {case}, tick {}\ntree: {text}",
+                    n + 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_change_between_ticks_that_is_not_told_is_not_seen() {
+        // What the host of a recorder comparing written keys promises, shown
+        // by breaking it: an edit between ticks that it does not tell of is
+        // missing from the record (the full comparison finds it), and told,
+        // it is there.
+        let t = tree("[:inc! {:key :n}]");
+        let start = read_value("{:n 0 :other 0}").unwrap();
+        let changes = |tell: bool, keyed: bool| {
+            let mut recorder = Recorder::new(&t, &start);
+            if keyed {
+                recorder = recorder.comparing_written_keys();
+            }
+            let mut db = recorder.tick(start.clone(), &t).db;
+            db.as_map_mut()
+                .unwrap()
+                .insert(Value::keyword("other"), Value::Int(1));
+            if tell {
+                recorder.db_changed();
+            }
+            recorder.tick(db, &t);
+            let run = recorder.finish();
+            let keys: Vec<String> = run.ticks[1]
+                .changes
+                .iter()
+                .map(|c| c.key().to_string())
+                .collect();
+            keys
+        };
+        assert_eq!(changes(false, false), [":n", ":other"]);
+        assert_eq!(changes(true, true), [":n", ":other"]);
+        assert_eq!(changes(false, true), [":n"]);
+    }
+}
+
+/// Cases the generated runs of `both_ways` may not reach, each recorded
+/// both ways and compared.
+mod both_ways_cases {
+    use super::*;
+    use aido::session::merge_input;
+    use aido::tick::TickOptions;
+
+    /// Records `tree` from `db` both ways, one tick per gap (an input,
+    /// `nil` for none, and whether the tick has locals), and checks that
+    /// the records are the same; returns the changed keys of each tick.
+    fn both(tree_text: &str, db: &str, gaps: &[(&str, bool)]) -> Vec<Vec<String>> {
+        let t = tree(tree_text);
+        let start = read_value(db).unwrap();
+        let mut full = Recorder::new(&t, &start);
+        let mut keyed = Recorder::new(&t, &start).comparing_written_keys();
+        let (mut a, mut b) = (start.clone(), start);
+        for (input, locals) in gaps {
+            if *input != "nil" {
+                let input = map(input);
+                for (db, recorder) in [(&mut a, &mut full), (&mut b, &mut keyed)] {
+                    merge_input(db, &input);
+                    recorder.input(&input);
+                }
+            }
+            let options = TickOptions {
+                locals: locals.then(|| Value::Int(1)),
+                ..TickOptions::default()
+            };
+            a = full.tick_with_options(a, &t, &options).db;
+            b = keyed.tick_with_options(b, &t, &options).db;
+        }
+        let (full, keyed) = (full.finish(), keyed.finish());
+        assert_eq!(full.ticks, keyed.ticks);
+        keyed
+            .ticks
+            .iter()
+            .map(|t| t.changes.iter().map(|c| c.key().to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn locals_a_tick_takes_out_of_the_db_are_recorded() {
+        // The db had `:aido/locals` (a host put it there): the tick with
+        // locals replaces them and takes them out at its end.
+        let keys = both("[:success]", "{:aido/locals 5}", &[("nil", true)]);
+        assert_eq!(keys, [[":aido/locals"]]);
+    }
+
+    #[test]
+    fn completions_taken_after_an_error_tick_are_recorded() {
+        // The second tick ends in Error before the `:defer` takes its
+        // completion, which stays; the third takes it, though its gap tells
+        // of `:bad` alone.
+        let keys = both(
+            "[:sequence [:inc! {:key :bad}] [:defer {:id :d :action :ask}]]",
+            "{:bad 0}",
+            &[
+                ("nil", false),
+                (
+                    "{:bad \"x\" :aido/results {:d {:request 1 :status :success}}}",
+                    false,
+                ),
+                ("{:bad 0}", false),
+            ],
+        );
+        assert!(keys[1].contains(&":aido/error".to_owned()), "{keys:?}");
+        assert!(keys[2].contains(&":aido/results".to_owned()), "{keys:?}");
+    }
+}
