@@ -317,31 +317,11 @@ mod both_ways {
     use std::sync::Arc;
 
     use super::*;
+    use crate::common::Gen;
     use aido::extend::NodeType;
     use aido::record::TickRecord;
     use aido::session::{Session, merge_input, results_input};
     use aido::tick::{Request, TickOptions};
-
-    /// A small deterministic generator (SplitMix64), so that failures replay.
-    struct Gen(u64);
-
-    impl Gen {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[self.below(items.len() as u64) as usize]
-        }
-    }
 
     /// Keys the generated nodes write: top-level keywords, paths into a big
     /// map and a long vector (recorded as edits), a log (recorded as
