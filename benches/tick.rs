@@ -68,21 +68,15 @@ impl Site {
     }
 
     /// The key's index: the hinted one if it holds the key, else found
-    /// by a short scan (a small db) or a hash look-up, as aido finds it.
+    /// with `Map::keyword_position` (a short scan of a small db, a hash
+    /// probe of a larger one), as aido finds it.
     #[inline(always)]
     fn find(&self, db: &Map) -> Option<usize> {
         let hint = self.hint.get();
-        if let Some((Value::Keyword(k), _)) = db.get_index(hint)
-            && *k == self.key
-        {
+        if db.keyword_at(hint, self.key) {
             return Some(hint);
         }
-        let found = if db.len() <= 8 {
-            db.keys()
-                .position(|k| matches!(k, Value::Keyword(k) if *k == self.key))
-        } else {
-            db.get_index_of(&Value::Keyword(self.key))
-        };
+        let found = db.keyword_position(self.key);
         if let Some(i) = found {
             self.hint.set(i);
         }

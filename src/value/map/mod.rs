@@ -289,9 +289,23 @@ impl Map {
 
     /// The position of the keyword key `key`, found without making a
     /// `Value` for it: a scan of a small map, else one probe of the index
-    /// with the keyword's hash worked out in place.
+    /// with the keyword's hash worked out in place. With
+    /// [`Map::keyword_at`], the way for a host to find a db key it reads
+    /// often: remember the position, check it, look again only when the
+    /// key moved.
+    ///
+    /// ```
+    /// use aido::value::{Keyword, Value};
+    ///
+    /// let db = aido::read_value("{:hunger 3 :courage 7}").unwrap();
+    /// let db = db.as_map().unwrap();
+    /// let courage = Keyword::new("courage");
+    /// let at = db.keyword_position(courage).unwrap();
+    /// assert!(db.keyword_at(at, courage));
+    /// assert_eq!(db[at], Value::Int(7));
+    /// ```
     #[inline(always)]
-    pub(crate) fn keyword_position(&self, key: Keyword) -> Option<usize> {
+    pub fn keyword_position(&self, key: Keyword) -> Option<usize> {
         match &self.index {
             // One probe; the entries' form is looked at only for a candidate.
             Some(index) if self.len() > SCAN_LIMIT => {
@@ -308,9 +322,10 @@ impl Map {
     }
 
     /// Whether the key at position `at` is the keyword `key`: one
-    /// comparison, for look-ups that remember where a key was.
+    /// comparison, for look-ups that remember where a key was (see
+    /// [`Map::keyword_position`]).
     #[inline(always)]
-    pub(crate) fn keyword_at(&self, at: usize, key: Keyword) -> bool {
+    pub fn keyword_at(&self, at: usize, key: Keyword) -> bool {
         each!(&self.entries, e => e.get(at).is_some_and(|(k, _)| k.keyword() == Some(key)))
     }
 
