@@ -80,6 +80,19 @@ fn allocations() -> u64 {
     ALLOCATIONS.with(Cell::get)
 }
 
+/// Runs `step` `warm` times, then `count` times more, and returns the
+/// allocations of the last `count` runs: what a steady state allocates.
+fn steady_allocations(warm: usize, count: usize, mut step: impl FnMut()) -> u64 {
+    for _ in 0..warm {
+        step();
+    }
+    let before = allocations();
+    for _ in 0..count {
+        step();
+    }
+    allocations() - before
+}
+
 /// Runs `f` on this thread; returns its result, the most bytes it had in
 /// use at once beyond what was in use before, and the bytes it left in use.
 fn peak_and_kept<R>(f: impl FnOnce() -> R) -> (R, i64, i64) {
@@ -105,14 +118,9 @@ fn npc() -> (aido::Tree, Value) {
 fn a_steady_state_npc_tick_allocates_nothing() {
     let (tree, mut db) = npc();
     // The first ticks add :action to the db; after that its shape is fixed.
-    for _ in 0..20 {
-        db = run_tick(db, &tree).db;
-    }
-    let before = allocations();
-    for _ in 0..10_000 {
-        db = run_tick(db, &tree).db;
-    }
-    let made = allocations() - before;
+    let made = steady_allocations(20, 10_000, || {
+        db = run_tick(std::mem::take(&mut db), &tree).db;
+    });
     assert_eq!(made, 0, "{made} allocations in 10,000 npc ticks");
     assert!(db.get(&Value::keyword("steps")).is_some());
 }
@@ -143,14 +151,9 @@ fn a_domain_node_reading_its_options_through_slots_allocates_nothing() {
     )
     .unwrap();
     let mut db = read_value("{:deep {}}").unwrap();
-    for _ in 0..20 {
+    let made = steady_allocations(20, 10_000, || {
         aido::tick::tick_in_place(&mut db, &tree);
-    }
-    let before = allocations();
-    for _ in 0..10_000 {
-        aido::tick::tick_in_place(&mut db, &tree);
-    }
-    let made = allocations() - before;
+    });
     assert_eq!(made, 0, "{made} allocations in 10,000 ticks of slot reads");
     assert_eq!(db.get(&Value::keyword("n")), Some(&Value::Int(20_040)));
 }
@@ -164,14 +167,9 @@ fn an_npc_tick_in_place_in_a_db_of_many_keys_allocates_nothing() {
             map.insert(Value::keyword(&format!("other-{i}")), Value::Int(i));
         }
     }
-    for _ in 0..20 {
+    let made = steady_allocations(20, 10_000, || {
         aido::tick::tick_in_place(&mut db, &tree);
-    }
-    let before = allocations();
-    for _ in 0..10_000 {
-        aido::tick::tick_in_place(&mut db, &tree);
-    }
-    let made = allocations() - before;
+    });
     assert_eq!(made, 0, "{made} allocations in 10,000 npc ticks in place");
     assert_eq!(db.get(&Value::keyword("steps")), Some(&Value::Int(9_018)));
 }
@@ -262,15 +260,10 @@ fn a_traced_tick_into_a_kept_buffer_allocates_nothing_once_warm() {
     let (tree, mut db) = npc();
     let options = aido::tick::TickOptions::default();
     let mut trace = Vec::new();
-    for _ in 0..20 {
-        db = aido::tick::run_tick_traced(db, &tree, &options, &mut trace).db;
-    }
-    let before = allocations();
-    for _ in 0..10_000 {
-        db = aido::tick::run_tick_traced(db, &tree, &options, &mut trace).db;
+    let made = steady_allocations(20, 10_000, || {
+        db = aido::tick::run_tick_traced(std::mem::take(&mut db), &tree, &options, &mut trace).db;
         assert!(!trace.is_empty());
-    }
-    let made = allocations() - before;
+    });
     assert_eq!(made, 0, "{made} allocations in 10,000 traced npc ticks");
 }
 
