@@ -17,10 +17,15 @@ use super::{Delimiter, MAX_DEPTH, ReadError, ReadErrorKind, Unsupported};
 use crate::source::{Span, SpanEntry, Spans};
 use crate::value::{FastBuildHasher, Keyword, Map, Set, Symbol, Value};
 
-/// Reads the one form in `text`.
+/// How many keys a map may have for the reader to check them for
+/// duplicates by comparing each with those before it; a larger map is
+/// checked by looking each key up as it is inserted.
+const SCAN_KEYS: usize = 16;
+
 /// Unused span entries (16 bytes each) a read may leave in its table.
 const SPANS_SLACK: usize = 4096;
 
+/// Reads the one form in `text`.
 pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
     let mut reader = Reader {
         text,
@@ -28,9 +33,11 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         pos: 0,
         values: Vec::new(),
         pending: Vec::new(),
-        // Roughly one form per eight bytes in typical trees: a guess that
-        // saves the table most of its regrowth.
-        table: Vec::with_capacity(text.len() / 8),
+        // Trees have a form every 4 to 9 bytes (a generated one every 4.3,
+        // the examples every 5.5 to 9): room for one every 4 saves the table
+        // its regrowth, a copy of the whole table at twice its size; what is
+        // left over is given back at the end.
+        table: Vec::with_capacity(text.len() / 4),
         keywords: NameCache::new(),
         symbols: NameCache::new(),
     };
@@ -411,7 +418,17 @@ impl Reader<'_> {
                 self.pos,
             ));
         }
-        let mut map = Map::with_capacity(n_forms / 2);
+        let forms = self.values.get(mark..).unwrap_or_default();
+        let n_keys = n_forms / 2;
+        if n_keys <= SCAN_KEYS
+            && forms
+                .iter()
+                .step_by(2)
+                .all(|k| matches!(k, Value::Keyword(_)))
+        {
+            return self.finish_keyword_map(start, mark);
+        }
+        let mut map = Map::with_capacity(n_keys);
         let mut forms = self.values.drain(mark..);
         let mut key_idx = mark;
         while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
@@ -436,6 +453,45 @@ impl Reader<'_> {
         }
         drop(forms);
         let entry = self.place_elements(start, mark);
+        self.push(Value::Map(Box::new(map)), entry);
+        Ok(())
+    }
+
+    /// A map whose keys are all keywords, few enough that comparing each
+    /// with those before it is cheaper than looking each up: its entries
+    /// are made at their size straight from the stack.
+    fn finish_keyword_map(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
+        let forms = self.values.get(mark..).unwrap_or_default();
+        let keyword_at = |i: usize| match forms.get(i) {
+            Some(Value::Keyword(k)) => Some(*k),
+            _ => None,
+        };
+        for later in (2..forms.len()).step_by(2) {
+            let key = keyword_at(later);
+            if let Some(earlier) = (0..later).step_by(2).find(|&i| keyword_at(i) == key) {
+                // The span shows the duplicate, the message the key first written.
+                return Err(ReadError {
+                    kind: ReadErrorKind::DuplicateKey(
+                        forms.get(earlier).map(Value::to_string).unwrap_or_default(),
+                    ),
+                    span: self
+                        .pending
+                        .get(mark + later)
+                        .map(|e| e.span)
+                        .unwrap_or_default(),
+                });
+            }
+        }
+        let mut entries = Vec::with_capacity(forms.len() / 2);
+        let mut forms = self.values.drain(mark..);
+        while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
+            if let Value::Keyword(key) = key {
+                entries.push((key, value));
+            }
+        }
+        drop(forms);
+        let entry = self.place_elements(start, mark);
+        let map = Map::from_distinct_keywords(entries);
         self.push(Value::Map(Box::new(map)), entry);
         Ok(())
     }

@@ -243,6 +243,32 @@ impl Map {
         }
     }
 
+    /// A map of `entries`, whose keys the caller has checked are distinct
+    /// (the reader does, to report a duplicate where it is written): taken
+    /// over as they are, with no look-up per entry.
+    pub(crate) fn from_distinct_keywords(entries: Vec<(Keyword, Value)>) -> Map {
+        let mut map = if entries.iter().all(|(k, _)| k.index() < KEYWORD_KEYS) {
+            Map {
+                entries: Entries::Keywords(entries),
+                index: None,
+            }
+        } else {
+            Map {
+                entries: Entries::Values(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (Value::Keyword(k), v))
+                        .collect(),
+                ),
+                index: None,
+            }
+        };
+        if map.len() > SCAN_LIMIT {
+            map.build_index();
+        }
+        map
+    }
+
     /// How many entries.
     #[inline]
     pub fn len(&self) -> usize {

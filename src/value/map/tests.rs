@@ -236,3 +236,22 @@ fn a_small_map_holds_what_it_needs() {
         assert_eq!(map.index.as_deref().map(std::ptr::from_ref), built);
     }
 }
+
+#[test]
+fn a_map_of_distinct_keywords_is_taken_over_as_it_is() {
+    // Below, at and above the scan limit: the same map as one built by
+    // inserting, its index built when it needs one.
+    for n in 0..20u8 {
+        let entries: Vec<(Keyword, Value)> = (0..n)
+            .map(|i| match key(i) {
+                Value::Keyword(k) => (k, Value::Int(i.into())),
+                other => panic!("key {i} is {other}"),
+            })
+            .collect();
+        let capacity = entries.capacity();
+        let map = Map::from_distinct_keywords(entries);
+        let reference: Reference = (0..n).map(|i| (key(i), Value::Int(i.into()))).collect();
+        check_same(&map, &reference, 20);
+        assert!(matches!(&map.entries, Entries::Keywords(e) if e.capacity() == capacity));
+    }
+}
