@@ -250,14 +250,56 @@ pub(crate) mod kw {
     pub(crate) const STATUS_WAS: Keyword = Keyword(49);
 
     /// The interned keyword of a built-in option key, without taking the
-    /// interner's lock; other names are interned as usual.
+    /// interner's lock; other names are interned as usual. A reserved name
+    /// is found with one hash and one comparison (the compiler asks for a
+    /// few per node).
     pub(crate) fn option(name: &str) -> Keyword {
-        match super::RESERVED[9..].iter().position(|n| *n == name) {
-            Some(i) => Keyword(9 + i as u32),
-            None => Keyword::new(name),
+        let slot = super::OPTION_SLOTS
+            .get(super::option_slot(name.as_bytes()))
+            .copied()
+            .unwrap_or(0);
+        match super::RESERVED.get(usize::from(slot)) {
+            Some(&reserved) if slot > 0 && reserved == name => Keyword(u32::from(slot)),
+            // Another name, or a reserved one whose slot an earlier one took.
+            _ => match super::RESERVED[9..].iter().position(|n| *n == name) {
+                Some(i) => Keyword(9 + i as u32),
+                None => Keyword::new(name),
+            },
         }
     }
 }
+
+/// How many slots [`OPTION_SLOTS`] has; a power of two.
+const N_OPTION_SLOTS: usize = 256;
+
+/// The slot of a name in [`OPTION_SLOTS`]: a hash of its length and its
+/// first, middle and last bytes, which gives each reserved option key a
+/// slot of its own (a test checks it).
+const fn option_slot(name: &[u8]) -> usize {
+    let n = name.len();
+    if n == 0 {
+        return 0;
+    }
+    let (first, middle, last) = (name[0] as usize, name[n / 2] as usize, name[n - 1] as usize);
+    (n.wrapping_mul(3) ^ first.wrapping_mul(3) ^ middle.wrapping_mul(5) ^ last) % N_OPTION_SLOTS
+}
+
+/// The reserved names from the option keys on (index 9), by
+/// [`option_slot`]: each slot holds its name's index in [`RESERVED`], or 0
+/// (no name, as index 0 is no option key). Of two names with one slot the
+/// first keeps it; the other is found by a scan.
+static OPTION_SLOTS: [u8; N_OPTION_SLOTS] = {
+    let mut slots = [0u8; N_OPTION_SLOTS];
+    let mut i = 9;
+    while i < RESERVED.len() && i < 256 {
+        let slot = option_slot(RESERVED[i].as_bytes());
+        if slots[slot] == 0 {
+            slots[slot] = i as u8;
+        }
+        i += 1;
+    }
+    slots
+};
 
 fn intern(text: &str) -> u32 {
     // A poisoned lock only means another thread panicked while holding it; the
@@ -390,6 +432,27 @@ mod tests {
     fn equal_texts_intern_to_equal_keywords() {
         assert_eq!(Keyword::new("a/b"), Keyword::new("a/b"));
         assert_ne!(Keyword::new("a/b"), Keyword::new("a/c"));
+    }
+
+    #[test]
+    fn option_keys_are_found_by_their_slot_and_others_interned() {
+        // Every reserved option key has a slot of its own: found with one
+        // comparison, not the scan.
+        let mut taken = std::collections::HashSet::new();
+        for (i, name) in RESERVED.iter().enumerate().skip(9) {
+            assert!(
+                taken.insert(option_slot(name.as_bytes())),
+                "`{name}` shares a slot"
+            );
+            assert_eq!(kw::option(name), Keyword(i as u32), "{name}");
+        }
+        // Names that are no reserved key, or are one before the option keys,
+        // or share a slot with one: interned as usual.
+        for name in [
+            "then", "reset", "", "id", "aido/fn", "kez", "yek", "weightz",
+        ] {
+            assert_eq!(kw::option(name), Keyword::new(name), "{name}");
+        }
     }
 
     #[test]
