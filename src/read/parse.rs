@@ -120,6 +120,17 @@ const STARTS_FORM: [bool; 256] = {
     table
 };
 
+/// Whether a byte starts a collection, a tagged form or a discard: what
+/// [`Reader::read_form`] reads rather than [`Reader::read_leaf`].
+const STARTS_COLLECTION: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'[' as usize] = true;
+    table[b'(' as usize] = true;
+    table[b'{' as usize] = true;
+    table[b'#' as usize] = true;
+    table
+};
+
 struct Reader<'t> {
     text: &'t str,
     bytes: &'t [u8],
@@ -294,6 +305,7 @@ impl Reader<'_> {
     }
 
     /// Reads and pushes a form that holds no other form.
+    #[inline(never)]
     fn read_leaf(&mut self) -> Result<(), ReadError> {
         let start = self.pos;
         let (value, end) = match self.peek() {
@@ -341,7 +353,15 @@ impl Reader<'_> {
                     self.pos += 1;
                     return Ok(());
                 }
-                Some(b) if STARTS_FORM[usize::from(b)] => self.read_form(depth + 1)?,
+                // Most elements are leaves: read at once, without the
+                // collections' dispatch (inside the nesting limit).
+                Some(b) if STARTS_FORM[usize::from(b)] => {
+                    if depth < MAX_DEPTH && !STARTS_COLLECTION[usize::from(b)] {
+                        self.read_leaf()?;
+                    } else {
+                        self.read_form(depth + 1)?;
+                    }
+                }
                 _ => {
                     self.skip_ignored(depth + 1)?;
                     match self.peek() {
