@@ -71,6 +71,11 @@ impl SlotHint {
     /// the key (a node id that is a string hashes every byte).
     #[inline]
     pub(crate) fn find_value(&self, map: &Map, key: &Value) -> Option<usize> {
+        // A keyword id (the usual case) is compared by its interned index,
+        // without making the stored key's `Value` (see `Map::keyword_at`).
+        if let Value::Keyword(k) = key {
+            return self.find(map, *k);
+        }
         let hint = self.0.load(Relaxed) as usize;
         if let Some((k, _)) = map.get_index(hint)
             && same_id(k, key)

@@ -266,10 +266,10 @@ impl Engine<'_> {
     /// node (which only a db from elsewhere can: see `PlainPath::Off`).
     pub(crate) fn load_running(&mut self) -> bool {
         let tree = self.tree;
-        let Some((_, running)) = tree
+        let Some(running) = tree
             .running_key_hint
             .find(self.db, kw::RUNNING)
-            .and_then(|i| self.db.get_index(i))
+            .and_then(|i| self.db.value_at(i))
         else {
             return false;
         };

@@ -1160,7 +1160,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.get_index(i).map(|(_, v)| v)
+        memory.value_at(i)
     }
 
     /// The memory of `node`, if it has any, to change in place.
@@ -1172,7 +1172,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.get_index_mut(i).map(|(_, v)| v)
+        memory.value_at_mut(i)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
@@ -1188,10 +1188,13 @@ impl<'t> Engine<'t> {
         let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {
-                let slot = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
-                    Some(i) => &mut self.db[i],
-                    None => crate::value::map_slot(self.db, &key),
+                // The hint's search proves the key absent: inserted without
+                // a second search by `map_slot`.
+                let at = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
+                    Some(i) => i,
+                    None => self.db.insert_full(key, Value::Nil).0,
                 };
+                let slot = &mut self.db[at];
                 if slot.is_nil() {
                     *slot = halt::spare_map();
                 }
@@ -1204,7 +1207,9 @@ impl<'t> Engine<'t> {
                 };
                 match n.memory_hint.find_value(memory, id) {
                     Some(i) => memory[i] = state,
-                    None => *crate::value::map_slot(memory, id) = state,
+                    None => {
+                        memory.insert(id.clone(), state);
+                    }
                 }
             }
             None => {
