@@ -13,7 +13,7 @@ use crate::nodes::{Memory, one_visit_leaf};
 use crate::tree::{Kind, NodeIndex, Opt, Reset, same_id};
 use crate::value::{Keyword, Map, Value, kw};
 
-use super::{Engine, Fate, FnCtx, Long, NodeCtx, Status, eval, panic_message};
+use super::{Engine, Fate, FnCtx, Long, NodeCtx, PlainPath, Status, eval, panic_message};
 
 /// A request to the outside system about a deferred action (`:defer`).
 #[derive(Debug, Clone, PartialEq)]
@@ -617,11 +617,16 @@ impl Engine<'_> {
     /// clears the node memory of the whole subtree. Nothing happens if
     /// nothing in the subtree is running.
     pub(crate) fn halt_subtree(&mut self, node: u32) {
-        if !self.anything_running() {
+        let tree = self.tree;
+        let Some(n) = tree.nodes.get(node as usize) else {
+            return;
+        };
+        // Nothing runs in a plain subtree while the plain path is taken (a
+        // db that names a plain node running turns it off, see `PlainPath`).
+        if (n.plain && self.plain != PlainPath::Off) || !self.anything_running() {
             return;
         }
-        let tree = self.tree;
-        let end = tree.nodes[node as usize].subtree_end;
+        let end = n.subtree_end;
         let range = node..end;
         let long = self.long_state();
         // Most subtrees passed by run nothing: found in the sorted running
