@@ -69,8 +69,19 @@ impl SlotHint {
     /// The position of `key` (of any type) in `map`, trying the remembered
     /// position first: one comparison in the usual case, instead of hashing
     /// the key (a node id that is a string hashes every byte).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_value(&self, map: &Map, key: &Value) -> Option<usize> {
+        // A keyword id (the usual case) is compared by its interned index,
+        // without making the stored key's `Value` (see `Map::keyword_at`).
+        match key {
+            Value::Keyword(k) => self.find(map, *k),
+            _ => self.find_other(map, key),
+        }
+    }
+
+    /// [`SlotHint::find_value`] for a key that is not a keyword.
+    #[inline(never)]
+    fn find_other(&self, map: &Map, key: &Value) -> Option<usize> {
         let hint = self.0.load(Relaxed) as usize;
         if let Some((k, _)) = map.get_index(hint)
             && same_id(k, key)

@@ -744,11 +744,9 @@ impl Engine<'_> {
     /// Whether `node` ended the last tick Running.
     #[inline]
     pub(crate) fn was_running(&self, node: u32) -> bool {
-        self.long.as_ref().is_some_and(|l| {
-            l.prev_running
-                .binary_search_by_key(&node, |(n, _)| *n)
-                .is_ok()
-        })
+        self.long
+            .as_ref()
+            .is_some_and(|l| l.running_at(node).is_some())
     }
 
     /// The status reactive composite `id` keeps for its child `i`, if any.

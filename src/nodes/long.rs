@@ -62,25 +62,36 @@ impl Engine<'_> {
         };
         // A wait under way, the usual case: its memory is `{:ticks k}` with
         // 0 < k < n, counted in place (one look-up, no new memory map).
-        if let Some(Value::Map(memory)) = self.memory_mut(id)
-            && memory.len() == 1
-            && let Some((Value::Keyword(kw::TICKS), Value::Int(k))) = memory.get_index_mut(0)
-            && *k > 0
-            && (*k as u64) < n
-        {
-            *k += 1;
-            return Status::Running;
+        let has_memory = match self.memory_mut(id) {
+            None => false,
+            Some(Value::Map(memory)) => {
+                if memory.len() == 1
+                    && memory.keyword_at(0, kw::TICKS)
+                    && let Some(Value::Int(k)) = memory.value_at_mut(0)
+                    && *k > 0
+                    && (*k as u64) < n
+                {
+                    *k += 1;
+                    return Status::Running;
+                }
+                true
+            }
+            Some(_) => true,
+        };
+        // Not started, and nothing to wait for: nothing to store or clear.
+        if !has_memory && n == 0 {
+            return Status::Success;
         }
         // `:ticks` is found by its interned index: no key value is made.
         let ticks_in = |memory: &Value| match memory {
             Value::Map(m) => crate::value::find_kw(m, kw::TICKS),
             _ => None,
         };
-        let done = match self.memory(id) {
+        let done = match if has_memory { self.memory(id) } else { None } {
             None => 0,
             Some(memory) => match ticks_in(memory)
-                .and_then(|i| memory.as_map()?.get_index(i))
-                .and_then(|(_, v)| v.as_int())
+                .and_then(|i| memory.as_map()?.value_at(i))
+                .and_then(Value::as_int)
             {
                 Some(k) if k >= 0 => k as u64,
                 _ => {

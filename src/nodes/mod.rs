@@ -15,7 +15,6 @@ pub(crate) use plain::mark_plain;
 use crate::extend::{Imp, NodeType};
 use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, PlainPath, Status, eval};
-use crate::tree::NodeIndex;
 use crate::tree::{Kind, Opt, Parallel, Reset};
 use crate::value::Value;
 
@@ -275,11 +274,7 @@ impl Engine<'_> {
         // (Noting the visit on the way out is as good as on the way in: the
         // node cannot be halted while it is being ticked.)
         if self.watch {
-            self.mark_visited(id);
-            self.note_trace(crate::tick::TraceEvent::Ticked {
-                node: NodeIndex(id),
-                status,
-            });
+            self.watched(id, status);
         }
         status
     }

@@ -13,7 +13,7 @@ use crate::nodes::{Memory, one_visit_leaf};
 use crate::tree::{Kind, NodeIndex, Opt, Reset, same_id};
 use crate::value::{Keyword, Map, Value, kw};
 
-use super::{Engine, Fate, FnCtx, Long, NodeCtx, Status, eval, panic_message};
+use super::{Engine, Fate, FnCtx, Long, NodeCtx, PlainPath, Status, eval, panic_message};
 
 /// A request to the outside system about a deferred action (`:defer`).
 #[derive(Debug, Clone, PartialEq)]
@@ -266,10 +266,10 @@ impl Engine<'_> {
     /// node (which only a db from elsewhere can: see `PlainPath::Off`).
     pub(crate) fn load_running(&mut self) -> bool {
         let tree = self.tree;
-        let Some((_, running)) = tree
+        let Some(running) = tree
             .running_key_hint
             .find(self.db, kw::RUNNING)
-            .and_then(|i| self.db.get_index(i))
+            .and_then(|i| self.db.value_at(i))
         else {
             return false;
         };
@@ -284,22 +284,34 @@ impl Engine<'_> {
         // Filled in place: the long-running state may be this thread's
         // spare, whose vectors have room from earlier ticks.
         let long = self.long.get_or_insert_with(Long::fresh);
-        let Long {
-            prev_running: nodes,
-            last_running,
-            ..
-        } = &mut **long;
-        nodes.clear();
+        long.forget_prev();
         // The usual case: the same nodes as the last running set on this
         // thread, in the same order, each a keyword or the tree's own string
-        // (one comparison in place each), in pre-order and none plain.
-        if ids.len() == last_running.len() {
+        // (one comparison in place each), in pre-order and none plain: taken
+        // over and filed in `where_running` in one pass.
+        if ids.len() == long.last_running.len() {
+            if long.where_running.len() < tree.nodes.len() {
+                long.where_running.resize(tree.nodes.len(), (0, 0));
+            }
+            let Long {
+                prev_running: nodes,
+                last_running,
+                where_running,
+                generation,
+                ..
+            } = &mut **long;
             let mut same = true;
-            for (id, &n) in ids.iter().zip(last_running.iter()) {
+            for (i, (id, &n)) in ids.iter().zip(last_running.iter()).enumerate() {
                 let in_order = nodes.last().is_none_or(|&(before, _)| before < n);
-                match tree.nodes.get(n as usize) {
-                    Some(node) if in_order && !node.plain && same_id(&node.id, id) => {
+                match (
+                    tree.nodes.get(n as usize),
+                    where_running.get_mut(n as usize),
+                ) {
+                    (Some(node), Some(entry))
+                        if in_order && !node.plain && same_id(&node.id, id) =>
+                    {
                         nodes.push((n, Fate::Pending));
+                        *entry = (*generation, i as u32);
                     }
                     _ => {
                         same = false;
@@ -310,8 +322,14 @@ impl Engine<'_> {
             if same {
                 return false;
             }
-            nodes.clear();
+            // Entries filed for a part of the set: forgotten.
+            long.forget_prev();
         }
+        let Long {
+            prev_running: nodes,
+            last_running,
+            ..
+        } = &mut **long;
         let mut any_plain = false;
         // Stored in pre-order without repeats (see `store_running`), the
         // usual case: then there is nothing to sort.
@@ -351,6 +369,7 @@ impl Engine<'_> {
             nodes.sort_unstable_by_key(|(n, _)| *n);
             nodes.dedup_by_key(|(n, _)| *n);
         }
+        long.index_prev(tree.nodes.len());
         any_plain
     }
 
@@ -448,19 +467,35 @@ impl Engine<'_> {
             return;
         };
         let now = &mut long.now_running;
+        let nodes = &tree.nodes;
+        let slot = match at {
+            Some(i) => &mut self.db[i],
+            None => crate::value::map_slot(self.db, &Value::Keyword(kw::RUNNING)),
+        };
         // Noted as each node returned, children before their parents: in
-        // reverse pre-order, the usual case, a reversal sorts them.
+        // reverse pre-order, the usual case. The usual tick while something
+        // runs ends with the set the db names: read backwards, checked in
+        // the same pass to be in reverse pre-order, and then reversed.
+        if let Value::Vector(old) = slot
+            && old.len() == now.len()
+        {
+            let mut after: Option<u32> = None;
+            let same = now.iter().rev().zip(old.iter()).all(|(&n, old)| {
+                let in_order = after.is_none_or(|a| a < n);
+                after = Some(n);
+                in_order && same_id(old, &nodes[n as usize].id)
+            });
+            if same {
+                now.reverse();
+                return;
+            }
+        }
         if now.windows(2).all(|w| w[0] > w[1]) {
             now.reverse();
         } else {
             now.sort_unstable();
             now.dedup();
         }
-        let nodes = &tree.nodes;
-        let slot = match at {
-            Some(i) => &mut self.db[i],
-            None => crate::value::map_slot(self.db, &Value::Keyword(kw::RUNNING)),
-        };
         if let Value::Vector(old) = slot
             && old.len() == now.len()
             && old
@@ -508,17 +543,26 @@ impl Engine<'_> {
         self.store_running();
     }
 
-    /// Notes that `node` was ticked again (it was running after the last tick).
-    #[inline]
-    pub(crate) fn mark_visited(&mut self, node: u32) {
+    /// A watched visit (see `Engine::tick`) of `node` returned `status`:
+    /// marks it visited if it was running after the last tick, and
+    /// traces it if the tick is traced, with one look at the long-running
+    /// state.
+    #[inline(always)]
+    pub(crate) fn watched(&mut self, node: u32, status: Status) {
         let Some(long) = self.long.as_mut() else {
             return;
         };
-        let prev = &mut long.prev_running;
-        if let Ok(i) = prev.binary_search_by_key(&node, |(n, _)| *n)
-            && prev[i].1 == Fate::Pending
+        if let Some(i) = long.running_at(node)
+            && let Some((_, fate)) = long.prev_running.get_mut(i)
+            && *fate == Fate::Pending
         {
-            prev[i].1 = Fate::Visited;
+            *fate = Fate::Visited;
+        }
+        if let Some(trace) = long.trace.as_mut() {
+            trace.push(TraceEvent::Ticked {
+                node: NodeIndex(node),
+                status,
+            });
         }
     }
 
@@ -573,11 +617,16 @@ impl Engine<'_> {
     /// clears the node memory of the whole subtree. Nothing happens if
     /// nothing in the subtree is running.
     pub(crate) fn halt_subtree(&mut self, node: u32) {
-        if !self.anything_running() {
+        let tree = self.tree;
+        let Some(n) = tree.nodes.get(node as usize) else {
+            return;
+        };
+        // Nothing runs in a plain subtree while the plain path is taken (a
+        // db that names a plain node running turns it off, see `PlainPath`).
+        if (n.plain && self.plain != PlainPath::Off) || !self.anything_running() {
             return;
         }
-        let tree = self.tree;
-        let end = tree.nodes[node as usize].subtree_end;
+        let end = n.subtree_end;
         let range = node..end;
         let long = self.long_state();
         // Most subtrees passed by run nothing: found in the sorted running

@@ -716,6 +716,15 @@ pub(crate) struct Long {
     /// it (a string id hashes with SipHash). Only ever a hint: a wrong one
     /// costs a look-up.
     pub(crate) last_running: Vec<u32>,
+    /// By node index, where the node sits in `prev_running`, valid when
+    /// stamped with the current `generation`: whether a node was running,
+    /// and its fate, are then one look-up instead of a search of the set.
+    /// Sized to the largest tree ticked on this thread (room kept).
+    pub(crate) where_running: Vec<(u32, u32)>,
+    /// Stamps the entries of `where_running` made for this tick's
+    /// `prev_running`; moved on each time that set is emptied, so older
+    /// entries (of another tick, agent or tree) never match.
+    pub(crate) generation: u32,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
     pub(crate) dropped: Vec<DroppedResult>,
@@ -805,7 +814,7 @@ impl Long {
     /// are emptied.
     #[inline(always)]
     fn recycle_quiet(mut long: Box<Long>) {
-        long.prev_running.clear();
+        long.forget_prev();
         std::mem::swap(&mut long.last_running, &mut long.now_running);
         long.now_running.clear();
         long.journal.clear();
@@ -817,7 +826,7 @@ impl Long {
     /// Empties `long` (what a tick hands out was moved out of it already)
     /// and keeps it as this thread's spare.
     fn recycle(mut long: Box<Long>) {
-        long.prev_running.clear();
+        long.forget_prev();
         std::mem::swap(&mut long.last_running, &mut long.now_running);
         long.now_running.clear();
         long.launches.clear();
@@ -829,6 +838,44 @@ impl Long {
         long.rollback_depth = 0;
         long.writes = None;
         SPARE_LONG.set(Some(long));
+    }
+}
+
+impl Long {
+    /// Empties `prev_running`, and with it every entry of `where_running`.
+    #[inline(always)]
+    pub(crate) fn forget_prev(&mut self) {
+        self.prev_running.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Once in 2^32 times: entries stamped long ago could match again.
+            self.where_running.clear();
+            self.generation = 1;
+        }
+    }
+
+    /// Files every node of `prev_running` in `where_running` (`n_nodes`:
+    /// the tree's size, which every node index is below).
+    #[inline(always)]
+    pub(crate) fn index_prev(&mut self, n_nodes: usize) {
+        if self.where_running.len() < n_nodes {
+            self.where_running.resize(n_nodes, (0, 0));
+        }
+        let generation = self.generation;
+        for (i, &(n, _)) in self.prev_running.iter().enumerate() {
+            if let Some(entry) = self.where_running.get_mut(n as usize) {
+                *entry = (generation, i as u32);
+            }
+        }
+    }
+
+    /// Where `node` sits in `prev_running`, if it ended the last tick Running.
+    #[inline(always)]
+    pub(crate) fn running_at(&self, node: u32) -> Option<usize> {
+        match self.where_running.get(node as usize) {
+            Some(&(generation, i)) if generation == self.generation => Some(i as usize),
+            _ => None,
+        }
     }
 }
 
@@ -1160,7 +1207,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.get_index(i).map(|(_, v)| v)
+        memory.value_at(i)
     }
 
     /// The memory of `node`, if it has any, to change in place.
@@ -1172,7 +1219,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.get_index_mut(i).map(|(_, v)| v)
+        memory.value_at_mut(i)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
@@ -1188,10 +1235,13 @@ impl<'t> Engine<'t> {
         let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {
-                let slot = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
-                    Some(i) => &mut self.db[i],
-                    None => crate::value::map_slot(self.db, &key),
+                // The hint's search proves the key absent: inserted without
+                // a second search by `map_slot`.
+                let at = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
+                    Some(i) => i,
+                    None => self.db.insert_full(key, Value::Nil).0,
                 };
+                let slot = &mut self.db[at];
                 if slot.is_nil() {
                     *slot = halt::spare_map();
                 }
@@ -1204,7 +1254,9 @@ impl<'t> Engine<'t> {
                 };
                 match n.memory_hint.find_value(memory, id) {
                     Some(i) => memory[i] = state,
-                    None => *crate::value::map_slot(memory, id) = state,
+                    None => {
+                        memory.insert(id.clone(), state);
+                    }
                 }
             }
             None => {
@@ -1245,5 +1297,36 @@ impl<'t> Engine<'t> {
             Some(e) => Err(e),
             None => Ok(x),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Fate, Long};
+
+    #[test]
+    fn where_running_forgets_each_set_it_filed_even_when_its_stamp_wraps() {
+        let mut long = Long::default();
+        long.forget_prev();
+        long.prev_running
+            .extend([(2, Fate::Pending), (5, Fate::Pending)]);
+        long.index_prev(8);
+        let at = |long: &Long| [2, 3, 5, 9].map(|n| long.running_at(n));
+        assert_eq!(at(&long), [Some(0), None, Some(1), None]);
+        long.forget_prev();
+        assert_eq!(at(&long), [None; 4]);
+        // The stamp runs round: the entries filed under its first values
+        // (2 and 5, above) must not count again.
+        long.generation = u32::MAX - 1;
+        long.prev_running.push((3, Fate::Pending));
+        long.index_prev(8);
+        assert_eq!(at(&long), [None, Some(0), None, None]);
+        long.forget_prev();
+        long.forget_prev();
+        assert_eq!(long.generation, 1);
+        assert_eq!(at(&long), [None; 4]);
+        long.prev_running.push((9, Fate::Pending));
+        long.index_prev(10);
+        assert_eq!(at(&long), [None, None, None, Some(0)]);
     }
 }
