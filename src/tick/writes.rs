@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(w.keys(), None);
         w.clear();
         assert_eq!(w.keys(), Some(&[][..]));
-        w.path(&KeyPath::from_value(&Value::Vector(vec![
+        w.path(&KeyPath::from_value(&Value::Vector(crate::value::thin_vec![
             Value::Int(1),
             Value::keyword("x"),
         ])));

@@ -80,7 +80,7 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
     );
     if let Some((k, v)) = reference.first() {
         let mut changed = reversed;
-        changed.insert(k.clone(), Value::Vector(vec![v.clone()]));
+        changed.insert(k.clone(), Value::Vector(crate::value::thin_vec![v.clone()]));
         assert_ne!(map, &changed);
     }
 }
