@@ -12,12 +12,6 @@
 //! 4 bytes a slot plus a control byte), so a large map is searched in
 //! constant time, as an `IndexMap` is.
 //!
-//! A `Map` is 24 bytes, in one of two layouts: a small map of keyword keys
-//! (at most 8) is its `Vec` of entries alone, and any other map a box
-//! holding its entries of either form and its index. (The `Vec`'s capacity
-//! never uses its top bit, which leaves the compiler room for the tag.) A
-//! db of five keyword keys is so 24 + 5 × 24 bytes.
-//!
 //! The methods are `IndexMap`'s, with the same meanings: insertion order is
 //! kept, a key inserted again keeps its position and takes the new value,
 //! `shift_remove` keeps the order of the rest, equality ignores order. A
@@ -80,35 +74,11 @@ const KEYWORD_KEYS: u32 = 1 << 16;
 /// ```
 #[derive(Clone, Default)]
 pub struct Map {
-    repr: Repr,
-}
-
-/// A map's two layouts. Both are 24 bytes: the `Vec`'s capacity, which
-/// never uses its top bit, leaves room for the tag.
-#[derive(Clone)]
-enum Repr {
-    /// Up to [`SCAN_LIMIT`] entries, every key a keyword interned before
-    /// [`KEYWORD_KEYS`]: the entries alone (a db, a node's options).
-    Small(Vec<(Keyword, Value)>),
-    /// Any other map.
-    Big(Box<Big>),
-}
-
-impl Default for Repr {
-    fn default() -> Repr {
-        Repr::Small(Vec::new())
-    }
-}
-
-/// A map with more than [`SCAN_LIMIT`] entries, or with a key that is not
-/// a keyword stored as its index.
-#[derive(Clone, Default)]
-struct Big {
     entries: Entries,
     /// Positions of `entries` by the hash of their keys: present when the
     /// map holds more than [`SCAN_LIMIT`] entries, and kept until it holds
-    /// [`DROP_INDEX_AT`] or fewer.
-    index: Option<KeyIndex>,
+    /// [`DROP_INDEX_AT`] or fewer. Boxed, so that a small map is 40 bytes.
+    index: Option<Box<KeyIndex>>,
 }
 
 /// The hash index of a large map.
@@ -155,29 +125,12 @@ impl Default for Entries {
     }
 }
 
-/// Runs `$body` with `$e` bound to the entries of `$map` (a `&Map` or a
-/// `&mut Map`), whichever their form.
+/// Runs `$body` with `$e` bound to the entries, whichever their form.
 macro_rules! each {
-    ($map:expr, $e:ident => $body:expr) => {
-        match $map {
-            Map { repr: Repr::Small($e) } => $body,
-            Map { repr: Repr::Big(big) } => match &**big {
-                Big { entries: Entries::Keywords($e), .. } => $body,
-                Big { entries: Entries::Values($e), .. } => $body,
-            },
-        }
-    };
-}
-
-/// [`each!`] for a `&mut Map`, the entries mutably.
-macro_rules! each_mut {
-    ($map:expr, $e:ident => $body:expr) => {
-        match $map {
-            Map { repr: Repr::Small($e) } => $body,
-            Map { repr: Repr::Big(big) } => match &mut **big {
-                Big { entries: Entries::Keywords($e), .. } => $body,
-                Big { entries: Entries::Values($e), .. } => $body,
-            },
+    ($entries:expr, $e:ident => $body:expr) => {
+        match $entries {
+            Entries::Keywords($e) => $body,
+            Entries::Values($e) => $body,
         }
     };
 }
@@ -285,14 +238,15 @@ impl Map {
     /// An empty map with room for `n` entries.
     pub fn with_capacity(n: usize) -> Map {
         Map {
-            repr: Repr::Small(Vec::with_capacity(n)),
+            entries: Entries::Keywords(Vec::with_capacity(n)),
+            index: None,
         }
     }
 
     /// How many entries.
     #[inline]
     pub fn len(&self) -> usize {
-        each!(self, e => e.len())
+        each!(&self.entries, e => e.len())
     }
 
     /// Whether the map has no entry.
@@ -303,15 +257,13 @@ impl Map {
 
     /// How many entries the map holds without allocating.
     pub fn capacity(&self) -> usize {
-        each!(self, e => e.capacity())
+        each!(&self.entries, e => e.capacity())
     }
 
     /// Removes every entry, keeping the allocated room.
     pub fn clear(&mut self) {
-        each_mut!(self, e => e.clear());
-        if let Repr::Big(big) = &mut self.repr
-            && let Some(index) = &mut big.index
-        {
+        each!(&mut self.entries, e => e.clear());
+        if let Some(index) = &mut self.index {
             index.positions.clear();
             index.reserved = 0;
         }
@@ -319,31 +271,19 @@ impl Map {
 
     /// Makes room for `additional` more entries.
     pub fn reserve(&mut self, additional: usize) {
-        each_mut!(self, e => e.reserve(additional));
-    }
-
-    /// The index of a large map.
-    #[inline(always)]
-    fn index(&self) -> Option<&KeyIndex> {
-        match &self.repr {
-            Repr::Small(_) => None,
-            Repr::Big(big) => big.index.as_ref(),
-        }
+        each!(&mut self.entries, e => e.reserve(additional));
     }
 
     /// The position of `key`.
     #[inline]
     pub fn get_index_of(&self, key: &Value) -> Option<usize> {
-        match (&self.repr, key) {
+        match (&self.entries, key) {
             (_, Value::Keyword(k)) => self.keyword_position(*k),
-            (Repr::Big(big), _) => match &big.entries {
-                Entries::Values(e) => {
-                    position_in(e, big.index.as_ref(), || hash(key), |x| x == key)
-                }
-                // Only a keyword equals a keyword.
-                Entries::Keywords(_) => None,
-            },
-            (Repr::Small(_), _) => None,
+            // Only a keyword equals a keyword.
+            (Entries::Keywords(_), _) => None,
+            (Entries::Values(e), _) => {
+                position_in(e, self.index.as_deref(), || hash(key), |x| x == key)
+            }
         }
     }
 
@@ -366,9 +306,18 @@ impl Map {
     /// ```
     #[inline(always)]
     pub fn keyword_position(&self, key: Keyword) -> Option<usize> {
-        match &self.repr {
-            Repr::Small(e) => e.iter().position(|(k, _)| *k == key),
-            Repr::Big(big) => big.keyword_position(key),
+        match &self.index {
+            // One probe; the entries' form is looked at only for a candidate.
+            Some(index) if self.len() > SCAN_LIMIT => {
+                if !index.may_hold(key) {
+                    return None;
+                }
+                index
+                    .positions
+                    .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
+                    .map(|&at| at as usize)
+            }
+            _ => each!(&self.entries, e => e.iter().position(|(k, _)| k.keyword() == Some(key))),
         }
     }
 
@@ -377,16 +326,13 @@ impl Map {
     /// [`Map::keyword_position`]).
     #[inline(always)]
     pub fn keyword_at(&self, at: usize, key: Keyword) -> bool {
-        match &self.repr {
-            Repr::Small(e) => e.get(at).is_some_and(|(k, _)| *k == key),
-            Repr::Big(big) => big.keyword_at(at, key),
-        }
+        each!(&self.entries, e => e.get(at).is_some_and(|(k, _)| k.keyword() == Some(key)))
     }
 
     /// Calls `f` with the position and keyword of every keyword key.
     #[inline]
     pub(crate) fn for_each_keyword(&self, mut f: impl FnMut(usize, Keyword)) {
-        each!(self, e => {
+        each!(&self.entries, e => {
             for (i, (k, _)) in e.iter().enumerate() {
                 if let Some(k) = k.keyword() {
                     f(i, k);
@@ -432,25 +378,25 @@ impl Map {
     /// The entry at position `i`.
     #[inline]
     pub fn get_index(&self, i: usize) -> Option<(&Value, &Value)> {
-        each!(self, e => e.get(i).map(|(k, v)| (k.value(), v)))
+        each!(&self.entries, e => e.get(i).map(|(k, v)| (k.value(), v)))
     }
 
     /// The entry at position `i`, its value mutably.
     #[inline]
     pub fn get_index_mut(&mut self, i: usize) -> Option<(&Value, &mut Value)> {
-        each_mut!(self, e => e.get_mut(i).map(|(k, v)| (Key::value(&*k), v)))
+        each!(&mut self.entries, e => e.get_mut(i).map(|(k, v)| (Key::value(&*k), v)))
     }
 
     /// The value at position `i`.
     #[inline(always)]
     pub(crate) fn value_at(&self, i: usize) -> Option<&Value> {
-        each!(self, e => e.get(i).map(|(_, v)| v))
+        each!(&self.entries, e => e.get(i).map(|(_, v)| v))
     }
 
     /// The value at position `i`, mutably.
     #[inline(always)]
     pub(crate) fn value_at_mut(&mut self, i: usize) -> Option<&mut Value> {
-        each_mut!(self, e => e.get_mut(i).map(|(_, v)| v))
+        each!(&mut self.entries, e => e.get_mut(i).map(|(_, v)| v))
     }
 
     /// The first entry.
@@ -484,52 +430,78 @@ impl Map {
     /// Appends an entry whose key is known to be absent; its position.
     fn push(&mut self, key: Value, value: Value) -> usize {
         let at = self.len();
-        let big = match &mut self.repr {
-            Repr::Small(e) => {
-                if let Value::Keyword(k) = key
-                    && k.index() < KEYWORD_KEYS
-                    && at < SCAN_LIMIT
-                {
+        if let Entries::Keywords(e) = &mut self.entries {
+            match key {
+                Value::Keyword(k) if k.index() < KEYWORD_KEYS => {
                     grow(e);
                     e.push((k, value));
+                    self.index_last();
                     return at;
                 }
-                // A ninth entry or a key of another type: the map becomes big.
-                let entries = Entries::Keywords(std::mem::take(e));
-                self.repr = Repr::Big(Box::new(Big {
-                    entries,
-                    index: None,
-                }));
-                match &mut self.repr {
-                    Repr::Big(big) => big,
-                    Repr::Small(_) => return at,
+                // The first key of another type: the keys become values.
+                _ => {
+                    let mut pairs = Vec::with_capacity(e.capacity().max(at + 1));
+                    pairs.extend(
+                        std::mem::take(e)
+                            .into_iter()
+                            .map(|(k, v)| (Value::Keyword(k), v)),
+                    );
+                    self.entries = Entries::Values(pairs);
                 }
             }
-            Repr::Big(big) => big,
-        };
-        big.push(key, value);
+        }
+        if let Entries::Values(e) = &mut self.entries {
+            grow(e);
+            e.push((key, value));
+        }
+        self.index_last();
         at
     }
 
-    /// After the entries shrank or changed places wholesale (a removal, a
-    /// retain, a sort): the index built again, or dropped if the map is
-    /// small, and a small map of keyword keys made small again.
-    fn reindex(&mut self) {
-        if let Repr::Big(big) = &mut self.repr {
-            big.index = None;
-            if big.len() > DROP_INDEX_AT {
-                big.build_index();
-            } else if let Entries::Keywords(e) = &mut big.entries {
-                self.repr = Repr::Small(std::mem::take(e));
-            }
+    /// Files the entry just pushed in the index, or builds the index when
+    /// the map has just grown past [`SCAN_LIMIT`].
+    fn index_last(&mut self) {
+        let len = self.len();
+        let Map { entries, index } = self;
+        match (index, u32::try_from(len - 1)) {
+            (Some(index), Ok(pos)) => each!(entries, e => {
+                let e: &[(_, Value)] = e;
+                index.positions.insert_unique(hash_at(e, pos), pos, |&p| hash_at(e, p));
+                index.reserved |= reserved_bit(e.get(pos as usize).and_then(|(k, _)| k.keyword()));
+            }),
+            // Positions are 32 bits: a map of more than 4 billion entries
+            // (which no memory holds) would go on without an index.
+            (Some(_), Err(_)) => self.index = None,
+            (None, _) if len > SCAN_LIMIT => self.build_index(),
+            (None, _) => {}
         }
     }
 
-    /// After a removal: the index dropped, and the map made small again,
-    /// once it holds [`DROP_INDEX_AT`] entries or fewer.
-    fn shrunk(&mut self) {
-        if self.len() <= DROP_INDEX_AT {
-            self.reindex();
+    /// Builds the index of every entry.
+    fn build_index(&mut self) {
+        if u32::try_from(self.len()).is_err() {
+            return;
+        }
+        let index = each!(&self.entries, e => {
+            let mut index = KeyIndex {
+                positions: HashTable::with_capacity(e.capacity()),
+                reserved: 0,
+            };
+            for (at, (k, _)) in (0u32..).zip(e.iter()) {
+                index.positions.insert_unique(k.hash_key(), at, |&p| hash_at(e, p));
+                index.reserved |= reserved_bit(k.keyword());
+            }
+            index
+        });
+        self.index = Some(Box::new(index));
+    }
+
+    /// After the entries changed places wholesale (a retain, a sort): the
+    /// index built again, or dropped if the map is small.
+    fn reindex(&mut self) {
+        self.index = None;
+        if self.len() > DROP_INDEX_AT {
+            self.build_index();
         }
     }
 
@@ -545,10 +517,10 @@ impl Map {
         };
         let last = self.push(key, value);
         if i < last {
-            each_mut!(self, e => if let Some(moved) = e.get_mut(i..) {
+            each!(&mut self.entries, e => if let Some(moved) = e.get_mut(i..) {
                 moved.rotate_right(1);
             });
-            if self.index().is_some() {
+            if self.index.is_some() {
                 self.reindex();
             }
         }
@@ -570,15 +542,36 @@ impl Map {
 
     /// Removes the entry at position `i`, keeping the order of the others.
     pub fn shift_remove_index(&mut self, i: usize) -> Option<(Value, Value)> {
-        let removed = match &mut self.repr {
-            Repr::Small(e) if i < e.len() => {
-                let (k, v) = e.remove(i);
-                return Some((Value::Keyword(k), v));
+        let len = self.len();
+        if i >= len {
+            return None;
+        }
+        let Map { entries, index } = self;
+        let removed = each!(entries, e => {
+            if let Some(index) = index {
+                unindex(index, e, i);
+                let after = len - i - 1;
+                if after <= SCAN_LIMIT {
+                    // A few entries after it: each found by its hash.
+                    for p in i + 1..len {
+                        if let Some(slot) = index.positions.find_mut(hash_at(e, p as u32), |&q| q as usize == p) {
+                            *slot -= 1;
+                        }
+                    }
+                } else {
+                    for slot in index.positions.iter_mut() {
+                        if *slot as usize > i {
+                            *slot -= 1;
+                        }
+                    }
+                }
             }
-            Repr::Small(_) => return None,
-            Repr::Big(big) => big.shift_remove_index(i)?,
-        };
-        self.shrunk();
+            let (k, v) = e.remove(i);
+            (k.into_value(), v)
+        });
+        if len - 1 <= DROP_INDEX_AT {
+            self.index = None;
+        }
         Some(removed)
     }
 
@@ -586,18 +579,30 @@ impl Map {
     /// the others changes); its value.
     pub fn swap_remove(&mut self, key: &Value) -> Option<Value> {
         let i = self.get_index_of(key)?;
-        let v = match &mut self.repr {
-            Repr::Small(e) => return Some(e.swap_remove(i).1),
-            Repr::Big(big) => big.swap_remove_index(i)?,
-        };
-        self.shrunk();
+        let last = self.len() - 1;
+        if i == last {
+            return self.shift_remove_index(i).map(|(_, v)| v);
+        }
+        let Map { entries, index } = self;
+        let v = each!(entries, e => {
+            if let Some(index) = index {
+                unindex(index, e, i);
+                if let Some(slot) = index.positions.find_mut(hash_at(e, last as u32), |&p| p as usize == last) {
+                    *slot = i as u32;
+                }
+            }
+            e.swap_remove(i).1
+        });
+        if last <= DROP_INDEX_AT {
+            self.index = None;
+        }
         Some(v)
     }
 
     /// Keeps only the entries for which `keep` says yes, in their order.
     pub fn retain(&mut self, mut keep: impl FnMut(&Value, &mut Value) -> bool) {
         let before = self.len();
-        each_mut!(self, e => e.retain_mut(|(k, v)| keep(Key::value(&*k), v)));
+        each!(&mut self.entries, e => e.retain_mut(|(k, v)| keep(Key::value(&*k), v)));
         if self.len() != before {
             self.reindex();
         }
@@ -608,8 +613,8 @@ impl Map {
         &mut self,
         mut compare: impl FnMut(&Value, &Value, &Value, &Value) -> std::cmp::Ordering,
     ) {
-        each_mut!(self, e => e.sort_by(|(k1, v1), (k2, v2)| compare(k1.value(), v1, k2.value(), v2)));
-        if self.index().is_some() {
+        each!(&mut self.entries, e => e.sort_by(|(k1, v1), (k2, v2)| compare(k1.value(), v1, k2.value(), v2)));
+        if self.index.is_some() {
             self.reindex();
         }
     }
@@ -624,23 +629,17 @@ impl Map {
 
     /// The entries in order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter(match &self.repr {
-            Repr::Small(e) => Either::Keywords(e.iter()),
-            Repr::Big(big) => match &big.entries {
-                Entries::Keywords(e) => Either::Keywords(e.iter()),
-                Entries::Values(e) => Either::Values(e.iter()),
-            },
+        Iter(match &self.entries {
+            Entries::Keywords(e) => Either::Keywords(e.iter()),
+            Entries::Values(e) => Either::Values(e.iter()),
         })
     }
 
     /// The entries in order, their values mutably.
     pub fn iter_mut(&mut self) -> IterMut<'_> {
-        IterMut(match &mut self.repr {
-            Repr::Small(e) => Either::Keywords(e.iter_mut()),
-            Repr::Big(big) => match &mut big.entries {
-                Entries::Keywords(e) => Either::Keywords(e.iter_mut()),
-                Entries::Values(e) => Either::Values(e.iter_mut()),
-            },
+        IterMut(match &mut self.entries {
+            Entries::Keywords(e) => Either::Keywords(e.iter_mut()),
+            Entries::Values(e) => Either::Values(e.iter_mut()),
         })
     }
 
@@ -670,167 +669,6 @@ impl Map {
     }
 }
 
-/// Runs `$body` with `$e` bound to a big map's entries, whichever their form.
-macro_rules! each_form {
-    ($entries:expr, $e:ident => $body:expr) => {
-        match $entries {
-            Entries::Keywords($e) => $body,
-            Entries::Values($e) => $body,
-        }
-    };
-}
-
-impl Big {
-    fn len(&self) -> usize {
-        each_form!(&self.entries, e => e.len())
-    }
-
-    #[inline(always)]
-    fn keyword_position(&self, key: Keyword) -> Option<usize> {
-        match &self.index {
-            // One probe; the entries' form is looked at only for a candidate.
-            Some(index) if self.len() > SCAN_LIMIT => {
-                if !index.may_hold(key) {
-                    return None;
-                }
-                index
-                    .positions
-                    .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
-                    .map(|&at| at as usize)
-            }
-            _ => each_form!(&self.entries, e => e.iter().position(|(k, _)| k.keyword() == Some(key))),
-        }
-    }
-
-    #[inline(always)]
-    fn keyword_at(&self, at: usize, key: Keyword) -> bool {
-        each_form!(&self.entries, e => e.get(at).is_some_and(|(k, _)| k.keyword() == Some(key)))
-    }
-
-    /// Appends an entry whose key is known to be absent.
-    fn push(&mut self, key: Value, value: Value) {
-        let at = self.len();
-        if let Entries::Keywords(e) = &mut self.entries {
-            match key {
-                Value::Keyword(k) if k.index() < KEYWORD_KEYS => {
-                    grow(e);
-                    e.push((k, value));
-                    self.index_last();
-                    return;
-                }
-                // The first key of another type: the keys become values.
-                _ => {
-                    let mut pairs = Vec::with_capacity(e.capacity().max(at + 1));
-                    pairs.extend(
-                        std::mem::take(e)
-                            .into_iter()
-                            .map(|(k, v)| (Value::Keyword(k), v)),
-                    );
-                    self.entries = Entries::Values(pairs);
-                }
-            }
-        }
-        if let Entries::Values(e) = &mut self.entries {
-            grow(e);
-            e.push((key, value));
-        }
-        self.index_last();
-    }
-
-    /// Files the entry just pushed in the index, or builds the index when
-    /// the map has just grown past [`SCAN_LIMIT`].
-    fn index_last(&mut self) {
-        let len = self.len();
-        let Big { entries, index } = self;
-        match (index, u32::try_from(len - 1)) {
-            (Some(index), Ok(pos)) => each_form!(entries, e => {
-                let e: &[(_, Value)] = e;
-                index.positions.insert_unique(hash_at(e, pos), pos, |&p| hash_at(e, p));
-                index.reserved |= reserved_bit(e.get(pos as usize).and_then(|(k, _)| k.keyword()));
-            }),
-            // Positions are 32 bits: a map of more than 4 billion entries
-            // (which no memory holds) would go on without an index.
-            (Some(_), Err(_)) => self.index = None,
-            (None, _) if len > SCAN_LIMIT => self.build_index(),
-            (None, _) => {}
-        }
-    }
-
-    /// Builds the index of every entry.
-    fn build_index(&mut self) {
-        if u32::try_from(self.len()).is_err() {
-            return;
-        }
-        let index = each_form!(&self.entries, e => {
-            let mut index = KeyIndex {
-                positions: HashTable::with_capacity(e.capacity()),
-                reserved: 0,
-            };
-            for (at, (k, _)) in (0u32..).zip(e.iter()) {
-                index.positions.insert_unique(k.hash_key(), at, |&p| hash_at(e, p));
-                index.reserved |= reserved_bit(k.keyword());
-            }
-            index
-        });
-        self.index = Some(index);
-    }
-
-    /// Removes the entry at position `i`, keeping the order of the others
-    /// and the index up to date.
-    fn shift_remove_index(&mut self, i: usize) -> Option<(Value, Value)> {
-        let len = self.len();
-        if i >= len {
-            return None;
-        }
-        let Big { entries, index } = self;
-        Some(each_form!(entries, e => {
-            if let Some(index) = index {
-                unindex(index, e, i);
-                let after = len - i - 1;
-                if after <= SCAN_LIMIT {
-                    // A few entries after it: each found by its hash.
-                    for p in i + 1..len {
-                        if let Some(slot) = index.positions.find_mut(hash_at(e, p as u32), |&q| q as usize == p) {
-                            *slot -= 1;
-                        }
-                    }
-                } else {
-                    for slot in index.positions.iter_mut() {
-                        if *slot as usize > i {
-                            *slot -= 1;
-                        }
-                    }
-                }
-            }
-            let (k, v) = e.remove(i);
-            (k.into_value(), v)
-        }))
-    }
-
-    /// Removes the entry at position `i` by moving the last into its place;
-    /// its value.
-    fn swap_remove_index(&mut self, i: usize) -> Option<Value> {
-        let len = self.len();
-        if i >= len {
-            return None;
-        }
-        let last = len - 1;
-        if i == last {
-            return self.shift_remove_index(i).map(|(_, v)| v);
-        }
-        let Big { entries, index } = self;
-        Some(each_form!(entries, e => {
-            if let Some(index) = index {
-                unindex(index, e, i);
-                if let Some(slot) = index.positions.find_mut(hash_at(e, last as u32), |&p| p as usize == last) {
-                    *slot = i as u32;
-                }
-            }
-            e.swap_remove(i).1
-        }))
-    }
-}
-
 /// Takes position `i` out of `index`.
 fn unindex<K: Key>(index: &mut KeyIndex, entries: &[(K, Value)], i: usize) {
     if let Ok(slot) = index
@@ -851,7 +689,7 @@ impl PartialEq for Map {
         }
         // Maps of one shape usually have their keys in one order: the same
         // position first.
-        if let (Some(a), Some(b)) = (self.keyword_entries(), other.keyword_entries()) {
+        if let (Entries::Keywords(a), Entries::Keywords(b)) = (&self.entries, &other.entries) {
             return a.iter().zip(0..).all(|((k, v), i)| match b.get(i) {
                 Some((k2, v2)) if k2 == k => v2 == v,
                 _ => other.keyword_position(*k).and_then(|j| other.value_at(j)) == Some(v),
@@ -868,19 +706,6 @@ impl PartialEq for Map {
 
 impl Eq for Map {}
 
-impl Map {
-    /// The entries, if every key is stored as a keyword.
-    fn keyword_entries(&self) -> Option<&[(Keyword, Value)]> {
-        match &self.repr {
-            Repr::Small(e) => Some(e),
-            Repr::Big(big) => match &big.entries {
-                Entries::Keywords(e) => Some(e),
-                Entries::Values(_) => None,
-            },
-        }
-    }
-}
-
 impl std::fmt::Debug for Map {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.iter()).finish()
@@ -891,14 +716,14 @@ impl std::fmt::Debug for Map {
 impl Index<usize> for Map {
     type Output = Value;
     fn index(&self, i: usize) -> &Value {
-        each!(self, e => &e[i].1)
+        each!(&self.entries, e => &e[i].1)
     }
 }
 
 /// The value at position `i`, mutably; panics if there is none.
 impl IndexMut<usize> for Map {
     fn index_mut(&mut self, i: usize) -> &mut Value {
-        each_mut!(self, e => &mut e[i].1)
+        each!(&mut self.entries, e => &mut e[i].1)
     }
 }
 
@@ -932,12 +757,9 @@ impl IntoIterator for Map {
     type Item = (Value, Value);
     type IntoIter = IntoIter;
     fn into_iter(self) -> IntoIter {
-        IntoIter(match self.repr {
-            Repr::Small(e) => Either::Keywords(e.into_iter()),
-            Repr::Big(big) => match big.entries {
-                Entries::Keywords(e) => Either::Keywords(e.into_iter()),
-                Entries::Values(e) => Either::Values(e.into_iter()),
-            },
+        IntoIter(match self.entries {
+            Entries::Keywords(e) => Either::Keywords(e.into_iter()),
+            Entries::Values(e) => Either::Values(e.into_iter()),
         })
     }
 }

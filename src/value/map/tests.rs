@@ -56,7 +56,7 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
             assert_eq!(map.keyword_position(kw), reference.get_index_of(&k));
         }
     }
-    if let Some(index) = map.index() {
+    if let Some(index) = &map.index {
         assert_eq!(index.positions.len(), map.len());
         let mut reserved = 0;
         for (at, (k, _)) in map.iter().enumerate() {
@@ -66,16 +66,7 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
         }
         assert_eq!(index.reserved, reserved);
     }
-    assert!(map.len() <= SCAN_LIMIT || map.index().is_some());
-    // Small while it can be: a big map of keyword keys is one with an index.
-    match &map.repr {
-        Repr::Small(e) => assert!(e.len() <= SCAN_LIMIT),
-        Repr::Big(big) => {
-            if let Entries::Keywords(_) = big.entries {
-                assert!(big.index.is_some(), "a big map of keyword keys has an index");
-            }
-        }
-    }
+    assert!(map.len() <= SCAN_LIMIT || map.index.is_some());
     // Equal to the same entries in another order, unequal to a change.
     let reversed: Map = reference
         .iter()
@@ -198,7 +189,7 @@ fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
             check_same(&map, &reference, 30);
         }
         assert!(
-            map.index().is_none(),
+            map.index.is_none(),
             "a map of {} entries drops its index",
             map.len()
         );
@@ -207,9 +198,9 @@ fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
 
 #[test]
 fn a_small_map_holds_what_it_needs() {
-    // A db of five keyword keys: the map's 24 bytes and five entries of 24
+    // A db of five keyword keys: the map's 40 bytes and five entries of 24
     // (a 4-byte keyword and a 16-byte value).
-    assert_eq!(size_of::<Map>(), 24);
+    assert_eq!(size_of::<Map>(), 40);
     assert_eq!(size_of::<(Keyword, Value)>(), 24);
     let mut map = Map::with_capacity(4);
     for i in 0..5 {
@@ -217,22 +208,20 @@ fn a_small_map_holds_what_it_needs() {
     }
     // Grown one entry at a time, not doubled.
     assert_eq!(map.capacity(), 5);
-    assert!(map.index().is_none());
+    assert!(map.index.is_none());
     // Keyword keys are stored as their index until a key of another
     // type comes.
     let mut keywords = Map::with_capacity(4);
     for i in 0..5 {
         keywords.insert(key(i), Value::Int(i.into()));
     }
-    assert!(matches!(&keywords.repr, Repr::Small(e) if e.capacity() == 5));
+    assert!(matches!(&keywords.entries, Entries::Keywords(e) if e.capacity() == 5));
     assert_eq!(
         keywords.get_index(4),
         Some((&Value::keyword("k4"), &Value::Int(4)))
     );
     keywords.insert(Value::Int(-1), Value::Nil);
-    assert!(
-        matches!(&keywords.repr, Repr::Big(big) if matches!(big.entries, Entries::Values(_)))
-    );
+    assert!(matches!(keywords.entries, Entries::Values(_)));
     assert_eq!(
         keywords.get_index(4),
         Some((&Value::keyword("k4"), &Value::Int(4)))
@@ -243,10 +232,10 @@ fn a_small_map_holds_what_it_needs() {
         map.insert(key(i * 7), Value::Nil);
     }
     map.insert(key(8), Value::Nil);
-    let built = map.index().map(std::ptr::from_ref);
+    let built = map.index.as_deref().map(std::ptr::from_ref);
     for _ in 0..3 {
         map.shift_remove(&key(8));
         map.insert(key(8), Value::Nil);
-        assert_eq!(map.index().map(std::ptr::from_ref), built);
+        assert_eq!(map.index.as_deref().map(std::ptr::from_ref), built);
     }
 }
