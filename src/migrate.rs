@@ -322,7 +322,10 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
         .cloned()
         .collect();
     if !gone.is_empty() {
-        db.insert(Value::Keyword(kw::RUNNING), Value::Vector(gone.as_slice().into()));
+        db.insert(
+            Value::Keyword(kw::RUNNING),
+            Value::Vector(gone.as_slice().into()),
+        );
         let tick = halt_running(Value::Map(Box::new(db)), old);
         report.cancels = tick.cancels().to_vec();
         db = tick.db.into_map().unwrap_or_default();

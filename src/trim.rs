@@ -665,7 +665,10 @@ impl TrimReport {
                     map.insert(Value::keyword("db"), Value::Map(Box::new(c.db.set.clone())));
                 }
                 if !c.db.remove.is_empty() {
-                    map.insert(Value::keyword("dissoc"), Value::Vector(c.db.remove.as_slice().into()));
+                    map.insert(
+                        Value::keyword("dissoc"),
+                        Value::Vector(c.db.remove.as_slice().into()),
+                    );
                 }
             }
             if change && let Some(c) = &self.change {

@@ -482,9 +482,7 @@ fn trace_value(tree: &Tree, trace: &[TraceEvent]) -> Option<Value> {
             TraceEvent::Ticked { node, status } => {
                 Some(Value::vector([id(node), status.to_value()]))
             }
-            TraceEvent::Halted { node } => {
-                Some(Value::vector([Value::keyword("halt"), id(node)]))
-            }
+            TraceEvent::Halted { node } => Some(Value::vector([Value::keyword("halt"), id(node)])),
             _ => None,
         })
         .collect();

@@ -505,9 +505,10 @@ impl<'l> Expander<'l> {
                     // An explicit id (arguments put in) goes under the include's.
                     if own_id.is_none() {
                         own_id = map.get(&id_key).map(|id| match ctx.prefix {
-                            Some(prefix) => {
-                                Value::Str(crate::value::ArcStr::from(format!("{prefix}/{}", id_text(id))))
-                            }
+                            Some(prefix) => Value::Str(crate::value::ArcStr::from(format!(
+                                "{prefix}/{}",
+                                id_text(id)
+                            ))),
                             None => id.clone(),
                         });
                     }
@@ -641,7 +642,10 @@ impl<'l> Expander<'l> {
         // The include's id: the root of the included tree takes it.
         let id = match own_id {
             Some(id) => match ctx.prefix {
-                Some(prefix) => Value::Str(crate::value::ArcStr::from(format!("{prefix}/{}", id_text(id)))),
+                Some(prefix) => Value::Str(crate::value::ArcStr::from(format!(
+                    "{prefix}/{}",
+                    id_text(id)
+                ))),
                 None => id.clone(),
             },
             None => Value::Str(crate::value::ArcStr::from(place_id)),

@@ -157,7 +157,10 @@ impl TickWarning {
                 ),
                 (Value::keyword("node"), node.clone()),
                 (Value::keyword("restarted"), restarted.clone()),
-                (Value::keyword("halted"), Value::Vector(halted.as_slice().into())),
+                (
+                    Value::keyword("halted"),
+                    Value::Vector(halted.as_slice().into()),
+                ),
             ]),
         }
     }

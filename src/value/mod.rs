@@ -553,7 +553,10 @@ mod tests {
         let v = Value::from(items);
         assert_eq!(v.as_seq().map(<[Value]>::as_ptr), Some(at));
         assert_eq!(Value::vector([Value::Int(1), Value::Nil]), v);
-        assert_eq!(Value::list([Value::Int(1), Value::Nil]).to_string(), "(1 nil)");
+        assert_eq!(
+            Value::list([Value::Int(1), Value::Nil]).to_string(),
+            "(1 nil)"
+        );
         assert_eq!(v.into_seq().map(|s| s.as_ptr()), Ok(at));
     }
 

@@ -114,7 +114,11 @@ fn a_key_path_of_100000_keys_is_a_compile_error_not_a_stack_overflow() {
         ])
     };
     let registry = Registry::new();
-    let diags = compile(node("define!", Value::Vector(keys.as_slice().into())), &registry).unwrap_err();
+    let diags = compile(
+        node("define!", Value::Vector(keys.as_slice().into())),
+        &registry,
+    )
+    .unwrap_err();
     assert_eq!(diags.items[0].code, Code::BadOptionValue);
     // As text too: the reader reads it (it is flat), the compiler refuses it.
     let text = format!(

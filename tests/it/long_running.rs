@@ -54,7 +54,11 @@ fn registry() -> Registry {
             .on_lifecycle(move |ctx, event| {
                 let name = ctx.get(name).map(Value::Keyword).unwrap_or_default();
                 let event = Value::keyword(&format!("{event:?}").to_lowercase());
-                push(ctx.db_mut(), "events", Value::Vector(aido::value::thin_vec![event, name]));
+                push(
+                    ctx.db_mut(),
+                    "events",
+                    Value::Vector(aido::value::thin_vec![event, name]),
+                );
             }),
     )
     .unwrap();

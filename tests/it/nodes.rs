@@ -307,8 +307,10 @@ fn slot_registry() -> Registry {
         let label = ctx.get(label)?.map_or(Value::Nil, Value::Keyword);
         let value = ctx.db_at(key).cloned().unwrap_or_default();
         let reached = value.as_int().is_some_and(|v| v >= min);
-        ctx.db_mut()
-            .insert(Value::keyword("seen"), Value::Vector(aido::value::thin_vec![label, value]));
+        ctx.db_mut().insert(
+            Value::keyword("seen"),
+            Value::Vector(aido::value::thin_vec![label, value]),
+        );
         Ok(Status::from_bool(reached))
     }))
     .unwrap();
@@ -382,7 +384,10 @@ fn a_key_slot_finds_its_key_wherever_the_db_moved_it() {
         let seen = tick.db.get(&Value::keyword("seen")).unwrap().clone();
         assert_eq!(
             seen,
-            Value::Vector(aido::value::thin_vec![Value::Nil, want.clone().unwrap_or_default()])
+            Value::Vector(aido::value::thin_vec![
+                Value::Nil,
+                want.clone().unwrap_or_default()
+            ])
         );
         assert_eq!(tick.status, Status::from_bool(want.is_some()), "{db}");
     }

@@ -293,7 +293,10 @@ fn characters() {
     );
     assert_eq!(
         read_value(r"[\formfeed \backspace]").unwrap(),
-        Value::Vector(aido::value::thin_vec![Value::Char('\u{c}'), Value::Char('\u{8}')])
+        Value::Vector(aido::value::thin_vec![
+            Value::Char('\u{c}'),
+            Value::Char('\u{8}')
+        ])
     );
     // A character ends where a token ends: at blanks, brackets, quotes or `;`.
     check_ok(r#"[\a"b" \c]"#, r#"[\a "b" \c]"#);
