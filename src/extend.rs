@@ -438,7 +438,7 @@ mod sealed {
 /// | `f64` | [`OptionType::Number`] (an integer is read as a float) |
 /// | `bool` | [`OptionType::Bool`] |
 /// | [`Keyword`] | [`OptionType::Keyword`] |
-/// | `Arc<str>` | [`OptionType::Str`] (the text is shared, not copied) |
+/// | [`ArcStr`](crate::value::ArcStr) | [`OptionType::Str`] (the text is shared, not copied) |
 /// | [`Value`] | [`OptionType::Any`] |
 /// | `Option<T>` of these | the same, optional: `None` when not given |
 pub trait SlotValue: sealed::Sealed + Sized {
@@ -496,8 +496,8 @@ slot_value!(Keyword, OptionType::Keyword, |v| match v {
     Value::Keyword(k) => Some(*k),
     _ => None,
 });
-slot_value!(Arc<str>, OptionType::Str, |v| match v {
-    Value::Str(s) => Some(Arc::clone(s)),
+slot_value!(crate::value::ArcStr, OptionType::Str, |v| match v {
+    Value::Str(s) => Some(s.clone()),
     _ => None,
 });
 slot_value!(Value, OptionType::Any, |v| Some(v.clone()));

@@ -308,7 +308,7 @@ fn schema_mismatch(schema: &DbSchema, kind: &Kind) -> Option<String> {
             // What a match stores: its text, or with groups a vector of
             // the match and its groups (a group that took no part is nil).
             let text = Value::string("match");
-            let groups = Value::Vector(vec![text.clone(), text.clone()]);
+            let groups = Value::vector([text.clone(), text.clone()]);
             let stored = match &m.regex {
                 Pattern::Const(regex) if regex.captures_len() > 1 => vec![groups],
                 Pattern::Const(_) => vec![text],

@@ -70,7 +70,7 @@ impl Migration {
                 nodes
                     .iter()
                     .map(|n| match &n.new_id {
-                        Some(new) if *new != n.id => Value::Vector(vec![n.id.clone(), new.clone()]),
+                        Some(new) if *new != n.id => Value::vector([n.id.clone(), new.clone()]),
                         _ => n.id.clone(),
                     })
                     .collect(),
@@ -322,7 +322,10 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
         .cloned()
         .collect();
     if !gone.is_empty() {
-        db.insert(Value::Keyword(kw::RUNNING), Value::Vector(gone.clone()));
+        db.insert(
+            Value::Keyword(kw::RUNNING),
+            Value::Vector(gone.as_slice().into()),
+        );
         let tick = halt_running(Value::Map(Box::new(db)), old);
         report.cancels = tick.cancels().to_vec();
         db = tick.db.into_map().unwrap_or_default();
@@ -346,7 +349,7 @@ pub(crate) fn migrate_with(db: Value, old: &Tree, new: &Tree, map: &NodeMap) -> 
     } else if staying.is_empty() {
         db.shift_remove(&Value::Keyword(kw::RUNNING));
     } else {
-        db.insert(Value::Keyword(kw::RUNNING), Value::Vector(staying));
+        db.insert(Value::Keyword(kw::RUNNING), Value::Vector(staying.into()));
     }
     // Node memory, by new id.
     let memory_key = Value::Keyword(kw::MEMORY);
@@ -505,7 +508,7 @@ fn follow(state: &Value, old: &Tree, o: u32, new: &Tree, n: u32, map: &NodeMap) 
                     }
                 }
                 let mut m = state.as_map()?.clone();
-                m.insert(Value::Keyword(kw::DONE), Value::Vector(out));
+                m.insert(Value::Keyword(kw::DONE), Value::Vector(out.into()));
                 Some(Value::Map(Box::new(m)))
             }
             _ => Some(state.clone()),

@@ -155,7 +155,7 @@ impl RootEvent {
                 "root/notify",
                 Value::map_from([(
                     Value::keyword("executing"),
-                    Value::Vector(executing.clone()),
+                    Value::Vector(executing.as_slice().into()),
                 )]),
             ),
         };

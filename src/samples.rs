@@ -167,7 +167,7 @@ impl SampleReport {
 pub fn node_samples(tree: &Tree, node: NodeIndex) -> Option<Vec<Value>> {
     let options = node_options(tree, node)?;
     match options.get(&Value::keyword(SAMPLES_KEY))? {
-        Value::Vector(items) | Value::List(items) => Some(items.clone()),
+        Value::Vector(items) | Value::List(items) => Some(items.to_vec()),
         _ => None,
     }
 }

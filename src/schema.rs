@@ -116,7 +116,7 @@ impl DbSchema {
 fn path_text(path: &[Value]) -> String {
     match path {
         [one] => one.to_string(),
-        _ => Value::Vector(path.to_vec()).to_string(),
+        _ => Value::Vector(path.into()).to_string(),
     }
 }
 

@@ -602,7 +602,7 @@ fn one(key: Value, value: Value) -> Map {
 fn replies_of(db: &Value, key: &Value) -> Option<Vec<Value>> {
     match db.get(key)? {
         Value::Nil => None,
-        Value::Vector(items) => Some(items.clone()),
+        Value::Vector(items) => Some(items.to_vec()),
         other => Some(vec![other.clone()]),
     }
 }

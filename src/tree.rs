@@ -47,7 +47,7 @@ impl Clone for SlotHint {
 pub(crate) fn same_id(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Keyword(x), Value::Keyword(y)) => x == y,
-        (Value::Str(x), Value::Str(y)) if Arc::ptr_eq(x, y) => true,
+        (Value::Str(x), Value::Str(y)) if crate::value::ArcStr::ptr_eq(x, y) => true,
         _ => a == b,
     }
 }
@@ -119,7 +119,7 @@ impl KeyPath {
     pub(crate) fn from_value(v: &Value) -> KeyPath {
         match v {
             Value::Vector(path) if path.len() == 1 => KeyPath::from_value(&path[0]),
-            Value::Vector(path) => KeyPath::Path(path.clone().into_boxed_slice()),
+            Value::Vector(path) => KeyPath::Path(path.as_slice().into()),
             Value::Keyword(k) => KeyPath::Kw(*k, SlotHint::default()),
             other => KeyPath::One(other.clone()),
         }

@@ -618,11 +618,11 @@ impl AppliedChange {
             (Value::keyword("after"), self.after.clone()),
             (
                 Value::keyword("inserted"),
-                Value::Vector(self.inserted.clone()),
+                Value::Vector(self.inserted.as_slice().into()),
             ),
             (
                 Value::keyword("removed"),
-                Value::Vector(self.removed.clone()),
+                Value::Vector(self.removed.as_slice().into()),
             ),
         ])
     }
@@ -665,7 +665,10 @@ impl TrimReport {
                     map.insert(Value::keyword("db"), Value::Map(Box::new(c.db.set.clone())));
                 }
                 if !c.db.remove.is_empty() {
-                    map.insert(Value::keyword("dissoc"), Value::Vector(c.db.remove.clone()));
+                    map.insert(
+                        Value::keyword("dissoc"),
+                        Value::Vector(c.db.remove.as_slice().into()),
+                    );
                 }
             }
             if change && let Some(c) = &self.change {
@@ -958,7 +961,7 @@ impl Trimmer {
                         .filter(|&(i, _)| i != at)
                         .map(|(_, k)| k.clone()),
                 );
-                (parent, Value::Vector(items))
+                (parent, Value::Vector(items.into()))
             }
             TrimChange::Reorder { target, order } => {
                 let n = find(target)?;
@@ -977,7 +980,7 @@ impl Trimmer {
                 self.touches_running(tree, n, running)?;
                 let mut items = head.to_vec();
                 items.extend(order.iter().map(|&i| kids[i].clone()));
-                (n, Value::Vector(items))
+                (n, Value::Vector(items.into()))
             }
             TrimChange::Insert { target, node, at } => {
                 let n = find(target)?;
@@ -996,7 +999,7 @@ impl Trimmer {
                 items.extend(kids[..*at].iter().cloned());
                 items.push(node.clone());
                 items.extend(kids[*at..].iter().cloned());
-                (n, Value::Vector(items))
+                (n, Value::Vector(items.into()))
             }
             TrimChange::Undo { task } => {
                 let Some(done) = self.done.iter().rev().find(|d| d.task == *task) else {
@@ -1176,5 +1179,5 @@ fn replace_at(form: &Value, path: &[usize], with: &Value) -> Value {
             items.push(with.clone());
         }
     }
-    Value::Vector(items)
+    Value::Vector(items.into())
 }

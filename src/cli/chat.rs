@@ -751,7 +751,7 @@ fn recording(
                     Some(replies) => items.extend(replies.iter().map(ExpectedReply::to_value)),
                     None => {}
                 }
-                Value::Vector(items)
+                Value::Vector(items.into())
             }
         };
         text.push_str(&value.to_string());

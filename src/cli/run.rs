@@ -313,12 +313,12 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
         match reloaded.len() {
             0 => {}
             1 => notes.extend(reloaded.pop().map(|note| (Value::keyword("reload"), note))),
-            _ => notes.push((Value::keyword("reload"), Value::Vector(reloaded))),
+            _ => notes.push((Value::keyword("reload"), Value::Vector(reloaded.into()))),
         }
         let gap = session.between_ticks();
         if gap.trimmed {
             let reports: Vec<Value> = gap.trims.iter().map(|r| r.to_value(config.trace)).collect();
-            notes.push((Value::keyword("trim"), Value::Vector(reports)));
+            notes.push((Value::keyword("trim"), Value::Vector(reports.into())));
         }
         let tick = session.tick();
         if let Some(m) = tick.migration() {
@@ -480,11 +480,9 @@ fn trace_value(tree: &Tree, trace: &[TraceEvent]) -> Option<Value> {
         .iter()
         .filter_map(|event| match *event {
             TraceEvent::Ticked { node, status } => {
-                Some(Value::Vector(vec![id(node), status.to_value()]))
+                Some(Value::vector([id(node), status.to_value()]))
             }
-            TraceEvent::Halted { node } => {
-                Some(Value::Vector(vec![Value::keyword("halt"), id(node)]))
-            }
+            TraceEvent::Halted { node } => Some(Value::vector([Value::keyword("halt"), id(node)])),
             _ => None,
         })
         .collect();

@@ -276,7 +276,7 @@ mod backend {
         if !report.replies.is_empty() {
             line.push_str(&format!(
                 ", replies {}",
-                Value::Vector(report.replies.clone())
+                Value::Vector(report.replies.as_slice().into())
             ));
         }
         for entry in &report.outbox {
@@ -439,7 +439,7 @@ mod backend {
     /// The reply key's values in `db`.
     fn replies(db: Option<&Value>, key: &Value) -> Vec<Value> {
         match db.and_then(|db| db.get(key)) {
-            Some(Value::Vector(items)) => items.clone(),
+            Some(Value::Vector(items)) => items.to_vec(),
             Some(Value::Nil) | None => Vec::new(),
             Some(other) => vec![other.clone()],
         }

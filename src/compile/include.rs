@@ -292,7 +292,7 @@ impl<'l> Expander<'l> {
                     }
                 }
                 let entry = self.close(span, kids);
-                (Value::Vector(out), entry)
+                (Value::Vector(out.into()), entry)
             }
             Value::Map(map) => self.map(map, spans, ctx, span, |_, _| None),
             other => (other.clone(), self.copy(spans, ctx.base)),
@@ -505,9 +505,10 @@ impl<'l> Expander<'l> {
                     // An explicit id (arguments put in) goes under the include's.
                     if own_id.is_none() {
                         own_id = map.get(&id_key).map(|id| match ctx.prefix {
-                            Some(prefix) => {
-                                Value::Str(Arc::from(format!("{prefix}/{}", id_text(id))))
-                            }
+                            Some(prefix) => Value::Str(crate::value::ArcStr::from(format!(
+                                "{prefix}/{}",
+                                id_text(id)
+                            ))),
                             None => id.clone(),
                         });
                     }
@@ -562,7 +563,7 @@ impl<'l> Expander<'l> {
             kids.push(e);
         }
         let entry = self.close(span, kids);
-        (Value::Vector(out), entry)
+        (Value::Vector(out.into()), entry)
     }
 
     /// Expands `[:include {:file .. :as .. :id .. :args {..}}]`.
@@ -641,10 +642,13 @@ impl<'l> Expander<'l> {
         // The include's id: the root of the included tree takes it.
         let id = match own_id {
             Some(id) => match ctx.prefix {
-                Some(prefix) => Value::Str(Arc::from(format!("{prefix}/{}", id_text(id)))),
+                Some(prefix) => Value::Str(crate::value::ArcStr::from(format!(
+                    "{prefix}/{}",
+                    id_text(id)
+                ))),
                 None => id.clone(),
             },
-            None => Value::Str(Arc::from(place_id)),
+            None => Value::Str(crate::value::ArcStr::from(place_id)),
         };
         let id_prefix = id_text(&id);
         // The file: resolved against the file the include is written in.

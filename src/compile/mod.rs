@@ -583,7 +583,11 @@ impl<'r> Compiler<'r> {
             None => {
                 push_index(&mut self.id_texts, place.index);
                 let text = self.id_texts.get(place.parent_id_from..).unwrap_or("");
-                (Value::Str(Arc::from(text)), span, place.parent_id_from)
+                (
+                    Value::Str(crate::value::ArcStr::from(text)),
+                    span,
+                    place.parent_id_from,
+                )
             }
         };
         self.id_spans.push(id_span);

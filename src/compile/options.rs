@@ -361,7 +361,7 @@ pub(crate) fn lower_dynamic(
                 });
             }
             Some(Opt::Db(KeyPath::from_value(&Value::Vector(
-                items[1..].to_vec(),
+                items[1..].into(),
             ))))
         }
         "fn" => {

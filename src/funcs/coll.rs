@@ -31,7 +31,7 @@ pub(super) fn elements(v: &Value) -> std::result::Result<Cow<'_, [Value]>, Strin
 }
 
 fn entry((k, v): (&Value, &Value)) -> Value {
-    Value::Vector(vec![k.clone(), v.clone()])
+    Value::vector([k.clone(), v.clone()])
 }
 
 fn arg(args: &[Value], i: usize) -> std::result::Result<&Value, String> {
@@ -184,7 +184,7 @@ fn conj_entry(map: &mut Map, x: &Value) -> std::result::Result<(), String> {
 pub(super) fn conj(_: &mut FnCtx<'_>, args: &[Value]) -> Result {
     let (coll, xs) = match args.split_first() {
         Some((coll, xs)) => (coll, xs),
-        None => return Ok(Value::Vector(Vec::new())),
+        None => return Ok(Value::Vector(crate::value::ThinVec::new())),
     };
     Ok(match coll {
         Value::Vector(items) => Value::Vector(items.iter().chain(xs).cloned().collect()),
@@ -289,7 +289,7 @@ pub(super) fn dissoc(_: &mut FnCtx<'_>, args: &[Value]) -> Result {
 }
 
 /// A list of `items`, or nil when there are none (as Clojure's seqs).
-fn list_or_nil(items: Vec<Value>) -> Value {
+fn list_or_nil(items: crate::value::ThinVec<Value>) -> Value {
     if items.is_empty() {
         Value::Nil
     } else {
@@ -305,7 +305,7 @@ pub(super) fn take_last(_: &mut FnCtx<'_>, args: &[Value]) -> Result {
     let n = usize::try_from(n.max(0))
         .unwrap_or(usize::MAX)
         .min(items.len());
-    Ok(list_or_nil(items[items.len() - n..].to_vec()))
+    Ok(list_or_nil(items[items.len() - n..].into()))
 }
 
 pub(super) fn keys(_: &mut FnCtx<'_>, args: &[Value]) -> Result {

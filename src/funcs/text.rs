@@ -121,7 +121,7 @@ fn run_re_find(regex: &Regex, args: &[Value]) -> Result {
 }
 
 fn run_re_seq(regex: &Regex, args: &[Value]) -> Result {
-    let found: Vec<Value> = regex
+    let found: crate::value::ThinVec<Value> = regex
         .captures_iter(text(args, 1)?)
         .map(|caps| pattern::match_value(&caps))
         .collect();
@@ -155,7 +155,7 @@ fn run_split(regex: &Regex, args: &[Value]) -> Result {
         last = m.end();
     }
     if parts.is_empty() {
-        return Ok(Value::Vector(vec![Value::string(s)]));
+        return Ok(Value::vector([Value::string(s)]));
     }
     parts.push(&s[last..]);
     if limit.is_none() || limit == Some(0) {

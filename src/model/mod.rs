@@ -204,7 +204,7 @@ impl Reader<'_> {
     fn doc(&mut self, map: &Map) -> Option<Arc<str>> {
         let (i, value) = Self::entry(map, "doc")?;
         match value {
-            Value::Str(s) => Some(s.clone()),
+            Value::Str(s) => Some(Arc::from(s.as_str())),
             other => {
                 self.at(i, true, |r| {
                     r.error(

@@ -357,9 +357,9 @@ impl Engine<'_> {
                 }
                 Value::Nil => {
                     *slot = Value::Vector(if keep == Some(0) {
-                        Vec::new()
+                        crate::value::ThinVec::new()
                     } else {
-                        vec![value]
+                        crate::value::thin_vec![value]
                     });
                     return Status::Success;
                 }
@@ -519,7 +519,7 @@ impl Engine<'_> {
     pub(super) fn matches(&mut self, id: u32, m: &Matches) -> Status {
         let text = match m.key.get(self.db) {
             None | Some(Value::Nil) => return Status::Failure,
-            Some(Value::Str(s)) => std::sync::Arc::clone(s),
+            Some(Value::Str(s)) => s.clone(),
             Some(other) => {
                 let problem = format!(
                     "`:matches?` searches a string, but {} holds {}",

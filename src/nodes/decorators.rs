@@ -251,7 +251,7 @@ pub(super) fn rows() -> Vec<Row> {
                 }
                 Some(Kind::Switch(Box::new(Switch {
                     on: l.take("on"),
-                    cases: cases.into_boxed_slice(),
+                    cases: cases.into(),
                 })))
             },
         ),

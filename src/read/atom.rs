@@ -5,8 +5,6 @@
 //! are always on character boundaries: the scans step over ASCII bytes one at
 //! a time and over anything else a whole character at a time.
 
-use std::sync::Arc;
-
 use super::names::NameCache;
 use super::{EscapeProblem, NameProblem, NumberProblem, ReadError, ReadErrorKind, Unsupported};
 use crate::value::{Keyword, Symbol, Value};
@@ -409,7 +407,12 @@ pub(super) fn string(text: &str, start: usize) -> Token {
     loop {
         match bytes.get(i) {
             None => return Err(unclosed()),
-            Some(b'"') => return Ok((Value::Str(Arc::from(slice(text, from, i))), i + 1)),
+            Some(b'"') => {
+                return Ok((
+                    Value::Str(crate::value::ArcStr::from(slice(text, from, i))),
+                    i + 1,
+                ));
+            }
             Some(b'\\') => break,
             Some(_) => i += 1,
         }
@@ -419,7 +422,7 @@ pub(super) fn string(text: &str, start: usize) -> Token {
     loop {
         match bytes.get(i) {
             None => return Err(unclosed()),
-            Some(b'"') => return Ok((Value::Str(Arc::from(out)), i + 1)),
+            Some(b'"') => return Ok((Value::Str(crate::value::ArcStr::from(out)), i + 1)),
             Some(b'\\') => {
                 if i + 1 >= bytes.len() {
                     return Err(unclosed());

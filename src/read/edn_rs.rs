@@ -102,7 +102,7 @@ impl TryFrom<Edn> for Value {
     }
 }
 
-fn convert_all(items: Vec<Edn>) -> Result<Vec<Value>, EdnRsError> {
+fn convert_all(items: Vec<Edn>) -> Result<crate::value::ThinVec<Value>, EdnRsError> {
     items.into_iter().map(Value::try_from).collect()
 }
 

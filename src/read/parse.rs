@@ -412,7 +412,7 @@ impl Reader<'_> {
     }
 
     fn finish_seq(&mut self, start: usize, mark: usize, close: u8) {
-        let items = self.values.split_off(mark);
+        let items: crate::value::ThinVec<Value> = self.values.drain(mark..).collect();
         let value = if close == b']' {
             Value::Vector(items)
         } else {

@@ -81,7 +81,7 @@ fn write_change(out: &mut String, path: &[&Value], change: &DbChange) {
         DbChange::Appended { items, .. } => writeln!(
             out,
             "  ~ {key} ++ {}",
-            sorted(&Value::Vector(items.clone()))
+            sorted(&Value::Vector(items.as_slice().into()))
         ),
         DbChange::Edited { key, changes } => {
             let mut inner = path.to_vec();

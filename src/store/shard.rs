@@ -160,12 +160,12 @@ impl ShardEvent {
 
     fn to_value(&self) -> Value {
         match self {
-            ShardEvent::Input { agent, input } => Value::Vector(vec![
+            ShardEvent::Input { agent, input } => Value::Vector(crate::value::thin_vec![
                 Value::string(agent),
                 Value::keyword("input"),
                 Value::Map(Box::new(input.clone())),
             ]),
-            ShardEvent::Completion { agent, completion } => Value::Vector(vec![
+            ShardEvent::Completion { agent, completion } => Value::Vector(crate::value::thin_vec![
                 Value::string(agent),
                 Value::keyword("completion"),
                 completion.node.clone(),

@@ -157,7 +157,10 @@ impl TickWarning {
                 ),
                 (Value::keyword("node"), node.clone()),
                 (Value::keyword("restarted"), restarted.clone()),
-                (Value::keyword("halted"), Value::Vector(halted.clone())),
+                (
+                    Value::keyword("halted"),
+                    Value::Vector(halted.as_slice().into()),
+                ),
             ]),
         }
     }
@@ -227,7 +230,7 @@ fn spare_vector() -> Value {
         .try_with(|s| s.try_borrow_mut().ok()?.vectors.pop())
         .ok()
         .flatten()
-        .unwrap_or_else(|| Value::Vector(Vec::new()))
+        .unwrap_or_else(|| Value::Vector(crate::value::ThinVec::new()))
 }
 
 /// Drops `value`, keeping it emptied for reuse if it is a small map or

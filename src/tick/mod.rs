@@ -169,7 +169,7 @@ impl TickError {
             Value::Vector(self.path.iter().map(|&i| Value::Int(i as i64)).collect()),
         );
         if let Some(file) = &self.file {
-            m.insert(Value::keyword("file"), Value::Str(file.clone()));
+            m.insert(Value::keyword("file"), Value::string(file));
         }
         if let Some(at) = self.location {
             m.insert(Value::keyword("line"), Value::Int(at.line as i64));

@@ -182,11 +182,11 @@ impl Wake {
     pub fn to_value(self) -> Value {
         match self {
             Wake::Now => Value::keyword("now"),
-            Wake::Ticks(n) => Value::Vector(vec![
+            Wake::Ticks(n) => Value::Vector(crate::value::thin_vec![
                 Value::keyword("ticks"),
                 Value::Int(i64::try_from(n).unwrap_or(i64::MAX)),
             ]),
-            Wake::At(t) => Value::Vector(vec![Value::keyword("at"), Value::Int(t)]),
+            Wake::At(t) => Value::vector([Value::keyword("at"), Value::Int(t)]),
             Wake::OnEvent => Value::keyword("event"),
             Wake::Never => Value::keyword("never"),
         }

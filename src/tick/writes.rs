@@ -176,10 +176,9 @@ mod tests {
         assert_eq!(w.keys(), None);
         w.clear();
         assert_eq!(w.keys(), Some(&[][..]));
-        w.path(&KeyPath::from_value(&Value::Vector(vec![
-            Value::Int(1),
-            Value::keyword("x"),
-        ])));
+        w.path(&KeyPath::from_value(&Value::Vector(
+            crate::value::thin_vec![Value::Int(1), Value::keyword("x"),],
+        )));
         assert_eq!(w.keys(), None);
     }
 }

@@ -37,9 +37,8 @@
 //! the byte offset where it was found.
 
 use std::fmt;
-use std::sync::Arc;
 
-use super::{FastBuildHasher, Keyword, MAX_DEPTH, Map, Set, Symbol, Value};
+use super::{ArcStr, FastBuildHasher, Keyword, MAX_DEPTH, Map, Set, Symbol, ThinVec, Value};
 
 /// The version this build writes. It reads every version from 1 to this one.
 pub const BINARY_VERSION: u8 = 1;
@@ -424,7 +423,7 @@ impl Decoder<'_> {
                 self.pos = end;
                 Value::Float(f64::from_bits(u64::from_le_bytes(raw)))
             }
-            STR => Value::Str(Arc::from(self.text()?)),
+            STR => Value::Str(ArcStr::from(self.text()?)),
             CHAR => {
                 let code_at = self.pos;
                 let code = self.varint()?;
@@ -485,7 +484,7 @@ impl Decoder<'_> {
         let n = self.length()?;
         match tag {
             VECTOR | LIST => {
-                let mut items = Vec::with_capacity(n);
+                let mut items = ThinVec::with_capacity(n);
                 for _ in 0..n {
                     items.push(self.value(depth)?);
                 }

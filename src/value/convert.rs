@@ -20,7 +20,7 @@ macro_rules! from_exact {
 from_exact! {
     bool => Bool, i8 => Int, i16 => Int, i32 => Int, i64 => Int,
     u8 => Int, u16 => Int, u32 => Int, f32 => Float, f64 => Float, char => Char,
-    &str => Str, String => Str, Box<str> => Str, Arc<str> => Str,
+    &str => Str, String => Str, Box<str> => Str, Arc<str> => Str, super::ArcStr => Str,
     Keyword => Keyword, Symbol => Symbol,
 }
 
@@ -59,6 +59,13 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 impl<T: Into<Value>> From<Vec<T>> for Value {
     fn from(v: Vec<T>) -> Value {
         Value::Vector(v.into_iter().map(Into::into).collect())
+    }
+}
+
+/// The vector itself, moved (as `Value::Vector(items)` does).
+impl From<super::ThinVec<Value>> for Value {
+    fn from(items: super::ThinVec<Value>) -> Value {
+        Value::Vector(items)
     }
 }
 

@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::fmt;
 
-use super::{Map, Value};
+use super::{Map, ThinVec, Value};
 
 /// How many collections deep dropping and cloning recurse before they go on
 /// with an explicit stack, and `{:?}` before it stops. Values read or built
@@ -80,7 +80,7 @@ fn drop_collection(v: &mut Value) {
 /// `v` an empty collection.
 fn move_contents(v: &mut Value, out: &mut Vec<Value>) {
     match v {
-        Value::Vector(items) | Value::List(items) => out.append(items),
+        Value::Vector(items) | Value::List(items) => out.extend(std::mem::take(items)),
         Value::Set(items) => out.extend(std::mem::take(&mut **items)),
         Value::Map(map) => out.extend(
             std::mem::take(&mut **map)
@@ -171,7 +171,7 @@ fn clone_with_stack(root: &Value) -> Value {
                     Value::Tagged(..) => 1,
                     _ => 0,
                 };
-                let parts = done.split_off(done.len().saturating_sub(n));
+                let parts: ThinVec<Value> = done.drain(done.len().saturating_sub(n)..).collect();
                 let built = match v {
                     Value::Vector(_) => Value::Vector(parts),
                     Value::List(_) => Value::List(parts),

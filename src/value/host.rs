@@ -6,7 +6,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::ser::{self, Serialize};
 
 use super::json::is_keyword_text;
-use super::{Keyword, MAX_DEPTH, Map, Value};
+use super::{Keyword, MAX_DEPTH, Map, ThinVec, Value};
 
 /// Converts any `Serialize` value into a [`Value`]; [`from_value`] converts
 /// back, so a game's own structs become dbs (or parts of them) and come back.
@@ -392,7 +392,7 @@ impl ser::Serializer for Ser {
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqSer, ValueError> {
         Ok(SeqSer {
             ser: self.nested()?,
-            items: Vec::with_capacity(len.unwrap_or(0).min(4096)),
+            items: ThinVec::with_capacity(len.unwrap_or(0).min(4096)),
         })
     }
     fn serialize_tuple(self, len: usize) -> Result<SeqSer, ValueError> {
@@ -438,7 +438,7 @@ impl ser::Serializer for Ser {
 /// Builds a vector, element by element.
 struct SeqSer {
     ser: Ser,
-    items: Vec<Value>,
+    items: ThinVec<Value>,
 }
 
 impl SeqSer {

@@ -30,7 +30,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-use super::{Keyword, Map, Value};
+use super::{Keyword, Map, ThinVec, Value};
 
 thread_local! {
     /// How many collections serialising is inside, on this thread.
@@ -165,7 +165,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        let mut items = ThinVec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         while let Some(item) = seq.next_element::<Value>()? {
             items.push(item);
         }
@@ -392,7 +392,7 @@ fn to_tagged(v: &Value) -> serde_json::Value {
                 }),
             ),
         },
-        Value::Str(s) => J::from(s.as_ref()),
+        Value::Str(s) => J::from(s.as_str()),
         Value::Char(c) => tag("#char", J::from(c.to_string())),
         Value::Keyword(k) => tag("#kw", J::from(k.as_str())),
         Value::Symbol(s) => tag("#sym", J::from(s.as_str())),
@@ -465,7 +465,7 @@ impl<'de> Visitor<'de> for TaggedVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TaggedValue, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        let mut items = ThinVec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         while let Some(TaggedValue(item)) = seq.next_element::<TaggedValue>()? {
             items.push(item);
         }
@@ -701,7 +701,7 @@ mod tests {
             (Value::keyword("name"), Value::string("Ann")),
             (
                 Value::keyword("xs"),
-                Value::Vector(vec![Value::Float(1.5), Value::Nil]),
+                Value::Vector(crate::value::thin_vec![Value::Float(1.5), Value::Nil]),
             ),
         ]);
         let json = db.to_json();

@@ -63,7 +63,15 @@ mod print;
 pub const MAX_DEPTH: usize = 256;
 
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+
+/// The shared string of [`Value::Str`] (the `arcstr` crate's): one pointer,
+/// with the length and reference count in its allocation; cloning is a
+/// count increment, `&str` access one pointer hop.
+pub use arcstr::ArcStr;
+/// The vector of [`Value::Vector`] and [`Value::List`] (the `thin-vec`
+/// crate's): `Vec`'s API behind one pointer, with the length and capacity
+/// in its allocation; it derefs to a slice.
+pub use thin_vec::{ThinVec, thin_vec};
 
 pub use binary::{BINARY_VERSION, BinaryError, BinaryErrorKind, decode, encode};
 pub use hash::{FastBuildHasher, FastHasher};
@@ -106,18 +114,20 @@ pub enum Value {
     Int(i64),
     /// A 64-bit float.
     Float(f64),
-    /// A string; cloning shares the text.
-    Str(Arc<str>),
+    /// A string; cloning shares the text. Made with [`Value::string`] or
+    /// `Value::from(text)`.
+    Str(ArcStr),
     /// A character such as `\a`.
     Char(char),
     /// A keyword such as `:ns/name`.
     Keyword(Keyword),
     /// A symbol such as `rand`.
     Symbol(Symbol),
-    /// `[a b c]`
-    Vector(Vec<Value>),
-    /// `(a b c)`
-    List(Vec<Value>),
+    /// `[a b c]`; made with [`Value::vector`], [`thin_vec!`] or
+    /// `Value::from(a_vec)`.
+    Vector(ThinVec<Value>),
+    /// `(a b c)`; made with [`Value::list`] or [`thin_vec!`].
+    List(ThinVec<Value>),
     /// `#{a b c}`
     Set(Box<Set>),
     /// `{k v, ...}`, in insertion order.
@@ -139,7 +149,26 @@ impl Value {
 
     /// A string value.
     pub fn string(text: &str) -> Value {
-        Value::Str(Arc::from(text))
+        Value::Str(ArcStr::from(text))
+    }
+
+    /// A vector of the items, in order.
+    ///
+    /// ```
+    /// use aido::Value;
+    /// use aido::value::thin_vec;
+    ///
+    /// let v = Value::vector([Value::Int(1), Value::keyword("a")]);
+    /// assert_eq!(v, Value::Vector(thin_vec![Value::Int(1), Value::keyword("a")]));
+    /// assert_eq!(v.to_string(), "[1 :a]");
+    /// ```
+    pub fn vector(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::Vector(items.into_iter().collect())
+    }
+
+    /// A list of the items, in order.
+    pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::List(items.into_iter().collect())
     }
 
     /// An empty map.
@@ -238,7 +267,7 @@ impl Value {
 
     /// The elements taken out, if this is a vector or a list; else the
     /// value itself.
-    pub fn into_seq(mut self) -> Result<Vec<Value>, Value> {
+    pub fn into_seq(mut self) -> Result<ThinVec<Value>, Value> {
         match &mut self {
             Value::Vector(items) | Value::List(items) => Ok(std::mem::take(items)),
             _ => Err(self),
@@ -308,7 +337,7 @@ impl PartialEq for Value {
             (Float(a), Float(b)) => float_eq(*a, *b),
             // A node id in the db is usually a clone of the tree's: the
             // same string, found equal without reading it.
-            (Str(a), Str(b)) => Arc::ptr_eq(a, b) || a == b,
+            (Str(a), Str(b)) => ArcStr::ptr_eq(a, b) || a == b,
             (Char(a), Char(b)) => a == b,
             (Symbol(a), Symbol(b)) => a == b,
             (Vector(_) | List(_) | Set(_) | Map(_) | Tagged(..), _) => collection_eq(self, other),
@@ -506,9 +535,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_value_is_two_words_and_an_absent_one_costs_nothing_more() {
+        // A db is mostly values: every entry holds one, every agent one.
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+        assert_eq!(std::mem::size_of::<Option<Value>>(), 16);
+    }
+
+    #[test]
+    fn a_string_clone_shares_its_text_and_a_vector_converts_without_copying() {
+        let s = Value::string("id");
+        let Value::Str(a) = &s else { unreachable!() };
+        let copy = s.clone();
+        let Value::Str(b) = &copy else { unreachable!() };
+        assert!(ArcStr::ptr_eq(a, b));
+        let items: ThinVec<Value> = thin_vec![Value::Int(1), Value::Nil];
+        let at = items.as_ptr();
+        let v = Value::from(items);
+        assert_eq!(v.as_seq().map(<[Value]>::as_ptr), Some(at));
+        assert_eq!(Value::vector([Value::Int(1), Value::Nil]), v);
+        assert_eq!(
+            Value::list([Value::Int(1), Value::Nil]).to_string(),
+            "(1 nil)"
+        );
+        assert_eq!(v.into_seq().map(|s| s.as_ptr()), Ok(at));
+    }
+
+    #[test]
     fn vectors_and_lists_with_equal_elements_are_equal_and_hash_alike() {
-        let v = Value::Vector(vec![Value::Int(1), Value::keyword("a")]);
-        let l = Value::List(vec![Value::Int(1), Value::keyword("a")]);
+        let v = Value::Vector(crate::value::thin_vec![Value::Int(1), Value::keyword("a")]);
+        let l = Value::List(crate::value::thin_vec![Value::Int(1), Value::keyword("a")]);
         assert_eq!(v, l);
         let hash = |x: &Value| {
             let mut h = FastHasher::default();

@@ -336,7 +336,7 @@ mod tests {
 
     #[test]
     fn vectors_are_indexed_by_integers() {
-        let mut v = Value::Vector(vec![Value::Int(0)]);
+        let mut v = Value::Vector(crate::value::thin_vec![Value::Int(0)]);
         assert!(v.assoc_in(&[Value::Int(1)], Value::Int(9)).is_ok());
         assert_eq!(v.to_string(), "[0 9]");
         assert_eq!(

@@ -193,7 +193,7 @@ mod tests {
             (Value::keyword("status"), Value::keyword("success")),
             (
                 Value::keyword("xs"),
-                Value::Vector(vec![
+                Value::Vector(crate::value::thin_vec![
                     Value::Float(1.0),
                     Value::string("a\"b"),
                     Value::Char(' '),
@@ -208,11 +208,11 @@ mod tests {
 
     #[test]
     fn abbreviated_text_is_cut_at_the_limit_and_says_so() {
-        let short = Value::Vector(vec![Value::Int(1), Value::Int(2)]);
+        let short = Value::Vector(crate::value::thin_vec![Value::Int(1), Value::Int(2)]);
         assert_eq!(short.abbreviated(5), ("[1 2]".to_owned(), false));
         assert_eq!(short.abbreviated(4), ("[...".to_owned(), true));
         // A value of a million elements is cut without printing it all.
-        let long = Value::Vector(vec![Value::string("é"); 1_000_000]);
+        let long = Value::Vector(crate::value::thin_vec![Value::string("é"); 1_000_000]);
         let (text, cut) = long.abbreviated(10);
         assert!(cut);
         assert_eq!(text, "[\"é\" \"é...");

@@ -66,7 +66,7 @@ fn talk(dir: &Scratch, run: &str, lines: &[&str], db: Option<&str>, save: &str) 
 fn replies(path: &str) -> Vec<Value> {
     let db = read_value(&std::fs::read_to_string(path).unwrap()).unwrap();
     match db.get(&Value::keyword("replies")) {
-        Some(Value::Vector(replies)) => replies.clone(),
+        Some(Value::Vector(replies)) => replies.to_vec(),
         other => panic!("{other:?}"),
     }
 }

@@ -35,9 +35,9 @@ fn nested(levels: usize, innermost: Value) -> Value {
         v = match (i % 1000, i % 4) {
             (500, _) => Value::Set(Box::new([v].into_iter().collect())),
             (501, _) => Value::map_from([(v, Value::Nil)]),
-            (_, 0) => Value::Vector(vec![v]),
+            (_, 0) => Value::Vector(aido::value::thin_vec![v]),
             (_, 1) => Value::map_from([(Value::keyword("k"), v)]),
-            (_, 2) => Value::List(vec![Value::Int(1), v]),
+            (_, 2) => Value::List(aido::value::thin_vec![Value::Int(1), v]),
             _ => Value::Tagged(aido::value::Symbol::new("t"), Box::new(v)),
         };
     }
@@ -55,7 +55,7 @@ fn a_vector_a_hundred_thousand_deep_built_in_a_loop_drops() {
     on_small_stack(|| {
         let mut v = Value::Nil;
         for _ in 0..DEPTH {
-            v = Value::Vector(vec![v]);
+            v = Value::Vector(aido::value::thin_vec![v]);
         }
         assert_eq!(v.depth_beyond(DEPTH - 1), Some(DEPTH));
         drop(v);

@@ -100,7 +100,7 @@ fn nesting_is_bounded_both_ways() {
     // A value built in Rust past the bound does not encode.
     let mut v = aido::Value::Nil;
     for _ in 0..depth + 1 {
-        v = aido::Value::Vector(vec![v]);
+        v = aido::Value::Vector(aido::value::thin_vec![v]);
     }
     assert_eq!(encode(&v).unwrap_err().kind, BinaryErrorKind::TooDeep);
 }

@@ -91,7 +91,7 @@ fn insertion_order_is_what_edn_rs_loses() {
 fn a_value_too_deep_for_edn_rs_is_an_error() {
     let mut deep = Value::Nil;
     for _ in 0..1000 {
-        deep = Value::Vector(vec![deep]);
+        deep = Value::Vector(aido::value::thin_vec![deep]);
     }
     assert!(Edn::try_from(&deep).unwrap_err().0.contains("nest"));
 }

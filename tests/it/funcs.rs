@@ -35,7 +35,10 @@ fn tree_and_db(name: &str, args: &[Value], dynamic: bool) -> (Value, Value) {
     for (i, arg) in args.iter().enumerate() {
         if dynamic {
             let key = Value::keyword(&format!("a{i}"));
-            call.push(Value::Vector(vec![Value::keyword("aido/db"), key.clone()]));
+            call.push(Value::Vector(aido::value::thin_vec![
+                Value::keyword("aido/db"),
+                key.clone()
+            ]));
             db.as_map_mut().unwrap().insert(key, arg.clone());
         } else {
             call.push(arg.clone());
@@ -43,9 +46,12 @@ fn tree_and_db(name: &str, args: &[Value], dynamic: bool) -> (Value, Value) {
     }
     let options = Value::map_from([
         (Value::keyword("key"), Value::keyword("out")),
-        (Value::keyword("val"), Value::Vector(call)),
+        (Value::keyword("val"), Value::Vector(call.into())),
     ]);
-    (Value::Vector(vec![Value::keyword("define!"), options]), db)
+    (
+        Value::Vector(aido::value::thin_vec![Value::keyword("define!"), options]),
+        db,
+    )
 }
 
 #[test]

@@ -86,8 +86,8 @@ fn scalar() -> impl Strategy<Value = Value> {
 pub(crate) fn value() -> impl Strategy<Value = Value> {
     scalar().prop_recursive(6, 64, 6, |inner| {
         prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Vector),
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::List),
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::vector),
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::list),
             prop::collection::vec(inner.clone(), 0..6)
                 .prop_map(|xs| Value::Set(Box::new(xs.into_iter().collect::<Set>()))),
             prop::collection::vec((inner.clone(), inner.clone()), 0..6)
@@ -421,7 +421,7 @@ fn node_value(t: &str, opts: Vec<(&str, Value)>, kids: Vec<Value>) -> Value {
         ));
     }
     items.extend(kids);
-    Value::Vector(items)
+    Value::Vector(items.into())
 }
 
 /// A db with ordinary keys and, often, tampered `:aido/*` keys.

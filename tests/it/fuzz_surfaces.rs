@@ -79,7 +79,7 @@ fn task() -> impl Strategy<Value = Value> {
         3 => id(),
         2 => node(),
         1 => (0i64..4).prop_map(Value::Int),
-        1 => prop::collection::vec((0i64..4).prop_map(Value::Int), 0..4).prop_map(Value::Vector),
+        1 => prop::collection::vec((0i64..4).prop_map(Value::Int), 0..4).prop_map(Value::vector),
         1 => any::<bool>().prop_map(Value::Bool),
         1 => value(),
     ];

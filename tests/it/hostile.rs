@@ -105,7 +105,7 @@ fn a_key_path_of_100000_keys_is_a_compile_error_not_a_stack_overflow() {
         .map(|i| Value::keyword(&format!("k{}", i % 7)))
         .collect();
     let node = |head: &str, key: Value| {
-        Value::Vector(vec![
+        Value::Vector(aido::value::thin_vec![
             Value::keyword(head),
             Value::map_from([
                 (Value::keyword("key"), key),
@@ -114,7 +114,11 @@ fn a_key_path_of_100000_keys_is_a_compile_error_not_a_stack_overflow() {
         ])
     };
     let registry = Registry::new();
-    let diags = compile(node("define!", Value::Vector(keys.clone())), &registry).unwrap_err();
+    let diags = compile(
+        node("define!", Value::Vector(keys.as_slice().into())),
+        &registry,
+    )
+    .unwrap_err();
     assert_eq!(diags.items[0].code, Code::BadOptionValue);
     // As text too: the reader reads it (it is flat), the compiler refuses it.
     let text = format!(
@@ -130,11 +134,11 @@ fn a_key_path_of_100000_keys_is_a_compile_error_not_a_stack_overflow() {
     db_path.extend(keys);
     let diags = compile(node("define!", Value::keyword("x")), &registry).map(|_| ());
     assert!(diags.is_ok());
-    let tree = Value::Vector(vec![
+    let tree = Value::Vector(aido::value::thin_vec![
         Value::keyword("define!"),
         Value::map_from([
             (Value::keyword("key"), Value::keyword("x")),
-            (Value::keyword("val"), Value::Vector(db_path)),
+            (Value::keyword("val"), Value::Vector(db_path.into())),
         ]),
     ]);
     assert_eq!(
@@ -143,7 +147,7 @@ fn a_key_path_of_100000_keys_is_a_compile_error_not_a_stack_overflow() {
     );
     // The longest path allowed works, and the db it builds reads back.
     let longest: Vec<Value> = (0..MAX_KEY_PATH).map(|_| Value::keyword("k")).collect();
-    let tree = compile(node("define!", Value::Vector(longest)), &registry).unwrap();
+    let tree = compile(node("define!", Value::Vector(longest.into())), &registry).unwrap();
     let tick = run_tick(Value::map(), &tree);
     assert_eq!(tick.status, Status::Success);
     assert_eq!(read_value(&tick.db.to_string()).unwrap(), tick.db);
@@ -165,13 +169,13 @@ fn compiling_data_built_in_rust_has_a_depth_limit() {
     with_small_stack(|| {
         let mut option = Value::Int(0);
         for _ in 0..100_000 {
-            option = Value::Vector(vec![
+            option = Value::Vector(aido::value::thin_vec![
                 Value::keyword("aido/fn"),
                 Value::symbol("inc"),
                 option,
             ]);
         }
-        let tree = Value::Vector(vec![
+        let tree = Value::Vector(aido::value::thin_vec![
             Value::keyword("define!"),
             Value::map_from([
                 (Value::keyword("key"), Value::keyword("x")),
@@ -502,7 +506,7 @@ fn deep_values_built_in_rust_compare_hash_and_print_on_a_small_stack() {
                 v = if i % 3 == 0 {
                     Value::map_from([(Value::keyword("k"), v)])
                 } else {
-                    Value::Vector(vec![v])
+                    Value::Vector(aido::value::thin_vec![v])
                 };
             }
             v
@@ -564,7 +568,7 @@ fn a_user_node_type_cannot_leave_a_value_deeper_than_the_reader_reads() {
         .node_type(NodeType::new("t/nest").tick(|ctx| {
             let mut v = Value::Int(0);
             for _ in 0..MAX_DEPTH {
-                v = Value::Vector(vec![v]);
+                v = Value::Vector(aido::value::thin_vec![v]);
             }
             ctx.db_mut().insert(Value::keyword("deep"), v);
             Ok(Status::Success)
@@ -574,7 +578,7 @@ fn a_user_node_type_cannot_leave_a_value_deeper_than_the_reader_reads() {
         .node_type(NodeType::new("t/deep-memory").tick(|ctx| {
             let mut v = Value::Int(0);
             for _ in 0..MAX_DEPTH {
-                v = Value::Vector(vec![v]);
+                v = Value::Vector(aido::value::thin_vec![v]);
             }
             ctx.set_memory(Some(v))?;
             Ok(Status::Success)
@@ -585,7 +589,7 @@ fn a_user_node_type_cannot_leave_a_value_deeper_than_the_reader_reads() {
             let mut v = Value::Int(0);
             // The db map holds it: one level less than the limit fits.
             for _ in 0..MAX_DEPTH - 1 {
-                v = Value::Vector(vec![v]);
+                v = Value::Vector(aido::value::thin_vec![v]);
             }
             ctx.db_mut().insert(Value::keyword("deep"), v);
             Ok(Status::Success)

@@ -54,7 +54,11 @@ fn registry() -> Registry {
             .on_lifecycle(move |ctx, event| {
                 let name = ctx.get(name).map(Value::Keyword).unwrap_or_default();
                 let event = Value::keyword(&format!("{event:?}").to_lowercase());
-                push(ctx.db_mut(), "events", Value::Vector(vec![event, name]));
+                push(
+                    ctx.db_mut(),
+                    "events",
+                    Value::Vector(aido::value::thin_vec![event, name]),
+                );
             }),
     )
     .unwrap();
@@ -77,7 +81,7 @@ fn registry() -> Registry {
 fn push(db: &mut aido::value::Map, key: &str, value: Value) {
     let slot = db
         .entry(Value::keyword(key))
-        .or_insert(Value::Vector(vec![]));
+        .or_insert(Value::Vector(aido::value::thin_vec![]));
     if let Value::Vector(v) = slot {
         v.push(value);
     }
@@ -1285,10 +1289,10 @@ fn tick_pools_of_any_size_and_ticks_in_place_give_tick_alls_results() {
 #[test]
 fn a_tick_in_place_keeps_a_db_that_is_not_a_map() {
     let t = tree("[:inc! {:key :n}]");
-    let mut d = Value::Vector(vec![Value::Int(1)]);
+    let mut d = Value::Vector(aido::value::thin_vec![Value::Int(1)]);
     let tick = aido::tick::tick_in_place(&mut d, &t);
     assert_eq!(tick.status, Status::Error);
-    assert_eq!(d, Value::Vector(vec![Value::Int(1)]));
+    assert_eq!(d, Value::Vector(aido::value::thin_vec![Value::Int(1)]));
     let by_value = aido::run_tick(d.clone(), &t);
     assert_eq!(tick.error, by_value.error);
     // A nil db is an empty map, as for run_tick.

@@ -22,13 +22,13 @@ fn registry() -> Registry {
     r.node_type(NodeType::new("t/panic").tick(|_| panic!("boom")))
         .unwrap();
     let mut say = NodeType::new("t/say");
-    let text = say.slot::<std::sync::Arc<str>>("text");
+    let text = say.slot::<aido::value::ArcStr>("text");
     r.node_type(say.tick(move |ctx| {
         let text = Value::Str(ctx.get(text)?);
         let said = ctx
             .db_mut()
             .entry(Value::keyword("said"))
-            .or_insert(Value::Vector(vec![]));
+            .or_insert(Value::Vector(aido::value::thin_vec![]));
         if let Value::Vector(v) = said {
             v.push(text);
         }
@@ -307,8 +307,10 @@ fn slot_registry() -> Registry {
         let label = ctx.get(label)?.map_or(Value::Nil, Value::Keyword);
         let value = ctx.db_at(key).cloned().unwrap_or_default();
         let reached = value.as_int().is_some_and(|v| v >= min);
-        ctx.db_mut()
-            .insert(Value::keyword("seen"), Value::Vector(vec![label, value]));
+        ctx.db_mut().insert(
+            Value::keyword("seen"),
+            Value::Vector(aido::value::thin_vec![label, value]),
+        );
         Ok(Status::from_bool(reached))
     }))
     .unwrap();
@@ -382,7 +384,10 @@ fn a_key_slot_finds_its_key_wherever_the_db_moved_it() {
         let seen = tick.db.get(&Value::keyword("seen")).unwrap().clone();
         assert_eq!(
             seen,
-            Value::Vector(vec![Value::Nil, want.clone().unwrap_or_default()])
+            Value::Vector(aido::value::thin_vec![
+                Value::Nil,
+                want.clone().unwrap_or_default()
+            ])
         );
         assert_eq!(tick.status, Status::from_bool(want.is_some()), "{db}");
     }
@@ -418,7 +423,7 @@ fn a_key_slot_writes_the_db_at_its_path() {
     r.node_type(deep.tick(move |ctx| {
         let mut value = Value::Int(0);
         for _ in 0..aido::read::MAX_DEPTH - 2 {
-            value = Value::Vector(vec![value]);
+            value = Value::Vector(aido::value::thin_vec![value]);
         }
         ctx.set_db_at(at, value)?;
         Ok(Status::Success)

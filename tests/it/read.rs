@@ -293,7 +293,10 @@ fn characters() {
     );
     assert_eq!(
         read_value(r"[\formfeed \backspace]").unwrap(),
-        Value::Vector(vec![Value::Char('\u{c}'), Value::Char('\u{8}')])
+        Value::Vector(aido::value::thin_vec![
+            Value::Char('\u{c}'),
+            Value::Char('\u{8}')
+        ])
     );
     // A character ends where a token ends: at blanks, brackets, quotes or `;`.
     check_ok(r#"[\a"b" \c]"#, r#"[\a "b" \c]"#);
@@ -608,7 +611,7 @@ fn every_value_prints_as_edn_that_reads_back_equal() {
         Value::Char('\u{7f}'),
         Value::Char('\u{1b}'),
         Value::string("\u{1}\u{1f}\u{7f}"),
-        Value::Vector(vec![Value::Int(1), Value::Float(1.0)]),
+        Value::Vector(aido::value::thin_vec![Value::Int(1), Value::Float(1.0)]),
     ]);
     for text in corpus().iter().filter(|t| read_value(t).is_ok()) {
         values.push(read_value(text).unwrap());
@@ -700,7 +703,7 @@ mod oracle {
     }
 
     fn convert(edn: &Edn<'_>) -> Result<Value, Outcome> {
-        let all = |items: &mut dyn Iterator<Item = &Edn<'_>>| -> Result<Vec<Value>, Outcome> {
+        let all = |items: &mut dyn Iterator<Item = &Edn<'_>>| -> Result<aido::value::ThinVec<Value>, Outcome> {
             items.map(convert).collect()
         };
         Ok(match edn {

@@ -37,7 +37,7 @@ fn registry() -> Registry {
                 let slot = ctx
                     .db_mut()
                     .entry(Value::keyword("events"))
-                    .or_insert(Value::Vector(vec![]));
+                    .or_insert(Value::Vector(aido::value::thin_vec![]));
                 if let Value::Vector(v) = slot {
                     v.push(event);
                 }
@@ -61,7 +61,7 @@ fn shown(events: &[RootEvent]) -> Vec<String> {
             RootEvent::Execute => "execute".to_owned(),
             RootEvent::Report(s) => format!("report {}", s.to_value()),
             RootEvent::Notify { executing } => {
-                format!("notify {}", Value::Vector(executing.clone()))
+                format!("notify {}", Value::Vector(executing.as_slice().into()))
             }
             other => format!("{other:?}"),
         })
@@ -322,7 +322,7 @@ fn a_runner_reload_reports_the_cancel_of_a_removed_deferred_action() {
     assert_eq!(report.cancels, std::slice::from_ref(&launched));
     assert_eq!(
         get(&report.to_value(), "cancel"),
-        Some(Value::Vector(vec![launched.to_value()]))
+        Some(Value::Vector(aido::value::thin_vec![launched.to_value()]))
     );
     r.update().unwrap();
     let record = r.run_record().unwrap();
@@ -337,7 +337,7 @@ fn a_runner_reload_reports_the_cancel_of_a_removed_deferred_action() {
     assert_eq!(get(&reload, "halted"), Some(db("[:ask]")));
     assert_eq!(
         get(&reload, "cancel"),
-        Some(Value::Vector(vec![launched.to_value()]))
+        Some(Value::Vector(aido::value::thin_vec![launched.to_value()]))
     );
 }
 

@@ -220,7 +220,7 @@ fn check_launches(store: &mut PgStore, log: &Path) {
             .collect();
         assert_eq!(
             key(&loaded.db, "replies"),
-            Value::Vector(answered),
+            Value::Vector(answered.into()),
             "{}: the completions applied are the requests answered",
             agent.key
         );
@@ -245,7 +245,7 @@ fn check_invariants(
         assert_eq!(key(&loaded.db, "n"), Value::Int(version), "{}", agent.key);
         assert_eq!(
             key(&loaded.db, "replies"),
-            Value::Vector(expect(&agent.key)),
+            Value::Vector(expect(&agent.key).into()),
             "{}",
             agent.key
         );

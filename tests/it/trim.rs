@@ -313,7 +313,7 @@ fn memory_that_names_children_by_position_follows_reordered_children() {
         all.push(run.db.get(&Value::keyword("said")).unwrap().clone());
     }
     all.sort_by_key(Value::to_string);
-    assert_eq!(Value::Vector(all).to_string(), "[:a :b :c]");
+    assert_eq!(Value::Vector(all.into()).to_string(), "[:a :b :c]");
 }
 
 #[test]

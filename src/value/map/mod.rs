@@ -5,8 +5,8 @@
 //! its entries, in insertion order, and is searched by comparing keys one
 //! after the other: a few interned keywords compare faster than one key
 //! hashes, and no hash or index is stored. While every key is a keyword, a
-//! key is stored as its interned index (4 bytes, an entry 40 bytes where a
-//! pair of values is 64); the first key of another type turns the entries
+//! key is stored as its interned index (4 bytes, an entry 24 bytes where a
+//! pair of values is 32); the first key of another type turns the entries
 //! into pairs of values, once. Only a map of more than 8 (`SCAN_LIMIT`)
 //! entries builds a hash index of positions (a `hashbrown::HashTable<u32>`,
 //! 4 bytes a slot plus a control byte), so a large map is searched in

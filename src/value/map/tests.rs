@@ -80,7 +80,7 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
     );
     if let Some((k, v)) = reference.first() {
         let mut changed = reversed;
-        changed.insert(k.clone(), Value::Vector(vec![v.clone()]));
+        changed.insert(k.clone(), Value::Vector(crate::value::thin_vec![v.clone()]));
         assert_ne!(map, &changed);
     }
 }
@@ -198,7 +198,10 @@ fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
 
 #[test]
 fn a_small_map_holds_what_it_needs() {
+    // A db of five keyword keys: the map's 40 bytes and five entries of 24
+    // (a 4-byte keyword and a 16-byte value).
     assert_eq!(size_of::<Map>(), 40);
+    assert_eq!(size_of::<(Keyword, Value)>(), 24);
     let mut map = Map::with_capacity(4);
     for i in 0..5 {
         map.insert(key(i * 7), Value::Nil);
