@@ -104,7 +104,8 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
     assert_eq!(third.halts.len(), 2);
     assert!(third.visits.iter().all(|v| v.id != Value::keyword("ask")));
     // The input shows in the changes, and so do the library's keys.
-    let keys: Vec<String> = first.changes.iter().map(|c| c.key().to_string()).collect();
+    let (first_changes, third_changes) = (run.changes(first), run.changes(third));
+    let keys: Vec<String> = first_changes.iter().map(|c| c.key().to_string()).collect();
     assert_eq!(
         keys,
         [
@@ -116,16 +117,15 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
         ]
     );
     assert_eq!(
-        first.changes[4],
+        first_changes[4],
         DbChange::Added {
             key: Value::keyword("input"),
             value: Value::string("hi")
         }
     );
-    assert!(first.changes[1].is_aido_key() && !first.changes[4].is_aido_key());
+    assert!(first_changes[1].is_aido_key() && !first_changes[4].is_aido_key());
     assert_eq!(
-        third
-            .changes
+        third_changes
             .iter()
             .map(|c| c.key().to_string())
             .collect::<Vec<_>>(),
@@ -133,7 +133,7 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
     );
     // "stop" came in and was taken out again: "hi" is what left.
     assert_eq!(
-        third.changes[2],
+        third_changes[2],
         DbChange::Removed {
             key: Value::keyword("input"),
             old: Value::string("hi")
@@ -319,7 +319,6 @@ mod both_ways {
     use super::*;
     use crate::common::Gen;
     use aido::extend::NodeType;
-    use aido::record::TickRecord;
     use aido::session::{Session, merge_input, results_input};
     use aido::tick::{Request, TickOptions};
 
@@ -492,13 +491,15 @@ mod both_ways {
         results_input(db, results)
     }
 
-    /// The first tick whose records differ, shown whole.
-    fn same_ticks(case: u64, text: &str, full: &[TickRecord], keyed: &[TickRecord]) {
-        assert_eq!(full.len(), keyed.len());
-        for (n, (a, b)) in full.iter().zip(keyed).enumerate() {
+    /// The first tick whose records differ, shown whole with its changes.
+    pub(super) fn same_ticks(case: u64, text: &str, full: &RunRecord, keyed: &RunRecord) {
+        assert_eq!(full.ticks.len(), keyed.ticks.len());
+        for (n, (a, b)) in full.ticks.iter().zip(&keyed.ticks).enumerate() {
+            let (a_changes, b_changes) = (full.changes(a), keyed.changes(b));
             assert!(
-                a == b,
-                "case {case}, tick {}: the records differ\ntree: {text}\nfull: {a:#?}\nkeyed: {b:#?}",
+                a == b && a_changes == b_changes,
+                "case {case}, tick {}: the records differ\ntree: {text}\n\
+                 full: {a:#?}\n{a_changes:#?}\nkeyed: {b:#?}\n{b_changes:#?}",
                 n + 1
             );
         }
@@ -584,7 +585,7 @@ mod both_ways {
                 compared += 1;
             }
             let (full, keyed) = (full.finish(), keyed.finish());
-            same_ticks(case, &text, &full.ticks, &keyed.ticks);
+            same_ticks(case, &text, &full, &keyed);
             assert_eq!(keyed.db_after(ticks as usize), db_keyed);
         }
         assert!(
@@ -657,7 +658,7 @@ mod both_ways {
             let run = run.unwrap();
             for (n, tick) in run.ticks.iter().enumerate() {
                 assert_eq!(
-                    tick.changes,
+                    run.changes(tick),
                     diff(&dbs[n], &dbs[n + 1]),
                     "case {case}, tick {}\ntree: {text}",
                     n + 1
@@ -688,8 +689,8 @@ mod both_ways {
             }
             recorder.tick(db, &t);
             let run = recorder.finish();
-            let keys: Vec<String> = run.ticks[1]
-                .changes
+            let keys: Vec<String> = run
+                .changes(&run.ticks[1])
                 .iter()
                 .map(|c| c.key().to_string())
                 .collect();
@@ -733,11 +734,17 @@ mod both_ways_cases {
             b = keyed.tick_with_options(b, &t, &options).db;
         }
         let (full, keyed) = (full.finish(), keyed.finish());
-        assert_eq!(full.ticks, keyed.ticks);
+        super::both_ways::same_ticks(0, tree_text, &full, &keyed);
         keyed
             .ticks
             .iter()
-            .map(|t| t.changes.iter().map(|c| c.key().to_string()).collect())
+            .map(|t| {
+                keyed
+                    .changes(t)
+                    .iter()
+                    .map(|c| c.key().to_string())
+                    .collect()
+            })
             .collect()
     }
 
