@@ -388,13 +388,19 @@ fn diff_keys(
 ) {
     use crate::value::find_kw;
     for k in keys {
-        let now = find_kw(new, k).and_then(|i| new.get_index(i));
-        match (find_kw(last, k), now) {
+        let now_at = find_kw(new, k);
+        // The two maps usually hold their keys in the same order: the
+        // position in `new` is tried in `last` before a look-up.
+        let last_at = match now_at {
+            Some(at) if last.keyword_at(at, k) => Some(at),
+            _ => find_kw(last, k),
+        };
+        match (last_at, now_at.and_then(|i| new.value_at(i))) {
             (None, None) => {}
-            (None, Some((key, value))) => {
-                last.insert(key.clone(), value.clone());
+            (None, Some(value)) => {
+                last.insert(Value::Keyword(k), value.clone());
                 out.push(DbChange::Added {
-                    key: key.clone(),
+                    key: Value::Keyword(k),
                     value: value.clone(),
                 });
             }
@@ -403,13 +409,47 @@ fn diff_keys(
                     out.push(DbChange::Removed { key, old });
                 }
             }
-            (Some(at), Some((key, value))) => {
-                if let Some((_, before)) = last.get_index_mut(at) {
-                    out.extend(change(key, before, value));
+            (Some(at), Some(value)) => {
+                if let Some(before) = last.value_at_mut(at) {
+                    push_change(k, before, value, out);
                 }
             }
         }
     }
+}
+
+/// Appends to `out` how the value at the top-level keyword `key` became
+/// `now`, if they differ, with `before` made equal to `now` (see
+/// [`change`]): a value that is not a collection, the usual one, without a
+/// call.
+#[inline]
+fn push_change(key: Keyword, before: &mut Value, now: &Value, out: &mut Vec<DbChange>) {
+    if is_collection(before) && is_collection(now) {
+        out.extend(change(&Value::Keyword(key), before, now));
+        return;
+    }
+    let equal = match (&*before, now) {
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::Keyword(a), Value::Keyword(b)) => a == b,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        _ => same(before, now),
+    };
+    if !equal {
+        out.push(DbChange::Changed {
+            key: Value::Keyword(key),
+            old: std::mem::replace(before, now.clone()),
+            new: now.clone(),
+        });
+    }
+}
+
+/// Whether `value` is a vector, list, set, map or tagged value.
+#[inline]
+fn is_collection(value: &Value) -> bool {
+    matches!(
+        value,
+        Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Tagged(..)
+    )
 }
 
 /// How `before` became `now`, if they differ, with `before` made equal to
@@ -521,6 +561,7 @@ fn appended<'a>(old: &[Value], new: &'a [Value]) -> Option<&'a [Value]> {
 /// change from one to the other is worth showing, at any depth. Maps are
 /// compared entry by entry in their order while their keys line up, so
 /// that comparing a big map with its unchanged copy hashes nothing.
+#[inline]
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         // The usual keys and values, without the general comparison.

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::{Event, RunRecord, TickRecord, TreeRecord, Visit, diff_into, diff_keys};
+use super::{Event, RunRecord, TickRecord, TreeRecord, Visit, diff_into, diff_keys, push_change};
 use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
@@ -82,8 +82,8 @@ pub struct Recorder {
     /// The last few orders of keys met, with the keys sorted by their text,
     /// oldest first: each order is sorted once.
     orders: Vec<KeyOrder>,
-    /// Room for keys with their text, to sort a new order by.
-    texts: Vec<(&'static str, Keyword)>,
+    /// Room for keys' texts with their places, to sort a new order by.
+    texts: Vec<(&'static str, u32)>,
 }
 
 /// A visit as a recorder builds it: a [`Visit`] without what the node's
@@ -108,11 +108,11 @@ struct Recent {
     visits: Arc<[Visit]>,
 }
 
-/// An order of written keys, and the same keys in the order of their text.
+/// An order of keys, and their places in it in the order of their text.
 #[derive(Debug)]
 struct KeyOrder {
     written: Vec<Keyword>,
-    sorted: Vec<Keyword>,
+    sorted: Vec<u32>,
 }
 
 /// How many recent traces a recorder compares a tick's trace with, and how
@@ -120,8 +120,13 @@ struct KeyOrder {
 /// for a tree that cycles through a few paths.
 const RECENT_VISITS: usize = 8;
 
-/// How many orders of written keys a recorder keeps sorted.
+/// How many orders of keys a recorder keeps sorted.
 const RECENT_ORDERS: usize = 4;
+
+/// The most keys a db may have for a recorder comparing written keys to
+/// compare it whole instead (in place, see `Recorder::changes_in_place`):
+/// for a db this small that costs less than noting the tick's writes.
+const WHOLE_LIMIT: usize = 8;
 
 impl Recorder {
     /// A recorder for a run of `tree` that starts from `db`.
@@ -265,11 +270,14 @@ impl Recorder {
         options: &TickOptions,
         buffered: bool,
     ) -> Tick {
-        let writes = self.told.then_some(&mut self.writes);
+        // A small db is compared whole, in place (see
+        // `Recorder::changes_in_place`): cheaper than noting the writes.
+        let note = self.told && db.as_map().is_some_and(|m| m.len() > WHOLE_LIMIT);
+        let writes = note.then_some(&mut self.writes);
         let trace = buffered.then_some(&mut self.trace);
         let tick = run_tick_noting(db, tree, options, trace, writes);
         self.buffered = buffered;
-        self.noted = self.told;
+        self.noted = note;
         tick
     }
 
@@ -320,33 +328,32 @@ impl Recorder {
         // The changes go to the end of the run's list.
         let from = self.run.changes.len();
         let noted = std::mem::take(&mut self.noted);
-        match (
-            noted,
-            tick.db.as_map(),
-            self.writes.keys(),
-            self.between.keys(),
-        ) {
-            (true, Some(new), Some(written), Some(told)) => {
-                // Looked at in the order of their text, so that the changes
-                // come out sorted.
-                self.order.clear();
-                self.order.extend_from_slice(written);
-                let writes = &self.writes;
-                self.order
-                    .extend(told.iter().copied().filter(|k| !writes.contains(*k)));
-                let keys = sorted_keys(&mut self.orders, &mut self.texts, &self.order);
-                diff_keys(
-                    &mut self.last_db,
-                    new,
-                    keys.iter().copied(),
-                    &mut self.run.changes,
-                );
-            }
-            (_, new, _, _) => diff_into(
+        let new = tick.db.as_map();
+        let noted = if noted {
+            self.writes.keys().zip(self.between.keys())
+        } else {
+            None
+        };
+        if let (Some(new), Some((written, told))) = (new, noted) {
+            // Looked at in the order of their text, so that the changes
+            // come out sorted.
+            self.order.clear();
+            self.order.extend_from_slice(written);
+            let writes = &self.writes;
+            self.order
+                .extend(told.iter().copied().filter(|k| !writes.contains(*k)));
+            let order = sorted_keys(&mut self.orders, &mut self.texts, &self.order);
+            let keys = order
+                .sorted
+                .iter()
+                .filter_map(|&i| order.written.get(i as usize).copied());
+            diff_keys(&mut self.last_db, new, keys, &mut self.run.changes);
+        } else if !new.is_some_and(|new| self.changes_in_place(new)) {
+            diff_into(
                 &mut self.last_db,
                 new.unwrap_or(&Map::default()),
                 &mut self.run.changes,
-            ),
+            );
         }
         self.between.clear();
         self.run.ticks.push(TickRecord {
@@ -360,6 +367,41 @@ impl Recorder {
             events,
             changes: from..self.run.changes.len(),
         });
+    }
+
+    /// Appends to the run's changes how `new` differs from the db before,
+    /// when `new` has at most [`WHOLE_LIMIT`] keys, all keywords, at the
+    /// places the db before has them (the usual small db, whose ticks
+    /// change values, not keys): each value is compared with the one at
+    /// its place, in the order of the keys' text, and the changes are those
+    /// [`diff_into`] gives. Returns false, having done nothing, otherwise.
+    fn changes_in_place(&mut self, new: &Map) -> bool {
+        let last = &self.last_db;
+        if new.len() > WHOLE_LIMIT || new.len() != last.len() {
+            return false;
+        }
+        let order = &mut self.order;
+        order.clear();
+        let mut aligned = true;
+        new.for_each_keyword(|at, k| {
+            aligned &= last.keyword_at(at, k);
+            order.push(k);
+        });
+        if !aligned || order.len() != new.len() {
+            return false;
+        }
+        let order = sorted_keys(&mut self.orders, &mut self.texts, &self.order);
+        for &at in &order.sorted {
+            let at = at as usize;
+            if let (Some(&k), Some(now), Some(before)) = (
+                order.written.get(at),
+                new.value_at(at),
+                self.last_db.value_at_mut(at),
+            ) {
+                push_change(k, before, now, &mut self.run.changes);
+            }
+        }
+        true
     }
 
     /// The visits of a tick of tree `tree` (the index of `tree_shape`'s
@@ -380,7 +422,7 @@ impl Recorder {
             .recent
             .iter()
             .rev()
-            .find(|r| r.tree == tree && r.trace[..] == *trace)
+            .find(|r| r.tree == tree && same_trace(&r.trace, trace))
         {
             if !recent.quiet {
                 trace_events(tree_shape, trace, halts, events);
@@ -528,6 +570,16 @@ impl Recorder {
     }
 }
 
+/// Whether two traces are equal: compared as one word an event, which
+/// takes fewer instructions than the events' own comparison.
+fn same_trace(a: &[TraceEvent], b: &[TraceEvent]) -> bool {
+    let word = |e: &TraceEvent| match *e {
+        TraceEvent::Ticked { node, status } => u64::from(node.0) << 8 | status as u64,
+        TraceEvent::Halted { node } => u64::from(node.0) << 8 | 0xFF,
+    };
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| word(x) == word(y))
+}
+
 /// The halts of a tick of `tree` whose trace is `trace`, in the order they
 /// came, into `halts`, and the events its trace gives (halts and skips, in
 /// the order they came) into `events`.
@@ -553,15 +605,15 @@ fn trace_events(
     }
 }
 
-/// `written` (keys, each once) in the order of their text: a recent
-/// order's sorted keys when `orders` has `written`, else sorted now (each
-/// key's text read once, into `texts`) and kept in `orders`, in the room of
-/// the oldest when there are enough.
+/// `written` (keys, each once) and their places in the order of their
+/// text: a recent order's when `orders` has `written`, else sorted now
+/// (each key's text read once, into `texts`) and kept in `orders`, in the
+/// room of the oldest when there are enough.
 fn sorted_keys<'a>(
     orders: &'a mut Vec<KeyOrder>,
-    texts: &mut Vec<(&'static str, Keyword)>,
+    texts: &mut Vec<(&'static str, u32)>,
     written: &[Keyword],
-) -> &'a [Keyword] {
+) -> &'a KeyOrder {
     let at = match orders.iter().rposition(|o| o.written == written) {
         Some(at) => at,
         None => {
@@ -572,12 +624,17 @@ fn sorted_keys<'a>(
                 (Vec::new(), Vec::new())
             };
             texts.clear();
-            texts.extend(written.iter().map(|&k| (k.as_str(), k)));
+            texts.extend(
+                written
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &k)| (k.as_str(), i as u32)),
+            );
             texts.sort_unstable_by_key(|(text, _)| *text);
             kept.clear();
             kept.extend_from_slice(written);
             sorted.clear();
-            sorted.extend(texts.iter().map(|&(_, k)| k));
+            sorted.extend(texts.iter().map(|&(_, i)| i));
             orders.push(KeyOrder {
                 written: kept,
                 sorted,
@@ -585,5 +642,5 @@ fn sorted_keys<'a>(
             orders.len() - 1
         }
     };
-    orders.get(at).map_or(&[][..], |o| &o.sorted[..])
+    &orders[at]
 }
