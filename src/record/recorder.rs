@@ -169,8 +169,11 @@ impl Recorder {
     /// [`Recorder::db_changed`]. A tick whose user code was handed the whole
     /// db (`NodeCtx::db_mut`), that carried the db over to another tree, or
     /// that wrote a key that is not a keyword is compared in full, as are
-    /// the ticks handed to [`Recorder::record`]. A session
-    /// ([`crate::session::Session`]) records this way.
+    /// the ticks handed to [`Recorder::record`]. A db of at most 8 keys
+    /// is compared whole, each value with the one at its place, which costs
+    /// less than noting the writes (an edit that was not told is then
+    /// recorded too). A session ([`crate::session::Session`]) records this
+    /// way.
     ///
     /// ```
     /// use aido::record::{Recorder, TimelineOptions, timeline};
