@@ -407,14 +407,14 @@ impl Recorder {
         true
     }
 
-    /// The visits of a tick of tree `tree` (the index of `tree_shape`'s
-    /// record) whose trace is `trace`, as a list to keep; its halts and the
+    /// The visits of a tick of `tree` (whose shape the record keeps at
+    /// `tree_index`) whose trace is `trace`, as a list to keep; its halts and the
     /// events its trace gives (halts and skips, in the order they came) go
     /// to `halts` and `events`.
     fn visits(
         &mut self,
-        tree_shape: &Tree,
-        tree: usize,
+        tree: &Tree,
+        tree_index: usize,
         trace: &[TraceEvent],
         halts: &mut Vec<NodeIndex>,
         events: &mut Vec<Event>,
@@ -425,16 +425,20 @@ impl Recorder {
             .recent
             .iter()
             .rev()
-            .find(|r| r.tree == tree && same_trace(&r.trace, trace))
+            .find(|r| r.tree == tree_index && same_trace(&r.trace, trace))
         {
             if !recent.quiet {
-                trace_events(tree_shape, trace, halts, events);
+                trace_events(tree, trace, halts, events);
             }
             return Arc::clone(&recent.visits);
         }
 
         // Each node once, with its last status.
-        let shape = self.run.trees.get(tree).map_or(&[][..], |t| &t.nodes[..]);
+        let shape = self
+            .run
+            .trees
+            .get(tree_index)
+            .map_or(&[][..], |t| &t.nodes[..]);
         if self.slots.len() < shape.len() {
             self.slots.resize(shape.len(), u32::MAX);
         }
@@ -481,9 +485,9 @@ impl Recorder {
         }
         marks.sort_unstable_by_key(|m| m.node.index());
         if !quiet {
-            trace_events(tree_shape, trace, halts, events);
+            trace_events(tree, trace, halts, events);
         }
-        let visits = self.shared_visits(tree);
+        let visits = self.shared_visits(tree_index);
 
         // Kept with its trace, in the room of the oldest when there are
         // enough.
@@ -495,7 +499,7 @@ impl Recorder {
         room.clear();
         room.extend_from_slice(trace);
         self.recent.push(Recent {
-            tree,
+            tree: tree_index,
             trace: room,
             quiet,
             visits: Arc::clone(&visits),
