@@ -39,20 +39,20 @@
 //! ```
 
 mod page;
+mod recorder;
 mod show;
 mod timeline;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::source::{Source, Span};
-use crate::tick::{
-    DroppedResult, Request, Status, Tick, TickError, TickOptions, TickWarning, TraceEvent, Writes,
-    run_tick_noting,
-};
+use crate::tick::{DroppedResult, Request, Status, TickError, TickWarning};
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
 
 pub use page::{PageOptions, page};
+pub use recorder::Recorder;
 pub use show::{dot, mermaid, node_options, outline};
 pub use timeline::{TimelineOptions, timeline, timeline_block};
 
@@ -67,6 +67,10 @@ pub struct RunRecord {
     pub start_db: Value,
     /// One record per tick, in order.
     pub ticks: Vec<TickRecord>,
+    /// The changes of every tick, one tick's after another's: a tick's
+    /// record names its range ([`RunRecord::changes`]), so that a tick's
+    /// changes cost the record no allocation of their own.
+    changes: Vec<DbChange>,
 }
 
 /// The shape of a tree, as a run record keeps it.
@@ -132,10 +136,9 @@ pub struct TickRecord {
     /// ticks (trims, reloads, a carried-over db), then, in the order they
     /// happened, halts, skips, launches, cancels and the error.
     pub events: Vec<Event>,
-    /// The db's changes against the db the tick before left (or the
-    /// starting db), by top-level key, sorted by the key's EDN text.
-    /// Inputs, trims and reloads show here too.
-    pub changes: Vec<DbChange>,
+    /// Where the tick's changes lie in its run's list of changes: see
+    /// [`RunRecord::changes`].
+    changes: Range<usize>,
 }
 
 /// A node ticked during a tick.
@@ -385,13 +388,19 @@ fn diff_keys(
 ) {
     use crate::value::find_kw;
     for k in keys {
-        let now = find_kw(new, k).and_then(|i| new.get_index(i));
-        match (find_kw(last, k), now) {
+        let now_at = find_kw(new, k);
+        // The two maps usually hold their keys in the same order: the
+        // position in `new` is tried in `last` before a look-up.
+        let last_at = match now_at {
+            Some(at) if last.keyword_at(at, k) => Some(at),
+            _ => find_kw(last, k),
+        };
+        match (last_at, now_at.and_then(|i| new.value_at(i))) {
             (None, None) => {}
-            (None, Some((key, value))) => {
-                last.insert(key.clone(), value.clone());
+            (None, Some(value)) => {
+                last.insert(Value::Keyword(k), value.clone());
                 out.push(DbChange::Added {
-                    key: key.clone(),
+                    key: Value::Keyword(k),
                     value: value.clone(),
                 });
             }
@@ -400,13 +409,47 @@ fn diff_keys(
                     out.push(DbChange::Removed { key, old });
                 }
             }
-            (Some(at), Some((key, value))) => {
-                if let Some((_, before)) = last.get_index_mut(at) {
-                    out.extend(change(key, before, value));
+            (Some(at), Some(value)) => {
+                if let Some(before) = last.value_at_mut(at) {
+                    push_change(k, before, value, out);
                 }
             }
         }
     }
+}
+
+/// Appends to `out` how the value at the top-level keyword `key` became
+/// `now`, if they differ, with `before` made equal to `now` (see
+/// [`change`]): a value that is not a collection, the usual one, without a
+/// call.
+#[inline]
+fn push_change(key: Keyword, before: &mut Value, now: &Value, out: &mut Vec<DbChange>) {
+    if is_collection(before) && is_collection(now) {
+        out.extend(change(&Value::Keyword(key), before, now));
+        return;
+    }
+    let equal = match (&*before, now) {
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::Keyword(a), Value::Keyword(b)) => a == b,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        _ => same(before, now),
+    };
+    if !equal {
+        out.push(DbChange::Changed {
+            key: Value::Keyword(key),
+            old: std::mem::replace(before, now.clone()),
+            new: now.clone(),
+        });
+    }
+}
+
+/// Whether `value` is a vector, list, set, map or tagged value.
+#[inline]
+fn is_collection(value: &Value) -> bool {
+    matches!(
+        value,
+        Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Tagged(..)
+    )
 }
 
 /// How `before` became `now`, if they differ, with `before` made equal to
@@ -518,6 +561,7 @@ fn appended<'a>(old: &[Value], new: &'a [Value]) -> Option<&'a [Value]> {
 /// change from one to the other is worth showing, at any depth. Maps are
 /// compared entry by entry in their order while their keys line up, so
 /// that comparing a big map with its unchanged copy hashes nothing.
+#[inline]
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         // The usual keys and values, without the general comparison.
@@ -669,488 +713,35 @@ impl TickRecord {
     }
 }
 
-/// Records ticks as they are run.
-///
-/// Tick through [`Recorder::tick`] (or tick with [`TickOptions::trace`] on
-/// and hand each tick to [`Recorder::record`]); tell it about inputs with
-/// [`Recorder::input`] and about trims, reloads and notes with
-/// [`Recorder::event`] before the tick they precede.
-///
-/// What a tick costs the record is what it changed: the trace and the
-/// tick's visits are built in buffers kept across ticks, a tick that visits
-/// the nodes an earlier one did shares its list of visits, and the db is
-/// compared with a copy kept up to date by the changes alone (an append or
-/// a small edit copies what was added or edited, never the whole value).
-///
-/// By default every value of the db is compared with the copy at every
-/// tick, so that a host may change the db between ticks as it likes. A
-/// host that tells the recorder of every change between ticks makes it
-/// [`Recorder::comparing_written_keys`]: then only the keys the tick wrote
-/// and the keys of the inputs are compared, and a tick costs the record
-/// what it wrote, whatever the size of the db.
-#[derive(Debug)]
-pub struct Recorder {
-    run: RunRecord,
-    /// The db as the last tick left it (or the starting db), kept equal to
-    /// it by applying each tick's changes.
-    last_db: Map,
-    input: Option<Map>,
-    events: Vec<Event>,
-    /// The number of the first tick recorded ([`Recorder::numbered_from`]).
-    first_tick: u64,
-    /// The trace of [`Recorder::tick`]'s ticks, cleared and filled each tick.
-    trace: Vec<TraceEvent>,
-    /// By node index, the node's place in `visits` this tick (`u32::MAX`
-    /// when not visited); put back to `u32::MAX` after each tick.
-    slots: Vec<u32>,
-    /// This tick's visits, without their ids, built here: a list of
-    /// [`Visit`]s is made only when no recent tick's list is alike.
-    visits: Vec<Mark>,
-    /// This tick's db changes, built here before they are kept.
-    changes: Vec<DbChange>,
-    /// The lists of visits of the last few ticks, newest last, with the
-    /// tree they visited: a tick that visits the same nodes of the same tree
-    /// with the same statuses shares one.
-    recent: Vec<(usize, Arc<[Visit]>)>,
-    /// Whether the host tells every change between ticks
-    /// ([`Recorder::comparing_written_keys`]).
-    told: bool,
-    /// The top-level keys the tick run here wrote, noted by the engine
-    /// (kept across ticks).
-    writes: Writes,
-    /// Whether `writes` holds the notes of the tick about to be recorded.
-    noted: bool,
-    /// The keys changed since the last tick recorded, as told (inputs), or
-    /// that anything may have changed ([`Recorder::db_changed`]).
-    between: Writes,
-    /// Whether the tick run here ([`Recorder::run_tick`]) left its trace in the
-    /// recorder's buffer rather than in the tick.
-    buffered: bool,
-    /// The last tick's visits in the order they were traced, and the list
-    /// kept for them, with its tree.
-    last_marks: Vec<Mark>,
-    last_visits: Option<(usize, Arc<[Visit]>)>,
-    /// Room for the keys a tick's changes are looked for at, with their
-    /// text, sorted by it (kept across ticks).
-    keys: Vec<(&'static str, Keyword)>,
-    /// The keys of `keys` in the order the last tick wrote them.
-    last_keys: Vec<Keyword>,
-}
-
-/// A visit as a recorder builds it: a [`Visit`] without what the node's
-/// index gives (its id and depth).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Mark {
-    node: NodeIndex,
-    status: Status,
-    count: u32,
-    halted: bool,
-}
-
-/// How many recent lists of visits a recorder looks through for one to
-/// share: enough for a tree that cycles through a few paths.
-const RECENT_VISITS: usize = 8;
-
-impl Recorder {
-    /// A recorder for a run of `tree` that starts from `db`.
-    pub fn new(tree: &Tree, db: &Value) -> Recorder {
-        Recorder {
-            run: RunRecord {
-                trees: vec![TreeRecord::of(tree)],
-                start_db: db.clone(),
-                ticks: Vec::new(),
-            },
-            last_db: db.as_map().cloned().unwrap_or_default(),
-            input: None,
-            events: Vec::new(),
-            first_tick: 1,
-            trace: Vec::new(),
-            slots: Vec::new(),
-            visits: Vec::new(),
-            changes: Vec::new(),
-            recent: Vec::new(),
-            told: false,
-            writes: Writes::default(),
-            noted: false,
-            between: Writes::default(),
-            buffered: false,
-            last_marks: Vec::new(),
-            last_visits: None,
-            keys: Vec::new(),
-            last_keys: Vec::new(),
-        }
-    }
-
-    /// Makes the recorder compare, at each tick, only the top-level keys the
-    /// tick wrote (the engine notes them) and the keys of the inputs told
-    /// with [`Recorder::input`], instead of every value of the db: a tick
-    /// then costs the record what it wrote, not what the db holds, and the
-    /// record is the same.
-    ///
-    /// The host promises that, between ticks, the db changes only as it
-    /// tells the recorder: through inputs noted with [`Recorder::input`], or
-    /// in any other way (a trim, a reload, an edit, a new db) followed by
-    /// [`Recorder::db_changed`]. A tick whose user code was handed the whole
-    /// db (`NodeCtx::db_mut`), that carried the db over to another tree, or
-    /// that wrote a key that is not a keyword is compared in full, as are
-    /// the ticks handed to [`Recorder::record`]. A session
-    /// ([`crate::session::Session`]) records this way.
+impl RunRecord {
+    /// The db's changes in `tick`, one of this run's ticks, against the db
+    /// the tick before left (or the starting db), by top-level key, sorted
+    /// by the key's EDN text. Inputs, trims and reloads show here too.
     ///
     /// ```
-    /// use aido::record::{Recorder, TimelineOptions, timeline};
-    /// use aido::{Registry, Value, compile_str, read_value};
+    /// use aido::record::{DbChange, Recorder};
+    /// use aido::{Registry, Value, compile_str};
     ///
     /// let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
-    /// let mut db = read_value("{:big [1 2 3 4 5 6 7 8 9 10]}").unwrap();
-    /// let mut recorder = Recorder::new(&tree, &db).comparing_written_keys();
-    /// db = recorder.tick(db, &tree).db;
-    /// // A change between ticks: told, so that it is recorded.
-    /// db.as_map_mut().unwrap().insert(Value::keyword("big"), Value::Int(0));
-    /// recorder.db_changed();
-    /// db = recorder.tick(db, &tree).db;
+    /// let mut recorder = Recorder::new(&tree, &Value::map());
+    /// let db = recorder.tick(Value::map(), &tree).db;
+    /// recorder.tick(db, &tree);
     /// let run = recorder.finish();
-    /// assert_eq!(
-    ///     timeline(&run, &TimelineOptions::default()),
-    ///     "tick 1: success\n  + :n 1\n\n\
-    ///      tick 2: success\n  ~ :big [1 2 3 4 5 6 7 8 9 10] -> 0\n  ~ :n 1 -> 2\n"
-    /// );
-    /// assert_eq!(run.db_after(2), db);
+    /// assert!(matches!(
+    ///     run.changes(&run.ticks[1]),
+    ///     [DbChange::Changed { new: Value::Int(2), .. }]
+    /// ));
     /// ```
-    #[must_use]
-    pub fn comparing_written_keys(mut self) -> Recorder {
-        self.told = true;
-        self
+    pub fn changes(&self, tick: &TickRecord) -> &[DbChange] {
+        self.changes.get(tick.changes.clone()).unwrap_or_default()
     }
 
-    /// Tells the recorder that the db was changed between ticks other than
-    /// by the inputs it was told of: the next tick's db is compared with
-    /// the one before in full. Needed only by a recorder
-    /// [`comparing_written_keys`](Recorder::comparing_written_keys).
-    pub fn db_changed(&mut self) {
-        self.between.everything();
-    }
-
-    /// Numbers the recorded ticks from `first` instead of 1 (a run resumed
-    /// from a save goes on from the tick the save left off at):
-    /// [`TickRecord::tick`] and the text timeline show these numbers.
-    #[must_use]
-    pub fn numbered_from(mut self, first: u64) -> Recorder {
-        self.first_tick = first.max(1);
-        self
-    }
-
-    /// Notes an input merged into the db before the next tick.
-    pub fn input(&mut self, input: &Map) {
-        if self.told {
-            for key in input.keys() {
-                self.between.top(key);
-            }
-        }
-        match &mut self.input {
-            Some(merged) => merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone()))),
-            None => self.input = Some(input.clone()),
-        }
-    }
-
-    /// Notes an event that happened before the next tick: a trim, a reload,
-    /// a note. (A trim, a reload or a carrying over may have changed the
-    /// db: the next tick is compared in full.)
-    pub fn event(&mut self, event: Event) {
-        if matches!(
-            event,
-            Event::Trim(_) | Event::Reload(_) | Event::Migrated(_)
-        ) {
-            self.between.everything();
-        }
-        self.events.push(event);
-    }
-
-    /// Runs one traced tick and records it.
-    pub fn tick(&mut self, db: Value, tree: &Tree) -> Tick {
-        self.tick_with_options(db, tree, &TickOptions::default())
-    }
-
-    /// Runs one tick with `options`, traced whatever they say, and records
-    /// it. The trace goes into a buffer the recorder keeps, not into the
-    /// returned tick.
-    pub fn tick_with_options(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-        let tick = self.run_buffered(db, tree, options, true);
-        self.record_run(tree, &tick);
-        tick
-    }
-
-    /// Runs one tick to be recorded next by [`Recorder::record_run`] (the
-    /// caller may look at it first): traced into the recorder's buffer, or
-    /// into the tick when `options` ask for a trace, with the keys it writes
-    /// noted when the recorder compares only those.
-    pub(crate) fn run_tick(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
-        self.run_buffered(db, tree, options, !options.trace)
-    }
-
-    fn run_buffered(
-        &mut self,
-        db: Value,
-        tree: &Tree,
-        options: &TickOptions,
-        buffered: bool,
-    ) -> Tick {
-        let writes = self.told.then_some(&mut self.writes);
-        let trace = buffered.then_some(&mut self.trace);
-        let tick = run_tick_noting(db, tree, options, trace, writes);
-        self.buffered = buffered;
-        self.noted = self.told;
-        tick
-    }
-
-    /// Records the tick [`Recorder::run_tick`] ran.
-    pub(crate) fn record_run(&mut self, tree: &Tree, tick: &Tick) {
-        let trace = std::mem::take(&mut self.trace);
-        let events = if self.buffered {
-            &trace[..]
-        } else {
-            tick.trace()
-        };
-        self.record_with(tree, tick, events);
-        self.trace = trace;
-    }
-
-    /// Records a tick that has been run with [`TickOptions::trace`] on
-    /// (without it, the record has no visits or halts).
-    pub fn record(&mut self, tree: &Tree, tick: &Tick) {
-        self.record_traced(tree, tick, tick.trace());
-    }
-
-    /// Records a tick whose trace is `trace` (see
-    /// [`run_tick_traced`](crate::tick::run_tick_traced)). Its db is compared
-    /// with the one before in full.
-    pub fn record_traced(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
-        self.noted = false;
-        self.record_with(tree, tick, trace);
-    }
-
-    /// Records `tick`, whose trace is `trace`; `self.noted` says whether
-    /// the engine noted the keys it wrote into `self.writes`.
-    fn record_with(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
-        let tree_index = self.tree_index(tree);
-        let shape = &self.run.trees[tree_index];
-
-        // Each node once, with its last status; halts in the order they came.
-        if self.slots.len() < shape.nodes.len() {
-            self.slots.resize(shape.nodes.len(), u32::MAX);
-        }
-        let at = &mut self.slots;
-        let visits = &mut self.visits;
-        visits.clear();
-        let mut halts: Vec<NodeIndex> = Vec::new();
-        let mut events = std::mem::take(&mut self.events);
-        if let Some(m) = tick.migration() {
-            events.push(Event::Migrated(m.to_value()));
-        }
-        for event in trace {
-            match *event {
-                TraceEvent::Ticked { node, status } => {
-                    let Some(slot) = at.get_mut(node.index()) else {
-                        continue;
-                    };
-                    if let Some(visit) = visits.get_mut(*slot as usize) {
-                        visit.status = status;
-                        visit.count += 1;
-                        visit.halted = false;
-                    } else {
-                        *slot = visits.len() as u32;
-                        visits.push(Mark {
-                            node,
-                            status,
-                            count: 1,
-                            halted: false,
-                        });
-                    }
-                    if status == Status::Skipped {
-                        let id = tree.node_id(node).cloned().unwrap_or_default();
-                        events.push(Event::Skipped { node: id });
-                    }
-                }
-                TraceEvent::Halted { node } => {
-                    halts.push(node);
-                    if let Some(visit) = at
-                        .get(node.index())
-                        .and_then(|&slot| visits.get_mut(slot as usize))
-                    {
-                        visit.halted = true;
-                    }
-                    let id = tree.node_id(node).cloned().unwrap_or_default();
-                    events.push(Event::Halted { node: id });
-                }
-            }
-        }
-        for visit in visits.iter() {
-            if let Some(slot) = at.get_mut(visit.node.index()) {
-                *slot = u32::MAX;
-            }
-        }
-        // A tick that visits as the last one did, in the same order, shares
-        // its list without sorting again (the usual case of a steady run).
-        let visits = match &self.last_visits {
-            Some((tree, list)) if *tree == tree_index && self.last_marks == *visits => {
-                Arc::clone(list)
-            }
-            _ => {
-                self.last_marks.clone_from(visits);
-                visits.sort_unstable_by_key(|v| v.node.index());
-                let list = self.shared_visits(tree_index);
-                self.last_visits = Some((tree_index, Arc::clone(&list)));
-                list
-            }
-        };
-        events.extend(tick.launches().iter().cloned().map(Event::Launched));
-        events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
-        events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
-        events.extend(tick.warnings().iter().cloned().map(Event::Warning));
-        if let Some(error) = &tick.error {
-            events.push(Event::Error(error.clone()));
-        }
-
-        // Built in a buffer, then moved out in one allocation of its size.
-        let noted = std::mem::take(&mut self.noted);
-        match (
-            noted,
-            tick.db.as_map(),
-            self.writes.keys(),
-            self.between.keys(),
-        ) {
-            (true, Some(new), Some(written), Some(told)) => {
-                // Looked at in the order of their text, so that the changes
-                // come out sorted: each key's text is read once.
-                // A tick that writes the keys the last one did, in the same
-                // order (the usual case), keeps their sorted list.
-                let writes = &self.writes;
-                let told = told.iter().copied().filter(|k| !writes.contains(*k));
-                let last = &mut self.last_keys;
-                let mut same = true;
-                let mut n = 0;
-                for k in written.iter().copied().chain(told) {
-                    same &= last.get(n) == Some(&k);
-                    if !same {
-                        last.truncate(n);
-                        last.push(k);
-                    }
-                    n += 1;
-                }
-                if !same || n != last.len() {
-                    last.truncate(n);
-                    self.keys.clear();
-                    self.keys.extend(last.iter().map(|&k| (k.as_str(), k)));
-                    self.keys.sort_unstable_by_key(|(text, _)| *text);
-                }
-                diff_keys(
-                    &mut self.last_db,
-                    new,
-                    self.keys.iter().map(|(_, k)| *k),
-                    &mut self.changes,
-                );
-            }
-            (_, new, _, _) => diff_into(
-                &mut self.last_db,
-                new.unwrap_or(&Map::default()),
-                &mut self.changes,
-            ),
-        }
-        self.between.clear();
-        let changes: Vec<DbChange> = self.changes.drain(..).collect();
-        self.run.ticks.push(TickRecord {
-            tick: self.first_tick + self.run.ticks.len() as u64,
-            tree: tree_index,
-            status: tick.status,
-            steps: tick.steps,
-            input: self.input.take(),
-            visits,
-            halts,
-            events,
-            changes,
-        });
-    }
-
-    /// This tick's visits (of tree `tree`) as a list to keep: a recent
-    /// tick's equal list if there is one, else a new one.
-    fn shared_visits(&mut self, tree: usize) -> Arc<[Visit]> {
-        // Within one tree a node's index gives its id and depth.
-        let alike = |a: &Visit, b: &Mark| {
-            (a.node, a.status, a.count, a.halted) == (b.node, b.status, b.count, b.halted)
-        };
-        let marks = &self.visits;
-        if let Some((_, list)) = self.recent.iter().rev().find(|(t, list)| {
-            *t == tree
-                && list.len() == marks.len()
-                && list.iter().zip(marks.iter()).all(|(a, b)| alike(a, b))
-        }) {
-            return Arc::clone(list);
-        }
-        let nodes = self.run.trees.get(tree).map_or(&[][..], |t| &t.nodes[..]);
-        let list: Arc<[Visit]> = marks
-            .iter()
-            .map(|m| {
-                let (id, depth) = nodes
-                    .get(m.node.index())
-                    .map_or((Value::Nil, 0), |n| (n.id.clone(), n.depth));
-                Visit {
-                    node: m.node,
-                    id,
-                    depth,
-                    status: m.status,
-                    count: m.count,
-                    halted: m.halted,
-                }
-            })
-            .collect();
-        if self.recent.len() == RECENT_VISITS {
-            self.recent.remove(0);
-        }
-        self.recent.push((tree, Arc::clone(&list)));
-        list
-    }
-
-    /// The index of `tree`'s shape in the record, adding it if it is new.
-    fn tree_index(&mut self, tree: &Tree) -> usize {
-        let fingerprint = tree.fingerprint();
-        let last = self.run.ticks.last().map_or(0, |t| t.tree);
-        if self.run.trees.get(last).map(|t| t.fingerprint) == Some(fingerprint) {
-            return last;
-        }
-        if let Some(i) = self
-            .run
-            .trees
-            .iter()
-            .position(|t| t.fingerprint == fingerprint)
-        {
-            return i;
-        }
-        self.run.trees.push(TreeRecord::of(tree));
-        self.run.trees.len() - 1
-    }
-
-    /// The ticks recorded so far.
-    pub fn ticks(&self) -> &[TickRecord] {
-        &self.run.ticks
-    }
-
-    /// The run recorded so far.
-    pub fn run(&self) -> &RunRecord {
-        &self.run
-    }
-
-    /// The record of the run.
-    pub fn finish(self) -> RunRecord {
-        self.run
-    }
-}
-
-impl RunRecord {
     /// The db as it stood after tick `n` (0: the starting db), rebuilt from
     /// the starting db and the changes.
     pub fn db_after(&self, n: usize) -> Value {
         let mut db = self.start_db.clone();
         for tick in self.ticks.iter().take(n) {
-            apply(&mut db, &tick.changes);
+            apply(&mut db, self.changes(tick));
         }
         db
     }

@@ -114,7 +114,7 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
     let mut entries: std::collections::HashSet<Value> = std::collections::HashSet::new();
     let nil = Value::Nil;
     for (i, tick) in run.ticks.iter().enumerate() {
-        super::apply(&mut db, &tick.changes);
+        super::apply(&mut db, run.changes(tick));
         if i > 0 {
             out.push(',');
         }
@@ -147,7 +147,7 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
             write_event(&mut out, event, tree);
         }
         out.push_str("],[");
-        for (j, change) in tick.changes.iter().enumerate() {
+        for (j, change) in run.changes(tick).iter().enumerate() {
             if j > 0 {
                 out.push(',');
             }

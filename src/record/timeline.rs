@@ -104,7 +104,7 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
             sorted(&Value::Map(Box::new(input.clone())))
         );
     }
-    for change in &tick.changes {
+    for change in run.changes(tick) {
         if change.is_aido_key() && !options.aido_keys {
             continue;
         }

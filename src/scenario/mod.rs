@@ -491,10 +491,9 @@ impl Scenario {
                 let _ = session.advance_time(dt);
             }
             session.step(self.inputs.get(&n));
-            let last = session
-                .run_record()
-                .and_then(|r| r.ticks.last())
-                .map_or(0, recorded_weight);
+            let last = session.run_record().map_or(0, |r| {
+                r.ticks.last().map_or(0, |tick| recorded_weight(r, tick))
+            });
             recorded = recorded.saturating_add(last);
             if recorded > self.max_recorded {
                 stopped = Some(format!(
@@ -572,7 +571,11 @@ impl Scenario {
             let run = session.run_record();
             let weight: u64 = run.map_or(0, |run| {
                 let from = usize::try_from(first_tick).unwrap_or(usize::MAX);
-                run.ticks.iter().skip(from).map(recorded_weight).sum()
+                run.ticks
+                    .iter()
+                    .skip(from)
+                    .map(|tick| recorded_weight(run, tick))
+                    .sum()
             });
             recorded = recorded.saturating_add(weight);
             if recorded > self.max_recorded {
@@ -631,8 +634,8 @@ fn turn_changes(run: &RunRecord, from: u64, to: u64) -> String {
 
 /// What one recorded tick holds, counted as [`MAX_RECORDED`] counts it
 /// (each value measured up to the bound: a bigger one counts as past it).
-fn recorded_weight(tick: &crate::record::TickRecord) -> u64 {
-    changes_weight(&tick.changes).saturating_add(tick.visits.len() as u64)
+fn recorded_weight(run: &crate::record::RunRecord, tick: &crate::record::TickRecord) -> u64 {
+    changes_weight(run.changes(tick)).saturating_add(tick.visits.len() as u64)
 }
 
 /// The values db changes hold, nested edits included, as [`MAX_RECORDED`] counts them.

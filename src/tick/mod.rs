@@ -776,6 +776,22 @@ impl Long {
             Long::recycle_quiet(long);
             return None;
         }
+        // A traced tick whose trace goes to its caller's buffer (a
+        // recorder's, a session's) and that hands out nothing else: the
+        // usual recorded tick.
+        if trace_out.is_some()
+            && long.launches.is_empty()
+            && long.cancels.is_empty()
+            && long.dropped.is_empty()
+            && long.warnings.is_empty()
+        {
+            let mut long = long;
+            if let Some(out) = trace_out {
+                *out = long.trace.take().unwrap_or_default();
+            }
+            Long::recycle_quiet(long);
+            return None;
+        }
         Long::hand_over_extras(long, trace_out)
     }
 

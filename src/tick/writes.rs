@@ -47,19 +47,29 @@ impl Writes {
     }
 
     /// Notes that `key` was written.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn key(&mut self, key: Keyword) {
         let i = key.index() as usize;
-        let (word, bit) = (i / 64, 1u64 << (i % 64));
-        if word >= self.seen.len() {
-            self.seen.resize(word + 1, 0);
+        let bit = 1u64 << (i % 64);
+        match self.seen.get_mut(i / 64) {
+            Some(w) if *w & bit != 0 => {}
+            Some(w) => {
+                *w |= bit;
+                self.keys.push(key);
+            }
+            None => self.key_past_the_bits(key),
         }
-        if let Some(w) = self.seen.get_mut(word)
-            && *w & bit == 0
-        {
-            *w |= bit;
-            self.keys.push(key);
-        }
+    }
+
+    /// [`Writes::key`] for a keyword past the bits kept so far: they grow
+    /// to hold it (once for each new keyword index range, so kept out of
+    /// the inlined path).
+    #[cold]
+    #[inline(never)]
+    fn key_past_the_bits(&mut self, key: Keyword) {
+        let word = key.index() as usize / 64;
+        self.seen.resize(word + 1, 0);
+        self.key(key);
     }
 
     /// Notes that the top-level key `key` was written: anything may have
@@ -71,8 +81,9 @@ impl Writes {
         }
     }
 
-    /// Notes a write at `path`: its top key.
-    #[inline]
+    /// Notes a write at `path`: its top key. (Inlined at each write site:
+    /// a keyword key, the usual one, costs a few instructions.)
+    #[inline(always)]
     pub(crate) fn path(&mut self, path: &KeyPath) {
         match path {
             KeyPath::Kw(k, _) => self.key(*k),

@@ -811,8 +811,7 @@ fn values_recorded_as_edits_show_whole_in_the_db_pane(chrome: &Chromium) {
     let db = read_value(&format!("{{:big {{{big}}}, :v [0 0 0 0 0 0 0 0 0 0]}}")).unwrap();
     let run = record(&tree, db, &[], 300);
     assert!(
-        run.ticks[299]
-            .changes
+        run.changes(&run.ticks[299])
             .iter()
             .all(|c| matches!(c, aido::record::DbChange::Edited { .. }))
     );
@@ -843,7 +842,7 @@ fn a_log_recorded_as_appends_shows_whole_in_the_db_pane(chrome: &Chromium) {
     )
     .unwrap();
     let run = record(&tree, Value::map(), &[], 300);
-    let appended = run.ticks[299].changes.iter();
+    let appended = run.changes(&run.ticks[299]).iter();
     assert!(
         appended
             .into_iter()

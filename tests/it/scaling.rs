@@ -148,13 +148,13 @@ fn a_big_map_edited_in_one_key_every_tick_is_recorded_by_that_key() {
     let held: usize = run
         .ticks
         .iter()
-        .flat_map(|t| &t.changes)
+        .flat_map(|t| run.changes(t))
         .map(values_in)
         .sum();
     // Per tick: the one entry, old and new.
     assert!(held <= 2 * ticks, "{held} values held for {ticks} ticks");
     assert!(matches!(
-        &run.ticks[ticks - 1].changes[..],
+        run.changes(&run.ticks[ticks - 1]),
         [DbChange::Edited { changes, .. }] if matches!(&changes[..], [DbChange::Changed { .. }])
     ));
     assert_eq!(run.db_after(ticks), db);
@@ -216,13 +216,13 @@ fn a_log_that_grows_every_tick_is_recorded_by_what_it_gained() {
     let held: usize = run
         .ticks
         .iter()
-        .flat_map(|t| &t.changes)
+        .flat_map(|t| run.changes(t))
         .map(values_in)
         .sum();
     // Per tick: :n changed (old and new) and one element appended, plus the
     // first few ticks shown whole.
     assert!(held < 4 * ticks, "{held} values held for {ticks} ticks");
-    let appended = &run.ticks[ticks - 1].changes;
+    let appended = run.changes(&run.ticks[ticks - 1]);
     assert!(
         appended
             .iter()

@@ -1,0 +1,653 @@
+//! The [`Recorder`]: ticks traced and recorded as they are run, built in
+//! storage kept across ticks.
+//!
+//! What a tick costs the record is what it changed. The trace goes into a
+//! buffer kept from tick to tick; a tick traced as a recent one was (the
+//! usual case of a steady run) shares that tick's list of visits after one
+//! comparison of the traces, and a tick whose trace has no halt and no skip
+//! gives no events from it; the keys a tick wrote are put in the order of
+//! their text once for each order they come in; the changes go to the end
+//! of the run's one list of changes ([`RunRecord::changes`]), each tick's
+//! record naming its range. A steady tick then allocates nothing but the
+//! record's growth (its list of ticks and its list of changes, each doubling
+//! now and then).
+
+use std::sync::Arc;
+
+use super::{Event, RunRecord, TickRecord, TreeRecord, Visit, diff_into, diff_keys, push_change};
+use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
+use crate::tree::{NodeIndex, Tree};
+use crate::value::{Keyword, Map, Value};
+
+/// Records ticks as they are run.
+///
+/// Tick through [`Recorder::tick`] (or tick with [`TickOptions::trace`] on
+/// and hand each tick to [`Recorder::record`]); tell it about inputs with
+/// [`Recorder::input`] and about trims, reloads and notes with
+/// [`Recorder::event`] before the tick they precede.
+///
+/// What a tick costs the record is what it changed: the trace, the tick's
+/// visits and the keys it wrote are handled in buffers kept across ticks, a
+/// tick that visits the nodes a recent one did shares its list of visits,
+/// the changes of every tick go into one list that grows at its end, and
+/// the db is compared with a copy kept up to date by the changes alone (an
+/// append or a small edit copies what was added or edited, never the whole
+/// value).
+///
+/// By default every value of the db is compared with the copy at every
+/// tick, so that a host may change the db between ticks as it likes. A
+/// host that tells the recorder of every change between ticks makes it
+/// [`Recorder::comparing_written_keys`]: then only the keys the tick wrote
+/// and the keys of the inputs are compared, and a tick costs the record
+/// what it wrote, whatever the size of the db.
+#[derive(Debug)]
+pub struct Recorder {
+    run: RunRecord,
+    /// The db as the last tick left it (or the starting db), kept equal to
+    /// it by applying each tick's changes.
+    last_db: Map,
+    input: Option<Map>,
+    events: Vec<Event>,
+    /// The number of the first tick recorded ([`Recorder::numbered_from`]).
+    first_tick: u64,
+    /// The trace of [`Recorder::tick`]'s ticks, cleared and filled each tick.
+    trace: Vec<TraceEvent>,
+    /// By node index, the node's place in `marks` this tick (`u32::MAX`
+    /// when not visited); put back to `u32::MAX` after each tick.
+    slots: Vec<u32>,
+    /// A tick's visits, without their ids, built here when no recent tick
+    /// was traced alike: a list of [`Visit`]s is made only when no recent
+    /// tick's list is alike either.
+    marks: Vec<Mark>,
+    /// The traces of the last few ticks that were traced differently, with
+    /// the lists of visits made of them, oldest first.
+    recent: Vec<Recent>,
+    /// Whether the host tells every change between ticks
+    /// ([`Recorder::comparing_written_keys`]).
+    told: bool,
+    /// The top-level keys the tick run here wrote, noted by the engine
+    /// (kept across ticks).
+    writes: Writes,
+    /// Whether `writes` holds the notes of the tick about to be recorded.
+    noted: bool,
+    /// The keys changed since the last tick recorded, as told (inputs), or
+    /// that anything may have changed ([`Recorder::db_changed`]).
+    between: Writes,
+    /// Whether the tick run here ([`Recorder::run_tick`]) left its trace in the
+    /// recorder's buffer rather than in the tick.
+    buffered: bool,
+    /// The keys a tick's changes are looked for at, in the order they
+    /// were written (then told), built here each tick.
+    order: Vec<Keyword>,
+    /// The last few orders of keys met, with the keys sorted by their text,
+    /// oldest first: each order is sorted once.
+    orders: Vec<KeyOrder>,
+    /// Room for keys' texts with their places, to sort a new order by.
+    texts: Vec<(&'static str, u32)>,
+}
+
+/// A visit as a recorder builds it: a [`Visit`] without what the node's
+/// index gives (its id and depth).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mark {
+    node: NodeIndex,
+    status: Status,
+    count: u32,
+    halted: bool,
+}
+
+/// A recent tick's trace and the list of visits made of it.
+#[derive(Debug)]
+struct Recent {
+    /// The tree it ran: an index into [`RunRecord::trees`].
+    tree: usize,
+    trace: Vec<TraceEvent>,
+    /// Whether the trace has no halt and no skip, so that it gives no
+    /// events and no halts.
+    quiet: bool,
+    visits: Arc<[Visit]>,
+}
+
+/// An order of keys, and their places in it in the order of their text.
+#[derive(Debug)]
+struct KeyOrder {
+    written: Vec<Keyword>,
+    sorted: Vec<u32>,
+}
+
+/// How many recent traces a recorder compares a tick's trace with, and how
+/// many recent lists of visits it looks through for one to share: enough
+/// for a tree that cycles through a few paths.
+const RECENT_VISITS: usize = 8;
+
+/// How many orders of keys a recorder keeps sorted.
+const RECENT_ORDERS: usize = 4;
+
+/// The most keys a db may have for a recorder comparing written keys to
+/// compare it whole instead (in place, see `Recorder::changes_in_place`):
+/// for a db this small that costs less than noting the tick's writes.
+const WHOLE_LIMIT: usize = 8;
+
+impl Recorder {
+    /// A recorder for a run of `tree` that starts from `db`.
+    pub fn new(tree: &Tree, db: &Value) -> Recorder {
+        Recorder {
+            run: RunRecord {
+                trees: vec![TreeRecord::of(tree)],
+                start_db: db.clone(),
+                ticks: Vec::new(),
+                changes: Vec::new(),
+            },
+            last_db: db.as_map().cloned().unwrap_or_default(),
+            input: None,
+            events: Vec::new(),
+            first_tick: 1,
+            trace: Vec::new(),
+            slots: Vec::new(),
+            marks: Vec::new(),
+            recent: Vec::new(),
+            told: false,
+            writes: Writes::default(),
+            noted: false,
+            between: Writes::default(),
+            buffered: false,
+            order: Vec::new(),
+            orders: Vec::new(),
+            texts: Vec::new(),
+        }
+    }
+
+    /// Makes the recorder compare, at each tick, only the top-level keys the
+    /// tick wrote (the engine notes them) and the keys of the inputs told
+    /// with [`Recorder::input`], instead of every value of the db: a tick
+    /// then costs the record what it wrote, not what the db holds, and the
+    /// record is the same.
+    ///
+    /// The host promises that, between ticks, the db changes only as it
+    /// tells the recorder: through inputs noted with [`Recorder::input`], or
+    /// in any other way (a trim, a reload, an edit, a new db) followed by
+    /// [`Recorder::db_changed`]. A tick whose user code was handed the whole
+    /// db (`NodeCtx::db_mut`), that carried the db over to another tree, or
+    /// that wrote a key that is not a keyword is compared in full, as are
+    /// the ticks handed to [`Recorder::record`]. A db of at most 8 keys
+    /// is compared whole, each value with the one at its place, which costs
+    /// less than noting the writes (an edit that was not told is then
+    /// recorded too). A session ([`crate::session::Session`]) records this
+    /// way.
+    ///
+    /// ```
+    /// use aido::record::{Recorder, TimelineOptions, timeline};
+    /// use aido::{Registry, Value, compile_str, read_value};
+    ///
+    /// let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+    /// let mut db = read_value("{:big [1 2 3 4 5 6 7 8 9 10]}").unwrap();
+    /// let mut recorder = Recorder::new(&tree, &db).comparing_written_keys();
+    /// db = recorder.tick(db, &tree).db;
+    /// // A change between ticks: told, so that it is recorded.
+    /// db.as_map_mut().unwrap().insert(Value::keyword("big"), Value::Int(0));
+    /// recorder.db_changed();
+    /// db = recorder.tick(db, &tree).db;
+    /// let run = recorder.finish();
+    /// assert_eq!(
+    ///     timeline(&run, &TimelineOptions::default()),
+    ///     "tick 1: success\n  + :n 1\n\n\
+    ///      tick 2: success\n  ~ :big [1 2 3 4 5 6 7 8 9 10] -> 0\n  ~ :n 1 -> 2\n"
+    /// );
+    /// assert_eq!(run.db_after(2), db);
+    /// ```
+    #[must_use]
+    pub fn comparing_written_keys(mut self) -> Recorder {
+        self.told = true;
+        self
+    }
+
+    /// Tells the recorder that the db was changed between ticks other than
+    /// by the inputs it was told of: the next tick's db is compared with
+    /// the one before in full. Needed only by a recorder
+    /// [`comparing_written_keys`](Recorder::comparing_written_keys).
+    pub fn db_changed(&mut self) {
+        self.between.everything();
+    }
+
+    /// Numbers the recorded ticks from `first` instead of 1 (a run resumed
+    /// from a save goes on from the tick the save left off at):
+    /// [`TickRecord::tick`] and the text timeline show these numbers.
+    #[must_use]
+    pub fn numbered_from(mut self, first: u64) -> Recorder {
+        self.first_tick = first.max(1);
+        self
+    }
+
+    /// Notes an input merged into the db before the next tick.
+    pub fn input(&mut self, input: &Map) {
+        if self.told {
+            for key in input.keys() {
+                self.between.top(key);
+            }
+        }
+        match &mut self.input {
+            Some(merged) => merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            None => self.input = Some(input.clone()),
+        }
+    }
+
+    /// Notes an event that happened before the next tick: a trim, a reload,
+    /// a note. (A trim, a reload or a carrying over may have changed the
+    /// db: the next tick is compared in full.)
+    pub fn event(&mut self, event: Event) {
+        if matches!(
+            event,
+            Event::Trim(_) | Event::Reload(_) | Event::Migrated(_)
+        ) {
+            self.between.everything();
+        }
+        self.events.push(event);
+    }
+
+    /// Runs one traced tick and records it.
+    pub fn tick(&mut self, db: Value, tree: &Tree) -> Tick {
+        self.tick_with_options(db, tree, &TickOptions::default())
+    }
+
+    /// Runs one tick with `options`, traced whatever they say, and records
+    /// it. The trace goes into a buffer the recorder keeps, not into the
+    /// returned tick.
+    pub fn tick_with_options(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+        let tick = self.run_buffered(db, tree, options, true);
+        self.record_run(tree, &tick);
+        tick
+    }
+
+    /// Runs one tick to be recorded next by [`Recorder::record_run`] (the
+    /// caller may look at it first): traced into the recorder's buffer, or
+    /// into the tick when `options` ask for a trace, with the keys it writes
+    /// noted when the recorder compares only those.
+    pub(crate) fn run_tick(&mut self, db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+        self.run_buffered(db, tree, options, !options.trace)
+    }
+
+    fn run_buffered(
+        &mut self,
+        db: Value,
+        tree: &Tree,
+        options: &TickOptions,
+        buffered: bool,
+    ) -> Tick {
+        // A small db is compared whole, in place (see
+        // `Recorder::changes_in_place`): cheaper than noting the writes.
+        let note = self.told && db.as_map().is_some_and(|m| m.len() > WHOLE_LIMIT);
+        let writes = note.then_some(&mut self.writes);
+        let trace = buffered.then_some(&mut self.trace);
+        let tick = run_tick_noting(db, tree, options, trace, writes);
+        self.buffered = buffered;
+        self.noted = note;
+        tick
+    }
+
+    /// Records the tick [`Recorder::run_tick`] ran.
+    pub(crate) fn record_run(&mut self, tree: &Tree, tick: &Tick) {
+        let trace = std::mem::take(&mut self.trace);
+        let events = if self.buffered {
+            &trace[..]
+        } else {
+            tick.trace()
+        };
+        self.record_with(tree, tick, events);
+        self.trace = trace;
+    }
+
+    /// Records a tick that has been run with [`TickOptions::trace`] on
+    /// (without it, the record has no visits or halts).
+    pub fn record(&mut self, tree: &Tree, tick: &Tick) {
+        self.record_traced(tree, tick, tick.trace());
+    }
+
+    /// Records a tick whose trace is `trace` (see
+    /// [`run_tick_traced`](crate::tick::run_tick_traced)). Its db is compared
+    /// with the one before in full.
+    pub fn record_traced(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
+        self.noted = false;
+        self.record_with(tree, tick, trace);
+    }
+
+    /// Records `tick`, whose trace is `trace`; `self.noted` says whether
+    /// the engine noted the keys it wrote into `self.writes`.
+    fn record_with(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
+        let tree_index = self.tree_index(tree);
+        let mut halts: Vec<NodeIndex> = Vec::new();
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(m) = tick.migration() {
+            events.push(Event::Migrated(m.to_value()));
+        }
+        let visits = self.visits(tree, tree_index, trace, &mut halts, &mut events);
+        events.extend(tick.launches().iter().cloned().map(Event::Launched));
+        events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
+        events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
+        events.extend(tick.warnings().iter().cloned().map(Event::Warning));
+        if let Some(error) = &tick.error {
+            events.push(Event::Error(error.clone()));
+        }
+
+        // The changes go to the end of the run's list.
+        let from = self.run.changes.len();
+        let noted = std::mem::take(&mut self.noted);
+        let new = tick.db.as_map();
+        let noted = if noted {
+            self.writes.keys().zip(self.between.keys())
+        } else {
+            None
+        };
+        if let (Some(new), Some((written, told))) = (new, noted) {
+            // Looked at in the order of their text, so that the changes
+            // come out sorted.
+            self.order.clear();
+            self.order.extend_from_slice(written);
+            let writes = &self.writes;
+            self.order
+                .extend(told.iter().copied().filter(|k| !writes.contains(*k)));
+            let order = sorted_keys(&mut self.orders, &mut self.texts, &self.order);
+            let keys = order
+                .sorted
+                .iter()
+                .filter_map(|&i| order.written.get(i as usize).copied());
+            diff_keys(&mut self.last_db, new, keys, &mut self.run.changes);
+        } else if !new.is_some_and(|new| self.changes_in_place(new)) {
+            diff_into(
+                &mut self.last_db,
+                new.unwrap_or(&Map::default()),
+                &mut self.run.changes,
+            );
+        }
+        self.between.clear();
+        self.run.ticks.push(TickRecord {
+            tick: self.first_tick + self.run.ticks.len() as u64,
+            tree: tree_index,
+            status: tick.status,
+            steps: tick.steps,
+            input: self.input.take(),
+            visits,
+            halts,
+            events,
+            changes: from..self.run.changes.len(),
+        });
+    }
+
+    /// Appends to the run's changes how `new` differs from the db before,
+    /// when `new` has at most [`WHOLE_LIMIT`] keys, all keywords, at the
+    /// places the db before has them (the usual small db, whose ticks
+    /// change values, not keys): each value is compared with the one at
+    /// its place, in the order of the keys' text, and the changes are those
+    /// [`diff_into`] gives. Returns false, having done nothing, otherwise.
+    fn changes_in_place(&mut self, new: &Map) -> bool {
+        let last = &self.last_db;
+        if new.len() > WHOLE_LIMIT || new.len() != last.len() {
+            return false;
+        }
+        let order = &mut self.order;
+        order.clear();
+        let mut aligned = true;
+        new.for_each_keyword(|at, k| {
+            aligned &= last.keyword_at(at, k);
+            order.push(k);
+        });
+        if !aligned || order.len() != new.len() {
+            return false;
+        }
+        let order = sorted_keys(&mut self.orders, &mut self.texts, &self.order);
+        for &at in &order.sorted {
+            let at = at as usize;
+            if let (Some(&k), Some(now), Some(before)) = (
+                order.written.get(at),
+                new.value_at(at),
+                self.last_db.value_at_mut(at),
+            ) {
+                push_change(k, before, now, &mut self.run.changes);
+            }
+        }
+        true
+    }
+
+    /// The visits of a tick of `tree` (whose shape the record keeps at
+    /// `tree_index`) whose trace is `trace`, as a list to keep; its halts and the
+    /// events its trace gives (halts and skips, in the order they came) go
+    /// to `halts` and `events`.
+    fn visits(
+        &mut self,
+        tree: &Tree,
+        tree_index: usize,
+        trace: &[TraceEvent],
+        halts: &mut Vec<NodeIndex>,
+        events: &mut Vec<Event>,
+    ) -> Arc<[Visit]> {
+        // A tick traced as a recent one was (the usual case of a steady
+        // run) visits alike: one comparison of the traces.
+        if let Some(recent) = self
+            .recent
+            .iter()
+            .rev()
+            .find(|r| r.tree == tree_index && same_trace(&r.trace, trace))
+        {
+            if !recent.quiet {
+                trace_events(tree, trace, halts, events);
+            }
+            return Arc::clone(&recent.visits);
+        }
+
+        // Each node once, with its last status.
+        let shape = self
+            .run
+            .trees
+            .get(tree_index)
+            .map_or(&[][..], |t| &t.nodes[..]);
+        if self.slots.len() < shape.len() {
+            self.slots.resize(shape.len(), u32::MAX);
+        }
+        let at = &mut self.slots;
+        let marks = &mut self.marks;
+        marks.clear();
+        let mut quiet = true;
+        for event in trace {
+            match *event {
+                TraceEvent::Ticked { node, status } => {
+                    let Some(slot) = at.get_mut(node.index()) else {
+                        continue;
+                    };
+                    if let Some(mark) = marks.get_mut(*slot as usize) {
+                        mark.status = status;
+                        mark.count += 1;
+                        mark.halted = false;
+                    } else {
+                        *slot = marks.len() as u32;
+                        marks.push(Mark {
+                            node,
+                            status,
+                            count: 1,
+                            halted: false,
+                        });
+                    }
+                    quiet &= status != Status::Skipped;
+                }
+                TraceEvent::Halted { node } => {
+                    if let Some(mark) = at
+                        .get(node.index())
+                        .and_then(|&slot| marks.get_mut(slot as usize))
+                    {
+                        mark.halted = true;
+                    }
+                    quiet = false;
+                }
+            }
+        }
+        for mark in marks.iter() {
+            if let Some(slot) = at.get_mut(mark.node.index()) {
+                *slot = u32::MAX;
+            }
+        }
+        marks.sort_unstable_by_key(|m| m.node.index());
+        if !quiet {
+            trace_events(tree, trace, halts, events);
+        }
+        let visits = self.shared_visits(tree_index);
+
+        // Kept with its trace, in the room of the oldest when there are
+        // enough.
+        let mut room = if self.recent.len() == RECENT_VISITS {
+            self.recent.remove(0).trace
+        } else {
+            Vec::new()
+        };
+        room.clear();
+        room.extend_from_slice(trace);
+        self.recent.push(Recent {
+            tree: tree_index,
+            trace: room,
+            quiet,
+            visits: Arc::clone(&visits),
+        });
+        visits
+    }
+
+    /// This tick's visits (of tree `tree`), as `self.marks` holds them in
+    /// tree order, as a list to keep: a recent tick's equal list if there
+    /// is one, else a new one.
+    fn shared_visits(&self, tree: usize) -> Arc<[Visit]> {
+        // Within one tree a node's index gives its id and depth.
+        let alike = |a: &Visit, b: &Mark| {
+            (a.node, a.status, a.count, a.halted) == (b.node, b.status, b.count, b.halted)
+        };
+        let marks = &self.marks;
+        if let Some(recent) = self.recent.iter().rev().find(|r| {
+            r.tree == tree
+                && r.visits.len() == marks.len()
+                && r.visits.iter().zip(marks.iter()).all(|(a, b)| alike(a, b))
+        }) {
+            return Arc::clone(&recent.visits);
+        }
+        let nodes = self.run.trees.get(tree).map_or(&[][..], |t| &t.nodes[..]);
+        marks
+            .iter()
+            .map(|m| {
+                let (id, depth) = nodes
+                    .get(m.node.index())
+                    .map_or((Value::Nil, 0), |n| (n.id.clone(), n.depth));
+                Visit {
+                    node: m.node,
+                    id,
+                    depth,
+                    status: m.status,
+                    count: m.count,
+                    halted: m.halted,
+                }
+            })
+            .collect()
+    }
+
+    /// The index of `tree`'s shape in the record, adding it if it is new.
+    fn tree_index(&mut self, tree: &Tree) -> usize {
+        let fingerprint = tree.fingerprint();
+        let last = self.run.ticks.last().map_or(0, |t| t.tree);
+        if self.run.trees.get(last).map(|t| t.fingerprint) == Some(fingerprint) {
+            return last;
+        }
+        if let Some(i) = self
+            .run
+            .trees
+            .iter()
+            .position(|t| t.fingerprint == fingerprint)
+        {
+            return i;
+        }
+        self.run.trees.push(TreeRecord::of(tree));
+        self.run.trees.len() - 1
+    }
+
+    /// The ticks recorded so far.
+    pub fn ticks(&self) -> &[TickRecord] {
+        &self.run.ticks
+    }
+
+    /// The run recorded so far.
+    pub fn run(&self) -> &RunRecord {
+        &self.run
+    }
+
+    /// The record of the run.
+    pub fn finish(self) -> RunRecord {
+        self.run
+    }
+}
+
+/// Whether two traces are equal: compared as one word an event, which
+/// takes fewer instructions than the events' own comparison.
+fn same_trace(a: &[TraceEvent], b: &[TraceEvent]) -> bool {
+    let word = |e: &TraceEvent| match *e {
+        TraceEvent::Ticked { node, status } => u64::from(node.0) << 8 | status as u64,
+        TraceEvent::Halted { node } => u64::from(node.0) << 8 | 0xFF,
+    };
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| word(x) == word(y))
+}
+
+/// The halts of a tick of `tree` whose trace is `trace`, in the order they
+/// came, into `halts`, and the events its trace gives (halts and skips, in
+/// the order they came) into `events`.
+fn trace_events(
+    tree: &Tree,
+    trace: &[TraceEvent],
+    halts: &mut Vec<NodeIndex>,
+    events: &mut Vec<Event>,
+) {
+    let id = |node: NodeIndex| tree.node_id(node).cloned().unwrap_or_default();
+    for event in trace {
+        match *event {
+            TraceEvent::Ticked { node, status } => {
+                if status == Status::Skipped {
+                    events.push(Event::Skipped { node: id(node) });
+                }
+            }
+            TraceEvent::Halted { node } => {
+                halts.push(node);
+                events.push(Event::Halted { node: id(node) });
+            }
+        }
+    }
+}
+
+/// `written` (keys, each once) and their places in the order of their
+/// text: a recent order's when `orders` has `written`, else sorted now
+/// (each key's text read once, into `texts`) and kept in `orders`, in the
+/// room of the oldest when there are enough.
+fn sorted_keys<'a>(
+    orders: &'a mut Vec<KeyOrder>,
+    texts: &mut Vec<(&'static str, u32)>,
+    written: &[Keyword],
+) -> &'a KeyOrder {
+    let at = match orders.iter().rposition(|o| o.written == written) {
+        Some(at) => at,
+        None => {
+            let (mut kept, mut sorted) = if orders.len() == RECENT_ORDERS {
+                let oldest = orders.remove(0);
+                (oldest.written, oldest.sorted)
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            texts.clear();
+            texts.extend(
+                written
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &k)| (k.as_str(), i as u32)),
+            );
+            texts.sort_unstable_by_key(|(text, _)| *text);
+            kept.clear();
+            kept.extend_from_slice(written);
+            sorted.clear();
+            sorted.extend(texts.iter().map(|&(_, i)| i));
+            orders.push(KeyOrder {
+                written: kept,
+                sorted,
+            });
+            orders.len() - 1
+        }
+    };
+    &orders[at]
+}
