@@ -682,7 +682,7 @@ impl Runner {
                 return;
             }
         };
-        let mut engine = Engine::new(&tree, map, &options);
+        let mut engine = Engine::new(&tree, map, &options, None);
         engine.prepare(&options);
         engine.keep_running = true;
         for (i, node) in tree.nodes.iter().enumerate() {

@@ -448,8 +448,9 @@ impl Engine<'_> {
     }
 
     /// Notes a trace event, if the tick is traced.
+    #[inline(always)]
     pub(crate) fn note_trace(&mut self, event: TraceEvent) {
-        if let Some(trace) = self.long.as_mut().and_then(|l| l.trace.as_mut()) {
+        if let Some(trace) = self.trace.as_mut() {
             trace.push(event);
         }
     }
@@ -552,21 +553,17 @@ impl Engine<'_> {
     /// state.
     #[inline(always)]
     pub(crate) fn watched(&mut self, node: u32, status: Status) {
-        let Some(long) = self.long.as_mut() else {
-            return;
-        };
-        if let Some(i) = long.running_at(node)
+        if let Some(long) = self.long.as_mut()
+            && let Some(i) = long.running_at(node)
             && let Some((_, fate)) = long.prev_running.get_mut(i)
             && *fate == Fate::Pending
         {
             *fate = Fate::Visited;
         }
-        if let Some(trace) = long.trace.as_mut() {
-            trace.push(TraceEvent::Ticked {
-                node: NodeIndex(node),
-                status,
-            });
-        }
+        self.note_trace(TraceEvent::Ticked {
+            node: NodeIndex(node),
+            status,
+        });
     }
 
     /// Whether anything in the tree is (or was, after the last tick) running.

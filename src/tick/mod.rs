@@ -442,30 +442,20 @@ pub(crate) fn run_tick_noting(
     mut db: Value,
     tree: &Tree,
     options: &TickOptions,
-    mut trace: Option<&mut Vec<TraceEvent>>,
+    trace: Option<&mut Vec<TraceEvent>>,
     writes: Option<&mut Writes>,
 ) -> Tick {
-    if let Some(trace) = trace.as_deref_mut() {
-        trace.clear();
-    }
-    if db.is_nil() {
-        db = Value::map();
-    }
-    let Value::Map(map) = &mut db else {
-        return not_a_map_outcome(&db, tree).into_tick(db);
+    let trace = match trace {
+        Some(trace) => {
+            trace.clear();
+            Some(trace)
+        }
+        None if options.trace => {
+            return tick_owning_trace(&mut db, tree, options, writes).into_tick(db);
+        }
+        None => None,
     };
-    let mut engine = Engine::new(tree, map, options);
-    if let Some(trace) = trace.as_deref_mut() {
-        engine.trace_into(std::mem::take(trace));
-    }
-    let mut writes = writes;
-    if let Some(writes) = writes.as_deref_mut() {
-        writes.clear();
-        engine.note_writes(std::mem::take(writes));
-    }
-    let status = engine.tick_root(tree, options);
-    let outcome = engine.finish_noted(status, options, trace, writes);
-    outcome.into_tick(db)
+    tick_in_place_with(&mut db, tree, options, trace, writes).into_tick(db)
 }
 
 /// Like [`run_tick_with_options`], with every node on the general path:
@@ -474,17 +464,18 @@ pub(crate) fn run_tick_noting(
 /// trace; hosts have no reason to call it.
 #[doc(hidden)]
 pub fn run_tick_general_path(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
+    let mut trace = Vec::new();
     let outcome = {
         let map = match db_map(&mut db, tree) {
             Ok(map) => map,
             Err(tick) => return *tick,
         };
-        let mut engine = Engine::new(tree, map, options);
+        let mut engine = Engine::new(tree, map, options, options.trace.then_some(&mut trace));
         engine.plain = PlainPath::Off;
         let status = engine.tick_root(tree, options);
         engine.finish(status, options)
     };
-    outcome.into_tick(db)
+    outcome.with_trace(trace).into_tick(db)
 }
 
 #[inline(always)]
@@ -495,15 +486,53 @@ fn tick_inline(mut db: Value, tree: &Tree, options: &TickOptions) -> Tick {
 
 #[inline(always)]
 fn tick_in_place_inline(db: &mut Value, tree: &Tree, options: &TickOptions) -> Outcome {
+    if options.trace {
+        return tick_owning_trace(db, tree, options, None);
+    }
+    tick_in_place_with(db, tree, options, None, None)
+}
+
+/// Ticks `tree` once against `db` where it is, tracing into `trace` when
+/// given (the caller's buffer, written in place: nothing is moved in or
+/// out) and noting the top-level keys the tick writes into `writes` when
+/// given (cleared first). Every entry point that ticks a db in full goes
+/// through here.
+#[inline(always)]
+fn tick_in_place_with(
+    db: &mut Value,
+    tree: &Tree,
+    options: &TickOptions,
+    trace: Option<&mut Vec<TraceEvent>>,
+    mut writes: Option<&mut Writes>,
+) -> Outcome {
     if db.is_nil() {
         *db = Value::map();
     }
     let Value::Map(map) = db else {
         return not_a_map_outcome(db, tree);
     };
-    let mut engine = Engine::new(tree, map, options);
+    let mut engine = Engine::new(tree, map, options, trace);
+    if let Some(writes) = writes.as_deref_mut() {
+        writes.clear();
+        engine.note_writes(std::mem::take(writes));
+    }
     let status = engine.tick_root(tree, options);
-    engine.finish(status, options)
+    engine.finish_noted(status, options, writes)
+}
+
+/// A tick whose options ask for a trace and whose caller gave no buffer
+/// for it: traced into a new one, handed out in [`Tick::trace`].
+#[cold]
+#[inline(never)]
+fn tick_owning_trace(
+    db: &mut Value,
+    tree: &Tree,
+    options: &TickOptions,
+    writes: Option<&mut Writes>,
+) -> Outcome {
+    let mut trace = Vec::new();
+    let outcome = tick_in_place_with(db, tree, options, Some(&mut trace), writes);
+    outcome.with_trace(trace)
 }
 
 /// Halts every node of `tree` that the db says is running, as resetting or
@@ -527,23 +556,21 @@ fn tick_in_place_inline(db: &mut Value, tree: &Tree, options: &TickOptions) -> O
 /// assert_eq!(halted.db.get(&Value::keyword("aido/memory")), None);
 /// ```
 pub fn halt_running(mut db: Value, tree: &Tree) -> Tick {
-    let options = TickOptions {
-        trace: true,
-        ..TickOptions::default()
-    };
+    let options = TickOptions::default();
+    let mut trace = Vec::new();
     let outcome = {
         let map = match db_map(&mut db, tree) {
             Ok(map) => map,
             Err(tick) => return *tick,
         };
-        let mut engine = Engine::new(tree, map, &options);
+        let mut engine = Engine::new(tree, map, &options, Some(&mut trace));
         engine.prepare(&options);
         // No node is ticked: completions wait for the tick that can take them.
         engine.results_maybe = false;
         engine.sweep();
         engine.finish(Status::Success, &options)
     };
-    outcome.into_tick(db)
+    outcome.with_trace(trace).into_tick(db)
 }
 
 /// The db's map (a nil db becomes an empty map); a db that is not a map is
@@ -622,6 +649,15 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome with `trace` handed out in its extras ([`Tick::trace`]),
+    /// for a tick traced into a buffer of its own.
+    pub(crate) fn with_trace(mut self, trace: Vec<TraceEvent>) -> Outcome {
+        if !trace.is_empty() {
+            self.extras.get_or_insert_with(Box::default).trace = trace;
+        }
+        self
+    }
+
     #[inline(always)]
     pub(crate) fn into_tick(self, db: Value) -> Tick {
         Tick {
@@ -651,15 +687,23 @@ pub(crate) struct Engine<'t> {
     /// Visits left before the step budget is exceeded, plus one: counted
     /// down on every visit, and the visit that takes it to zero fails.
     pub(crate) fuel: u64,
-    /// Visits made after the budget ran out (an error is already recorded).
-    pub(crate) overrun: u64,
-    pub(crate) budget: u64,
+    /// The fuel given to the tick: the step budget plus one, and one more
+    /// for each visit made after the budget ran out (which tops `fuel` up).
+    /// The visits made so far are this less `fuel`. One word, not the
+    /// budget and a count of visits over it, so that the engine, with its
+    /// trace buffer, stays within 128 bytes, which are moved without a call
+    /// to `memcpy`.
+    pub(crate) fuel_given: u64,
     pub(crate) rng: Rng,
     pub(crate) error: Option<Box<TickError>>,
     /// The state of long-running behaviours, made only when a tick needs
-    /// it (something runs, a deferred action starts, the tick is traced):
-    /// most ticks of most trees never do, and pay nothing for it.
+    /// it (something runs, a deferred action starts, the keys written are
+    /// noted): most ticks of most trees never do, and pay nothing for it.
     pub(crate) long: Option<Box<Long>>,
+    /// Where a traced tick writes its events: the caller's buffer, borrowed
+    /// for the tick and written in place (cleared by the caller). An
+    /// untraced tick pays one word for it.
+    pub(crate) trace: Option<&'t mut Vec<TraceEvent>>,
     /// Set while halt or lifecycle hooks run: they may not tick children.
     pub(crate) in_hook: bool,
     /// Leave the running set as it is at the end (an engine that only runs hooks).
@@ -729,7 +773,6 @@ pub(crate) struct Long {
     pub(crate) cancels: Vec<Request>,
     pub(crate) dropped: Vec<DroppedResult>,
     pub(crate) warnings: Vec<TickWarning>,
-    pub(crate) trace: Option<Vec<TraceEvent>>,
     /// Persistent memory as it was before each write made below a policy
     /// parallel in this tick, in the order written (see
     /// `Engine::roll_back_persistent`).
@@ -761,14 +804,11 @@ impl Long {
     }
 
     /// What a tick's long-running state hands out (launches, cancels,
-    /// dropped completions, warnings, the trace; `trace_out` takes the
-    /// trace when given), the state itself kept as this thread's spare.
-    /// Most ticks hand out nothing: then nothing is moved.
+    /// dropped completions, warnings), the state itself kept as this
+    /// thread's spare. Most ticks hand out nothing: then nothing is moved.
     #[inline(always)]
-    fn hand_over(long: Box<Long>, trace_out: Option<&mut Vec<TraceEvent>>) -> Option<Box<Extras>> {
-        if trace_out.is_none()
-            && long.trace.is_none()
-            && long.launches.is_empty()
+    fn hand_over(long: Box<Long>) -> Option<Box<Extras>> {
+        if long.launches.is_empty()
             && long.cancels.is_empty()
             && long.dropped.is_empty()
             && long.warnings.is_empty()
@@ -776,53 +816,23 @@ impl Long {
             Long::recycle_quiet(long);
             return None;
         }
-        // A traced tick whose trace goes to its caller's buffer (a
-        // recorder's, a session's) and that hands out nothing else: the
-        // usual recorded tick.
-        if trace_out.is_some()
-            && long.launches.is_empty()
-            && long.cancels.is_empty()
-            && long.dropped.is_empty()
-            && long.warnings.is_empty()
-        {
-            let mut long = long;
-            if let Some(out) = trace_out {
-                *out = long.trace.take().unwrap_or_default();
-            }
-            Long::recycle_quiet(long);
-            return None;
-        }
-        Long::hand_over_extras(long, trace_out)
+        Long::hand_over_extras(long)
     }
 
     /// [`Long::hand_over`] when the tick has something to hand out.
     #[cold]
     #[inline(never)]
-    fn hand_over_extras(
-        mut long: Box<Long>,
-        trace_out: Option<&mut Vec<TraceEvent>>,
-    ) -> Option<Box<Extras>> {
-        let mut trace = long.trace.take().unwrap_or_default();
-        if let Some(out) = trace_out {
-            *out = std::mem::take(&mut trace);
-        }
-        let any = !long.launches.is_empty()
-            || !long.cancels.is_empty()
-            || !long.dropped.is_empty()
-            || !long.warnings.is_empty()
-            || !trace.is_empty();
-        let extras = any.then(|| {
-            Box::new(Extras {
-                launches: std::mem::take(&mut long.launches),
-                cancels: std::mem::take(&mut long.cancels),
-                dropped: std::mem::take(&mut long.dropped),
-                warnings: std::mem::take(&mut long.warnings),
-                trace,
-                migration: None,
-            })
+    fn hand_over_extras(mut long: Box<Long>) -> Option<Box<Extras>> {
+        let extras = Box::new(Extras {
+            launches: std::mem::take(&mut long.launches),
+            cancels: std::mem::take(&mut long.cancels),
+            dropped: std::mem::take(&mut long.dropped),
+            warnings: std::mem::take(&mut long.warnings),
+            trace: Vec::new(),
+            migration: None,
         });
         Long::recycle(long);
-        extras
+        Some(extras)
     }
 
     /// [`Long::recycle`] for a tick that handed nothing out: what it would
@@ -849,7 +859,6 @@ impl Long {
         long.cancels.clear();
         long.dropped.clear();
         long.warnings.clear();
-        long.trace = None;
         long.journal.clear();
         long.rollback_depth = 0;
         long.writes = None;
@@ -907,47 +916,40 @@ pub(crate) enum Fate {
 }
 
 impl<'t> Engine<'t> {
-    /// An engine for one tick on `map`; call [`Engine::prepare`] next.
+    /// An engine for one tick on `map`, traced into `trace` when given
+    /// (whatever `options` say: a caller whose options ask for a trace
+    /// gives a buffer); call [`Engine::prepare`] next.
     #[inline(always)]
-    pub(crate) fn new(tree: &'t Tree, map: &'t mut Map, options: &TickOptions) -> Engine<'t> {
+    pub(crate) fn new(
+        tree: &'t Tree,
+        map: &'t mut Map,
+        options: &TickOptions,
+        trace: Option<&'t mut Vec<TraceEvent>>,
+    ) -> Engine<'t> {
         // Returned as a literal so that it is built in the caller's frame:
         // the engine is large and this runs on every tick.
         Engine {
             tree,
             db: map,
             fuel: options.step_budget.saturating_add(1),
-            overrun: 0,
-            budget: options.step_budget,
+            fuel_given: options.step_budget.saturating_add(1),
             rng: Rng::with_work_budget(options.work_budget),
             error: None,
-            long: options.trace.then(|| {
-                let mut long = Long::fresh();
-                long.trace = Some(Vec::new());
-                long
-            }),
+            long: None,
             in_hook: false,
             keep_running: false,
             had_running: false,
-            watch: options.trace,
-            plain: if options.trace {
+            watch: trace.is_some(),
+            plain: if trace.is_some() {
                 PlainPath::Traced
             } else {
                 PlainPath::Untraced
             },
+            trace,
             had_tree: false,
             wrote_state: false,
             migration: None,
             results_maybe: false,
-        }
-    }
-
-    /// Traces the tick into `buffer` (empty, with room kept from earlier
-    /// ticks) whatever the options say; [`Engine::finish_traced`] hands it back.
-    pub(crate) fn trace_into(&mut self, buffer: Vec<TraceEvent>) {
-        self.long.get_or_insert_with(Long::fresh).trace = Some(buffer);
-        self.watch = true;
-        if self.plain == PlainPath::Untraced {
-            self.plain = PlainPath::Traced;
         }
     }
 
@@ -1033,29 +1035,16 @@ impl<'t> Engine<'t> {
     /// The db stays where it is (the engine only borrows it).
     #[inline(always)]
     pub(crate) fn finish(self, status: Status, options: &TickOptions) -> Outcome {
-        self.finish_traced(status, options, None)
+        self.finish_noted(status, options, None)
     }
 
-    /// [`Engine::finish`], with the trace handed back in `trace_out` (when
-    /// given) instead of in the outcome.
-    #[inline(always)]
-    pub(crate) fn finish_traced(
-        self,
-        status: Status,
-        options: &TickOptions,
-        trace_out: Option<&mut Vec<TraceEvent>>,
-    ) -> Outcome {
-        self.finish_noted(status, options, trace_out, None)
-    }
-
-    /// [`Engine::finish_traced`], with the keys the tick wrote handed back
-    /// in `writes_out` (when given: see [`Engine::note_writes`]).
+    /// [`Engine::finish`], with the keys the tick wrote handed back in
+    /// `writes_out` (when given: see [`Engine::note_writes`]).
     #[inline(always)]
     pub(crate) fn finish_noted(
         mut self,
         status: Status,
         options: &TickOptions,
-        trace_out: Option<&mut Vec<TraceEvent>>,
         writes_out: Option<&mut Writes>,
     ) -> Outcome {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
@@ -1105,7 +1094,7 @@ impl<'t> Engine<'t> {
             if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
                 *out = writes;
             }
-            Long::hand_over(long, trace_out)
+            Long::hand_over(long)
         });
         let extras = match migration {
             None => extras,
@@ -1161,7 +1150,7 @@ impl<'t> Engine<'t> {
 
     /// The node visits made so far, the one that exceeded the budget included.
     pub(crate) fn steps(&self) -> u64 {
-        self.budget.saturating_add(1) - self.fuel + self.overrun
+        self.fuel_given - self.fuel
     }
 
     /// A visit found the step budget spent: an Error at `node`. The fuel is
@@ -1169,12 +1158,14 @@ impl<'t> Engine<'t> {
     #[cold]
     #[inline(never)]
     pub(crate) fn out_of_steps(&mut self, node: u32) -> Status {
-        self.overrun += 1;
+        // The first visit over the budget sets the tick's error, and only
+        // its message is kept: the base is then still the budget plus one.
+        let budget = self.fuel_given - 1;
+        self.fuel_given += 1;
         self.fuel = 1;
         if self.error.is_none() {
             self.rng.limit_hit = Some(TickErrorKind::StepBudget);
         }
-        let budget = self.budget;
         self.fail(
             node,
             format!("step budget exceeded ({budget} node visits in one tick)"),
@@ -1318,7 +1309,34 @@ impl<'t> Engine<'t> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Fate, Long};
+    use super::{Engine, Fate, Long, SPARE_LONG, TickOptions, run_tick_traced};
+    use crate::{Registry, Value, compile_str};
+
+    #[test]
+    fn the_engine_stays_within_128_bytes() {
+        // `finish` takes it by value: up to 128 bytes are moved inline, a
+        // larger engine with a call to `memcpy` on every tick.
+        assert!(
+            std::mem::size_of::<Engine<'_>>() <= 128,
+            "{} bytes",
+            std::mem::size_of::<Engine<'_>>()
+        );
+    }
+
+    #[test]
+    fn a_traced_tick_that_runs_nothing_makes_no_long_running_state() {
+        // On a thread of its own, whose spare state starts empty: a tick
+        // that made one would leave it there.
+        let made = std::thread::spawn(|| {
+            let text = "[:sequence [:inc! {:key :n}] [:loop {:count 2} [:success]]]";
+            let tree = compile_str("t.edn", text, &Registry::new()).ok()?;
+            let mut trace = Vec::new();
+            let tick = run_tick_traced(Value::map(), &tree, &TickOptions::default(), &mut trace);
+            Some((tick.steps, trace.len(), SPARE_LONG.take().is_some()))
+        })
+        .join();
+        assert_eq!(made.ok().flatten(), Some((5, 5, false)));
+    }
 
     #[test]
     fn where_running_forgets_each_set_it_filed_even_when_its_stamp_wraps() {

@@ -8,7 +8,7 @@ use aido::{
     Registry, Status, Tick, Tree, Value, compile_str,
     extend::{Arity, NodeType, OptionType},
     read_value, run_tick,
-    tick::{TickOptions, run_tick_with, run_tick_with_options},
+    tick::{TickErrorKind, TickOptions, run_tick_with, run_tick_with_options},
 };
 
 /// A registry with test node types: `:t/running` (always Running), `:t/error`
@@ -145,6 +145,42 @@ fn a_runaway_loop_ends_in_error_instead_of_hanging() {
         &options,
     );
     assert_eq!((t.status, t.steps), (Status::Error, 11));
+}
+
+#[test]
+fn visits_after_the_step_budget_ran_out_are_counted_and_the_first_says_the_budget() {
+    // A user node that ticks its child twice, whatever it returns: with a
+    // budget of 1, both of the child's visits are over it, and counted.
+    // The error is the first's, which names the budget.
+    let mut registry = registry();
+    registry
+        .node_type(
+            NodeType::new("t/twice")
+                .children(Arity::Exactly(1))
+                .tick(|ctx| {
+                    ctx.tick_child(0);
+                    Ok(ctx.tick_child(0))
+                }),
+        )
+        .unwrap();
+    let tree = compile_str("t.edn", "[:t/twice [:success]]", &registry).unwrap();
+    let options = TickOptions {
+        step_budget: 1,
+        ..TickOptions::default()
+    };
+    let t = run_tick_with_options(Value::map(), &tree, &options);
+    let error = t.error.as_deref().map(|e| (e.kind, e.message.as_str()));
+    assert_eq!(
+        (t.status, t.steps, error),
+        (
+            Status::Error,
+            3,
+            Some((
+                TickErrorKind::StepBudget,
+                "step budget exceeded (1 node visits in one tick)"
+            ))
+        )
+    );
 }
 
 /// The built-in cases are data (tests/data/tick/); a user node type's
