@@ -359,6 +359,15 @@ macro_rules! interned {
                 Self(intern(text))
             }
 
+            /// The name interned at `index` (an index this type's
+            /// `index` returned: how a map that stores keys as indices
+            /// gives them back).
+            #[allow(dead_code)]
+            #[inline(always)]
+            pub(crate) const fn from_index(index: u32) -> Self {
+                Self(index)
+            }
+
             /// The interned `text` if some value already interned it; interns nothing.
             #[allow(dead_code)]
             pub(crate) fn existing(text: &str) -> Option<Self> {

@@ -1,74 +1,151 @@
-//! The iterators of a `Map`, over either form of its entries.
+//! The iterators of a `Map`, over its slots and, for a map that keeps
+//! them, its keys as values.
 
+use std::iter::Enumerate;
 use std::{slice, vec};
 
-use super::{Key, Keyword, Value};
-
-/// An entry whose key is a keyword stored as its index.
-type KeywordEntry = (Keyword, Value);
-/// An entry whose key is any value.
-type ValueEntry = (Value, Value);
-
-/// An iterator over either form of entries.
-#[derive(Clone)]
-pub(super) enum Either<K, V> {
-    Keywords(K),
-    Values(V),
-}
+use super::{Slot, Value, key_in};
 
 /// The entries of a [`Map`](super::Map) in order, from [`Map::iter`](super::Map::iter).
 #[derive(Clone)]
-pub struct Iter<'a>(pub(super) Either<slice::Iter<'a, KeywordEntry>, slice::Iter<'a, ValueEntry>>);
+pub struct Iter<'a> {
+    slots: Enumerate<slice::Iter<'a, Slot>>,
+    all: &'a [Slot],
+    keys: &'a [Value],
+}
+
+impl<'a> Iter<'a> {
+    /// The entries of `slots` (those in use), with the map's keys as
+    /// values if it keeps them.
+    pub(super) fn new(slots: &'a [Slot], keys: &'a [Value]) -> Iter<'a> {
+        Iter {
+            slots: slots.iter().enumerate(),
+            all: slots,
+            keys,
+        }
+    }
+}
 
 /// The entries of a [`Map`](super::Map) in order, values mutably, from [`Map::iter_mut`](super::Map::iter_mut).
-pub struct IterMut<'a>(
-    pub(super) Either<slice::IterMut<'a, KeywordEntry>, slice::IterMut<'a, ValueEntry>>,
-);
+pub struct IterMut<'a> {
+    slots: Enumerate<slice::IterMut<'a, Slot>>,
+    keys: &'a [Value],
+}
+
+impl<'a> IterMut<'a> {
+    /// The entries of `slots` (those in use), with the map's keys as
+    /// values if it keeps them.
+    pub(super) fn new(slots: &'a mut [Slot], keys: &'a [Value]) -> IterMut<'a> {
+        IterMut {
+            slots: slots.iter_mut().enumerate(),
+            keys,
+        }
+    }
+}
 
 /// The entries of a [`Map`](super::Map) in order, taken out, from its `into_iter`.
-pub struct IntoIter(pub(super) Either<vec::IntoIter<KeywordEntry>, vec::IntoIter<ValueEntry>>);
-
-/// `Iterator`, `DoubleEndedIterator` and the marker traits for an iterator
-/// over either form, each form's item made by `$make`.
-macro_rules! either_iterator {
-    ($name:ty, $item:ty, |$x:ident| $make:expr) => {
-        impl<'a> Iterator for $name {
-            type Item = $item;
-            #[inline]
-            fn next(&mut self) -> Option<$item> {
-                each_form!(&mut self.0, it => it.next().map(|$x| $make))
-            }
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                each_form!(&self.0, it => it.size_hint())
-            }
-        }
-
-        impl<'a> DoubleEndedIterator for $name {
-            fn next_back(&mut self) -> Option<$item> {
-                each_form!(&mut self.0, it => it.next_back().map(|$x| $make))
-            }
-        }
-
-        impl<'a> ExactSizeIterator for $name {}
-        impl<'a> std::iter::FusedIterator for $name {}
-    };
+pub struct IntoIter {
+    slots: vec::IntoIter<Slot>,
+    keys: Option<vec::IntoIter<Value>>,
 }
 
-macro_rules! each_form {
-    ($either:expr, $it:ident => $body:expr) => {
-        match $either {
-            Either::Keywords($it) => $body,
-            Either::Values($it) => $body,
+impl IntoIter {
+    /// The entries of `slots` (those in use), with the map's keys as
+    /// values if it kept them.
+    pub(super) fn new(slots: Vec<Slot>, keys: Option<Vec<Value>>) -> IntoIter {
+        IntoIter {
+            slots: slots.into_iter(),
+            keys: keys.map(Vec::into_iter),
         }
-    };
+    }
+
+    /// An entry out of its slot and, if kept, its key.
+    fn entry(slot: Slot, key: Option<Value>) -> (Value, Value) {
+        let key = match slot.keyword() {
+            Some(k) => Value::Keyword(k),
+            None => key.unwrap_or(Value::Nil),
+        };
+        (key, slot.value)
+    }
 }
 
-either_iterator!(Iter<'a>, (&'a Value, &'a Value), |x| (x.0.value(), &x.1));
-either_iterator!(IterMut<'a>, (&'a Value, &'a mut Value), |x| (
-    Key::value(&x.0),
-    &mut x.1
-));
-either_iterator!(IntoIter, (Value, Value), |x| (x.0.into_value(), x.1));
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a Value, &'a Value);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (i, s) = self.slots.next()?;
+        Some((key_in(self.all, self.keys, i), &s.value))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slots.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let (i, s) = self.slots.next_back()?;
+        Some((key_in(self.all, self.keys, i), &s.value))
+    }
+}
+
+impl<'a> Iterator for IterMut<'a> {
+    type Item = (&'a Value, &'a mut Value);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (i, s) = self.slots.next()?;
+        let key = key_in(std::slice::from_ref(s), &[], 0);
+        let key = if s.keyword().is_some() {
+            key
+        } else {
+            self.keys.get(i).unwrap_or(key)
+        };
+        Some((key, &mut s.value))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slots.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for IterMut<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let (i, s) = self.slots.next_back()?;
+        let key = key_in(std::slice::from_ref(s), &[], 0);
+        let key = if s.keyword().is_some() {
+            key
+        } else {
+            self.keys.get(i).unwrap_or(key)
+        };
+        Some((key, &mut s.value))
+    }
+}
+
+impl Iterator for IntoIter {
+    type Item = (Value, Value);
+    #[inline]
+    fn next(&mut self) -> Option<(Value, Value)> {
+        let slot = self.slots.next()?;
+        let key = self.keys.as_mut().and_then(Iterator::next);
+        Some(IntoIter::entry(slot, key))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slots.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for IntoIter {
+    fn next_back(&mut self) -> Option<(Value, Value)> {
+        let slot = self.slots.next_back()?;
+        let key = self.keys.as_mut().and_then(DoubleEndedIterator::next_back);
+        Some(IntoIter::entry(slot, key))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+impl std::iter::FusedIterator for Iter<'_> {}
+impl ExactSizeIterator for IterMut<'_> {}
+impl std::iter::FusedIterator for IterMut<'_> {}
+impl ExactSizeIterator for IntoIter {}
+impl std::iter::FusedIterator for IntoIter {}
 
 /// The keys of a [`Map`](super::Map) in order, from [`Map::keys`](super::Map::keys).
 #[derive(Clone)]

@@ -4,20 +4,29 @@
 //! tree or a tick makes (node options, node memory). Such a map keeps only
 //! its entries, in insertion order, and is searched by comparing keys one
 //! after the other: a few interned keywords compare faster than one key
-//! hashes, and no hash or index is stored. While every key is a keyword, a
-//! key is stored as its interned index (4 bytes, an entry 24 bytes where a
-//! pair of values is 32); the first key of another type turns the entries
-//! into pairs of values, once. Only a map of more than 8 (`SCAN_LIMIT`)
-//! entries builds a hash index of positions (a `hashbrown::HashTable<u32>`,
-//! 4 bytes a slot plus a control byte), so a large map is searched in
-//! constant time, as an `IndexMap` is.
+//! hashes, and no hash or index is stored. The map itself is 24 bytes: a
+//! boxed slice of slots (its pointer and its room) and an optional box for
+//! what only some maps need.
+//!
+//! A slot is 24 bytes: a key's code (4 bytes), 4 bytes that slot 0 uses
+//! for the map's length, and a 16-byte value. A keyword key (interned
+//! before `KEYWORD_KEYS`) is coded as its interned index; room not in use
+//! is a vacant code that no key has, so a keyword is looked for by
+//! comparing codes over the whole slice, without reading the length. The
+//! first key of another type gives the map a list of every key as a value
+//! (in the box, beside the slots), once; its slots keep the keywords'
+//! codes, so keyword look-ups stay the same. Only a map of more than 8
+//! (`SCAN_LIMIT`) entries builds a hash index of positions (a
+//! `hashbrown::HashTable<u32>`, 4 bytes a slot plus a control byte, in the
+//! box), so a large map is searched in constant time, as an `IndexMap` is.
 //!
 //! The methods are `IndexMap`'s, with the same meanings: insertion order is
 //! kept, a key inserted again keeps its position and takes the new value,
 //! `shift_remove` keeps the order of the rest, equality ignores order. A
 //! key is handed out as a `&Value`: for a keyword key stored as its index,
 //! a reference into a process-wide table of keyword values (see
-//! `intern::keyword_value`).
+//! `intern::keyword_value`). A map holds at most `u32::MAX` entries (its
+//! length is 32 bits; such a map would take 100 GB).
 
 use std::hash::BuildHasher;
 use std::ops::{Index, IndexMut};
@@ -33,7 +42,6 @@ mod iter;
 mod tests;
 
 pub use entry::{Entry, OccupiedEntry, VacantEntry};
-use iter::Either;
 pub use iter::{IntoIter, Iter, IterMut, Keys, Values, ValuesMut};
 
 /// Maps of up to this many entries are searched by scanning their keys; a
@@ -51,14 +59,27 @@ const DROP_INDEX_AT: usize = SCAN_LIMIT / 2;
 /// many names a process interns.
 const KEYWORD_KEYS: u32 = 1 << 16;
 
+/// The code of a key that is not a keyword, kept as a value in
+/// [`More::keys`]. (Keywords interned at this index and the next, after
+/// more than four billion names, share the codes [`OTHER`] and [`VACANT`]
+/// and are not found by look-ups of keywords; a read never interns them,
+/// see `intern::max_interned_names`.)
+const OTHER: u32 = u32::MAX - 1;
+
+/// The code of a slot not in use.
+const VACANT: u32 = u32::MAX;
+
+/// The most entries a map holds (its length is kept in 32 bits).
+const MAX_LEN: usize = u32::MAX as usize;
+
 /// An insertion-ordered map of [`Value`]s to values (the db is one).
 ///
 /// Its methods are those of `indexmap::IndexMap` that aido uses, with the
-/// same meanings. A map of up to 8 entries stores only its entries and
-/// finds a key by comparing it with each; a larger one also keeps a hash
-/// index of positions. While every key is a keyword, keys are stored as
-/// interned indices (4 bytes each). Two maps are equal when they hold equal
-/// keys with equal values, in any order.
+/// same meanings. A map is 24 bytes; one of up to 8 entries stores only its
+/// entries (24 bytes each while every key is a keyword, stored as its
+/// interned index) and finds a key by comparing it with each; a larger one
+/// also keeps a hash index of positions. Two maps are equal when they hold
+/// equal keys with equal values, in any order.
 ///
 /// ```
 /// use aido::value::Map;
@@ -74,11 +95,54 @@ const KEYWORD_KEYS: u32 = 1 << 16;
 /// ```
 #[derive(Clone, Default)]
 pub struct Map {
-    entries: Entries,
-    /// Positions of `entries` by the hash of their keys: present when the
-    /// map holds more than [`SCAN_LIMIT`] entries, and kept until it holds
-    /// [`DROP_INDEX_AT`] or fewer. Boxed, so that a small map is 40 bytes.
-    index: Option<Box<KeyIndex>>,
+    /// The entries in order, then vacant room; slot 0 holds the length.
+    slots: Box<[Slot]>,
+    /// The keys as values and the index, for the maps that need them.
+    more: Option<Box<More>>,
+}
+
+/// One entry, or room for one.
+#[derive(Clone)]
+struct Slot {
+    /// The key's code: a keyword's interned index, [`OTHER`] for a key
+    /// of another type (kept in [`More::keys`]), [`VACANT`] for room not in
+    /// use. (A keyword interned at [`KEYWORD_KEYS`] or later is kept in
+    /// [`More::keys`] too, and coded by its index.)
+    key: u32,
+    /// In slot 0, the map's length; 0 in every other slot.
+    len: u32,
+    /// The value (nil in a vacant slot).
+    value: Value,
+}
+
+impl Slot {
+    /// Room not in use.
+    const fn vacant() -> Slot {
+        Slot {
+            key: VACANT,
+            len: 0,
+            value: Value::Nil,
+        }
+    }
+
+    /// The keyword key, if the slot stores one as its index and the table
+    /// of keyword values has it.
+    #[inline(always)]
+    fn keyword(&self) -> Option<Keyword> {
+        (self.key < KEYWORD_KEYS).then_some(Keyword::from_index(self.key))
+    }
+}
+
+/// What some maps need beyond their slots.
+#[derive(Clone, Default)]
+struct More {
+    /// Every key as a value, in order, once the map holds a key that is not
+    /// a keyword interned before [`KEYWORD_KEYS`] (and until it is empty);
+    /// empty while every key is such a keyword.
+    keys: Vec<Value>,
+    /// Present when the map holds more than [`SCAN_LIMIT`] entries, and kept
+    /// until it holds [`DROP_INDEX_AT`] or fewer.
+    index: Option<KeyIndex>,
 }
 
 /// The hash index of a large map.
@@ -110,81 +174,6 @@ impl KeyIndex {
     }
 }
 
-/// The entries, in insertion order.
-#[derive(Clone)]
-enum Entries {
-    /// Every key a keyword (interned before [`KEYWORD_KEYS`]).
-    Keywords(Vec<(Keyword, Value)>),
-    /// Keys of any type.
-    Values(Vec<(Value, Value)>),
-}
-
-impl Default for Entries {
-    fn default() -> Entries {
-        Entries::Keywords(Vec::new())
-    }
-}
-
-/// Runs `$body` with `$e` bound to the entries, whichever their form.
-macro_rules! each {
-    ($entries:expr, $e:ident => $body:expr) => {
-        match $entries {
-            Entries::Keywords($e) => $body,
-            Entries::Values($e) => $body,
-        }
-    };
-}
-
-/// A key as an entry stores it.
-trait Key: Sized {
-    /// The key as a value.
-    fn value(&self) -> &Value;
-    /// The key taken out as a value.
-    fn into_value(self) -> Value;
-    /// The hash the index files it under (equal for equal keys of either form).
-    fn hash_key(&self) -> u64;
-    /// The keyword, if the key is one.
-    fn keyword(&self) -> Option<Keyword>;
-}
-
-impl Key for Keyword {
-    #[inline(always)]
-    fn value(&self) -> &Value {
-        keyword_value(*self)
-    }
-    fn into_value(self) -> Value {
-        Value::Keyword(self)
-    }
-    #[inline(always)]
-    fn hash_key(&self) -> u64 {
-        keyword_hash(*self)
-    }
-    #[inline(always)]
-    fn keyword(&self) -> Option<Keyword> {
-        Some(*self)
-    }
-}
-
-impl Key for Value {
-    #[inline(always)]
-    fn value(&self) -> &Value {
-        self
-    }
-    fn into_value(self) -> Value {
-        self
-    }
-    fn hash_key(&self) -> u64 {
-        hash(self)
-    }
-    #[inline(always)]
-    fn keyword(&self) -> Option<Keyword> {
-        match self {
-            Value::Keyword(k) => Some(*k),
-            _ => None,
-        }
-    }
-}
-
 /// What a key that is not there reads as (never returned for a live entry).
 static NIL: Value = Value::Nil;
 
@@ -192,41 +181,37 @@ fn hash(key: &Value) -> u64 {
     FastBuildHasher::default().hash_one(key)
 }
 
-/// The hash of the key at position `at`, for the index's rehashing.
-fn hash_at<K: Key>(entries: &[(K, Value)], at: u32) -> u64 {
-    entries.get(at as usize).map_or(0, |(k, _)| k.hash_key())
-}
-
-/// The position of the key for which `is` holds: a scan, or with `index`
-/// (for a large map) a probe with `key_hash`.
+/// The key at position `at` of `slots`, whose keys as values (if the map
+/// keeps them) are `keys`.
 #[inline(always)]
-fn position_in<K: Key>(
-    entries: &[(K, Value)],
-    index: Option<&KeyIndex>,
-    key_hash: impl FnOnce() -> u64,
-    is: impl Fn(&K) -> bool,
-) -> Option<usize> {
-    match index {
-        Some(index) if entries.len() > SCAN_LIMIT => index
-            .positions
-            .find(key_hash(), |&at| {
-                entries.get(at as usize).is_some_and(|(k, _)| is(k))
-            })
-            .map(|&at| at as usize),
-        _ => entries.iter().position(|(k, _)| is(k)),
+fn key_in<'a>(slots: &[Slot], keys: &'a [Value], at: usize) -> &'a Value {
+    match slots.get(at).and_then(Slot::keyword) {
+        Some(k) => keyword_value(k),
+        None => keys.get(at).unwrap_or(&NIL),
     }
 }
 
-/// Makes room for one more entry: small maps grow one entry at a time, so
-/// a db of five keys holds five; larger ones double.
-fn grow<T>(entries: &mut Vec<T>) {
-    if entries.len() == entries.capacity() {
-        if entries.len() < SCAN_LIMIT {
-            entries.reserve_exact(1);
-        } else {
-            entries.reserve(1);
-        }
+/// The hash of the key at position `at`, for the index (equal for equal
+/// keys, whether stored as a code or as a value).
+fn hash_at(slots: &[Slot], keys: &[Value], at: u32) -> u64 {
+    match slots.get(at as usize).and_then(Slot::keyword) {
+        Some(k) => keyword_hash(k),
+        None => keys.get(at as usize).map_or(0, hash),
     }
+}
+
+/// The code a key is stored under.
+fn code_of(key: &Value) -> u32 {
+    match key {
+        Value::Keyword(k) if k.index() < OTHER => k.index(),
+        _ => OTHER,
+    }
+}
+
+/// Whether a map that holds `key` keeps its keys as values: a key that is
+/// not a keyword the table of keyword values has.
+fn needs_value_keys(key: &Value) -> bool {
+    !matches!(key, Value::Keyword(k) if k.index() < KEYWORD_KEYS)
 }
 
 impl Map {
@@ -237,42 +222,62 @@ impl Map {
 
     /// An empty map with room for `n` entries.
     pub fn with_capacity(n: usize) -> Map {
-        Map {
-            entries: Entries::Keywords(Vec::with_capacity(n)),
-            index: None,
-        }
+        let mut map = Map::new();
+        map.set_capacity(n.min(MAX_LEN));
+        map
     }
 
     /// A map of `entries`, whose keys the caller has checked are distinct
     /// (the reader does, to report a duplicate where it is written): taken
-    /// over as they are, with no look-up per entry.
+    /// over with no look-up per entry.
     pub(crate) fn from_distinct_keywords(entries: Vec<(Keyword, Value)>) -> Map {
-        let mut map = if entries.iter().all(|(k, _)| k.index() < KEYWORD_KEYS) {
-            Map {
-                entries: Entries::Keywords(entries),
-                index: None,
-            }
-        } else {
-            Map {
-                entries: Entries::Values(
-                    entries
-                        .into_iter()
-                        .map(|(k, v)| (Value::Keyword(k), v))
-                        .collect(),
-                ),
-                index: None,
-            }
+        if entries.len() > MAX_LEN || entries.iter().any(|(k, _)| k.index() >= KEYWORD_KEYS) {
+            return entries
+                .into_iter()
+                .map(|(k, v)| (Value::Keyword(k), v))
+                .collect();
+        }
+        let len = entries.len();
+        let mut map = Map {
+            slots: entries
+                .into_iter()
+                .map(|(k, value)| Slot {
+                    key: k.index(),
+                    len: 0,
+                    value,
+                })
+                .collect(),
+            more: None,
         };
-        if map.len() > SCAN_LIMIT {
+        map.set_len(len);
+        if len > SCAN_LIMIT {
             map.build_index();
         }
         map
     }
 
     /// How many entries.
-    #[inline]
+    #[inline(always)]
     pub fn len(&self) -> usize {
-        each!(&self.entries, e => e.len())
+        self.slots.first().map_or(0, |s| s.len as usize)
+    }
+
+    /// Sets the length kept in slot 0 (`len` is at most the room, itself
+    /// at most [`MAX_LEN`]).
+    #[inline(always)]
+    fn set_len(&mut self, len: usize) {
+        if let Some(first) = self.slots.first_mut() {
+            first.len = len as u32;
+        }
+    }
+
+    /// The length, taken out of slot 0 before the slots change places (put
+    /// it back with [`Map::set_len`]).
+    fn take_len(&mut self) -> usize {
+        match self.slots.first_mut() {
+            Some(first) => std::mem::take(&mut first.len) as usize,
+            None => 0,
+        }
     }
 
     /// Whether the map has no entry.
@@ -283,33 +288,118 @@ impl Map {
 
     /// How many entries the map holds without allocating.
     pub fn capacity(&self) -> usize {
-        each!(&self.entries, e => e.capacity())
+        self.slots.len()
+    }
+
+    /// The slots in use.
+    #[inline(always)]
+    fn live(&self) -> &[Slot] {
+        self.slots.get(..self.len()).unwrap_or_default()
+    }
+
+    /// The keys as values, if the map keeps them (else empty).
+    #[inline(always)]
+    fn value_keys(&self) -> &[Value] {
+        self.more.as_deref().map_or(&[], |m| &m.keys)
+    }
+
+    /// Whether the map keeps its keys as values (it holds a key that is
+    /// not a keyword coded by its index).
+    #[inline(always)]
+    fn keeps_keys(&self) -> bool {
+        !self.value_keys().is_empty()
+    }
+
+    /// The index, if the map has one.
+    #[inline(always)]
+    fn index(&self) -> Option<&KeyIndex> {
+        self.more.as_deref().and_then(|m| m.index.as_ref())
+    }
+
+    /// The box of what some maps need, made if absent.
+    fn more_mut(&mut self) -> &mut More {
+        self.more.get_or_insert_with(Box::default)
+    }
+
+    /// Drops the index, and the box with it when it holds nothing else.
+    fn drop_index(&mut self) {
+        if let Some(more) = &mut self.more {
+            more.index = None;
+            if more.keys.capacity() == 0 {
+                self.more = None;
+            }
+        }
+    }
+
+    /// Changes the room to `cap` slots (at least the length), keeping the
+    /// entries.
+    fn set_capacity(&mut self, cap: usize) {
+        let len = self.take_len();
+        let mut slots = std::mem::take(&mut self.slots).into_vec();
+        if cap > slots.len() {
+            slots.reserve_exact(cap - slots.len());
+            slots.resize_with(cap, Slot::vacant);
+        }
+        self.slots = slots.into_boxed_slice();
+        self.set_len(len);
+        if self.keeps_keys() {
+            let more = self.more_mut();
+            more.keys.reserve_exact(cap.saturating_sub(more.keys.len()));
+        }
+    }
+
+    /// Makes room for one more entry: small maps grow one entry at a time,
+    /// so a db of five keys holds five; larger ones double.
+    fn grow(&mut self) {
+        let len = self.len();
+        if len == self.capacity() {
+            let cap = if len < SCAN_LIMIT { len + 1 } else { len * 2 };
+            self.set_capacity(cap.min(MAX_LEN));
+        }
     }
 
     /// Removes every entry, keeping the allocated room.
     pub fn clear(&mut self) {
-        each!(&mut self.entries, e => e.clear());
-        if let Some(index) = &mut self.index {
-            index.positions.clear();
-            index.reserved = 0;
+        self.slots.fill_with(Slot::vacant);
+        if let Some(more) = &mut self.more {
+            more.keys.clear();
+            if let Some(index) = &mut more.index {
+                index.positions.clear();
+                index.reserved = 0;
+            }
         }
     }
 
     /// Makes room for `additional` more entries.
     pub fn reserve(&mut self, additional: usize) {
-        each!(&mut self.entries, e => e.reserve(additional));
+        let want = self.len().saturating_add(additional).min(MAX_LEN);
+        if want > self.capacity() {
+            self.set_capacity(want.max(self.capacity().saturating_mul(2).min(MAX_LEN)));
+        }
     }
 
     /// The position of `key`.
     #[inline]
     pub fn get_index_of(&self, key: &Value) -> Option<usize> {
-        match (&self.entries, key) {
-            (_, Value::Keyword(k)) => self.keyword_position(*k),
-            // Only a keyword equals a keyword.
-            (Entries::Keywords(_), _) => None,
-            (Entries::Values(e), _) => {
-                position_in(e, self.index.as_deref(), || hash(key), |x| x == key)
-            }
+        match key {
+            Value::Keyword(k) => self.keyword_position(*k),
+            _ => self.value_key_position(key),
+        }
+    }
+
+    /// The position of a key that the slots do not code: a scan of the keys
+    /// as values, or a probe of the index.
+    fn value_key_position(&self, key: &Value) -> Option<usize> {
+        let keys = self.value_keys();
+        if keys.is_empty() {
+            return None;
+        }
+        match self.index() {
+            Some(index) => index
+                .positions
+                .find(hash(key), |&at| keys.get(at as usize) == Some(key))
+                .map(|&at| at as usize),
+            None => keys.iter().position(|k| k == key),
         }
     }
 
@@ -332,9 +422,9 @@ impl Map {
     /// ```
     #[inline(always)]
     pub fn keyword_position(&self, key: Keyword) -> Option<usize> {
-        match &self.index {
-            // One probe; the entries' form is looked at only for a candidate.
-            Some(index) if self.len() > SCAN_LIMIT => {
+        match self.index() {
+            // One probe; the slot is looked at only for a candidate.
+            Some(index) => {
                 if !index.may_hold(key) {
                     return None;
                 }
@@ -343,7 +433,8 @@ impl Map {
                     .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
                     .map(|&at| at as usize)
             }
-            _ => each!(&self.entries, e => e.iter().position(|(k, _)| k.keyword() == Some(key))),
+            // Vacant room has a code no keyword has: no length needed.
+            None => self.slots.iter().position(|s| s.key == key.index()),
         }
     }
 
@@ -352,19 +443,19 @@ impl Map {
     /// [`Map::keyword_position`]).
     #[inline(always)]
     pub fn keyword_at(&self, at: usize, key: Keyword) -> bool {
-        each!(&self.entries, e => e.get(at).is_some_and(|(k, _)| k.keyword() == Some(key)))
+        self.slots.get(at).is_some_and(|s| s.key == key.index())
     }
 
     /// Calls `f` with the position and keyword of every keyword key.
     #[inline]
     pub(crate) fn for_each_keyword(&self, mut f: impl FnMut(usize, Keyword)) {
-        each!(&self.entries, e => {
-            for (i, (k, _)) in e.iter().enumerate() {
-                if let Some(k) = k.keyword() {
-                    f(i, k);
-                }
+        // Every code but two (another key's, vacant room's) is a keyword's
+        // index: the whole room is passed over, without reading the length.
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.key < OTHER {
+                f(i, Keyword::from_index(slot.key));
             }
-        });
+        }
     }
 
     /// Whether `key` is a key.
@@ -404,25 +495,36 @@ impl Map {
     /// The entry at position `i`.
     #[inline]
     pub fn get_index(&self, i: usize) -> Option<(&Value, &Value)> {
-        each!(&self.entries, e => e.get(i).map(|(k, v)| (k.value(), v)))
+        let slot = self.live().get(i)?;
+        Some((key_in(&self.slots, self.value_keys(), i), &slot.value))
     }
 
     /// The entry at position `i`, its value mutably.
     #[inline]
     pub fn get_index_mut(&mut self, i: usize) -> Option<(&Value, &mut Value)> {
-        each!(&mut self.entries, e => e.get_mut(i).map(|(k, v)| (Key::value(&*k), v)))
+        let len = self.len();
+        let Map { slots, more } = self;
+        let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
+        let key = key_in(slots, keys, i);
+        slots
+            .get_mut(..len)
+            .and_then(|s| s.get_mut(i))
+            .map(|s| (key, &mut s.value))
     }
 
-    /// The value at position `i`.
+    /// The value at position `i`, a position a look-up found: read
+    /// without the length, so a position in the room past the entries
+    /// reads as nil (a vacant slot's value), and one past the room as none.
     #[inline(always)]
     pub(crate) fn value_at(&self, i: usize) -> Option<&Value> {
-        each!(&self.entries, e => e.get(i).map(|(_, v)| v))
+        self.slots.get(i).map(|s| &s.value)
     }
 
-    /// The value at position `i`, mutably.
+    /// The value at position `i`, mutably: as [`Map::value_at`], for a
+    /// position a look-up found.
     #[inline(always)]
     pub(crate) fn value_at_mut(&mut self, i: usize) -> Option<&mut Value> {
-        each!(&mut self.entries, e => e.get_mut(i).map(|(_, v)| v))
+        self.slots.get_mut(i).map(|s| &mut s.value)
     }
 
     /// The first entry.
@@ -453,32 +555,34 @@ impl Map {
         }
     }
 
-    /// Appends an entry whose key is known to be absent; its position.
+    /// Appends an entry whose key is known to be absent; its position. (A
+    /// map of [`MAX_LEN`] entries takes no more: the position returned is
+    /// then its length, where no entry is.)
     fn push(&mut self, key: Value, value: Value) -> usize {
         let at = self.len();
-        if let Entries::Keywords(e) = &mut self.entries {
-            match key {
-                Value::Keyword(k) if k.index() < KEYWORD_KEYS => {
-                    grow(e);
-                    e.push((k, value));
-                    self.index_last();
-                    return at;
-                }
-                // The first key of another type: the keys become values.
-                _ => {
-                    let mut pairs = Vec::with_capacity(e.capacity().max(at + 1));
-                    pairs.extend(
-                        std::mem::take(e)
-                            .into_iter()
-                            .map(|(k, v)| (Value::Keyword(k), v)),
-                    );
-                    self.entries = Entries::Values(pairs);
-                }
-            }
+        let code = code_of(&key);
+        let value_key = needs_value_keys(&key);
+        if value_key && !self.keeps_keys() && at < MAX_LEN {
+            // The first key of another type: every key kept as a value too.
+            let keys: Vec<Value> = (0..at)
+                .map(|i| key_in(&self.slots, &[], i).clone())
+                .collect();
+            let more = self.more_mut();
+            more.keys = keys;
+            more.keys.reserve_exact(1);
         }
-        if let Entries::Values(e) = &mut self.entries {
-            grow(e);
-            e.push((key, value));
+        self.grow();
+        let Some(slot) = self.slots.get_mut(at) else {
+            return at;
+        };
+        slot.key = code;
+        // The room held nil: nothing to drop.
+        std::mem::forget(std::mem::replace(&mut slot.value, value));
+        self.set_len(at + 1);
+        if let Some(more) = &mut self.more
+            && (value_key || !more.keys.is_empty())
+        {
+            more.keys.push(key);
         }
         self.index_last();
         at
@@ -488,44 +592,51 @@ impl Map {
     /// the map has just grown past [`SCAN_LIMIT`].
     fn index_last(&mut self) {
         let len = self.len();
-        let Map { entries, index } = self;
-        match (index, u32::try_from(len - 1)) {
-            (Some(index), Ok(pos)) => each!(entries, e => {
-                let e: &[(_, Value)] = e;
-                index.positions.insert_unique(hash_at(e, pos), pos, |&p| hash_at(e, p));
-                index.reserved |= reserved_bit(e.get(pos as usize).and_then(|(k, _)| k.keyword()));
-            }),
-            // Positions are 32 bits: a map of more than 4 billion entries
-            // (which no memory holds) would go on without an index.
-            (Some(_), Err(_)) => self.index = None,
-            (None, _) if len > SCAN_LIMIT => self.build_index(),
-            (None, _) => {}
+        let Map { slots, more } = self;
+        match more.as_deref_mut() {
+            Some(More {
+                keys,
+                index: Some(index),
+            }) => {
+                let pos = (len - 1) as u32;
+                index
+                    .positions
+                    .insert_unique(hash_at(slots, keys, pos), pos, |&p| hash_at(slots, keys, p));
+                index.reserved |= reserved_bit(Self::keyword_in(slots, keys, pos as usize));
+            }
+            _ if len > SCAN_LIMIT => self.build_index(),
+            _ => {}
         }
+    }
+
+    /// The keyword key at `at`, whether coded or kept as a value.
+    fn keyword_in(slots: &[Slot], keys: &[Value], at: usize) -> Option<Keyword> {
+        key_in(slots, keys, at).as_keyword()
     }
 
     /// Builds the index of every entry.
     fn build_index(&mut self) {
-        if u32::try_from(self.len()).is_err() {
-            return;
-        }
-        let index = each!(&self.entries, e => {
-            let mut index = KeyIndex {
-                positions: HashTable::with_capacity(e.capacity()),
-                reserved: 0,
-            };
-            for (at, (k, _)) in (0u32..).zip(e.iter()) {
-                index.positions.insert_unique(k.hash_key(), at, |&p| hash_at(e, p));
-                index.reserved |= reserved_bit(k.keyword());
-            }
+        let len = self.len();
+        let Map { slots, more } = self;
+        let more = more.get_or_insert_with(Box::default);
+        let keys = &more.keys;
+        let mut index = KeyIndex {
+            positions: HashTable::with_capacity(slots.len()),
+            reserved: 0,
+        };
+        for at in 0..len as u32 {
             index
-        });
-        self.index = Some(Box::new(index));
+                .positions
+                .insert_unique(hash_at(slots, keys, at), at, |&p| hash_at(slots, keys, p));
+            index.reserved |= reserved_bit(Self::keyword_in(slots, keys, at as usize));
+        }
+        more.index = Some(index);
     }
 
     /// After the entries changed places wholesale (a retain, a sort): the
     /// index built again, or dropped if the map is small.
     fn reindex(&mut self) {
-        self.index = None;
+        self.drop_index();
         if self.len() > DROP_INDEX_AT {
             self.build_index();
         }
@@ -542,11 +653,16 @@ impl Map {
             None => (key, None),
         };
         let last = self.push(key, value);
-        if i < last {
-            each!(&mut self.entries, e => if let Some(moved) = e.get_mut(i..) {
+        if i < last && last < self.len() {
+            let len = self.take_len();
+            if let Some(moved) = self.slots.get_mut(i..=last) {
                 moved.rotate_right(1);
-            });
-            if self.index.is_some() {
+            }
+            self.set_len(len);
+            if let Some(moved) = self.more.as_mut().and_then(|m| m.keys.get_mut(i..=last)) {
+                moved.rotate_right(1);
+            }
+            if self.index().is_some() {
                 self.reindex();
             }
         }
@@ -566,39 +682,67 @@ impl Map {
         self.shift_remove_index(i).map(|(k, v)| (i, k, v))
     }
 
+    /// Takes the key at position `i` out (its slot is left to the caller).
+    fn take_key(&mut self, i: usize) -> Value {
+        match &mut self.more {
+            Some(more) if !more.keys.is_empty() => {
+                if i < more.keys.len() {
+                    more.keys.remove(i)
+                } else {
+                    Value::Nil
+                }
+            }
+            _ => key_in(&self.slots, &[], i).clone(),
+        }
+    }
+
     /// Removes the entry at position `i`, keeping the order of the others.
     pub fn shift_remove_index(&mut self, i: usize) -> Option<(Value, Value)> {
         let len = self.len();
         if i >= len {
             return None;
         }
-        let Map { entries, index } = self;
-        let removed = each!(entries, e => {
-            if let Some(index) = index {
-                unindex(index, e, i);
-                let after = len - i - 1;
-                if after <= SCAN_LIMIT {
-                    // A few entries after it: each found by its hash.
-                    for p in i + 1..len {
-                        if let Some(slot) = index.positions.find_mut(hash_at(e, p as u32), |&q| q as usize == p) {
-                            *slot -= 1;
-                        }
+        let Map { slots, more } = self;
+        if let Some(More {
+            keys,
+            index: Some(index),
+        }) = more.as_deref_mut()
+        {
+            unindex(index, slots, keys, i);
+            let after = len - i - 1;
+            if after <= SCAN_LIMIT {
+                // A few entries after it: each found by its hash.
+                for p in i + 1..len {
+                    if let Some(slot) = index
+                        .positions
+                        .find_mut(hash_at(slots, keys, p as u32), |&q| q as usize == p)
+                    {
+                        *slot -= 1;
                     }
-                } else {
-                    for slot in index.positions.iter_mut() {
-                        if *slot as usize > i {
-                            *slot -= 1;
-                        }
+                }
+            } else {
+                for slot in index.positions.iter_mut() {
+                    if *slot as usize > i {
+                        *slot -= 1;
                     }
                 }
             }
-            let (k, v) = e.remove(i);
-            (k.into_value(), v)
-        });
-        if len - 1 <= DROP_INDEX_AT {
-            self.index = None;
         }
-        Some(removed)
+        let key = self.take_key(i);
+        self.take_len();
+        // The entries after it move up by one (a `memmove`, as a `Vec`'s
+        // `remove` does), and the room gains a vacant slot at the end; the
+        // box's allocation stays as it is.
+        let mut slots = std::mem::take(&mut self.slots).into_vec();
+        let removed = slots.remove(i);
+        slots.push(Slot::vacant());
+        self.slots = slots.into_boxed_slice();
+        let value = removed.value;
+        self.set_len(len - 1);
+        if len - 1 <= DROP_INDEX_AT {
+            self.drop_index();
+        }
+        Some((key, value))
     }
 
     /// Removes `key` by moving the last entry into its place (the order of
@@ -609,27 +753,64 @@ impl Map {
         if i == last {
             return self.shift_remove_index(i).map(|(_, v)| v);
         }
-        let Map { entries, index } = self;
-        let v = each!(entries, e => {
-            if let Some(index) = index {
-                unindex(index, e, i);
-                if let Some(slot) = index.positions.find_mut(hash_at(e, last as u32), |&p| p as usize == last) {
-                    *slot = i as u32;
-                }
+        let Map { slots, more } = self;
+        if let Some(More {
+            keys,
+            index: Some(index),
+        }) = more.as_deref_mut()
+        {
+            unindex(index, slots, keys, i);
+            if let Some(slot) = index
+                .positions
+                .find_mut(hash_at(slots, keys, last as u32), |&p| p as usize == last)
+            {
+                *slot = i as u32;
             }
-            e.swap_remove(i).1
-        });
-        if last <= DROP_INDEX_AT {
-            self.index = None;
         }
-        Some(v)
+        if let Some(more) = &mut self.more
+            && i < more.keys.len()
+        {
+            more.keys.swap_remove(i);
+        }
+        let len = self.take_len();
+        self.slots.swap(i, last);
+        let removed = self
+            .slots
+            .get_mut(last)
+            .map(|s| std::mem::replace(s, Slot::vacant()));
+        self.set_len(len - 1);
+        if last <= DROP_INDEX_AT {
+            self.drop_index();
+        }
+        removed.map(|s| s.value)
     }
 
     /// Keeps only the entries for which `keep` says yes, in their order.
     pub fn retain(&mut self, mut keep: impl FnMut(&Value, &mut Value) -> bool) {
-        let before = self.len();
-        each!(&mut self.entries, e => e.retain_mut(|(k, v)| keep(Key::value(&*k), v)));
-        if self.len() != before {
+        let len = self.take_len();
+        let Map { slots, more } = self;
+        let mut keys = more.as_deref_mut().map(|m| &mut m.keys);
+        let mut kept = 0;
+        for i in 0..len {
+            let key = key_in(slots, keys.as_deref().map_or(&[], |k| k), i);
+            let Some(slot) = slots.get_mut(i) else { break };
+            if keep(key, &mut slot.value) {
+                slots.swap(kept, i);
+                if let Some(keys) = keys.as_deref_mut()
+                    && i < keys.len()
+                {
+                    keys.swap(kept, i);
+                }
+                kept += 1;
+            } else if let Some(slot) = slots.get_mut(i) {
+                *slot = Slot::vacant();
+            }
+        }
+        if let Some(keys) = keys {
+            keys.truncate(kept);
+        }
+        self.set_len(kept);
+        if kept != len {
             self.reindex();
         }
     }
@@ -639,9 +820,12 @@ impl Map {
         &mut self,
         mut compare: impl FnMut(&Value, &Value, &Value, &Value) -> std::cmp::Ordering,
     ) {
-        each!(&mut self.entries, e => e.sort_by(|(k1, v1), (k2, v2)| compare(k1.value(), v1, k2.value(), v2)));
-        if self.index.is_some() {
-            self.reindex();
+        let capacity = self.capacity();
+        let mut entries: Vec<(Value, Value)> = std::mem::take(self).into_iter().collect();
+        entries.sort_by(|(k1, v1), (k2, v2)| compare(k1, v1, k2, v2));
+        self.set_capacity(capacity);
+        for (k, v) in entries {
+            self.push(k, v);
         }
     }
 
@@ -655,18 +839,15 @@ impl Map {
 
     /// The entries in order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter(match &self.entries {
-            Entries::Keywords(e) => Either::Keywords(e.iter()),
-            Entries::Values(e) => Either::Values(e.iter()),
-        })
+        Iter::new(self.live(), self.value_keys())
     }
 
     /// The entries in order, their values mutably.
     pub fn iter_mut(&mut self) -> IterMut<'_> {
-        IterMut(match &mut self.entries {
-            Entries::Keywords(e) => Either::Keywords(e.iter_mut()),
-            Entries::Values(e) => Either::Values(e.iter_mut()),
-        })
+        let len = self.len();
+        let Map { slots, more } = self;
+        let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
+        IterMut::new(slots.get_mut(..len).unwrap_or_default(), keys)
     }
 
     /// The keys in order.
@@ -696,14 +877,14 @@ impl Map {
 }
 
 /// Takes position `i` out of `index`.
-fn unindex<K: Key>(index: &mut KeyIndex, entries: &[(K, Value)], i: usize) {
+fn unindex(index: &mut KeyIndex, slots: &[Slot], keys: &[Value], i: usize) {
     if let Ok(slot) = index
         .positions
-        .find_entry(hash_at(entries, i as u32), |&p| p as usize == i)
+        .find_entry(hash_at(slots, keys, i as u32), |&p| p as usize == i)
     {
         slot.remove();
     }
-    index.reserved &= !reserved_bit(entries.get(i).and_then(|(k, _)| k.keyword()));
+    index.reserved &= !reserved_bit(Map::keyword_in(slots, keys, i));
 }
 
 /// Equal when both hold equal keys with equal values, in any order (as
@@ -715,11 +896,20 @@ impl PartialEq for Map {
         }
         // Maps of one shape usually have their keys in one order: the same
         // position first.
-        if let (Entries::Keywords(a), Entries::Keywords(b)) = (&self.entries, &other.entries) {
-            return a.iter().zip(0..).all(|((k, v), i)| match b.get(i) {
-                Some((k2, v2)) if k2 == k => v2 == v,
-                _ => other.keyword_position(*k).and_then(|j| other.value_at(j)) == Some(v),
-            });
+        if !self.keeps_keys() && !other.keeps_keys() {
+            return self
+                .live()
+                .iter()
+                .zip(0..)
+                .all(|(s, i)| match other.slots.get(i) {
+                    Some(o) if o.key == s.key => o.value == s.value,
+                    _ => {
+                        s.keyword()
+                            .and_then(|k| other.keyword_position(k))
+                            .and_then(|j| other.value_at(j))
+                            == Some(&s.value)
+                    }
+                });
         }
         self.iter()
             .zip(0..)
@@ -742,14 +932,15 @@ impl std::fmt::Debug for Map {
 impl Index<usize> for Map {
     type Output = Value;
     fn index(&self, i: usize) -> &Value {
-        each!(&self.entries, e => &e[i].1)
+        &self.live()[i].value
     }
 }
 
 /// The value at position `i`, mutably; panics if there is none.
 impl IndexMut<usize> for Map {
     fn index_mut(&mut self, i: usize) -> &mut Value {
-        each!(&mut self.entries, e => &mut e[i].1)
+        let len = self.len();
+        &mut self.slots[..len][i].value
     }
 }
 
@@ -782,11 +973,12 @@ impl From<Map> for Value {
 impl IntoIterator for Map {
     type Item = (Value, Value);
     type IntoIter = IntoIter;
-    fn into_iter(self) -> IntoIter {
-        IntoIter(match self.entries {
-            Entries::Keywords(e) => Either::Keywords(e.into_iter()),
-            Entries::Values(e) => Either::Values(e.into_iter()),
-        })
+    fn into_iter(mut self) -> IntoIter {
+        let len = self.take_len();
+        let mut slots = std::mem::take(&mut self.slots).into_vec();
+        slots.truncate(len);
+        let keys = self.more.take().map(|m| m.keys).filter(|k| !k.is_empty());
+        IntoIter::new(slots, keys)
     }
 }
 

@@ -56,7 +56,7 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
             assert_eq!(map.keyword_position(kw), reference.get_index_of(&k));
         }
     }
-    if let Some(index) = &map.index {
+    if let Some(index) = map.index() {
         assert_eq!(index.positions.len(), map.len());
         let mut reserved = 0;
         for (at, (k, _)) in map.iter().enumerate() {
@@ -66,7 +66,24 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
         }
         assert_eq!(index.reserved, reserved);
     }
-    assert!(map.len() <= SCAN_LIMIT || map.index.is_some());
+    assert!(map.len() <= SCAN_LIMIT || map.index().is_some());
+    // The slots: the entries, then vacant room; the length in slot 0 and
+    // nowhere else; keys kept as values exactly while one needs it.
+    assert_eq!(map.len(), map.live().len());
+    for (at, slot) in map.slots.iter().enumerate() {
+        assert_eq!(slot.key == VACANT, at >= map.len(), "slot {at}");
+        if at > 0 {
+            assert_eq!(slot.len, 0);
+        }
+    }
+    let needs_keys = map.live().iter().any(|s| s.key == OTHER);
+    assert!(map.keeps_keys() || !needs_keys);
+    if map.keeps_keys() {
+        assert_eq!(map.value_keys().len(), map.len());
+        for (at, slot) in map.live().iter().enumerate() {
+            assert_eq!(slot.key, code_of(&map.value_keys()[at]));
+        }
+    }
     // Equal to the same entries in another order, unequal to a change.
     let reversed: Map = reference
         .iter()
@@ -189,7 +206,7 @@ fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
             check_same(&map, &reference, 30);
         }
         assert!(
-            map.index.is_none(),
+            map.index().is_none(),
             "a map of {} entries drops its index",
             map.len()
         );
@@ -198,30 +215,31 @@ fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
 
 #[test]
 fn a_small_map_holds_what_it_needs() {
-    // A db of five keyword keys: the map's 40 bytes and five entries of 24
-    // (a 4-byte keyword and a 16-byte value).
-    assert_eq!(size_of::<Map>(), 40);
-    assert_eq!(size_of::<(Keyword, Value)>(), 24);
+    // A db of five keyword keys: the map's 24 bytes and five slots of 24
+    // (a 4-byte keyword code, the length in slot 0 and a 16-byte value).
+    assert_eq!(size_of::<Map>(), 24);
+    assert_eq!(size_of::<Slot>(), 24);
     let mut map = Map::with_capacity(4);
     for i in 0..5 {
         map.insert(key(i * 7), Value::Nil);
     }
     // Grown one entry at a time, not doubled.
     assert_eq!(map.capacity(), 5);
-    assert!(map.index.is_none());
+    assert!(map.index().is_none());
     // Keyword keys are stored as their index until a key of another
     // type comes.
     let mut keywords = Map::with_capacity(4);
     for i in 0..5 {
         keywords.insert(key(i), Value::Int(i.into()));
     }
-    assert!(matches!(&keywords.entries, Entries::Keywords(e) if e.capacity() == 5));
+    assert!(keywords.more.is_none() && keywords.capacity() == 5);
     assert_eq!(
         keywords.get_index(4),
         Some((&Value::keyword("k4"), &Value::Int(4)))
     );
     keywords.insert(Value::Int(-1), Value::Nil);
-    assert!(matches!(keywords.entries, Entries::Values(_)));
+    assert!(keywords.keeps_keys());
+    assert_eq!(keywords.keyword_position(Keyword::new("k4")), Some(4));
     assert_eq!(
         keywords.get_index(4),
         Some((&Value::keyword("k4"), &Value::Int(4)))
@@ -232,11 +250,11 @@ fn a_small_map_holds_what_it_needs() {
         map.insert(key(i * 7), Value::Nil);
     }
     map.insert(key(8), Value::Nil);
-    let built = map.index.as_deref().map(std::ptr::from_ref);
+    let built = map.index().map(std::ptr::from_ref);
     for _ in 0..3 {
         map.shift_remove(&key(8));
         map.insert(key(8), Value::Nil);
-        assert_eq!(map.index.as_deref().map(std::ptr::from_ref), built);
+        assert_eq!(map.index().map(std::ptr::from_ref), built);
     }
 }
 
@@ -255,6 +273,7 @@ fn a_map_of_distinct_keywords_is_taken_over_as_it_is() {
         let map = Map::from_distinct_keywords(entries);
         let reference: Reference = (0..n).map(|i| (key(i), Value::Int(i.into()))).collect();
         check_same(&map, &reference, 20);
-        assert!(matches!(&map.entries, Entries::Keywords(e) if e.capacity() == capacity));
+        assert!(map.more.is_none() || n > SCAN_LIMIT as u8);
+        assert_eq!(map.capacity(), capacity);
     }
 }
