@@ -93,29 +93,30 @@ impl<'a> Iterator for IterMut<'a> {
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let (i, s) = self.slots.next()?;
-        let key = key_in(std::slice::from_ref(s), &[], 0);
-        let key = if s.keyword().is_some() {
-            key
-        } else {
-            self.keys.get(i).unwrap_or(key)
-        };
-        Some((key, &mut s.value))
+        Some(entry_mut(self.keys, i, s))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.slots.size_hint()
     }
 }
 
+/// The entry of slot `s` at position `i`: its key (a keyword's from the
+/// interner, any other from the map's `keys`) and its value to change.
+#[inline]
+fn entry_mut<'a>(keys: &'a [Value], i: usize, s: &'a mut Slot) -> (&'a Value, &'a mut Value) {
+    let key = key_in(std::slice::from_ref(s), &[], 0);
+    let key = if s.keyword().is_some() {
+        key
+    } else {
+        keys.get(i).unwrap_or(key)
+    };
+    (key, &mut s.value)
+}
+
 impl DoubleEndedIterator for IterMut<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let (i, s) = self.slots.next_back()?;
-        let key = key_in(std::slice::from_ref(s), &[], 0);
-        let key = if s.keyword().is_some() {
-            key
-        } else {
-            self.keys.get(i).unwrap_or(key)
-        };
-        Some((key, &mut s.value))
+        Some(entry_mut(self.keys, i, s))
     }
 }
 
