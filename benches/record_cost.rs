@@ -4,8 +4,9 @@
 //! drops it. Run it under callgrind with 20000 and 40000 and divide the
 //! difference by 20,000: what one recorded tick costs, its share of
 //! growing and dropping the record included, without the program's start.
-//! `record_cost N plain` ticks the same way without recording, and
-//! `record_cost N traced` traces into a kept buffer, for the ratios.
+//! `record_cost N plain` ticks the same way without recording,
+//! `record_cost N traced` traces into a kept buffer, for the ratios, and
+//! `record_cost N full` records with a recorder comparing every value.
 //!
 //! ```sh
 //! cargo bench --bench record_cost --no-run
@@ -35,6 +36,8 @@ fn main() {
         "plain"
     } else if std::env::args().any(|a| a == "traced") {
         "traced"
+    } else if std::env::args().any(|a| a == "full") {
+        "full"
     } else {
         "recorded"
     };
@@ -50,7 +53,12 @@ fn main() {
             db = run_tick_traced(db, &tree, &options, &mut trace).db;
         }
     } else {
-        let mut recorder = Recorder::new(&tree, &db).comparing_written_keys();
+        let recorder = Recorder::new(&tree, &db);
+        let mut recorder = if mode == "full" {
+            recorder
+        } else {
+            recorder.comparing_written_keys()
+        };
         for _ in 0..ticks {
             db = recorder.tick(db, &tree).db;
         }
