@@ -111,7 +111,8 @@ fn fresh_dir(name: &str) -> PathBuf {
 /// A headless Chromium with one tab that collects console errors,
 /// exceptions and requests for anything but the page itself.
 struct Chromium {
-    _browser: Browser,
+    /// Taken and closed before the folder is removed (see `Drop`).
+    browser: Option<Browser>,
     tab: Arc<Tab>,
     errors: Arc<Mutex<Vec<String>>>,
     requests: Arc<Mutex<Vec<String>>>,
@@ -195,7 +196,7 @@ impl Chromium {
         }))
         .unwrap();
         Chromium {
-            _browser: browser,
+            browser: Some(browser),
             tab,
             errors,
             requests,
@@ -293,6 +294,9 @@ impl Chromium {
 
 impl Drop for Chromium {
     fn drop(&mut self) {
+        // Chromium writes its profile until it exits: close it first, or
+        // the folder is made again behind the removal and left behind.
+        drop(self.browser.take());
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
