@@ -53,14 +53,28 @@ pub(crate) fn same_id(a: &Value, b: &Value) -> bool {
 }
 
 impl SlotHint {
+    /// The position the hint remembers, as a `usize`.
+    #[inline(always)]
+    fn at(&self) -> usize {
+        self.0.load(Relaxed) as usize
+    }
+
     /// The position of keyword `key` in `db`, trying the remembered
     /// position first.
     #[inline(always)]
     pub(crate) fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
-        let hint = self.0.load(Relaxed) as usize;
+        let hint = self.at();
         if db.keyword_at(hint, key) {
             return Some(hint);
         }
+        self.search(db, key)
+    }
+
+    /// Finds keyword `key` in `db` where the hint did not, and remembers
+    /// where: the hint's miss, kept out of the callers' code.
+    #[cold]
+    #[inline(never)]
+    fn search(&self, db: &Map, key: Keyword) -> Option<usize> {
         let found = crate::value::find_kw(db, key);
         self.remember(found);
         found
@@ -82,7 +96,7 @@ impl SlotHint {
     /// [`SlotHint::find_value`] for a key that is not a keyword.
     #[inline(never)]
     fn find_other(&self, map: &Map, key: &Value) -> Option<usize> {
-        let hint = self.0.load(Relaxed) as usize;
+        let hint = self.at();
         if let Some((k, _)) = map.get_index(hint)
             && same_id(k, key)
         {
@@ -151,18 +165,44 @@ impl KeyPath {
         }
     }
 
+    /// The value at this path in `db`, if the path is one keyword key and
+    /// its hint finds it at once: the look-up every leaf tries first (the
+    /// hint's position loaded, checked against the room, one comparison of
+    /// key codes). `None` says only "look further" ([`KeyPath::get`] or
+    /// [`KeyPath::slot`] do), not that the key is absent.
     #[inline(always)]
-    pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+    pub(crate) fn hit<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         match self {
-            KeyPath::Kw(k, hint) => hint.find(db, *k).and_then(|i| db.value_at(i)),
-            _ => self.get_slow(db),
+            KeyPath::Kw(k, hint) => db.keyword_value_at(hint.at(), *k),
+            KeyPath::One(_) | KeyPath::Path(_) => None,
         }
     }
 
-    #[inline(never)]
-    fn get_slow<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+    /// [`KeyPath::hit`], the value to change.
+    #[inline(always)]
+    pub(crate) fn hit_mut<'a>(&self, db: &'a mut Map) -> Option<&'a mut Value> {
         match self {
-            KeyPath::Kw(k, _) => crate::value::map_get(db, &Value::Keyword(*k)),
+            KeyPath::Kw(k, hint) => db.keyword_value_at_mut(hint.at(), *k),
+            KeyPath::One(_) | KeyPath::Path(_) => None,
+        }
+    }
+
+    /// The value at this path in `db`, if there is one.
+    #[inline(always)]
+    pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        match self.hit(db) {
+            Some(v) => Some(v),
+            None => self.get_slow(db),
+        }
+    }
+
+    /// [`KeyPath::get`] where the hint did not find the key: a search (and
+    /// the hint remembers where it found it), or a path's walk.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn get_slow<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        match self {
+            KeyPath::Kw(k, hint) => hint.search(db, *k).and_then(|i| db.value_at(i)),
             KeyPath::One(k) => crate::value::map_get(db, k),
             KeyPath::Path(path) => {
                 let (first, rest) = path.split_first()?;
@@ -179,17 +219,31 @@ impl KeyPath {
     #[inline(always)]
     pub(crate) fn slot<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
         if let KeyPath::Kw(k, hint) = self
-            && let Some(i) = hint.find(db, *k)
+            && db.keyword_at(hint.at(), *k)
         {
-            return db.value_at_mut(i).ok_or(PathError::Empty);
+            return db.value_at_mut(hint.at()).ok_or(PathError::Empty);
         }
         self.slot_slow(db)
     }
 
+    /// [`KeyPath::slot`] where the hint did not find the key: a search (the
+    /// hint remembers where it found it, or where the key was inserted), or
+    /// a path's walk, making the maps on the way.
+    #[cold]
     #[inline(never)]
-    fn slot_slow<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
+    pub(crate) fn slot_slow<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
         match self {
-            KeyPath::Kw(k, _) => Ok(crate::value::map_slot(db, &Value::Keyword(*k))),
+            KeyPath::Kw(k, hint) => {
+                let at = match hint.search(db, *k) {
+                    Some(at) => at,
+                    None => {
+                        let at = db.push(Value::Keyword(*k), Value::Nil);
+                        hint.remember(Some(at));
+                        at
+                    }
+                };
+                db.value_at_mut(at).ok_or(PathError::Empty)
+            }
             KeyPath::One(k) => Ok(crate::value::map_slot(db, k)),
             KeyPath::Path(path) => {
                 let (first, rest) = path.split_first().ok_or(PathError::Empty)?;
