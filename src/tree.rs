@@ -311,67 +311,94 @@ pub(crate) enum Opt {
     Call(Arc<Function>, Box<[Opt]>),
 }
 
-/// A user node's options, as written and by the place its node type
-/// declares them: what [`crate::extend::OptSlot`] and
-/// [`crate::extend::KeySlot`] read, resolved once when the tree is compiled.
+/// A user node's options, by the place its node type declares them (what
+/// [`crate::extend::OptSlot`] and [`crate::extend::KeySlot`] read, resolved
+/// once when the tree is compiled) and in the order they were written.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CustomOptions {
-    /// The options the node was given, in the order of its options map.
-    entries: Box<[(Keyword, Opt)]>,
-    /// One entry for each option the node type declares, in its order.
+    /// One for each option the node type declares, in its order: a slot's
+    /// index is its place here.
     slots: Box<[Slot]>,
+    /// The options the node was given, in the order of its options map.
+    written: Box<[(Keyword, Written)]>,
 }
 
-/// Where a declared option of a user node is.
+/// A declared option of a user node: its key (a slot handed out for
+/// another node type's option is told by it), the option the node was
+/// given, and for a key-path option its path with the per-site look-up hint.
 #[derive(Debug, Clone)]
-pub(crate) enum Slot {
-    /// The node was not given it.
-    Absent,
-    /// At this index of the entries.
-    At(u32),
-    /// A key path (always constant) at this index of the entries, with its
-    /// per-site look-up hint.
-    Key(u32, KeyPath),
+pub(crate) struct Slot {
+    pub(crate) key: Keyword,
+    /// The option as given, if it was.
+    pub(crate) opt: Option<Opt>,
+    /// The key path of an option the node type declares as a key (always
+    /// a constant, so resolved here once), if it was given.
+    pub(crate) path: Option<KeyPath>,
+}
+
+/// An option as written: where it is kept.
+#[derive(Debug, Clone)]
+enum Written {
+    /// In the slot at this index.
+    Declared(u32),
+    /// Here: an option the node type does not declare (it accepts any).
+    Open(Opt),
 }
 
 impl CustomOptions {
     /// The options `entries` of a node of type `node_type`, laid out by the
     /// options it declares.
     pub(crate) fn new(node_type: &NodeType, entries: Box<[(Keyword, Opt)]>) -> CustomOptions {
-        let slots = node_type
+        let mut slots: Box<[Slot]> = node_type
             .options
             .iter()
-            .map(|spec| {
-                let Some(i) = entries.iter().position(|(k, _)| *k == spec.key) else {
-                    return Slot::Absent;
-                };
-                let at = u32::try_from(i).unwrap_or(u32::MAX);
-                match (&spec.ty, &entries[i].1) {
-                    (crate::spec::OptionType::Key, Opt::Const(v)) => {
-                        Slot::Key(at, KeyPath::from_value(v))
-                    }
-                    _ => Slot::At(at),
-                }
+            .map(|spec| Slot {
+                key: spec.key,
+                opt: None,
+                path: None,
             })
             .collect();
-        CustomOptions { entries, slots }
+        let written = entries
+            .into_vec()
+            .into_iter()
+            .map(|(key, opt)| {
+                let Some(i) = slots.iter().position(|s| s.key == key) else {
+                    return (key, Written::Open(opt));
+                };
+                let is_key = node_type
+                    .options
+                    .get(i)
+                    .is_some_and(|o| o.ty == crate::spec::OptionType::Key);
+                if let Some(slot) = slots.get_mut(i) {
+                    slot.path = match &opt {
+                        Opt::Const(v) if is_key => Some(KeyPath::from_value(v)),
+                        _ => None,
+                    };
+                    slot.opt = Some(opt);
+                }
+                (key, Written::Declared(u32::try_from(i).unwrap_or(u32::MAX)))
+            })
+            .collect();
+        CustomOptions { slots, written }
     }
 
-    /// The options as written.
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, (Keyword, Opt)> {
-        self.entries.iter()
+    /// The options as written, in their order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Keyword, &Opt)> {
+        self.written
+            .iter()
+            .filter_map(|(key, written)| match written {
+                Written::Declared(i) => {
+                    let opt = self.slots.get(*i as usize).and_then(|s| s.opt.as_ref());
+                    opt.map(|opt| (*key, opt))
+                }
+                Written::Open(opt) => Some((*key, opt)),
+            })
     }
 
-    /// The option the node type declares at `index`: `None` if it has no such
-    /// option, `Some(None)` if the node was not given it.
+    /// The declared options, by the place the node type declares them.
     #[inline(always)]
-    pub(crate) fn slot(&self, index: usize) -> Option<(&Slot, Option<&Opt>)> {
-        let slot = self.slots.get(index)?;
-        let opt = match slot {
-            Slot::Absent => None,
-            Slot::At(i) | Slot::Key(i, _) => self.entries.get(*i as usize).map(|(_, o)| o),
-        };
-        Some((slot, opt))
+    pub(crate) fn slots(&self) -> &[Slot] {
+        &self.slots
     }
 }
 
