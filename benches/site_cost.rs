@@ -60,7 +60,7 @@ fn registry() -> Registry {
 /// The text of tree `name`.
 fn text(name: &str, leaf: &str) -> String {
     if name.ends_with("-10") {
-        format!("[:sequence {}]", vec![leaf; 10].join(" "))
+        format!("[:sequence {}]", [leaf; 10].join(" "))
     } else {
         leaf.to_owned()
     }
