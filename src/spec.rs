@@ -227,15 +227,19 @@ impl OptionSpec {
     }
 }
 
-/// A comparison operator of `:test?`.
+/// A comparison operator of `:test?`. Each is numbered by the orderings
+/// of `a` and `b` for which `a OP b` holds, a bit each (`a < b`, `a = b`,
+/// `a > b`), so that two integers are compared without a branch on the
+/// operator ([`Operator::ints`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Operator {
-    Eq,
-    NotEq,
-    Lt,
-    Gt,
-    Le,
-    Ge,
+    Lt = 0b001,
+    Eq = 0b010,
+    Le = 0b011,
+    Gt = 0b100,
+    NotEq = 0b101,
+    Ge = 0b110,
 }
 
 impl Operator {
@@ -281,14 +285,9 @@ impl Operator {
     /// `a OP b` for two integers.
     #[inline(always)]
     pub(crate) fn ints(self, a: i64, b: i64) -> bool {
-        match self {
-            Operator::Eq => a == b,
-            Operator::NotEq => a != b,
-            Operator::Lt => a < b,
-            Operator::Gt => a > b,
-            Operator::Le => a <= b,
-            Operator::Ge => a >= b,
-        }
+        // The ordering's bit: 0 for `a < b`, 1 for `a = b`, 2 for `a > b`.
+        let bit = u32::from(a > b) + u32::from(a >= b);
+        (self as u8 >> bit) & 1 != 0
     }
 
     /// `a OP b` for two floats: NaN is neither smaller, larger nor equal.

@@ -53,14 +53,28 @@ pub(crate) fn same_id(a: &Value, b: &Value) -> bool {
 }
 
 impl SlotHint {
+    /// The position the hint remembers, as a `usize`.
+    #[inline(always)]
+    fn at(&self) -> usize {
+        self.0.load(Relaxed) as usize
+    }
+
     /// The position of keyword `key` in `db`, trying the remembered
     /// position first.
     #[inline(always)]
     pub(crate) fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
-        let hint = self.0.load(Relaxed) as usize;
+        let hint = self.at();
         if db.keyword_at(hint, key) {
             return Some(hint);
         }
+        self.search(db, key)
+    }
+
+    /// Finds keyword `key` in `db` where the hint did not, and remembers
+    /// where: the hint's miss, kept out of the callers' code.
+    #[cold]
+    #[inline(never)]
+    fn search(&self, db: &Map, key: Keyword) -> Option<usize> {
         let found = crate::value::find_kw(db, key);
         self.remember(found);
         found
@@ -82,7 +96,7 @@ impl SlotHint {
     /// [`SlotHint::find_value`] for a key that is not a keyword.
     #[inline(never)]
     fn find_other(&self, map: &Map, key: &Value) -> Option<usize> {
-        let hint = self.0.load(Relaxed) as usize;
+        let hint = self.at();
         if let Some((k, _)) = map.get_index(hint)
             && same_id(k, key)
         {
@@ -151,18 +165,44 @@ impl KeyPath {
         }
     }
 
+    /// The value at this path in `db`, if the path is one keyword key and
+    /// its hint finds it at once: the look-up every leaf tries first (the
+    /// hint's position loaded, checked against the room, one comparison of
+    /// key codes). `None` says only "look further" ([`KeyPath::get`] or
+    /// [`KeyPath::slot`] do), not that the key is absent.
     #[inline(always)]
-    pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+    pub(crate) fn hit<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         match self {
-            KeyPath::Kw(k, hint) => hint.find(db, *k).and_then(|i| db.value_at(i)),
-            _ => self.get_slow(db),
+            KeyPath::Kw(k, hint) => db.keyword_value_at(hint.at(), *k),
+            KeyPath::One(_) | KeyPath::Path(_) => None,
         }
     }
 
-    #[inline(never)]
-    fn get_slow<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+    /// [`KeyPath::hit`], the value to change.
+    #[inline(always)]
+    pub(crate) fn hit_mut<'a>(&self, db: &'a mut Map) -> Option<&'a mut Value> {
         match self {
-            KeyPath::Kw(k, _) => crate::value::map_get(db, &Value::Keyword(*k)),
+            KeyPath::Kw(k, hint) => db.keyword_value_at_mut(hint.at(), *k),
+            KeyPath::One(_) | KeyPath::Path(_) => None,
+        }
+    }
+
+    /// The value at this path in `db`, if there is one.
+    #[inline(always)]
+    pub(crate) fn get<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        match self.hit(db) {
+            Some(v) => Some(v),
+            None => self.get_slow(db),
+        }
+    }
+
+    /// [`KeyPath::get`] where the hint did not find the key: a search (and
+    /// the hint remembers where it found it), or a path's walk.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn get_slow<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        match self {
+            KeyPath::Kw(k, hint) => hint.search(db, *k).and_then(|i| db.value_at(i)),
             KeyPath::One(k) => crate::value::map_get(db, k),
             KeyPath::Path(path) => {
                 let (first, rest) = path.split_first()?;
@@ -179,17 +219,31 @@ impl KeyPath {
     #[inline(always)]
     pub(crate) fn slot<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
         if let KeyPath::Kw(k, hint) = self
-            && let Some(i) = hint.find(db, *k)
+            && db.keyword_at(hint.at(), *k)
         {
-            return db.value_at_mut(i).ok_or(PathError::Empty);
+            return db.value_at_mut(hint.at()).ok_or(PathError::Empty);
         }
         self.slot_slow(db)
     }
 
+    /// [`KeyPath::slot`] where the hint did not find the key: a search (the
+    /// hint remembers where it found it, or where the key was inserted), or
+    /// a path's walk, making the maps on the way.
+    #[cold]
     #[inline(never)]
-    fn slot_slow<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
+    pub(crate) fn slot_slow<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
         match self {
-            KeyPath::Kw(k, _) => Ok(crate::value::map_slot(db, &Value::Keyword(*k))),
+            KeyPath::Kw(k, hint) => {
+                let at = match hint.search(db, *k) {
+                    Some(at) => at,
+                    None => {
+                        let at = db.push(Value::Keyword(*k), Value::Nil);
+                        hint.remember(Some(at));
+                        at
+                    }
+                };
+                db.value_at_mut(at).ok_or(PathError::Empty)
+            }
             KeyPath::One(k) => Ok(crate::value::map_slot(db, k)),
             KeyPath::Path(path) => {
                 let (first, rest) = path.split_first().ok_or(PathError::Empty)?;
@@ -257,67 +311,94 @@ pub(crate) enum Opt {
     Call(Arc<Function>, Box<[Opt]>),
 }
 
-/// A user node's options, as written and by the place its node type
-/// declares them: what [`crate::extend::OptSlot`] and
-/// [`crate::extend::KeySlot`] read, resolved once when the tree is compiled.
+/// A user node's options, by the place its node type declares them (what
+/// [`crate::extend::OptSlot`] and [`crate::extend::KeySlot`] read, resolved
+/// once when the tree is compiled) and in the order they were written.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CustomOptions {
-    /// The options the node was given, in the order of its options map.
-    entries: Box<[(Keyword, Opt)]>,
-    /// One entry for each option the node type declares, in its order.
+    /// One for each option the node type declares, in its order: a slot's
+    /// index is its place here.
     slots: Box<[Slot]>,
+    /// The options the node was given, in the order of its options map.
+    written: Box<[(Keyword, Written)]>,
 }
 
-/// Where a declared option of a user node is.
+/// A declared option of a user node: its key (a slot handed out for
+/// another node type's option is told by it), the option the node was
+/// given, and for a key-path option its path with the per-site look-up hint.
 #[derive(Debug, Clone)]
-pub(crate) enum Slot {
-    /// The node was not given it.
-    Absent,
-    /// At this index of the entries.
-    At(u32),
-    /// A key path (always constant) at this index of the entries, with its
-    /// per-site look-up hint.
-    Key(u32, KeyPath),
+pub(crate) struct Slot {
+    pub(crate) key: Keyword,
+    /// The option as given, if it was.
+    pub(crate) opt: Option<Opt>,
+    /// The key path of an option the node type declares as a key (always
+    /// a constant, so resolved here once), if it was given.
+    pub(crate) path: Option<KeyPath>,
+}
+
+/// An option as written: where it is kept.
+#[derive(Debug, Clone)]
+enum Written {
+    /// In the slot at this index.
+    Declared(u32),
+    /// Here: an option the node type does not declare (it accepts any).
+    Open(Opt),
 }
 
 impl CustomOptions {
     /// The options `entries` of a node of type `node_type`, laid out by the
     /// options it declares.
     pub(crate) fn new(node_type: &NodeType, entries: Box<[(Keyword, Opt)]>) -> CustomOptions {
-        let slots = node_type
+        let mut slots: Box<[Slot]> = node_type
             .options
             .iter()
-            .map(|spec| {
-                let Some(i) = entries.iter().position(|(k, _)| *k == spec.key) else {
-                    return Slot::Absent;
-                };
-                let at = u32::try_from(i).unwrap_or(u32::MAX);
-                match (&spec.ty, &entries[i].1) {
-                    (crate::spec::OptionType::Key, Opt::Const(v)) => {
-                        Slot::Key(at, KeyPath::from_value(v))
-                    }
-                    _ => Slot::At(at),
-                }
+            .map(|spec| Slot {
+                key: spec.key,
+                opt: None,
+                path: None,
             })
             .collect();
-        CustomOptions { entries, slots }
+        let written = entries
+            .into_vec()
+            .into_iter()
+            .map(|(key, opt)| {
+                let Some(i) = slots.iter().position(|s| s.key == key) else {
+                    return (key, Written::Open(opt));
+                };
+                let is_key = node_type
+                    .options
+                    .get(i)
+                    .is_some_and(|o| o.ty == crate::spec::OptionType::Key);
+                if let Some(slot) = slots.get_mut(i) {
+                    slot.path = match &opt {
+                        Opt::Const(v) if is_key => Some(KeyPath::from_value(v)),
+                        _ => None,
+                    };
+                    slot.opt = Some(opt);
+                }
+                (key, Written::Declared(u32::try_from(i).unwrap_or(u32::MAX)))
+            })
+            .collect();
+        CustomOptions { slots, written }
     }
 
-    /// The options as written.
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, (Keyword, Opt)> {
-        self.entries.iter()
+    /// The options as written, in their order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Keyword, &Opt)> {
+        self.written
+            .iter()
+            .filter_map(|(key, written)| match written {
+                Written::Declared(i) => {
+                    let opt = self.slots.get(*i as usize).and_then(|s| s.opt.as_ref());
+                    opt.map(|opt| (*key, opt))
+                }
+                Written::Open(opt) => Some((*key, opt)),
+            })
     }
 
-    /// The option the node type declares at `index`: `None` if it has no such
-    /// option, `Some(None)` if the node was not given it.
+    /// The declared options, by the place the node type declares them.
     #[inline(always)]
-    pub(crate) fn slot(&self, index: usize) -> Option<(&Slot, Option<&Opt>)> {
-        let slot = self.slots.get(index)?;
-        let opt = match slot {
-            Slot::Absent => None,
-            Slot::At(i) | Slot::Key(i, _) => self.entries.get(*i as usize).map(|(_, o)| o),
-        };
-        Some((slot, opt))
+    pub(crate) fn slots(&self) -> &[Slot] {
+        &self.slots
     }
 }
 

@@ -173,6 +173,20 @@ fn holds_no_heap(v: &Value) -> bool {
     )
 }
 
+/// A copy of `v` if it is one of the scalars trees write most (a keyword,
+/// an integer, a boolean, nil): made in place, without `Value::clone`'s
+/// dispatch over every type.
+#[inline(always)]
+fn common_scalar(v: &Value) -> Option<Value> {
+    match v {
+        Value::Keyword(k) => Some(Value::Keyword(*k)),
+        Value::Int(i) => Some(Value::Int(*i)),
+        Value::Bool(b) => Some(Value::Bool(*b)),
+        Value::Nil => Some(Value::Nil),
+        _ => None,
+    }
+}
+
 impl Engine<'_> {
     #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
@@ -194,11 +208,24 @@ impl Engine<'_> {
     /// `db[key] OP val`. A missing key fails: the condition does not hold.
     #[inline(always)]
     pub(super) fn test(&mut self, id: u32, key: &KeyPath, oper: Operator, val: &Opt) -> Status {
+        // The usual case, an integer the key's hint finds against a constant
+        // integer, is decided here; everything else (as this case too) by
+        // `test_any`.
+        if let Some(Value::Int(a)) = key.hit(self.db)
+            && let Opt::Const(Value::Int(b)) = val
+        {
+            return Status::from_bool(oper.ints(*a, *b));
+        }
+        self.test_any(id, key, oper, val)
+    }
+
+    /// [`Engine::test`] of any value at any key path.
+    #[inline(never)]
+    fn test_any(&mut self, id: u32, key: &KeyPath, oper: Operator, val: &Opt) -> Status {
         let Some(lhs) = key.get(self.db) else {
             return Status::Failure;
         };
         let result = match (val, lhs) {
-            // The usual case, a number against a constant number, needs no detour.
             (Opt::Const(Value::Int(b)), Value::Int(a)) => Ok(oper.ints(*a, *b)),
             (Opt::Const(rhs), _) if !lhs.is_heavy() => oper.apply(lhs, rhs),
             _ => {
@@ -224,33 +251,48 @@ impl Engine<'_> {
         }
     }
 
+    /// `:define!`: sets `key` to `val`.
     #[inline(always)]
     pub(super) fn define<const NOTE: bool>(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
+        if NOTE {
+            self.wrote_at(key);
+        }
+        // The usual case, a constant scalar written over a scalar in the
+        // slot the key's hint finds, is written here (nothing to drop:
+        // measured, dropping the old value anyway costs a steady npc tick
+        // about 10 instructions); everything else by `define_any`.
+        if let Opt::Const(v) = val
+            && let Some(slot) = key.hit_mut(self.db)
+            && holds_no_heap(slot)
+            && let Some(value) = common_scalar(v)
+        {
+            std::mem::forget(std::mem::replace(slot, value));
+            return Status::Success;
+        }
+        self.define_any(id, key, val)
+    }
+
+    /// [`Engine::define`] of any value at any key path (the write already
+    /// noted): a value that is work to copy (a collection, a string) is
+    /// resolved and measured.
+    #[inline(never)]
+    fn define_any(&mut self, id: u32, key: &KeyPath, val: &Opt) -> Status {
         let value = match val {
-            // The common constants are copied in place; anything else (a
-            // collection or a string is work to copy) is resolved and measured.
-            Opt::Const(Value::Keyword(k)) => Value::Keyword(*k),
-            Opt::Const(Value::Int(i)) => Value::Int(*i),
-            Opt::Const(Value::Bool(b)) => Value::Bool(*b),
-            Opt::Const(Value::Nil) => Value::Nil,
+            Opt::Const(v) if !v.is_heavy() => v.clone(),
             _ => match self.resolve_written(val, key.n_keys() + 1) {
                 Ok(v) => v,
                 Err(e) => return self.fail(id, e),
             },
         };
-        if NOTE {
-            self.wrote_at(key);
-        }
+        self.write(id, key, value)
+    }
+
+    /// Writes `value` at `key` (a write already noted), wherever the key is.
+    #[inline(never)]
+    fn write(&mut self, id: u32, key: &KeyPath, value: Value) -> Status {
         match key.slot(self.db) {
             Ok(slot) => {
-                if holds_no_heap(slot) {
-                    // Nothing to free: skip the drop glue of the old value
-                    // (measured: without this, a steady npc tick takes about
-                    // 10 more instructions, 1,144 -> 1,155, callgrind).
-                    std::mem::forget(std::mem::replace(slot, value));
-                } else {
-                    *slot = value;
-                }
+                *slot = value;
                 Status::Success
             }
             Err(e) => self.fail(id, format!("cannot write {key}: {e}")),
@@ -288,6 +330,20 @@ impl Engine<'_> {
         if NOTE {
             self.wrote_at(key);
         }
+        // The usual case, an integer the key's hint finds, is counted in
+        // place; everything else (as this case too) by `inc_any`.
+        if let Some(Value::Int(i)) = key.hit_mut(self.db)
+            && let Some(next) = i.checked_add(1)
+        {
+            *i = next;
+            return Status::Success;
+        }
+        self.inc_any(id, key)
+    }
+
+    /// [`Engine::inc`] of any value at any key path (the write already noted).
+    #[inline(never)]
+    fn inc_any(&mut self, id: u32, key: &KeyPath) -> Status {
         let problem = match key.slot(self.db) {
             Ok(slot) => match slot {
                 Value::Int(i) => match i.checked_add(1) {
@@ -501,16 +557,10 @@ impl Engine<'_> {
         }
     }
 
-    /// Writes `value` at `path`.
+    /// Writes `value` at `path`, noting the write.
     fn put(&mut self, id: u32, path: &KeyPath, value: Value) -> Status {
         self.wrote_at(path);
-        match path.slot(self.db) {
-            Ok(slot) => {
-                *slot = value;
-                Status::Success
-            }
-            Err(e) => self.fail(id, format!("cannot write {path}: {e}")),
-        }
+        self.write(id, path, value)
     }
 
     /// `:matches?`: searches the string at the node's `:key`; a match

@@ -15,7 +15,7 @@ pub(crate) use plain::mark_plain;
 use crate::extend::{Imp, NodeType};
 use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, PlainPath, Status, eval};
-use crate::tree::{Kind, Opt, Parallel, Reset};
+use crate::tree::{CustomOptions, Kind, Opt, Parallel, Reset};
 use crate::value::Value;
 
 /// Every built-in node type, one [`Row`] each, gathered from the family files.
@@ -251,7 +251,7 @@ impl Engine<'_> {
                 into,
                 options,
             } => self.defer(id, *action, into.as_deref(), options),
-            Kind::Custom { node_type, .. } => self.custom(id, &node_type.imp),
+            Kind::Custom { node_type, options } => self.custom(id, &node_type.imp, options),
             Kind::WaitSeconds { seconds } => self.wait_seconds(id, seconds),
             Kind::Timeout { period, reset } => self.timeout(id, period, *reset, kids()[0]),
             Kind::Cooldown(c) => self.cooldown(id, c, kids()[0]),
@@ -328,9 +328,13 @@ impl Engine<'_> {
             | Kind::Switch(_) => self.fail(id, "not a leaf node"),
         }
     }
+}
 
+impl<'t> Engine<'t> {
+    /// Ticks node `id` of a user node type, whose options are `options`:
+    /// one call of its tick function, through the panic guard.
     #[inline(never)]
-    fn custom(&mut self, id: u32, imp: &Imp) -> Status {
+    fn custom(&mut self, id: u32, imp: &Imp, options: &'t CustomOptions) -> Status {
         let Imp::Custom(f) = imp else {
             return self.fail(id, "built-in node type lowered as custom");
         };
@@ -338,6 +342,7 @@ impl Engine<'_> {
             let mut ctx = NodeCtx {
                 engine: self,
                 node: id,
+                slots: options.slots(),
                 db_lent: false,
             };
             let result = crate::tick::catch_quietly(|| f(&mut ctx));
@@ -360,7 +365,9 @@ impl Engine<'_> {
             }
         }
     }
+}
 
+impl Engine<'_> {
     /// Resolves a non-negative integer option (a count); a constant, the
     /// usual case, is read in place without the general conversion.
     #[inline(always)]

@@ -57,9 +57,29 @@ fn unreadable(key: Keyword, value: &Value, ty: &crate::spec::OptionType) -> Node
 pub struct NodeCtx<'e, 't> {
     pub(crate) engine: &'e mut Engine<'t>,
     pub(crate) node: u32,
+    /// The node's declared options, by their slots' indices (empty for a
+    /// node that is not of a registered node type).
+    pub(crate) slots: &'t [Slot],
     /// Whether the db was handed out to change ([`NodeCtx::db_mut`]): what
     /// was written is measured when the user code returns.
     pub(crate) db_lent: bool,
+}
+
+impl<'e, 't> NodeCtx<'e, 't> {
+    /// The view of node `node` for its user code.
+    pub(crate) fn new(engine: &'e mut Engine<'t>, node: u32) -> NodeCtx<'e, 't> {
+        let tree: &'t crate::tree::Tree = engine.tree;
+        let slots = match tree.nodes.get(node as usize).map(|n| &n.kind) {
+            Some(Kind::Custom { options, .. }) => options.slots(),
+            _ => &[],
+        };
+        NodeCtx {
+            engine,
+            node,
+            slots,
+            db_lent: false,
+        }
+    }
 }
 
 impl<'t> NodeCtx<'_, 't> {
@@ -107,16 +127,42 @@ impl<'t> NodeCtx<'_, 't> {
     /// node type is an error.
     #[inline]
     pub fn get<T: SlotValue>(&mut self, slot: OptSlot<T>) -> Result<T, NodeError> {
+        // The usual case, a constant that is not work to copy (checked
+        // against its declared type when the tree was compiled) or an
+        // option not given, is read here; everything else (as this case
+        // too) by `get_any`.
+        if let Some(found) = self.slots.get(slot.index as usize)
+            && found.key == slot.key
+        {
+            let read = match &found.opt {
+                Some(Opt::Const(v)) if !v.is_heavy() => T::from_option(Some(v)),
+                None => T::from_option(None),
+                Some(_) => None,
+            };
+            if let Some(value) = read {
+                return Ok(value);
+            }
+        }
+        self.get_any(slot)
+    }
+
+    /// [`NodeCtx::get`] of any option, and its errors.
+    #[inline(never)]
+    fn get_any<T: SlotValue>(&mut self, slot: OptSlot<T>) -> Result<T, NodeError> {
         let tree = self.engine.tree;
-        let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
+        let Some(Kind::Custom { node_type, .. }) =
+            tree.nodes.get(self.node as usize).map(|n| &n.kind)
+        else {
             return Err(NodeError("not a node of a registered node type".to_owned()));
         };
         let index = slot.index as usize;
-        let (spec, (_, opt)) = match (node_type.options.get(index), options.slot(index)) {
-            (Some(spec), Some(found)) if spec.key == slot.key => (spec, found),
+        let (spec, found) = match (node_type.options.get(index), self.slots.get(index)) {
+            (Some(spec), Some(found)) if spec.key == slot.key && found.key == slot.key => {
+                (spec, found)
+            }
             _ => return Err(foreign_slot(node_type, slot.key)),
         };
-        match opt {
+        match &found.opt {
             // A constant was checked against its declared type when the tree
             // was compiled: read in place.
             Some(Opt::Const(v)) => {
@@ -150,8 +196,14 @@ impl<'t> NodeCtx<'_, 't> {
     /// built-in nodes find theirs. `None` too for a slot of another node type.
     #[inline]
     pub fn db_at(&self, slot: KeySlot) -> Option<&Value> {
-        let db: &Map = self.engine.db;
-        self.key_path(slot).ok()?.get(db)
+        match self.slots.get(slot.index as usize) {
+            Some(Slot {
+                key,
+                path: Some(path),
+                ..
+            }) if *key == slot.key => path.get(self.engine.db),
+            _ => None,
+        }
     }
 
     /// Sets the db's value at the key path in `slot`; the maps on the way
@@ -179,14 +231,30 @@ impl<'t> NodeCtx<'_, 't> {
     /// The key path in `slot` for this node.
     #[inline(always)]
     fn key_path(&self, slot: KeySlot) -> Result<&'t KeyPath, NodeError> {
-        let tree: &'t crate::tree::Tree = self.engine.tree;
-        let Kind::Custom { options, node_type } = &tree.nodes[self.node as usize].kind else {
-            return Err(NodeError("not a node of a registered node type".to_owned()));
-        };
-        let index = slot.index as usize;
-        match (node_type.options.get(index), options.slot(index)) {
-            (Some(spec), Some((Slot::Key(_, path), _))) if spec.key == slot.key => Ok(path),
-            _ => Err(foreign_slot(node_type, slot.key)),
+        match self.slots.get(slot.index as usize) {
+            Some(Slot {
+                key,
+                path: Some(path),
+                ..
+            }) if *key == slot.key => Ok(path),
+            _ => Err(self.not_its_slot(slot.key)),
+        }
+    }
+
+    /// The error of reading the slot of option `key`, which this node's
+    /// type does not declare where the slot says.
+    #[cold]
+    #[inline(never)]
+    fn not_its_slot(&self, key: Keyword) -> NodeError {
+        match self
+            .engine
+            .tree
+            .nodes
+            .get(self.node as usize)
+            .map(|n| &n.kind)
+        {
+            Some(Kind::Custom { node_type, .. }) => foreign_slot(node_type, key),
+            _ => NodeError("not a node of a registered node type".to_owned()),
         }
     }
 

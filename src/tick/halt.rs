@@ -778,11 +778,7 @@ impl Engine<'_> {
     pub(crate) fn run_hook(&mut self, node: u32, hook: impl FnOnce(&mut NodeCtx<'_, '_>)) {
         let was = std::mem::replace(&mut self.in_hook, true);
         let (result, db_lent) = {
-            let mut ctx = NodeCtx {
-                engine: self,
-                node,
-                db_lent: false,
-            };
+            let mut ctx = NodeCtx::new(self, node);
             let result = crate::tick::catch_quietly(|| hook(&mut ctx));
             (result, ctx.db_lent)
         };

@@ -30,11 +30,13 @@ mod encode;
 #[cfg(feature = "edn-rs")]
 mod from_edn_rs;
 mod funcs;
+
 mod fuzz;
 mod fuzz_surfaces;
 // Process groups and `/proc`.
 #[cfg(target_os = "linux")]
 mod handler;
+mod hints;
 mod hostile;
 mod include;
 mod layers;

@@ -547,3 +547,42 @@ fn documenting_an_option_the_node_type_does_not_declare_is_refused_at_registrati
     r.node_type(scan.option_doc("range", "How far it sees."))
         .unwrap();
 }
+
+thread_local! {
+    static HALTED_CALLS: std::cell::RefCell<Vec<&'static str>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+#[test]
+fn a_halted_user_node_releases_the_functions_of_its_options_in_the_order_written() {
+    // Declared `:second` first, written `:first` first: the options are
+    // kept by their slots, and still visited in the order written.
+    let mut hold = NodeType::new("t/hold");
+    let _second = hold.slot::<Option<i64>>("second");
+    let _first = hold.slot::<Option<i64>>("first");
+    let mut r = Registry::new();
+    r.node_type(hold.tick(|_| Ok(Status::Running))).unwrap();
+    for (name, said) in [("t/a", "a"), ("t/b", "b")] {
+        r.function(name, Arity::Exactly(1), |_, args| Ok(args[0].clone()))
+            .unwrap();
+        r.function_halt(name, move |_, _| {
+            HALTED_CALLS.with(|calls| calls.borrow_mut().push(said));
+        })
+        .unwrap();
+    }
+    let tree = compile_str(
+        "t.edn",
+        "[:selector [:present? {:key :stop}]
+                    [:t/hold {:id :h :first [:aido/fn t/a 1] :second [:aido/fn t/b 2]}]]",
+        &r,
+    )
+    .unwrap();
+    let tick = run_tick(Value::map(), &tree);
+    assert_eq!(tick.status, Status::Running);
+    let mut db = tick.db;
+    db.as_map_mut()
+        .unwrap()
+        .insert(Value::keyword("stop"), Value::Bool(true));
+    assert_eq!(run_tick(db, &tree).status, Status::Success);
+    HALTED_CALLS.with(|calls| assert_eq!(*calls.borrow(), ["a", "b"]));
+}

@@ -527,6 +527,27 @@ impl Map {
         self.slots.get_mut(i).map(|s| &mut s.value)
     }
 
+    /// The value of keyword `key` if it is the key at position `at`: a
+    /// hinted look-up's hit (see `tree::SlotHint`), one bounds check and one
+    /// comparison of key codes. A position past the entries holds vacant
+    /// room, whose code no keyword has.
+    #[inline(always)]
+    pub(crate) fn keyword_value_at(&self, at: usize, key: Keyword) -> Option<&Value> {
+        match self.slots.get(at) {
+            Some(slot) if slot.key == key.index() => Some(&slot.value),
+            _ => None,
+        }
+    }
+
+    /// [`Map::keyword_value_at`], the value to change.
+    #[inline(always)]
+    pub(crate) fn keyword_value_at_mut(&mut self, at: usize, key: Keyword) -> Option<&mut Value> {
+        match self.slots.get_mut(at) {
+            Some(slot) if slot.key == key.index() => Some(&mut slot.value),
+            _ => None,
+        }
+    }
+
     /// The first entry.
     pub fn first(&self) -> Option<(&Value, &Value)> {
         self.get_index(0)
@@ -558,7 +579,7 @@ impl Map {
     /// Appends an entry whose key is known to be absent; its position. (A
     /// map of [`MAX_LEN`] entries takes no more: the position returned is
     /// then its length, where no entry is.)
-    fn push(&mut self, key: Value, value: Value) -> usize {
+    pub(crate) fn push(&mut self, key: Value, value: Value) -> usize {
         let at = self.len();
         let code = code_of(&key);
         let value_key = needs_value_keys(&key);

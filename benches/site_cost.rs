@@ -1,0 +1,94 @@
+//! The cost of a leaf's visit, for instruction counts: `site_cost N TREE`
+//! ticks one of the small trees below N times in place, starting from the
+//! npc db. Run it under callgrind with 20000 and 40000 and divide the
+//! difference by 20,000: what one tick costs, without the program's start.
+//!
+//! The trees: `domain` is a node type registered in Rust that reads one
+//! option slot and one key slot (`npc/hungry?`, as `cargo bench --bench
+//! tick` measures it), `test` the built-in `:test?` doing the same; the
+//! others are a `:sequence` of ten of one leaf (`domain-10`, `test-10`,
+//! `present-10`, `inc-10`, `define-10`, `success-10`), so that a leaf's
+//! cost is read off against ten `:success` leaves.
+//!
+//! ```sh
+//! cargo bench --bench site_cost --no-run
+//! valgrind --tool=callgrind target/release/deps/site_cost-HASH 20000 domain
+//! valgrind --tool=callgrind target/release/deps/site_cost-HASH 40000 domain
+//! ```
+//!
+//! Run by `cargo bench`, it ticks each tree once and prints their statuses.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use aido::extend::NodeType;
+use aido::tick::tick_in_place;
+use aido::{Registry, Status, Value, compile_str, read_value};
+
+use common::NPC_DB;
+
+/// The trees by name: one node, or a sequence of ten of one leaf.
+const TREES: [(&str, &str); 8] = [
+    ("domain", "[:npc/hungry? {:key :courage :min 3}]"),
+    ("test", "[:test? {:key :courage :oper > :val 3}]"),
+    ("domain-10", "[:npc/hungry? {:key :courage :min 3}]"),
+    ("test-10", "[:test? {:key :courage :oper > :val 3}]"),
+    ("present-10", "[:present? {:key :courage}]"),
+    ("inc-10", "[:inc! {:key :steps}]"),
+    ("define-10", "[:define! {:key :wander :val 3}]"),
+    ("success-10", "[:success]"),
+];
+
+/// The registry with the domain node type: succeeds if the integer at its
+/// `:key` is above its `:min`.
+fn registry() -> Registry {
+    let mut registry = Registry::new();
+    let mut hungry = NodeType::new("npc/hungry?");
+    let key = hungry.key_slot("key");
+    let min = hungry.slot::<i64>("min");
+    registry
+        .node_type(hungry.tick(move |ctx| {
+            let min = ctx.get(min)?;
+            let above = matches!(ctx.db_at(key), Some(Value::Int(h)) if *h > min);
+            Ok(Status::from_bool(above))
+        }))
+        .unwrap();
+    registry
+}
+
+/// The text of tree `name`.
+fn text(name: &str, leaf: &str) -> String {
+    if name.ends_with("-10") {
+        format!("[:sequence {}]", [leaf; 10].join(" "))
+    } else {
+        leaf.to_owned()
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a number is the count of ticks, a
+    // name the tree (all of them, once each, by default).
+    let ticks = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok())
+        .unwrap_or(1);
+    let chosen: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| TREES.iter().any(|(name, _)| name == a))
+        .collect();
+    let registry = registry();
+    for (name, leaf) in TREES {
+        if !chosen.is_empty() && !chosen.iter().any(|c| c == name) {
+            continue;
+        }
+        let tree = compile_str(name, &text(name, leaf), &registry).expect("the tree compiles");
+        let mut db = read_value(NPC_DB).expect("the npc db reads");
+        let mut status = Status::Error;
+        for _ in 0..ticks {
+            status = std::hint::black_box(tick_in_place(&mut db, &tree)).status;
+        }
+        assert_eq!(status, Status::Success, "{name}");
+        println!("site_cost: {ticks} ticks of {name}: {status:?}");
+    }
+}
