@@ -904,6 +904,13 @@ impl Long {
     }
 }
 
+/// The bit of reserved keyword `k` in `Map::reserved_keywords` (every
+/// reserved keyword's index is below 64).
+#[inline(always)]
+fn bit(k: Keyword) -> u64 {
+    1 << (k.index() % 64)
+}
+
 /// What became, in this tick, of a node that was running after the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fate {
@@ -960,37 +967,59 @@ impl<'t> Engine<'t> {
     #[inline(always)]
     pub(crate) fn tick_root(&mut self, tree: &Tree, options: &TickOptions) -> Status {
         self.prepare(options);
-        if tree.is_empty() || self.error.is_some() {
-            Status::Success
-        } else {
-            self.tick(0)
+        match tree.nodes.first() {
+            Some(_) if self.error.is_some() => Status::Success,
+            // A plain root on the untraced plain path is entered there
+            // directly, without the general path's dispatch.
+            Some(root) if root.plain && self.plain == PlainPath::Untraced => {
+                self.tick_plain::<false>(0)
+            }
+            Some(_) => self.tick(0),
+            None => Status::Success,
         }
     }
 
     /// Clears the last error, adds the locals and loads the running set.
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
-        // The reserved keys are looked up directly, so that the cost of a
-        // tick does not grow with the db: in a small db one pass over its
-        // keys finds them all (exactly: no second look, see `ReservedKeys`);
-        // in a large one, one probe each with a precomputed hash, and
-        // `:aido/tree` by the tree's position hint (one comparison in the
-        // usual case).
-        let (error_at, running_at, tree_maybe) = if self.db.len() <= crate::value::SCAN_LIMIT {
-            let found = crate::value::ReservedKeys::scan(self.db);
-            self.results_maybe = found.has(kw::RESULTS);
-            (found.error, found.running, found.has(kw::TREE))
-        } else {
-            let e = crate::value::find_kw(self.db, kw::ERROR);
-            let r = crate::value::find_kw(self.db, kw::RUNNING);
-            self.results_maybe = crate::value::find_kw(self.db, kw::RESULTS).is_some();
-            (e, r, true)
-        };
-        if let Some(i) = error_at {
+        // Which reserved keys the db holds is one word (see
+        // `Map::reserved_keywords`): a db holding none of those a tick
+        // reads (most dbs, on most ticks) costs no look-up, whatever its
+        // size, and `:aido/results` is then known absent.
+        let reserved = self.db.reserved_keywords();
+        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
+        let running = reserved & read != 0 && self.take_reserved(reserved);
+        if let Some(locals) = &options.locals {
+            self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
+            self.wrote(kw::LOCALS);
+        }
+        self.had_running = running;
+        if running {
+            if self.load_running() {
+                self.plain = PlainPath::Off;
+            }
+            if let Some(long) = &self.long {
+                self.watch |= !long.prev_running.is_empty();
+            }
+        }
+    }
+
+    /// [`Engine::prepare`]'s part for a db holding some of the reserved
+    /// keys a tick reads (`reserved`: their bits): takes out the last
+    /// tick's error, compares the tree's fingerprint (carrying over a db
+    /// last ticked with another tree), notes whether completions may wait
+    /// under `:aido/results`. Whether the db has a running set.
+    #[inline(never)]
+    fn take_reserved(&mut self, reserved: u64) -> bool {
+        let has = |k: Keyword| reserved & bit(k) != 0;
+        self.results_maybe = has(kw::RESULTS);
+        if has(kw::ERROR)
+            && let Some(i) = crate::value::find_kw(self.db, kw::ERROR)
+        {
             self.db.shift_remove_index(i);
             self.wrote(kw::ERROR);
         }
-        if tree_maybe {
+        if has(kw::TREE) {
             // A u64 compare against the tree's cached fingerprint.
             match self.tree.recorded_fingerprint(self.db) {
                 Some(Value::Int(f)) if *f == self.tree.fingerprint() => self.had_tree = true,
@@ -1001,23 +1030,10 @@ impl<'t> Engine<'t> {
                 None => {}
             }
         }
-        // A carried-over db may have lost its running set.
-        let running_at = match &self.migration {
-            None => running_at,
-            Some(_) => crate::value::find_kw(self.db, kw::RUNNING),
-        };
-        if let Some(locals) = &options.locals {
-            self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
-            self.wrote(kw::LOCALS);
-        }
-        self.had_running = running_at.is_some();
-        if self.had_running {
-            if self.load_running() {
-                self.plain = PlainPath::Off;
-            }
-            if let Some(long) = &self.long {
-                self.watch |= !long.prev_running.is_empty();
-            }
+        match &self.migration {
+            None => has(kw::RUNNING),
+            // A carried-over db may have lost its running set.
+            Some(_) => crate::value::find_kw(self.db, kw::RUNNING).is_some(),
         }
     }
 
@@ -1042,6 +1058,36 @@ impl<'t> Engine<'t> {
     /// `writes_out` (when given: see [`Engine::note_writes`]).
     #[inline(always)]
     pub(crate) fn finish_noted(
+        self,
+        status: Status,
+        options: &TickOptions,
+        writes_out: Option<&mut Writes>,
+    ) -> Outcome {
+        // Most ticks leave nothing to finish: nothing ran or runs, no
+        // completion waited, no state, error, carrying over or locals, no
+        // random draw. Their outcome is the status and the visits; the
+        // others take the long way, out of line.
+        if !self.had_running
+            && self.long.is_none()
+            && !(self.results_maybe | self.wrote_state)
+            && self.error.is_none()
+            && self.migration.is_none()
+            && options.locals.is_none()
+            && !self.rng.drew()
+        {
+            return Outcome {
+                status,
+                error: None,
+                steps: self.steps(),
+                extras: None,
+            };
+        }
+        self.finish_in_full(status, options, writes_out)
+    }
+
+    /// [`Engine::finish_noted`] for a tick that left something to finish.
+    #[inline(always)]
+    fn finish_in_full(
         mut self,
         status: Status,
         options: &TickOptions,

@@ -446,6 +446,27 @@ impl Map {
         self.slots.get(at).is_some_and(|s| s.key == key.index())
     }
 
+    /// Which of the keywords the library interns first (index below 64:
+    /// `:aido/error`, `:aido/running`, ... see `intern::RESERVED`) are keys,
+    /// a bit each (bit `i` for the keyword of index `i`). Exact: a clear bit
+    /// proves the key absent, so a tick learns which reserved keys a db
+    /// holds without a look-up of each. A large map keeps the bits in its
+    /// index; a small one finds them in one pass over its entries, a
+    /// comparison each.
+    #[inline(always)]
+    pub(crate) fn reserved_keywords(&self) -> u64 {
+        if let Some(index) = self.index() {
+            return index.reserved;
+        }
+        self.live().iter().fold(0, |bits, slot| {
+            if slot.key < 64 {
+                bits | 1 << slot.key
+            } else {
+                bits
+            }
+        })
+    }
+
     /// Calls `f` with the position and keyword of every keyword key.
     #[inline]
     pub(crate) fn for_each_keyword(&self, mut f: impl FnMut(usize, Keyword)) {
