@@ -20,6 +20,7 @@ mod wake;
 mod writes;
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::migrate::Migration;
 use crate::rng::Rng;
@@ -215,10 +216,13 @@ pub struct Tick {
     /// How many node visits the tick made.
     pub steps: u64,
     /// Launch and cancel requests and the trace; most ticks have none.
-    extras: Option<Box<Extras>>,
+    extras: Option<Arc<Extras>>,
 }
 
-/// The rarer things a tick produces.
+/// The rarer things a tick produces. Held in an `Arc`, though never
+/// shared while a tick makes it: dropping a tick's results that have none
+/// (nearly every tick's, dropped by the caller each time) is then a test
+/// in place, where a `Box`'s drop is a call that saves registers first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Extras {
     launches: Vec<Request>,
@@ -298,7 +302,7 @@ pub struct AgentTick {
     pub error: Option<Box<TickError>>,
     /// How many node visits the tick made.
     pub steps: u64,
-    extras: Option<Box<Extras>>,
+    extras: Option<Arc<Extras>>,
 }
 
 impl Default for AgentTick {
@@ -634,9 +638,9 @@ fn not_a_map_error(other: &Value, tree: &Tree) -> Box<TickError> {
 /// The tick's extras, with the report of the db's carrying over.
 #[cold]
 #[inline(never)]
-fn carried_over(extras: Option<Box<Extras>>, migration: Box<Migration>) -> Box<Extras> {
+fn carried_over(extras: Option<Arc<Extras>>, migration: Box<Migration>) -> Arc<Extras> {
     let mut extras = extras.unwrap_or_default();
-    extras.migration = Some(migration);
+    Arc::make_mut(&mut extras).migration = Some(migration);
     extras
 }
 
@@ -645,7 +649,7 @@ pub(crate) struct Outcome {
     pub(crate) status: Status,
     pub(crate) error: Option<Box<TickError>>,
     pub(crate) steps: u64,
-    pub(crate) extras: Option<Box<Extras>>,
+    pub(crate) extras: Option<Arc<Extras>>,
 }
 
 impl Outcome {
@@ -653,7 +657,7 @@ impl Outcome {
     /// for a tick traced into a buffer of its own.
     pub(crate) fn with_trace(mut self, trace: Vec<TraceEvent>) -> Outcome {
         if !trace.is_empty() {
-            self.extras.get_or_insert_with(Box::default).trace = trace;
+            Arc::make_mut(self.extras.get_or_insert_with(Arc::default)).trace = trace;
         }
         self
     }
@@ -807,7 +811,7 @@ impl Long {
     /// dropped completions, warnings), the state itself kept as this
     /// thread's spare. Most ticks hand out nothing: then nothing is moved.
     #[inline(always)]
-    fn hand_over(long: Box<Long>) -> Option<Box<Extras>> {
+    fn hand_over(long: Box<Long>) -> Option<Arc<Extras>> {
         if long.launches.is_empty()
             && long.cancels.is_empty()
             && long.dropped.is_empty()
@@ -822,8 +826,8 @@ impl Long {
     /// [`Long::hand_over`] when the tick has something to hand out.
     #[cold]
     #[inline(never)]
-    fn hand_over_extras(mut long: Box<Long>) -> Option<Box<Extras>> {
-        let extras = Box::new(Extras {
+    fn hand_over_extras(mut long: Box<Long>) -> Option<Arc<Extras>> {
+        let extras = Arc::new(Extras {
             launches: std::mem::take(&mut long.launches),
             cancels: std::mem::take(&mut long.cancels),
             dropped: std::mem::take(&mut long.dropped),
@@ -986,9 +990,9 @@ impl<'t> Engine<'t> {
         // `Map::reserved_keywords`): a db holding none of those a tick
         // reads (most dbs, on most ticks) costs no look-up, whatever its
         // size, and `:aido/results` is then known absent.
-        let reserved = self.db.reserved_keywords();
         let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
-        let running = reserved & read != 0 && self.take_reserved(reserved);
+        let reserved = self.db.reserved_keywords(read);
+        let running = reserved != 0 && self.take_reserved(reserved);
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
             self.wrote(kw::LOCALS);
@@ -1058,41 +1062,61 @@ impl<'t> Engine<'t> {
     /// `writes_out` (when given: see [`Engine::note_writes`]).
     #[inline(always)]
     pub(crate) fn finish_noted(
-        self,
-        status: Status,
-        options: &TickOptions,
-        writes_out: Option<&mut Writes>,
-    ) -> Outcome {
-        // Most ticks leave nothing to finish: nothing ran or runs, no
-        // completion waited, no state, error, carrying over or locals, no
-        // random draw. Their outcome is the status and the visits; the
-        // others take the long way, out of line.
-        if !self.had_running
-            && self.long.is_none()
-            && !(self.results_maybe | self.wrote_state)
-            && self.error.is_none()
-            && self.migration.is_none()
-            && options.locals.is_none()
-            && !self.rng.drew()
-        {
-            return Outcome {
-                status,
-                error: None,
-                steps: self.steps(),
-                extras: None,
-            };
-        }
-        self.finish_in_full(status, options, writes_out)
-    }
-
-    /// [`Engine::finish_noted`] for a tick that left something to finish.
-    #[inline(always)]
-    fn finish_in_full(
         mut self,
         status: Status,
         options: &TickOptions,
         writes_out: Option<&mut Writes>,
     ) -> Outcome {
+        // Most ticks leave nothing to write back: nothing ran or runs, no
+        // completion waited, no state, error, locals or random draw. They
+        // pass these tests and no more; the others write back out of line.
+        if self.had_running
+            || self.long.is_some()
+            || self.results_maybe
+            || self.wrote_state
+            || self.error.is_some()
+            || options.locals.is_some()
+            || self.rng.drew()
+        {
+            self.write_back(options);
+        }
+        let steps = self.steps();
+        // Taken apart by value, so that no drop glue for the whole engine runs.
+        let Engine {
+            error,
+            long,
+            migration,
+            ..
+        } = self;
+        let extras = long.and_then(|mut long| {
+            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
+                *out = writes;
+            }
+            Long::hand_over(long)
+        });
+        let extras = match migration {
+            None => extras,
+            Some(m) => Some(carried_over(extras, m)),
+        };
+        Outcome {
+            status: if error.is_some() {
+                Status::Error
+            } else {
+                status
+            },
+            error,
+            steps,
+            extras,
+        }
+    }
+
+    /// The end of a tick that has something to write back (see
+    /// [`Engine::finish_noted`]): halts what was running and was not
+    /// reached, records what runs now, drops stale completions, writes back
+    /// the generator's position, the tree's fingerprint and any error, and
+    /// takes the locals out.
+    #[inline(never)]
+    fn write_back(&mut self, options: &TickOptions) {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
@@ -1127,34 +1151,6 @@ impl<'t> Engine<'t> {
         if let Some(e) = &self.error {
             self.db.insert(Value::Keyword(kw::ERROR), e.to_value());
             self.wrote(kw::ERROR);
-        }
-        let steps = self.steps();
-        // Taken apart by value, so that no drop glue for the whole engine runs.
-        let Engine {
-            error,
-            long,
-            migration,
-            ..
-        } = self;
-        let extras = long.and_then(|mut long| {
-            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
-                *out = writes;
-            }
-            Long::hand_over(long)
-        });
-        let extras = match migration {
-            None => extras,
-            Some(m) => Some(carried_over(extras, m)),
-        };
-        Outcome {
-            status: if error.is_some() {
-                Status::Error
-            } else {
-                status
-            },
-            error,
-            steps,
-            extras,
         }
     }
 

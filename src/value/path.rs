@@ -253,11 +253,11 @@ mod tests {
                 map.insert(kw(&format!("user-{i}")), Value::Int(i));
             }
             map.insert(Value::Int(4), Value::Int(20));
-            assert_eq!(map.reserved_keywords(), 0, "{n} keys");
+            assert_eq!(map.reserved_keywords(!0), 0, "{n} keys");
             map.insert(Value::Keyword(kw::RESULTS), Value::Nil);
             map.insert(Value::Keyword(kw::RUNNING), Value::Nil);
             map.insert(Value::Keyword(kw::ERROR), Value::Nil);
-            let some = map.reserved_keywords();
+            let some = map.reserved_keywords(!0);
             assert_eq!(
                 some,
                 bit(kw::RESULTS) | bit(kw::RUNNING) | bit(kw::ERROR),
@@ -265,7 +265,7 @@ mod tests {
             );
             map.shift_remove(&Value::Keyword(kw::RUNNING));
             assert_eq!(
-                map.reserved_keywords(),
+                map.reserved_keywords(!0),
                 bit(kw::RESULTS) | bit(kw::ERROR),
                 "{n} keys"
             );
