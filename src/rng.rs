@@ -191,6 +191,13 @@ impl Rng {
         ((u128::from(self.next_u64(db)) * u128::from(n)) >> 64) as u64
     }
 
+    /// Whether this tick drew from a seeded generator, whose position
+    /// [`Rng::store`] then writes back.
+    #[inline(always)]
+    pub(crate) fn drew(&self) -> bool {
+        matches!(self.state, State::Seeded { drawn: true, .. })
+    }
+
     /// Writes the position back if this tick drew from a seeded generator,
     /// saying whether it did.
     #[inline]

@@ -85,7 +85,7 @@ impl Engine<'_> {
     /// decorators of `composite.rs`, in their plain instance, and the leaves.
     /// With `TRACE` each node's status goes into the trace as it returns,
     /// as [`Engine::tick`] writes it.
-    pub(super) fn tick_plain<const TRACE: bool>(&mut self, id: u32) -> Status {
+    pub(crate) fn tick_plain<const TRACE: bool>(&mut self, id: u32) -> Status {
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(id);

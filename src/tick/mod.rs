@@ -20,6 +20,7 @@ mod wake;
 mod writes;
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::migrate::Migration;
 use crate::rng::Rng;
@@ -215,10 +216,13 @@ pub struct Tick {
     /// How many node visits the tick made.
     pub steps: u64,
     /// Launch and cancel requests and the trace; most ticks have none.
-    extras: Option<Box<Extras>>,
+    extras: Option<Arc<Extras>>,
 }
 
-/// The rarer things a tick produces.
+/// The rarer things a tick produces. Held in an `Arc`, though never
+/// shared while a tick makes it: dropping a tick's results that have none
+/// (nearly every tick's, dropped by the caller each time) is then a test
+/// in place, where a `Box`'s drop is a call that saves registers first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Extras {
     launches: Vec<Request>,
@@ -298,7 +302,7 @@ pub struct AgentTick {
     pub error: Option<Box<TickError>>,
     /// How many node visits the tick made.
     pub steps: u64,
-    extras: Option<Box<Extras>>,
+    extras: Option<Arc<Extras>>,
 }
 
 impl Default for AgentTick {
@@ -634,9 +638,9 @@ fn not_a_map_error(other: &Value, tree: &Tree) -> Box<TickError> {
 /// The tick's extras, with the report of the db's carrying over.
 #[cold]
 #[inline(never)]
-fn carried_over(extras: Option<Box<Extras>>, migration: Box<Migration>) -> Box<Extras> {
+fn carried_over(extras: Option<Arc<Extras>>, migration: Box<Migration>) -> Arc<Extras> {
     let mut extras = extras.unwrap_or_default();
-    extras.migration = Some(migration);
+    Arc::make_mut(&mut extras).migration = Some(migration);
     extras
 }
 
@@ -645,7 +649,7 @@ pub(crate) struct Outcome {
     pub(crate) status: Status,
     pub(crate) error: Option<Box<TickError>>,
     pub(crate) steps: u64,
-    pub(crate) extras: Option<Box<Extras>>,
+    pub(crate) extras: Option<Arc<Extras>>,
 }
 
 impl Outcome {
@@ -653,7 +657,7 @@ impl Outcome {
     /// for a tick traced into a buffer of its own.
     pub(crate) fn with_trace(mut self, trace: Vec<TraceEvent>) -> Outcome {
         if !trace.is_empty() {
-            self.extras.get_or_insert_with(Box::default).trace = trace;
+            Arc::make_mut(self.extras.get_or_insert_with(Arc::default)).trace = trace;
         }
         self
     }
@@ -807,7 +811,7 @@ impl Long {
     /// dropped completions, warnings), the state itself kept as this
     /// thread's spare. Most ticks hand out nothing: then nothing is moved.
     #[inline(always)]
-    fn hand_over(long: Box<Long>) -> Option<Box<Extras>> {
+    fn hand_over(long: Box<Long>) -> Option<Arc<Extras>> {
         if long.launches.is_empty()
             && long.cancels.is_empty()
             && long.dropped.is_empty()
@@ -822,8 +826,8 @@ impl Long {
     /// [`Long::hand_over`] when the tick has something to hand out.
     #[cold]
     #[inline(never)]
-    fn hand_over_extras(mut long: Box<Long>) -> Option<Box<Extras>> {
-        let extras = Box::new(Extras {
+    fn hand_over_extras(mut long: Box<Long>) -> Option<Arc<Extras>> {
+        let extras = Arc::new(Extras {
             launches: std::mem::take(&mut long.launches),
             cancels: std::mem::take(&mut long.cancels),
             dropped: std::mem::take(&mut long.dropped),
@@ -904,6 +908,13 @@ impl Long {
     }
 }
 
+/// The bit of reserved keyword `k` in `Map::reserved_keywords` (every
+/// reserved keyword's index is below 64).
+#[inline(always)]
+fn bit(k: Keyword) -> u64 {
+    1 << (k.index() % 64)
+}
+
 /// What became, in this tick, of a node that was running after the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fate {
@@ -960,37 +971,59 @@ impl<'t> Engine<'t> {
     #[inline(always)]
     pub(crate) fn tick_root(&mut self, tree: &Tree, options: &TickOptions) -> Status {
         self.prepare(options);
-        if tree.is_empty() || self.error.is_some() {
-            Status::Success
-        } else {
-            self.tick(0)
+        match tree.nodes.first() {
+            Some(_) if self.error.is_some() => Status::Success,
+            // A plain root on the untraced plain path is entered there
+            // directly, without the general path's dispatch.
+            Some(root) if root.plain && self.plain == PlainPath::Untraced => {
+                self.tick_plain::<false>(0)
+            }
+            Some(_) => self.tick(0),
+            None => Status::Success,
         }
     }
 
     /// Clears the last error, adds the locals and loads the running set.
     #[inline(always)]
     pub(crate) fn prepare(&mut self, options: &TickOptions) {
-        // The reserved keys are looked up directly, so that the cost of a
-        // tick does not grow with the db: in a small db one pass over its
-        // keys finds them all (exactly: no second look, see `ReservedKeys`);
-        // in a large one, one probe each with a precomputed hash, and
-        // `:aido/tree` by the tree's position hint (one comparison in the
-        // usual case).
-        let (error_at, running_at, tree_maybe) = if self.db.len() <= crate::value::SCAN_LIMIT {
-            let found = crate::value::ReservedKeys::scan(self.db);
-            self.results_maybe = found.has(kw::RESULTS);
-            (found.error, found.running, found.has(kw::TREE))
-        } else {
-            let e = crate::value::find_kw(self.db, kw::ERROR);
-            let r = crate::value::find_kw(self.db, kw::RUNNING);
-            self.results_maybe = crate::value::find_kw(self.db, kw::RESULTS).is_some();
-            (e, r, true)
-        };
-        if let Some(i) = error_at {
+        // Which reserved keys the db holds is one word (see
+        // `Map::reserved_keywords`): a db holding none of those a tick
+        // reads (most dbs, on most ticks) costs no look-up, whatever its
+        // size, and `:aido/results` is then known absent.
+        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
+        let reserved = self.db.reserved_keywords(read);
+        let running = reserved != 0 && self.take_reserved(reserved);
+        if let Some(locals) = &options.locals {
+            self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
+            self.wrote(kw::LOCALS);
+        }
+        self.had_running = running;
+        if running {
+            if self.load_running() {
+                self.plain = PlainPath::Off;
+            }
+            if let Some(long) = &self.long {
+                self.watch |= !long.prev_running.is_empty();
+            }
+        }
+    }
+
+    /// [`Engine::prepare`]'s part for a db holding some of the reserved
+    /// keys a tick reads (`reserved`: their bits): takes out the last
+    /// tick's error, compares the tree's fingerprint (carrying over a db
+    /// last ticked with another tree), notes whether completions may wait
+    /// under `:aido/results`. Whether the db has a running set.
+    #[inline(never)]
+    fn take_reserved(&mut self, reserved: u64) -> bool {
+        let has = |k: Keyword| reserved & bit(k) != 0;
+        self.results_maybe = has(kw::RESULTS);
+        if has(kw::ERROR)
+            && let Some(i) = crate::value::find_kw(self.db, kw::ERROR)
+        {
             self.db.shift_remove_index(i);
             self.wrote(kw::ERROR);
         }
-        if tree_maybe {
+        if has(kw::TREE) {
             // A u64 compare against the tree's cached fingerprint.
             match self.tree.recorded_fingerprint(self.db) {
                 Some(Value::Int(f)) if *f == self.tree.fingerprint() => self.had_tree = true,
@@ -1001,23 +1034,10 @@ impl<'t> Engine<'t> {
                 None => {}
             }
         }
-        // A carried-over db may have lost its running set.
-        let running_at = match &self.migration {
-            None => running_at,
-            Some(_) => crate::value::find_kw(self.db, kw::RUNNING),
-        };
-        if let Some(locals) = &options.locals {
-            self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
-            self.wrote(kw::LOCALS);
-        }
-        self.had_running = running_at.is_some();
-        if self.had_running {
-            if self.load_running() {
-                self.plain = PlainPath::Off;
-            }
-            if let Some(long) = &self.long {
-                self.watch |= !long.prev_running.is_empty();
-            }
+        match &self.migration {
+            None => has(kw::RUNNING),
+            // A carried-over db may have lost its running set.
+            Some(_) => crate::value::find_kw(self.db, kw::RUNNING).is_some(),
         }
     }
 
@@ -1047,6 +1067,56 @@ impl<'t> Engine<'t> {
         options: &TickOptions,
         writes_out: Option<&mut Writes>,
     ) -> Outcome {
+        // Most ticks leave nothing to write back: nothing ran or runs, no
+        // completion waited, no state, error, locals or random draw. They
+        // pass these tests and no more; the others write back out of line.
+        if self.had_running
+            || self.long.is_some()
+            || self.results_maybe
+            || self.wrote_state
+            || self.error.is_some()
+            || options.locals.is_some()
+            || self.rng.drew()
+        {
+            self.write_back(options);
+        }
+        let steps = self.steps();
+        // Taken apart by value, so that no drop glue for the whole engine runs.
+        let Engine {
+            error,
+            long,
+            migration,
+            ..
+        } = self;
+        let extras = long.and_then(|mut long| {
+            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
+                *out = writes;
+            }
+            Long::hand_over(long)
+        });
+        let extras = match migration {
+            None => extras,
+            Some(m) => Some(carried_over(extras, m)),
+        };
+        Outcome {
+            status: if error.is_some() {
+                Status::Error
+            } else {
+                status
+            },
+            error,
+            steps,
+            extras,
+        }
+    }
+
+    /// The end of a tick that has something to write back (see
+    /// [`Engine::finish_noted`]): halts what was running and was not
+    /// reached, records what runs now, drops stale completions, writes back
+    /// the generator's position, the tree's fingerprint and any error, and
+    /// takes the locals out.
+    #[inline(never)]
+    fn write_back(&mut self, options: &TickOptions) {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
@@ -1081,34 +1151,6 @@ impl<'t> Engine<'t> {
         if let Some(e) = &self.error {
             self.db.insert(Value::Keyword(kw::ERROR), e.to_value());
             self.wrote(kw::ERROR);
-        }
-        let steps = self.steps();
-        // Taken apart by value, so that no drop glue for the whole engine runs.
-        let Engine {
-            error,
-            long,
-            migration,
-            ..
-        } = self;
-        let extras = long.and_then(|mut long| {
-            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
-                *out = writes;
-            }
-            Long::hand_over(long)
-        });
-        let extras = match migration {
-            None => extras,
-            Some(m) => Some(carried_over(extras, m)),
-        };
-        Outcome {
-            status: if error.is_some() {
-                Status::Error
-            } else {
-                status
-            },
-            error,
-            steps,
-            extras,
         }
     }
 

@@ -84,9 +84,8 @@ pub use intern::{
     set_max_interned_names,
 };
 pub use json::{JsonError, JsonErrorKind, JsonMapping};
-pub(crate) use map::SCAN_LIMIT;
 pub use path::PathError;
-pub(crate) use path::{ReservedKeys, find, find_kw, map_get, map_slot, slot_in, step as path_step};
+pub(crate) use path::{find, find_kw, map_get, map_slot, slot_in, step as path_step};
 
 pub use map::{Entry, Map, OccupiedEntry, VacantEntry};
 /// An insertion-ordered set of values.

@@ -193,55 +193,6 @@ pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
     map.keyword_position(key)
 }
 
-/// What one pass over a small db's keys says of the keywords the library
-/// itself interns first (indices below 64, see `intern::RESERVED`): which
-/// of them are keys (bit `i` for keyword `i`), and where `:aido/error` and
-/// `:aido/running` are. The bits are exact (a keyword's index, not a hash of
-/// it), so a clear bit proves a reserved key absent and a set one needs no
-/// second look.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct ReservedKeys {
-    bits: u64,
-    /// The position of `:aido/error`, if it is a key.
-    pub(crate) error: Option<usize>,
-    /// The position of `:aido/running`, if it is a key.
-    pub(crate) running: Option<usize>,
-}
-
-impl ReservedKeys {
-    /// One pass over the keys of `map`: meant for a small one (see
-    /// [`SCAN_LIMIT`](super::SCAN_LIMIT)), where it costs a few instructions a key and no
-    /// hashing.
-    #[inline]
-    pub(crate) fn scan(map: &Map) -> ReservedKeys {
-        let mut found = ReservedKeys::default();
-        map.for_each_keyword(|i, k| {
-            if k.index() < 64 {
-                found.note(i, k);
-            }
-        });
-        found
-    }
-
-    /// A reserved keyword found at position `i`: rare in a db, so kept out
-    /// of the pass's loop.
-    #[cold]
-    fn note(&mut self, i: usize, k: super::Keyword) {
-        self.bits |= 1u64 << k.index();
-        if k == super::kw::ERROR {
-            self.error = Some(i);
-        } else if k == super::kw::RUNNING {
-            self.running = Some(i);
-        }
-    }
-
-    /// Whether reserved keyword `k` is a key.
-    #[inline(always)]
-    pub(crate) fn has(self, k: super::Keyword) -> bool {
-        k.index() < 64 && self.bits & (1u64 << k.index()) != 0
-    }
-}
-
 /// The value of `key` in `map`.
 #[inline]
 pub(crate) fn map_get<'a>(map: &'a Map, key: &Value) -> Option<&'a Value> {
@@ -291,28 +242,41 @@ mod tests {
     }
 
     #[test]
-    fn reserved_keys_are_found_exactly_in_one_pass() {
+    fn reserved_keys_are_known_exactly_in_a_small_and_a_large_map() {
         use super::super::kw;
-        // Keywords interned after the reserved ones never pass for them,
-        // whatever their index modulo 64.
-        let mut map = Map::default();
-        for i in 0..200 {
-            map.insert(kw(&format!("user-{i}")), Value::Int(i));
+        let bit = |k: super::super::Keyword| 1u64 << k.index();
+        let wanted = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
+        // Other keywords never pass for those wanted, whatever their index
+        // (some user keywords are interned below 64 too) or their index
+        // modulo 64, nor does a key that is no keyword.
+        for n in [3, 200] {
+            let mut map = Map::default();
+            for i in 0..n {
+                map.insert(kw(&format!("user-{i}")), Value::Int(i));
+            }
+            map.insert(Value::Keyword(kw::MEMORY), Value::Nil);
+            map.insert(Value::Int(4), Value::Int(20));
+            assert_eq!(map.reserved_keywords(wanted), 0, "{n} keys");
+            assert_eq!(
+                map.reserved_keywords(bit(kw::MEMORY)),
+                bit(kw::MEMORY),
+                "{n} keys"
+            );
+            map.insert(Value::Keyword(kw::RESULTS), Value::Nil);
+            map.insert(Value::Keyword(kw::RUNNING), Value::Nil);
+            map.insert(Value::Keyword(kw::ERROR), Value::Nil);
+            assert_eq!(
+                map.reserved_keywords(wanted),
+                bit(kw::RESULTS) | bit(kw::RUNNING) | bit(kw::ERROR),
+                "{n} keys"
+            );
+            map.shift_remove(&Value::Keyword(kw::RUNNING));
+            assert_eq!(
+                map.reserved_keywords(wanted),
+                bit(kw::RESULTS) | bit(kw::ERROR),
+                "{n} keys"
+            );
         }
-        map.insert(Value::Int(4), Value::Int(20));
-        let none = ReservedKeys::scan(&map);
-        assert_eq!(none, ReservedKeys::default());
-        for k in [kw::ERROR, kw::RUNNING, kw::RESULTS, kw::TREE] {
-            assert!(!none.has(k));
-        }
-        map.insert(Value::Keyword(kw::RESULTS), Value::Nil);
-        map.insert(Value::Keyword(kw::RUNNING), Value::Nil);
-        map.insert(Value::Keyword(kw::ERROR), Value::Nil);
-        let some = ReservedKeys::scan(&map);
-        assert_eq!((some.error, some.running), (Some(203), Some(202)));
-        assert!(some.has(kw::RESULTS) && some.has(kw::RUNNING) && some.has(kw::ERROR));
-        assert!(!some.has(kw::TREE));
-        assert!(!some.has(super::super::Keyword::new("user-7")));
     }
 
     #[test]

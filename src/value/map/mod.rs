@@ -446,6 +446,29 @@ impl Map {
         self.slots.get(at).is_some_and(|s| s.key == key.index())
     }
 
+    /// Which of the keywords in `wanted` are keys: `wanted` and the result
+    /// hold a bit for each keyword the library interns first (index below
+    /// 64: `:aido/error`, `:aido/running`, ... see `intern::RESERVED`), bit
+    /// `i` for the keyword of index `i`. Exact: a clear bit proves the key
+    /// absent, so a tick learns which reserved keys a db holds without a
+    /// look-up of each. A large map keeps the bits in its index; a small
+    /// one finds them in one pass over its room (vacant room has a code no
+    /// keyword has, so the length is not read), a comparison a key in the
+    /// usual case.
+    #[inline(always)]
+    pub(crate) fn reserved_keywords(&self, wanted: u64) -> u64 {
+        if let Some(index) = self.index() {
+            return index.reserved & wanted;
+        }
+        let mut found = 0;
+        for slot in self.slots.iter() {
+            if slot.key < 64 && wanted & (1 << slot.key) != 0 {
+                found |= 1 << slot.key;
+            }
+        }
+        found
+    }
+
     /// Calls `f` with the position and keyword of every keyword key.
     #[inline]
     pub(crate) fn for_each_keyword(&self, mut f: impl FnMut(usize, Keyword)) {
