@@ -525,3 +525,30 @@ fn unicode_escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
         _ => invalid(at + 6, EscapeProblem::UnpairedSurrogate),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{BOUNDARY, number};
+    use crate::value::Value;
+
+    #[test]
+    fn a_lone_digit_reads_as_the_number_scan_reads_it() {
+        for d in b'0'..=b'9' {
+            let digit = char::from(d);
+            // At the end of the text the scan reads it.
+            let alone = number(&digit.to_string(), 0).map_err(|e| e.kind);
+            assert_eq!(alone, Ok((Value::Int(i64::from(d - b'0')), 1)));
+            for after in 0..128u8 {
+                let text = format!("{digit}{}x", char::from(after));
+                let read = number(&text, 0).map_err(|e| e.kind);
+                if BOUNDARY[usize::from(after)] {
+                    assert_eq!(read, alone, "{text:?}");
+                } else {
+                    // Anything else is part of the token: `12`, `1.5`,
+                    // `1N`, `0x`, `1a`, read (or refused) by the scan.
+                    assert_ne!(read, alone, "{text:?}");
+                }
+            }
+        }
+    }
+}
