@@ -705,14 +705,164 @@ pub(crate) enum Parallel {
     DynamicThresholds(Box<[Opt; 2]>),
 }
 
+/// The longest derived id text a [`NodeId`] keeps in place: ids of nodes
+/// up to about eleven levels deep (`"0.3.1.2"` is seven bytes).
+const INLINE_ID: usize = 22;
+
+/// A node's stable id: a [`Value`] (through `Deref`), made only when it is
+/// first asked for when the id is derived from the node's position.
+///
+/// An explicit `:id` is kept as the value given. A derived id
+/// (`"0.3.1"`) short enough is kept as its text, in place: compiling a tree
+/// then makes no string per node, and the string (a `Value::Str`, shared by
+/// every clone of it, as node memory and the running set in a db hold) is
+/// made on the first use of the id and kept. The tree's index of nodes by
+/// id hashes and compares the text without making the string (see
+/// [`NodeId::is`]), so a compile that is never ticked makes none.
+///
+/// `NodeId` is not `Clone`: `node.id.clone()` is the id's `Value`.
+pub(crate) struct NodeId {
+    /// The id as a value: set when the node was compiled for an explicit
+    /// id or a derived one too long to keep in place, else on first use.
+    value: std::sync::OnceLock<Value>,
+    /// The length of the derived id's text in `text`; 0 when the id was
+    /// given as a value (no derived id is empty).
+    len: u8,
+    text: [u8; INLINE_ID],
+}
+
+impl NodeId {
+    /// The id `value`, as given.
+    pub(crate) fn given(value: Value) -> NodeId {
+        NodeId {
+            value: std::sync::OnceLock::from(value),
+            len: 0,
+            text: [0; INLINE_ID],
+        }
+    }
+
+    /// The derived id whose text is `text`: kept in place when short, else
+    /// made into a string now.
+    pub(crate) fn derived(text: &str) -> NodeId {
+        let bytes = text.as_bytes();
+        match u8::try_from(bytes.len()) {
+            Ok(len) if (1..=INLINE_ID).contains(&bytes.len()) => {
+                let mut inline = [0; INLINE_ID];
+                if let Some(room) = inline.get_mut(..bytes.len()) {
+                    room.copy_from_slice(bytes);
+                }
+                NodeId {
+                    value: std::sync::OnceLock::new(),
+                    len,
+                    text: inline,
+                }
+            }
+            _ => NodeId::given(Value::Str(crate::value::ArcStr::from(text))),
+        }
+    }
+
+    /// The derived id's text kept in place, if it is one.
+    #[inline]
+    fn text(&self) -> Option<&[u8]> {
+        match self.len {
+            0 => None,
+            n => self.text.get(..usize::from(n)),
+        }
+    }
+
+    /// The id as a value, made from its text on first use.
+    #[inline]
+    pub(crate) fn value(&self) -> &Value {
+        self.value.get_or_init(|| {
+            let text = self.text().unwrap_or_default();
+            Value::Str(crate::value::ArcStr::from(
+                std::str::from_utf8(text).unwrap_or_default(),
+            ))
+        })
+    }
+
+    /// Whether this id is `id`, as `Value`'s equality says, without making
+    /// a derived id's string.
+    #[inline]
+    pub(crate) fn is(&self, id: &Value) -> bool {
+        match (self.value.get(), self.text()) {
+            (Some(mine), _) => mine == id,
+            (None, Some(text)) => matches!(id, Value::Str(s) if s.as_bytes() == text),
+            (None, None) => false,
+        }
+    }
+
+    /// Whether two ids are equal, without making derived ids' strings.
+    pub(crate) fn same_as(&self, other: &NodeId) -> bool {
+        match (self.text(), other.text()) {
+            (Some(a), Some(b)) => a == b,
+            (Some(_), None) => other.value.get().is_some_and(|v| self.is(v)),
+            (None, _) => self.value.get().is_some_and(|v| other.is(v)),
+        }
+    }
+
+    /// The id's hash by `hasher` (equal for equal ids, made or not).
+    pub(crate) fn index_hash(&self, hasher: &crate::value::IndexHasher) -> u64 {
+        match (self.text(), self.value.get()) {
+            (Some(text), _) => hasher.hash_text(text),
+            (None, Some(value)) => hasher.hash_value(value),
+            (None, None) => 0,
+        }
+    }
+
+    /// A copy of the id (what `Clone` would be, were `clone` not the
+    /// value's).
+    pub(crate) fn duplicate(&self) -> NodeId {
+        NodeId {
+            value: self.value.clone(),
+            len: self.len,
+            text: self.text,
+        }
+    }
+}
+
+impl std::ops::Deref for NodeId {
+    type Target = Value;
+
+    #[inline]
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl fmt::Debug for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.value(), f)
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.value(), f)
+    }
+}
+
+impl PartialEq<Value> for NodeId {
+    fn eq(&self, other: &Value) -> bool {
+        self.is(other)
+    }
+}
+
+impl PartialEq<NodeId> for Value {
+    fn eq(&self, other: &NodeId) -> bool {
+        other.is(self)
+    }
+}
+
 /// One node of a compiled tree.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Node {
     pub(crate) kind: Kind,
     /// The node type's keyword, e.g. `:selector`.
     pub(crate) type_name: Keyword,
-    /// The stable id under which node memory is stored.
-    pub(crate) id: Value,
+    /// The stable id under which node memory is stored (a [`Value`]
+    /// through `Deref`; see [`NodeId`]).
+    pub(crate) id: NodeId,
     /// Range of this node's children in `Tree::child_ids`.
     pub(crate) children: (u32, u32),
     /// The parent, or `u32::MAX` for the root.
@@ -732,6 +882,37 @@ pub(crate) struct Node {
     /// Where this node's entry in `:aido/memory` was last found (see
     /// [`SlotHint`]): node memory is looked up by id without hashing it.
     pub(crate) memory_hint: SlotHint,
+}
+
+impl Clone for Node {
+    fn clone(&self) -> Node {
+        let Node {
+            kind,
+            type_name,
+            id,
+            children,
+            parent,
+            index_in_parent,
+            subtree_end,
+            pre,
+            plain,
+            span,
+            memory_hint,
+        } = self;
+        Node {
+            kind: kind.clone(),
+            type_name: *type_name,
+            id: id.duplicate(),
+            children: *children,
+            parent: *parent,
+            index_in_parent: *index_in_parent,
+            subtree_end: *subtree_end,
+            pre: pre.clone(),
+            plain: *plain,
+            span: *span,
+            memory_hint: memory_hint.clone(),
+        }
+    }
 }
 
 /// A compiled behaviour tree. Immutable, `Send + Sync`, cheap to share.
@@ -813,8 +994,11 @@ impl Tree {
 
     /// The node whose stable id is `id`.
     pub fn find(&self, id: &Value) -> Option<NodeIndex> {
+        let hash = self.index_by_id.hasher().hash_value(id);
         self.index_by_id
-            .get(id, |i| self.nodes.get(i as usize).map(|n| &n.id))
+            .get(hash, |i| {
+                self.nodes.get(i as usize).is_some_and(|n| n.id.is(id))
+            })
             .map(NodeIndex)
     }
 
@@ -843,7 +1027,7 @@ impl Tree {
 
     /// The stable id of `node`: its `:id` option, or one derived from its position.
     pub fn node_id(&self, node: NodeIndex) -> Option<&Value> {
-        self.nodes.get(node.index()).map(|n| &n.id)
+        self.nodes.get(node.index()).map(|n| n.id.value())
     }
 
     /// The node's span in the source, if the tree was read from text.
@@ -908,5 +1092,80 @@ impl Tree {
         self.fingerprint_hint
             .find(db, crate::value::kw::TREE)
             .and_then(|i| db.value_at(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Registry, compile_str};
+
+    /// Whether node `i`'s id has been made into a value.
+    fn made(tree: &Tree, i: usize) -> bool {
+        tree.nodes[i].id.value.get().is_some()
+    }
+
+    #[test]
+    fn derived_ids_are_found_and_compared_by_their_text_and_made_on_first_use() {
+        let long = "[:sequence ".repeat(12) + "[:success]" + &"]".repeat(12);
+        let text = format!(r#"[:selector {{:id "a"}} [:success] [:success {{:id :b}}] {long}]"#);
+        let tree = compile_str("t.edn", &text, &Registry::new()).unwrap();
+        // Found by id without making a derived id's string.
+        assert_eq!(tree.find(&Value::string("a.0")), Some(NodeIndex(1)));
+        assert_eq!(tree.find(&Value::keyword("b")), Some(NodeIndex(2)));
+        assert_eq!(tree.find(&Value::string("b")), None);
+        assert_eq!(tree.find(&Value::keyword("a.0")), None);
+        assert!(!made(&tree, 1));
+        assert!(tree.nodes[1].id.is(&Value::string("a.0")));
+        assert!(!tree.nodes[1].id.is(&Value::string("a.1")));
+        // Given ids are values from the start; made ids are strings, made
+        // once and shared by their clones.
+        assert!(made(&tree, 0) && made(&tree, 2));
+        let id = tree.node_id(NodeIndex(1)).cloned().unwrap();
+        assert!(made(&tree, 1));
+        assert_eq!(id, Value::string("a.0"));
+        match (&id, &*tree.nodes[1].id) {
+            (Value::Str(a), Value::Str(b)) => assert!(crate::value::ArcStr::ptr_eq(a, b)),
+            other => panic!("{other:?}"),
+        }
+        // An id too long to keep in place (the deepest node's is 27 bytes)
+        // is a string from the start, and found like the others.
+        let deepest = tree.len() - 1;
+        assert!(made(&tree, deepest));
+        let deep_id = format!("a.2{}", ".0".repeat(12));
+        assert_eq!(
+            tree.find(&Value::string(&deep_id)),
+            Some(NodeIndex(deepest as u32))
+        );
+        assert_eq!(tree.nodes[deepest].id, Value::string(&deep_id));
+        // A copy of the tree keeps the ids as they are.
+        let copy = tree.clone();
+        assert_eq!(
+            copy.find(&Value::string("a.2.0")),
+            tree.find(&Value::string("a.2.0"))
+        );
+        assert_eq!(copy.nodes[3].id.to_string(), r#""a.2""#);
+    }
+
+    #[test]
+    fn a_derived_id_equal_to_a_given_one_is_a_duplicate() {
+        let errors = compile_str(
+            "t.edn",
+            r#"[:sequence [:success {:id "0.1"}] [:success]]"#,
+            &Registry::new(),
+        )
+        .unwrap_err();
+        let codes: Vec<_> = errors.items.iter().map(|d| d.code).collect();
+        assert_eq!(codes, [crate::diag::Code::DuplicateId]);
+        // Two parents whose ids have the same text (a keyword and a string)
+        // give their children equal derived ids.
+        let errors = compile_str(
+            "t.edn",
+            r#"[:sequence [:sequence {:id :p} [:success]] [:sequence {:id "p"} [:success]]]"#,
+            &Registry::new(),
+        )
+        .unwrap_err();
+        let codes: Vec<_> = errors.items.iter().map(|d| d.code).collect();
+        assert_eq!(codes, [crate::diag::Code::DuplicateId]);
     }
 }

@@ -25,7 +25,7 @@ use crate::nodes::{Lowering, Options};
 use crate::read::{Document, MAX_DEPTH, read};
 use crate::registry::Registry;
 use crate::source::{FormSpans, Source, SourceMap, Span};
-use crate::tree::{Node, Opt, Tree};
+use crate::tree::{Node, NodeId, Opt, Tree};
 use crate::value::{Keyword, Value};
 
 /// Compiles tree data that has no source text (built in Rust or read from a db).
@@ -569,33 +569,34 @@ impl<'r> Compiler<'r> {
         place: Place,
         index: u32,
         span: Option<Span>,
-    ) -> (Value, usize) {
+    ) -> (NodeId, usize) {
         let own_from = self.id_texts.len();
         let (id, id_span, id_from) = match options.explicit_id() {
             Some((id, id_span)) => {
                 push_id_text(&mut self.id_texts, id);
-                (id.clone(), id_span.or(span), own_from)
+                (NodeId::given(id.clone()), id_span.or(span), own_from)
             }
             None if place.parent == u32::MAX => {
                 self.id_texts.push('0');
-                (Value::string("0"), span, own_from)
+                (NodeId::derived("0"), span, own_from)
             }
             None => {
                 push_index(&mut self.id_texts, place.index);
                 let text = self.id_texts.get(place.parent_id_from..).unwrap_or("");
-                (
-                    Value::Str(crate::value::ArcStr::from(text)),
-                    span,
-                    place.parent_id_from,
-                )
+                (NodeId::derived(text), span, place.parent_id_from)
             }
         };
         self.id_spans.push(id_span);
-        // One hash and one probe: the id is nearly always new.
+        // One hash and one probe: the id is nearly always new. A derived
+        // id is hashed and compared by its text, never made into a string.
         let nodes = &self.nodes;
-        let first = self
-            .ids
-            .insert(&id, index, |i| nodes.get(i as usize).map(|n| &n.id));
+        let hash = id.index_hash(self.ids.hasher());
+        let first = self.ids.insert(
+            hash,
+            index,
+            |i| nodes.get(i as usize).is_some_and(|n| n.id.same_as(&id)),
+            |hasher, i| nodes.get(i as usize).map_or(0, |n| n.id.index_hash(hasher)),
+        );
         let derived = options.explicit_id().is_none();
         if first.is_some() && derived && self.duplicated.contains(&place.parent) {
             // Its parent's id was a duplicate, so its own derived id is too:

@@ -83,14 +83,15 @@ pub(super) fn symbol(text: &str, start: usize, names: &mut NameCache<Symbol>) ->
     Ok((value, end))
 }
 
-/// Classes of ASCII bytes in keywords and symbols: a token's end, a name
-/// character, the namespace slash, or anything else (not allowed).
+/// Classes of bytes in keywords and symbols: a token's end, a name
+/// character, the namespace slash, or anything else (not allowed; a byte
+/// past ASCII is anything else here, and its name is checked slowly).
 const END: u8 = 0;
 const NAME: u8 = 1;
 const SLASH: u8 = 2;
 const OTHER: u8 = 3;
-const CLASS: [u8; 128] = {
-    let mut table = [OTHER; 128];
+const CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
     let mut b = 0;
     while b < 128 {
         if BOUNDARY[b] {
@@ -127,15 +128,16 @@ pub(super) fn keyword(text: &str, start: usize, names: &mut NameCache<Keyword>) 
     let mut n_slashes = 0;
     let mut slash_at = 0;
     let mut plain = true;
-    while let Some(&b) = bytes.get(i) {
-        match CLASS.get(usize::from(b)) {
-            Some(&NAME) => i += 1,
-            Some(&SLASH) => {
+    // A slice iterator and a table of every byte: no bounds check a byte.
+    for &b in bytes.get(from..).unwrap_or_default() {
+        match CLASS[usize::from(b)] {
+            NAME => i += 1,
+            SLASH => {
                 n_slashes += 1;
                 slash_at = i;
                 i += 1;
             }
-            Some(&END) => break,
+            END => break,
             _ => {
                 plain = false;
                 break;
@@ -170,9 +172,9 @@ pub(super) fn keyword(text: &str, start: usize, names: &mut NameCache<Keyword>) 
 
 /// Characters allowed in symbols and keywords, besides the one `/`.
 fn is_constituent(c: char) -> bool {
-    match CLASS.get(c as usize) {
-        Some(&class) => class == NAME,
-        None => c.is_alphanumeric(),
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii() => CLASS[usize::from(b)] == NAME,
+        _ => c.is_alphanumeric(),
     }
 }
 
@@ -241,6 +243,12 @@ fn check_keyword(name: &str) -> Result<(), NameProblem> {
 
 /// A number; `start` is at a digit, or at a sign followed by a digit.
 pub(super) fn number(text: &str, start: usize) -> Token {
+    // A digit alone, as most option values are: the token ends after it.
+    if let Some(&[d @ b'0'..=b'9', after]) = text.as_bytes().get(start..start + 2)
+        && BOUNDARY.get(usize::from(after)) == Some(&true)
+    {
+        return Ok((Value::Int(i64::from(d - b'0')), start + 1));
+    }
     let end = token_end(text, start);
     let token = slice(text, start, end);
     let invalid = |problem: NumberProblem| {
@@ -515,5 +523,32 @@ fn unicode_escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
             }
         }
         _ => invalid(at + 6, EscapeProblem::UnpairedSurrogate),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BOUNDARY, number};
+    use crate::value::Value;
+
+    #[test]
+    fn a_lone_digit_reads_as_the_number_scan_reads_it() {
+        for d in b'0'..=b'9' {
+            let digit = char::from(d);
+            // At the end of the text the scan reads it.
+            let alone = number(&digit.to_string(), 0).map_err(|e| e.kind);
+            assert_eq!(alone, Ok((Value::Int(i64::from(d - b'0')), 1)));
+            for after in 0..128u8 {
+                let text = format!("{digit}{}x", char::from(after));
+                let read = number(&text, 0).map_err(|e| e.kind);
+                if BOUNDARY[usize::from(after)] {
+                    assert_eq!(read, alone, "{text:?}");
+                } else {
+                    // Anything else is part of the token: `12`, `1.5`,
+                    // `1N`, `0x`, `1a`, read (or refused) by the scan.
+                    assert_ne!(read, alone, "{text:?}");
+                }
+            }
+        }
     }
 }

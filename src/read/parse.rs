@@ -267,7 +267,10 @@ impl Reader<'_> {
     #[inline]
     fn place_elements(&mut self, start: usize, mark: usize) -> SpanEntry {
         let first_child = self.table.len();
-        self.table.extend(self.pending.drain(mark..));
+        // Span entries are plain data: copied over, then cut off.
+        self.table
+            .extend_from_slice(self.pending.get(mark..).unwrap_or_default());
+        self.pending.truncate(mark);
         SpanEntry {
             span: Span::new(start, self.pos),
             first_child: u32::try_from(first_child).unwrap_or(u32::MAX),
@@ -304,12 +307,23 @@ impl Reader<'_> {
         }
     }
 
-    /// Reads and pushes a form that holds no other form.
-    #[inline(never)]
+    /// Reads and pushes a form that holds no other form: a keyword, the
+    /// most common, without the others' dispatch.
+    #[inline]
     fn read_leaf(&mut self) -> Result<(), ReadError> {
+        if self.peek() == Some(b':') {
+            self.read_keyword()
+        } else {
+            self.read_other_leaf()
+        }
+    }
+
+    /// [`Reader::read_leaf`] for a form that may not be a keyword.
+    #[inline(never)]
+    fn read_other_leaf(&mut self) -> Result<(), ReadError> {
         let start = self.pos;
         let (value, end) = match self.peek() {
-            Some(b':') => atom::keyword(self.text, start, &mut self.keywords)?,
+            Some(b':') => return self.read_keyword(),
             Some(b'"') => atom::string(self.text, start)?,
             Some(b'\\') => atom::character(self.text, start)?,
             Some(b'0'..=b'9') => atom::number(self.text, start)?,
@@ -327,6 +341,16 @@ impl Reader<'_> {
             }
             Some(_) => atom::symbol(self.text, start, &mut self.symbols)?,
         };
+        self.pos = end;
+        self.push(value, leaf(start, end));
+        Ok(())
+    }
+
+    /// Reads and pushes a keyword.
+    #[inline(never)]
+    fn read_keyword(&mut self) -> Result<(), ReadError> {
+        let start = self.pos;
+        let (value, end) = atom::keyword(self.text, start, &mut self.keywords)?;
         self.pos = end;
         self.push(value, leaf(start, end));
         Ok(())
@@ -505,8 +529,11 @@ impl Reader<'_> {
         let mut entries = Vec::with_capacity(forms.len() / 2);
         let mut forms = self.values.drain(mark..);
         while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
-            if let Value::Keyword(key) = key {
-                entries.push((key, value));
+            if let Value::Keyword(k) = key {
+                entries.push((k, value));
+                // A keyword holds nothing to drop: forgetting it saves the
+                // call to `Value`'s drop.
+                std::mem::forget(key);
             }
         }
         drop(forms);

@@ -1280,7 +1280,7 @@ impl<'t> Engine<'t> {
         self.wrote(kw::MEMORY);
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
-        let id = &n.id;
+        let id: &Value = &n.id;
         let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {

@@ -76,7 +76,7 @@ pub use thin_vec::{ThinVec, thin_vec};
 pub use binary::{BINARY_VERSION, BinaryError, BinaryErrorKind, decode, encode};
 pub use hash::{FastBuildHasher, FastHasher};
 pub use host::{ValueError, ValueErrorKind, from_value, to_value};
-pub(crate) use index::ValueIndex;
+pub(crate) use index::{IndexHasher, ValueIndex};
 pub(crate) use intern::bounded as intern_bounded;
 pub(crate) use intern::kw;
 pub use intern::{
