@@ -148,18 +148,26 @@ impl Chromium {
         // Starting waits at most 30 s for Chromium to open its port (a
         // limit of the driver): a machine busy enough to miss it gets two
         // more tries.
+        // Opening the first tab belongs to the start: on a loaded machine
+        // either can fail, and both are tried again together.
+        let start = || -> Result<(Browser, Arc<Tab>), String> {
+            let browser = Browser::new(options.clone()).map_err(|e| format!("{e:#}"))?;
+            browser.set_default_timeout(LOAD_TIMEOUT);
+            let tab = browser
+                .new_tab()
+                .map_err(|e| format!("opening a tab: {e:#}"))?;
+            tab.set_default_timeout(LOAD_TIMEOUT);
+            Ok((browser, tab))
+        };
         let mut tries = 0;
-        let browser = loop {
+        let (browser, tab) = loop {
             tries += 1;
-            match Browser::new(options.clone()) {
-                Ok(browser) => break browser,
-                Err(e) if tries < 3 => eprintln!("Chromium did not start ({e:#}); trying again"),
-                Err(e) => panic!("Chromium does not start: {e:#}"),
+            match start() {
+                Ok(started) => break started,
+                Err(e) if tries < 3 => eprintln!("Chromium did not start ({e}); trying again"),
+                Err(e) => panic!("Chromium does not start: {e}"),
             }
         };
-        browser.set_default_timeout(LOAD_TIMEOUT);
-        let tab = browser.new_tab().unwrap();
-        tab.set_default_timeout(LOAD_TIMEOUT);
         let errors = Arc::new(Mutex::new(Vec::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         tab.enable_runtime().unwrap();
