@@ -136,7 +136,7 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
         }
         out.push_str("\",");
         match &tick.input {
-            Some(input) => json_str(&mut out, &Value::Map(Box::new(input.clone())).to_string()),
+            Some(input) => json_str(&mut out, &Value::Map(input.clone()).to_string()),
             None => out.push_str("null"),
         }
         out.push_str(",[");
@@ -147,7 +147,8 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
             write_event(&mut out, event, tree);
         }
         out.push_str("],[");
-        for (j, change) in run.changes(tick).iter().enumerate() {
+        for (j, change) in run.changes(tick).enumerate() {
+            let change = &change;
             if j > 0 {
                 out.push(',');
             }

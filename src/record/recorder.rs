@@ -14,10 +14,13 @@
 
 use std::sync::Arc;
 
-use super::{Event, RunRecord, TickRecord, TreeRecord, Visit, diff_into, diff_keys, push_change};
+use super::{
+    Changes, DbChange, Event, RunRecord, TickRecord, TreeRecord, Visit, diff_into, diff_keys,
+    push_change,
+};
 use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
 use crate::tree::{NodeIndex, Tree};
-use crate::value::{Keyword, Map, Value};
+use crate::value::{Keyword, Map, ThinVec, Value};
 
 /// Records ticks as they are run.
 ///
@@ -46,8 +49,11 @@ pub struct Recorder {
     /// The db as the last tick left it (or the starting db), kept equal to
     /// it by applying each tick's changes.
     last_db: Map,
-    input: Option<Map>,
-    events: Vec<Event>,
+    input: Option<Box<Map>>,
+    events: ThinVec<Event>,
+    /// Room for the changes of a db compared in full, before they go into
+    /// the record's compact list (kept across ticks).
+    compared: Vec<DbChange>,
     /// The number of the first tick recorded ([`Recorder::numbered_from`]).
     first_tick: u64,
     /// The trace of [`Recorder::tick`]'s ticks, cleared and filled each tick.
@@ -84,6 +90,12 @@ pub struct Recorder {
     orders: Vec<KeyOrder>,
     /// Room for keys' texts with their places, to sort a new order by.
     texts: Vec<(&'static str, u32)>,
+    /// The places and keys of the db before, in the order of the keys'
+    /// text, while `in_place_sorted` (see `Recorder::changes_in_place`).
+    in_place: Vec<(usize, Keyword)>,
+    /// Whether `in_place` holds the db before's keys: cleared whenever the
+    /// db before may have gained or lost a key.
+    in_place_sorted: bool,
 }
 
 /// A visit as a recorder builds it: a [`Visit`] without what the node's
@@ -136,11 +148,12 @@ impl Recorder {
                 trees: vec![TreeRecord::of(tree)],
                 start_db: db.clone(),
                 ticks: Vec::new(),
-                changes: Vec::new(),
+                changes: Changes::default(),
             },
             last_db: db.as_map().cloned().unwrap_or_default(),
             input: None,
-            events: Vec::new(),
+            events: ThinVec::new(),
+            compared: Vec::new(),
             first_tick: 1,
             trace: Vec::new(),
             slots: Vec::new(),
@@ -154,6 +167,8 @@ impl Recorder {
             order: Vec::new(),
             orders: Vec::new(),
             texts: Vec::new(),
+            in_place: Vec::new(),
+            in_place_sorted: false,
         }
     }
 
@@ -227,7 +242,7 @@ impl Recorder {
         }
         match &mut self.input {
             Some(merged) => merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone()))),
-            None => self.input = Some(input.clone()),
+            None => self.input = Some(Box::new(input.clone())),
         }
     }
 
@@ -314,7 +329,7 @@ impl Recorder {
     /// the engine noted the keys it wrote into `self.writes`.
     fn record_with(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
         let tree_index = self.tree_index(tree);
-        let mut halts: Vec<NodeIndex> = Vec::new();
+        let mut halts: ThinVec<NodeIndex> = ThinVec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));
@@ -351,12 +366,17 @@ impl Recorder {
                 .iter()
                 .filter_map(|&i| order.written.get(i as usize).copied());
             diff_keys(&mut self.last_db, new, keys, &mut self.run.changes);
+            self.in_place_sorted = false;
         } else if !new.is_some_and(|new| self.changes_in_place(new)) {
+            self.in_place_sorted = false;
             diff_into(
                 &mut self.last_db,
                 new.unwrap_or(&Map::default()),
-                &mut self.run.changes,
+                &mut self.compared,
             );
+            for change in self.compared.drain(..) {
+                self.run.changes.push(change);
+            }
         }
         self.between.clear();
         self.run.ticks.push(TickRecord {
@@ -368,7 +388,8 @@ impl Recorder {
             visits,
             halts,
             events,
-            changes: from..self.run.changes.len(),
+            changes_at: from,
+            n_changes: u32::try_from(self.run.changes.len() - from).unwrap_or(u32::MAX),
         });
     }
 
@@ -383,24 +404,25 @@ impl Recorder {
         if new.len() > WHOLE_LIMIT || new.len() != last.len() {
             return false;
         }
-        let order = &mut self.order;
-        order.clear();
-        let mut aligned = true;
+        let (mut aligned, mut keywords) = (true, 0);
         new.for_each_keyword(|at, k| {
             aligned &= last.keyword_at(at, k);
-            order.push(k);
+            keywords += 1;
         });
-        if !aligned || order.len() != new.len() {
+        if !aligned || keywords != new.len() {
             return false;
         }
-        let order = sorted_keys(&mut self.orders, &mut self.texts, &self.order);
-        for &at in &order.sorted {
-            let at = at as usize;
-            if let (Some(&k), Some(now), Some(before)) = (
-                order.written.get(at),
-                new.value_at(at),
-                self.last_db.value_at_mut(at),
-            ) {
+        // The keys are the db before's, at the same places: their order by
+        // text is sorted once for as long as the db before keeps them.
+        if !self.in_place_sorted {
+            let in_place = &mut self.in_place;
+            in_place.clear();
+            new.for_each_keyword(|at, k| in_place.push((at, k)));
+            in_place.sort_unstable_by(|(_, a), (_, b)| a.as_str().cmp(b.as_str()));
+            self.in_place_sorted = true;
+        }
+        for &(at, k) in &self.in_place {
+            if let (Some(now), Some(before)) = (new.value_at(at), self.last_db.value_at_mut(at)) {
                 push_change(k, before, now, &mut self.run.changes);
             }
         }
@@ -416,8 +438,8 @@ impl Recorder {
         tree: &Tree,
         tree_index: usize,
         trace: &[TraceEvent],
-        halts: &mut Vec<NodeIndex>,
-        events: &mut Vec<Event>,
+        halts: &mut ThinVec<NodeIndex>,
+        events: &mut ThinVec<Event>,
     ) -> Arc<[Visit]> {
         // A tick traced as a recent one was (the usual case of a steady
         // run) visits alike: one comparison of the traces.
@@ -593,8 +615,8 @@ fn same_trace(a: &[TraceEvent], b: &[TraceEvent]) -> bool {
 fn trace_events(
     tree: &Tree,
     trace: &[TraceEvent],
-    halts: &mut Vec<NodeIndex>,
-    events: &mut Vec<Event>,
+    halts: &mut ThinVec<NodeIndex>,
+    events: &mut ThinVec<Event>,
 ) {
     let id = |node: NodeIndex| tree.node_id(node).cloned().unwrap_or_default();
     for event in trace {

@@ -98,17 +98,13 @@ fn write_change(out: &mut String, path: &[&Value], change: &DbChange) {
 fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &TimelineOptions) {
     let _ = writeln!(out, "tick {}: {}", tick.tick, tick.status);
     if let Some(input) = &tick.input {
-        let _ = writeln!(
-            out,
-            "  input {}",
-            sorted(&Value::Map(Box::new(input.clone())))
-        );
+        let _ = writeln!(out, "  input {}", sorted(&Value::Map(input.clone())));
     }
     for change in run.changes(tick) {
         if change.is_aido_key() && !options.aido_keys {
             continue;
         }
-        write_change(out, &[], change);
+        write_change(out, &[], &change);
     }
     for event in &tick.events {
         let _ = writeln!(out, "  {}", event_text(event));

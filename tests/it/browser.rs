@@ -812,6 +812,7 @@ fn values_recorded_as_edits_show_whole_in_the_db_pane(chrome: &Chromium) {
     let run = record(&tree, db, &[], 300);
     assert!(
         run.changes(&run.ticks[299])
+            .collect::<Vec<_>>()
             .iter()
             .all(|c| matches!(c, aido::record::DbChange::Edited { .. }))
     );
@@ -842,12 +843,8 @@ fn a_log_recorded_as_appends_shows_whole_in_the_db_pane(chrome: &Chromium) {
     )
     .unwrap();
     let run = record(&tree, Value::map(), &[], 300);
-    let appended = run.changes(&run.ticks[299]).iter();
-    assert!(
-        appended
-            .into_iter()
-            .any(|c| matches!(c, aido::record::DbChange::Appended { .. }))
-    );
+    let mut appended = run.changes(&run.ticks[299]);
+    assert!(appended.any(|c| matches!(c, aido::record::DbChange::Appended { .. })));
     let html = chrome.dir.join("log.html");
     std::fs::write(&html, page(&run, &PageOptions::titled("log.edn"))).unwrap();
     chrome.open(&html, "tick=300");

@@ -87,7 +87,7 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
         panic!("three ticks")
     };
     assert_eq!(first.status, Status::Running);
-    assert_eq!(first.input, Some(map("{:input \"hi\"}")));
+    assert_eq!(first.input, Some(Box::new(map("{:input \"hi\"}"))));
     assert!(matches!(&first.events[..], [Event::Launched(r)] if r.node == Value::keyword("ask")));
     assert!(second.events.is_empty() && second.input.is_none());
     assert_eq!(third.status, Status::Success);
@@ -104,7 +104,10 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
     assert_eq!(third.halts.len(), 2);
     assert!(third.visits.iter().all(|v| v.id != Value::keyword("ask")));
     // The input shows in the changes, and so do the library's keys.
-    let (first_changes, third_changes) = (run.changes(first), run.changes(third));
+    let (first_changes, third_changes) = (
+        run.changes(first).collect::<Vec<_>>(),
+        run.changes(third).collect::<Vec<_>>(),
+    );
     let keys: Vec<String> = first_changes.iter().map(|c| c.key().to_string()).collect();
     assert_eq!(
         keys,
@@ -502,7 +505,10 @@ mod both_ways {
     pub(super) fn same_ticks(case: u64, text: &str, full: &RunRecord, keyed: &RunRecord) {
         assert_eq!(full.ticks.len(), keyed.ticks.len());
         for (n, (a, b)) in full.ticks.iter().zip(&keyed.ticks).enumerate() {
-            let (a_changes, b_changes) = (full.changes(a), keyed.changes(b));
+            let (a_changes, b_changes) = (
+                full.changes(a).collect::<Vec<_>>(),
+                keyed.changes(b).collect::<Vec<_>>(),
+            );
             assert!(
                 a == b && a_changes == b_changes,
                 "case {case}, tick {}: the records differ\ntree: {text}\n\
@@ -598,7 +604,7 @@ mod both_ways {
             // Both against the changes worked out from the dbs alone.
             for (n, tick) in full.ticks.iter().enumerate() {
                 assert_eq!(
-                    full.changes(tick),
+                    full.changes(tick).collect::<Vec<_>>(),
                     diff(&dbs[n], &dbs[n + 1]),
                     "case {case}, tick {}\ntree: {text}",
                     n + 1
@@ -676,7 +682,7 @@ mod both_ways {
             let run = run.unwrap();
             for (n, tick) in run.ticks.iter().enumerate() {
                 assert_eq!(
-                    run.changes(tick),
+                    run.changes(tick).collect::<Vec<_>>(),
                     diff(&dbs[n], &dbs[n + 1]),
                     "case {case}, tick {}\ntree: {text}",
                     n + 1
@@ -710,6 +716,7 @@ mod both_ways {
             let run = recorder.finish();
             let keys: Vec<String> = run
                 .changes(&run.ticks[1])
+                .collect::<Vec<_>>()
                 .iter()
                 .map(|c| c.key().to_string())
                 .collect();
@@ -763,6 +770,7 @@ mod both_ways_cases {
             .map(|t| {
                 keyed
                     .changes(t)
+                    .collect::<Vec<_>>()
                     .iter()
                     .map(|c| c.key().to_string())
                     .collect()
