@@ -304,14 +304,16 @@ fn recording_npc_ticks_allocates_only_as_the_record_grows() {
 }
 
 #[test]
-fn a_recorded_npc_tick_keeps_its_scalar_changes_in_24_bytes_each() {
-    // A tick's entry is 80 bytes; each scalar change of a keyword key is
-    // kept in 24 (its key's code, the two values' kinds and payloads),
-    // never as three 16-byte values; the visits are shared. npc changes
-    // three or four keys a tick, so its record grows by about 160 bytes a
-    // tick, and by at most twice that while a list's room doubles. (Kept
-    // whole, as before, a tick took 136 bytes and each change 48 to 56.)
-    assert!(std::mem::size_of::<aido::record::TickRecord>() <= 80);
+fn a_recorded_npc_tick_keeps_its_entry_in_64_bytes_and_a_change_in_16() {
+    // A tick's entry is 64 bytes (its input, halts and events boxed apart,
+    // only when it has some); each change of a keyword key from one
+    // scalar to another that fits in 32 bits is kept in 16 (the key's
+    // code, the two values' kinds and payloads), never as three 16-byte
+    // values; the visits are shared. npc changes three or four keys a
+    // tick, so its record grows by about 120 bytes a tick, and by at most
+    // twice that while a list's room doubles. (Kept whole, as before, a
+    // tick took 136 bytes and each change 48 to 56.)
+    assert!(std::mem::size_of::<aido::record::TickRecord>() <= 64);
     let (tree, mut db) = npc();
     let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
     for _ in 0..20 {
@@ -326,7 +328,7 @@ fn a_recorded_npc_tick_keeps_its_scalar_changes_in_24_bytes_each() {
     let changes: usize = run.ticks.iter().map(|t| run.changes(t).len()).sum();
     assert!(changes >= 30_000, "{changes} changes in 10,020 npc ticks");
     assert!(
-        kept <= 2 * (80 + 4 * 24) * 10_000,
+        kept <= 2 * (64 + 4 * 16) * 10_000,
         "{kept} bytes kept by 10,000 recorded npc ticks"
     );
     assert_eq!(run.db_after(run.ticks.len()), db);

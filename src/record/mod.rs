@@ -49,7 +49,7 @@ use std::sync::Arc;
 use crate::source::{Source, Span};
 use crate::tick::{DroppedResult, Request, Status, TickError, TickWarning};
 use crate::tree::{NodeIndex, Tree};
-use crate::value::{Keyword, Map, ThinVec, Value};
+use crate::value::{Keyword, Map, Value};
 
 pub use page::{PageOptions, page};
 pub use recorder::Recorder;
@@ -126,22 +126,38 @@ pub struct TickRecord {
     pub status: Status,
     /// How many node visits it made.
     pub steps: u64,
-    /// The input merged into the db just before the tick, if any.
-    pub input: Option<Box<Map>>,
     /// Every node ticked, once each, in tree order (see [`Visit`]); ticks
     /// that visit alike share one list.
     pub visits: Arc<[Visit]>,
-    /// Every node halted in this tick, in the order they were halted
-    /// (ticked or not; see [`Visit::halted`] for the ones ticked).
-    pub halts: ThinVec<NodeIndex>,
-    /// What happened besides visits: first what was done between the
-    /// ticks (trims, reloads, a carried-over db), then, in the order they
-    /// happened, halts, skips, launches, cancels and the error.
-    pub events: ThinVec<Event>,
+    /// The input, halts and events, only for a tick that has any (see
+    /// [`TickRecord::input`], [`TickRecord::halts`], [`TickRecord::events`]).
+    notes: Option<Box<TickNotes>>,
     /// Where the tick's changes start in its run's list of changes, and
     /// how many they are: see [`RunRecord::changes`].
     changes_at: usize,
     n_changes: u32,
+}
+
+/// What a tick's record holds only when there is some of it.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct TickNotes {
+    input: Option<Map>,
+    halts: Vec<NodeIndex>,
+    events: Vec<Event>,
+}
+
+impl TickNotes {
+    /// The notes of a tick, boxed, if there are any.
+    fn of(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Option<Box<TickNotes>> {
+        if input.is_none() && halts.is_empty() && events.is_empty() {
+            return None;
+        }
+        Some(Box::new(TickNotes {
+            input,
+            halts,
+            events,
+        }))
+    }
 }
 
 /// A node ticked during a tick.
@@ -693,12 +709,30 @@ impl NodeState {
 }
 
 impl TickRecord {
+    /// The input merged into the db just before the tick, if any.
+    pub fn input(&self) -> Option<&Map> {
+        self.notes.as_ref().and_then(|n| n.input.as_ref())
+    }
+
+    /// Every node halted in this tick, in the order they were halted
+    /// (ticked or not; see [`Visit::halted`] for the ones ticked).
+    pub fn halts(&self) -> &[NodeIndex] {
+        self.notes.as_ref().map_or(&[], |n| &n.halts)
+    }
+
+    /// What happened besides visits: first what was done between the
+    /// ticks (trims, reloads, a carried-over db), then, in the order they
+    /// happened, halts, skips, launches, cancels and the error.
+    pub fn events(&self) -> &[Event] {
+        self.notes.as_ref().map_or(&[], |n| &n.events)
+    }
+
     /// The state of every node of the tick's tree (`n_nodes` of them), by
     /// node index: its last status if ticked, Halted if halted after that
     /// (or halted without being ticked), else None.
     pub fn node_states(&self, n_nodes: usize) -> Vec<NodeState> {
         let mut states = vec![NodeState::None; n_nodes];
-        for node in &self.halts {
+        for node in self.halts() {
             if let Some(state) = states.get_mut(node.index()) {
                 *state = NodeState::Halted;
             }
@@ -717,7 +751,7 @@ impl TickRecord {
 
     /// The ids of the nodes halted in this tick, in the order they were halted.
     pub fn halted(&self) -> impl Iterator<Item = &Value> {
-        self.events.iter().filter_map(|e| match e {
+        self.events().iter().filter_map(|e| match e {
             Event::Halted { node } => Some(node),
             _ => None,
         })

@@ -135,12 +135,12 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
             }
         }
         out.push_str("\",");
-        match &tick.input {
-            Some(input) => json_str(&mut out, &Value::Map(input.clone()).to_string()),
+        match tick.input() {
+            Some(input) => json_str(&mut out, &Value::Map(Box::new(input.clone())).to_string()),
             None => out.push_str("null"),
         }
         out.push_str(",[");
-        for (j, event) in tick.events.iter().enumerate() {
+        for (j, event) in tick.events().iter().enumerate() {
             if j > 0 {
                 out.push(',');
             }
@@ -213,7 +213,7 @@ fn renames(run: &RunRecord) -> Vec<Vec<(String, String)>> {
             continue;
         };
         *first = true;
-        for event in &tick.events {
+        for event in tick.events() {
             let (Event::Reload(report) | Event::Migrated(report)) = event else {
                 continue;
             };

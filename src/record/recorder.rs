@@ -15,12 +15,12 @@
 use std::sync::Arc;
 
 use super::{
-    Changes, DbChange, Event, RunRecord, TickRecord, TreeRecord, Visit, diff_into, diff_keys,
-    push_change,
+    Changes, DbChange, Event, RunRecord, TickNotes, TickRecord, TreeRecord, Visit, diff_into,
+    diff_keys, push_change,
 };
 use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
 use crate::tree::{NodeIndex, Tree};
-use crate::value::{Keyword, Map, ThinVec, Value};
+use crate::value::{Keyword, Map, Value};
 
 /// Records ticks as they are run.
 ///
@@ -49,8 +49,8 @@ pub struct Recorder {
     /// The db as the last tick left it (or the starting db), kept equal to
     /// it by applying each tick's changes.
     last_db: Map,
-    input: Option<Box<Map>>,
-    events: ThinVec<Event>,
+    input: Option<Map>,
+    events: Vec<Event>,
     /// Room for the changes of a db compared in full, before they go into
     /// the record's compact list (kept across ticks).
     compared: Vec<DbChange>,
@@ -152,7 +152,7 @@ impl Recorder {
             },
             last_db: db.as_map().cloned().unwrap_or_default(),
             input: None,
-            events: ThinVec::new(),
+            events: Vec::new(),
             compared: Vec::new(),
             first_tick: 1,
             trace: Vec::new(),
@@ -242,7 +242,7 @@ impl Recorder {
         }
         match &mut self.input {
             Some(merged) => merged.extend(input.iter().map(|(k, v)| (k.clone(), v.clone()))),
-            None => self.input = Some(Box::new(input.clone())),
+            None => self.input = Some(input.clone()),
         }
     }
 
@@ -329,7 +329,7 @@ impl Recorder {
     /// the engine noted the keys it wrote into `self.writes`.
     fn record_with(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
         let tree_index = self.tree_index(tree);
-        let mut halts: ThinVec<NodeIndex> = ThinVec::new();
+        let mut halts: Vec<NodeIndex> = Vec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));
@@ -384,10 +384,8 @@ impl Recorder {
             tree: tree_index,
             status: tick.status,
             steps: tick.steps,
-            input: self.input.take(),
             visits,
-            halts,
-            events,
+            notes: TickNotes::of(self.input.take(), halts, events),
             changes_at: from,
             n_changes: u32::try_from(self.run.changes.len() - from).unwrap_or(u32::MAX),
         });
@@ -438,8 +436,8 @@ impl Recorder {
         tree: &Tree,
         tree_index: usize,
         trace: &[TraceEvent],
-        halts: &mut ThinVec<NodeIndex>,
-        events: &mut ThinVec<Event>,
+        halts: &mut Vec<NodeIndex>,
+        events: &mut Vec<Event>,
     ) -> Arc<[Visit]> {
         // A tick traced as a recent one was (the usual case of a steady
         // run) visits alike: one comparison of the traces.
@@ -615,8 +613,8 @@ fn same_trace(a: &[TraceEvent], b: &[TraceEvent]) -> bool {
 fn trace_events(
     tree: &Tree,
     trace: &[TraceEvent],
-    halts: &mut ThinVec<NodeIndex>,
-    events: &mut ThinVec<Event>,
+    halts: &mut Vec<NodeIndex>,
+    events: &mut Vec<Event>,
 ) {
     let id = |node: NodeIndex| tree.node_id(node).cloned().unwrap_or_default();
     for event in trace {

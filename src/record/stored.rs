@@ -1,14 +1,16 @@
-//! How a run record keeps its db changes: 24 bytes a change, with nothing
+//! How a run record keeps its db changes: 16 bytes a change, with nothing
 //! to drop.
 //!
 //! Most changes a tick makes set a top-level keyword key from one scalar
 //! (nil, a boolean, a number, a character, a keyword, a symbol) to
 //! another: such a change is kept as the key's interned code and the two
-//! values' kinds and payloads, a plain `Copy` record. Every other change
-//! (a key added or removed, a string or a collection, an append, an edit,
-//! a key that is not a keyword) is kept whole in a second list, which the
-//! packed record names by its place. [`DbChange`]s are made again when
-//! the record is read ([`TickChanges`]).
+//! values' kinds and 4-byte payloads, a plain `Copy` record. A scalar whose
+//! payload needs 8 bytes (a float, an integer past 32 bits) has both
+//! payloads in a second list, which the record names by its place. Every
+//! other change (a key added or removed, a string or a collection, an
+//! append, an edit, a key that is not a keyword) is kept whole in a third
+//! list, named the same way. [`DbChange`]s are made again when the record
+//! is read ([`TickChanges`]).
 
 use super::DbChange;
 use crate::value::{Keyword, Symbol, Value};
@@ -17,6 +19,8 @@ use crate::value::{Keyword, Symbol, Value};
 #[derive(Debug, Clone, Default)]
 pub(super) struct Changes {
     packed: Vec<Packed>,
+    /// The payloads of scalar changes too wide for [`Packed`], old and new.
+    wide: Vec<[u64; 2]>,
     /// The changes kept whole, in the order they were made.
     whole: Vec<DbChange>,
 }
@@ -26,12 +30,14 @@ pub(super) struct Changes {
 #[derive(Debug, Clone, Copy)]
 struct Packed {
     key: Keyword,
-    /// The kinds of the old value (high four bits) and the new one (low
-    /// four), or [`WHOLE`].
+    /// The old value's payload; with [`WIDE`] or as [`WHOLE`], the place
+    /// in [`Changes::wide`] or [`Changes::whole`].
+    old: u32,
+    new: u32,
+    /// The kinds of the old value (bits 4 to 6) and the new one (bits 0 to
+    /// 2), with [`WIDE`] when the payloads are in [`Changes::wide`]; or
+    /// [`WHOLE`].
     kinds: u8,
-    /// The old value's payload, or the place in [`Changes::whole`].
-    old: u64,
-    new: u64,
 }
 
 const NIL: u8 = 0;
@@ -41,8 +47,11 @@ const FLOAT: u8 = 3;
 const CHAR: u8 = 4;
 const KEYWORD: u8 = 5;
 const SYMBOL: u8 = 6;
-/// The change is kept whole, at the place `old` names.
-const WHOLE: u8 = 0xFF;
+/// The payloads are in [`Changes::wide`], at the place `old` names.
+const WIDE: u8 = 0x80;
+/// The change is kept whole, at the place `old` names (kinds 7, which no
+/// value has).
+const WHOLE: u8 = 0x77;
 
 /// A scalar's kind and payload; `None` for a string or a collection.
 #[inline]
@@ -50,6 +59,8 @@ fn pack(value: &Value) -> Option<(u8, u64)> {
     Some(match *value {
         Value::Nil => (NIL, 0),
         Value::Bool(b) => (BOOL, u64::from(b)),
+        // Sign-extended from 32 bits when it fits, so that a small
+        // negative integer fits too.
         Value::Int(i) => (INT, i as u64),
         Value::Float(f) => (FLOAT, f.to_bits()),
         Value::Char(c) => (CHAR, u64::from(c)),
@@ -62,6 +73,25 @@ fn pack(value: &Value) -> Option<(u8, u64)> {
         | Value::Map(_)
         | Value::Tagged(..) => return None,
     })
+}
+
+/// `payload` in 4 bytes, if it fits: an integer within 32 bits (kept as
+/// its low half, sign-extended back), or any other kind but a float.
+#[inline]
+fn narrow(kind: u8, payload: u64) -> Option<u32> {
+    match kind {
+        INT => i32::try_from(payload as i64).ok().map(|i| i as u32),
+        FLOAT => None,
+        _ => u32::try_from(payload).ok(),
+    }
+}
+
+/// The 8-byte payload of a kind's 4-byte one (see [`narrow`]).
+fn widen(kind: u8, payload: u32) -> u64 {
+    match kind {
+        INT => i64::from(payload as i32) as u64,
+        _ => u64::from(payload),
+    }
 }
 
 /// The scalar [`pack`] made `(kind, payload)` of.
@@ -84,6 +114,13 @@ fn unpack(kind: u8, payload: u64) -> Value {
     }
 }
 
+/// A place in one of the side lists, in 4 bytes. A run would need more
+/// than 4 billion changes kept whole or wide (hundreds of gigabytes) for
+/// this to saturate.
+fn place(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
+}
+
 impl Changes {
     /// How many changes there are.
     #[inline]
@@ -104,9 +141,9 @@ impl Changes {
         }
         self.packed.push(Packed {
             key: Keyword::from_index(0),
-            kinds: WHOLE,
-            old: self.whole.len() as u64,
+            old: place(self.whole.len()),
             new: 0,
+            kinds: WHOLE,
         });
         self.whole.push(change);
     }
@@ -118,12 +155,25 @@ impl Changes {
         let (Some((old_kind, old)), Some((new_kind, new))) = (pack(old), pack(new)) else {
             return false;
         };
-        self.packed.push(Packed {
-            key,
-            kinds: old_kind << 4 | new_kind,
-            old,
-            new,
-        });
+        let kinds = old_kind << 4 | new_kind;
+        let packed = match (narrow(old_kind, old), narrow(new_kind, new)) {
+            (Some(old), Some(new)) => Packed {
+                key,
+                old,
+                new,
+                kinds,
+            },
+            _ => {
+                self.wide.push([old, new]);
+                Packed {
+                    key,
+                    old: place(self.wide.len() - 1),
+                    new: 0,
+                    kinds: kinds | WIDE,
+                }
+            }
+        };
+        self.packed.push(packed);
         true
     }
 
@@ -148,19 +198,24 @@ pub struct TickChanges<'a> {
 impl TickChanges<'_> {
     fn make(&self, packed: &Packed) -> DbChange {
         if packed.kinds == WHOLE {
-            let whole = usize::try_from(packed.old)
-                .ok()
-                .and_then(|at| self.changes.whole.get(at));
+            let whole = self.changes.whole.get(packed.old as usize);
             // Always there: a packed change names a change it pushed.
             return whole.cloned().unwrap_or(DbChange::Removed {
                 key: Value::Nil,
                 old: Value::Nil,
             });
         }
+        let (old_kind, new_kind) = ((packed.kinds >> 4) & 0x7, packed.kinds & 0x7);
+        let [old, new] = if packed.kinds & WIDE != 0 {
+            let wide = self.changes.wide.get(packed.old as usize);
+            wide.copied().unwrap_or_default()
+        } else {
+            [widen(old_kind, packed.old), widen(new_kind, packed.new)]
+        };
         DbChange::Changed {
             key: Value::Keyword(packed.key),
-            old: unpack(packed.kinds >> 4, packed.old),
-            new: unpack(packed.kinds & 0xF, packed.new),
+            old: unpack(old_kind, old),
+            new: unpack(new_kind, new),
         }
     }
 }
@@ -192,8 +247,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_stored_change_is_three_words() {
-        assert_eq!(std::mem::size_of::<Packed>(), 24);
+    fn a_stored_change_is_two_words() {
+        assert_eq!(std::mem::size_of::<Packed>(), 16);
     }
 
     #[test]
@@ -204,6 +259,10 @@ mod tests {
             Value::Bool(false),
             Value::Int(-1),
             Value::Int(i64::MIN),
+            Value::Int(i64::from(i32::MAX)),
+            Value::Int(i64::from(i32::MIN)),
+            Value::Int(i64::from(i32::MAX) + 1),
+            Value::Int(i64::from(u32::MAX)),
             Value::Float(-0.0),
             Value::Float(f64::NAN),
             Value::Char('é'),
@@ -224,6 +283,8 @@ mod tests {
             new: Value::Int(2),
         });
         assert_eq!(changes.whole.len(), 1);
+        // Those with a float or an integer past 32 bits on either side.
+        assert_eq!(changes.wide.len(), 8);
         let back: Vec<DbChange> = changes.get(0..changes.len()).collect();
         assert_eq!(back.len(), scalars.len() + 1);
         for (change, (old, new)) in back.iter().zip(scalars.iter().zip(scalars.iter().rev())) {

@@ -97,8 +97,12 @@ fn write_change(out: &mut String, path: &[&Value], change: &DbChange) {
 /// One tick's block.
 fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &TimelineOptions) {
     let _ = writeln!(out, "tick {}: {}", tick.tick, tick.status);
-    if let Some(input) = &tick.input {
-        let _ = writeln!(out, "  input {}", sorted(&Value::Map(input.clone())));
+    if let Some(input) = tick.input() {
+        let _ = writeln!(
+            out,
+            "  input {}",
+            sorted(&Value::Map(Box::new(input.clone())))
+        );
     }
     for change in run.changes(tick) {
         if change.is_aido_key() && !options.aido_keys {
@@ -106,7 +110,7 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
         }
         write_change(out, &[], &change);
     }
-    for event in &tick.events {
+    for event in tick.events() {
         let _ = writeln!(out, "  {}", event_text(event));
     }
     if options.trace && !tick.visits.is_empty() {

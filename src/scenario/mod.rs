@@ -678,7 +678,7 @@ impl ScenarioRun {
             if let Some(expected) = e.status
                 && expected != tick.status
             {
-                let error = tick.events.iter().find_map(|event| match event {
+                let error = tick.events().iter().find_map(|event| match event {
                     Event::Error(error) => Some(error.clone()),
                     _ => None,
                 });

@@ -520,7 +520,7 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
         s.run
             .ticks
             .iter()
-            .flat_map(|t| t.events.iter().map(|e| e.kind()))
+            .flat_map(|t| t.events().iter().map(|e| e.kind()))
             .collect()
     };
     assert!(kinds(&scenarios[1]).contains(&"launch".to_owned()));

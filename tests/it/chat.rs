@@ -397,7 +397,7 @@ fn a_turn_waits_for_its_handler_and_records_the_completion_as_input() {
     );
     // The completion is the second tick's input, so a replay needs no handler.
     let record = session.run_record().unwrap();
-    let input = record.ticks[1].input.as_ref().unwrap();
+    let input = record.ticks[1].input().unwrap();
     assert!(input.contains_key(&Value::keyword("aido/results")));
 }
 
