@@ -335,10 +335,16 @@ impl Recorder {
             events.push(Event::Migrated(m.to_value()));
         }
         let visits = self.visits(tree, tree_index, trace, &mut halts, &mut events);
-        events.extend(tick.launches().iter().cloned().map(Event::Launched));
-        events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
-        events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
-        events.extend(tick.warnings().iter().cloned().map(Event::Warning));
+        // Most ticks have none of these: looked at without a call.
+        let (launches, cancels) = (tick.launches(), tick.cancels());
+        let (dropped, warnings) = (tick.dropped(), tick.warnings());
+        if !(launches.is_empty() && cancels.is_empty() && dropped.is_empty() && warnings.is_empty())
+        {
+            events.extend(launches.iter().cloned().map(Event::Launched));
+            events.extend(cancels.iter().cloned().map(Event::Cancelled));
+            events.extend(dropped.iter().cloned().map(Event::Dropped));
+            events.extend(warnings.iter().cloned().map(Event::Warning));
+        }
         if let Some(error) = &tick.error {
             events.push(Event::Error(error.clone()));
         }

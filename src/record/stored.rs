@@ -59,8 +59,6 @@ fn pack(value: &Value) -> Option<(u8, u64)> {
     Some(match *value {
         Value::Nil => (NIL, 0),
         Value::Bool(b) => (BOOL, u64::from(b)),
-        // Sign-extended from 32 bits when it fits, so that a small
-        // negative integer fits too.
         Value::Int(i) => (INT, i as u64),
         Value::Float(f) => (FLOAT, f.to_bits()),
         Value::Char(c) => (CHAR, u64::from(c)),
@@ -75,18 +73,29 @@ fn pack(value: &Value) -> Option<(u8, u64)> {
     })
 }
 
-/// `payload` in 4 bytes, if it fits: an integer within 32 bits (kept as
-/// its low half, sign-extended back), or any other kind but a float.
+/// A scalar's kind and 4-byte payload, if it has one: an integer within
+/// 32 bits (kept as its low half, sign-extended back), or any scalar but a
+/// float.
 #[inline]
-fn narrow(kind: u8, payload: u64) -> Option<u32> {
-    match kind {
-        INT => i32::try_from(payload as i64).ok().map(|i| i as u32),
-        FLOAT => None,
-        _ => u32::try_from(payload).ok(),
-    }
+fn pack_narrow(value: &Value) -> Option<(u8, u32)> {
+    Some(match *value {
+        Value::Nil => (NIL, 0),
+        Value::Bool(b) => (BOOL, u32::from(b)),
+        Value::Int(i) => (INT, i32::try_from(i).ok()? as u32),
+        Value::Char(c) => (CHAR, u32::from(c)),
+        Value::Keyword(k) => (KEYWORD, k.index()),
+        Value::Symbol(s) => (SYMBOL, s.index()),
+        Value::Float(_)
+        | Value::Str(_)
+        | Value::Vector(_)
+        | Value::List(_)
+        | Value::Set(_)
+        | Value::Map(_)
+        | Value::Tagged(..) => return None,
+    })
 }
 
-/// The 8-byte payload of a kind's 4-byte one (see [`narrow`]).
+/// The 8-byte payload of a kind's 4-byte one (see [`pack_narrow`]).
 fn widen(kind: u8, payload: u32) -> u64 {
     match kind {
         INT => i64::from(payload as i32) as u64,
@@ -152,26 +161,25 @@ impl Changes {
     /// are scalars, and says whether it did.
     #[inline]
     pub(super) fn push_scalars(&mut self, key: Keyword, old: &Value, new: &Value) -> bool {
-        let (Some((old_kind, old)), Some((new_kind, new))) = (pack(old), pack(new)) else {
-            return false;
-        };
-        let kinds = old_kind << 4 | new_kind;
-        let packed = match (narrow(old_kind, old), narrow(new_kind, new)) {
-            (Some(old), Some(new)) => Packed {
+        if let (Some((old_kind, old)), Some((new_kind, new))) = (pack_narrow(old), pack_narrow(new))
+        {
+            self.packed.push(Packed {
                 key,
                 old,
                 new,
-                kinds,
-            },
-            _ => {
-                self.wide.push([old, new]);
-                Packed {
-                    key,
-                    old: place(self.wide.len() - 1),
-                    new: 0,
-                    kinds: kinds | WIDE,
-                }
-            }
+                kinds: old_kind << 4 | new_kind,
+            });
+            return true;
+        }
+        let (Some((old_kind, old)), Some((new_kind, new))) = (pack(old), pack(new)) else {
+            return false;
+        };
+        self.wide.push([old, new]);
+        let packed = Packed {
+            key,
+            old: place(self.wide.len() - 1),
+            new: 0,
+            kinds: old_kind << 4 | new_kind | WIDE,
         };
         self.packed.push(packed);
         true
