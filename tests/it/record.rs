@@ -340,8 +340,22 @@ mod both_ways {
         "[:cd :k]",
         ":aido/requests",
     ];
+    // Past 32 bits, a float and a character: the record packs a scalar
+    // change in 16 bytes, or with its payloads in a side list when they
+    // need 8 bytes.
     const VALUES: &[&str] = &[
-        "0", "1", "-3", "\"t\"", ":k", "nil", "[1 2]", "2.5", "{:x 1}",
+        "0",
+        "1",
+        "-3",
+        "\"t\"",
+        ":k",
+        "nil",
+        "[1 2]",
+        "2.5",
+        "{:x 1}",
+        "4294967296",
+        "-0.0",
+        "\\a",
     ];
 
     /// A random leaf: every data node, `:matches?` and `:defer` with
