@@ -304,6 +304,37 @@ fn recording_npc_ticks_allocates_only_as_the_record_grows() {
 }
 
 #[test]
+fn a_recorded_npc_tick_keeps_its_entry_in_64_bytes_and_a_change_in_16() {
+    // A tick's entry is 64 bytes (its input, halts and events boxed apart,
+    // only when it has some); each change of a keyword key from one
+    // scalar to another that fits in 32 bits is kept in 16 (the key's
+    // code, the two values' kinds and payloads), never as three 16-byte
+    // values; the visits are shared. npc changes three or four keys a
+    // tick, so its record grows by about 120 bytes a tick, and by at most
+    // twice that while a list's room doubles. (Kept whole, as before, a
+    // tick took 136 bytes and each change 48 to 56.)
+    assert!(std::mem::size_of::<aido::record::TickRecord>() <= 64);
+    let (tree, mut db) = npc();
+    let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
+    for _ in 0..20 {
+        db = recorder.tick(db, &tree).db;
+    }
+    let ((), _, kept) = peak_and_kept(|| {
+        for _ in 0..10_000 {
+            db = recorder.tick(std::mem::take(&mut db), &tree).db;
+        }
+    });
+    let run = recorder.finish();
+    let changes: usize = run.ticks.iter().map(|t| run.changes(t).len()).sum();
+    assert!(changes >= 30_000, "{changes} changes in 10,020 npc ticks");
+    assert!(
+        kept <= 2 * (64 + 4 * 16) * 10_000,
+        "{kept} bytes kept by 10,000 recorded npc ticks"
+    );
+    assert_eq!(run.db_after(run.ticks.len()), db);
+}
+
+#[test]
 fn the_counter_counts() {
     // Guard against a vacuous pass: an allocating tick is seen.
     let tree = compile_str("t.edn", "[:emit! {:key :log :val 1}]", &Registry::new()).unwrap();

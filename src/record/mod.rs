@@ -41,9 +41,9 @@
 mod page;
 mod recorder;
 mod show;
+mod stored;
 mod timeline;
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use crate::source::{Source, Span};
@@ -54,6 +54,8 @@ use crate::value::{Keyword, Map, Value};
 pub use page::{PageOptions, page};
 pub use recorder::Recorder;
 pub use show::{dot, mermaid, node_options, outline};
+use stored::Changes;
+pub use stored::TickChanges;
 pub use timeline::{TimelineOptions, timeline, timeline_block};
 
 /// A whole recorded run.
@@ -67,10 +69,10 @@ pub struct RunRecord {
     pub start_db: Value,
     /// One record per tick, in order.
     pub ticks: Vec<TickRecord>,
-    /// The changes of every tick, one tick's after another's: a tick's
-    /// record names its range ([`RunRecord::changes`]), so that a tick's
-    /// changes cost the record no allocation of their own.
-    changes: Vec<DbChange>,
+    /// The changes of every tick, one tick's after another's, in a compact
+    /// form: a tick's record names its range ([`RunRecord::changes`]), so
+    /// that a tick's changes cost the record no allocation of their own.
+    changes: Changes,
 }
 
 /// The shape of a tree, as a run record keeps it.
@@ -124,21 +126,38 @@ pub struct TickRecord {
     pub status: Status,
     /// How many node visits it made.
     pub steps: u64,
-    /// The input merged into the db just before the tick, if any.
-    pub input: Option<Map>,
     /// Every node ticked, once each, in tree order (see [`Visit`]); ticks
     /// that visit alike share one list.
     pub visits: Arc<[Visit]>,
-    /// Every node halted in this tick, in the order they were halted
-    /// (ticked or not; see [`Visit::halted`] for the ones ticked).
-    pub halts: Vec<NodeIndex>,
-    /// What happened besides visits: first what was done between the
-    /// ticks (trims, reloads, a carried-over db), then, in the order they
-    /// happened, halts, skips, launches, cancels and the error.
-    pub events: Vec<Event>,
-    /// Where the tick's changes lie in its run's list of changes: see
-    /// [`RunRecord::changes`].
-    changes: Range<usize>,
+    /// The input, halts and events, only for a tick that has any (see
+    /// [`TickRecord::input`], [`TickRecord::halts`], [`TickRecord::events`]).
+    notes: Option<Box<TickNotes>>,
+    /// Where the tick's changes start in its run's list of changes, and
+    /// how many they are: see [`RunRecord::changes`].
+    changes_at: usize,
+    n_changes: u32,
+}
+
+/// What a tick's record holds only when there is some of it.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct TickNotes {
+    input: Option<Map>,
+    halts: Vec<NodeIndex>,
+    events: Vec<Event>,
+}
+
+impl TickNotes {
+    /// The notes of a tick, boxed, if there are any.
+    fn of(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Option<Box<TickNotes>> {
+        if input.is_none() && halts.is_empty() && events.is_empty() {
+            return None;
+        }
+        Some(Box::new(TickNotes {
+            input,
+            halts,
+            events,
+        }))
+    }
 }
 
 /// A node ticked during a tick.
@@ -380,12 +399,7 @@ fn diff_into(last: &mut Map, new: &Map, out: &mut Vec<DbChange>) {
 /// makes `last` equal to `new` at those keys: the same changes as
 /// [`diff_into`] gives when no other key differs, without looking at the
 /// others.
-fn diff_keys(
-    last: &mut Map,
-    new: &Map,
-    keys: impl Iterator<Item = Keyword>,
-    out: &mut Vec<DbChange>,
-) {
+fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out: &mut Changes) {
     use crate::value::find_kw;
     for k in keys {
         let now_at = find_kw(new, k);
@@ -420,12 +434,14 @@ fn diff_keys(
 
 /// Appends to `out` how the value at the top-level keyword `key` became
 /// `now`, if they differ, with `before` made equal to `now` (see
-/// [`change`]): a value that is not a collection, the usual one, without a
-/// call.
+/// [`change`]): a scalar, the usual value, without a call, kept packed and
+/// written over `before` in place.
 #[inline]
-fn push_change(key: Keyword, before: &mut Value, now: &Value, out: &mut Vec<DbChange>) {
+fn push_change(key: Keyword, before: &mut Value, now: &Value, out: &mut Changes) {
     if is_collection(before) && is_collection(now) {
-        out.extend(change(&Value::Keyword(key), before, now));
+        if let Some(change) = change(&Value::Keyword(key), before, now) {
+            out.push(change);
+        }
         return;
     }
     let equal = match (&*before, now) {
@@ -434,13 +450,24 @@ fn push_change(key: Keyword, before: &mut Value, now: &Value, out: &mut Vec<DbCh
         (Value::Bool(a), Value::Bool(b)) => a == b,
         _ => same(before, now),
     };
-    if !equal {
-        out.push(DbChange::Changed {
-            key: Value::Keyword(key),
-            old: std::mem::replace(before, now.clone()),
-            new: now.clone(),
-        });
+    if equal {
+        return;
     }
+    if out.push_scalars(key, before, now) {
+        // Written in place: a scalar of the same kind has nothing to drop.
+        match (&mut *before, now) {
+            (Value::Int(a), Value::Int(b)) => *a = *b,
+            (Value::Keyword(a), Value::Keyword(b)) => *a = *b,
+            (Value::Bool(a), Value::Bool(b)) => *a = *b,
+            (before, now) => *before = now.clone(),
+        }
+        return;
+    }
+    out.push(DbChange::Changed {
+        key: Value::Keyword(key),
+        old: std::mem::replace(before, now.clone()),
+        new: now.clone(),
+    });
 }
 
 /// Whether `value` is a vector, list, set, map or tagged value.
@@ -682,12 +709,30 @@ impl NodeState {
 }
 
 impl TickRecord {
+    /// The input merged into the db just before the tick, if any.
+    pub fn input(&self) -> Option<&Map> {
+        self.notes.as_ref().and_then(|n| n.input.as_ref())
+    }
+
+    /// Every node halted in this tick, in the order they were halted
+    /// (ticked or not; see [`Visit::halted`] for the ones ticked).
+    pub fn halts(&self) -> &[NodeIndex] {
+        self.notes.as_ref().map_or(&[], |n| &n.halts)
+    }
+
+    /// What happened besides visits: first what was done between the
+    /// ticks (trims, reloads, a carried-over db), then, in the order they
+    /// happened, halts, skips, launches, cancels and the error.
+    pub fn events(&self) -> &[Event] {
+        self.notes.as_ref().map_or(&[], |n| &n.events)
+    }
+
     /// The state of every node of the tick's tree (`n_nodes` of them), by
     /// node index: its last status if ticked, Halted if halted after that
     /// (or halted without being ticked), else None.
     pub fn node_states(&self, n_nodes: usize) -> Vec<NodeState> {
         let mut states = vec![NodeState::None; n_nodes];
-        for node in &self.halts {
+        for node in self.halts() {
             if let Some(state) = states.get_mut(node.index()) {
                 *state = NodeState::Halted;
             }
@@ -706,7 +751,7 @@ impl TickRecord {
 
     /// The ids of the nodes halted in this tick, in the order they were halted.
     pub fn halted(&self) -> impl Iterator<Item = &Value> {
-        self.events.iter().filter_map(|e| match e {
+        self.events().iter().filter_map(|e| match e {
             Event::Halted { node } => Some(node),
             _ => None,
         })
@@ -718,6 +763,11 @@ impl RunRecord {
     /// the tick before left (or the starting db), by top-level key, sorted
     /// by the key's EDN text. Inputs, trims and reloads show here too.
     ///
+    ///
+    /// The record keeps its changes in a compact form (a keyword key set
+    /// from one scalar to another in 24 bytes, with nothing to drop): they
+    /// are made again as they are read, a string or a collection cloned.
+    ///
     /// ```
     /// use aido::record::{DbChange, Recorder};
     /// use aido::{Registry, Value, compile_str};
@@ -727,13 +777,15 @@ impl RunRecord {
     /// let db = recorder.tick(Value::map(), &tree).db;
     /// recorder.tick(db, &tree);
     /// let run = recorder.finish();
+    /// let changes: Vec<DbChange> = run.changes(&run.ticks[1]).collect();
     /// assert!(matches!(
-    ///     run.changes(&run.ticks[1]),
+    ///     changes[..],
     ///     [DbChange::Changed { new: Value::Int(2), .. }]
     /// ));
     /// ```
-    pub fn changes(&self, tick: &TickRecord) -> &[DbChange] {
-        self.changes.get(tick.changes.clone()).unwrap_or_default()
+    pub fn changes(&self, tick: &TickRecord) -> TickChanges<'_> {
+        let end = tick.changes_at.saturating_add(tick.n_changes as usize);
+        self.changes.get(tick.changes_at..end)
     }
 
     /// The db as it stood after tick `n` (0: the starting db), rebuilt from
@@ -748,37 +800,44 @@ impl RunRecord {
 }
 
 /// Applies changes to a db map (added keys go to the end).
-pub(crate) fn apply(db: &mut Value, changes: &[DbChange]) {
+pub(crate) fn apply(db: &mut Value, changes: impl IntoIterator<Item = DbChange>) {
     if db.as_map().is_none() {
         *db = Value::map();
     }
     if let Some(map) = db.as_map_mut() {
-        apply_to_map(map, changes);
+        for change in changes {
+            apply_one(map, &change);
+        }
     }
 }
 
 /// Applies changes keyed by a map's keys.
 fn apply_to_map(map: &mut Map, changes: &[DbChange]) {
     for change in changes {
-        match change {
-            DbChange::Added { key, value } => {
-                map.insert(key.clone(), value.clone());
+        apply_one(map, change);
+    }
+}
+
+/// Applies one change keyed by a map's keys.
+fn apply_one(map: &mut Map, change: &DbChange) {
+    match change {
+        DbChange::Added { key, value } => {
+            map.insert(key.clone(), value.clone());
+        }
+        DbChange::Changed { key, new, .. } => {
+            map.insert(key.clone(), new.clone());
+        }
+        DbChange::Removed { key, .. } => {
+            map.shift_remove(key);
+        }
+        DbChange::Appended { key, items } => {
+            if let Some(Value::Vector(v) | Value::List(v)) = map.get_mut(key) {
+                v.extend(items.iter().cloned());
             }
-            DbChange::Changed { key, new, .. } => {
-                map.insert(key.clone(), new.clone());
-            }
-            DbChange::Removed { key, .. } => {
-                map.shift_remove(key);
-            }
-            DbChange::Appended { key, items } => {
-                if let Some(Value::Vector(v) | Value::List(v)) = map.get_mut(key) {
-                    v.extend(items.iter().cloned());
-                }
-            }
-            DbChange::Edited { key, changes } => {
-                if let Some(value) = map.get_mut(key) {
-                    apply_inside(value, changes);
-                }
+        }
+        DbChange::Edited { key, changes } => {
+            if let Some(value) = map.get_mut(key) {
+                apply_inside(value, changes);
             }
         }
     }

@@ -135,19 +135,20 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
             }
         }
         out.push_str("\",");
-        match &tick.input {
+        match tick.input() {
             Some(input) => json_str(&mut out, &Value::Map(Box::new(input.clone())).to_string()),
             None => out.push_str("null"),
         }
         out.push_str(",[");
-        for (j, event) in tick.events.iter().enumerate() {
+        for (j, event) in tick.events().iter().enumerate() {
             if j > 0 {
                 out.push(',');
             }
             write_event(&mut out, event, tree);
         }
         out.push_str("],[");
-        for (j, change) in run.changes(tick).iter().enumerate() {
+        for (j, change) in run.changes(tick).enumerate() {
+            let change = &change;
             if j > 0 {
                 out.push(',');
             }
@@ -212,7 +213,7 @@ fn renames(run: &RunRecord) -> Vec<Vec<(String, String)>> {
             continue;
         };
         *first = true;
-        for event in &tick.events {
+        for event in tick.events() {
             let (Event::Reload(report) | Event::Migrated(report)) = event else {
                 continue;
             };

@@ -14,7 +14,10 @@
 
 use std::sync::Arc;
 
-use super::{Event, RunRecord, TickRecord, TreeRecord, Visit, diff_into, diff_keys, push_change};
+use super::{
+    Changes, DbChange, Event, RunRecord, TickNotes, TickRecord, TreeRecord, Visit, diff_into,
+    diff_keys, push_change,
+};
 use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
@@ -48,6 +51,9 @@ pub struct Recorder {
     last_db: Map,
     input: Option<Map>,
     events: Vec<Event>,
+    /// Room for the changes of a db compared in full, before they go into
+    /// the record's compact list (kept across ticks).
+    compared: Vec<DbChange>,
     /// The number of the first tick recorded ([`Recorder::numbered_from`]).
     first_tick: u64,
     /// The trace of [`Recorder::tick`]'s ticks, cleared and filled each tick.
@@ -84,6 +90,12 @@ pub struct Recorder {
     orders: Vec<KeyOrder>,
     /// Room for keys' texts with their places, to sort a new order by.
     texts: Vec<(&'static str, u32)>,
+    /// The places and keys of the db before, in the order of the keys'
+    /// text, while `in_place_sorted` (see `Recorder::changes_in_place`).
+    in_place: Vec<(usize, Keyword)>,
+    /// Whether `in_place` holds the db before's keys: cleared whenever the
+    /// db before may have gained or lost a key.
+    in_place_sorted: bool,
 }
 
 /// A visit as a recorder builds it: a [`Visit`] without what the node's
@@ -136,11 +148,12 @@ impl Recorder {
                 trees: vec![TreeRecord::of(tree)],
                 start_db: db.clone(),
                 ticks: Vec::new(),
-                changes: Vec::new(),
+                changes: Changes::default(),
             },
             last_db: db.as_map().cloned().unwrap_or_default(),
             input: None,
             events: Vec::new(),
+            compared: Vec::new(),
             first_tick: 1,
             trace: Vec::new(),
             slots: Vec::new(),
@@ -154,6 +167,8 @@ impl Recorder {
             order: Vec::new(),
             orders: Vec::new(),
             texts: Vec::new(),
+            in_place: Vec::new(),
+            in_place_sorted: false,
         }
     }
 
@@ -320,10 +335,16 @@ impl Recorder {
             events.push(Event::Migrated(m.to_value()));
         }
         let visits = self.visits(tree, tree_index, trace, &mut halts, &mut events);
-        events.extend(tick.launches().iter().cloned().map(Event::Launched));
-        events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
-        events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
-        events.extend(tick.warnings().iter().cloned().map(Event::Warning));
+        // Most ticks have none of these: looked at without a call.
+        let (launches, cancels) = (tick.launches(), tick.cancels());
+        let (dropped, warnings) = (tick.dropped(), tick.warnings());
+        if !(launches.is_empty() && cancels.is_empty() && dropped.is_empty() && warnings.is_empty())
+        {
+            events.extend(launches.iter().cloned().map(Event::Launched));
+            events.extend(cancels.iter().cloned().map(Event::Cancelled));
+            events.extend(dropped.iter().cloned().map(Event::Dropped));
+            events.extend(warnings.iter().cloned().map(Event::Warning));
+        }
         if let Some(error) = &tick.error {
             events.push(Event::Error(error.clone()));
         }
@@ -351,12 +372,17 @@ impl Recorder {
                 .iter()
                 .filter_map(|&i| order.written.get(i as usize).copied());
             diff_keys(&mut self.last_db, new, keys, &mut self.run.changes);
+            self.in_place_sorted = false;
         } else if !new.is_some_and(|new| self.changes_in_place(new)) {
+            self.in_place_sorted = false;
             diff_into(
                 &mut self.last_db,
                 new.unwrap_or(&Map::default()),
-                &mut self.run.changes,
+                &mut self.compared,
             );
+            for change in self.compared.drain(..) {
+                self.run.changes.push(change);
+            }
         }
         self.between.clear();
         self.run.ticks.push(TickRecord {
@@ -364,11 +390,10 @@ impl Recorder {
             tree: tree_index,
             status: tick.status,
             steps: tick.steps,
-            input: self.input.take(),
             visits,
-            halts,
-            events,
-            changes: from..self.run.changes.len(),
+            notes: TickNotes::of(self.input.take(), halts, events),
+            changes_at: from,
+            n_changes: u32::try_from(self.run.changes.len() - from).unwrap_or(u32::MAX),
         });
     }
 
@@ -383,24 +408,25 @@ impl Recorder {
         if new.len() > WHOLE_LIMIT || new.len() != last.len() {
             return false;
         }
-        let order = &mut self.order;
-        order.clear();
-        let mut aligned = true;
+        let (mut aligned, mut keywords) = (true, 0);
         new.for_each_keyword(|at, k| {
             aligned &= last.keyword_at(at, k);
-            order.push(k);
+            keywords += 1;
         });
-        if !aligned || order.len() != new.len() {
+        if !aligned || keywords != new.len() {
             return false;
         }
-        let order = sorted_keys(&mut self.orders, &mut self.texts, &self.order);
-        for &at in &order.sorted {
-            let at = at as usize;
-            if let (Some(&k), Some(now), Some(before)) = (
-                order.written.get(at),
-                new.value_at(at),
-                self.last_db.value_at_mut(at),
-            ) {
+        // The keys are the db before's, at the same places: their order by
+        // text is sorted once for as long as the db before keeps them.
+        if !self.in_place_sorted {
+            let in_place = &mut self.in_place;
+            in_place.clear();
+            new.for_each_keyword(|at, k| in_place.push((at, k)));
+            in_place.sort_unstable_by(|(_, a), (_, b)| a.as_str().cmp(b.as_str()));
+            self.in_place_sorted = true;
+        }
+        for &(at, k) in &self.in_place {
+            if let (Some(now), Some(before)) = (new.value_at(at), self.last_db.value_at_mut(at)) {
                 push_change(k, before, now, &mut self.run.changes);
             }
         }

@@ -97,7 +97,7 @@ fn write_change(out: &mut String, path: &[&Value], change: &DbChange) {
 /// One tick's block.
 fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &TimelineOptions) {
     let _ = writeln!(out, "tick {}: {}", tick.tick, tick.status);
-    if let Some(input) = &tick.input {
+    if let Some(input) = tick.input() {
         let _ = writeln!(
             out,
             "  input {}",
@@ -108,9 +108,9 @@ fn write_tick(out: &mut String, run: &RunRecord, tick: &TickRecord, options: &Ti
         if change.is_aido_key() && !options.aido_keys {
             continue;
         }
-        write_change(out, &[], change);
+        write_change(out, &[], &change);
     }
-    for event in &tick.events {
+    for event in tick.events() {
         let _ = writeln!(out, "  {}", event_text(event));
     }
     if options.trace && !tick.visits.is_empty() {

@@ -639,10 +639,12 @@ fn recorded_weight(run: &crate::record::RunRecord, tick: &crate::record::TickRec
 }
 
 /// The values db changes hold, nested edits included, as [`MAX_RECORDED`] counts them.
-fn changes_weight(changes: &[crate::record::DbChange]) -> u64 {
+fn changes_weight<C: std::borrow::Borrow<crate::record::DbChange>>(
+    changes: impl IntoIterator<Item = C>,
+) -> u64 {
     use crate::record::DbChange;
     let weight = |v: &Value| v.measure(MAX_RECORDED).0;
-    let changes = changes.iter().map(|change| match change {
+    let changes = changes.into_iter().map(|change| match change.borrow() {
         DbChange::Added { key, value } => weight(key) + weight(value),
         DbChange::Changed { key, old, new } => weight(key) + weight(old) + weight(new),
         DbChange::Removed { key, old } => weight(key) + weight(old),
@@ -676,7 +678,7 @@ impl ScenarioRun {
             if let Some(expected) = e.status
                 && expected != tick.status
             {
-                let error = tick.events.iter().find_map(|event| match event {
+                let error = tick.events().iter().find_map(|event| match event {
                     Event::Error(error) => Some(error.clone()),
                     _ => None,
                 });

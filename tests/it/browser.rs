@@ -532,7 +532,7 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
         s.run
             .ticks
             .iter()
-            .flat_map(|t| t.events.iter().map(|e| e.kind()))
+            .flat_map(|t| t.events().iter().map(|e| e.kind()))
             .collect()
     };
     assert!(kinds(&scenarios[1]).contains(&"launch".to_owned()));
@@ -824,6 +824,7 @@ fn values_recorded_as_edits_show_whole_in_the_db_pane(chrome: &Chromium) {
     let run = record(&tree, db, &[], 300);
     assert!(
         run.changes(&run.ticks[299])
+            .collect::<Vec<_>>()
             .iter()
             .all(|c| matches!(c, aido::record::DbChange::Edited { .. }))
     );
@@ -854,12 +855,8 @@ fn a_log_recorded_as_appends_shows_whole_in_the_db_pane(chrome: &Chromium) {
     )
     .unwrap();
     let run = record(&tree, Value::map(), &[], 300);
-    let appended = run.changes(&run.ticks[299]).iter();
-    assert!(
-        appended
-            .into_iter()
-            .any(|c| matches!(c, aido::record::DbChange::Appended { .. }))
-    );
+    let mut appended = run.changes(&run.ticks[299]);
+    assert!(appended.any(|c| matches!(c, aido::record::DbChange::Appended { .. })));
     let html = chrome.dir.join("log.html");
     std::fs::write(&html, page(&run, &PageOptions::titled("log.edn"))).unwrap();
     chrome.open(&html, "tick=300");

@@ -125,8 +125,12 @@ fn one_scenario_gives_one_record_through_run_test_and_runner() {
     // The records agree tick by tick: statuses, changes, visits, trims.
     for (a, b) in record.ticks.iter().zip(&runner_record.ticks) {
         assert_eq!(
-            (a.status, record.changes(a), &a.visits),
-            (b.status, runner_record.changes(b), &b.visits)
+            (a.status, record.changes(a).collect::<Vec<_>>(), &a.visits),
+            (
+                b.status,
+                runner_record.changes(b).collect::<Vec<_>>(),
+                &b.visits
+            )
         );
     }
     // The trim was applied before tick 4 everywhere.
@@ -393,7 +397,7 @@ fn a_turn_waits_for_its_handler_and_records_the_completion_as_input() {
     );
     // The completion is the second tick's input, so a replay needs no handler.
     let record = session.run_record().unwrap();
-    let input = record.ticks[1].input.as_ref().unwrap();
+    let input = record.ticks[1].input().unwrap();
     assert!(input.contains_key(&Value::keyword("aido/results")));
 }
 

@@ -149,12 +149,12 @@ fn a_big_map_edited_in_one_key_every_tick_is_recorded_by_that_key() {
         .ticks
         .iter()
         .flat_map(|t| run.changes(t))
-        .map(values_in)
+        .map(|c| values_in(&c))
         .sum();
     // Per tick: the one entry, old and new.
     assert!(held <= 2 * ticks, "{held} values held for {ticks} ticks");
     assert!(matches!(
-        run.changes(&run.ticks[ticks - 1]),
+        &run.changes(&run.ticks[ticks - 1]).collect::<Vec<_>>()[..],
         [DbChange::Edited { changes, .. }] if matches!(&changes[..], [DbChange::Changed { .. }])
     ));
     assert_eq!(run.db_after(ticks), db);
@@ -217,12 +217,12 @@ fn a_log_that_grows_every_tick_is_recorded_by_what_it_gained() {
         .ticks
         .iter()
         .flat_map(|t| run.changes(t))
-        .map(values_in)
+        .map(|c| values_in(&c))
         .sum();
     // Per tick: :n changed (old and new) and one element appended, plus the
     // first few ticks shown whole.
     assert!(held < 4 * ticks, "{held} values held for {ticks} ticks");
-    let appended = run.changes(&run.ticks[ticks - 1]);
+    let appended = run.changes(&run.ticks[ticks - 1]).collect::<Vec<_>>();
     assert!(
         appended
             .iter()
