@@ -17,6 +17,9 @@
 //! ```
 //!
 //! Run by `cargo bench`, it ticks each tree once and prints their statuses.
+//! `site_cost wide` prints the text of the generated 361-node tree
+//! (`large_tree(4, 5)`) that README's instructions a visit are measured on,
+//! for `aido bench` to tick.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -67,6 +70,10 @@ fn text(name: &str, leaf: &str) -> String {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("wide") {
+        println!("{}", common::large_tree(4, 5));
+        return;
+    }
     // `cargo bench` passes `--bench`; a number is the count of ticks, a
     // name the tree (all of them, once each, by default).
     let ticks = std::env::args()
