@@ -176,25 +176,36 @@ impl Engine<'_> {
     ) -> Status {
         if !PLAIN {
             // A plain child of a general node goes straight to the plain
-            // path (what `Engine::tick` would do first, without the call).
+            // path (what `Engine::tick` would do first, without the call),
+            // and a plain leaf is ticked here, as the plain path does.
             if node.plain && self.plain == PlainPath::Untraced {
+                if node.subtree_end == id + 1 {
+                    return self.plain_leaf::<false>(id, node);
+                }
                 return self.tick_plain::<false>(id);
             }
             return self.tick(id);
         }
         if node.subtree_end == id + 1 {
-            self.fuel -= 1;
-            if self.fuel == 0 {
-                return self.out_of_steps(id);
-            }
-            let status = self.leaf::<TRACE>(id, &node.kind);
-            if TRACE {
-                self.trace_plain(id, status);
-            }
-            status
+            self.plain_leaf::<TRACE>(id, node)
         } else {
             self.tick_plain::<TRACE>(id)
         }
+    }
+
+    /// Ticks plain leaf `id` (whose node is `node`) in place: its step, its
+    /// own work ([`Engine::leaf`]) and, with `TRACE`, its trace event.
+    #[inline(always)]
+    fn plain_leaf<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
+        }
+        let status = self.leaf::<TRACE>(id, &node.kind);
+        if TRACE {
+            self.trace_plain(id, status);
+        }
+        status
     }
 
     /// Ticks the one child of plain decorator `id`, which comes right after it.
