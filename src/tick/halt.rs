@@ -323,6 +323,7 @@ impl Engine<'_> {
                 }
             }
             if same {
+                long.db_names_prev = true;
                 return false;
             }
             // Entries filed for a part of the set: forgotten.
@@ -372,6 +373,8 @@ impl Engine<'_> {
             nodes.sort_unstable_by_key(|(n, _)| *n);
             nodes.dedup_by_key(|(n, _)| *n);
         }
+        // In pre-order without repeats, the db names `prev_running` as it is.
+        long.db_names_prev = sorted;
         long.index_prev(tree.nodes.len());
         any_plain
     }
@@ -459,7 +462,31 @@ impl Engine<'_> {
     /// when nothing runs). The usual tick while something runs ends with the
     /// nodes it began with: the db already names them, which is checked id
     /// by id (each a comparison in place), and nothing is written.
+    #[inline(always)]
     pub(crate) fn store_running(&mut self) {
+        // The usual tick while something runs ends with the nodes it began
+        // with, which the db names still (see `Long::db_names_prev`): node
+        // indices compared, the db not looked at.
+        if let Some(long) = self.long.as_mut()
+            && long.db_names_prev
+            && long.now_running.len() == long.prev_running.len()
+            && !long.now_running.is_empty()
+            && long
+                .now_running
+                .iter()
+                .rev()
+                .zip(&long.prev_running)
+                .all(|(&now, &(prev, _))| now == prev)
+        {
+            long.now_running.reverse();
+            return;
+        }
+        self.store_running_changed();
+    }
+
+    /// [`Engine::store_running`] when the set may differ from the db's.
+    #[inline(never)]
+    fn store_running_changed(&mut self) {
         let tree = self.tree;
         let at = tree.running_key_hint.find(self.db, kw::RUNNING);
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
@@ -575,14 +602,22 @@ impl Engine<'_> {
     }
 
     /// Halts the running nodes not reached in this tick, deepest first.
+    #[inline(always)]
     pub(crate) fn sweep(&mut self) {
         // Usually every one was reached: then there is nothing to do.
-        let n = match &self.long {
-            Some(l) if l.prev_running.iter().any(|(_, f)| *f == Fate::Pending) => {
-                l.prev_running.len()
-            }
-            _ => return,
-        };
+        if self
+            .long
+            .as_ref()
+            .is_some_and(|l| l.prev_running.iter().any(|(_, f)| *f == Fate::Pending))
+        {
+            self.sweep_pending();
+        }
+    }
+
+    /// [`Engine::sweep`] when a node was not reached.
+    #[inline(never)]
+    fn sweep_pending(&mut self) {
+        let n = self.long.as_ref().map_or(0, |l| l.prev_running.len());
         for i in (0..n).rev() {
             let pending = self
                 .long

@@ -769,6 +769,12 @@ pub(crate) struct Long {
     /// `prev_running`; moved on each time that set is emptied, so older
     /// entries (of another tick, agent or tree) never match.
     pub(crate) generation: u32,
+    /// Whether the db's `:aido/running` names the nodes of `prev_running`,
+    /// in that order, as it did when the tick began: proven by loading it,
+    /// and forgotten when user code is handed the db to change (it could
+    /// edit the set in place). While it holds, a tick that ends with the
+    /// nodes it began with has nothing to compare or write back.
+    pub(crate) db_names_prev: bool,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
     pub(crate) dropped: Vec<DroppedResult>,
@@ -871,6 +877,7 @@ impl Long {
     #[inline(always)]
     pub(crate) fn forget_prev(&mut self) {
         self.prev_running.clear();
+        self.db_names_prev = false;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // Once in 2^32 times: entries stamped long ago could match again.
@@ -1128,6 +1135,11 @@ impl<'t> Engine<'t> {
     #[cold]
     #[inline(never)]
     pub(crate) fn check_lent_db(&mut self, node: u32) {
+        // The running set may have been edited in place: compared again
+        // at the end of the tick.
+        if let Some(long) = self.long.as_mut() {
+            long.db_names_prev = false;
+        }
         let limit = crate::read::MAX_DEPTH - 1;
         let deepest = self
             .db
