@@ -478,7 +478,11 @@ impl Engine<'_> {
                 .zip(&long.prev_running)
                 .all(|(&now, &(prev, _))| now == prev)
         {
-            long.now_running.reverse();
+            // In pre-order, as the next tick's hint (`Long::last_running`)
+            // expects: the order of `prev_running`.
+            for (now, &(prev, _)) in long.now_running.iter_mut().zip(&long.prev_running) {
+                *now = prev;
+            }
             return;
         }
         self.store_running_changed();

@@ -852,7 +852,17 @@ impl Long {
         long.journal.clear();
         long.rollback_depth = 0;
         long.writes = None;
-        SPARE_LONG.set(Some(long));
+        Long::keep_spare(long);
+    }
+
+    /// Keeps `long` as this thread's spare. The slot is empty while a tick
+    /// holds the spare: what it held before, if anything, is dropped out
+    /// of line.
+    #[inline(always)]
+    fn keep_spare(long: Box<Long>) {
+        if let Some(old) = SPARE_LONG.replace(Some(long)) {
+            drop_spare(old);
+        }
     }
 
     /// Empties `long` (what a tick hands out was moved out of it already)
@@ -868,8 +878,14 @@ impl Long {
         long.journal.clear();
         long.rollback_depth = 0;
         long.writes = None;
-        SPARE_LONG.set(Some(long));
+        Long::keep_spare(long);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn drop_spare(long: Box<Long>) {
+    drop(long);
 }
 
 impl Long {
