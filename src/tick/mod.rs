@@ -1367,6 +1367,33 @@ mod tests {
     }
 
     #[test]
+    fn a_loaded_running_set_is_known_as_the_dbs_until_user_code_gets_the_db() {
+        let text = "[:sequence {:id :s} [:wait {:id :w :ticks 9}]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let options = TickOptions::default();
+        let mut db = crate::run_tick(Value::map(), &tree).db;
+        let Value::Map(map) = &mut db else {
+            panic!("not a map: {db}")
+        };
+        let names_prev = |engine: &Engine<'_>| engine.long.as_ref().map(|l| l.db_names_prev);
+        let mut engine = Engine::new(&tree, map, &options, None);
+        engine.prepare(&options);
+        assert_eq!(names_prev(&engine), Some(true));
+        // User code handed the db may edit the set in place: the end of
+        // the tick compares it again.
+        engine.check_lent_db(1);
+        assert_eq!(names_prev(&engine), Some(false));
+        // A set out of pre-order is sorted when loaded: the db's differs.
+        let mut db = crate::read_value("{:aido/running [:w :s]}").unwrap();
+        let Value::Map(map) = &mut db else {
+            panic!("not a map: {db}")
+        };
+        let mut engine = Engine::new(&tree, map, &options, None);
+        engine.prepare(&options);
+        assert_eq!(names_prev(&engine), Some(false));
+    }
+
+    #[test]
     fn where_running_forgets_each_set_it_filed_even_when_its_stamp_wraps() {
         let mut long = Long::default();
         long.forget_prev();
