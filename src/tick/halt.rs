@@ -263,6 +263,61 @@ pub(crate) fn recycle(mut value: Value) {
     }
 }
 
+/// Whether a node of `nodes` writes under `:aido/running`: a data node
+/// whose key path (or `:into`) starts there. Such a tree gets no shortcut
+/// at the end of a tick (`Long::db_names_prev`): the set the tick ends
+/// with is compared id by id with the db's, and written over an edit.
+/// (User code handed the db is caught when it returns, see
+/// `Engine::check_lent_db`.)
+pub(crate) fn writes_running(nodes: &[crate::tree::Node]) -> bool {
+    use crate::tree::KeyPath;
+    let running = |key: &KeyPath| key.top() == Some(Value::Keyword(kw::RUNNING));
+    nodes.iter().any(|node| match &node.kind {
+        Kind::Define { key, .. }
+        | Kind::Inc { key }
+        | Kind::Dissoc { key }
+        | Kind::Emit { key, .. } => running(key),
+        Kind::Typed(t) => running(t.write.key()),
+        Kind::Matches(m) => m.into.as_ref().is_some_and(|t| running(&t.path)),
+        Kind::Defer { into, .. } => into.as_ref().is_some_and(|t| running(&t.path)),
+        // Reads, and nodes whose writes go to node memory or through
+        // user code.
+        Kind::Success
+        | Kind::Failure
+        | Kind::Present { .. }
+        | Kind::Equal { .. }
+        | Kind::Test { .. }
+        | Kind::Custom { .. }
+        | Kind::Selector { .. }
+        | Kind::Sequence { .. }
+        | Kind::SelectorP { .. }
+        | Kind::Loop { .. }
+        | Kind::LoopUntilSuccess { .. }
+        | Kind::Parallel(_)
+        | Kind::Randomly { .. }
+        | Kind::Choose
+        | Kind::ChooseEach { .. }
+        | Kind::WeightedChoice { .. }
+        | Kind::Invert
+        | Kind::Always
+        | Kind::Never
+        | Kind::Wait { .. }
+        | Kind::WaitSeconds { .. }
+        | Kind::Timeout { .. }
+        | Kind::Cooldown(_)
+        | Kind::Retry { .. }
+        | Kind::Repeat { .. }
+        | Kind::RunOnce { .. }
+        | Kind::Delay { .. }
+        | Kind::Throttle { .. }
+        | Kind::KeepRunningUntilFailure
+        | Kind::Force { .. }
+        | Kind::ParallelAll { .. }
+        | Kind::If
+        | Kind::Switch(_) => false,
+    })
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree. Returns whether it names a plain
@@ -323,7 +378,7 @@ impl Engine<'_> {
                 }
             }
             if same {
-                long.db_names_prev = true;
+                long.db_names_prev = !tree.writes_running;
                 return false;
             }
             // Entries filed for a part of the set: forgotten.
@@ -373,8 +428,9 @@ impl Engine<'_> {
             nodes.sort_unstable_by_key(|(n, _)| *n);
             nodes.dedup_by_key(|(n, _)| *n);
         }
-        // In pre-order without repeats, the db names `prev_running` as it is.
-        long.db_names_prev = sorted;
+        // In pre-order without repeats, the db names `prev_running` as it
+        // is (and keeps naming it, unless a node writes there).
+        long.db_names_prev = sorted && !tree.writes_running;
         long.index_prev(tree.nodes.len());
         any_plain
     }

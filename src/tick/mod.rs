@@ -29,8 +29,8 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
-pub(crate) use halt::spare_map_of;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
+pub(crate) use halt::{spare_map_of, writes_running};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
 pub(crate) use writes::Writes;

@@ -1476,3 +1476,34 @@ fn a_running_set_edited_in_place_between_ticks_is_read_and_written_again() {
         }
     }
 }
+
+/// A data node that writes `:aido/running` while the set stays the same:
+/// the tick writes the set it ends with over the write, as it does after
+/// user code's edit.
+#[test]
+fn a_running_set_written_by_a_data_node_is_written_again() {
+    for write in [
+        "[:define! {:key :aido/running :val [:x]}]",
+        "[:define! {:key :aido/running :val [:s :x]}]",
+        "[:emit! {:key :aido/running :val :x}]",
+    ] {
+        let text = format!("[:sequence {{:id :s}} {write} [:wait {{:id :w :ticks 9}}]]");
+        let t = compile_str("t.edn", &text, &Registry::new()).unwrap();
+        let mut d = Value::map();
+        for round in 0..3 {
+            let tick = aido::run_tick(d, &t);
+            assert_eq!(
+                tick.status,
+                Status::Running,
+                "{write} {round}: {:?}",
+                tick.error
+            );
+            assert_eq!(
+                get(&tick.db, "aido/running"),
+                Some(db("[:s :w]")),
+                "{write}"
+            );
+            d = tick.db;
+        }
+    }
+}
