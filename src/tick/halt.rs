@@ -341,7 +341,10 @@ impl Engine<'_> {
         };
         // Filled in place: the long-running state may be this thread's
         // spare, whose vectors have room from earlier ticks.
-        let long = self.long.get_or_insert_with(Long::fresh);
+        let long = match &mut self.long {
+            Some(long) => long,
+            none => none.insert(Long::fresh()),
+        };
         long.forget_prev();
         // The usual case: the same nodes as the last running set on this
         // thread, in the same order, each a keyword or the tree's own string

@@ -805,8 +805,19 @@ thread_local! {
 
 impl Long {
     /// An empty state: this thread's spare if it has one.
+    #[inline(always)]
     pub(crate) fn fresh() -> Box<Long> {
-        SPARE_LONG.take().unwrap_or_default()
+        match SPARE_LONG.take() {
+            Some(long) => long,
+            None => Long::new_boxed(),
+        }
+    }
+
+    /// A new, empty state: the first on this thread.
+    #[cold]
+    #[inline(never)]
+    fn new_boxed() -> Box<Long> {
+        Box::default()
     }
 
     /// What a tick's long-running state hands out (launches, cancels,
