@@ -519,8 +519,11 @@ impl Engine<'_> {
 
     /// Writes the nodes running now under `:aido/running` (removing the key
     /// when nothing runs). The usual tick while something runs ends with the
-    /// nodes it began with: the db already names them, which is checked id
-    /// by id (each a comparison in place), and nothing is written.
+    /// nodes it began with: the db already names them, and nothing is
+    /// written. While loading the set proved so and nothing since could
+    /// have edited it (`Long::db_names_prev`), that is seen from node
+    /// indices alone; otherwise the db's ids are compared in place, one by
+    /// one.
     #[inline(always)]
     pub(crate) fn store_running(&mut self) {
         // The usual tick while something runs ends with the nodes it began
