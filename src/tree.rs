@@ -940,6 +940,10 @@ pub struct Tree {
     pub(crate) memory_key_hint: SlotHint,
     /// Where `:aido/running` was last found in a db.
     pub(crate) running_key_hint: SlotHint,
+    /// Whether a node of the tree writes under `:aido/running` (a data
+    /// node whose key path starts there): a tick then compares the set it
+    /// ends with against the db's, id by id (see `tick::halt::writes_running`).
+    pub(crate) writes_running: bool,
 }
 
 impl Tree {

@@ -350,6 +350,7 @@ impl<'r> Compiler<'r> {
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
             crate::nodes::mark_plain(&mut self.nodes, &self.child_ids);
+            let writes_running = crate::tick::writes_running(&self.nodes);
             Ok(Tree {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
@@ -363,6 +364,7 @@ impl<'r> Compiler<'r> {
                 fingerprint_hint: crate::tree::SlotHint::default(),
                 memory_key_hint: crate::tree::SlotHint::default(),
                 running_key_hint: crate::tree::SlotHint::default(),
+                writes_running,
             })
         } else {
             Err(Diagnostics {

@@ -23,8 +23,9 @@
 //!   [`Engine::tick`] matches every kind after its step count and
 //!   preconditions, and keeps the running set and the trace; both arms of a
 //!   kind call the same function;
-//! - how a child is visited ([`Engine::visit`]): the plain path counts the
-//!   step of a leaf child and ticks it in place, without a call;
+//! - how a child is visited ([`Engine::visit`]): a leaf child is counted
+//!   and ticked in place, without a call (on the general path too, for a
+//!   plain leaf of an untraced tick), anything else through a call;
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
 //! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
@@ -164,10 +165,12 @@ impl Engine<'_> {
     /// Ticks child `id` (whose node is `node`) of a composite: the one
     /// place where the two paths differ in how a child is visited. The
     /// general path goes through [`Engine::tick`], which checks
-    /// preconditions and keeps the running set and the trace; the plain
-    /// path ticks a leaf here, without a call, and anything else through
-    /// [`Engine::tick_plain`]. `TRACE` (plain path only) writes the leaf's
-    /// status into the trace; the general path traces in [`Engine::tick`].
+    /// preconditions and keeps the running set and the trace, except that
+    /// an untraced tick hands a plain child to the plain path; a plain leaf
+    /// is ticked here, without a call ([`Engine::plain_leaf`]), and any
+    /// other plain child through [`Engine::tick_plain`]. `TRACE` (plain
+    /// path only) writes the leaf's status into the trace; the general
+    /// path traces in [`Engine::tick`].
     #[inline(always)]
     pub(super) fn visit<const PLAIN: bool, const TRACE: bool>(
         &mut self,
@@ -176,25 +179,36 @@ impl Engine<'_> {
     ) -> Status {
         if !PLAIN {
             // A plain child of a general node goes straight to the plain
-            // path (what `Engine::tick` would do first, without the call).
+            // path (what `Engine::tick` would do first, without the call),
+            // and a plain leaf is ticked here, as the plain path does.
             if node.plain && self.plain == PlainPath::Untraced {
+                if node.subtree_end == id + 1 {
+                    return self.plain_leaf::<false>(id, node);
+                }
                 return self.tick_plain::<false>(id);
             }
             return self.tick(id);
         }
         if node.subtree_end == id + 1 {
-            self.fuel -= 1;
-            if self.fuel == 0 {
-                return self.out_of_steps(id);
-            }
-            let status = self.leaf::<TRACE>(id, &node.kind);
-            if TRACE {
-                self.trace_plain(id, status);
-            }
-            status
+            self.plain_leaf::<TRACE>(id, node)
         } else {
             self.tick_plain::<TRACE>(id)
         }
+    }
+
+    /// Ticks plain leaf `id` (whose node is `node`) in place: its step, its
+    /// own work ([`Engine::leaf`]) and, with `TRACE`, its trace event.
+    #[inline(always)]
+    fn plain_leaf<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
+        }
+        let status = self.leaf::<TRACE>(id, &node.kind);
+        if TRACE {
+            self.trace_plain(id, status);
+        }
+        status
     }
 
     /// Ticks the one child of plain decorator `id`, which comes right after it.

@@ -263,6 +263,61 @@ pub(crate) fn recycle(mut value: Value) {
     }
 }
 
+/// Whether a node of `nodes` writes under `:aido/running`: a data node
+/// whose key path (or `:into`) starts there. Such a tree gets no shortcut
+/// at the end of a tick (`Long::db_names_prev`): the set the tick ends
+/// with is compared id by id with the db's, and written over an edit.
+/// (User code handed the db is caught when it returns, see
+/// `Engine::check_lent_db`.)
+pub(crate) fn writes_running(nodes: &[crate::tree::Node]) -> bool {
+    use crate::tree::KeyPath;
+    let running = |key: &KeyPath| key.top() == Some(Value::Keyword(kw::RUNNING));
+    nodes.iter().any(|node| match &node.kind {
+        Kind::Define { key, .. }
+        | Kind::Inc { key }
+        | Kind::Dissoc { key }
+        | Kind::Emit { key, .. } => running(key),
+        Kind::Typed(t) => running(t.write.key()),
+        Kind::Matches(m) => m.into.as_ref().is_some_and(|t| running(&t.path)),
+        Kind::Defer { into, .. } => into.as_ref().is_some_and(|t| running(&t.path)),
+        // Reads, and nodes whose writes go to node memory or through
+        // user code.
+        Kind::Success
+        | Kind::Failure
+        | Kind::Present { .. }
+        | Kind::Equal { .. }
+        | Kind::Test { .. }
+        | Kind::Custom { .. }
+        | Kind::Selector { .. }
+        | Kind::Sequence { .. }
+        | Kind::SelectorP { .. }
+        | Kind::Loop { .. }
+        | Kind::LoopUntilSuccess { .. }
+        | Kind::Parallel(_)
+        | Kind::Randomly { .. }
+        | Kind::Choose
+        | Kind::ChooseEach { .. }
+        | Kind::WeightedChoice { .. }
+        | Kind::Invert
+        | Kind::Always
+        | Kind::Never
+        | Kind::Wait { .. }
+        | Kind::WaitSeconds { .. }
+        | Kind::Timeout { .. }
+        | Kind::Cooldown(_)
+        | Kind::Retry { .. }
+        | Kind::Repeat { .. }
+        | Kind::RunOnce { .. }
+        | Kind::Delay { .. }
+        | Kind::Throttle { .. }
+        | Kind::KeepRunningUntilFailure
+        | Kind::Force { .. }
+        | Kind::ParallelAll { .. }
+        | Kind::If
+        | Kind::Switch(_) => false,
+    })
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree. Returns whether it names a plain
@@ -286,7 +341,10 @@ impl Engine<'_> {
         };
         // Filled in place: the long-running state may be this thread's
         // spare, whose vectors have room from earlier ticks.
-        let long = self.long.get_or_insert_with(Long::fresh);
+        let long = match &mut self.long {
+            Some(long) => long,
+            none => none.insert(Long::fresh()),
+        };
         long.forget_prev();
         // The usual case: the same nodes as the last running set on this
         // thread, in the same order, each a keyword or the tree's own string
@@ -323,6 +381,7 @@ impl Engine<'_> {
                 }
             }
             if same {
+                long.db_names_prev = !tree.writes_running;
                 return false;
             }
             // Entries filed for a part of the set: forgotten.
@@ -372,6 +431,9 @@ impl Engine<'_> {
             nodes.sort_unstable_by_key(|(n, _)| *n);
             nodes.dedup_by_key(|(n, _)| *n);
         }
+        // In pre-order without repeats, the db names `prev_running` as it
+        // is (and keeps naming it, unless a node writes there).
+        long.db_names_prev = sorted && !tree.writes_running;
         long.index_prev(tree.nodes.len());
         any_plain
     }
@@ -457,9 +519,40 @@ impl Engine<'_> {
 
     /// Writes the nodes running now under `:aido/running` (removing the key
     /// when nothing runs). The usual tick while something runs ends with the
-    /// nodes it began with: the db already names them, which is checked id
-    /// by id (each a comparison in place), and nothing is written.
+    /// nodes it began with: the db already names them, and nothing is
+    /// written. While loading the set proved so and nothing since could
+    /// have edited it (`Long::db_names_prev`), that is seen from node
+    /// indices alone; otherwise the db's ids are compared in place, one by
+    /// one.
+    #[inline(always)]
     pub(crate) fn store_running(&mut self) {
+        // The usual tick while something runs ends with the nodes it began
+        // with, which the db names still (see `Long::db_names_prev`): node
+        // indices compared, the db not looked at.
+        if let Some(long) = self.long.as_mut()
+            && long.db_names_prev
+            && long.now_running.len() == long.prev_running.len()
+            && !long.now_running.is_empty()
+            && long
+                .now_running
+                .iter()
+                .rev()
+                .zip(&long.prev_running)
+                .all(|(&now, &(prev, _))| now == prev)
+        {
+            // In pre-order, as the next tick's hint (`Long::last_running`)
+            // expects: the order of `prev_running`.
+            for (now, &(prev, _)) in long.now_running.iter_mut().zip(&long.prev_running) {
+                *now = prev;
+            }
+            return;
+        }
+        self.store_running_changed();
+    }
+
+    /// [`Engine::store_running`] when the set may differ from the db's.
+    #[inline(never)]
+    fn store_running_changed(&mut self) {
         let tree = self.tree;
         let at = tree.running_key_hint.find(self.db, kw::RUNNING);
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
@@ -575,14 +668,22 @@ impl Engine<'_> {
     }
 
     /// Halts the running nodes not reached in this tick, deepest first.
+    #[inline(always)]
     pub(crate) fn sweep(&mut self) {
         // Usually every one was reached: then there is nothing to do.
-        let n = match &self.long {
-            Some(l) if l.prev_running.iter().any(|(_, f)| *f == Fate::Pending) => {
-                l.prev_running.len()
-            }
-            _ => return,
-        };
+        if self
+            .long
+            .as_ref()
+            .is_some_and(|l| l.prev_running.iter().any(|(_, f)| *f == Fate::Pending))
+        {
+            self.sweep_pending();
+        }
+    }
+
+    /// [`Engine::sweep`] when a node was not reached.
+    #[inline(never)]
+    fn sweep_pending(&mut self) {
+        let n = self.long.as_ref().map_or(0, |l| l.prev_running.len());
         for i in (0..n).rev() {
             let pending = self
                 .long

@@ -30,8 +30,8 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
-pub(crate) use halt::spare_map_of;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
+pub(crate) use halt::{spare_map_of, writes_running};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
 pub(crate) use writes::Writes;
@@ -773,6 +773,12 @@ pub(crate) struct Long {
     /// `prev_running`; moved on each time that set is emptied, so older
     /// entries (of another tick, agent or tree) never match.
     pub(crate) generation: u32,
+    /// Whether the db's `:aido/running` names the nodes of `prev_running`,
+    /// in that order, as it did when the tick began: proven by loading it,
+    /// and forgotten when user code is handed the db to change (it could
+    /// edit the set in place). While it holds, a tick that ends with the
+    /// nodes it began with has nothing to compare or write back.
+    pub(crate) db_names_prev: bool,
     pub(crate) launches: Vec<Request>,
     pub(crate) cancels: Vec<Request>,
     pub(crate) dropped: Vec<DroppedResult>,
@@ -803,8 +809,19 @@ thread_local! {
 
 impl Long {
     /// An empty state: this thread's spare if it has one.
+    #[inline(always)]
     pub(crate) fn fresh() -> Box<Long> {
-        SPARE_LONG.take().unwrap_or_default()
+        match SPARE_LONG.take() {
+            Some(long) => long,
+            None => Long::new_boxed(),
+        }
+    }
+
+    /// A new, empty state: the first on this thread.
+    #[cold]
+    #[inline(never)]
+    fn new_boxed() -> Box<Long> {
+        Box::default()
     }
 
     /// What a tick's long-running state hands out (launches, cancels,
@@ -850,7 +867,17 @@ impl Long {
         long.journal.clear();
         long.rollback_depth = 0;
         long.writes = None;
-        SPARE_LONG.set(Some(long));
+        Long::keep_spare(long);
+    }
+
+    /// Keeps `long` as this thread's spare. The slot is empty while a tick
+    /// holds the spare: what it held before, if anything, is dropped out
+    /// of line.
+    #[inline(always)]
+    fn keep_spare(long: Box<Long>) {
+        if let Some(old) = SPARE_LONG.replace(Some(long)) {
+            drop_spare(old);
+        }
     }
 
     /// Empties `long` (what a tick hands out was moved out of it already)
@@ -866,8 +893,14 @@ impl Long {
         long.journal.clear();
         long.rollback_depth = 0;
         long.writes = None;
-        SPARE_LONG.set(Some(long));
+        Long::keep_spare(long);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn drop_spare(long: Box<Long>) {
+    drop(long);
 }
 
 impl Long {
@@ -875,6 +908,7 @@ impl Long {
     #[inline(always)]
     pub(crate) fn forget_prev(&mut self) {
         self.prev_running.clear();
+        self.db_names_prev = false;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // Once in 2^32 times: entries stamped long ago could match again.
@@ -1170,6 +1204,11 @@ impl<'t> Engine<'t> {
     #[cold]
     #[inline(never)]
     pub(crate) fn check_lent_db(&mut self, node: u32) {
+        // The running set may have been edited in place: compared again
+        // at the end of the tick.
+        if let Some(long) = self.long.as_mut() {
+            long.db_names_prev = false;
+        }
         let limit = crate::read::MAX_DEPTH - 1;
         let deepest = self
             .db
@@ -1378,6 +1417,33 @@ mod tests {
         })
         .join();
         assert_eq!(made.ok().flatten(), Some((5, 5, false)));
+    }
+
+    #[test]
+    fn a_loaded_running_set_is_known_as_the_dbs_until_user_code_gets_the_db() {
+        let text = "[:sequence {:id :s} [:wait {:id :w :ticks 9}]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let options = TickOptions::default();
+        let mut db = crate::run_tick(Value::map(), &tree).db;
+        let Value::Map(map) = &mut db else {
+            panic!("not a map: {db}")
+        };
+        let names_prev = |engine: &Engine<'_>| engine.long.as_ref().map(|l| l.db_names_prev);
+        let mut engine = Engine::new(&tree, map, &options, None);
+        engine.prepare(&options);
+        assert_eq!(names_prev(&engine), Some(true));
+        // User code handed the db may edit the set in place: the end of
+        // the tick compares it again.
+        engine.check_lent_db(1);
+        assert_eq!(names_prev(&engine), Some(false));
+        // A set out of pre-order is sorted when loaded: the db's differs.
+        let mut db = crate::read_value("{:aido/running [:w :s]}").unwrap();
+        let Value::Map(map) = &mut db else {
+            panic!("not a map: {db}")
+        };
+        let mut engine = Engine::new(&tree, map, &options, None);
+        engine.prepare(&options);
+        assert_eq!(names_prev(&engine), Some(false));
     }
 
     #[test]

@@ -1441,3 +1441,69 @@ fn a_running_set_edited_in_place_during_a_tick_is_written_again() {
         d = tick.db;
     }
 }
+
+/// A host that edits `:aido/running` in place between ticks, naming as
+/// many nodes as before: the tick reads the edited set (the node it no
+/// longer names is not halted, the one it names and that is not reached
+/// is), and writes the set it ends with, which differs from the db's.
+#[test]
+fn a_running_set_edited_in_place_between_ticks_is_read_and_written_again() {
+    let t = compile_str(
+        "t.edn",
+        "[:selector {:id :s} [:wait {:id :a :ticks 9}] [:wait {:id :b :ticks 9}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let mut d = Value::map();
+    for round in 0..3 {
+        let tick = traced(d, &t);
+        assert_eq!(tick.status, Status::Running, "{:?}", tick.error);
+        assert_eq!(get(&tick.db, "aido/running"), Some(db("[:s :a]")));
+        if round > 0 {
+            // The edit of the round before named `:b`, which was not
+            // reached: halted; `:a` goes on from its count.
+            assert_eq!(trace_text(&t, &tick), ["a:running", "halt b", "s:running"]);
+            assert_eq!(
+                get(&tick.db, "aido/memory"),
+                Some(db(&format!("{{:a {{:ticks {}}}}}", round + 1)))
+            );
+        }
+        d = tick.db;
+        if let Value::Map(m) = &mut d
+            && let Some(Value::Vector(ids)) = m.get_mut(&Value::keyword("aido/running"))
+        {
+            ids[1] = Value::keyword("b");
+        }
+    }
+}
+
+/// A data node that writes `:aido/running` while the set stays the same:
+/// the tick writes the set it ends with over the write, as it does after
+/// user code's edit.
+#[test]
+fn a_running_set_written_by_a_data_node_is_written_again() {
+    for write in [
+        "[:define! {:key :aido/running :val [:x]}]",
+        "[:define! {:key :aido/running :val [:s :x]}]",
+        "[:emit! {:key :aido/running :val :x}]",
+    ] {
+        let text = format!("[:sequence {{:id :s}} {write} [:wait {{:id :w :ticks 9}}]]");
+        let t = compile_str("t.edn", &text, &Registry::new()).unwrap();
+        let mut d = Value::map();
+        for round in 0..3 {
+            let tick = aido::run_tick(d, &t);
+            assert_eq!(
+                tick.status,
+                Status::Running,
+                "{write} {round}: {:?}",
+                tick.error
+            );
+            assert_eq!(
+                get(&tick.db, "aido/running"),
+                Some(db("[:s :w]")),
+                "{write}"
+            );
+            d = tick.db;
+        }
+    }
+}
