@@ -210,10 +210,11 @@ impl Source {
     /// A source called `name` (usually its path) holding `text`.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Source {
         let text = text.into();
+        // `memchr` finds the line breaks many bytes at a time (SIMD).
         let line_starts = std::iter::once(0)
             .chain(
-                text.match_indices('\n')
-                    .map(|(i, _)| u32::try_from(i + 1).unwrap_or(u32::MAX)),
+                memchr::memchr_iter(b'\n', text.as_bytes())
+                    .map(|i| u32::try_from(i + 1).unwrap_or(u32::MAX)),
             )
             .collect();
         let chars_before_chunk = if text.is_ascii() {

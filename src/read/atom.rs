@@ -64,7 +64,9 @@ pub(super) fn symbol(text: &str, start: usize, names: &mut NameCache<Symbol>) ->
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
         _ => {
-            if let Err(problem) = check_symbol(token) {
+            if !is_plain_symbol(token.as_bytes())
+                && let Err(problem) = check_symbol(token)
+            {
                 return Err(ReadError::new(
                     ReadErrorKind::InvalidSymbol {
                         token: token.to_owned(),
@@ -168,6 +170,20 @@ pub(super) fn keyword(text: &str, start: usize, names: &mut NameCache<Keyword>) 
         Value::Keyword(names.get(text, from, end, intern_keyword)),
         end,
     ))
+}
+
+/// Whether `token` is a symbol by [`check_symbol`]'s rules for certain,
+/// decided from its bytes alone: ASCII name characters without a slash, not
+/// starting with a digit, `:` or `#`, nor with `-`, `+` or `.` and a digit
+/// (a symbol such as `<=` in a tree). Anything else is checked by
+/// [`check_symbol`], which says why it is not one.
+fn is_plain_symbol(token: &[u8]) -> bool {
+    let starts_well = match token {
+        [b'-' | b'+' | b'.', second, ..] => !second.is_ascii_digit(),
+        [first, ..] => !first.is_ascii_digit() && *first != b':' && *first != b'#',
+        [] => false,
+    };
+    starts_well && token.iter().all(|&b| CLASS[usize::from(b)] == NAME)
 }
 
 /// Characters allowed in symbols and keywords, besides the one `/`.
@@ -528,8 +544,40 @@ fn unicode_escape(text: &str, at: usize) -> Result<(char, usize), ReadError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BOUNDARY, number};
+    use super::{BOUNDARY, check_symbol, is_plain_symbol, number};
     use crate::value::Value;
+
+    #[test]
+    fn a_plain_symbol_is_one_check_symbol_accepts() {
+        // Every token of up to three bytes from a set that covers each
+        // class and each rule of the check.
+        let alphabet = b"a<=-+.0:#/_?!*\xc3";
+        let mut tokens: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in 1..=3 {
+            let shorter: Vec<Vec<u8>> = tokens
+                .iter()
+                .filter(|t| t.len() == len - 1)
+                .cloned()
+                .collect();
+            for t in shorter {
+                for &b in alphabet {
+                    let mut longer = t.clone();
+                    longer.push(b);
+                    tokens.push(longer);
+                }
+            }
+        }
+        let mut n_plain = 0;
+        for token in &tokens {
+            if is_plain_symbol(token) {
+                n_plain += 1;
+                let text = std::str::from_utf8(token).unwrap_or("");
+                assert_eq!(check_symbol(text), Ok(()), "{text:?}");
+            }
+        }
+        assert!(n_plain > 100, "{n_plain}");
+        assert!(is_plain_symbol(b"<="));
+    }
 
     #[test]
     fn a_lone_digit_reads_as_the_number_scan_reads_it() {

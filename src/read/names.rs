@@ -4,9 +4,9 @@
 //! name into its table. A tree's text repeats a few names (node types, option
 //! keys, db keys) thousands of times, so each read remembers the names it
 //! interned in a small table indexed by a hash of the text, where a name may
-//! sit in one of two slots. A name seen before costs a hash and a comparison
-//! or two of its first eight bytes (and of the rest, for a longer name), and
-//! no lock.
+//! sit in one of two slots (the first, when it is free). A name seen before
+//! costs a hash and a comparison or two of its first eight bytes (and of the
+//! rest, for a longer name), and no lock.
 
 /// How many names the cache holds; a power of two.
 const N_SLOTS: usize = 128;
@@ -67,15 +67,19 @@ impl<T: Copy> NameCache<T> {
                 return slot.name;
             }
         }
-        // A miss: fill the second slot if it is free, else the first.
+        // A miss: fill the first slot if it is free, else the second if
+        // that is, else replace the first.
         self.insert(head, first, second, intern(name))
     }
 
     #[inline(never)]
     fn insert(&mut self, head: u64, first: usize, second: usize, interned: (T, &'static str)) -> T {
         let (name, text) = interned;
-        let at = match self.slots.get(second) {
-            Some(None) => second,
+        // A name goes where the next look-up probes first: filling the
+        // second slot while the first is free would make every hit of it
+        // cost a miss first.
+        let at = match (self.slots.get(first), self.slots.get(second)) {
+            (Some(Some(_)), Some(None)) => second,
             _ => first,
         };
         if let Some(slot) = self.slots.get_mut(at) {
@@ -145,5 +149,17 @@ mod tests {
         }
         assert_eq!(cache.get("", 0, 0, intern), Keyword::new(""));
         assert_eq!(cache.get("[:ab]", 2, 4, intern), Keyword::new("ab"));
+    }
+
+    #[test]
+    fn a_name_lands_in_the_slot_probed_first_when_it_is_free() {
+        let mut cache = NameCache::new();
+        for name in ["selector", "key", "greater-than?", "hunger"] {
+            cache.get(name, 0, name.len(), intern);
+            let head = super::head_of(name.as_bytes());
+            let first = super::slot_of(head, name.as_bytes());
+            let slot = cache.slots.get(first).copied().flatten();
+            assert_eq!(slot.map(|s| s.text), Some(name), "{name}");
+        }
     }
 }
