@@ -23,9 +23,10 @@
 //!   [`Engine::tick`] matches every kind after its step count and
 //!   preconditions, and keeps the running set and the trace; both arms of a
 //!   kind call the same function;
-//! - how a child is visited ([`Engine::visit`]): a leaf child is counted
-//!   and ticked in place, without a call (on the general path too, for a
-//!   plain leaf of an untraced tick), anything else through a call;
+//! - how a child is visited ([`Engine::visit`]): on the plain path the
+//!   child's step is counted and its kind read once, a leaf is ticked in
+//!   place, without a call, anything else through one; the general path
+//!   ticks a plain leaf of an untraced tick in place too;
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
 //! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
@@ -92,7 +93,13 @@ impl Engine<'_> {
             return self.out_of_steps(id);
         }
         let tree = self.tree;
-        let node = &tree.nodes[id as usize];
+        self.plain_node_call::<TRACE>(id, &tree.nodes[id as usize])
+    }
+
+    /// Ticks plain node `id` (whose node is `node`) once its step is
+    /// counted: [`Engine::tick_plain`] without the step.
+    #[inline(always)]
+    fn plain_node<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
         let status = match &node.kind {
             Kind::Selector { memory: false } => self.selector::<true, TRACE>(id, node, false, &[]),
             Kind::Sequence { memory: false } => self.sequence::<true, TRACE>(id, node, false, &[]),
@@ -166,11 +173,14 @@ impl Engine<'_> {
     /// place where the two paths differ in how a child is visited. The
     /// general path goes through [`Engine::tick`], which checks
     /// preconditions and keeps the running set and the trace, except that
-    /// an untraced tick hands a plain child to the plain path; a plain leaf
+    /// an untraced tick hands a plain child to the plain path: a plain leaf
     /// is ticked here, without a call ([`Engine::plain_leaf`]), and any
-    /// other plain child through [`Engine::tick_plain`]. `TRACE` (plain
-    /// path only) writes the leaf's status into the trace; the general
-    /// path traces in [`Engine::tick`].
+    /// other plain child through [`Engine::tick_plain`]. The plain path
+    /// counts the child's step here and dispatches on its kind once: a
+    /// leaf (which has no children in a plain subtree) is ticked in place,
+    /// any other kind through [`Engine::plain_node`]. `TRACE` (plain path
+    /// only) writes the leaf's status into the trace; the general path
+    /// traces in [`Engine::tick`].
     #[inline(always)]
     pub(super) fn visit<const PLAIN: bool, const TRACE: bool>(
         &mut self,
@@ -189,11 +199,28 @@ impl Engine<'_> {
             }
             return self.tick(id);
         }
-        if node.subtree_end == id + 1 {
-            self.plain_leaf::<TRACE>(id, node)
-        } else {
-            self.tick_plain::<TRACE>(id)
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
         }
+        match &node.kind {
+            kind @ one_visit_leaf!() => {
+                let status = self.leaf::<TRACE>(id, kind);
+                if TRACE {
+                    self.trace_plain(id, status);
+                }
+                status
+            }
+            // Every other kind: `plain_node` matches them all.
+            _ => self.plain_node_call::<TRACE>(id, node),
+        }
+    }
+
+    /// [`Engine::plain_node`] as a call: a plain child that is not a leaf,
+    /// and [`Engine::tick_plain`]'s node.
+    #[inline(never)]
+    fn plain_node_call<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        self.plain_node::<TRACE>(id, node)
     }
 
     /// Ticks plain leaf `id` (whose node is `node`) in place: its step, its
