@@ -366,9 +366,7 @@ impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
     #[inline(always)]
     fn new(tree: &'t Tree, id: u32, node: &Node, kids: &'t [u32], start: usize) -> Self {
         let nodes = if PLAIN {
-            tree.nodes
-                .get(..node.subtree_end as usize)
-                .unwrap_or(&[])
+            tree.nodes.get(..node.subtree_end as usize).unwrap_or(&[])
         } else {
             &tree.nodes
         };
