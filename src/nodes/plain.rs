@@ -187,7 +187,8 @@ impl Engine<'_> {
     ) -> Status {
         // A plain child of a general node goes straight to the plain path
         // (what `Engine::tick` would do first, without the call).
-        if !PLAIN && !(node.plain && self.plain == PlainPath::Untraced) {
+        let plain = PLAIN || (node.plain && self.plain == PlainPath::Untraced);
+        if !plain {
             return self.tick(id);
         }
         self.fuel -= 1;
