@@ -348,19 +348,16 @@ impl Count {
 /// the next at the previous one's `subtree_end`), which the compiler checked
 /// for every plain node.
 struct Children<'t, const PLAIN: bool> {
+    /// The tree's nodes; on the plain path only up to the end of the
+    /// composite's subtree, so that the fetch of a child's node is also the
+    /// check that the children are done.
     nodes: &'t [Node],
     /// The child table's entries (general path).
     kids: &'t [u32],
     /// The index of the next child.
     i: usize,
-    /// Plain path: the id of the next child (with [`Children::next`], of
-    /// the child last given until the next call moves past it)...
+    /// Plain path: the id of the next child.
     next: u32,
-    /// ... and the end of the composite's subtree.
-    end: u32,
-    /// Plain path, [`Children::next`]: the child last given, whose subtree
-    /// the next call moves past.
-    last: Option<&'t Node>,
 }
 
 impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
@@ -368,60 +365,34 @@ impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
     /// path always starts at 0).
     #[inline(always)]
     fn new(tree: &'t Tree, id: u32, node: &Node, kids: &'t [u32], start: usize) -> Self {
+        let nodes = if PLAIN {
+            tree.nodes.get(..node.subtree_end as usize).unwrap_or(&[])
+        } else {
+            &tree.nodes
+        };
         Children {
-            nodes: &tree.nodes,
+            nodes,
             kids,
             i: start,
             next: id + 1,
-            end: node.subtree_end,
-            last: None,
         }
     }
 
-    /// The next child. The plain path moves past the last child's subtree
-    /// only now, so that while a child is visited the walk holds on to
-    /// that child's node alone (a flow's loop then keeps its state in
-    /// registers across the visit; measured with callgrind).
+    /// The next child. The plain path reads the one after it (its
+    /// subtree's end) at once, so that the loop keeps only that id across
+    /// the child's visit.
     #[inline(always)]
     fn next(&mut self) -> Option<(usize, u32, &'t Node)> {
         let i = self.i;
-        let child = if PLAIN {
-            if let Some(last) = self.last {
-                self.next = last.subtree_end;
-            }
-            if self.next >= self.end {
-                return None;
-            }
-            self.next
-        } else {
-            *self.kids.get(i)?
-        };
-        let node = &self.nodes[child as usize];
-        if PLAIN {
-            self.last = Some(node);
-        }
-        self.i = i + 1;
-        Some((i, child, node))
-    }
-
-    /// The next child, moving past its subtree at once: cheaper than
-    /// [`Children::next`] in a loop that goes through every child (the
-    /// counting parallel). Not to be mixed with it.
-    #[inline(always)]
-    fn next_eager(&mut self) -> Option<(usize, u32, &'t Node)> {
-        let i = self.i;
-        let child = if PLAIN {
-            if self.next >= self.end {
-                return None;
-            }
-            self.next
-        } else {
-            *self.kids.get(i)?
-        };
-        let node = &self.nodes[child as usize];
-        if PLAIN {
+        let (child, node) = if PLAIN {
+            let child = self.next;
+            let node = self.nodes.get(child as usize)?;
             self.next = node.subtree_end;
-        }
+            (child, node)
+        } else {
+            let child = *self.kids.get(i)?;
+            (child, &self.nodes[child as usize])
+        };
         self.i = i + 1;
         Some((i, child, node))
     }
@@ -945,7 +916,7 @@ impl Engine<'_> {
         let mut skipped = 0usize;
         let tree = self.tree;
         let mut children = Children::<PLAIN>::new(tree, id, node, kids, 0);
-        while let Some((_, child, kid)) = children.next_eager() {
+        while let Some((_, child, kid)) = children.next() {
             let status = self.visit::<PLAIN, TRACE>(child, kid);
             if let Some(status) = count.resume(status) {
                 return status;

@@ -23,9 +23,10 @@
 //!   [`Engine::tick`] matches every kind after its step count and
 //!   preconditions, and keeps the running set and the trace; both arms of a
 //!   kind call the same function;
-//! - how a child is visited ([`Engine::visit`]): a leaf child is counted
-//!   and ticked in place, without a call (on the general path too, for a
-//!   plain leaf of an untraced tick), anything else through a call;
+//! - how a child is visited ([`Engine::visit`]): a plain child's step is
+//!   counted and its kind read once, a leaf is ticked in place, without a
+//!   call, anything else through one (on the general path too, for a plain
+//!   child of an untraced tick);
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
 //! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
@@ -92,7 +93,13 @@ impl Engine<'_> {
             return self.out_of_steps(id);
         }
         let tree = self.tree;
-        let node = &tree.nodes[id as usize];
+        self.plain_node_call::<TRACE>(id, &tree.nodes[id as usize])
+    }
+
+    /// Ticks plain node `id` (whose node is `node`) once its step is
+    /// counted: [`Engine::tick_plain`] without the step.
+    #[inline(always)]
+    fn plain_node<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
         let status = match &node.kind {
             Kind::Selector { memory: false } => self.selector::<true, TRACE>(id, node, false, &[]),
             Kind::Sequence { memory: false } => self.sequence::<true, TRACE>(id, node, false, &[]),
@@ -166,49 +173,46 @@ impl Engine<'_> {
     /// place where the two paths differ in how a child is visited. The
     /// general path goes through [`Engine::tick`], which checks
     /// preconditions and keeps the running set and the trace, except that
-    /// an untraced tick hands a plain child to the plain path; a plain leaf
-    /// is ticked here, without a call ([`Engine::plain_leaf`]), and any
-    /// other plain child through [`Engine::tick_plain`]. `TRACE` (plain
-    /// path only) writes the leaf's status into the trace; the general
-    /// path traces in [`Engine::tick`].
+    /// an untraced tick hands a plain child to the plain path here. A plain
+    /// child's step is counted here and its kind read once: a leaf (which
+    /// has no children in a plain subtree) is ticked in place, without a
+    /// call, any other kind through [`Engine::plain_node`]. `TRACE` (plain
+    /// path only) writes the leaf's status into the trace; the general path
+    /// traces in [`Engine::tick`].
     #[inline(always)]
     pub(super) fn visit<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
     ) -> Status {
-        if !PLAIN {
-            // A plain child of a general node goes straight to the plain
-            // path (what `Engine::tick` would do first, without the call),
-            // and a plain leaf is ticked here, as the plain path does.
-            if node.plain && self.plain == PlainPath::Untraced {
-                if node.subtree_end == id + 1 {
-                    return self.plain_leaf::<false>(id, node);
-                }
-                return self.tick_plain::<false>(id);
-            }
+        // A plain child of a general node goes straight to the plain path
+        // (what `Engine::tick` would do first, without the call).
+        let plain = PLAIN || (node.plain && self.plain == PlainPath::Untraced);
+        if !plain {
             return self.tick(id);
         }
-        if node.subtree_end == id + 1 {
-            self.plain_leaf::<TRACE>(id, node)
-        } else {
-            self.tick_plain::<TRACE>(id)
-        }
-    }
-
-    /// Ticks plain leaf `id` (whose node is `node`) in place: its step, its
-    /// own work ([`Engine::leaf`]) and, with `TRACE`, its trace event.
-    #[inline(always)]
-    fn plain_leaf<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
-        let status = self.leaf::<TRACE>(id, &node.kind);
-        if TRACE {
-            self.trace_plain(id, status);
+        match &node.kind {
+            kind @ one_visit_leaf!() => {
+                let status = self.leaf::<TRACE>(id, kind);
+                if TRACE {
+                    self.trace_plain(id, status);
+                }
+                status
+            }
+            // Every other kind: `plain_node` matches them all.
+            _ => self.plain_node_call::<TRACE>(id, node),
         }
-        status
+    }
+
+    /// [`Engine::plain_node`] as a call: a plain child that is not a leaf,
+    /// and [`Engine::tick_plain`]'s node.
+    #[inline(never)]
+    fn plain_node_call<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        self.plain_node::<TRACE>(id, node)
     }
 
     /// Ticks the one child of plain decorator `id`, which comes right after it.
