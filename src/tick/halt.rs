@@ -219,7 +219,8 @@ pub(crate) fn spare_map() -> Value {
 pub(crate) fn spare_map_of(key: Value, value: Value) -> Value {
     let mut map = spare_map();
     if let Value::Map(m) = &mut map {
-        m.insert(key, value);
+        // A spare map is empty: nothing to search.
+        m.push(key, value);
     }
     map
 }
