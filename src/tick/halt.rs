@@ -219,7 +219,8 @@ pub(crate) fn spare_map() -> Value {
 pub(crate) fn spare_map_of(key: Value, value: Value) -> Value {
     let mut map = spare_map();
     if let Value::Map(m) = &mut map {
-        m.insert(key, value);
+        // A spare map is empty: nothing to search.
+        m.push(key, value);
     }
     map
 }
@@ -909,6 +910,25 @@ impl Engine<'_> {
             return;
         };
         if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
+            // The usual halt: all the memory there is belongs to nodes just
+            // halted (in the subtree), and is run state. The states and the
+            // map are recycled whole, without removing entries one by one.
+            if memory.len() <= halted.len()
+                && memory.keys().all(|id| {
+                    halted.iter().any(|&n| {
+                        let n = &tree.nodes[n as usize];
+                        same_id(&n.id, id) && run_state_only(n.kind.traits().memory)
+                    })
+                })
+            {
+                for state in memory.values_mut() {
+                    recycle(std::mem::take(state));
+                }
+                if let Some((_, memory)) = self.db.shift_remove_index(at) {
+                    recycle(memory);
+                }
+                return;
+            }
             memory.retain(|id, state| {
                 let node = halted
                     .iter()
@@ -927,15 +947,7 @@ impl Engine<'_> {
                             false
                         }
                     }
-                    Memory::User { persistent } => persistent,
-                    Memory::Decorator(reset) => reset == Reset::Never,
-                    Memory::Nothing
-                    | Memory::Index
-                    | Memory::Done
-                    | Memory::RunningPick
-                    | Memory::Iteration
-                    | Memory::Ticks
-                    | Memory::Launched => false,
+                    other => !run_state_only(other),
                 };
                 if !keep {
                     recycle(std::mem::take(state));
@@ -949,7 +961,27 @@ impl Engine<'_> {
             }
         }
     }
+}
 
+/// Whether a halt clears all of a node's memory of kind `memory`: all of it
+/// is run state. (`clear_memory`'s rule for the usual halt, which does not
+/// look at the state.)
+fn run_state_only(memory: Memory) -> bool {
+    match memory {
+        Memory::User { persistent } => !persistent,
+        Memory::Decorator(reset) => reset != Reset::Never,
+        Memory::Pool => false,
+        Memory::Nothing
+        | Memory::Index
+        | Memory::Done
+        | Memory::RunningPick
+        | Memory::Iteration
+        | Memory::Ticks
+        | Memory::Launched => true,
+    }
+}
+
+impl Engine<'_> {
     /// Below a policy parallel: notes the memory `node` has before it is
     /// written, if that memory is persistent, so that a Failure of the
     /// parallel can put it back.

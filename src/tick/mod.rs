@@ -1298,7 +1298,10 @@ impl<'t> Engine<'t> {
         memory.value_at(i)
     }
 
-    /// The memory of `node`, if it has any, to change in place.
+    /// The memory of `node`, if it has any, to change in place. Inlined: a
+    /// running `:wait` calls it every tick, and the call cost more than
+    /// its two position hints' comparisons.
+    #[inline(always)]
     pub(crate) fn memory_mut(&mut self, node: u32) -> Option<&mut Value> {
         self.wrote(kw::MEMORY);
         let tree = self.tree;
@@ -1323,11 +1326,11 @@ impl<'t> Engine<'t> {
         let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {
-                // The hint's search proves the key absent: inserted without
-                // a second search by `map_slot`.
+                // The hint's search proves the key absent: appended without
+                // a second search.
                 let at = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
                     Some(i) => i,
-                    None => self.db.insert_full(key, Value::Nil).0,
+                    None => self.db.push(key, Value::Nil),
                 };
                 let slot = &mut self.db[at];
                 if slot.is_nil() {
@@ -1342,8 +1345,9 @@ impl<'t> Engine<'t> {
                 };
                 match n.memory_hint.find_value(memory, id) {
                     Some(i) => memory[i] = state,
+                    // The hint's search proves the id absent.
                     None => {
-                        memory.insert(id.clone(), state);
+                        memory.push(id.clone(), state);
                     }
                 }
             }

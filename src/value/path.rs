@@ -205,7 +205,8 @@ pub(crate) fn map_get<'a>(map: &'a Map, key: &Value) -> Option<&'a Value> {
 pub(crate) fn map_slot<'a>(map: &'a mut Map, key: &Value) -> &'a mut Value {
     let i = match find(map, key) {
         Some(i) => i,
-        None => map.insert_full(key.clone(), Value::Nil).0,
+        // Just searched for: appended without a second search.
+        None => map.push(key.clone(), Value::Nil),
     };
     &mut map[i]
 }

@@ -602,7 +602,36 @@ impl Map {
     /// Appends an entry whose key is known to be absent; its position. (A
     /// map of [`MAX_LEN`] entries takes no more: the position returned is
     /// then its length, where no entry is.)
+    ///
+    /// What a caller that has just searched uses instead of
+    /// [`Map::insert_full`], which would search again. The usual case, a
+    /// keyword key coded by its index in a small map that keeps no keys as
+    /// values, is a store and a length; the rest goes to
+    /// [`Map::push_other`].
+    #[inline]
     pub(crate) fn push(&mut self, key: Value, value: Value) -> usize {
+        let at = self.len();
+        if let Value::Keyword(k) = &key
+            && k.index() < KEYWORD_KEYS
+            && self.more.is_none()
+            && at < SCAN_LIMIT
+        {
+            self.grow();
+            if let Some(slot) = self.slots.get_mut(at) {
+                slot.key = k.index();
+                // The room held nil: nothing to drop.
+                std::mem::forget(std::mem::replace(&mut slot.value, value));
+                self.set_len(at + 1);
+            }
+            return at;
+        }
+        self.push_other(key, value)
+    }
+
+    /// [`Map::push`] of a key kept as a value, or into a map that keeps its
+    /// keys as values or has (or is about to have) an index.
+    #[inline(never)]
+    fn push_other(&mut self, key: Value, value: Value) -> usize {
         let at = self.len();
         let code = code_of(&key);
         let value_key = needs_value_keys(&key);

@@ -22,6 +22,8 @@ fn key(i: u8) -> Value {
 #[derive(Debug, Clone)]
 enum Op {
     Insert(u8, i64),
+    /// `Map::push` of a key the reference does not hold (an insert else).
+    Push(u8, i64),
     ShiftRemove(u8),
     SwapRemove(u8),
     ShiftInsert(usize, u8, i64),
@@ -33,6 +35,7 @@ enum Op {
 fn op(keys: u8) -> impl Strategy<Value = Op> {
     prop_oneof![
         8 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        3 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Push(k, v)),
         5 => (0..keys).prop_map(Op::ShiftRemove),
         2 => (0..keys).prop_map(Op::SwapRemove),
         1 => (0..40usize, 0..keys, any::<i64>()).prop_map(|(i, k, v)| Op::ShiftInsert(i, k, v)),
@@ -114,6 +117,17 @@ fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
                     map.insert_full(k.clone(), v.clone()),
                     reference.insert_full(k, v)
                 );
+            }
+            Op::Push(k, v) => {
+                let (k, v) = (key(k % keys), Value::Int(v));
+                if reference.contains_key(&k) {
+                    assert_eq!(map.insert(k.clone(), v.clone()), reference.insert(k, v));
+                } else {
+                    assert_eq!(
+                        map.push(k.clone(), v.clone()),
+                        reference.insert_full(k, v).0
+                    );
+                }
             }
             Op::ShiftRemove(k) => {
                 let k = key(k % keys);
