@@ -530,3 +530,63 @@ fn compiling_a_generated_tree_allocates_a_bounded_number_a_node() {
     assert_eq!(tree.node_id(last), Some(&id));
     assert_eq!(allocations() - before, 1);
 }
+
+#[test]
+fn a_record_started_after_one_was_dropped_on_its_thread_writes_into_that_ones_room() {
+    // The first record's lists double as they grow; dropped, they are
+    // kept (emptied) for the next record on the thread, which then grows
+    // into memory it already has: no allocation in its 10,000 ticks.
+    let (tree, start) = npc();
+    let record = |db: &mut Value| {
+        let mut recorder = aido::record::Recorder::new(&tree, db).comparing_written_keys();
+        for _ in 0..20 {
+            *db = recorder.tick(std::mem::take(db), &tree).db;
+        }
+        let made = steady_allocations(0, 10_000, || {
+            *db = recorder.tick(std::mem::take(db), &tree).db;
+        });
+        let run = recorder.finish();
+        assert_eq!(run.n_ticks(), 10_020);
+        assert_eq!(run.db_after(run.n_ticks()), *db);
+        made
+    };
+    let mut db = start.clone();
+    let first = record(&mut db);
+    assert!(first >= 10, "{first} allocations growing a new record");
+    let mut db = start;
+    let second = record(&mut db);
+    assert_eq!(
+        second, 0,
+        "allocations in a record reusing a dropped one's room"
+    );
+}
+
+#[test]
+fn a_dropped_record_too_big_to_keep_gives_its_memory_back() {
+    // 200,000 npc ticks take more than the 4 MiB of room a thread keeps
+    // (32-byte entries alone take 8 MiB): dropped, the record frees it all.
+    let (tree, mut db) = npc();
+    let ((), _, kept) = peak_and_kept(|| {
+        let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
+        for _ in 0..200_000 {
+            db = recorder.tick(std::mem::take(&mut db), &tree).db;
+        }
+        drop(recorder.finish());
+    });
+    assert!(
+        kept < 64 << 10,
+        "{kept} bytes kept after a big record was dropped"
+    );
+    // A small one is kept for the next record (the room, not its changes).
+    let ((), _, kept) = peak_and_kept(|| {
+        let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
+        for _ in 0..1_000 {
+            db = recorder.tick(std::mem::take(&mut db), &tree).db;
+        }
+        drop(recorder.finish());
+    });
+    assert!(
+        (1_000 * 32..4 << 20).contains(&kept),
+        "{kept} bytes kept after a small record was dropped"
+    );
+}

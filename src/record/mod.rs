@@ -83,6 +83,77 @@ pub struct RunRecord {
     changes: Changes,
 }
 
+/// A run record's lists, emptied, kept for the next record made on the
+/// same thread (see [`Room::take`]).
+#[derive(Debug, Default)]
+struct Room {
+    entries: Vec<TickEntry>,
+    visit_lists: Vec<Arc<[Visit]>>,
+    notes: Vec<(usize, Arc<TickNotes>)>,
+    changes: Changes,
+}
+
+/// The most bytes of room a thread keeps from a dropped record for the
+/// next one: enough for a run of tens of thousands of npc ticks, so that
+/// a host recording many runs one after another (`aido test` over many
+/// scenarios, a chat session, a bench) writes into memory already faulted
+/// in, while a record bigger than this gives its memory back.
+const ROOM_LIMIT: usize = 4 << 20;
+
+thread_local! {
+    /// The room of the last record dropped on this thread, if it was small
+    /// enough to keep ([`ROOM_LIMIT`]).
+    static SPARE_ROOM: std::cell::Cell<Option<Room>> = const { std::cell::Cell::new(None) };
+}
+
+impl Room {
+    /// The room a dropped record left on this thread, else new lists.
+    fn take() -> Room {
+        SPARE_ROOM
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Empties the lists and keeps them for the next record on this
+    /// thread, unless they are bigger than [`ROOM_LIMIT`] or the thread
+    /// already keeps a bigger room.
+    fn keep(mut self) {
+        use std::mem::size_of;
+        let bytes = self.entries.capacity() * size_of::<TickEntry>()
+            + self.visit_lists.capacity() * size_of::<Arc<[Visit]>>()
+            + self.notes.capacity() * size_of::<(usize, Arc<TickNotes>)>()
+            + self.changes.room_bytes();
+        if bytes > ROOM_LIMIT {
+            return;
+        }
+        self.entries.clear();
+        self.visit_lists.clear();
+        self.notes.clear();
+        self.changes.clear();
+        let _ = SPARE_ROOM.try_with(|spare| {
+            let kept = spare.take();
+            let bigger = kept
+                .as_ref()
+                .is_some_and(|k| k.entries.capacity() > self.entries.capacity());
+            spare.set(if bigger { kept } else { Some(self) });
+        });
+    }
+}
+
+impl Drop for RunRecord {
+    fn drop(&mut self) {
+        Room {
+            entries: std::mem::take(&mut self.entries),
+            visit_lists: std::mem::take(&mut self.visit_lists),
+            notes: std::mem::take(&mut self.notes),
+            changes: std::mem::take(&mut self.changes),
+        }
+        .keep();
+    }
+}
+
 /// The shape of a tree, as a run record keeps it.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

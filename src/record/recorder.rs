@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use super::{
-    Changes, DbChange, Event, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
+    DbChange, Event, Room, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
     diff_keys, push_change,
 };
 use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
@@ -142,15 +142,17 @@ const WHOLE_LIMIT: usize = 8;
 impl Recorder {
     /// A recorder for a run of `tree` that starts from `db`.
     pub fn new(tree: &Tree, db: &Value) -> Recorder {
+        // The lists of a record dropped on this thread, if one was.
+        let room = Room::take();
         Recorder {
             run: RunRecord {
                 trees: vec![TreeRecord::of(tree)],
                 start_db: db.clone(),
-                entries: Vec::new(),
-                visit_lists: Vec::new(),
-                notes: Vec::new(),
+                entries: room.entries,
+                visit_lists: room.visit_lists,
+                notes: room.notes,
                 first_tick: 1,
-                changes: Changes::default(),
+                changes: room.changes,
             },
             last_db: db.as_map().cloned().unwrap_or_default(),
             input: None,
