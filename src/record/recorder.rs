@@ -229,7 +229,9 @@ impl Recorder {
 
     /// Numbers the recorded ticks from `first` instead of 1 (a run resumed
     /// from a save goes on from the tick the save left off at):
-    /// [`TickRecord::tick`] and the text timeline show these numbers.
+    /// [`TickRecord::tick`](super::TickRecord::tick) and the text timeline
+    /// show these numbers. The ticks already recorded are numbered so too:
+    /// a run's numbers always follow one another.
     #[must_use]
     pub fn numbered_from(mut self, first: u64) -> Recorder {
         self.run.first_tick = first.max(1);
