@@ -826,3 +826,71 @@ mod both_ways_cases {
         assert!(keys[2].contains(&":aido/results".to_owned()), "{keys:?}");
     }
 }
+
+#[test]
+fn each_tick_is_made_from_its_entry_with_its_own_number_changes_and_input() {
+    // Inputs at ticks 2 and 5 only: each tick finds its own notes (a side
+    // list of the run), its own range of changes and its number, forwards,
+    // backwards and by index alike.
+    let t = tree("[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 4}]]");
+    let run = record(
+        &t,
+        "{:n 0}",
+        &["nil", "{:x 1}", "nil", "nil", "{:x 2 :y 3}", "nil"],
+    );
+    assert_eq!(run.n_ticks(), 6);
+    assert_eq!(run.ticks().len(), 6);
+    let forwards: Vec<_> = run.ticks().collect();
+    let mut backwards: Vec<_> = run.ticks().rev().collect();
+    backwards.reverse();
+    assert_eq!(forwards, backwards);
+    let by_index: Vec<_> = (0..6).map(|i| run.tick(i).unwrap()).collect();
+    assert_eq!(forwards, by_index);
+    assert!(run.tick(6).is_none());
+    assert_eq!(run.ticks().last(), run.tick(5));
+    assert_eq!(run.ticks().nth(4), run.tick(4));
+
+    let numbers: Vec<u64> = run.ticks().map(|t| t.tick).collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    let inputs: Vec<Option<Map>> = run.ticks().map(|t| t.input().cloned()).collect();
+    assert_eq!(
+        inputs,
+        [
+            None,
+            Some(map("{:x 1}")),
+            None,
+            None,
+            Some(map("{:x 2 :y 3}")),
+            None
+        ]
+    );
+    let statuses: Vec<Status> = run.ticks().map(|t| t.status).collect();
+    use Status::{Failure, Success};
+    assert_eq!(
+        statuses,
+        [Success, Success, Success, Failure, Failure, Failure]
+    );
+    // Tick 2 added :x and changed :n; tick 5 changed :x, added :y, changed :n.
+    let keys = |i: usize| -> Vec<String> {
+        let tick = run.tick(i).unwrap();
+        run.changes(&tick).map(|c| c.key().to_string()).collect()
+    };
+    assert_eq!(keys(0), [":n"]);
+    assert_eq!(keys(1), [":n", ":x"]);
+    assert_eq!(keys(4), [":n", ":x", ":y"]);
+    assert_eq!(run.db_after(6), read_value("{:n 6 :x 2 :y 3}").unwrap());
+    assert_eq!(run.db_after(99), run.db_after(6));
+    assert_eq!(run.db_after(0), read_value("{:n 0}").unwrap());
+}
+
+#[test]
+fn numbering_a_recorder_from_a_save_numbers_every_tick_on_from_it() {
+    let t = tree("[:inc! {:key :n}]");
+    let mut db = read_value("{}").unwrap();
+    let mut recorder = Recorder::new(&t, &db).numbered_from(41);
+    for _ in 0..3 {
+        db = recorder.tick(db, &t).db;
+    }
+    let numbers: Vec<u64> = recorder.ticks().map(|t| t.tick).collect();
+    assert_eq!(numbers, [41, 42, 43]);
+}
