@@ -22,7 +22,7 @@
 //! fn the_guard_chases() {
 //!     let tree = aido::compile_file("trees/guard.edn", &my_game::registry()).unwrap();
 //!     let run = aido::assert_timeline_snapshot!(&aido::scenario::Scenario::new("guard", tree).ticks(3));
-//!     assert_eq!(run.record.ticks.len(), 3);
+//!     assert_eq!(run.record.n_ticks(), 3);
 //! }
 //! ```
 //!

@@ -298,22 +298,23 @@ fn recording_npc_ticks_allocates_only_as_the_record_grows() {
             made <= 40,
             "{made} allocations in 10,000 recorded npc ticks (keyed: {keyed})"
         );
-        assert_eq!(run.ticks.len(), 10_020);
-        assert_eq!(run.db_after(run.ticks.len()), db);
+        assert_eq!(run.n_ticks(), 10_020);
+        assert_eq!(run.db_after(run.n_ticks()), db);
     }
 }
 
 #[test]
-fn a_recorded_npc_tick_keeps_its_entry_in_64_bytes_and_a_change_in_16() {
-    // A tick's entry is 64 bytes (its input, halts and events boxed apart,
-    // only when it has some); each change of a keyword key from one
-    // scalar to another that fits in 32 bits is kept in 16 (the key's
-    // code, the two values' kinds and payloads), never as three 16-byte
-    // values; the visits are shared. npc changes three or four keys a
-    // tick, so its record grows by about 120 bytes a tick, and by at most
-    // twice that while a list's room doubles. (Kept whole, as before, a
-    // tick took 136 bytes and each change 48 to 56.)
-    assert!(std::mem::size_of::<aido::record::TickRecord>() <= 64);
+fn a_recorded_npc_tick_keeps_its_entry_in_32_bytes_and_a_change_in_16() {
+    // A tick's entry is 32 bytes: its status, steps, tree and list of
+    // visits (an index into the run's shared lists) and where its changes
+    // end; its number follows from its place, and its input, halts and
+    // events (rare) sit in a side list found by the tick. Each change of a
+    // keyword key from one scalar to another that fits in 32 bits is kept
+    // in 16 (the key's code, the two values' kinds and payloads). npc
+    // changes three or four keys a tick, so its record grows by about 90
+    // bytes a tick, and by at most twice that while a list's room doubles.
+    // (With a 64-byte entry holding its own list of visits and its number,
+    // a tick took about 120 bytes.)
     let (tree, mut db) = npc();
     let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
     for _ in 0..20 {
@@ -325,13 +326,43 @@ fn a_recorded_npc_tick_keeps_its_entry_in_64_bytes_and_a_change_in_16() {
         }
     });
     let run = recorder.finish();
-    let changes: usize = run.ticks.iter().map(|t| run.changes(t).len()).sum();
+    let changes: usize = run.ticks().map(|t| run.changes(&t).len()).sum();
     assert!(changes >= 30_000, "{changes} changes in 10,020 npc ticks");
     assert!(
-        kept <= 2 * (64 + 4 * 16) * 10_000,
+        kept <= 2 * (32 + 4 * 16) * 10_000,
         "{kept} bytes kept by 10,000 recorded npc ticks"
     );
-    assert_eq!(run.db_after(run.ticks.len()), db);
+    assert_eq!(run.db_after(run.n_ticks()), db);
+}
+
+#[test]
+fn a_recorded_tick_that_changes_nothing_keeps_under_64_bytes_even_while_its_list_doubles() {
+    // Only the tick's entry grows the record: 32 bytes, so 10,000 ticks
+    // keep at most 16,384 entries' room (524,288 bytes) even just after
+    // the list doubled. A 64-byte entry kept twice that, over the bound.
+    let tree = compile_str(
+        "t.edn",
+        "[:selector [:less-than? {:key :n :val 0}] [:less-than? {:key :n :val 5}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let mut db = read_value("{:n 1}").unwrap();
+    let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
+    for _ in 0..20 {
+        db = recorder.tick(db, &tree).db;
+    }
+    let ((), _, kept) = peak_and_kept(|| {
+        for _ in 0..10_000 {
+            db = recorder.tick(std::mem::take(&mut db), &tree).db;
+        }
+    });
+    let run = recorder.finish();
+    assert_eq!(run.n_ticks(), 10_020);
+    assert!(run.ticks().all(|t| run.changes(&t).len() == 0));
+    assert!(
+        kept <= 64 * 10_000,
+        "{kept} bytes kept by 10,000 recorded ticks that change nothing"
+    );
 }
 
 #[test]
@@ -498,4 +529,64 @@ fn compiling_a_generated_tree_allocates_a_bounded_number_a_node() {
     assert_eq!(allocations() - before, 1);
     assert_eq!(tree.node_id(last), Some(&id));
     assert_eq!(allocations() - before, 1);
+}
+
+#[test]
+fn a_record_started_after_one_was_dropped_on_its_thread_writes_into_that_ones_room() {
+    // The first record's lists double as they grow; dropped, they are
+    // kept (emptied) for the next record on the thread, which then grows
+    // into memory it already has: no allocation in its 10,000 ticks.
+    let (tree, start) = npc();
+    let record = |db: &mut Value| {
+        let mut recorder = aido::record::Recorder::new(&tree, db).comparing_written_keys();
+        for _ in 0..20 {
+            *db = recorder.tick(std::mem::take(db), &tree).db;
+        }
+        let made = steady_allocations(0, 10_000, || {
+            *db = recorder.tick(std::mem::take(db), &tree).db;
+        });
+        let run = recorder.finish();
+        assert_eq!(run.n_ticks(), 10_020);
+        assert_eq!(run.db_after(run.n_ticks()), *db);
+        made
+    };
+    let mut db = start.clone();
+    let first = record(&mut db);
+    assert!(first >= 10, "{first} allocations growing a new record");
+    let mut db = start;
+    let second = record(&mut db);
+    assert_eq!(
+        second, 0,
+        "allocations in a record reusing a dropped one's room"
+    );
+}
+
+#[test]
+fn a_dropped_record_too_big_to_keep_gives_its_memory_back() {
+    // 200,000 npc ticks take more than the 4 MiB of room a thread keeps
+    // (32-byte entries alone take 8 MiB): dropped, the record frees it all.
+    let (tree, mut db) = npc();
+    let ((), _, kept) = peak_and_kept(|| {
+        let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
+        for _ in 0..200_000 {
+            db = recorder.tick(std::mem::take(&mut db), &tree).db;
+        }
+        drop(recorder.finish());
+    });
+    assert!(
+        kept < 64 << 10,
+        "{kept} bytes kept after a big record was dropped"
+    );
+    // A small one is kept for the next record (the room, not its changes).
+    let ((), _, kept) = peak_and_kept(|| {
+        let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
+        for _ in 0..1_000 {
+            db = recorder.tick(std::mem::take(&mut db), &tree).db;
+        }
+        drop(recorder.finish());
+    });
+    assert!(
+        (1_000 * 32..4 << 20).contains(&kept),
+        "{kept} bytes kept after a small record was dropped"
+    );
 }

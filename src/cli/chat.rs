@@ -563,7 +563,7 @@ impl Chat {
         let Some(tick) = usize::try_from(to)
             .ok()
             .and_then(|t| t.checked_sub(1))
-            .and_then(|i| run.ticks.get(i))
+            .and_then(|i| run.tick(i))
         else {
             return "no turn yet".to_owned();
         };

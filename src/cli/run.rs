@@ -343,7 +343,7 @@ pub(crate) fn main(parsed: &RunArgs, out: &mut dyn Write) -> Result<i32, Failure
                 if i > 1 {
                     writeln!(out)?;
                 }
-                let index = run.ticks.len().saturating_sub(1);
+                let index = run.n_ticks().saturating_sub(1);
                 write!(out, "{}", timeline_block(run, index, &pretty))?;
             }
             _ => print_tick(out, n, &tick, session.db(), session.tree(), notes, line)?,

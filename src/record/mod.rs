@@ -30,8 +30,8 @@
 //!     db = recorder.tick(db, &tree).db;
 //! }
 //! let run = recorder.finish();
-//! assert_eq!(run.ticks[0].status, Status::Success);
-//! assert_eq!(run.ticks[1].status, Status::Failure);
+//! assert_eq!(run.tick(0).map(|t| t.status), Some(Status::Success));
+//! assert_eq!(run.tick(1).map(|t| t.status), Some(Status::Failure));
 //! assert_eq!(
 //!     timeline(&run, &TimelineOptions::default()),
 //!     "tick 1: success\n  + :n 1\n\ntick 2: failure\n  ~ :n 1 -> 2\n"
@@ -67,12 +67,91 @@ pub struct RunRecord {
     pub trees: Vec<TreeRecord>,
     /// The db before the first tick (before its input was merged).
     pub start_db: Value,
-    /// One record per tick, in order.
-    pub ticks: Vec<TickRecord>,
+    /// One compact entry per tick, in order: a tick's [`TickRecord`] is
+    /// made from it as it is read ([`RunRecord::ticks`], [`RunRecord::tick`]).
+    entries: Vec<TickEntry>,
+    /// The lists of visits the ticks name ([`TickEntry::visits`]): ticks
+    /// that visit alike share one.
+    visit_lists: Vec<Arc<[Visit]>>,
+    /// The notes of the ticks that have some, by the tick's index, in order.
+    notes: Vec<(usize, Arc<TickNotes>)>,
+    /// The number of the first tick ([`Recorder::numbered_from`]).
+    first_tick: u64,
     /// The changes of every tick, one tick's after another's, in a compact
     /// form: a tick's record names its range ([`RunRecord::changes`]), so
     /// that a tick's changes cost the record no allocation of their own.
     changes: Changes,
+}
+
+/// A run record's lists, emptied, kept for the next record made on the
+/// same thread (see [`Room::take`]).
+#[derive(Debug, Default)]
+struct Room {
+    entries: Vec<TickEntry>,
+    visit_lists: Vec<Arc<[Visit]>>,
+    notes: Vec<(usize, Arc<TickNotes>)>,
+    changes: Changes,
+}
+
+/// The most bytes of room a thread keeps from a dropped record for the
+/// next one: enough for a run of tens of thousands of npc ticks, so that
+/// a host recording many runs one after another (`aido test` over many
+/// scenarios, a chat session, a bench) writes into memory already faulted
+/// in, while a record bigger than this gives its memory back.
+const ROOM_LIMIT: usize = 4 << 20;
+
+thread_local! {
+    /// The room of the last record dropped on this thread, if it was small
+    /// enough to keep ([`ROOM_LIMIT`]).
+    static SPARE_ROOM: std::cell::Cell<Option<Room>> = const { std::cell::Cell::new(None) };
+}
+
+impl Room {
+    /// The room a dropped record left on this thread, else new lists.
+    fn take() -> Room {
+        SPARE_ROOM
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Empties the lists and keeps them for the next record on this
+    /// thread, unless they are bigger than [`ROOM_LIMIT`] or the thread
+    /// already keeps a bigger room.
+    fn keep(mut self) {
+        use std::mem::size_of;
+        let bytes = self.entries.capacity() * size_of::<TickEntry>()
+            + self.visit_lists.capacity() * size_of::<Arc<[Visit]>>()
+            + self.notes.capacity() * size_of::<(usize, Arc<TickNotes>)>()
+            + self.changes.room_bytes();
+        if bytes > ROOM_LIMIT {
+            return;
+        }
+        self.entries.clear();
+        self.visit_lists.clear();
+        self.notes.clear();
+        self.changes.clear();
+        let _ = SPARE_ROOM.try_with(|spare| {
+            let kept = spare.take();
+            let bigger = kept
+                .as_ref()
+                .is_some_and(|k| k.entries.capacity() > self.entries.capacity());
+            spare.set(if bigger { kept } else { Some(self) });
+        });
+    }
+}
+
+impl Drop for RunRecord {
+    fn drop(&mut self) {
+        Room {
+            entries: std::mem::take(&mut self.entries),
+            visit_lists: std::mem::take(&mut self.visit_lists),
+            notes: std::mem::take(&mut self.notes),
+            changes: std::mem::take(&mut self.changes),
+        }
+        .keep();
+    }
 }
 
 /// The shape of a tree, as a run record keeps it.
@@ -131,7 +210,7 @@ pub struct TickRecord {
     pub visits: Arc<[Visit]>,
     /// The input, halts and events, only for a tick that has any (see
     /// [`TickRecord::input`], [`TickRecord::halts`], [`TickRecord::events`]).
-    notes: Option<Box<TickNotes>>,
+    notes: Option<Arc<TickNotes>>,
     /// Where the tick's changes start in its run's list of changes, and
     /// how many they are: see [`RunRecord::changes`].
     changes_at: usize,
@@ -148,17 +227,76 @@ struct TickNotes {
 
 impl TickNotes {
     /// The notes of a tick, boxed, if there are any.
-    fn of(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Option<Box<TickNotes>> {
+    fn of(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Option<Arc<TickNotes>> {
         if input.is_none() && halts.is_empty() && events.is_empty() {
             return None;
         }
-        Some(Box::new(TickNotes {
+        Some(Arc::new(TickNotes {
             input,
             halts,
             events,
         }))
     }
 }
+
+/// What a run record keeps of one tick, in 32 bytes: its [`TickRecord`]
+/// is made from it as it is read. The tick's number follows from its
+/// place, its changes start where the tick before's end, and its notes
+/// (rare) are found by its index in [`RunRecord`]'s side list.
+#[derive(Debug, Clone, Copy)]
+struct TickEntry {
+    steps: u64,
+    /// Where the tick's changes end in the run's list of changes.
+    changes_end: usize,
+    /// Its list of visits: an index into [`RunRecord`]'s lists.
+    visits: u32,
+    /// The tree it ran: an index into [`RunRecord::trees`].
+    tree: u32,
+    status: Status,
+    /// Whether the tick has notes in the run's side list.
+    noted: bool,
+}
+
+/// The ticks of a [`RunRecord`], in order, each [`TickRecord`] made as it
+/// is reached ([`RunRecord::ticks`]).
+#[derive(Debug, Clone)]
+pub struct Ticks<'a> {
+    run: &'a RunRecord,
+    range: std::ops::Range<usize>,
+}
+
+impl Iterator for Ticks<'_> {
+    type Item = TickRecord;
+
+    fn next(&mut self) -> Option<TickRecord> {
+        let i = self.range.next()?;
+        self.run.tick(i)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+
+    fn nth(&mut self, n: usize) -> Option<TickRecord> {
+        let i = self.range.nth(n)?;
+        self.run.tick(i)
+    }
+
+    fn last(mut self) -> Option<TickRecord> {
+        self.next_back()
+    }
+}
+
+impl DoubleEndedIterator for Ticks<'_> {
+    fn next_back(&mut self) -> Option<TickRecord> {
+        let i = self.range.next_back()?;
+        self.run.tick(i)
+    }
+}
+
+impl ExactSizeIterator for Ticks<'_> {}
+
+impl std::iter::FusedIterator for Ticks<'_> {}
 
 /// A node ticked during a tick.
 #[derive(Debug, Clone, PartialEq)]
@@ -777,7 +915,8 @@ impl RunRecord {
     /// let db = recorder.tick(Value::map(), &tree).db;
     /// recorder.tick(db, &tree);
     /// let run = recorder.finish();
-    /// let changes: Vec<DbChange> = run.changes(&run.ticks[1]).collect();
+    /// let second = run.tick(1).unwrap();
+    /// let changes: Vec<DbChange> = run.changes(&second).collect();
     /// assert!(matches!(
     ///     changes[..],
     ///     [DbChange::Changed { new: Value::Int(2), .. }]
@@ -792,10 +931,79 @@ impl RunRecord {
     /// the starting db and the changes.
     pub fn db_after(&self, n: usize) -> Value {
         let mut db = self.start_db.clone();
-        for tick in self.ticks.iter().take(n) {
-            apply(&mut db, self.changes(tick));
-        }
+        let end = n
+            .checked_sub(1)
+            .and_then(|last| {
+                self.entries
+                    .get(last.min(self.entries.len().saturating_sub(1)))
+            })
+            .map_or(0, |e| e.changes_end);
+        apply(&mut db, self.changes.get(0..end));
         db
+    }
+
+    /// Every tick, in order: each [`TickRecord`] is made as it is reached
+    /// (the record keeps a compact entry a tick), so the iterator yields
+    /// owned records. Its `len()` is the number of ticks.
+    ///
+    /// ```
+    /// use aido::record::Recorder;
+    /// use aido::{Registry, Status, Value, compile_str};
+    ///
+    /// let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+    /// let mut recorder = Recorder::new(&tree, &Value::map());
+    /// let db = recorder.tick(Value::map(), &tree).db;
+    /// recorder.tick(db, &tree);
+    /// let run = recorder.finish();
+    /// assert_eq!(run.ticks().len(), 2);
+    /// let numbers: Vec<u64> = run.ticks().map(|t| t.tick).collect();
+    /// assert_eq!(numbers, [1, 2]);
+    /// assert!(run.ticks().all(|t| t.status == Status::Success));
+    /// ```
+    pub fn ticks(&self) -> Ticks<'_> {
+        Ticks {
+            run: self,
+            range: 0..self.entries.len(),
+        }
+    }
+
+    /// The record of tick `index` (from 0, whatever the ticks' numbers),
+    /// made from the run's compact entry; `None` past the last tick.
+    pub fn tick(&self, index: usize) -> Option<TickRecord> {
+        let entry = self.entries.get(index)?;
+        let changes_at = index
+            .checked_sub(1)
+            .and_then(|before| self.entries.get(before))
+            .map_or(0, |e| e.changes_end);
+        let notes = if entry.noted {
+            self.notes
+                .binary_search_by_key(&index, |(i, _)| *i)
+                .ok()
+                .and_then(|at| self.notes.get(at))
+                .map(|(_, notes)| Arc::clone(notes))
+        } else {
+            None
+        };
+        let visits = match self.visit_lists.get(entry.visits as usize) {
+            Some(visits) => Arc::clone(visits),
+            None => Arc::from(Vec::new()),
+        };
+        Some(TickRecord {
+            tick: self.first_tick.saturating_add(index as u64),
+            tree: entry.tree as usize,
+            status: entry.status,
+            steps: entry.steps,
+            visits,
+            notes,
+            changes_at,
+            n_changes: u32::try_from(entry.changes_end.saturating_sub(changes_at))
+                .unwrap_or(u32::MAX),
+        })
+    }
+
+    /// The number of ticks recorded.
+    pub fn n_ticks(&self) -> usize {
+        self.entries.len()
     }
 }
 

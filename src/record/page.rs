@@ -113,8 +113,8 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
     let mut db = run.start_db.clone();
     let mut entries: std::collections::HashSet<Value> = std::collections::HashSet::new();
     let nil = Value::Nil;
-    for (i, tick) in run.ticks.iter().enumerate() {
-        super::apply(&mut db, run.changes(tick));
+    for (i, tick) in run.ticks().enumerate() {
+        super::apply(&mut db, run.changes(&tick));
         if i > 0 {
             out.push(',');
         }
@@ -147,7 +147,7 @@ fn page_data(run: &RunRecord, options: &PageOptions) -> String {
             write_event(&mut out, event, tree);
         }
         out.push_str("],[");
-        for (j, change) in run.changes(tick).enumerate() {
+        for (j, change) in run.changes(&tick).enumerate() {
             let change = &change;
             if j > 0 {
                 out.push(',');
@@ -208,7 +208,7 @@ fn renames(run: &RunRecord) -> Vec<Vec<(String, String)>> {
     let mut renamed = vec![Vec::new(); run.trees.len()];
     let mut seen = vec![false; run.trees.len()];
     let kept = Value::keyword("kept");
-    for tick in &run.ticks {
+    for tick in run.ticks() {
         let Some(first) = seen.get_mut(tick.tree).filter(|s| !**s) else {
             continue;
         };

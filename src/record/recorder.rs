@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use super::{
-    Changes, DbChange, Event, RunRecord, TickNotes, TickRecord, TreeRecord, Visit, diff_into,
+    DbChange, Event, Room, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
     diff_keys, push_change,
 };
 use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
@@ -54,8 +54,6 @@ pub struct Recorder {
     /// Room for the changes of a db compared in full, before they go into
     /// the record's compact list (kept across ticks).
     compared: Vec<DbChange>,
-    /// The number of the first tick recorded ([`Recorder::numbered_from`]).
-    first_tick: u64,
     /// The trace of [`Recorder::tick`]'s ticks, cleared and filled each tick.
     trace: Vec<TraceEvent>,
     /// By node index, the node's place in `marks` this tick (`u32::MAX`
@@ -117,7 +115,8 @@ struct Recent {
     /// Whether the trace has no halt and no skip, so that it gives no
     /// events and no halts.
     quiet: bool,
-    visits: Arc<[Visit]>,
+    /// Its list of visits: an index into the record's lists.
+    visits: u32,
 }
 
 /// An order of keys, and their places in it in the order of their text.
@@ -143,18 +142,22 @@ const WHOLE_LIMIT: usize = 8;
 impl Recorder {
     /// A recorder for a run of `tree` that starts from `db`.
     pub fn new(tree: &Tree, db: &Value) -> Recorder {
+        // The lists of a record dropped on this thread, if one was.
+        let room = Room::take();
         Recorder {
             run: RunRecord {
                 trees: vec![TreeRecord::of(tree)],
                 start_db: db.clone(),
-                ticks: Vec::new(),
-                changes: Changes::default(),
+                entries: room.entries,
+                visit_lists: room.visit_lists,
+                notes: room.notes,
+                first_tick: 1,
+                changes: room.changes,
             },
             last_db: db.as_map().cloned().unwrap_or_default(),
             input: None,
             events: Vec::new(),
             compared: Vec::new(),
-            first_tick: 1,
             trace: Vec::new(),
             slots: Vec::new(),
             marks: Vec::new(),
@@ -226,10 +229,12 @@ impl Recorder {
 
     /// Numbers the recorded ticks from `first` instead of 1 (a run resumed
     /// from a save goes on from the tick the save left off at):
-    /// [`TickRecord::tick`] and the text timeline show these numbers.
+    /// [`TickRecord::tick`](super::TickRecord::tick) and the text timeline
+    /// show these numbers. The ticks already recorded are numbered so too:
+    /// a run's numbers always follow one another.
     #[must_use]
     pub fn numbered_from(mut self, first: u64) -> Recorder {
-        self.first_tick = first.max(1);
+        self.run.first_tick = first.max(1);
         self
     }
 
@@ -350,7 +355,6 @@ impl Recorder {
         }
 
         // The changes go to the end of the run's list.
-        let from = self.run.changes.len();
         let noted = std::mem::take(&mut self.noted);
         let new = tick.db.as_map();
         let noted = if noted {
@@ -385,15 +389,19 @@ impl Recorder {
             }
         }
         self.between.clear();
-        self.run.ticks.push(TickRecord {
-            tick: self.first_tick + self.run.ticks.len() as u64,
-            tree: tree_index,
-            status: tick.status,
+        let index = self.run.entries.len();
+        let notes = TickNotes::of(self.input.take(), halts, events);
+        let noted = notes.is_some();
+        if let Some(notes) = notes {
+            self.run.notes.push((index, notes));
+        }
+        self.run.entries.push(TickEntry {
             steps: tick.steps,
+            changes_end: self.run.changes.len(),
             visits,
-            notes: TickNotes::of(self.input.take(), halts, events),
-            changes_at: from,
-            n_changes: u32::try_from(self.run.changes.len() - from).unwrap_or(u32::MAX),
+            tree: u32::try_from(tree_index).unwrap_or(u32::MAX),
+            status: tick.status,
+            noted,
         });
     }
 
@@ -444,7 +452,7 @@ impl Recorder {
         trace: &[TraceEvent],
         halts: &mut Vec<NodeIndex>,
         events: &mut Vec<Event>,
-    ) -> Arc<[Visit]> {
+    ) -> u32 {
         // A tick traced as a recent one was (the usual case of a steady
         // run) visits alike: one comparison of the traces.
         if let Some(recent) = self
@@ -456,7 +464,7 @@ impl Recorder {
             if !recent.quiet {
                 trace_events(tree, trace, halts, events);
             }
-            return Arc::clone(&recent.visits);
+            return recent.visits;
         }
 
         // Each node once, with its last status.
@@ -528,29 +536,32 @@ impl Recorder {
             tree: tree_index,
             trace: room,
             quiet,
-            visits: Arc::clone(&visits),
+            visits,
         });
         visits
     }
 
     /// This tick's visits (of tree `tree`), as `self.marks` holds them in
-    /// tree order, as a list to keep: a recent tick's equal list if there
-    /// is one, else a new one.
-    fn shared_visits(&self, tree: usize) -> Arc<[Visit]> {
+    /// tree order, as a list the record keeps (its index in the record's
+    /// lists): a recent tick's equal list if there is one, else a new one.
+    fn shared_visits(&mut self, tree: usize) -> u32 {
         // Within one tree a node's index gives its id and depth.
         let alike = |a: &Visit, b: &Mark| {
             (a.node, a.status, a.count, a.halted) == (b.node, b.status, b.count, b.halted)
         };
         let marks = &self.marks;
+        let lists = &self.run.visit_lists;
         if let Some(recent) = self.recent.iter().rev().find(|r| {
             r.tree == tree
-                && r.visits.len() == marks.len()
-                && r.visits.iter().zip(marks.iter()).all(|(a, b)| alike(a, b))
+                && lists.get(r.visits as usize).is_some_and(|visits| {
+                    visits.len() == marks.len()
+                        && visits.iter().zip(marks.iter()).all(|(a, b)| alike(a, b))
+                })
         }) {
-            return Arc::clone(&recent.visits);
+            return recent.visits;
         }
         let nodes = self.run.trees.get(tree).map_or(&[][..], |t| &t.nodes[..]);
-        marks
+        let visits: Arc<[Visit]> = marks
             .iter()
             .map(|m| {
                 let (id, depth) = nodes
@@ -565,13 +576,15 @@ impl Recorder {
                     halted: m.halted,
                 }
             })
-            .collect()
+            .collect();
+        self.run.visit_lists.push(visits);
+        u32::try_from(self.run.visit_lists.len() - 1).unwrap_or(u32::MAX)
     }
 
     /// The index of `tree`'s shape in the record, adding it if it is new.
     fn tree_index(&mut self, tree: &Tree) -> usize {
         let fingerprint = tree.fingerprint();
-        let last = self.run.ticks.last().map_or(0, |t| t.tree);
+        let last = self.run.entries.last().map_or(0, |t| t.tree as usize);
         if self.run.trees.get(last).map(|t| t.fingerprint) == Some(fingerprint) {
             return last;
         }
@@ -587,9 +600,9 @@ impl Recorder {
         self.run.trees.len() - 1
     }
 
-    /// The ticks recorded so far.
-    pub fn ticks(&self) -> &[TickRecord] {
-        &self.run.ticks
+    /// The ticks recorded so far (see [`RunRecord::ticks`]).
+    pub fn ticks(&self) -> Ticks<'_> {
+        self.run.ticks()
     }
 
     /// The run recorded so far.

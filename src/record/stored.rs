@@ -131,6 +131,21 @@ fn place(len: usize) -> u32 {
 }
 
 impl Changes {
+    /// Drops every change, keeping the lists' room.
+    pub(super) fn clear(&mut self) {
+        self.packed.clear();
+        self.wide.clear();
+        self.whole.clear();
+    }
+
+    /// The bytes of the lists' room.
+    pub(super) fn room_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.packed.capacity() * size_of::<Packed>()
+            + self.wide.capacity() * size_of::<[u64; 2]>()
+            + self.whole.capacity() * size_of::<DbChange>()
+    }
+
     /// How many changes there are.
     #[inline]
     pub(super) fn len(&self) -> usize {

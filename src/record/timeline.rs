@@ -38,22 +38,22 @@ pub struct TimelineOptions {
 /// The run as text, one block a tick, blocks apart by a blank line.
 pub fn timeline(run: &RunRecord, options: &TimelineOptions) -> String {
     let mut out = String::new();
-    for (i, tick) in run.ticks.iter().enumerate() {
+    for (i, tick) in run.ticks().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        write_tick(&mut out, run, tick, options);
+        write_tick(&mut out, run, &tick, options);
     }
     out
 }
 
-/// The block of one tick (`run.ticks[index]`), as [`timeline`] prints it,
+/// The block of one tick (`run.tick(index)`), as [`timeline`] prints it,
 /// for printing a run tick by tick as it is recorded. Empty if there is no
 /// such tick.
 pub fn timeline_block(run: &RunRecord, index: usize, options: &TimelineOptions) -> String {
     let mut out = String::new();
-    if let Some(tick) = run.ticks.get(index) {
-        write_tick(&mut out, run, tick, options);
+    if let Some(tick) = run.tick(index) {
+        write_tick(&mut out, run, &tick, options);
     }
     out
 }

@@ -127,7 +127,7 @@ impl Coverage {
             };
             slots.push(slot);
         }
-        for tick in &run.ticks {
+        for tick in run.ticks() {
             let Some(tree) = slots.get(tick.tree).and_then(|&s| self.trees.get_mut(s)) else {
                 continue;
             };

@@ -28,7 +28,7 @@
 //! let tree = compile_str("t.edn", "[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 2}]]", &Registry::new()).unwrap();
 //! let scenario = Scenario::new("count", tree).ticks(2);
 //! let run = scenario.run();
-//! assert_eq!(run.record.ticks[1].status, Status::Failure);
+//! assert_eq!(run.record.tick(1).map(|t| t.status), Some(Status::Failure));
 //! // The text timeline, one block a tick, with the nodes visited:
 //! // tick 1: success
 //! //   + :n 1
@@ -492,7 +492,7 @@ impl Scenario {
             }
             session.step(self.inputs.get(&n));
             let last = session.run_record().map_or(0, |r| {
-                r.ticks.last().map_or(0, |tick| recorded_weight(r, tick))
+                r.ticks().last().map_or(0, |tick| recorded_weight(r, &tick))
             });
             recorded = recorded.saturating_add(last);
             if recorded > self.max_recorded {
@@ -571,10 +571,9 @@ impl Scenario {
             let run = session.run_record();
             let weight: u64 = run.map_or(0, |run| {
                 let from = usize::try_from(first_tick).unwrap_or(usize::MAX);
-                run.ticks
-                    .iter()
+                run.ticks()
                     .skip(from)
-                    .map(|tick| recorded_weight(run, tick))
+                    .map(|tick| recorded_weight(run, &tick))
                     .sum()
             });
             recorded = recorded.saturating_add(weight);
@@ -627,7 +626,7 @@ impl Scenario {
 fn turn_changes(run: &RunRecord, from: u64, to: u64) -> String {
     let from = usize::try_from(from).unwrap_or(usize::MAX);
     let to = usize::try_from(to).unwrap_or(usize::MAX);
-    (from..to.min(run.ticks.len()))
+    (from..to.min(run.n_ticks()))
         .map(|i| crate::record::timeline_block(run, i, &TimelineOptions::default()))
         .collect()
 }
@@ -670,7 +669,7 @@ impl ScenarioRun {
             let Some(tick) = usize::try_from(e.tick)
                 .ok()
                 .filter(|&t| t >= 1)
-                .and_then(|t| self.record.ticks.get(t - 1))
+                .and_then(|t| self.record.tick(t - 1))
             else {
                 mismatches.push(Mismatch::NoTick { tick: e.tick });
                 continue;

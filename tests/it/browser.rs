@@ -358,7 +358,7 @@ fn record(tree: &Tree, db: Value, inputs: &[Option<aido::value::Map>], ticks: us
 
 /// The states the page must show at tick `n` (from 1), in tree order.
 fn expected(run: &RunRecord, n: usize) -> Vec<(String, String)> {
-    let tick = &run.ticks[n - 1];
+    let tick = &run.tick(n - 1).unwrap();
     let tree = &run.trees[tick.tree];
     tree.nodes
         .iter()
@@ -530,16 +530,15 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
     // The runs have what the page must show: halts, launches, an error.
     let kinds = |s: &Scenario| -> Vec<String> {
         s.run
-            .ticks
-            .iter()
-            .flat_map(|t| t.events().iter().map(|e| e.kind()))
+            .ticks()
+            .flat_map(|t| t.events().iter().map(|e| e.kind()).collect::<Vec<_>>())
             .collect()
     };
     assert!(kinds(&scenarios[1]).contains(&"launch".to_owned()));
     assert!(kinds(&scenarios[1]).contains(&"halt".to_owned()));
     assert!(kinds(&scenarios[3]).contains(&"error".to_owned()));
     let halted_somewhere = scenarios.iter().any(|s| {
-        s.run.ticks.iter().any(|t| {
+        s.run.ticks().any(|t| {
             t.node_states(s.run.trees[t.tree].nodes.len())
                 .contains(&NodeState::Halted)
         })
@@ -594,7 +593,7 @@ fn node_statuses_at_each_tick_match_the_recorded_run(chrome: &Chromium) {
                 let (_, state) = want.iter().find(|(i, _)| *i == id).unwrap();
                 assert_eq!(&status, state, "cell of {id} at tick {tick}");
             }
-            assert_eq!(view[2], s.run.ticks[n - 1].status.as_str());
+            assert_eq!(view[2], s.run.tick(n - 1).unwrap().status.as_str());
         }
         // A key press steps to the next tick, and the address follows.
         assert_eq!(pairs(seen[3][0].clone()), expected(&s.run, first + 1));
@@ -823,7 +822,7 @@ fn values_recorded_as_edits_show_whole_in_the_db_pane(chrome: &Chromium) {
     let db = read_value(&format!("{{:big {{{big}}}, :v [0 0 0 0 0 0 0 0 0 0]}}")).unwrap();
     let run = record(&tree, db, &[], 300);
     assert!(
-        run.changes(&run.ticks[299])
+        run.changes(&run.tick(299).unwrap())
             .collect::<Vec<_>>()
             .iter()
             .all(|c| matches!(c, aido::record::DbChange::Edited { .. }))
@@ -855,7 +854,7 @@ fn a_log_recorded_as_appends_shows_whole_in_the_db_pane(chrome: &Chromium) {
     )
     .unwrap();
     let run = record(&tree, Value::map(), &[], 300);
-    let mut appended = run.changes(&run.ticks[299]);
+    let mut appended = run.changes(&run.tick(299).unwrap());
     assert!(appended.any(|c| matches!(c, aido::record::DbChange::Appended { .. })));
     let html = chrome.dir.join("log.html");
     std::fs::write(&html, page(&run, &PageOptions::titled("log.edn"))).unwrap();

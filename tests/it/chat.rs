@@ -76,8 +76,7 @@ fn one_scenario_gives_one_record_through_run_test_and_runner() {
     let scenario = Scenario::load(&dir.join("count.test.edn"), &Registry::new()).unwrap();
     let record = scenario.run().record;
     let from_test: Vec<(Value, Value)> = record
-        .ticks
-        .iter()
+        .ticks()
         .map(|t| (t.status.to_value(), record.db_after(t.tick as usize)))
         .collect();
 
@@ -123,12 +122,12 @@ fn one_scenario_gives_one_record_through_run_test_and_runner() {
     assert_eq!(from_run, from_test);
     assert_eq!(from_runner, from_test);
     // The records agree tick by tick: statuses, changes, visits, trims.
-    for (a, b) in record.ticks.iter().zip(&runner_record.ticks) {
+    for (a, b) in record.ticks().zip(runner_record.ticks()) {
         assert_eq!(
-            (a.status, record.changes(a).collect::<Vec<_>>(), &a.visits),
+            (a.status, record.changes(&a).collect::<Vec<_>>(), &a.visits),
             (
                 b.status,
-                runner_record.changes(b).collect::<Vec<_>>(),
+                runner_record.changes(&b).collect::<Vec<_>>(),
                 &b.visits
             )
         );
@@ -397,7 +396,8 @@ fn a_turn_waits_for_its_handler_and_records_the_completion_as_input() {
     );
     // The completion is the second tick's input, so a replay needs no handler.
     let record = session.run_record().unwrap();
-    let input = record.ticks[1].input().unwrap();
+    let second = record.tick(1).unwrap();
+    let input = second.input().unwrap();
     assert!(input.contains_key(&Value::keyword("aido/results")));
 }
 

@@ -288,7 +288,7 @@ fn random_scenarios_run_and_record_their_page_and_outline() {
                     mermaid(&scenario.tree),
                 );
                 // The record rebuilds every db the run went through.
-                prop_assert_eq!(run.record.db_after(run.record.ticks.len()), run.db);
+                prop_assert_eq!(run.record.db_after(run.record.n_ticks()), run.db);
                 Ok(())
             },
         )

@@ -87,9 +87,9 @@ fn node_states_decode_to_the_recorded_ones() {
     );
     let d = data(&page(&run, &PageOptions::titled("ask.edn")));
     let ticks = d["ticks"].as_array().unwrap();
-    assert_eq!(ticks.len(), run.ticks.len());
+    assert_eq!(ticks.len(), run.n_ticks());
     let mut seen_halted = false;
-    for (tick, json) in run.ticks.iter().zip(ticks) {
+    for (tick, json) in run.ticks().zip(ticks) {
         let want: Vec<String> = tick
             .node_states(t.len())
             .iter()

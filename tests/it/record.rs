@@ -45,7 +45,7 @@ fn visits_are_in_tree_order_with_depth_and_their_last_status() {
            [:sequence [:inc! {:key :hunger}] [:loop {:count 3} [:inc! {:key :wander}]]]]",
     );
     let run = record(&t, "{:hunger 0}", &["nil"]);
-    let tick = &run.ticks[0];
+    let tick = &run.tick(0).unwrap();
     assert_eq!(tick.status, Status::Success);
     let seen: Vec<(String, u32, Status, u32)> = tick
         .visits
@@ -83,7 +83,7 @@ fn halts_launches_cancels_and_inputs_are_recorded() {
            [:defer {:id :ask :action :llm/ask :prompt [:aido/db :input] :into :reply}]]]",
     );
     let run = record(&t, "{}", &["{:input \"hi\"}", "nil", "{:input \"stop\"}"]);
-    let [first, second, third] = &run.ticks[..] else {
+    let [first, second, third] = &run.ticks().collect::<Vec<_>>()[..] else {
         panic!("three ticks")
     };
     assert_eq!(first.status, Status::Running);
@@ -150,8 +150,8 @@ fn a_node_halted_after_its_visit_is_halted_at_that_tick() {
     // tick, and halts the first, which it ticked before.
     let t = tree("[:parallel {:policy :selector} [:wait {:ticks 5}] [:wait {:ticks 1}]]");
     let run = record(&t, "{}", &["nil", "nil"]);
-    assert_eq!(run.ticks[0].status, Status::Running);
-    let tick = &run.ticks[1];
+    assert_eq!(run.tick(0).unwrap().status, Status::Running);
+    let tick = &run.tick(1).unwrap();
     let wait = tick.visits.iter().find(|v| v.id.to_string() == "\"0.0\"");
     assert_eq!(tick.status, Status::Success);
     let wait = wait.expect("the wait was ticked");
@@ -169,7 +169,7 @@ fn skips_and_errors_are_events() {
            [:less-than? {:key :name :val 3}]]",
     );
     let run = record(&t, "{:name \"x\"}", &["nil"]);
-    let tick = &run.ticks[0];
+    let tick = &run.tick(0).unwrap();
     assert_eq!(tick.status, Status::Error);
     assert!(matches!(&tick.events()[0], Event::Skipped { node } if node.to_string() == "\"0.0\""));
     let Event::Error(error) = &tick.events()[1] else {
@@ -193,9 +193,9 @@ fn events_told_before_a_tick_come_first() {
     let db = recorder.tick(db, &t).db;
     recorder.tick(db, &t);
     let run = recorder.finish();
-    assert_eq!(run.ticks[0].events().len(), 1);
-    assert_eq!(run.ticks[0].events()[0].kind(), "trim");
-    assert!(run.ticks[1].events().is_empty());
+    assert_eq!(run.tick(0).unwrap().events().len(), 1);
+    assert_eq!(run.tick(0).unwrap().events()[0].kind(), "trim");
+    assert!(run.tick(1).unwrap().events().is_empty());
 }
 
 #[test]
@@ -209,10 +209,16 @@ fn another_tree_is_recorded_with_its_shape() {
     recorder.tick(db, &first);
     let run = recorder.finish();
     assert_eq!(run.trees.len(), 2);
-    let trees: Vec<usize> = run.ticks.iter().map(|t| t.tree).collect();
+    let trees: Vec<usize> = run.ticks().map(|t| t.tree).collect();
     assert_eq!(trees, [0, 1, 0]);
-    assert_eq!(run.ticks[1].visits.len(), 3);
-    assert!(run.ticks[1].events().iter().any(|e| e.kind() == "migrated"));
+    assert_eq!(run.tick(1).unwrap().visits.len(), 3);
+    assert!(
+        run.tick(1)
+            .unwrap()
+            .events()
+            .iter()
+            .any(|e| e.kind() == "migrated")
+    );
 }
 
 #[test]
@@ -517,11 +523,11 @@ mod both_ways {
 
     /// The first tick whose records differ, shown whole with its changes.
     pub(super) fn same_ticks(case: u64, text: &str, full: &RunRecord, keyed: &RunRecord) {
-        assert_eq!(full.ticks.len(), keyed.ticks.len());
-        for (n, (a, b)) in full.ticks.iter().zip(&keyed.ticks).enumerate() {
+        assert_eq!(full.n_ticks(), keyed.n_ticks());
+        for (n, (a, b)) in full.ticks().zip(keyed.ticks()).enumerate() {
             let (a_changes, b_changes) = (
-                full.changes(a).collect::<Vec<_>>(),
-                keyed.changes(b).collect::<Vec<_>>(),
+                full.changes(&a).collect::<Vec<_>>(),
+                keyed.changes(&b).collect::<Vec<_>>(),
             );
             assert!(
                 a == b && a_changes == b_changes,
@@ -616,9 +622,9 @@ mod both_ways {
             let (full, keyed) = (full.finish(), keyed.finish());
             same_ticks(case, &text, &full, &keyed);
             // Both against the changes worked out from the dbs alone.
-            for (n, tick) in full.ticks.iter().enumerate() {
+            for (n, tick) in full.ticks().enumerate() {
                 assert_eq!(
-                    full.changes(tick).collect::<Vec<_>>(),
+                    full.changes(&tick).collect::<Vec<_>>(),
                     diff(&dbs[n], &dbs[n + 1]),
                     "case {case}, tick {}\ntree: {text}",
                     n + 1
@@ -694,9 +700,9 @@ mod both_ways {
             }
             let (run, _) = session.finish();
             let run = run.unwrap();
-            for (n, tick) in run.ticks.iter().enumerate() {
+            for (n, tick) in run.ticks().enumerate() {
                 assert_eq!(
-                    run.changes(tick).collect::<Vec<_>>(),
+                    run.changes(&tick).collect::<Vec<_>>(),
                     diff(&dbs[n], &dbs[n + 1]),
                     "case {case}, tick {}\ntree: {text}",
                     n + 1
@@ -729,7 +735,7 @@ mod both_ways {
             recorder.tick(db, &t);
             let run = recorder.finish();
             let keys: Vec<String> = run
-                .changes(&run.ticks[1])
+                .changes(&run.tick(1).unwrap())
                 .collect::<Vec<_>>()
                 .iter()
                 .map(|c| c.key().to_string())
@@ -779,11 +785,10 @@ mod both_ways_cases {
         let (full, keyed) = (full.finish(), keyed.finish());
         super::both_ways::same_ticks(0, tree_text, &full, &keyed);
         keyed
-            .ticks
-            .iter()
+            .ticks()
             .map(|t| {
                 keyed
-                    .changes(t)
+                    .changes(&t)
                     .collect::<Vec<_>>()
                     .iter()
                     .map(|c| c.key().to_string())
@@ -820,4 +825,72 @@ mod both_ways_cases {
         assert!(keys[1].contains(&":aido/error".to_owned()), "{keys:?}");
         assert!(keys[2].contains(&":aido/results".to_owned()), "{keys:?}");
     }
+}
+
+#[test]
+fn each_tick_is_made_from_its_entry_with_its_own_number_changes_and_input() {
+    // Inputs at ticks 2 and 5 only: each tick finds its own notes (a side
+    // list of the run), its own range of changes and its number, forwards,
+    // backwards and by index alike.
+    let t = tree("[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 4}]]");
+    let run = record(
+        &t,
+        "{:n 0}",
+        &["nil", "{:x 1}", "nil", "nil", "{:x 2 :y 3}", "nil"],
+    );
+    assert_eq!(run.n_ticks(), 6);
+    assert_eq!(run.ticks().len(), 6);
+    let forwards: Vec<_> = run.ticks().collect();
+    let mut backwards: Vec<_> = run.ticks().rev().collect();
+    backwards.reverse();
+    assert_eq!(forwards, backwards);
+    let by_index: Vec<_> = (0..6).map(|i| run.tick(i).unwrap()).collect();
+    assert_eq!(forwards, by_index);
+    assert!(run.tick(6).is_none());
+    assert_eq!(run.ticks().last(), run.tick(5));
+    assert_eq!(run.ticks().nth(4), run.tick(4));
+
+    let numbers: Vec<u64> = run.ticks().map(|t| t.tick).collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    let inputs: Vec<Option<Map>> = run.ticks().map(|t| t.input().cloned()).collect();
+    assert_eq!(
+        inputs,
+        [
+            None,
+            Some(map("{:x 1}")),
+            None,
+            None,
+            Some(map("{:x 2 :y 3}")),
+            None
+        ]
+    );
+    let statuses: Vec<Status> = run.ticks().map(|t| t.status).collect();
+    use Status::{Failure, Success};
+    assert_eq!(
+        statuses,
+        [Success, Success, Success, Failure, Failure, Failure]
+    );
+    // Tick 2 added :x and changed :n; tick 5 changed :x, added :y, changed :n.
+    let keys = |i: usize| -> Vec<String> {
+        let tick = run.tick(i).unwrap();
+        run.changes(&tick).map(|c| c.key().to_string()).collect()
+    };
+    assert_eq!(keys(0), [":n"]);
+    assert_eq!(keys(1), [":n", ":x"]);
+    assert_eq!(keys(4), [":n", ":x", ":y"]);
+    assert_eq!(run.db_after(6), read_value("{:n 6 :x 2 :y 3}").unwrap());
+    assert_eq!(run.db_after(99), run.db_after(6));
+    assert_eq!(run.db_after(0), read_value("{:n 0}").unwrap());
+}
+
+#[test]
+fn numbering_a_recorder_from_a_save_numbers_every_tick_on_from_it() {
+    let t = tree("[:inc! {:key :n}]");
+    let mut db = read_value("{}").unwrap();
+    let mut recorder = Recorder::new(&t, &db).numbered_from(41);
+    for _ in 0..3 {
+        db = recorder.tick(db, &t).db;
+    }
+    let numbers: Vec<u64> = recorder.ticks().map(|t| t.tick).collect();
+    assert_eq!(numbers, [41, 42, 43]);
 }

@@ -129,7 +129,13 @@ fn a_tick_in_error_reports_nothing_and_a_panicking_callback_is_caught() {
     assert_eq!(*calls.lock().unwrap(), 1);
     assert_eq!(r.callback_panics(), ["root callback panicked: boom"]);
     let record = r.run_record().unwrap();
-    let kinds: Vec<String> = record.ticks[0].events().iter().map(Event::kind).collect();
+    let kinds: Vec<String> = record
+        .tick(0)
+        .unwrap()
+        .events()
+        .iter()
+        .map(Event::kind)
+        .collect();
     assert_eq!(kinds, ["root/panic", "root/execute", "error"]);
 }
 
@@ -147,8 +153,7 @@ fn the_run_record_shows_the_root_events_and_the_trims_of_each_tick() {
     while r.update().unwrap().is_some() {}
     let record = r.run_record().unwrap();
     let events: Vec<Vec<String>> = record
-        .ticks
-        .iter()
+        .ticks()
         .map(|t| {
             t.events()
                 .iter()
@@ -326,7 +331,9 @@ fn a_runner_reload_reports_the_cancel_of_a_removed_deferred_action() {
     );
     r.update().unwrap();
     let record = r.run_record().unwrap();
-    let reload = record.ticks[1]
+    let reload = record
+        .tick(1)
+        .unwrap()
         .events()
         .iter()
         .find_map(|e| match e {

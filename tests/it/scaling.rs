@@ -146,15 +146,14 @@ fn a_big_map_edited_in_one_key_every_tick_is_recorded_by_that_key() {
     }
     let run = recorder.finish();
     let held: usize = run
-        .ticks
-        .iter()
-        .flat_map(|t| run.changes(t))
+        .ticks()
+        .flat_map(|t| run.changes(&t))
         .map(|c| values_in(&c))
         .sum();
     // Per tick: the one entry, old and new.
     assert!(held <= 2 * ticks, "{held} values held for {ticks} ticks");
     assert!(matches!(
-        &run.changes(&run.ticks[ticks - 1]).collect::<Vec<_>>()[..],
+        &run.changes(&run.tick(ticks - 1).unwrap()).collect::<Vec<_>>()[..],
         [DbChange::Edited { changes, .. }] if matches!(&changes[..], [DbChange::Changed { .. }])
     ));
     assert_eq!(run.db_after(ticks), db);
@@ -214,15 +213,16 @@ fn a_log_that_grows_every_tick_is_recorded_by_what_it_gained() {
     }
     let run = recorder.finish();
     let held: usize = run
-        .ticks
-        .iter()
-        .flat_map(|t| run.changes(t))
+        .ticks()
+        .flat_map(|t| run.changes(&t))
         .map(|c| values_in(&c))
         .sum();
     // Per tick: :n changed (old and new) and one element appended, plus the
     // first few ticks shown whole.
     assert!(held < 4 * ticks, "{held} values held for {ticks} ticks");
-    let appended = run.changes(&run.ticks[ticks - 1]).collect::<Vec<_>>();
+    let appended = run
+        .changes(&run.tick(ticks - 1).unwrap())
+        .collect::<Vec<_>>();
     assert!(
         appended
             .iter()

@@ -222,7 +222,10 @@ fn a_stub_by_id_replaces_one_node_and_keeps_every_id() {
     assert_eq!(ids(&tree), ids(&plain));
     let run = Scenario::new("s", tree).stubs(stubs).run();
     assert_eq!(run.db.to_string(), "{:stubbed true, :b 2, :c 3}");
-    let visited: Vec<String> = run.record.ticks[0]
+    let visited: Vec<String> = run
+        .record
+        .tick(0)
+        .unwrap()
         .visits
         .iter()
         .map(|v| v.id.to_string())
@@ -245,7 +248,7 @@ fn a_deferred_stub_runs_then_completes_and_starts_over_when_halted() {
         .stubs(stubs.clone())
         .ticks(4)
         .run();
-    let statuses: Vec<Status> = run.record.ticks.iter().map(|t| t.status).collect();
+    let statuses: Vec<Status> = run.record.ticks().map(|t| t.status).collect();
     assert_eq!(
         statuses,
         [
@@ -267,7 +270,7 @@ fn a_deferred_stub_runs_then_completes_and_starts_over_when_halted() {
         .input(2, map("{:stop true}"))
         .input(3, map("{:stop false}"))
         .run();
-    let statuses: Vec<Status> = run.record.ticks.iter().map(|t| t.status).collect();
+    let statuses: Vec<Status> = run.record.ticks().map(|t| t.status).collect();
     assert_eq!(
         statuses,
         [
@@ -279,7 +282,12 @@ fn a_deferred_stub_runs_then_completes_and_starts_over_when_halted() {
         ]
     );
     assert_eq!(
-        run.record.ticks[1].halted().cloned().collect::<Vec<_>>(),
+        run.record
+            .tick(1)
+            .unwrap()
+            .halted()
+            .cloned()
+            .collect::<Vec<_>>(),
         [Value::keyword("job")]
     );
 }
@@ -297,7 +305,7 @@ fn a_stubbed_error_ends_the_tick_in_error_with_its_message() {
         )
         .unwrap();
     let run = Scenario::new("e", tree).stubs(stubs).run();
-    assert_eq!(run.record.ticks[0].status, Status::Error);
+    assert_eq!(run.record.tick(0).unwrap().status, Status::Error);
     assert!(
         run.timeline.contains("the network is down"),
         "{}",
@@ -615,7 +623,7 @@ fn scenario_files_with_mistakes_are_located_errors() {
 fn a_scenario_with_a_time_step_moves_the_clock_before_each_tick() {
     let tree = aido::compile_str("w.edn", "[:wait {:seconds 1}]", &Registry::new()).unwrap();
     let run = Scenario::new("w", tree).dt(0.5).ticks(3).run();
-    let statuses: Vec<_> = run.record.ticks.iter().map(|t| t.status).collect();
+    let statuses: Vec<_> = run.record.ticks().map(|t| t.status).collect();
     use aido::Status::{Running, Success};
     assert_eq!(statuses, [Running, Running, Success]);
     assert_eq!(
@@ -665,7 +673,7 @@ fn stubs_stay_in_place_after_a_trim() {
         })
         .collect();
     assert_eq!(n, ["1", "2", "4"]);
-    assert!(run.record.ticks.iter().all(|t| t.status == Status::Success));
+    assert!(run.record.ticks().all(|t| t.status == Status::Success));
     assert_eq!(run.record.trees.len(), 2);
 }
 
@@ -682,7 +690,7 @@ fn a_run_that_records_too_much_stops_and_says_why() {
     let run = scenario.run();
     let why = run.stopped.as_deref().expect("stopped");
     assert!(why.contains("recorded more than 5000 values"), "{why}");
-    let ran = run.record.ticks.len();
+    let ran = run.record.n_ticks();
     assert!(ran > 10 && ran < 1000, "{ran}");
     // Within the bound the run goes to its end.
     scenario.max_recorded = aido::scenario::MAX_RECORDED;

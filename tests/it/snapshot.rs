@@ -33,7 +33,7 @@ fn a_scenario_built_in_rust_is_snapshotted_under_its_name() {
     let scenario = Scenario::new("trees/errand.test.edn", tree).ticks(2);
     in_snapshots(|| {
         let run = aido::assert_timeline_snapshot!(&scenario);
-        assert_eq!(run.record.ticks[1].status, Status::Success);
+        assert_eq!(run.record.tick(1).unwrap().status, Status::Success);
         aido::assert_timeline_snapshot!("errand-named", &scenario);
     });
 }

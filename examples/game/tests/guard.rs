@@ -23,7 +23,7 @@ fn the_guard_chases_an_intruder_within_range() {
         .input(1, intruder);
     // The timeline as a snapshot (tests/snapshots/guard__guard.snap).
     let run = aido::assert_timeline_snapshot!(&scenario);
-    let statuses: Vec<Status> = run.record.ticks.iter().map(|t| t.status).collect();
+    let statuses: Vec<Status> = run.record.ticks().map(|t| t.status).collect();
     assert_eq!(statuses, [Status::Success; 3]);
     // Out of range (4 > 3): patrol one step; at pos 1 the intruder is 3 away: chase.
     assert_eq!(
