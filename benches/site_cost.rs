@@ -25,9 +25,8 @@
 
 mod common;
 
-use aido::extend::NodeType;
 use aido::tick::tick_in_place;
-use aido::{Registry, Status, Value, compile_str, read_value};
+use aido::{Registry, Status, compile_str, read_value};
 
 use common::NPC_DB;
 
@@ -47,16 +46,7 @@ const TREES: [(&str, &str); 8] = [
 /// `:key` is above its `:min`.
 fn registry() -> Registry {
     let mut registry = Registry::new();
-    let mut hungry = NodeType::new("npc/hungry?");
-    let key = hungry.key_slot("key");
-    let min = hungry.slot::<i64>("min");
-    registry
-        .node_type(hungry.tick(move |ctx| {
-            let min = ctx.get(min)?;
-            let above = matches!(ctx.db_at(key), Some(Value::Int(h)) if *h > min);
-            Ok(Status::from_bool(above))
-        }))
-        .unwrap();
+    registry.node_type(common::hungry()).unwrap();
     registry
 }
 

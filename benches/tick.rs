@@ -199,16 +199,7 @@ impl HandNpc {
 /// `[:test? {:key :hunger :oper > :val 8}]` is the same node built in.
 fn domain_registry() -> Registry {
     let mut registry = Registry::new();
-    let mut hungry = NodeType::new("npc/hungry?");
-    let key = hungry.key_slot("key");
-    let min = hungry.slot::<i64>("min");
-    registry
-        .node_type(hungry.tick(move |ctx| {
-            let min = ctx.get(min)?;
-            let above = matches!(ctx.db_at(key), Some(Value::Int(h)) if *h > min);
-            Ok(Status::from_bool(above))
-        }))
-        .unwrap();
+    registry.node_type(common::hungry()).unwrap();
     // The same node reading its option by name, as before slots.
     let hunger = Value::keyword("hunger");
     registry

@@ -120,3 +120,19 @@ impl Generator {
         };
     }
 }
+
+/// `npc/hungry?`, a node type registered in Rust that reads one option
+/// (`:min`) and one db key (`:key`), both through slots: Success if the
+/// integer at the key is above the minimum. `[:test? {:key K :oper > :val
+/// MIN}]` is the same node built in.
+pub fn hungry() -> aido::extend::NodeType {
+    use aido::{Status, Value};
+    let mut hungry = aido::extend::NodeType::new("npc/hungry?");
+    let key = hungry.key_slot("key");
+    let min = hungry.slot::<i64>("min");
+    hungry.tick(move |ctx| {
+        let min = ctx.get(min)?;
+        let above = matches!(ctx.db_at(key), Some(Value::Int(h)) if *h > min);
+        Ok(Status::from_bool(above))
+    })
+}
