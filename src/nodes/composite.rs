@@ -320,13 +320,16 @@ impl Count {
     /// child is ticked), `Some(Error)` ends the parallel at once.
     #[inline(always)]
     pub(super) fn resume(&mut self, child: Status) -> Option<Status> {
-        let hit = match child {
-            Status::Success | Status::Running => self.counted == Counted::Successes,
-            Status::Failure => self.counted == Counted::Failures,
-            Status::Skipped => false,
-            Status::Error => return Some(Status::Error),
+        if child == Status::Error {
+            return Some(Status::Error);
+        }
+        // The statuses counted, one bit each (`1 << status`): a test and
+        // an add a child, without a branch on the status.
+        let counted: u8 = match self.counted {
+            Counted::Successes => (1 << Status::Success as u8) | (1 << Status::Running as u8),
+            Counted::Failures => 1 << (Status::Failure as u8),
         };
-        self.hits += u64::from(hit);
+        self.hits += u64::from((counted >> (child as u8)) & 1);
         None
     }
 
@@ -812,17 +815,25 @@ impl Engine<'_> {
         let tree = self.tree;
         let child = if PLAIN { id + 1 } else { kids[0] };
         let node = &tree.nodes[child as usize];
+        // `i`: the iterations finished. Nothing but the visit and the step
+        // is in the loop, so the plain instance keeps `i` and `count` in
+        // registers across its leaf child's code.
         let mut i = start;
-        let mut step = repeat.start(i, count);
-        let status = loop {
-            if let Some(status) = step {
-                break status;
-            }
-            let status = self.visit::<PLAIN, TRACE>(child, node);
-            step = repeat.resume(status, i + 1, count);
-            if status == repeat.keep_going {
+        let status = match repeat.start(i, count) {
+            Some(status) => status,
+            None => loop {
+                let status = self.visit::<PLAIN, TRACE>(child, node);
+                // Any status but `keep_going` stops the loop in iteration
+                // `i`, as `resume` says; tested first, so that the loop
+                // goes on with a branch, not a select.
+                if status != repeat.keep_going {
+                    break status;
+                }
                 i += 1;
-            }
+                if let Some(status) = repeat.resume(status, i, count) {
+                    break status;
+                }
+            },
         };
         if PLAIN {
             return status;
@@ -932,9 +943,35 @@ impl Engine<'_> {
         }
     }
 
-    /// The options of aido's parallel: what it counts (`:mode`) and `:how-many`.
-    #[inline]
+    /// The options of aido's parallel: what it counts (`:mode`) and
+    /// `:how-many`. Constants, the usual case, are read in place; anything
+    /// else is resolved out of line ([`Engine::count_options_resolved`]).
+    #[inline(always)]
     pub(super) fn count_options(
+        &mut self,
+        id: u32,
+        mode: &CountMode,
+        how_many: &Opt,
+    ) -> Result<Count, Status> {
+        let counted = match mode {
+            CountMode::Successes => Counted::Successes,
+            CountMode::Failures => Counted::Failures,
+            CountMode::Dynamic(_) => return self.count_options_resolved(id, mode, how_many),
+        };
+        match how_many {
+            Opt::Const(Value::Int(n)) if *n >= 0 => Ok(Count {
+                counted,
+                how_many: *n as u64,
+                hits: 0,
+            }),
+            _ => self.count_options_resolved(id, mode, how_many),
+        }
+    }
+
+    /// [`Engine::count_options`] for options that are not both constants:
+    /// each resolved, and checked, in the tick.
+    #[inline(never)]
+    fn count_options_resolved(
         &mut self,
         id: u32,
         mode: &CountMode,

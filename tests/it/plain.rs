@@ -361,3 +361,30 @@ fn loops_and_parallels_nested_deep_in_a_plain_subtree_tick_the_same_on_both_path
         .join()
         .unwrap();
 }
+
+#[test]
+fn a_budget_spent_at_each_visit_of_constant_loops_and_counting_parallels_ends_alike() {
+    // The plain instances read a constant count and `:how-many` in place
+    // and run the loop as a count; spend the budget at every visit in
+    // turn, so that each iteration and each counted child is where the
+    // tick runs out once, and compare with the general path.
+    let tree = compile(
+        "[:sequence [:loop {:count 3} [:inc! {:key :n}]]
+                    [:parallel {:mode :failure :how-many 3}
+                       [:inc! {:key :p}] [:failure]
+                       [:loop-until-success {:count 2} [:failure]] [:invert [:failure]]]
+                    [:parallel {:mode :success :how-many 1} [:failure] [:inc! {:key :q}]]
+                    [:loop {:count 0} [:inc! {:key :never}]]]",
+    );
+    let full = tick(&tree, Value::map(), 1_000, false);
+    assert_eq!((full.status, full.steps), (Status::Success, 17));
+    for budget in 0..=full.steps {
+        assert_same_both_ways(
+            "constant loops and parallels",
+            &tree,
+            &Value::map(),
+            2,
+            budget,
+        );
+    }
+}
