@@ -953,19 +953,25 @@ impl Engine<'_> {
         mode: &CountMode,
         how_many: &Opt,
     ) -> Result<Count, Status> {
-        let counted = match mode {
-            CountMode::Successes => Counted::Successes,
-            CountMode::Failures => Counted::Failures,
-            CountMode::Dynamic(_) => return self.count_options_resolved(id, mode, how_many),
+        // The two ways meet as scalars, not as a `Result` the call
+        // returns through memory, so the fast way keeps them in registers.
+        let (counted, how_many) = match (mode, how_many) {
+            (CountMode::Successes, Opt::Const(Value::Int(n))) if *n >= 0 => {
+                (Counted::Successes, *n as u64)
+            }
+            (CountMode::Failures, Opt::Const(Value::Int(n))) if *n >= 0 => {
+                (Counted::Failures, *n as u64)
+            }
+            _ => {
+                let count = self.count_options_resolved(id, mode, how_many)?;
+                (count.counted, count.how_many)
+            }
         };
-        match how_many {
-            Opt::Const(Value::Int(n)) if *n >= 0 => Ok(Count {
-                counted,
-                how_many: *n as u64,
-                hits: 0,
-            }),
-            _ => self.count_options_resolved(id, mode, how_many),
-        }
+        Ok(Count {
+            counted,
+            how_many,
+            hits: 0,
+        })
     }
 
     /// [`Engine::count_options`] for options that are not both constants:
