@@ -224,7 +224,9 @@ impl KeyPath {
         }
     }
 
-    /// [`KeyPath::get_slow`] of a key that is not a keyword, or a path.
+    /// [`KeyPath::get_slow`] of a key that is not a keyword, or a path (a
+    /// keyword key, which `get_slow` answers itself, is searched here too,
+    /// so the match stays exhaustive without a wildcard).
     #[inline(never)]
     fn get_other<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         match self {
