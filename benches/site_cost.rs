@@ -8,7 +8,12 @@
 //! tick` measures it), `test` the built-in `:test?` doing the same; the
 //! others are a `:sequence` of ten of one leaf (`domain-10`, `test-10`,
 //! `present-10`, `inc-10`, `define-10`, `success-10`), so that a leaf's
-//! cost is read off against ten `:success` leaves.
+//! cost is read off against ten `:success` leaves. `absent-10` is a
+//! `:selector` of ten `:present?` of a key the db does not hold (`:enemy`,
+//! as npc reads it: a selector, so that each of the ten fails and the next
+//! is visited); `miss-10` is `present-10` ticked on two dbs in turn that
+//! hold the npc's keys in opposite orders, so that every look-up misses
+//! its hint and searches.
 //!
 //! ```sh
 //! cargo bench --bench site_cost --no-run
@@ -30,13 +35,16 @@ use aido::{Registry, Status, compile_str, read_value};
 
 use common::NPC_DB;
 
-/// The trees by name: one node, or a sequence of ten of one leaf.
-const TREES: [(&str, &str); 8] = [
+/// The trees by name: one node, or a sequence (a selector for
+/// `absent-10`) of ten of one leaf.
+const TREES: [(&str, &str); 10] = [
     ("domain", "[:npc/hungry? {:key :courage :min 3}]"),
     ("test", "[:test? {:key :courage :oper > :val 3}]"),
     ("domain-10", "[:npc/hungry? {:key :courage :min 3}]"),
     ("test-10", "[:test? {:key :courage :oper > :val 3}]"),
     ("present-10", "[:present? {:key :courage}]"),
+    ("absent-10", "[:present? {:key :enemy}]"),
+    ("miss-10", "[:present? {:key :courage}]"),
     ("inc-10", "[:inc! {:key :steps}]"),
     ("define-10", "[:define! {:key :wander :val 3}]"),
     ("success-10", "[:success]"),
@@ -50,9 +58,14 @@ fn registry() -> Registry {
     registry
 }
 
+/// The npc's db with its keys in the opposite order, for `miss-10`.
+const NPC_DB_REVERSED: &str = "{:wander 0 :steps 0 :courage 7 :hunger 0}";
+
 /// The text of tree `name`.
 fn text(name: &str, leaf: &str) -> String {
-    if name.ends_with("-10") {
+    if name == "absent-10" {
+        format!("[:selector {}]", [leaf; 10].join(" "))
+    } else if name.ends_with("-10") {
         format!("[:sequence {}]", [leaf; 10].join(" "))
     } else {
         leaf.to_owned()
@@ -80,12 +93,20 @@ fn main() {
             continue;
         }
         let tree = compile_str(name, &text(name, leaf), &registry).expect("the tree compiles");
-        let mut db = read_value(NPC_DB).expect("the npc db reads");
+        let mut dbs = [NPC_DB, NPC_DB_REVERSED].map(|db| read_value(db).expect("the db reads"));
+        // One db, or (for `miss-10`) two of different shapes in turn.
+        let n_dbs = if name == "miss-10" { 2 } else { 1 };
         let mut status = Status::Error;
-        for _ in 0..ticks {
-            status = std::hint::black_box(tick_in_place(&mut db, &tree)).status;
+        for i in 0..ticks {
+            let db = &mut dbs[i % n_dbs];
+            status = std::hint::black_box(tick_in_place(db, &tree)).status;
         }
-        assert_eq!(status, Status::Success, "{name}");
+        let expected = if name == "absent-10" {
+            Status::Failure
+        } else {
+            Status::Success
+        };
+        assert_eq!(status, expected, "{name}");
         println!("site_cost: {ticks} ticks of {name}: {status:?}");
     }
 }

@@ -75,9 +75,22 @@ impl SlotHint {
     #[cold]
     #[inline(never)]
     fn search(&self, db: &Map, key: Keyword) -> Option<usize> {
+        self.search_inline(db, key)
+    }
+
+    /// [`SlotHint::search`]'s body.
+    #[inline(always)]
+    fn search_inline(&self, db: &Map, key: Keyword) -> Option<usize> {
         let found = crate::value::find_kw(db, key);
         self.remember(found);
         found
+    }
+
+    /// [`SlotHint::search`], and the value where the key was found.
+    #[cold]
+    #[inline(never)]
+    fn search_value<'a>(&self, db: &'a Map, key: Keyword) -> Option<&'a Value> {
+        self.search_inline(db, key).and_then(|i| db.value_at(i))
     }
 
     /// The position of `key` (of any type) in `map`, trying the remembered
@@ -196,13 +209,28 @@ impl KeyPath {
         }
     }
 
-    /// [`KeyPath::get`] where the hint did not find the key: a search (and
-    /// the hint remembers where it found it), or a path's walk.
+    /// [`KeyPath::get`] where the hint did not find the key: a keyword the
+    /// db's filter of keyword keys proves absent answered with a test of a
+    /// bit (npc's `:enemy`: a hint cannot remember absence), else a search
+    /// (and the hint remembers where it found the key), or a path's walk.
+    /// Kept small, so that the test of the bit costs no saved registers.
     #[cold]
     #[inline(never)]
     pub(crate) fn get_slow<'a>(&self, db: &'a Map) -> Option<&'a Value> {
         match self {
-            KeyPath::Kw(k, hint) => hint.search(db, *k).and_then(|i| db.value_at(i)),
+            KeyPath::Kw(k, _) if db.lacks_keyword(*k) => None,
+            KeyPath::Kw(k, hint) => hint.search_value(db, *k),
+            KeyPath::One(_) | KeyPath::Path(_) => self.get_other(db),
+        }
+    }
+
+    /// [`KeyPath::get_slow`] of a key that is not a keyword, or a path (a
+    /// keyword key, which `get_slow` answers itself, is searched here too,
+    /// so the match stays exhaustive without a wildcard).
+    #[inline(never)]
+    fn get_other<'a>(&self, db: &'a Map) -> Option<&'a Value> {
+        match self {
+            KeyPath::Kw(k, hint) => hint.search_value(db, *k),
             KeyPath::One(k) => crate::value::map_get(db, k),
             KeyPath::Path(path) => {
                 let (first, rest) = path.split_first()?;

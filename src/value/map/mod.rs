@@ -9,7 +9,8 @@
 //! what only some maps need.
 //!
 //! A slot is 24 bytes: a key's code (4 bytes), 4 bytes that slot 0 uses
-//! for the map's length, and a 16-byte value. A keyword key (interned
+//! for the map's length and slot 1 for the map's filter of keyword keys
+//! (below), and a 16-byte value. A keyword key (interned
 //! before `KEYWORD_KEYS`) is coded as its interned index; room not in use
 //! is a vacant code that no key has, so a keyword is looked for by
 //! comparing codes over the whole slice, without reading the length. The
@@ -19,6 +20,17 @@
 //! (`SCAN_LIMIT`) entries builds a hash index of positions (a
 //! `hashbrown::HashTable<u32>`, 4 bytes a slot plus a control byte, in the
 //! box), so a large map is searched in constant time, as an `IndexMap` is.
+//!
+//! The filter proves a keyword absent without a search: bit `c % 32` is
+//! set for every key code `c` of a keyword key. A map without an index
+//! keeps it exact (every mutation sets the bit of a key it adds, and one
+//! that removes or moves keys works it out again from the keys); a map
+//! with an index keeps a superset (a bit is set by each key added, and
+//! cleared only when the filter is worked out again), as a false "maybe"
+//! costs only the search a look-up makes anyway. A look-up of an absent
+//! keyword (a tree's `[:present? {:key :enemy}]` over a db without it)
+//! then costs a test of a bit. A map with room for one entry has no
+//! slot 1 and compares its one key instead.
 //!
 //! The methods are `IndexMap`'s, with the same meanings: insertion order is
 //! kept, a key inserted again keeps its position and takes the new value,
@@ -109,7 +121,8 @@ struct Slot {
     /// use. (A keyword interned at [`KEYWORD_KEYS`] or later is kept in
     /// [`More::keys`] too, and coded by its index.)
     key: u32,
-    /// In slot 0, the map's length; 0 in every other slot.
+    /// In slot 0, the map's length; in slot 1, the filter of its keyword
+    /// keys (see [`filter_bit`]); 0 in every other slot.
     len: u32,
     /// The value (nil in a vacant slot).
     value: Value,
@@ -172,6 +185,16 @@ impl KeyIndex {
     fn may_hold(&self, k: Keyword) -> bool {
         k.index() >= 64 || self.reserved & (1 << k.index()) != 0
     }
+}
+
+/// The bit of key code `code` in a map's filter of keyword keys (kept in
+/// slot 1's spare word): bit `code % 32` for a keyword's code, none for a
+/// key kept as a value or for vacant room. Keywords are interned in the
+/// order they are first read, so the few keys of one db usually have
+/// codes close together and bits of their own.
+#[inline(always)]
+const fn filter_bit(code: u32) -> u32 {
+    if code < OTHER { 1 << (code % 32) } else { 0 }
 }
 
 /// What a key that is not there reads as (never returned for a live entry).
@@ -250,6 +273,7 @@ impl Map {
             more: None,
         };
         map.set_len(len);
+        map.refilter();
         if len > SCAN_LIMIT {
             map.build_index();
         }
@@ -277,6 +301,61 @@ impl Map {
         match self.slots.first_mut() {
             Some(first) => std::mem::take(&mut first.len) as usize,
             None => 0,
+        }
+    }
+
+    /// The filter of keyword keys, taken out of slot 1 before the slots
+    /// change places (put back with [`Map::refilter`] or
+    /// [`Map::set_filter`]), so that no other slot keeps it.
+    fn take_filter(&mut self) -> u32 {
+        match self.slots.get_mut(1) {
+            Some(second) => std::mem::take(&mut second.len),
+            None => 0,
+        }
+    }
+
+    /// Sets the filter of keyword keys kept in slot 1 (if the room has one).
+    #[inline(always)]
+    fn set_filter(&mut self, filter: u32) {
+        if let Some(second) = self.slots.get_mut(1) {
+            second.len = filter;
+        }
+    }
+
+    /// Adds the bit of key code `code` to the filter: what an insertion
+    /// does.
+    #[inline(always)]
+    fn add_to_filter(&mut self, code: u32) {
+        if let Some(second) = self.slots.get_mut(1) {
+            second.len |= filter_bit(code);
+        }
+    }
+
+    /// The filter worked out from the keys in use: exact.
+    fn exact_filter(&self) -> u32 {
+        self.live().iter().fold(0, |f, s| f | filter_bit(s.key))
+    }
+
+    /// Works the filter out again from the keys in use, after keys were
+    /// removed or moved or the room grew (a cost of the order of the
+    /// change's own).
+    fn refilter(&mut self) {
+        let filter = self.exact_filter();
+        self.set_filter(filter);
+    }
+
+    /// Whether keyword `key` is proved not to be a key, without a search:
+    /// its bit is clear in the filter, or (a map with room for at most
+    /// one entry) the one slot holds another key. False says only "maybe":
+    /// a search answers. (What a hinted look-up tries when its hint
+    /// misses, before it searches: see `tree::KeyPath::get`.)
+    #[inline(always)]
+    pub(crate) fn lacks_keyword(&self, key: Keyword) -> bool {
+        match self.slots.get(1) {
+            // (A keyword's code is its index: no test for `OTHER`, which no
+            // keyword a read interns reaches.)
+            Some(second) => second.len & (1 << (key.index() % 32)) == 0,
+            None => self.slots.first().is_none_or(|s| s.key != key.index()),
         }
     }
 
@@ -342,6 +421,8 @@ impl Map {
         }
         self.slots = slots.into_boxed_slice();
         self.set_len(len);
+        // A map that had room for one entry gains slot 1, and its filter.
+        self.refilter();
         if self.keeps_keys() {
             let more = self.more_mut();
             more.keys.reserve_exact(cap.saturating_sub(more.keys.len()));
@@ -360,6 +441,7 @@ impl Map {
 
     /// Removes every entry, keeping the allocated room.
     pub fn clear(&mut self) {
+        // The length and the filter go with the slots: 0, exact.
         self.slots.fill_with(Slot::vacant);
         if let Some(more) = &mut self.more {
             more.keys.clear();
@@ -434,6 +516,7 @@ impl Map {
                     .map(|&at| at as usize)
             }
             // Vacant room has a code no keyword has: no length needed.
+            None if self.lacks_keyword(key) => None,
             None => self.slots.iter().position(|s| s.key == key.index()),
         }
     }
@@ -622,6 +705,7 @@ impl Map {
                 // The room held nil: nothing to drop.
                 std::mem::forget(std::mem::replace(&mut slot.value, value));
                 self.set_len(at + 1);
+                self.add_to_filter(k.index());
             }
             return at;
         }
@@ -652,6 +736,7 @@ impl Map {
         // The room held nil: nothing to drop.
         std::mem::forget(std::mem::replace(&mut slot.value, value));
         self.set_len(at + 1);
+        self.add_to_filter(code);
         if let Some(more) = &mut self.more
             && (value_key || !more.keys.is_empty())
         {
@@ -728,10 +813,13 @@ impl Map {
         let last = self.push(key, value);
         if i < last && last < self.len() {
             let len = self.take_len();
+            let filter = self.take_filter();
             if let Some(moved) = self.slots.get_mut(i..=last) {
                 moved.rotate_right(1);
             }
             self.set_len(len);
+            // The same keys: the same filter.
+            self.set_filter(filter);
             if let Some(moved) = self.more.as_mut().and_then(|m| m.keys.get_mut(i..=last)) {
                 moved.rotate_right(1);
             }
@@ -803,6 +891,7 @@ impl Map {
         }
         let key = self.take_key(i);
         self.take_len();
+        self.take_filter();
         // The entries after it move up by one (a `memmove`, as a `Vec`'s
         // `remove` does), and the room gains a vacant slot at the end; the
         // box's allocation stays as it is.
@@ -812,6 +901,8 @@ impl Map {
         self.slots = slots.into_boxed_slice();
         let value = removed.value;
         self.set_len(len - 1);
+        // Without the key's bit (a pass as long as the move's).
+        self.refilter();
         if len - 1 <= DROP_INDEX_AT {
             self.drop_index();
         }
@@ -846,6 +937,7 @@ impl Map {
             more.keys.swap_remove(i);
         }
         let len = self.take_len();
+        let filter = self.take_filter();
         self.slots.swap(i, last);
         let removed = self
             .slots
@@ -855,12 +947,20 @@ impl Map {
         if last <= DROP_INDEX_AT {
             self.drop_index();
         }
+        if self.index().is_some() {
+            // Constant time, as the rest of a large map's swap_remove: the
+            // old filter, a superset.
+            self.set_filter(filter);
+        } else {
+            self.refilter();
+        }
         removed.map(|s| s.value)
     }
 
     /// Keeps only the entries for which `keep` says yes, in their order.
     pub fn retain(&mut self, mut keep: impl FnMut(&Value, &mut Value) -> bool) {
         let len = self.take_len();
+        let filter = self.take_filter();
         let Map { slots, more } = self;
         let mut keys = more.as_deref_mut().map(|m| &mut m.keys);
         let mut kept = 0;
@@ -885,6 +985,9 @@ impl Map {
         self.set_len(kept);
         if kept != len {
             self.reindex();
+            self.refilter();
+        } else {
+            self.set_filter(filter);
         }
     }
 

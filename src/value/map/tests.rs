@@ -30,6 +30,11 @@ enum Op {
     Entry(u8, i64),
     Retain(u8),
     Clear,
+    /// Sorted by value (both sorts are stable).
+    Sort,
+    Reserve(usize),
+    /// The map replaced by its clone.
+    Clone,
 }
 
 fn op(keys: u8) -> impl Strategy<Value = Op> {
@@ -42,6 +47,9 @@ fn op(keys: u8) -> impl Strategy<Value = Op> {
         2 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Entry(k, v)),
         1 => (2..6u8).prop_map(Op::Retain),
         1 => Just(Op::Clear),
+        1 => Just(Op::Sort),
+        1 => (0..20usize).prop_map(Op::Reserve),
+        1 => Just(Op::Clone),
     ]
 }
 
@@ -75,10 +83,11 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
     assert_eq!(map.len(), map.live().len());
     for (at, slot) in map.slots.iter().enumerate() {
         assert_eq!(slot.key == VACANT, at >= map.len(), "slot {at}");
-        if at > 0 {
+        if at > 1 {
             assert_eq!(slot.len, 0);
         }
     }
+    check_filter(map);
     let needs_keys = map.live().iter().any(|s| s.key == OTHER);
     assert!(map.keeps_keys() || !needs_keys);
     if map.keeps_keys() {
@@ -103,6 +112,43 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
         changed.insert(k.clone(), Value::Vector(crate::value::thin_vec![v.clone()]));
         assert_ne!(map, &changed);
     }
+}
+
+/// The filter of keyword keys in slot 1: exact in a map without an index,
+/// a superset in one with; and every keyword it proves absent is absent,
+/// tried for the keys the tests use and for keywords whose bits they share.
+fn check_filter(map: &Map) {
+    let exact = map.exact_filter();
+    if let Some(second) = map.slots.get(1) {
+        if map.index().is_none() {
+            assert_eq!(second.len, exact, "the filter of a map without an index");
+        } else {
+            assert_eq!(second.len & exact, exact, "a superset with an index");
+        }
+    }
+    for k in probes() {
+        let present = map.iter().any(|(key, _)| key.as_keyword() == Some(k));
+        assert!(!(present && map.lacks_keyword(k)), "{k} said absent");
+        if map.index().is_none() && map.capacity() > 1 {
+            assert_eq!(map.lacks_keyword(k), exact & filter_bit(k.index()) == 0);
+        }
+        assert_eq!(map.keyword_position(k).is_some(), present, "{k}");
+    }
+}
+
+/// Keywords to look up: the tests' keys, and 64 more interned one after the
+/// other, so that every bit of the filter is shared by keys present and
+/// absent.
+fn probes() -> Vec<Keyword> {
+    (0..40u8)
+        .filter_map(|i| key(i).as_keyword())
+        .chain((0..64).map(|i| Keyword::new(&format!("probe-{i}"))))
+        .collect()
+}
+
+/// The `i`th keyword key of the tests (below 18).
+fn kw(i: u8) -> Value {
+    key(i + 2)
 }
 
 /// Runs `ops` on a `Map` and on the reference, comparing after each.
@@ -168,6 +214,17 @@ fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
                 map.clear();
                 reference.clear();
             }
+            Op::Sort => {
+                let by_value =
+                    |_: &Value, v1: &Value, _: &Value, v2: &Value| v1.as_int().cmp(&v2.as_int());
+                map.sort_by(by_value);
+                reference.sort_by(by_value);
+            }
+            Op::Reserve(n) => {
+                map.reserve(n);
+                reference.reserve(n);
+            }
+            Op::Clone => map = map.clone(),
         }
         check_same(&map, &reference, keys);
     }
@@ -289,5 +346,83 @@ fn a_map_of_distinct_keywords_is_taken_over_as_it_is() {
         check_same(&map, &reference, 20);
         assert!(map.more.is_none() || n > SCAN_LIMIT as u8);
         assert_eq!(map.capacity(), capacity);
+    }
+}
+
+#[test]
+fn the_filter_follows_every_mutation() {
+    // Each mutation on maps of 1, 2, 6 and 12 keyword keys (with room for
+    // one entry, for more, and with an index), then the filter checked
+    // against the keys: a mutation that forgot it fails here.
+    type Mutation = fn(&mut Map);
+    let mutations: [(&str, Mutation); 20] = [
+        ("insert new", |m| _ = m.insert(kw(17), Value::Nil)),
+        ("insert again", |m| _ = m.insert(kw(0), Value::Int(1))),
+        ("insert other", |m| _ = m.insert(Value::Int(7), Value::Nil)),
+        ("push", |m| _ = m.push(kw(16), Value::Nil)),
+        ("shift_remove first", |m| _ = m.shift_remove(&kw(0))),
+        ("shift_remove second", |m| _ = m.shift_remove(&kw(1))),
+        ("shift_remove last", |m| {
+            let last = m.last().map(|(k, _)| k.clone());
+            _ = last.map(|k| m.shift_remove(&k));
+        }),
+        ("swap_remove first", |m| _ = m.swap_remove(&kw(0))),
+        ("swap_remove second", |m| _ = m.swap_remove(&kw(1))),
+        ("shift_insert", |m| {
+            _ = m.shift_insert(0, kw(15), Value::Nil)
+        }),
+        ("shift_insert moved", |m| {
+            let last = m.last().map(|(k, _)| k.clone());
+            _ = last.map(|k| m.shift_insert(0, k, Value::Nil));
+        }),
+        ("entry insert", |m| {
+            _ = m.entry(kw(14)).or_insert(Value::Nil)
+        }),
+        ("entry remove", |m| {
+            if let Entry::Occupied(e) = m.entry(kw(0)) {
+                e.shift_remove();
+            }
+        }),
+        ("retain", |m| m.retain(|k, _| k != &kw(1))),
+        ("clear", Map::clear),
+        ("sort_by", |m| {
+            m.sort_by(|k1, _, k2, _| k2.to_string().cmp(&k1.to_string()))
+        }),
+        ("reserve", |m| m.reserve(9)),
+        ("clone", |m| *m = m.clone()),
+        ("collect", |m| {
+            *m = std::mem::take(m).into_iter().rev().collect()
+        }),
+        ("extend", |m| {
+            m.extend([(kw(13), Value::Nil), (kw(0), Value::Nil)])
+        }),
+    ];
+    for n in [1, 2, 6, 12] {
+        for (name, mutate) in mutations {
+            let entries: Vec<(Keyword, Value)> = (0..n)
+                .filter_map(|i| kw(i).as_keyword().map(|k| (k, Value::Int(i.into()))))
+                .collect();
+            for mut map in [
+                Map::from_distinct_keywords(entries.clone()),
+                entries
+                    .iter()
+                    .map(|(k, v)| (Value::Keyword(*k), v.clone()))
+                    .collect(),
+            ] {
+                mutate(&mut map);
+                check_filter(&map);
+                // A key gone is proved absent, unless a key left shares
+                // its bit.
+                for (k, _) in &entries {
+                    if map.index().is_none()
+                        && map.keyword_position(*k).is_none()
+                        && map.exact_filter() & filter_bit(k.index()) == 0
+                        && map.capacity() > 1
+                    {
+                        assert!(map.lacks_keyword(*k), "{name}: {k} after {n} keys");
+                    }
+                }
+            }
+        }
     }
 }
