@@ -260,6 +260,8 @@ pub(crate) struct Compiler<'r> {
     spare_entries: Vec<Vec<(Keyword, Opt)>>,
     /// The "did you mean" of each unknown name met so far.
     suggestions: Suggestions,
+    /// The keywords `:doc` and `:aido/samples`, which every node accepts.
+    doc_and_samples: (Keyword, Keyword),
 }
 
 /// How many different unknown names of one compile get a "did you mean":
@@ -333,6 +335,7 @@ impl<'r> Compiler<'r> {
             id_texts: String::new(),
             spare_entries: Vec::new(),
             suggestions: Suggestions::default(),
+            doc_and_samples: options::doc_and_samples(),
         }
     }
 
