@@ -559,10 +559,19 @@ impl<'r> Compiler<'r> {
         let end = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         let subtree_end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let node = self.nodes.get_mut(index as usize)?;
-        node.kind = kind;
+        // The slot holds what was pushed above: a `Kind::Success` and no
+        // preconditions, which hold nothing to drop. Tested in place and
+        // forgotten, they cost a test each where assigning over them called
+        // their drop glue.
+        match std::mem::replace(&mut node.kind, kind) {
+            placeholder @ crate::tree::Kind::Success => std::mem::forget(placeholder),
+            other => drop(other),
+        }
+        if let Some(unexpected) = std::mem::replace(&mut node.pre, pre) {
+            drop(unexpected);
+        }
         node.children = (start, end);
         node.subtree_end = subtree_end;
-        node.pre = pre;
         Some(index)
     }
 
