@@ -475,7 +475,9 @@ impl Reader<'_> {
         let mut map = Map::with_capacity(n_keys);
         let mut forms = self.values.drain(mark..);
         let mut key_idx = mark;
-        while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
+        // The forms come in pairs (counted above).
+        while let Some(key) = forms.next() {
+            let Some(value) = forms.next() else { break };
             match map.entry(key) {
                 Entry::Vacant(slot) => {
                     slot.insert(value);
@@ -528,7 +530,10 @@ impl Reader<'_> {
         }
         let mut entries = Vec::with_capacity(forms.len() / 2);
         let mut forms = self.values.drain(mark..);
-        while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
+        // The forms come in pairs (counted above): one test a pair, where
+        // matching a pair of options tested and dropped both.
+        while let Some(key) = forms.next() {
+            let Some(value) = forms.next() else { break };
             if let Value::Keyword(k) = key {
                 entries.push((k, value));
                 // A keyword holds nothing to drop: forgetting it saves the
