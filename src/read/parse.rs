@@ -541,7 +541,9 @@ impl Reader<'_> {
         // Popped off the stack a pair at a time (they come in pairs,
         // counted above) and put back in order, as `finish_seq` does.
         while self.values.len() > mark {
-            let Some(value) = self.values.pop() else { break };
+            let Some(value) = self.values.pop() else {
+                break;
+            };
             let Some(key) = self.values.pop() else { break };
             if let Value::Keyword(k) = key {
                 entries.push((k, value));
