@@ -260,6 +260,8 @@ pub(crate) struct Compiler<'r> {
     spare_entries: Vec<Vec<(Keyword, Opt)>>,
     /// The "did you mean" of each unknown name met so far.
     suggestions: Suggestions,
+    /// The keywords `:doc` and `:aido/samples`, which every node accepts.
+    doc_and_samples: (Keyword, Keyword),
 }
 
 /// How many different unknown names of one compile get a "did you mean":
@@ -333,6 +335,7 @@ impl<'r> Compiler<'r> {
             id_texts: String::new(),
             spare_entries: Vec::new(),
             suggestions: Suggestions::default(),
+            doc_and_samples: options::doc_and_samples(),
         }
     }
 
@@ -556,10 +559,19 @@ impl<'r> Compiler<'r> {
         let end = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         let subtree_end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let node = self.nodes.get_mut(index as usize)?;
-        node.kind = kind;
+        // The slot holds what was pushed above: a `Kind::Success` and no
+        // preconditions, which hold nothing to drop. Tested in place and
+        // forgotten, they cost a test each where assigning over them called
+        // their drop glue.
+        match std::mem::replace(&mut node.kind, kind) {
+            placeholder @ crate::tree::Kind::Success => std::mem::forget(placeholder),
+            other => drop(other),
+        }
+        if let Some(unexpected) = std::mem::replace(&mut node.pre, pre) {
+            drop(unexpected);
+        }
         node.children = (start, end);
         node.subtree_end = subtree_end;
-        node.pre = pre;
         Some(index)
     }
 

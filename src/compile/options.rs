@@ -25,12 +25,11 @@ pub(crate) const GENERIC_KEYS: &[&str] = &[
     "aido/failure-if",
 ];
 
-/// The keywords `:doc` and `:aido/samples`, interned once: comparing
-/// keywords is one integer compare, where reading a keyword's text takes
-/// the interner's lock.
-fn doc_and_samples() -> (Keyword, Keyword) {
-    static KEYS: std::sync::OnceLock<(Keyword, Keyword)> = std::sync::OnceLock::new();
-    *KEYS.get_or_init(|| (Keyword::new("doc"), Keyword::new("aido/samples")))
+/// The keywords `:doc` and `:aido/samples`, interned once per compile
+/// (kept by the [`Compiler`]): comparing keywords is one integer compare,
+/// where reading a keyword's text takes the interner's lock.
+pub(super) fn doc_and_samples() -> (Keyword, Keyword) {
+    (Keyword::new("doc"), Keyword::new("aido/samples"))
 }
 
 /// Checks a node's options map against its node type's spec and lowers
@@ -52,9 +51,10 @@ pub(crate) fn lower_options<'m>(
         spans,
     };
     let id_key = kw::ID;
-    let (doc_key, samples_key) = doc_and_samples();
+    let (doc_key, samples_key) = c.doc_and_samples;
     for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
-        let key_span = spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
+        // Where the key is written is wanted only for an error.
+        let key_span = || spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
         let value_spans = spans.and_then(|s| s.child(2 * i + 1));
         let value_span = value_spans.map(FormSpans::span);
         let Value::Keyword(key) = key else {
@@ -65,7 +65,7 @@ pub(crate) fn lower_options<'m>(
                     key.type_name(),
                     short(key)
                 ),
-                key_span,
+                key_span(),
             );
             continue;
         };
@@ -148,7 +148,7 @@ pub(crate) fn lower_options<'m>(
                             "`{}` has no option `{key}` (it accepts {accepted})",
                             nt.name
                         ),
-                        key_span,
+                        key_span(),
                     )
                     .help = help;
                     None

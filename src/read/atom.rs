@@ -154,6 +154,16 @@ pub(super) fn keyword(text: &str, start: usize, names: &mut NameCache<Keyword>) 
         let name = names.get(text, from, i, intern_keyword);
         return Ok((Value::Keyword(name), i));
     }
+    keyword_slowly(text, start, names)
+}
+
+/// [`keyword`] for a keyword that is not plain ASCII with at most one inner
+/// slash, or not a keyword: kept out of line, so that the fast path saves
+/// fewer registers.
+#[cold]
+#[inline(never)]
+fn keyword_slowly(text: &str, start: usize, names: &mut NameCache<Keyword>) -> Token {
+    let from = start + 1;
     let end = token_end(text, from);
     let name = slice(text, from, end);
     if let Err(problem) = check_keyword(name) {

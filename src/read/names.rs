@@ -69,12 +69,22 @@ impl<T: Copy> NameCache<T> {
         }
         // A miss: fill the first slot if it is free, else the second if
         // that is, else replace the first.
-        self.insert(head, first, second, intern(name))
+        self.insert(head, first, second, name, intern)
     }
 
+    /// Interns `name`, a miss, and keeps it: out of line, so that the hits
+    /// inlined into the reader save fewer registers.
+    #[cold]
     #[inline(never)]
-    fn insert(&mut self, head: u64, first: usize, second: usize, interned: (T, &'static str)) -> T {
-        let (name, text) = interned;
+    fn insert(
+        &mut self,
+        head: u64,
+        first: usize,
+        second: usize,
+        name: &str,
+        intern: impl FnOnce(&str) -> (T, &'static str),
+    ) -> T {
+        let (name, text) = intern(name);
         // A name goes where the next look-up probes first: filling the
         // second slot while the first is free would make every hit of it
         // cost a miss first.

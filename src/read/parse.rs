@@ -436,7 +436,16 @@ impl Reader<'_> {
     }
 
     fn finish_seq(&mut self, start: usize, mark: usize, close: u8) {
-        let items: crate::value::ThinVec<Value> = self.values.drain(mark..).collect();
+        // Popped off the stack and put back in order: cheaper for a few
+        // elements than draining them, which reserves room a second time
+        // and has a drop of its own.
+        let mut items = crate::value::ThinVec::with_capacity(self.values.len() - mark);
+        while self.values.len() > mark {
+            if let Some(item) = self.values.pop() {
+                items.push(item);
+            }
+        }
+        items.reverse();
         let value = if close == b']' {
             Value::Vector(items)
         } else {
@@ -475,7 +484,9 @@ impl Reader<'_> {
         let mut map = Map::with_capacity(n_keys);
         let mut forms = self.values.drain(mark..);
         let mut key_idx = mark;
-        while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
+        // The forms come in pairs (counted above).
+        while let Some(key) = forms.next() {
+            let Some(value) = forms.next() else { break };
             match map.entry(key) {
                 Entry::Vacant(slot) => {
                     slot.insert(value);
@@ -527,8 +538,13 @@ impl Reader<'_> {
             }
         }
         let mut entries = Vec::with_capacity(forms.len() / 2);
-        let mut forms = self.values.drain(mark..);
-        while let (Some(key), Some(value)) = (forms.next(), forms.next()) {
+        // Popped off the stack a pair at a time (they come in pairs,
+        // counted above) and put back in order, as `finish_seq` does.
+        while self.values.len() > mark {
+            let Some(value) = self.values.pop() else {
+                break;
+            };
+            let Some(key) = self.values.pop() else { break };
             if let Value::Keyword(k) = key {
                 entries.push((k, value));
                 // A keyword holds nothing to drop: forgetting it saves the
@@ -536,7 +552,7 @@ impl Reader<'_> {
                 std::mem::forget(key);
             }
         }
-        drop(forms);
+        entries.reverse();
         let entry = self.place_elements(start, mark);
         let map = Map::from_distinct_keywords(entries);
         self.push(Value::Map(Box::new(map)), entry);
