@@ -608,10 +608,12 @@ impl Engine<'_> {
         };
         let now = &mut long.now_running;
         let nodes = &tree.nodes;
-        let slot = match at {
-            Some(i) => &mut self.db[i],
-            None => crate::value::map_slot(self.db, &Value::Keyword(kw::RUNNING)),
+        // The hint's search proved it absent: appended without another.
+        let at = match at {
+            Some(i) => i,
+            None => self.db.push(Value::Keyword(kw::RUNNING), Value::Nil),
         };
+        let slot = &mut self.db[at];
         // Noted as each node returned, children before their parents: in
         // reverse pre-order, the usual case for the nodes that started.
         if now.windows(2).all(|w| w[0] > w[1]) {
