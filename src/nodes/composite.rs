@@ -655,7 +655,7 @@ impl Engine<'_> {
     fn clear_marks_in(&mut self, start: u32, end: u32) {
         let tree = self.tree;
         self.wrote(kw::MEMORY);
-        let now: &[u32] = self.long.as_ref().map_or(&[], |l| &l.now_running);
+        let long = self.long.as_deref();
         let key = Value::Keyword(kw::MEMORY);
         let Some(Value::Map(memory)) = self.db.get_mut(&key) else {
             return;
@@ -664,7 +664,7 @@ impl Engine<'_> {
             tree.find(node_id).is_none_or(|n| {
                 !((start..end).contains(&n.0)
                     && is_reactive_sequence(&tree.nodes[n.index()])
-                    && !now.contains(&n.0))
+                    && !long.is_some_and(|l| l.runs_now(n.0)))
             })
         });
         if memory.is_empty() {

@@ -267,14 +267,13 @@ impl Engine<'_> {
             Kind::Switch(s) => self.switch(id, s, kids()),
             kind @ one_visit_leaf!() => self.leaf::<true>(id, kind),
         };
-        if status == Status::Running {
-            self.note_running(id);
-        }
         // Watched: something ran after the last tick, or the tick is traced.
         // (Noting the visit on the way out is as good as on the way in: the
         // node cannot be halted while it is being ticked.)
         if self.watch {
             self.watched(id, status);
+        } else if status == Status::Running {
+            self.note_running(id);
         }
         status
     }

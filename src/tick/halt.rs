@@ -319,6 +319,23 @@ pub(crate) fn writes_running(nodes: &[crate::tree::Node]) -> bool {
     })
 }
 
+/// Whether `ids` (as many as `filed`) name the nodes of `filed`, the
+/// running set left filed by the last tick on this thread, in its order:
+/// each id compared in place with its node's, and each node's fate set to
+/// [`Fate::Pending`] on the way (the set is then this tick's as it is).
+/// The nodes are checked against `tree`, which need not be the tree that
+/// filed them: a node the tree does not have, or a plain one, is no match.
+#[inline(always)]
+fn filed_names(tree: &crate::tree::Tree, filed: &mut [(u32, Fate)], ids: &[Value]) -> bool {
+    for (id, (n, fate)) in ids.iter().zip(filed.iter_mut()) {
+        match tree.nodes.get(*n as usize) {
+            Some(node) if !node.plain && same_id(&node.id, id) => *fate = Fate::Pending,
+            _ => return false,
+        }
+    }
+    true
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree. Returns whether it names a plain
@@ -344,8 +361,22 @@ impl Engine<'_> {
         // spare, whose vectors have room from earlier ticks.
         let long = match &mut self.long {
             Some(long) => long,
-            none => none.insert(Long::fresh()),
+            none => none.insert(Long::spare()),
         };
+        // The usual tick while something runs: the set the last tick on
+        // this thread ended with, left filed (`Long::filed`), named again
+        // by the db. Each id is compared in place (a host may have edited
+        // the set between ticks), and nothing is filed again.
+        if long.filed {
+            if ids.len() == long.prev_running.len()
+                && filed_names(tree, &mut long.prev_running, ids)
+            {
+                long.filed = false;
+                long.db_names_prev = !tree.writes_running;
+                return false;
+            }
+            long.unfile();
+        }
         long.forget_prev();
         // The usual case: the same nodes as the last running set on this
         // thread, in the same order, each a keyword or the tree's own string
@@ -518,44 +549,55 @@ impl Engine<'_> {
         }
     }
 
-    /// Writes the nodes running now under `:aido/running` (removing the key
-    /// when nothing runs). The usual tick while something runs ends with the
-    /// nodes it began with: the db already names them, and nothing is
-    /// written. While loading the set proved so and nothing since could
-    /// have edited it (`Long::db_names_prev`), that is seen from node
-    /// indices alone; otherwise the db's ids are compared in place, one by
-    /// one.
+    /// Ends the running set of a tick that did not end in Error: halts the
+    /// nodes that ran and were not reached ([`Engine::sweep`]) and writes
+    /// the nodes running now under `:aido/running` (removing the key when
+    /// nothing runs). The usual tick while something runs ticked each node
+    /// of the set it began with again, and each returned Running again
+    /// (`Fate::Running`), and nothing else started: while loading the set
+    /// proved that the db names it and nothing since could have edited it
+    /// (`Long::db_names_prev`), there is nothing to halt or write, and the
+    /// set stays filed for the next tick (`Long::filed`). Otherwise the
+    /// db's ids are compared in place, one by one.
     #[inline(always)]
-    pub(crate) fn store_running(&mut self) {
-        // The usual tick while something runs ends with the nodes it began
-        // with, which the db names still (see `Long::db_names_prev`): node
-        // indices compared, the db not looked at.
+    pub(crate) fn end_running(&mut self) {
         if let Some(long) = self.long.as_mut()
             && long.db_names_prev
-            && long.now_running.len() == long.prev_running.len()
-            && !long.now_running.is_empty()
+            && long.now_running.is_empty()
+            && !long.prev_running.is_empty()
             && long
-                .now_running
+                .prev_running
                 .iter()
-                .rev()
-                .zip(&long.prev_running)
-                .all(|(&now, &(prev, _))| now == prev)
+                .all(|&(_, fate)| fate == Fate::Running)
         {
-            // In pre-order, as the next tick's hint (`Long::last_running`)
-            // expects: the order of `prev_running`.
-            for (now, &(prev, _)) in long.now_running.iter_mut().zip(&long.prev_running) {
-                *now = prev;
-            }
+            long.filed = true;
             return;
         }
+        self.sweep();
         self.store_running_changed();
     }
 
-    /// [`Engine::store_running`] when the set may differ from the db's.
+    /// Writes the nodes running now under `:aido/running`, when the set
+    /// may differ from the db's (see [`Engine::end_running`]): those noted
+    /// in `now_running` and those of the last tick's set that ran again,
+    /// in pre-order, left in `now_running` as the next tick's hint.
     #[inline(never)]
     fn store_running_changed(&mut self) {
         let tree = self.tree;
         let at = tree.running_key_hint.find(self.db, kw::RUNNING);
+        if let Some(long) = self.long.as_mut() {
+            let Long {
+                prev_running,
+                now_running,
+                ..
+            } = &mut **long;
+            now_running.extend(
+                prev_running
+                    .iter()
+                    .filter(|&&(_, fate)| fate == Fate::Running)
+                    .map(|&(n, _)| n),
+            );
+        }
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
             if let Some(i) = at
                 && let Some((_, old)) = self.db.shift_remove_index(i)
@@ -566,28 +608,14 @@ impl Engine<'_> {
         };
         let now = &mut long.now_running;
         let nodes = &tree.nodes;
-        let slot = match at {
-            Some(i) => &mut self.db[i],
-            None => crate::value::map_slot(self.db, &Value::Keyword(kw::RUNNING)),
+        // The hint's search proved it absent: appended without another.
+        let at = match at {
+            Some(i) => i,
+            None => self.db.push(Value::Keyword(kw::RUNNING), Value::Nil),
         };
+        let slot = &mut self.db[at];
         // Noted as each node returned, children before their parents: in
-        // reverse pre-order, the usual case. The usual tick while something
-        // runs ends with the set the db names: read backwards, checked in
-        // the same pass to be in reverse pre-order, and then reversed.
-        if let Value::Vector(old) = slot
-            && old.len() == now.len()
-        {
-            let mut after: Option<u32> = None;
-            let same = now.iter().rev().zip(old.iter()).all(|(&n, old)| {
-                let in_order = after.is_none_or(|a| a < n);
-                after = Some(n);
-                in_order && same_id(old, &nodes[n as usize].id)
-            });
-            if same {
-                now.reverse();
-                return;
-            }
-        }
+        // reverse pre-order, the usual case for the nodes that started.
         if now.windows(2).all(|w| w[0] > w[1]) {
             now.reverse();
         } else {
@@ -626,10 +654,11 @@ impl Engine<'_> {
             || long
                 .prev_running
                 .iter()
-                .any(|(_, fate)| *fate == Fate::Halted);
+                .any(|(_, fate)| matches!(fate, Fate::Halted | Fate::Running));
         if !changed {
             return;
         }
+        // Those that ran again are added by `store_running_changed`.
         let not_reached = long
             .prev_running
             .iter()
@@ -638,21 +667,41 @@ impl Engine<'_> {
         let mut now = std::mem::take(&mut long.now_running);
         now.extend(not_reached);
         long.now_running = now;
-        self.store_running();
+        self.store_running_changed();
     }
 
     /// A watched visit (see `Engine::tick`) of `node` returned `status`:
-    /// marks it visited if it was running after the last tick, and
-    /// traces it if the tick is traced, with one look at the long-running
-    /// state.
+    /// notes it running if it returned Running, marks it visited if it
+    /// was running after the last tick, and traces it if the tick is
+    /// traced, with one look at the long-running state. A node of the last
+    /// tick's set that runs again keeps its place there (`Fate::Running`)
+    /// instead of being noted in `now_running`.
     #[inline(always)]
     pub(crate) fn watched(&mut self, node: u32, status: Status) {
-        if let Some(long) = self.long.as_mut()
-            && let Some(i) = long.running_at(node)
-            && let Some((_, fate)) = long.prev_running.get_mut(i)
-            && *fate == Fate::Pending
-        {
-            *fate = Fate::Visited;
+        let running = status == Status::Running;
+        match self.long.as_mut() {
+            Some(long) => match long
+                .running_at(node)
+                .and_then(|i| long.prev_running.get_mut(i))
+            {
+                Some((_, fate)) if *fate != Fate::Halted => {
+                    if running {
+                        *fate = Fate::Running;
+                    } else if *fate == Fate::Pending {
+                        *fate = Fate::Visited;
+                    }
+                }
+                _ => {
+                    if running {
+                        long.now_running.push(node);
+                    }
+                }
+            },
+            None => {
+                if running {
+                    self.note_first_running(node);
+                }
+            }
         }
         self.note_trace(TraceEvent::Ticked {
             node: NodeIndex(node),
@@ -731,14 +780,16 @@ impl Engine<'_> {
         let end = n.subtree_end;
         let range = node..end;
         let long = self.long_state();
+        // Running: not reached yet, or ticked again and running again.
+        let live = |fate: Fate| matches!(fate, Fate::Pending | Fate::Running);
         // Most subtrees passed by run nothing: found in the sorted running
         // set by a binary search, and in the few nodes running now.
         let from = long.prev_running.partition_point(|(n, _)| *n < node);
-        let pending_below = long.prev_running[from..]
+        let live_below = long.prev_running[from..]
             .iter()
             .take_while(|(n, _)| *n < end)
-            .any(|(_, fate)| *fate == Fate::Pending);
-        if !pending_below && !long.now_running.iter().any(|n| range.contains(n)) {
+            .any(|&(_, fate)| live(fate));
+        if !live_below && !long.now_running.iter().any(|n| range.contains(n)) {
             return;
         }
         // Into room kept from earlier halts: a halt allocates no list.
@@ -747,7 +798,7 @@ impl Engine<'_> {
         active.extend(
             long.prev_running
                 .iter()
-                .filter(|(n, fate)| *fate == Fate::Pending && range.contains(n))
+                .filter(|&&(n, fate)| live(fate) && range.contains(&n))
                 .map(|(n, _)| *n)
                 .chain(
                     long.now_running
@@ -763,7 +814,7 @@ impl Engine<'_> {
         active.sort_unstable_by(|a, b| b.cmp(a));
         active.dedup();
         for (n, fate) in &mut long.prev_running {
-            if *fate == Fate::Pending && range.contains(n) {
+            if live(*fate) && range.contains(n) {
                 *fate = Fate::Halted;
             }
         }

@@ -756,13 +756,22 @@ pub(crate) struct Long {
     /// Nodes that ended the previous tick Running, in pre-order, with what
     /// became of them in this tick.
     pub(crate) prev_running: Vec<(u32, Fate)>,
-    /// Nodes that returned Running in this tick.
+    /// Nodes that returned Running in this tick, besides those of
+    /// `prev_running` that did again (their fate is then
+    /// [`Fate::Running`]: the usual tick while something runs notes
+    /// nothing here).
     pub(crate) now_running: Vec<u32>,
-    /// The running set the last tick on this thread ended with: a guess at
-    /// the nodes `:aido/running` names, position by position, so that
-    /// loading it compares each id with one node's id instead of hashing
-    /// it (a string id hashes with SipHash). Only ever a hint: a wrong one
-    /// costs a look-up.
+    /// Whether `prev_running`, filed in `where_running`, is the running
+    /// set the last tick on this thread ended with, left in place for the
+    /// next tick: loading a set that names the same nodes then compares
+    /// each id and files nothing. Cleared when the state is taken for
+    /// anything else (see [`Long::fresh`]).
+    pub(crate) filed: bool,
+    /// The running set the last tick on this thread ended with, when it
+    /// is not `filed`: a guess at the nodes `:aido/running` names, position
+    /// by position, so that loading it compares each id with one node's id
+    /// instead of hashing it (a string id hashes with SipHash). Only ever
+    /// a hint: a wrong one costs a look-up.
     pub(crate) last_running: Vec<u32>,
     /// By node index, where the node sits in `prev_running`, valid when
     /// stamped with the current `generation`: whether a node was running,
@@ -808,13 +817,38 @@ thread_local! {
 }
 
 impl Long {
-    /// An empty state: this thread's spare if it has one.
+    /// An empty state: this thread's spare if it has one, its running set
+    /// forgotten (see [`Long::filed`]).
     #[inline(always)]
     pub(crate) fn fresh() -> Box<Long> {
+        let mut long = Long::spare();
+        if long.filed {
+            long.unfile();
+        }
+        long
+    }
+
+    /// This thread's spare state (or a new one) as it was left, a running
+    /// set still filed: for loading `:aido/running`, which compares the db's
+    /// set with it.
+    #[inline(always)]
+    pub(crate) fn spare() -> Box<Long> {
         match SPARE_LONG.take() {
             Some(long) => long,
             None => Long::new_boxed(),
         }
+    }
+
+    /// Forgets the running set left filed, keeping its nodes as the hint
+    /// the next load starts from (`last_running`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unfile(&mut self) {
+        self.filed = false;
+        self.last_running.clear();
+        self.last_running
+            .extend(self.prev_running.iter().map(|&(n, _)| n));
+        self.forget_prev();
     }
 
     /// A new, empty state: the first on this thread.
@@ -858,16 +892,27 @@ impl Long {
 
     /// [`Long::recycle`] for a tick that handed nothing out: what it would
     /// hand out is empty already, so only the running sets and the journal
-    /// are emptied.
+    /// are emptied. A tick that ended with the set it began with left it
+    /// filed (`Long::filed`), and its lists are empty: nothing is moved.
     #[inline(always)]
     fn recycle_quiet(mut long: Box<Long>) {
-        long.forget_prev();
-        std::mem::swap(&mut long.last_running, &mut long.now_running);
-        long.now_running.clear();
+        if !long.filed {
+            long.keep_last_running();
+        }
         long.journal.clear();
         long.rollback_depth = 0;
         long.writes = None;
         Long::keep_spare(long);
+    }
+
+    /// Forgets the running set the tick loaded, and keeps the one it ended
+    /// with (`now_running`, in pre-order once stored) as the next load's
+    /// hint.
+    #[inline(never)]
+    fn keep_last_running(&mut self) {
+        self.forget_prev();
+        std::mem::swap(&mut self.last_running, &mut self.now_running);
+        self.now_running.clear();
     }
 
     /// Keeps `long` as this thread's spare. The slot is empty while a tick
@@ -883,9 +928,9 @@ impl Long {
     /// Empties `long` (what a tick hands out was moved out of it already)
     /// and keeps it as this thread's spare.
     fn recycle(mut long: Box<Long>) {
-        long.forget_prev();
-        std::mem::swap(&mut long.last_running, &mut long.now_running);
-        long.now_running.clear();
+        if !long.filed {
+            long.keep_last_running();
+        }
         long.launches.clear();
         long.cancels.clear();
         long.dropped.clear();
@@ -909,6 +954,7 @@ impl Long {
     pub(crate) fn forget_prev(&mut self) {
         self.prev_running.clear();
         self.db_names_prev = false;
+        self.filed = false;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // Once in 2^32 times: entries stamped long ago could match again.
@@ -930,6 +976,16 @@ impl Long {
                 *entry = (generation, i as u32);
             }
         }
+    }
+
+    /// Whether `node` runs now: it returned Running in this tick, or it
+    /// ran after the last one and was ticked again with that result.
+    pub(crate) fn runs_now(&self, node: u32) -> bool {
+        self.now_running.contains(&node)
+            || self
+                .running_at(node)
+                .and_then(|i| self.prev_running.get(i))
+                .is_some_and(|&(_, fate)| fate == Fate::Running)
     }
 
     /// Where `node` sits in `prev_running`, if it ended the last tick Running.
@@ -958,6 +1014,10 @@ pub(crate) enum Fate {
     Visited,
     /// Halted.
     Halted,
+    /// Ticked again, and Running again: still running. (Such a node is not
+    /// noted in `Long::now_running`, so that a tick that continues what
+    /// ran notes and compares nothing but these fates.)
+    Running,
 }
 
 impl<'t> Engine<'t> {
@@ -1156,8 +1216,7 @@ impl<'t> Engine<'t> {
                 self.wrote(kw::RUNNING);
             }
             if self.error.is_none() {
-                self.sweep();
-                self.store_running();
+                self.end_running();
             } else {
                 self.store_running_after_error();
             }

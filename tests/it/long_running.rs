@@ -1477,6 +1477,81 @@ fn a_running_set_edited_in_place_between_ticks_is_read_and_written_again() {
     }
 }
 
+/// A tick that ends with the set it began with leaves it filed for the
+/// next tick on its thread, which compares the db's ids with it: a host's
+/// edit between two such ticks, of the same length, is read (and the node
+/// it names, not reached, halted), never taken for the set filed.
+#[test]
+fn a_running_set_edited_after_a_tick_that_kept_it_is_read_as_edited() {
+    for (text, edited, kept) in [
+        (
+            "[:selector {:id :s} [:wait {:id :a :ticks 9}] [:wait {:id :b :ticks 9}]]",
+            Value::keyword("b"),
+            "[:s :a]",
+        ),
+        // Derived ids: strings, compared by text once not the tree's own.
+        (
+            "[:selector [:wait {:ticks 9}] [:wait {:ticks 9}]]",
+            Value::string("0.1"),
+            "[\"0\" \"0.0\"]",
+        ),
+    ] {
+        let t = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let mut d = Value::map();
+        // The first tick starts the wait; the second ends with the set it
+        // began with, and leaves it filed.
+        for _ in 0..2 {
+            let tick = traced(d, &t);
+            assert_eq!(get(&tick.db, "aido/running"), Some(db(kept)), "{text}");
+            d = tick.db;
+        }
+        if let Value::Map(m) = &mut d
+            && let Some(Value::Vector(ids)) = m.get_mut(&Value::keyword("aido/running"))
+        {
+            ids[1] = edited.clone();
+        }
+        let tick = traced(d, &t);
+        let halted = match &edited {
+            Value::Keyword(k) => format!("halt {}", k.as_str()),
+            other => format!("halt {other}"),
+        };
+        assert!(
+            trace_text(&t, &tick).contains(&halted),
+            "{text}: {:?}",
+            trace_text(&t, &tick)
+        );
+        assert_eq!(get(&tick.db, "aido/running"), Some(db(kept)), "{text}");
+    }
+}
+
+/// The set a tick leaves filed belongs to its db: a tick of another db on
+/// the same thread that starts something without a running set of its own
+/// neither halts nor keeps the nodes of the set filed.
+#[test]
+fn a_set_left_filed_by_one_db_is_not_taken_for_anothers() {
+    let t = compile_str(
+        "t.edn",
+        "[:selector {:id :s} [:sequence {:id :q} [:present? {:id :go :key :go}] [:wait {:id :a :ticks 9}]] [:wait {:id :b :ticks 9}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let mut first = db("{:go true}");
+    for _ in 0..2 {
+        first = aido::run_tick(first, &t).db;
+    }
+    assert_eq!(get(&first, "aido/running"), Some(db("[:s :q :a]")));
+    let other = traced(Value::map(), &t);
+    assert_eq!(get(&other.db, "aido/running"), Some(db("[:s :b]")));
+    assert_eq!(
+        trace_text(&t, &other),
+        ["go:failure", "q:failure", "b:running", "s:running"]
+    );
+    // The first db goes on as it was.
+    let tick = traced(first, &t);
+    assert_eq!(get(&tick.db, "aido/running"), Some(db("[:s :q :a]")));
+    assert!(!trace_text(&t, &tick).iter().any(|e| e.starts_with("halt")));
+}
+
 /// A data node that writes `:aido/running` while the set stays the same:
 /// the tick writes the set it ends with over the write, as it does after
 /// user code's edit.
