@@ -189,9 +189,12 @@ impl Kind {
             Kind::ParallelAll { .. } => t(None, false, M::Done, When::Always),
             Kind::If | Kind::Switch(_) => t(None, false, M::Nothing, When::Never),
             Kind::Defer { .. } => t(None, true, M::Launched, When::Always),
+            // A node type declared to finish in one visit is a leaf as the
+            // built-in ones are; its memory, if it keeps any, is still its
+            // own to declare run state or persistent.
             Kind::Custom { node_type, .. } => t(
-                None,
-                true,
+                node_type.one_visit.then_some(Shape::Leaf),
+                !node_type.one_visit,
                 M::User {
                     persistent: node_type.persistent,
                 },
@@ -251,7 +254,7 @@ impl Engine<'_> {
                 into,
                 options,
             } => self.defer(id, *action, into.as_deref(), options),
-            Kind::Custom { node_type, options } => self.custom(id, &node_type.imp, options),
+            Kind::Custom { node_type, options } => self.custom(id, node_type, options),
             Kind::WaitSeconds { seconds } => self.wait_seconds(id, seconds),
             Kind::Timeout { period, reset } => self.timeout(id, period, *reset, kids()[0]),
             Kind::Cooldown(c) => self.cooldown(id, c, kids()[0]),
@@ -332,10 +335,17 @@ impl Engine<'_> {
 
 impl<'t> Engine<'t> {
     /// Ticks node `id` of a user node type, whose options are `options`:
-    /// one call of its tick function, through the panic guard.
+    /// one call of its tick function, through the panic guard. Shared by
+    /// both paths: the plain path takes a node type declared to finish in
+    /// one visit, which breaks its declaration if it returns Running.
     #[inline(never)]
-    fn custom(&mut self, id: u32, imp: &Imp, options: &'t CustomOptions) -> Status {
-        let Imp::Custom(f) = imp else {
+    pub(super) fn custom(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        options: &CustomOptions,
+    ) -> Status {
+        let Imp::Custom(f) = &node_type.imp else {
             return self.fail(id, "built-in node type lowered as custom");
         };
         let (result, db_lent) = {
@@ -357,6 +367,7 @@ impl<'t> Engine<'t> {
         match result {
             // An Error below this node is not the node's to swallow.
             Ok(Ok(_)) if self.error.is_some() => Status::Error,
+            Ok(Ok(Status::Running)) if node_type.one_visit => self.ran_in_one_visit(id, node_type),
             Ok(Ok(status)) => status,
             Ok(Err(e)) => self.fail(id, e.0),
             Err(panic) => {
@@ -368,6 +379,24 @@ impl<'t> Engine<'t> {
 }
 
 impl Engine<'_> {
+    /// Node `id`, of `node_type` declared to finish in one visit, returned
+    /// Running: an Error at the node, as a built-in leaf's broken contract
+    /// would be, never a Running that nothing would halt.
+    #[cold]
+    #[inline(never)]
+    fn ran_in_one_visit(&mut self, id: u32, node_type: &NodeType) -> Status {
+        if self.error.is_none() {
+            self.rng.limit_hit = Some(crate::tick::TickErrorKind::OneVisitRunning);
+        }
+        self.fail(
+            id,
+            format!(
+                "node type `{}` is declared to finish in one visit, but the node returned Running",
+                node_type.name
+            ),
+        )
+    }
+
     /// Resolves a non-negative integer option (a count); a constant, the
     /// usual case, is read in place without the general conversion.
     #[inline(always)]

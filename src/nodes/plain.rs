@@ -119,6 +119,8 @@ impl Engine<'_> {
                 decorators::force(self.tick_only_child::<TRACE>(id), *success)
             }
             kind @ one_visit_leaf!() => self.leaf::<TRACE>(id, kind),
+            // Plain only when its node type finishes in one visit.
+            Kind::Custom { node_type, options } => self.custom(id, node_type, options),
             // Never plain (`Kind::traits`), so never here.
             Kind::Selector { memory: true }
             | Kind::Sequence { memory: true }
@@ -130,7 +132,6 @@ impl Engine<'_> {
             | Kind::WeightedChoice { .. }
             | Kind::Wait { .. }
             | Kind::Defer { .. }
-            | Kind::Custom { .. }
             | Kind::WaitSeconds { .. }
             | Kind::Timeout { .. }
             | Kind::Cooldown(_)

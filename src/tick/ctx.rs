@@ -59,7 +59,7 @@ pub struct NodeCtx<'e, 't> {
     pub(crate) node: u32,
     /// The node's declared options, by their slots' indices (empty for a
     /// node that is not of a registered node type).
-    pub(crate) slots: &'t [Slot],
+    pub(crate) slots: &'e [Slot],
     /// Whether the db was handed out to change ([`NodeCtx::db_mut`]): what
     /// was written is measured when the user code returns.
     pub(crate) db_lent: bool,
@@ -82,7 +82,7 @@ impl<'e, 't> NodeCtx<'e, 't> {
     }
 }
 
-impl<'t> NodeCtx<'_, 't> {
+impl<'e> NodeCtx<'e, '_> {
     /// The db as it is now.
     pub fn db(&self) -> &Map {
         self.engine.db
@@ -230,7 +230,7 @@ impl<'t> NodeCtx<'_, 't> {
 
     /// The key path in `slot` for this node.
     #[inline(always)]
-    fn key_path(&self, slot: KeySlot) -> Result<&'t KeyPath, NodeError> {
+    fn key_path(&self, slot: KeySlot) -> Result<&'e KeyPath, NodeError> {
         match self.slots.get(slot.index as usize) {
             Some(Slot {
                 key,
