@@ -500,6 +500,11 @@ mod sealed {
 pub trait SlotValue: sealed::Sealed + Sized {
     /// Whether the node must have the option.
     const REQUIRED: bool;
+    /// Whether only a scalar (a value that is no work to copy) reads as
+    /// this type: then a constant that reads is read in place without
+    /// asking whether copying it is work.
+    #[doc(hidden)]
+    const SCALAR: bool;
     /// The option's declared type.
     fn option_type() -> OptionType;
     /// The value read from the option, `None` when absent; `None` again when
@@ -509,10 +514,11 @@ pub trait SlotValue: sealed::Sealed + Sized {
 }
 
 macro_rules! slot_value {
-    ($t:ty, $ty:expr, |$v:ident| $read:expr) => {
+    ($t:ty, $ty:expr, $scalar:expr, |$v:ident| $read:expr) => {
         impl sealed::Sealed for $t {}
         impl SlotValue for $t {
             const REQUIRED: bool = true;
+            const SCALAR: bool = $scalar;
             fn option_type() -> OptionType {
                 $ty
             }
@@ -525,6 +531,7 @@ macro_rules! slot_value {
         impl sealed::Sealed for Option<$t> {}
         impl SlotValue for Option<$t> {
             const REQUIRED: bool = false;
+            const SCALAR: bool = $scalar;
             fn option_type() -> OptionType {
                 $ty
             }
@@ -539,24 +546,24 @@ macro_rules! slot_value {
     };
 }
 
-slot_value!(i64, OptionType::Int, |v| v.as_int());
-slot_value!(u64, OptionType::Count, |v| v
+slot_value!(i64, OptionType::Int, true, |v| v.as_int());
+slot_value!(u64, OptionType::Count, true, |v| v
     .as_int()
     .and_then(|i| u64::try_from(i).ok()));
-slot_value!(f64, OptionType::Number, |v| v.as_f64());
-slot_value!(bool, OptionType::Bool, |v| match v {
+slot_value!(f64, OptionType::Number, true, |v| v.as_f64());
+slot_value!(bool, OptionType::Bool, true, |v| match v {
     Value::Bool(b) => Some(*b),
     _ => None,
 });
-slot_value!(Keyword, OptionType::Keyword, |v| match v {
+slot_value!(Keyword, OptionType::Keyword, true, |v| match v {
     Value::Keyword(k) => Some(*k),
     _ => None,
 });
-slot_value!(crate::value::ArcStr, OptionType::Str, |v| match v {
+slot_value!(crate::value::ArcStr, OptionType::Str, false, |v| match v {
     Value::Str(s) => Some(s.clone()),
     _ => None,
 });
-slot_value!(Value, OptionType::Any, |v| Some(v.clone()));
+slot_value!(Value, OptionType::Any, false, |v| Some(v.clone()));
 
 /// A function callable from `[:aido/fn name args..]`.
 #[derive(Clone)]

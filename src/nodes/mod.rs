@@ -345,19 +345,58 @@ impl<'t> Engine<'t> {
         node_type: &NodeType,
         options: &CustomOptions,
     ) -> Status {
+        self.call_custom::<false>(id, node_type, options)
+    }
+
+    /// [`Engine::custom`], inlined where a call would cost more than it
+    /// saves; `ONE_VISIT` where the node type is known to be declared to
+    /// finish in one visit (the plain path). The usual return (a status,
+    /// the db not handed out, no error anywhere, the declaration kept) is
+    /// one test; everything else is [`Engine::custom_result`], out of line.
+    #[inline(always)]
+    pub(super) fn call_custom<const ONE_VISIT: bool>(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        options: &CustomOptions,
+    ) -> Status {
         let Imp::Custom(f) = &node_type.imp else {
             return self.fail(id, "built-in node type lowered as custom");
         };
-        let (result, db_lent) = {
-            let mut ctx = NodeCtx {
-                engine: self,
-                node: id,
-                slots: options.slots(),
-                db_lent: false,
-            };
-            let result = crate::tick::catch_quietly(|| f(&mut ctx));
-            (result, ctx.db_lent)
+        let mut ctx = NodeCtx {
+            engine: self,
+            node: id,
+            slots: options.slots(),
+            db_lent: false,
         };
+        let result = crate::tick::catch_quietly(|| f(&mut ctx));
+        let db_lent = ctx.db_lent;
+        match result {
+            Ok(Ok(status))
+                if !db_lent
+                    && self.rng.error.is_none()
+                    && self.error.is_none()
+                    && (status != Status::Running || !(ONE_VISIT || node_type.one_visit)) =>
+            {
+                status
+            }
+            result => self.custom_result(id, node_type, result, db_lent),
+        }
+    }
+
+    /// What a user node's call comes to when it is not a plain status: the
+    /// db it was handed checked, an error of its options or random draws,
+    /// an error below it, a broken one-visit declaration, its own error or
+    /// panic.
+    #[cold]
+    #[inline(never)]
+    fn custom_result(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        result: std::thread::Result<Result<Status, crate::extend::NodeError>>,
+        db_lent: bool,
+    ) -> Status {
         if db_lent {
             self.check_lent_db(id);
         }

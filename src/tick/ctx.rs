@@ -130,17 +130,23 @@ impl<'e> NodeCtx<'e, '_> {
         // The usual case, a constant that is not work to copy (checked
         // against its declared type when the tree was compiled) or an
         // option not given, is read here; everything else (as this case
-        // too) by `get_any`.
+        // too) by `get_any`. A type only scalars read as needs no test
+        // of the value's weight: a value it reads is light.
         if let Some(found) = self.slots.get(slot.index as usize)
             && found.key == slot.key
         {
-            let read = match &found.opt {
-                Some(Opt::Const(v)) if !v.is_heavy() => T::from_option(Some(v)),
-                None => T::from_option(None),
-                Some(_) => None,
-            };
-            if let Some(value) = read {
-                return Ok(value);
+            match &found.opt {
+                Some(Opt::Const(v)) if T::SCALAR || !v.is_heavy() => {
+                    if let Some(value) = T::from_option(Some(v)) {
+                        return Ok(value);
+                    }
+                }
+                None => {
+                    if let Some(value) = T::from_option(None) {
+                        return Ok(value);
+                    }
+                }
+                Some(_) => {}
             }
         }
         self.get_any(slot)
