@@ -4,8 +4,9 @@
 //! difference by 20,000: what one tick costs, without the program's start.
 //!
 //! The trees: `domain` is a node type registered in Rust that reads one
-//! option slot and one key slot (`npc/hungry?`, as `cargo bench --bench
-//! tick` measures it), `test` the built-in `:test?` doing the same; the
+//! option slot and one key slot (`npc/hungry?`, declared to finish in one
+//! visit, as `cargo bench --bench tick` measures it; `domain-undeclared` the
+//! same without the declaration), `test` the built-in `:test?` doing the same; the
 //! others are a `:sequence` of ten of one leaf (`domain-10`, `test-10`,
 //! `present-10`, `inc-10`, `define-10`, `success-10`), so that a leaf's
 //! cost is read off against ten `:success` leaves. `absent-10` is a
@@ -37,7 +38,7 @@ use common::NPC_DB;
 
 /// The trees by name: one node, or a sequence (a selector for
 /// `absent-10`) of ten of one leaf.
-const TREES: [(&str, &str); 10] = [
+const TREES: [(&str, &str); 12] = [
     ("domain", "[:npc/hungry? {:key :courage :min 3}]"),
     ("test", "[:test? {:key :courage :oper > :val 3}]"),
     ("domain-10", "[:npc/hungry? {:key :courage :min 3}]"),
@@ -48,6 +49,14 @@ const TREES: [(&str, &str); 10] = [
     ("inc-10", "[:inc! {:key :steps}]"),
     ("define-10", "[:define! {:key :wander :val 3}]"),
     ("success-10", "[:success]"),
+    (
+        "domain-undeclared",
+        "[:npc/hungry-undeclared? {:key :courage :min 3}]",
+    ),
+    (
+        "domain-undeclared-10",
+        "[:npc/hungry-undeclared? {:key :courage :min 3}]",
+    ),
 ];
 
 /// The registry with the domain node type: succeeds if the integer at its
@@ -55,6 +64,7 @@ const TREES: [(&str, &str); 10] = [
 fn registry() -> Registry {
     let mut registry = Registry::new();
     registry.node_type(common::hungry()).unwrap();
+    registry.node_type(common::hungry_undeclared()).unwrap();
     registry
 }
 

@@ -8,7 +8,8 @@
 //! npc written by hand in Rust over aido's db, with a key hint per site as
 //! the compiled tree has (checked to reach the same db as the tree), and a
 //! node type registered in Rust that reads one option and one db key,
-//! against the built-in `:test?` doing the same. Their ratios, and that of
+//! against the built-in `:test?` doing the same (declared to finish in one
+//! visit, as a condition is, and without the declaration). Their ratios, and that of
 //! npc with an action that runs long against npc, are printed
 //! from one run in which the workloads take turns (see `common::interleaved`), so
 //! that load from elsewhere on a shared machine hits all of them alike.
@@ -195,11 +196,13 @@ impl HandNpc {
 
 /// A registry with `npc/hungry?`, a node type registered in Rust that
 /// reads one option (`:min`) and one db key (`:key`), both through slots:
-/// Success if the value at the key is above the minimum.
+/// Success if the value at the key is above the minimum; declared to
+/// finish in one visit, and as `npc/hungry-undeclared?` without that.
 /// `[:test? {:key :hunger :oper > :val 8}]` is the same node built in.
 fn domain_registry() -> Registry {
     let mut registry = Registry::new();
     registry.node_type(common::hungry()).unwrap();
+    registry.node_type(common::hungry_undeclared()).unwrap();
     // The same node reading its option by name, as before slots.
     let hunger = Value::keyword("hunger");
     registry
@@ -340,6 +343,12 @@ fn tick(c: &mut Criterion) {
         &domain_registry(),
     )
     .unwrap();
+    let undeclared = compile_str(
+        "undeclared.edn",
+        "[:npc/hungry-undeclared? {:key :hunger :min 8}]",
+        &domain_registry(),
+    )
+    .unwrap();
     let by_name = compile_str(
         "by-name.edn",
         "[:npc/hungry-by-name? {:min 8}]",
@@ -357,6 +366,10 @@ fn tick(c: &mut Criterion) {
             run_tick(db.clone(), &builtin).status
         );
         assert_eq!(
+            run_tick(db.clone(), &undeclared).status,
+            run_tick(db.clone(), &builtin).status
+        );
+        assert_eq!(
             run_tick(db.clone(), &by_name).status,
             run_tick(db, &builtin).status
         );
@@ -371,6 +384,7 @@ fn tick(c: &mut Criterion) {
     }
     let (mut domain_db, mut builtin_db) = (npc_db.clone(), npc_db.clone());
     let mut by_name_db = npc_db.clone();
+    let mut undeclared_db = npc_db.clone();
     let mut long_db = running_db.clone();
     let ticks = |tree: &Tree, db: &mut Value| {
         for _ in 0..REFERENCE_TICKS {
@@ -392,6 +406,7 @@ fn tick(c: &mut Criterion) {
             &mut || ticks(&builtin, &mut builtin_db),
             &mut || ticks(&by_name, &mut by_name_db),
             &mut || ticks(&running, &mut long_db),
+            &mut || ticks(&undeclared, &mut undeclared_db),
         ],
     );
     let ns = |d: Duration| d.as_secs_f64() * 1e9 / REFERENCE_TICKS as f64;
@@ -404,16 +419,19 @@ fn tick(c: &mut Criterion) {
         ns(times[5]),
         ns(times[6]),
     );
+    let undeclared_ns = ns(times[7]);
     eprintln!(
         "references (fastest of {REFERENCE_SAMPLES} interleaved samples of {REFERENCE_TICKS} ticks):\n  \
          npc {npc_ns:.1} ns, hand-written {hand_ns:.1} ns: {:.2}x\n  \
          npc with 20 other keys {wide_ns:.1} ns: {:.2}x npc\n  \
          domain node {domain_ns:.1} ns, :test? {builtin_ns:.1} ns: {:.2}x\n  \
+         domain node not declared one-visit {undeclared_ns:.1} ns: {:.2}x :test?\n  \
          domain node reading its option by name {by_name_ns:.1} ns: {:.2}x :test?\n  \
          npc with a long action running (npc_running) {long_ns:.1} ns: {:.2}x npc",
         npc_ns / hand_ns,
         wide_ns / npc_ns,
         domain_ns / builtin_ns,
+        undeclared_ns / builtin_ns,
         by_name_ns / builtin_ns,
         long_ns / npc_ns
     );
@@ -429,6 +447,7 @@ fn tick(c: &mut Criterion) {
     }
     bench_ticks(&mut group, "npc_20_other_keys", &npc, &wide_db);
     bench_ticks(&mut group, "domain_node", &domain, &npc_db);
+    bench_ticks(&mut group, "domain_node_undeclared", &undeclared, &npc_db);
     bench_ticks(&mut group, "test_node", &builtin, &npc_db);
     bench_ticks(&mut group, "npc_10k_other_keys", &npc, &big_db);
     bench_ticks(&mut group, "npc_running", &running, &running_db);

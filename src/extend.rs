@@ -156,6 +156,9 @@ pub struct NodeType {
     /// Whether the node's memory is persistent state, kept when it is halted
     /// (else run state, cleared by a halt).
     pub(crate) persistent: bool,
+    /// Declared to finish in the tick it is visited ([`NodeType::one_visit`]):
+    /// a leaf the plain path takes, as it takes the built-in leaves.
+    pub(crate) one_visit: bool,
     /// Options [`NodeType::option_doc`] named that the node type does not
     /// declare: a typo, refused when the node type is registered.
     pub(crate) undeclared_docs: Vec<Keyword>,
@@ -186,6 +189,7 @@ impl NodeType {
             doc: None,
             declared: false,
             persistent: false,
+            one_visit: false,
             undeclared_docs: Vec::new(),
         }
     }
@@ -321,6 +325,58 @@ impl NodeType {
         self
     }
 
+    /// Declares that a node of this type finishes in the tick it is
+    /// visited: it never returns Running and has no children (a condition,
+    /// an instant action). The engine then treats it as it treats the
+    /// built-in conditions and actions: the composites above it may take
+    /// the plain path, which calls the node's tick with less bookkeeping
+    /// around it, so a one-visit node costs about what a built-in leaf
+    /// costs (README, *Performance*). Its options, slots, memory, panic
+    /// guard and errors are as any node type's.
+    ///
+    /// The declaration is a contract: a node that returns Running anyway
+    /// ends the tick in Error at that node
+    /// ([`TickErrorKind::OneVisitRunning`](crate::tick::TickErrorKind::OneVisitRunning),
+    /// code `T0005`), whichever path ticked it. A node type declared so
+    /// that takes children is refused when it is registered
+    /// ([`RegistryError::OneVisitWithChildren`]). Its halt hook, if it has
+    /// one, never runs: a node that never runs is never halted.
+    ///
+    /// ```
+    /// use aido::extend::{KeySlot, NodeType, OptSlot};
+    /// use aido::{Registry, Status, compile_str, read_value, run_tick};
+    ///
+    /// let mut hungry = NodeType::new("npc/hungry?").one_visit(true);
+    /// let key: KeySlot = hungry.key_slot("key");
+    /// let min: OptSlot<i64> = hungry.slot("min");
+    /// let hungry = hungry.tick(move |ctx| {
+    ///     let min = ctx.get(min)?;
+    ///     Ok(Status::from_bool(ctx.db_at(key).and_then(|h| h.as_int()) > Some(min)))
+    /// });
+    /// assert!(hungry.is_one_visit());
+    /// let mut registry = Registry::new();
+    /// registry.node_type(hungry).unwrap();
+    /// let tree = compile_str(
+    ///     "t.edn",
+    ///     "[:selector [:sequence [:npc/hungry? {:key :hunger :min 8}] [:define! {:key :action :val :eat}]] \
+    ///                 [:define! {:key :action :val :wander}]]",
+    ///     &registry,
+    /// )
+    /// .unwrap();
+    /// let tick = run_tick(read_value("{:hunger 9}").unwrap(), &tree);
+    /// assert_eq!(tick.db.to_string(), "{:hunger 9, :action :eat}");
+    /// ```
+    pub fn one_visit(mut self, one_visit: bool) -> NodeType {
+        self.one_visit = one_visit;
+        self
+    }
+
+    /// Whether a node of this type finishes in the tick it is visited
+    /// ([`NodeType::one_visit`]).
+    pub fn is_one_visit(&self) -> bool {
+        self.one_visit
+    }
+
     /// The node type's name.
     pub fn name(&self) -> Keyword {
         self.name
@@ -444,6 +500,11 @@ mod sealed {
 pub trait SlotValue: sealed::Sealed + Sized {
     /// Whether the node must have the option.
     const REQUIRED: bool;
+    /// Whether only a scalar (a value that is no work to copy) reads as
+    /// this type: then a constant that reads is read in place without
+    /// asking whether copying it is work.
+    #[doc(hidden)]
+    const SCALAR: bool;
     /// The option's declared type.
     fn option_type() -> OptionType;
     /// The value read from the option, `None` when absent; `None` again when
@@ -453,10 +514,11 @@ pub trait SlotValue: sealed::Sealed + Sized {
 }
 
 macro_rules! slot_value {
-    ($t:ty, $ty:expr, |$v:ident| $read:expr) => {
+    ($t:ty, $ty:expr, $scalar:expr, |$v:ident| $read:expr) => {
         impl sealed::Sealed for $t {}
         impl SlotValue for $t {
             const REQUIRED: bool = true;
+            const SCALAR: bool = $scalar;
             fn option_type() -> OptionType {
                 $ty
             }
@@ -469,6 +531,7 @@ macro_rules! slot_value {
         impl sealed::Sealed for Option<$t> {}
         impl SlotValue for Option<$t> {
             const REQUIRED: bool = false;
+            const SCALAR: bool = $scalar;
             fn option_type() -> OptionType {
                 $ty
             }
@@ -483,24 +546,24 @@ macro_rules! slot_value {
     };
 }
 
-slot_value!(i64, OptionType::Int, |v| v.as_int());
-slot_value!(u64, OptionType::Count, |v| v
+slot_value!(i64, OptionType::Int, true, |v| v.as_int());
+slot_value!(u64, OptionType::Count, true, |v| v
     .as_int()
     .and_then(|i| u64::try_from(i).ok()));
-slot_value!(f64, OptionType::Number, |v| v.as_f64());
-slot_value!(bool, OptionType::Bool, |v| match v {
+slot_value!(f64, OptionType::Number, true, |v| v.as_f64());
+slot_value!(bool, OptionType::Bool, true, |v| match v {
     Value::Bool(b) => Some(*b),
     _ => None,
 });
-slot_value!(Keyword, OptionType::Keyword, |v| match v {
+slot_value!(Keyword, OptionType::Keyword, true, |v| match v {
     Value::Keyword(k) => Some(*k),
     _ => None,
 });
-slot_value!(crate::value::ArcStr, OptionType::Str, |v| match v {
+slot_value!(crate::value::ArcStr, OptionType::Str, false, |v| match v {
     Value::Str(s) => Some(s.clone()),
     _ => None,
 });
-slot_value!(Value, OptionType::Any, |v| Some(v.clone()));
+slot_value!(Value, OptionType::Any, false, |v| Some(v.clone()));
 
 /// A function callable from `[:aido/fn name args..]`.
 #[derive(Clone)]
@@ -614,16 +677,26 @@ pub enum RegistryError {
         /// The options it declares.
         declared: Vec<String>,
     },
+    /// The node type is declared to finish in one visit
+    /// ([`NodeType::one_visit`]) but takes children.
+    OneVisitWithChildren {
+        /// The node type's name.
+        node_type: String,
+        /// The children it takes, in words ("exactly 1 child").
+        arity: String,
+    },
 }
 
 impl RegistryError {
     /// A stable code: `G0001` (a built-in name), `G0002` (no such
-    /// function), `G0003` (an option documented but not declared).
+    /// function), `G0003` (an option documented but not declared), `G0004`
+    /// (a node type declared to finish in one visit that takes children).
     pub fn code(&self) -> &'static str {
         match self {
             RegistryError::Builtin(_) => "G0001",
             RegistryError::UnknownFunction(_) => "G0002",
             RegistryError::UndeclaredOption { .. } => "G0003",
+            RegistryError::OneVisitWithChildren { .. } => "G0004",
         }
     }
 }
@@ -652,8 +725,73 @@ impl fmt::Display for RegistryError {
                     }
                 }
             }
+            RegistryError::OneVisitWithChildren { node_type, arity } => write!(
+                f,
+                "node type `{node_type}` is declared to finish in one visit but takes {arity}: \
+                 such a node type is a leaf"
+            ),
         }
     }
 }
 
 impl std::error::Error for RegistryError {}
+
+#[cfg(test)]
+mod tests {
+    use super::NodeType;
+    use crate::{Registry, Status, compile_str};
+
+    /// The plain flags of a tree's nodes, in pre-order, with `:t/ok?` a node
+    /// type declared to finish in one visit and `:t/ok` one that is not.
+    fn plain(text: &str) -> Vec<bool> {
+        let mut registry = Registry::new();
+        for (name, one_visit) in [("t/ok?", true), ("t/ok", false)] {
+            let node_type = NodeType::new(name)
+                .one_visit(one_visit)
+                .tick(|_| Ok(Status::Success));
+            if registry.node_type(node_type).is_err() {
+                return Vec::new();
+            }
+        }
+        match compile_str("t.edn", text, &registry) {
+            Ok(tree) => tree.nodes.iter().map(|n| n.plain).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_one_visit_node_is_a_plain_leaf_and_its_composites_stay_plain() {
+        assert_eq!(
+            plain("[:selector [:sequence [:t/ok?] [:inc! {:key :a}]] [:invert [:t/ok?]]]"),
+            vec![true; 6]
+        );
+        // Undeclared, it may run: it and every node above it are general.
+        assert_eq!(
+            plain("[:selector [:sequence [:t/ok] [:inc! {:key :a}]] [:invert [:t/ok?]]]"),
+            vec![false, false, false, true, true, true]
+        );
+        // A precondition keeps a one-visit node general, as it does a built-in leaf.
+        assert_eq!(
+            plain("[:sequence [:t/ok? {:aido/skip-if false}] [:success]]"),
+            vec![false, false, true]
+        );
+    }
+
+    #[test]
+    fn a_one_visit_node_cannot_run_long_and_keeps_its_memory_kind() {
+        let one_visit = NodeType::new("t/ok?")
+            .one_visit(true)
+            .persistent_memory(true);
+        let kind = crate::tree::Kind::Custom {
+            node_type: std::sync::Arc::new(one_visit),
+            options: crate::tree::CustomOptions::default(),
+        };
+        let traits = kind.traits();
+        assert_eq!(traits.plain, Some(crate::nodes::Shape::Leaf));
+        assert!(!traits.runs_long);
+        assert_eq!(
+            traits.memory,
+            crate::nodes::Memory::User { persistent: true }
+        );
+    }
+}

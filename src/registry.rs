@@ -95,7 +95,8 @@ impl Registry {
     /// Registers a node type; a later registration of the same name replaces
     /// an earlier one, but a built-in cannot be replaced. A node type that
     /// documents an option it does not declare (a typo in
-    /// [`NodeType::option_doc`]) is refused.
+    /// [`NodeType::option_doc`]) is refused, and so is one declared to finish
+    /// in one visit ([`NodeType::one_visit`]) that takes children.
     pub fn node_type(&mut self, node_type: NodeType) -> Result<&mut Registry, RegistryError> {
         if let Some(old) = self.node_types.get(&node_type.name)
             && matches!(old.imp, Imp::Builtin(_))
@@ -111,6 +112,17 @@ impl Registry {
                     .iter()
                     .map(|o| o.key.to_string())
                     .collect(),
+            });
+        }
+        let leaf = match &node_type.arity {
+            Arity::Exactly(n) => *n == 0,
+            Arity::OneOf(ns) => ns.iter().all(|&n| n == 0),
+            Arity::AtLeast(_) | Arity::Any => false,
+        };
+        if node_type.one_visit && !leaf {
+            return Err(RegistryError::OneVisitWithChildren {
+                node_type: node_type.name.to_string(),
+                arity: node_type.arity.to_string(),
             });
         }
         self.node_types.insert(node_type.name, Arc::new(node_type));

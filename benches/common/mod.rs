@@ -124,10 +124,21 @@ impl Generator {
 /// `npc/hungry?`, a node type registered in Rust that reads one option
 /// (`:min`) and one db key (`:key`), both through slots: Success if the
 /// integer at the key is above the minimum. `[:test? {:key K :oper > :val
-/// MIN}]` is the same node built in.
+/// MIN}]` is the same node built in. It is declared to finish in one visit
+/// (`NodeType::one_visit`), as a condition is, so the plain path takes it.
 pub fn hungry() -> aido::extend::NodeType {
+    hungry_named("npc/hungry?", true)
+}
+
+/// `npc/hungry-undeclared?`: [`hungry`] without the one-visit declaration,
+/// so the engine takes it as a node that may run long (the general path).
+pub fn hungry_undeclared() -> aido::extend::NodeType {
+    hungry_named("npc/hungry-undeclared?", false)
+}
+
+fn hungry_named(name: &str, one_visit: bool) -> aido::extend::NodeType {
     use aido::{Status, Value};
-    let mut hungry = aido::extend::NodeType::new("npc/hungry?");
+    let mut hungry = aido::extend::NodeType::new(name).one_visit(one_visit);
     let key = hungry.key_slot("key");
     let min = hungry.slot::<i64>("min");
     hungry.tick(move |ctx| {

@@ -189,9 +189,12 @@ impl Kind {
             Kind::ParallelAll { .. } => t(None, false, M::Done, When::Always),
             Kind::If | Kind::Switch(_) => t(None, false, M::Nothing, When::Never),
             Kind::Defer { .. } => t(None, true, M::Launched, When::Always),
+            // A node type declared to finish in one visit is a leaf as the
+            // built-in ones are; its memory, if it keeps any, is still its
+            // own to declare run state or persistent.
             Kind::Custom { node_type, .. } => t(
-                None,
-                true,
+                node_type.one_visit.then_some(Shape::Leaf),
+                !node_type.one_visit,
                 M::User {
                     persistent: node_type.persistent,
                 },
@@ -251,7 +254,7 @@ impl Engine<'_> {
                 into,
                 options,
             } => self.defer(id, *action, into.as_deref(), options),
-            Kind::Custom { node_type, options } => self.custom(id, &node_type.imp, options),
+            Kind::Custom { node_type, options } => self.custom(id, node_type, options),
             Kind::WaitSeconds { seconds } => self.wait_seconds(id, seconds),
             Kind::Timeout { period, reset } => self.timeout(id, period, *reset, kids()[0]),
             Kind::Cooldown(c) => self.cooldown(id, c, kids()[0]),
@@ -331,22 +334,68 @@ impl Engine<'_> {
 
 impl<'t> Engine<'t> {
     /// Ticks node `id` of a user node type, whose options are `options`:
-    /// one call of its tick function, through the panic guard.
+    /// one call of its tick function, through the panic guard. Shared by
+    /// both paths: the plain path takes a node type declared to finish in
+    /// one visit, which breaks its declaration if it returns Running.
     #[inline(never)]
-    fn custom(&mut self, id: u32, imp: &Imp, options: &'t CustomOptions) -> Status {
-        let Imp::Custom(f) = imp else {
+    pub(super) fn custom(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        options: &CustomOptions,
+    ) -> Status {
+        self.call_custom::<false>(id, node_type, options)
+    }
+
+    /// [`Engine::custom`], inlined where a call would cost more than it
+    /// saves; `ONE_VISIT` where the node type is known to be declared to
+    /// finish in one visit (the plain path). The usual return (a status,
+    /// the db not handed out, no error anywhere, the declaration kept) is
+    /// one test; everything else is [`Engine::custom_result`], out of line.
+    #[inline(always)]
+    pub(super) fn call_custom<const ONE_VISIT: bool>(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        options: &CustomOptions,
+    ) -> Status {
+        let Imp::Custom(f) = &node_type.imp else {
             return self.fail(id, "built-in node type lowered as custom");
         };
-        let (result, db_lent) = {
-            let mut ctx = NodeCtx {
-                engine: self,
-                node: id,
-                slots: options.slots(),
-                db_lent: false,
-            };
-            let result = crate::tick::catch_quietly(|| f(&mut ctx));
-            (result, ctx.db_lent)
+        let mut ctx = NodeCtx {
+            engine: self,
+            node: id,
+            slots: options.slots(),
+            db_lent: false,
         };
+        let result = crate::tick::catch_quietly(|| f(&mut ctx));
+        let db_lent = ctx.db_lent;
+        match result {
+            Ok(Ok(status))
+                if !db_lent
+                    && self.rng.error.is_none()
+                    && self.error.is_none()
+                    && (status != Status::Running || !(ONE_VISIT || node_type.one_visit)) =>
+            {
+                status
+            }
+            result => self.custom_result(id, node_type, result, db_lent),
+        }
+    }
+
+    /// What a user node's call comes to when it is not a plain status: the
+    /// db it was handed checked, an error of its options or random draws,
+    /// an error below it, a broken one-visit declaration, its own error or
+    /// panic.
+    #[cold]
+    #[inline(never)]
+    fn custom_result(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        result: std::thread::Result<Result<Status, crate::extend::NodeError>>,
+        db_lent: bool,
+    ) -> Status {
         if db_lent {
             self.check_lent_db(id);
         }
@@ -356,6 +405,7 @@ impl<'t> Engine<'t> {
         match result {
             // An Error below this node is not the node's to swallow.
             Ok(Ok(_)) if self.error.is_some() => Status::Error,
+            Ok(Ok(Status::Running)) if node_type.one_visit => self.ran_in_one_visit(id, node_type),
             Ok(Ok(status)) => status,
             Ok(Err(e)) => self.fail(id, e.0),
             Err(panic) => {
@@ -367,6 +417,24 @@ impl<'t> Engine<'t> {
 }
 
 impl Engine<'_> {
+    /// Node `id`, of `node_type` declared to finish in one visit, returned
+    /// Running: an Error at the node, as a built-in leaf's broken contract
+    /// would be, never a Running that nothing would halt.
+    #[cold]
+    #[inline(never)]
+    fn ran_in_one_visit(&mut self, id: u32, node_type: &NodeType) -> Status {
+        if self.error.is_none() {
+            self.rng.limit_hit = Some(crate::tick::TickErrorKind::OneVisitRunning);
+        }
+        self.fail(
+            id,
+            format!(
+                "node type `{}` is declared to finish in one visit, but the node returned Running",
+                node_type.name
+            ),
+        )
+    }
+
     /// Resolves a non-negative integer option (a count); a constant, the
     /// usual case, is read in place without the general conversion.
     #[inline(always)]

@@ -119,6 +119,9 @@ impl Engine<'_> {
                 decorators::force(self.tick_only_child::<TRACE>(id), *success)
             }
             kind @ one_visit_leaf!() => self.leaf::<TRACE>(id, kind),
+            // Plain only when its node type finishes in one visit. Its call
+            // inlined: this function saves the registers it needs anyway.
+            Kind::Custom { node_type, options } => self.call_custom::<true>(id, node_type, options),
             // Never plain (`Kind::traits`), so never here.
             Kind::Selector { memory: true }
             | Kind::Sequence { memory: true }
@@ -130,7 +133,6 @@ impl Engine<'_> {
             | Kind::WeightedChoice { .. }
             | Kind::Wait { .. }
             | Kind::Defer { .. }
-            | Kind::Custom { .. }
             | Kind::WaitSeconds { .. }
             | Kind::Timeout { .. }
             | Kind::Cooldown(_)

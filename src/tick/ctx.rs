@@ -59,7 +59,7 @@ pub struct NodeCtx<'e, 't> {
     pub(crate) node: u32,
     /// The node's declared options, by their slots' indices (empty for a
     /// node that is not of a registered node type).
-    pub(crate) slots: &'t [Slot],
+    pub(crate) slots: &'e [Slot],
     /// Whether the db was handed out to change ([`NodeCtx::db_mut`]): what
     /// was written is measured when the user code returns.
     pub(crate) db_lent: bool,
@@ -82,7 +82,7 @@ impl<'e, 't> NodeCtx<'e, 't> {
     }
 }
 
-impl<'t> NodeCtx<'_, 't> {
+impl<'e> NodeCtx<'e, '_> {
     /// The db as it is now.
     pub fn db(&self) -> &Map {
         self.engine.db
@@ -130,17 +130,23 @@ impl<'t> NodeCtx<'_, 't> {
         // The usual case, a constant that is not work to copy (checked
         // against its declared type when the tree was compiled) or an
         // option not given, is read here; everything else (as this case
-        // too) by `get_any`.
+        // too) by `get_any`. A type only scalars read as needs no test
+        // of the value's weight: a value it reads is light.
         if let Some(found) = self.slots.get(slot.index as usize)
             && found.key == slot.key
         {
-            let read = match &found.opt {
-                Some(Opt::Const(v)) if !v.is_heavy() => T::from_option(Some(v)),
-                None => T::from_option(None),
-                Some(_) => None,
-            };
-            if let Some(value) = read {
-                return Ok(value);
+            match &found.opt {
+                Some(Opt::Const(v)) if T::SCALAR || !v.is_heavy() => {
+                    if let Some(value) = T::from_option(Some(v)) {
+                        return Ok(value);
+                    }
+                }
+                None => {
+                    if let Some(value) = T::from_option(None) {
+                        return Ok(value);
+                    }
+                }
+                Some(_) => {}
             }
         }
         self.get_any(slot)
@@ -230,7 +236,7 @@ impl<'t> NodeCtx<'_, 't> {
 
     /// The key path in `slot` for this node.
     #[inline(always)]
-    fn key_path(&self, slot: KeySlot) -> Result<&'t KeyPath, NodeError> {
+    fn key_path(&self, slot: KeySlot) -> Result<&'e KeyPath, NodeError> {
         match self.slots.get(slot.index as usize) {
             Some(Slot {
                 key,

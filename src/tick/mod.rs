@@ -104,7 +104,8 @@ impl fmt::Display for Status {
 }
 
 /// Which limit, if any, ended a tick in Error: hosts tell a runaway tree
-/// from a mistake in one without reading messages.
+/// from a mistake in one without reading messages. (One kind, a node type
+/// breaking its one-visit declaration, is a mistake in the host's code.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TickErrorKind {
@@ -120,11 +121,16 @@ pub enum TickErrorKind {
     TooDeep,
     /// The seeded random stream reached the end of `:aido/rng-pos`.
     RandomExhausted,
+    /// Not a limit: a node of a type declared to finish in one visit
+    /// ([`NodeType::one_visit`](crate::extend::NodeType::one_visit))
+    /// returned Running, breaking its declaration.
+    OneVisitRunning,
 }
 
 impl TickErrorKind {
     /// A stable code: `T0000` (other), `T0001` (step budget), `T0002`
-    /// (work budget), `T0003` (too deep), `T0004` (random stream exhausted).
+    /// (work budget), `T0003` (too deep), `T0004` (random stream exhausted),
+    /// `T0005` (a one-visit node returned Running).
     pub fn code(self) -> &'static str {
         match self {
             TickErrorKind::Other => "T0000",
@@ -132,6 +138,7 @@ impl TickErrorKind {
             TickErrorKind::WorkBudget => "T0002",
             TickErrorKind::TooDeep => "T0003",
             TickErrorKind::RandomExhausted => "T0004",
+            TickErrorKind::OneVisitRunning => "T0005",
         }
     }
 }

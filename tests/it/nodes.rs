@@ -586,3 +586,245 @@ fn a_halted_user_node_releases_the_functions_of_its_options_in_the_order_written
     assert_eq!(run_tick(db, &tree).status, Status::Success);
     HALTED_CALLS.with(|calls| assert_eq!(*calls.borrow(), ["a", "b"]));
 }
+
+/// `t/above?`, declared to finish in one visit, and `t/above-undeclared?`,
+/// the same code without the declaration: Success if the integer at its
+/// `:key` is above its `:min`, Failure if the key holds none, an Error for
+/// a value of another type; it counts its visits in its memory.
+fn one_visit_registry() -> Registry {
+    let mut r = Registry::new();
+    for (name, one_visit) in [("t/above?", true), ("t/above-undeclared?", false)] {
+        let mut above = NodeType::new(name).one_visit(one_visit);
+        let key = above.key_slot("key");
+        let min = above.slot::<i64>("min");
+        r.node_type(above.tick(move |ctx| {
+            let visits = ctx.memory().and_then(Value::as_int).unwrap_or(0);
+            ctx.set_memory(Some(Value::Int(visits + 1)))?;
+            let min = ctx.get(min)?;
+            match ctx.db_at(key) {
+                Some(Value::Int(n)) => Ok(Status::from_bool(*n > min)),
+                None => Ok(Status::Failure),
+                Some(other) => Err(format!("`{other}` is not an integer").into()),
+            }
+        }))
+        .unwrap();
+    }
+    r
+}
+
+/// What a tick comes to, told apart from another tree's only by the names
+/// of the node types: its status, steps, error (code, node, path, message),
+/// trace, and db without the tree's fingerprint.
+fn outcome(tick: &Tick) -> String {
+    let mut db = tick.db.clone();
+    if let Some(map) = db.as_map_mut() {
+        map.shift_remove(&Value::keyword("aido/tree"));
+    }
+    let error = tick.error.as_ref().map(|e| {
+        (
+            e.kind.code(),
+            e.node.to_string(),
+            e.path.clone(),
+            &e.message,
+        )
+    });
+    format!(
+        "{:?} in {} steps, error {error:?}, trace {:?}, db {db}",
+        tick.status,
+        tick.steps,
+        tick.trace()
+    )
+    .replace("t/above-undeclared?", "t/above?")
+}
+
+#[test]
+fn a_one_visit_node_ticks_as_the_undeclared_node_does_in_plain_composites_and_beside_general_ones()
+{
+    let r = one_visit_registry();
+    let trees = [
+        "[:selector [:sequence X [:inc! {:key :fed}]] [:inc! {:key :hunger}]]",
+        "[:loop {:count 3} [:sequence [:inc! {:key :hunger}] [:invert X]]]",
+        "[:loop-until-success {:count 4} [:sequence [:inc! {:key :hunger}] X]]",
+        "[:parallel {:mode :success :how-many 1} X [:force {:status :failure} X]]",
+        "[:sequence {:memory true} X [:wait {:ticks 1}] [:always X]]",
+        "[:selector {:aido/skip-if [:aido/db :skip]} X [:success]]",
+        "[:sequence [:selector X [:wait {:ticks 2}]] [:t/above? {:key :fed :min 0}]]",
+    ];
+    let dbs = [
+        "{}",
+        "{:hunger 1}",
+        "{:hunger 5}",
+        "{:hunger 2, :skip true}",
+        "{:hunger \"x\"}",
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for text in trees {
+        let declared = text.replace('X', "[:t/above? {:key :hunger :min 2}]");
+        let undeclared = text.replace('X', "[:t/above-undeclared? {:key :hunger :min 2}]");
+        let declared = compile_str("t.edn", &declared, &r).unwrap();
+        let undeclared = compile_str("t.edn", &undeclared, &r).unwrap();
+        for start in dbs {
+            // The declared tree untraced, traced and with every node on the
+            // general path; the undeclared one traced.
+            let mut dbs = [db(start), db(start), db(start), db(start)];
+            for n in 0..4 {
+                let traced = TickOptions {
+                    trace: true,
+                    ..TickOptions::default()
+                };
+                let ticks = [
+                    run_tick(std::mem::take(&mut dbs[0]), &declared),
+                    run_tick_with_options(std::mem::take(&mut dbs[1]), &declared, &traced),
+                    aido::tick::run_tick_general_path(
+                        std::mem::take(&mut dbs[2]),
+                        &declared,
+                        &traced,
+                    ),
+                    run_tick_with_options(std::mem::take(&mut dbs[3]), &undeclared, &traced),
+                ];
+                let want = outcome(&ticks[3]);
+                assert_eq!(outcome(&ticks[1]), want, "{text} from {start}, tick {n}");
+                assert_eq!(outcome(&ticks[2]), want, "{text} from {start}, tick {n}");
+                assert_eq!(
+                    (ticks[0].status, ticks[0].steps, &ticks[0].db),
+                    (ticks[1].status, ticks[1].steps, &ticks[1].db),
+                    "{text} from {start}, tick {n}: untraced"
+                );
+                seen.insert(format!("{:?}", ticks[3].status));
+                dbs = ticks.map(|t| t.db);
+            }
+        }
+    }
+    // The cases reach every outcome.
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        ["Error", "Failure", "Running", "Skipped", "Success"]
+    );
+}
+
+#[test]
+fn a_one_visit_node_that_returns_running_ends_the_tick_in_error_on_either_path() {
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/liar?")
+            .one_visit(true)
+            .tick(|_| Ok(Status::Running)),
+    )
+    .unwrap();
+    for text in [
+        // On the plain path.
+        "[:sequence [:inc! {:key :a}] [:t/liar? {:id :liar}]]",
+        // A plain node under a general parent.
+        "[:sequence {:memory true} [:inc! {:key :a}] [:t/liar? {:id :liar}]]",
+        // General itself: a precondition.
+        "[:sequence [:inc! {:key :a}] [:t/liar? {:id :liar :aido/skip-if false}]]",
+    ] {
+        let tree = compile_str("t.edn", text, &r).unwrap();
+        for trace in [false, true] {
+            let options = TickOptions {
+                trace,
+                ..TickOptions::default()
+            };
+            for tick in [
+                run_tick_with_options(Value::map(), &tree, &options),
+                aido::tick::run_tick_general_path(Value::map(), &tree, &options),
+            ] {
+                assert_eq!(tick.status, Status::Error, "{text}");
+                let error = tick.error.as_deref().unwrap();
+                assert_eq!(error.kind, TickErrorKind::OneVisitRunning, "{text}");
+                assert_eq!(error.kind.code(), "T0005");
+                assert_eq!(
+                    (&error.node, error.node_type.as_str(), &error.path),
+                    (&Value::keyword("liar"), "t/liar?", &vec![1]),
+                );
+                assert_eq!(
+                    error.message,
+                    "node type `:t/liar?` is declared to finish in one visit, but the node returned Running"
+                );
+                // Nothing is left running; what the tree wrote before stays.
+                assert_eq!(tick.db.get(&Value::keyword("aido/running")), None, "{text}");
+                assert_eq!(tick.db.get(&Value::keyword("a")), Some(&Value::Int(1)));
+                assert_eq!(
+                    tick.db
+                        .get(&Value::keyword("aido/error"))
+                        .and_then(|e| e.get(&Value::keyword("code"))),
+                    Some(&Value::string("T0005"))
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_one_visit_node_that_panics_or_fails_is_an_error_on_the_plain_path_too() {
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/panic?")
+            .one_visit(true)
+            .tick(|_| panic!("boom")),
+    )
+    .unwrap();
+    r.node_type(
+        NodeType::new("t/offline?")
+            .one_visit(true)
+            .tick(|_| Err("the sensor is offline".into())),
+    )
+    .unwrap();
+    for (node, message) in [
+        ("t/panic?", "node panicked: boom"),
+        ("t/offline?", "the sensor is offline"),
+    ] {
+        // Alone (the root is entered on the plain path) and in plain composites.
+        for text in [
+            format!("[:{node}]"),
+            format!("[:selector [:failure] [:sequence [:inc! {{:key :a}}] [:invert [:{node}]]]]"),
+        ] {
+            let tree = compile_str("t.edn", &text, &r).unwrap();
+            for trace in [false, true] {
+                let options = TickOptions {
+                    trace,
+                    ..TickOptions::default()
+                };
+                let tick = run_tick_with_options(db("{:keep 1}"), &tree, &options);
+                assert_eq!(tick.status, Status::Error, "{text}");
+                let error = tick.error.as_deref().unwrap();
+                assert_eq!(
+                    (error.kind, error.node_type.as_str(), error.message.as_str()),
+                    (TickErrorKind::Other, node, message),
+                    "{text}"
+                );
+                assert_eq!(tick.db.get(&Value::keyword("keep")), Some(&Value::Int(1)));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_one_visit_node_type_that_takes_children_is_refused_at_registration() {
+    let mut r = Registry::new();
+    for arity in [Arity::Exactly(1), Arity::AtLeast(0), Arity::Any] {
+        let error = r
+            .node_type(NodeType::new("t/wrap").children(arity).one_visit(true))
+            .unwrap_err();
+        assert_eq!(error.code(), "G0004");
+        assert!(r.get_node_type("t/wrap").is_none());
+    }
+    let error = r
+        .node_type(
+            NodeType::new("t/wrap")
+                .one_visit(true)
+                .children(Arity::Exactly(1)),
+        )
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "node type `:t/wrap` is declared to finish in one visit but takes exactly 1 child: such a node type is a leaf"
+    );
+    // A leaf, or a node type with children that is not declared, registers.
+    r.node_type(NodeType::new("t/wrap").children(Arity::Exactly(1)))
+        .unwrap();
+    r.node_type(NodeType::new("t/leaf?").one_visit(true))
+        .unwrap();
+    assert!(r.get_node_type("t/leaf?").unwrap().is_one_visit());
+    assert!(!r.get_node_type("t/wrap").unwrap().is_one_visit());
+}

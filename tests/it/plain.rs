@@ -10,19 +10,45 @@
 
 use crate::common::{self, Gen};
 
-use aido::{Registry, Status, Tick, Tree, Value, compile_str, read_value, tick::TickOptions};
+use aido::{
+    Registry, Status, Tick, Tree, Value, compile_str, extend::NodeType, read_value,
+    tick::TickOptions,
+};
 
 const KEYS: &[&str] = &[":a", ":b", ":c", "[:m :x]"];
 const VALUES: &[&str] = &[
     "0", "1", "5", "-3", "\"s\"", ":k", "nil", "[1 2]", "2.5", ":success",
 ];
 
+/// The built-ins and `:gen/above?`, a condition registered in Rust and
+/// declared to finish in one visit, so the plain path takes it: Success if
+/// the integer at its `:key` is above its `:min` (a constant, or read from
+/// the db), Failure if the key holds nothing, an Error for another value.
+fn registry() -> Registry {
+    let mut registry = Registry::new();
+    let mut above = NodeType::new("gen/above?").one_visit(true);
+    let key = above.key_slot("key");
+    let min = above.slot::<i64>("min");
+    registry
+        .node_type(above.tick(move |ctx| {
+            let min = ctx.get(min)?;
+            match ctx.db_at(key) {
+                Some(Value::Int(n)) => Ok(Status::from_bool(*n > min)),
+                None | Some(Value::Nil) => Ok(Status::Failure),
+                Some(other) => Err(format!("`{other}` is not an integer").into()),
+            }
+        }))
+        .unwrap();
+    registry
+}
+
 /// A random leaf: conditions, actions (some of which fail with an Error on
-/// the wrong type), and now and then a node that can run (`:wait`).
+/// the wrong type), a condition registered in Rust, and now and then a node
+/// that can run (`:wait`).
 fn leaf(g: &mut Gen) -> String {
     let key = g.pick(KEYS);
     let val = g.pick(VALUES);
-    match g.below(12) {
+    match g.below(13) {
         0 => "[:success]".into(),
         1 => "[:failure]".into(),
         2 => format!("[:present? {{:key {key}}}]"),
@@ -34,6 +60,10 @@ fn leaf(g: &mut Gen) -> String {
         8 => format!("[:dissoc! {{:key {key}}}]"),
         9 => format!("[:emit! {{:key {key} :val {val}}}]"),
         10 => "[:wait {:ticks 1}]".into(),
+        11 => format!(
+            "[:gen/above? {{:key {key} :min {}}}]",
+            g.pick(&["0", "2", "[:aido/db :b]"])
+        ),
         _ => format!(
             "[:test? {{:key {key} :oper {} :val {}}}]",
             g.pick(&["=", "<", ">=", "not="]),
@@ -131,7 +161,7 @@ fn db(g: &mut Gen) -> Value {
 }
 
 fn compile(text: &str) -> Tree {
-    compile_str("t.edn", text, &Registry::new()).unwrap()
+    compile_str("t.edn", text, &registry()).unwrap()
 }
 
 fn options(budget: u64, trace: bool) -> TickOptions {
@@ -176,7 +206,7 @@ fn assert_same_both_ways(what: &str, tree: &Tree, start: &Value, ticks: usize, b
 
 #[test]
 fn generated_trees_tick_the_same_on_the_plain_and_the_general_path() {
-    let registry = Registry::new();
+    let registry = registry();
     let mut g = Gen(42);
     let mut statuses = [0usize; 4];
     for i in 0..400 {
