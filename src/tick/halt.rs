@@ -642,7 +642,11 @@ impl Engine<'_> {
         // The hint's search proved it absent: appended without another.
         let at = match at {
             Some(i) => i,
-            None => self.db.push(Value::Keyword(kw::RUNNING), Value::Nil),
+            None => {
+                let at = self.db.push(Value::Keyword(kw::RUNNING), Value::Nil);
+                tree.running_key_hint.remember(Some(at));
+                at
+            }
         };
         let slot = &mut self.db[at];
         // Noted as each node returned, children before their parents: in

@@ -1400,7 +1400,11 @@ impl<'t> Engine<'t> {
                 // a second search.
                 let at = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
                     Some(i) => i,
-                    None => self.db.push(key, Value::Nil),
+                    None => {
+                        let at = self.db.push(key, Value::Nil);
+                        tree.memory_key_hint.remember(Some(at));
+                        at
+                    }
                 };
                 let slot = &mut self.db[at];
                 if slot.is_nil() {
@@ -1417,7 +1421,8 @@ impl<'t> Engine<'t> {
                     Some(i) => memory[i] = state,
                     // The hint's search proves the id absent.
                     None => {
-                        memory.push(id.clone(), state);
+                        let at = memory.push(id.clone(), state);
+                        n.memory_hint.remember(Some(at));
                     }
                 }
             }
