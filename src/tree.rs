@@ -120,9 +120,11 @@ impl SlotHint {
         found
     }
 
-    /// Remembers where a key was found.
+    /// Remembers where a key was found (or was just put: a key appended
+    /// where a search proved it absent, so that the next look-up finds it
+    /// at once).
     #[inline(always)]
-    fn remember(&self, found: Option<usize>) {
+    pub(crate) fn remember(&self, found: Option<usize>) {
         if let Some(i) = found {
             self.0.store(u32::try_from(i).unwrap_or(0), Relaxed);
         }

@@ -340,7 +340,47 @@ impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree. Returns whether it names a plain
     /// node (which only a db from elsewhere can: see `PlainPath::Off`).
+    #[inline(always)]
     pub(crate) fn load_running(&mut self) -> bool {
+        if self.take_filed_running() {
+            return false;
+        }
+        self.load_running_anew()
+    }
+
+    /// The usual tick while something runs: the set the last tick on this
+    /// thread ended with, left filed (`Long::filed`), named again by the
+    /// db, taken over in place (inlined into the tick's set-up). Each id is
+    /// compared in place (a host may have edited the set between ticks),
+    /// and nothing is filed again. Whether it was.
+    #[inline(always)]
+    fn take_filed_running(&mut self) -> bool {
+        let tree = self.tree;
+        let Some(Value::Vector(ids)) = tree
+            .running_key_hint
+            .find(self.db, kw::RUNNING)
+            .and_then(|i| self.db.value_at(i))
+        else {
+            return false;
+        };
+        let long = match &mut self.long {
+            Some(long) => long,
+            none => none.insert(Long::spare()),
+        };
+        if long.filed
+            && ids.len() == long.prev_running.len()
+            && filed_names(tree, &mut long.prev_running, ids)
+        {
+            long.filed = false;
+            long.db_names_prev = !tree.writes_running;
+            return true;
+        }
+        false
+    }
+
+    /// [`Engine::load_running`] when the set is not the one left filed.
+    #[inline(never)]
+    fn load_running_anew(&mut self) -> bool {
         let tree = self.tree;
         let Some(running) = tree
             .running_key_hint
@@ -363,18 +403,9 @@ impl Engine<'_> {
             Some(long) => long,
             none => none.insert(Long::spare()),
         };
-        // The usual tick while something runs: the set the last tick on
-        // this thread ended with, left filed (`Long::filed`), named again
-        // by the db. Each id is compared in place (a host may have edited
-        // the set between ticks), and nothing is filed again.
+        // A set left filed that the db does not name (see
+        // `Engine::take_filed_running`): its nodes are the hint.
         if long.filed {
-            if ids.len() == long.prev_running.len()
-                && filed_names(tree, &mut long.prev_running, ids)
-            {
-                long.filed = false;
-                long.db_names_prev = !tree.writes_running;
-                return false;
-            }
             long.unfile();
         }
         long.forget_prev();
@@ -611,7 +642,11 @@ impl Engine<'_> {
         // The hint's search proved it absent: appended without another.
         let at = match at {
             Some(i) => i,
-            None => self.db.push(Value::Keyword(kw::RUNNING), Value::Nil),
+            None => {
+                let at = self.db.push(Value::Keyword(kw::RUNNING), Value::Nil);
+                tree.running_key_hint.remember(Some(at));
+                at
+            }
         };
         let slot = &mut self.db[at];
         // Noted as each node returned, children before their parents: in

@@ -1093,11 +1093,25 @@ impl<'t> Engine<'t> {
         // size, and `:aido/results` is then known absent.
         let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
         let reserved = self.db.reserved_keywords(read);
-        let running = reserved != 0 && self.take_reserved(reserved);
+        if reserved != 0 {
+            self.take_reserved(reserved);
+        }
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
             self.wrote(kw::LOCALS);
         }
+    }
+
+    /// [`Engine::prepare`]'s part for a db holding some of the reserved
+    /// keys a tick reads (`reserved`: their bits): takes out the last
+    /// tick's error, compares the tree's fingerprint (carrying over a db
+    /// last ticked with another tree), notes whether completions may wait
+    /// under `:aido/results`, and loads the running set if there is one
+    /// (here, out of the plain tick's way: the usual load, of a set that
+    /// continues, is inlined into this function).
+    #[inline(never)]
+    fn take_reserved(&mut self, reserved: u64) {
+        let running = self.has_running(reserved);
         self.had_running = running;
         if running {
             if self.load_running() {
@@ -1109,13 +1123,10 @@ impl<'t> Engine<'t> {
         }
     }
 
-    /// [`Engine::prepare`]'s part for a db holding some of the reserved
-    /// keys a tick reads (`reserved`: their bits): takes out the last
-    /// tick's error, compares the tree's fingerprint (carrying over a db
-    /// last ticked with another tree), notes whether completions may wait
-    /// under `:aido/results`. Whether the db has a running set.
-    #[inline(never)]
-    fn take_reserved(&mut self, reserved: u64) -> bool {
+    /// Whether the db has a running set, once the other reserved keys are
+    /// dealt with (see [`Engine::take_reserved`]).
+    #[inline(always)]
+    fn has_running(&mut self, reserved: u64) -> bool {
         let has = |k: Keyword| reserved & bit(k) != 0;
         self.results_maybe = has(kw::RESULTS);
         if has(kw::ERROR)
@@ -1396,7 +1407,11 @@ impl<'t> Engine<'t> {
                 // a second search.
                 let at = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
                     Some(i) => i,
-                    None => self.db.push(key, Value::Nil),
+                    None => {
+                        let at = self.db.push(key, Value::Nil);
+                        tree.memory_key_hint.remember(Some(at));
+                        at
+                    }
                 };
                 let slot = &mut self.db[at];
                 if slot.is_nil() {
@@ -1413,7 +1428,8 @@ impl<'t> Engine<'t> {
                     Some(i) => memory[i] = state,
                     // The hint's search proves the id absent.
                     None => {
-                        memory.push(id.clone(), state);
+                        let at = memory.push(id.clone(), state);
+                        n.memory_hint.remember(Some(at));
                     }
                 }
             }
