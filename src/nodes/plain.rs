@@ -156,7 +156,7 @@ impl Engine<'_> {
     /// so that the untraced tick's dispatch stays as small as it was.
     #[cold]
     #[inline(never)]
-    pub(super) fn tick_plain_traced(&mut self, id: u32) -> Status {
+    pub(crate) fn tick_plain_traced(&mut self, id: u32) -> Status {
         self.tick_plain::<true>(id)
     }
 
