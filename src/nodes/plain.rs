@@ -153,10 +153,11 @@ impl Engine<'_> {
     }
 
     /// [`Engine::tick_plain`], traced: kept out of [`Engine::tick`]'s body,
-    /// so that the untraced tick's dispatch stays as small as it was.
+    /// so that the untraced tick's dispatch stays as small as it was. A
+    /// traced tick's plain root is entered here directly (`tick_root`).
     #[cold]
     #[inline(never)]
-    pub(super) fn tick_plain_traced(&mut self, id: u32) -> Status {
+    pub(crate) fn tick_plain_traced(&mut self, id: u32) -> Status {
         self.tick_plain::<true>(id)
     }
 

@@ -1074,11 +1074,13 @@ impl<'t> Engine<'t> {
         self.prepare(options);
         match tree.nodes.first() {
             Some(_) if self.error.is_some() => Status::Success,
-            // A plain root on the untraced plain path is entered there
-            // directly, without the general path's dispatch.
-            Some(root) if root.plain && self.plain == PlainPath::Untraced => {
-                self.tick_plain::<false>(0)
-            }
+            // A plain root is entered on the plain path directly, traced or
+            // not, without the general path's dispatch.
+            Some(root) if root.plain => match self.plain {
+                PlainPath::Untraced => self.tick_plain::<false>(0),
+                PlainPath::Traced => self.tick_plain_traced(0),
+                PlainPath::Off => self.tick(0),
+            },
             Some(_) => self.tick(0),
             None => Status::Success,
         }
