@@ -891,7 +891,7 @@ impl Map {
         }
         let key = self.take_key(i);
         self.take_len();
-        self.take_filter();
+        let filter = self.take_filter();
         // The entries after it move up by one (a `memmove`, as a `Vec`'s
         // `remove` does), and the room gains a vacant slot at the end; the
         // box's allocation stays as it is.
@@ -901,10 +901,18 @@ impl Map {
         self.slots = slots.into_boxed_slice();
         let value = removed.value;
         self.set_len(len - 1);
-        // Without the key's bit (a pass as long as the move's).
-        self.refilter();
         if len - 1 <= DROP_INDEX_AT {
             self.drop_index();
+        }
+        if self.index().is_some() {
+            // A large map keeps the old filter, a superset: working it out
+            // again would pass over every key, so removing near the end
+            // again and again would cost the square of the length.
+            self.set_filter(filter);
+        } else {
+            // Without the key's bit: a pass over a small map's few keys
+            // (a map of more than `SCAN_LIMIT` keys has an index).
+            self.refilter();
         }
         Some((key, value))
     }
