@@ -124,6 +124,11 @@ struct Chromium {
 impl Chromium {
     fn launch(path: PathBuf, name: &str) -> Chromium {
         let dir = fresh_dir(name);
+        // Chromium makes a folder for its singleton socket in the
+        // temporary folder and leaves it when the driver ends the process:
+        // pointed into this browser's own folder, it goes with the folder.
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
         let options = LaunchOptions {
             headless: true,
             sandbox: false,
@@ -143,6 +148,11 @@ impl Chromium {
             .iter()
             .map(OsStr::new)
             .collect(),
+            process_envs: Some(
+                [("TMPDIR".to_owned(), tmp.to_string_lossy().into_owned())]
+                    .into_iter()
+                    .collect(),
+            ),
             ..LaunchOptions::default()
         };
         // Starting waits at most 30 s for Chromium to open its port (a
