@@ -56,8 +56,9 @@ pub(crate) struct Rng {
     /// registers rather than copied (larger budgets are capped at
     /// `u32::MAX`).
     pub(crate) work_left: u32,
-    /// Which limit the tick's error comes from, if it came from one.
-    pub(crate) limit_hit: Option<TickErrorKind>,
+    /// The kind of the tick's error when it is not `Other`: the limit it
+    /// hit, or a node type's broken one-visit declaration.
+    pub(crate) error_kind: Option<TickErrorKind>,
 }
 
 impl Rng {
@@ -73,7 +74,7 @@ impl Rng {
             state: State::Unloaded,
             error: None,
             work_left: u32::try_from(budget).unwrap_or(u32::MAX),
-            limit_hit: None,
+            error_kind: None,
         }
     }
 
@@ -90,7 +91,7 @@ impl Rng {
             }
             None => {
                 self.work_left = 0;
-                self.limit_hit = Some(TickErrorKind::WorkBudget);
+                self.error_kind = Some(TickErrorKind::WorkBudget);
                 Err(
                     "work budget exceeded (too many elements copied, built or compared in one tick)"
                         .to_owned(),
@@ -106,7 +107,7 @@ impl Rng {
         let (weight, depth) = v.measure(u64::from(self.work_left));
         self.charge(weight)?;
         if base_depth + depth > crate::read::MAX_DEPTH {
-            self.limit_hit = Some(TickErrorKind::TooDeep);
+            self.error_kind = Some(TickErrorKind::TooDeep);
             return Err(format!(
                 "the value would nest {} deep in the db, more than {}",
                 base_depth + depth,
@@ -157,7 +158,7 @@ impl Rng {
                 // The position could not be written back: the stream would
                 // repeat its last number for ever.
                 if self.error.is_none() {
-                    self.limit_hit = Some(TickErrorKind::RandomExhausted);
+                    self.error_kind = Some(TickErrorKind::RandomExhausted);
                     self.error = Some(format!(
                         "the random stream is exhausted (`:aido/rng-pos` reached {}); set a new `:aido/seed` and remove `:aido/rng-pos`",
                         i64::MAX

@@ -424,7 +424,7 @@ impl Engine<'_> {
     #[inline(never)]
     fn ran_in_one_visit(&mut self, id: u32, node_type: &NodeType) -> Status {
         if self.error.is_none() {
-            self.rng.limit_hit = Some(crate::tick::TickErrorKind::OneVisitRunning);
+            self.rng.error_kind = Some(crate::tick::TickErrorKind::OneVisitRunning);
         }
         self.fail(
             id,

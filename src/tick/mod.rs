@@ -1296,7 +1296,7 @@ impl<'t> Engine<'t> {
         if let Some(depth) = deepest
             && self.error.is_none()
         {
-            self.rng.limit_hit = Some(TickErrorKind::TooDeep);
+            self.rng.error_kind = Some(TickErrorKind::TooDeep);
             self.fail(
                 node,
                 format!(
@@ -1324,7 +1324,7 @@ impl<'t> Engine<'t> {
         self.fuel_given += 1;
         self.fuel = 1;
         if self.error.is_none() {
-            self.rng.limit_hit = Some(TickErrorKind::StepBudget);
+            self.rng.error_kind = Some(TickErrorKind::StepBudget);
         }
         self.fail(
             node,
@@ -1341,7 +1341,7 @@ impl<'t> Engine<'t> {
             let tree = self.tree;
             let n = &tree.nodes[node as usize];
             self.error = Some(Box::new(TickError {
-                kind: self.rng.limit_hit.take().unwrap_or(TickErrorKind::Other),
+                kind: self.rng.error_kind.take().unwrap_or(TickErrorKind::Other),
                 node: n.id.clone(),
                 node_type: n.type_name,
                 path: tree.path(crate::tree::NodeIndex(node)),
