@@ -303,6 +303,21 @@ fn recording_npc_ticks_allocates_only_as_the_record_grows() {
     }
 }
 
+/// Records 20 ticks of `tree` from `db`, then 10,000 more: the run, and
+/// the bytes the 10,000 left in use (`db` ends as the last tick's).
+fn record_20_then_10000(tree: &aido::Tree, db: &mut Value) -> (aido::record::RunRecord, i64) {
+    let mut recorder = aido::record::Recorder::new(tree, db).comparing_written_keys();
+    for _ in 0..20 {
+        *db = recorder.tick(std::mem::take(db), tree).db;
+    }
+    let ((), _, kept) = peak_and_kept(|| {
+        for _ in 0..10_000 {
+            *db = recorder.tick(std::mem::take(db), tree).db;
+        }
+    });
+    (recorder.finish(), kept)
+}
+
 #[test]
 fn a_recorded_npc_tick_keeps_its_entry_in_32_bytes_and_a_change_in_16() {
     // A tick's entry is 32 bytes: its status, steps, tree and list of
@@ -316,16 +331,7 @@ fn a_recorded_npc_tick_keeps_its_entry_in_32_bytes_and_a_change_in_16() {
     // (With a 64-byte entry holding its own list of visits and its number,
     // a tick took about 120 bytes.)
     let (tree, mut db) = npc();
-    let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
-    for _ in 0..20 {
-        db = recorder.tick(db, &tree).db;
-    }
-    let ((), _, kept) = peak_and_kept(|| {
-        for _ in 0..10_000 {
-            db = recorder.tick(std::mem::take(&mut db), &tree).db;
-        }
-    });
-    let run = recorder.finish();
+    let (run, kept) = record_20_then_10000(&tree, &mut db);
     let changes: usize = run.ticks().map(|t| run.changes(&t).len()).sum();
     assert!(changes >= 30_000, "{changes} changes in 10,020 npc ticks");
     assert!(
@@ -347,16 +353,7 @@ fn a_recorded_tick_that_changes_nothing_keeps_under_64_bytes_even_while_its_list
     )
     .unwrap();
     let mut db = read_value("{:n 1}").unwrap();
-    let mut recorder = aido::record::Recorder::new(&tree, &db).comparing_written_keys();
-    for _ in 0..20 {
-        db = recorder.tick(db, &tree).db;
-    }
-    let ((), _, kept) = peak_and_kept(|| {
-        for _ in 0..10_000 {
-            db = recorder.tick(std::mem::take(&mut db), &tree).db;
-        }
-    });
-    let run = recorder.finish();
+    let (run, kept) = record_20_then_10000(&tree, &mut db);
     assert_eq!(run.n_ticks(), 10_020);
     assert!(run.ticks().all(|t| run.changes(&t).len() == 0));
     assert!(
