@@ -129,6 +129,17 @@ impl SlotHint {
             self.0.store(u32::try_from(i).unwrap_or(0), Relaxed);
         }
     }
+
+    /// The entry at `removed` was just taken out of the map this hint
+    /// looks in (shifting the later entries up by one): a hint past it
+    /// follows its key, so that the next look-up does not miss.
+    #[inline(always)]
+    pub(crate) fn shift_past(&self, removed: usize) {
+        let at = self.at();
+        if at > removed {
+            self.remember(Some(at - 1));
+        }
+    }
 }
 
 pub use crate::spec::MAX_KEY_PATH;
@@ -1137,6 +1148,23 @@ mod tests {
     /// Whether node `i`'s id has been made into a value.
     fn made(tree: &Tree, i: usize) -> bool {
         tree.nodes[i].id.value.get().is_some()
+    }
+
+    #[test]
+    fn a_hint_past_a_removed_entry_follows_its_key_and_no_other_moves() {
+        let hint = SlotHint::default();
+        hint.remember(Some(7));
+        // An entry before the hinted one: the key moved up by one.
+        hint.shift_past(5);
+        assert_eq!(hint.at(), 6);
+        // The hinted entry itself, or one after it: the hint stays.
+        hint.shift_past(6);
+        assert_eq!(hint.at(), 6);
+        hint.shift_past(9);
+        assert_eq!(hint.at(), 6);
+        let first = SlotHint::default();
+        first.shift_past(0);
+        assert_eq!(first.at(), 0);
     }
 
     #[test]

@@ -264,6 +264,22 @@ pub(crate) fn recycle(mut value: Value) {
     }
 }
 
+impl Engine<'_> {
+    /// Takes the long-running key at `at` (`:aido/memory` or
+    /// `:aido/running`, found by its hint) out of the db, recycling its
+    /// value. The other key, usually stored after it, moves up by one: its
+    /// hint follows, so that the rest of the tick (a halt removes node
+    /// memory, then the running set) finds it without a search.
+    pub(crate) fn remove_long_key(&mut self, at: usize) {
+        if let Some((_, old)) = self.db.shift_remove_index(at) {
+            let tree = self.tree;
+            tree.memory_key_hint.shift_past(at);
+            tree.running_key_hint.shift_past(at);
+            recycle(old);
+        }
+    }
+}
+
 /// Whether a node of `nodes` writes under `:aido/running`: a data node
 /// whose key path (or `:into`) starts there. Such a tree gets no shortcut
 /// at the end of a tick (`Long::db_names_prev`): the set the tick ends
@@ -630,25 +646,13 @@ impl Engine<'_> {
             );
         }
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
-            if let Some(i) = at
-                && let Some((_, old)) = self.db.shift_remove_index(i)
-            {
-                recycle(old);
+            if let Some(i) = at {
+                self.remove_long_key(i);
             }
             return;
         };
         let now = &mut long.now_running;
         let nodes = &tree.nodes;
-        // The hint's search proved it absent: appended without another.
-        let at = match at {
-            Some(i) => i,
-            None => {
-                let at = self.db.push(Value::Keyword(kw::RUNNING), Value::Nil);
-                tree.running_key_hint.remember(Some(at));
-                at
-            }
-        };
-        let slot = &mut self.db[at];
         // Noted as each node returned, children before their parents: in
         // reverse pre-order, the usual case for the nodes that started.
         if now.windows(2).all(|w| w[0] > w[1]) {
@@ -657,6 +661,21 @@ impl Engine<'_> {
             now.sort_unstable();
             now.dedup();
         }
+        let ids = |now: &[u32]| {
+            let mut ids = spare_vector();
+            if let Value::Vector(items) = &mut ids {
+                items.extend(now.iter().map(|&n| nodes[n as usize].id.clone()));
+            }
+            ids
+        };
+        let Some(at) = at else {
+            // The hint's search proved it absent: appended without another.
+            let at = self.db.push(Value::Keyword(kw::RUNNING), ids(now));
+            tree.running_key_hint.remember(Some(at));
+            self.wrote_state = true;
+            return;
+        };
+        let slot = &mut self.db[at];
         if let Value::Vector(old) = slot
             && old.len() == now.len()
             && old
@@ -666,11 +685,7 @@ impl Engine<'_> {
         {
             return;
         }
-        let mut ids = spare_vector();
-        if let Value::Vector(items) = &mut ids {
-            items.extend(now.iter().map(|&n| nodes[n as usize].id.clone()));
-        }
-        recycle(std::mem::replace(slot, ids));
+        recycle(std::mem::replace(slot, ids(now)));
         self.wrote_state = true;
     }
 
@@ -1010,9 +1025,7 @@ impl Engine<'_> {
                 for state in memory.values_mut() {
                     recycle(std::mem::take(state));
                 }
-                if let Some((_, memory)) = self.db.shift_remove_index(at) {
-                    recycle(memory);
-                }
+                self.remove_long_key(at);
                 return;
             }
             memory.retain(|id, state| {
@@ -1040,10 +1053,8 @@ impl Engine<'_> {
                 }
                 keep
             });
-            if memory.is_empty()
-                && let Some((_, memory)) = self.db.shift_remove_index(at)
-            {
-                recycle(memory);
+            if memory.is_empty() {
+                self.remove_long_key(at);
             }
         }
     }

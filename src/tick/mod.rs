@@ -1446,10 +1446,8 @@ impl<'t> Engine<'t> {
                     {
                         halt::recycle(old);
                     }
-                    if memory.is_empty()
-                        && let Some((_, memory)) = self.db.shift_remove_index(at)
-                    {
-                        halt::recycle(memory);
+                    if memory.is_empty() {
+                        self.remove_long_key(at);
                     }
                 }
             }
