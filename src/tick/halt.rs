@@ -190,14 +190,106 @@ thread_local! {
     /// reuses them and the room they have, so that a long action halted and
     /// started again allocates nothing once warm.
     static SPARE: std::cell::RefCell<Spare> = const {
-        std::cell::RefCell::new(Spare { maps: Vec::new(), vectors: Vec::new() })
+        std::cell::RefCell::new(Spare {
+            maps: Vec::new(),
+            vectors: Vec::new(),
+            running: None,
+            memory: None,
+        })
     };
 }
 
-/// Empty maps and vectors, kept whole as values (a value keeps its box).
+/// Empty maps and vectors, kept whole as values (a value keeps its box),
+/// and the last running set and node memory a halt took out of a db, kept
+/// as they were.
 struct Spare {
     maps: Vec<Value>,
     vectors: Vec<Value>,
+    /// The `:aido/running` vector the last halt on this thread removed,
+    /// with its ids: a long action started again after its halt usually
+    /// runs the same nodes, and puts it back as it is (see
+    /// [`parked_running`]).
+    running: Option<Value>,
+    /// The `:aido/memory` map the last halt on this thread removed when it
+    /// held one node's state, with that entry: the same node started again
+    /// puts it back with its new state, no entry made or dropped (see
+    /// [`parked_memory`]).
+    memory: Option<Value>,
+}
+
+/// Whether `value` is a map or vector small enough to keep (see
+/// [`SPARE_ROOM`]).
+fn small_enough(value: &Value) -> bool {
+    match value {
+        Value::Map(map) => map.capacity() <= SPARE_ROOM,
+        Value::Vector(items) => items.capacity() <= SPARE_ROOM,
+        _ => false,
+    }
+}
+
+/// Keeps `value`, a running set or a node memory map just taken out of a
+/// db by a halt, whole in the slot `which` picks, if it is small; what the
+/// slot held before is recycled.
+fn park(value: Value, which: fn(&mut Spare) -> &mut Option<Value>) {
+    if !small_enough(&value) {
+        recycle(value);
+        return;
+    }
+    let before = SPARE
+        .try_with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => which(&mut s).replace(value),
+            Err(_) => Some(value),
+        })
+        .unwrap_or(None);
+    if let Some(before) = before {
+        recycle(before);
+    }
+}
+
+/// The running set a halt kept ([`Spare::running`]), if it names the
+/// nodes `now` (in that order) of `tree`: ready to be put back in the db
+/// as it is. Anything else parked is recycled.
+fn parked_running(tree: &crate::tree::Tree, now: &[u32]) -> Option<Value> {
+    let parked = SPARE
+        .try_with(|s| s.try_borrow_mut().ok()?.running.take())
+        .ok()
+        .flatten()?;
+    if let Value::Vector(ids) = &parked
+        && ids.len() == now.len()
+        && ids.iter().zip(now).all(|(id, &n)| {
+            tree.nodes
+                .get(n as usize)
+                .is_some_and(|n| same_id(&n.id, id))
+        })
+    {
+        return Some(parked);
+    }
+    recycle(parked);
+    None
+}
+
+/// The node memory map a halt kept ([`Spare::memory`]), if its one entry
+/// is `id`'s: that entry's state replaced by `state` (the old one kept as
+/// a spare map), ready to be put back in the db. `Err(state)` otherwise
+/// (anything else parked is recycled).
+pub(crate) fn parked_memory(id: &Value, state: Value) -> Result<Value, Value> {
+    let parked = SPARE
+        .try_with(|s| s.try_borrow_mut().ok()?.memory.take())
+        .ok()
+        .flatten();
+    let Some(mut parked) = parked else {
+        return Err(state);
+    };
+    if let Value::Map(memory) = &mut parked
+        && memory.len() == 1
+        && memory.get_index(0).is_some_and(|(k, _)| same_id(k, id))
+        && let Some(slot) = memory.value_at_mut(0)
+    {
+        recycle(std::mem::replace(slot, state));
+        return Ok(parked);
+    }
+    recycle(parked);
+    Err(state)
 }
 
 /// At most this many of each are kept, each with room for at most
@@ -271,12 +363,18 @@ impl Engine<'_> {
     /// hint follows, so that the rest of the tick (a halt removes node
     /// memory, then the running set) finds it without a search.
     pub(crate) fn remove_long_key(&mut self, at: usize) {
-        if let Some((_, old)) = self.db.shift_remove_index(at) {
-            let tree = self.tree;
-            tree.memory_key_hint.shift_past(at);
-            tree.running_key_hint.shift_past(at);
+        if let Some(old) = self.take_long_key(at) {
             recycle(old);
         }
+    }
+
+    /// [`Engine::remove_long_key`], the value handed back.
+    fn take_long_key(&mut self, at: usize) -> Option<Value> {
+        let (_, old) = self.db.shift_remove_index(at)?;
+        let tree = self.tree;
+        tree.memory_key_hint.shift_past(at);
+        tree.running_key_hint.shift_past(at);
+        Some(old)
     }
 }
 
@@ -646,8 +744,11 @@ impl Engine<'_> {
             );
         }
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
-            if let Some(i) = at {
-                self.remove_long_key(i);
+            // Kept whole: the same nodes usually start again.
+            if let Some(i) = at
+                && let Some(old) = self.take_long_key(i)
+            {
+                park(old, |s| &mut s.running);
             }
             return;
         };
@@ -669,8 +770,13 @@ impl Engine<'_> {
             ids
         };
         let Some(at) = at else {
-            // The hint's search proved it absent: appended without another.
-            let at = self.db.push(Value::Keyword(kw::RUNNING), ids(now));
+            // The hint's search proved it absent: appended without another,
+            // usually as the last halt took it out.
+            let running = match parked_running(tree, now) {
+                Some(running) => running,
+                None => ids(now),
+            };
+            let at = self.db.push(Value::Keyword(kw::RUNNING), running);
             tree.running_key_hint.remember(Some(at));
             self.wrote_state = true;
             return;
@@ -1022,6 +1128,14 @@ impl Engine<'_> {
                     })
                 })
             {
+                // One node's state (a long action's, the usual case): kept
+                // whole for that node's next start.
+                if memory.len() == 1 {
+                    if let Some(old) = self.take_long_key(at) {
+                        park(old, |s| &mut s.memory);
+                    }
+                    return;
+                }
                 for state in memory.values_mut() {
                     recycle(std::mem::take(state));
                 }

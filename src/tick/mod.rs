@@ -1406,14 +1406,24 @@ impl<'t> Engine<'t> {
         match state {
             Some(state) => {
                 // The hint's search proves the key absent: appended without
-                // a second search.
-                let at = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
-                    Some(i) => i,
-                    None => {
-                        let at = self.db.push(key, Value::Nil);
-                        tree.memory_key_hint.remember(Some(at));
-                        at
-                    }
+                // a second search; usually as the last halt took it out,
+                // holding this node's entry, which takes the new state.
+                let (at, state) = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
+                    Some(i) => (i, state),
+                    None => match halt::parked_memory(id, state) {
+                        Ok(memory) => {
+                            self.wrote_state = true;
+                            let at = self.db.push(key, memory);
+                            tree.memory_key_hint.remember(Some(at));
+                            n.memory_hint.remember(Some(0));
+                            return Ok(());
+                        }
+                        Err(state) => {
+                            let at = self.db.push(key, Value::Nil);
+                            tree.memory_key_hint.remember(Some(at));
+                            (at, state)
+                        }
+                    },
                 };
                 let slot = &mut self.db[at];
                 if slot.is_nil() {

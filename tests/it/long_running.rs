@@ -1582,3 +1582,49 @@ fn a_running_set_written_by_a_data_node_is_written_again() {
         }
     }
 }
+
+/// A halt keeps the running set and the node memory it takes out of the
+/// db whole, for the same nodes to put back when they start again: nodes
+/// that differ get their own set and memory, whichever was kept, and the
+/// same nodes get theirs as a fresh start writes them.
+#[test]
+fn a_set_and_memory_a_halt_kept_are_put_back_only_for_the_same_nodes() {
+    let t = tree(
+        "[:selector {:id :s}
+          [:sequence {:id :q} [:present? {:key :go}] [:wait {:id :a :ticks 9}]]
+          [:sequence {:id :r} [:present? {:key :other}] [:wait {:id :b :ticks 9}]]]",
+    );
+    let mut d = Value::map();
+    // Each tick's keys, and the running set and memory it must end with
+    // (nil: none).
+    let steps = [
+        ("{:go true}", "[:s :q :a]", "{:a {:ticks 1}}"),
+        ("{}", "nil", "nil"),
+        // Another node of the same depth starts: the set and memory kept
+        // from `:a` are not its own.
+        ("{:other true}", "[:s :r :b]", "{:b {:ticks 1}}"),
+        ("{:other true}", "[:s :r :b]", "{:b {:ticks 2}}"),
+        ("{}", "nil", "nil"),
+        // The same node starts again: its own set and memory, counted anew.
+        ("{:other true}", "[:s :r :b]", "{:b {:ticks 1}}"),
+        ("{}", "nil", "nil"),
+        ("{:go true}", "[:s :q :a]", "{:a {:ticks 1}}"),
+    ];
+    for (i, (keys, running, memory)) in steps.into_iter().enumerate() {
+        for key in ["go", "other"] {
+            if let Value::Map(m) = &mut d {
+                m.shift_remove(&Value::keyword(key));
+            }
+        }
+        if let Value::Map(keys) = &db(keys) {
+            for (k, v) in keys.iter() {
+                set(&mut d, k.as_keyword().unwrap().as_str(), v.clone());
+            }
+        }
+        let tick = aido::run_tick(d, &t);
+        let expect = |text: &str| Some(db(text)).filter(|v| !v.is_nil());
+        assert_eq!(get(&tick.db, "aido/running"), expect(running), "tick {i}");
+        assert_eq!(get(&tick.db, "aido/memory"), expect(memory), "tick {i}");
+        d = tick.db;
+    }
+}
