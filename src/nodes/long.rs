@@ -102,20 +102,16 @@ impl Engine<'_> {
                 }
             },
         };
-        let state = if done < n {
-            Some(crate::tick::spare_map_of(
-                Value::Keyword(kw::TICKS),
-                Value::Int(done as i64 + 1),
-            ))
+        // `{:ticks k}`, written over the wait's old count in place where
+        // there is one (a wait started again after its halt).
+        let (status, set) = if done < n {
+            let count = Value::Int(done as i64 + 1);
+            let set = self.set_memory_of_one(id, kw::TICKS, count);
+            (Status::Running, set)
         } else {
-            None
+            (Status::Success, self.set_memory(id, None))
         };
-        let status = if state.is_some() {
-            Status::Running
-        } else {
-            Status::Success
-        };
-        match self.set_memory(id, state) {
+        match set {
             Ok(()) => status,
             Err(e) => self.fail(id, e),
         }

@@ -268,11 +268,53 @@ fn parked_running(tree: &crate::tree::Tree, now: &[u32]) -> Option<Value> {
     None
 }
 
+/// A node's new memory (see `Engine::set_memory`).
+pub(crate) enum NewMemory {
+    /// This value.
+    Whole(Value),
+    /// The one-entry map `{key value}`, the usual run state (a count, a
+    /// place): written into the node's map in place when that map is
+    /// `{key old}`, and otherwise made from a spare map.
+    One(Keyword, Value),
+}
+
+impl NewMemory {
+    /// The memory as a value.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            NewMemory::Whole(value) => value,
+            NewMemory::One(key, value) => spare_map_of(Value::Keyword(key), value),
+        }
+    }
+
+    /// Writes the memory over `slot`, the node's state so far: a one-entry
+    /// map in place where it can, and otherwise `old` is what becomes of
+    /// the state replaced (recycled or dropped).
+    #[inline(always)]
+    pub(crate) fn write_over(self, slot: &mut Value, old: fn(Value)) {
+        let new = match self {
+            NewMemory::Whole(value) => value,
+            NewMemory::One(key, value) => {
+                if let Value::Map(map) = slot
+                    && map.len() == 1
+                    && map.keyword_at(0, key)
+                    && let Some(in_place) = map.value_at_mut(0)
+                {
+                    *in_place = value;
+                    return;
+                }
+                spare_map_of(Value::Keyword(key), value)
+            }
+        };
+        old(std::mem::replace(slot, new));
+    }
+}
+
 /// The node memory map a halt kept ([`Spare::memory`]), if its one entry
-/// is `id`'s: that entry's state replaced by `state` (the old one kept as
-/// a spare map), ready to be put back in the db. `Err(state)` otherwise
-/// (anything else parked is recycled).
-pub(crate) fn parked_memory(id: &Value, state: Value) -> Result<Value, Value> {
+/// is `id`'s: that entry's state replaced by `state` (in place, or the old
+/// one kept as a spare map), ready to be put back in the db. `Err(state)`
+/// otherwise (anything else parked is recycled).
+pub(crate) fn parked_memory(id: &Value, state: NewMemory) -> Result<Value, NewMemory> {
     let parked = SPARE
         .try_with(|s| s.try_borrow_mut().ok()?.memory.take())
         .ok()
@@ -285,7 +327,7 @@ pub(crate) fn parked_memory(id: &Value, state: Value) -> Result<Value, Value> {
         && memory.get_index(0).is_some_and(|(k, _)| same_id(k, id))
         && let Some(slot) = memory.value_at_mut(0)
     {
-        recycle(std::mem::replace(slot, state));
+        state.write_over(slot, recycle);
         return Ok(parked);
     }
     recycle(parked);

@@ -30,8 +30,8 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
+pub(crate) use halt::writes_running;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
-pub(crate) use halt::{spare_map_of, writes_running};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
 pub(crate) use writes::Writes;
@@ -1395,6 +1395,24 @@ impl<'t> Engine<'t> {
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
     /// state is stored: clearing the last entry removes `:aido/memory`.
     pub(crate) fn set_memory(&mut self, node: u32, state: Option<Value>) -> Result<(), String> {
+        self.put_memory(node, state.map(halt::NewMemory::Whole))
+    }
+
+    /// Sets the memory of `node` to the one-entry map `{key value}`: in
+    /// place when the node's memory, or the map the last halt kept for it,
+    /// is `{key old}` (a count or a place starting again).
+    #[inline(always)]
+    pub(crate) fn set_memory_of_one(
+        &mut self,
+        node: u32,
+        key: Keyword,
+        value: Value,
+    ) -> Result<(), String> {
+        self.put_memory(node, Some(halt::NewMemory::One(key, value)))
+    }
+
+    /// [`Engine::set_memory`] and [`Engine::set_memory_of_one`].
+    fn put_memory(&mut self, node: u32, state: Option<halt::NewMemory>) -> Result<(), String> {
         if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
             self.journal_persistent(node);
         }
@@ -1437,10 +1455,10 @@ impl<'t> Engine<'t> {
                     ));
                 };
                 match n.memory_hint.find_value(memory, id) {
-                    Some(i) => memory[i] = state,
+                    Some(i) => state.write_over(&mut memory[i], drop),
                     // The hint's search proves the id absent.
                     None => {
-                        let at = memory.push(id.clone(), state);
+                        let at = memory.push(id.clone(), state.into_value());
                         n.memory_hint.remember(Some(at));
                     }
                 }

@@ -1628,3 +1628,36 @@ fn a_set_and_memory_a_halt_kept_are_put_back_only_for_the_same_nodes() {
         d = tick.db;
     }
 }
+
+/// A node's run state written as a one-entry map is written in place
+/// only over a map of the same key: a `:wait` that starts with the id of
+/// a halted node whose memory had another key gets `{:ticks 1}`.
+#[test]
+fn a_count_is_written_in_place_only_over_a_state_of_the_same_key() {
+    let mut r = Registry::new();
+    r.node_type(NodeType::new("t/mem").tick(|ctx| {
+        ctx.set_memory(Some(db("{:other 7}")))?;
+        Ok(Status::Running)
+    }))
+    .unwrap();
+    let first = compile_str(
+        "a.edn",
+        "[:sequence [:present? {:key :go}] [:t/mem {:id :w}]]",
+        &r,
+    )
+    .unwrap();
+    let d = aido::run_tick(db("{:go true}"), &first).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:w {:other 7}}")));
+    // Halted: the memory is taken out of the db.
+    let mut d = d;
+    if let Value::Map(m) = &mut d {
+        m.shift_remove(&Value::keyword("go"));
+    }
+    let d = aido::run_tick(d, &first).db;
+    assert_eq!(get(&d, "aido/memory"), None);
+    let second = tree("[:sequence [:success] [:wait {:id :w :ticks 5}]]");
+    let d = aido::run_tick(Value::map(), &second).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:w {:ticks 1}}")));
+    let d = aido::run_tick(d, &second).db;
+    assert_eq!(get(&d, "aido/memory"), Some(db("{:w {:ticks 2}}")));
+}
