@@ -156,7 +156,12 @@ pub(crate) fn lower_options<'m>(
             },
             None => None,
         };
-        if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
+        // A scalar is a constant (a dynamic option is a vector) and nearly
+        // always of its type: kept here, without the call that also handles
+        // dynamic options and reports errors.
+        if !matches!(value, Value::Vector(_)) && spec.is_none_or(|ty| ty.check(value).is_ok()) {
+            out.entries.push((key, Opt::Const(value.clone())));
+        } else if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
             out.entries.push((key, opt));
         }
     }
