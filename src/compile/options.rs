@@ -55,8 +55,9 @@ pub(crate) fn lower_options<'m>(
     for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
         // Where the key is written is wanted only for an error.
         let key_span = || spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
-        let value_spans = spans.and_then(|s| s.child(2 * i + 1));
-        let value_span = value_spans.map(FormSpans::span);
+        // Where the value is written, likewise wanted only off the fast path.
+        let value_spans = || spans.and_then(|s| s.child(2 * i + 1));
+        let value_span = || value_spans().map(FormSpans::span);
         let Value::Keyword(key) = key else {
             c.error(
                 Code::UnknownOption,
@@ -73,7 +74,7 @@ pub(crate) fn lower_options<'m>(
         if key == id_key {
             match value {
                 Value::Keyword(_) | Value::Str(_) | Value::Int(_) => {
-                    out.id = Some((value.clone(), value_span));
+                    out.id = Some((value.clone(), value_span()));
                 }
                 other => {
                     c.error(
@@ -83,7 +84,7 @@ pub(crate) fn lower_options<'m>(
                             other.type_name(),
                             short(other)
                         ),
-                        value_span,
+                        value_span(),
                     );
                 }
             }
@@ -101,7 +102,7 @@ pub(crate) fn lower_options<'m>(
                         value.type_name(),
                         short(value)
                     ),
-                    value_span,
+                    value_span(),
                 );
             }
             continue;
@@ -117,14 +118,14 @@ pub(crate) fn lower_options<'m>(
                         value.type_name(),
                         short(value)
                     ),
-                    value_span,
+                    value_span(),
                 );
             }
             continue;
         }
         if let Some(slot) = precondition_slot(&mut out.pre, key) {
             // A precondition is any value, constant or dynamic; only its truthiness counts.
-            if let Some(opt) = lower_value(c, key, value, value_spans, Some(&OptionType::Any)) {
+            if let Some(opt) = lower_value(c, key, value, value_spans(), Some(&OptionType::Any)) {
                 *slot = Some(opt);
             }
             continue;
@@ -161,7 +162,7 @@ pub(crate) fn lower_options<'m>(
         // dynamic options and reports errors.
         if !matches!(value, Value::Vector(_)) && spec.is_none_or(|ty| ty.check(value).is_ok()) {
             out.entries.push((key, Opt::Const(value.clone())));
-        } else if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
+        } else if let Some(opt) = lower_value(c, key, value, value_spans(), spec) {
             out.entries.push((key, opt));
         }
     }
