@@ -50,114 +50,27 @@ pub(crate) fn lower_options<'m>(
         map,
         spans,
     };
-    let id_key = kw::ID;
-    let (doc_key, samples_key) = c.doc_and_samples;
-    for (i, (key, value)) in map.into_iter().flat_map(|m| m.iter()).enumerate() {
-        // Where the key is written is wanted only for an error.
-        let key_span = || spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
-        let value_spans = spans.and_then(|s| s.child(2 * i + 1));
-        let value_span = value_spans.map(FormSpans::span);
-        let Value::Keyword(key) = key else {
-            c.error(
-                Code::UnknownOption,
-                format!(
-                    "option keys are keywords, found {} `{}`",
-                    key.type_name(),
-                    short(key)
-                ),
-                key_span(),
-            );
-            continue;
-        };
-        let key = *key;
-        if key == id_key {
-            match value {
-                Value::Keyword(_) | Value::Str(_) | Value::Int(_) => {
-                    out.id = Some((value.clone(), value_span));
-                }
-                other => {
-                    c.error(
-                        Code::BadOptionValue,
-                        format!(
-                            "`:id` expected a keyword, string or integer, found {} `{}`",
-                            other.type_name(),
-                            short(other)
-                        ),
-                        value_span,
-                    );
+    if let Some(m) = map {
+        // Keyword keys, all an options map normally has, come as their
+        // codes (no key value looked up); a key of another type, stored
+        // apart, is taken by its position, so that the keys are still
+        // lowered, and their errors reported, in the order written.
+        let mut next = 0;
+        m.for_each_keyword(|i, key| {
+            for j in next..i {
+                if let Some((key, value)) = m.get_index(j) {
+                    lower_entry(c, &mut out, node_type, j, key, value);
                 }
             }
-            continue;
-        }
-        // `:doc` documents any node (shown by `aido show` and the page); it
-        // does nothing when ticked. A node type that declares a `:doc` of its
-        // own gets it instead.
-        if key == doc_key && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key)) {
-            if !matches!(value, Value::Str(_)) {
-                c.error(
-                    Code::BadOptionValue,
-                    format!(
-                        "`:doc` expected a string, found {} `{}`",
-                        value.type_name(),
-                        short(value)
-                    ),
-                    value_span,
-                );
+            if let Some(value) = m.value_at(i) {
+                lower_option(c, &mut out, node_type, i, key, value);
             }
-            continue;
-        }
-        // `:aido/samples` are inputs the node should accept, for `aido check
-        // --samples`; like `:doc`, they do nothing when ticked.
-        if key == samples_key {
-            if !matches!(value, Value::Vector(_) | Value::List(_)) {
-                c.error(
-                    Code::BadOptionValue,
-                    format!(
-                        "`:aido/samples` expected a vector of sample inputs, found {} `{}`",
-                        value.type_name(),
-                        short(value)
-                    ),
-                    value_span,
-                );
+            next = i + 1;
+        });
+        for j in next..m.len() {
+            if let Some((key, value)) = m.get_index(j) {
+                lower_entry(c, &mut out, node_type, j, key, value);
             }
-            continue;
-        }
-        if let Some(slot) = precondition_slot(&mut out.pre, key) {
-            // A precondition is any value, constant or dynamic; only its truthiness counts.
-            if let Some(opt) = lower_value(c, key, value, value_spans, Some(&OptionType::Any)) {
-                *slot = Some(opt);
-            }
-            continue;
-        }
-        let spec = match node_type {
-            Some(nt) => match nt.options.iter().find(|o| o.key == key) {
-                Some(spec) => Some(&spec.ty),
-                None if nt.open_options => Some(&OptionType::Any),
-                None => {
-                    let known = nt
-                        .options
-                        .iter()
-                        .map(|o| o.key.as_str())
-                        .chain(GENERIC_KEYS.iter().copied());
-                    let help =
-                        did_you_mean(key.as_str(), known).map(|s| format!("did you mean `:{s}`?"));
-                    let accepted = accepted_keys(nt);
-                    c.error(
-                        Code::UnknownOption,
-                        format!(
-                            "`{}` has no option `{key}` (it accepts {accepted})",
-                            nt.name
-                        ),
-                        key_span(),
-                    )
-                    .help = help;
-                    None
-                }
-            },
-            None => None,
-        };
-        if let Some(opt) = lower_value(c, key, value, value_spans, spec) {
-            out.entries.push((key, opt));
         }
     }
     if let Some(nt) = node_type {
@@ -177,6 +90,152 @@ pub(crate) fn lower_options<'m>(
         }
     }
     out
+}
+
+/// Lowers the option at position `i` of a node's options map whose key is
+/// not stored as a keyword's code: a keyword past the codes a map keeps
+/// is lowered as any other, anything else is an error. Out of line: an
+/// options map read from text has keyword keys alone.
+#[cold]
+#[inline(never)]
+fn lower_entry<'m>(
+    c: &mut Compiler<'_>,
+    out: &mut Options<'m>,
+    node_type: Option<&NodeType>,
+    i: usize,
+    key: &'m Value,
+    value: &'m Value,
+) {
+    let Value::Keyword(key) = key else {
+        let key_span = out.spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
+        c.error(
+            Code::UnknownOption,
+            format!(
+                "option keys are keywords, found {} `{}`",
+                key.type_name(),
+                short(key)
+            ),
+            key_span,
+        );
+        return;
+    };
+    lower_option(c, out, node_type, i, *key, value);
+}
+
+/// Lowers the option `key` at position `i` of a node's options map into
+/// `out`: its id, a precondition, or an option of the node type. Inlined
+/// into the loop over keyword keys, where it saves a call an option.
+#[inline(always)]
+fn lower_option<'m>(
+    c: &mut Compiler<'_>,
+    out: &mut Options<'m>,
+    node_type: Option<&NodeType>,
+    i: usize,
+    key: Keyword,
+    value: &'m Value,
+) {
+    let spans = out.spans;
+    let id_key = kw::ID;
+    let (doc_key, samples_key) = c.doc_and_samples;
+    // Where the key is written is wanted only for an error.
+    let key_span = || spans.and_then(|s| s.child(2 * i)).map(FormSpans::span);
+    // Where the value is written, likewise wanted only off the fast path.
+    let value_spans = || spans.and_then(|s| s.child(2 * i + 1));
+    let value_span = || value_spans().map(FormSpans::span);
+    if key == id_key {
+        match value {
+            Value::Keyword(_) | Value::Str(_) | Value::Int(_) => {
+                out.id = Some((value.clone(), value_span()));
+            }
+            other => {
+                c.error(
+                    Code::BadOptionValue,
+                    format!(
+                        "`:id` expected a keyword, string or integer, found {} `{}`",
+                        other.type_name(),
+                        short(other)
+                    ),
+                    value_span(),
+                );
+            }
+        }
+        return;
+    }
+    // `:doc` documents any node (shown by `aido show` and the page); it
+    // does nothing when ticked. A node type that declares a `:doc` of its
+    // own gets it instead.
+    if key == doc_key && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.key == key)) {
+        if !matches!(value, Value::Str(_)) {
+            c.error(
+                Code::BadOptionValue,
+                format!(
+                    "`:doc` expected a string, found {} `{}`",
+                    value.type_name(),
+                    short(value)
+                ),
+                value_span(),
+            );
+        }
+        return;
+    }
+    // `:aido/samples` are inputs the node should accept, for `aido check
+    // --samples`; like `:doc`, they do nothing when ticked.
+    if key == samples_key {
+        if !matches!(value, Value::Vector(_) | Value::List(_)) {
+            c.error(
+                Code::BadOptionValue,
+                format!(
+                    "`:aido/samples` expected a vector of sample inputs, found {} `{}`",
+                    value.type_name(),
+                    short(value)
+                ),
+                value_span(),
+            );
+        }
+        return;
+    }
+    if let Some(slot) = precondition_slot(&mut out.pre, key) {
+        // A precondition is any value, constant or dynamic; only its truthiness counts.
+        if let Some(opt) = lower_value(c, key, value, value_spans(), Some(&OptionType::Any)) {
+            *slot = Some(opt);
+        }
+        return;
+    }
+    let spec = match node_type {
+        Some(nt) => match nt.options.iter().find(|o| o.key == key) {
+            Some(spec) => Some(&spec.ty),
+            None if nt.open_options => Some(&OptionType::Any),
+            None => {
+                let known = nt
+                    .options
+                    .iter()
+                    .map(|o| o.key.as_str())
+                    .chain(GENERIC_KEYS.iter().copied());
+                let help =
+                    did_you_mean(key.as_str(), known).map(|s| format!("did you mean `:{s}`?"));
+                let accepted = accepted_keys(nt);
+                c.error(
+                    Code::UnknownOption,
+                    format!(
+                        "`{}` has no option `{key}` (it accepts {accepted})",
+                        nt.name
+                    ),
+                    key_span(),
+                )
+                .help = help;
+                None
+            }
+        },
+        None => None,
+    };
+    // A scalar is a constant (a dynamic option is a vector) and nearly
+    // always of its type: kept here, without the call that also handles
+    // dynamic options and reports errors.
+    if !matches!(value, Value::Vector(_)) && spec.is_none_or(|ty| ty.check(value).is_ok()) {
+        out.entries.push((key, Opt::Const(value.clone())));
+    } else if let Some(opt) = lower_value(c, key, value, value_spans(), spec) {
+        out.entries.push((key, opt));
+    }
 }
 
 /// Where the precondition named by `key` goes, if `key` names one.

@@ -88,8 +88,8 @@ pub(super) fn symbol(text: &str, start: usize, names: &mut NameCache<Symbol>) ->
 /// Classes of bytes in keywords and symbols: a token's end, a name
 /// character, the namespace slash, or anything else (not allowed; a byte
 /// past ASCII is anything else here, and its name is checked slowly).
-const END: u8 = 0;
-const NAME: u8 = 1;
+const END: u8 = 1;
+const NAME: u8 = 0;
 const SLASH: u8 = 2;
 const OTHER: u8 = 3;
 const CLASS: [u8; 256] = {
