@@ -50,6 +50,7 @@ mod plain;
 mod rand_api;
 mod read;
 mod read_errors;
+mod reserved_keys;
 mod record;
 mod runner;
 mod samples;
