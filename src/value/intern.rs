@@ -520,10 +520,17 @@ mod tests {
         // (`value::map`'s filter: bit `index % 32`.)
         let bit = |i: u32| 1u32 << (i % 32);
         let read = [kw::ERROR, kw::RUNNING, kw::RESULTS, kw::TREE];
-        assert_eq!(read.iter().fold(0, |b, k| b | bit(k.index())), TICK_READ_BITS);
+        assert_eq!(
+            read.iter().fold(0, |b, k| b | bit(k.index())),
+            TICK_READ_BITS
+        );
         for (i, _) in RESERVED.iter().enumerate() {
             let k = Keyword(i as u32);
-            assert_eq!(bit(k.index()) & TICK_READ_BITS != 0, read.contains(&k), "{i}");
+            assert_eq!(
+                bit(k.index()) & TICK_READ_BITS != 0,
+                read.contains(&k),
+                "{i}"
+            );
         }
         // Names interned later (by this test or any other) pass over the
         // two bits, and each is found again by its name.
