@@ -528,7 +528,15 @@ fn tick_in_place_with(
         engine.note_writes(std::mem::take(writes));
     }
     let status = engine.tick_root(tree, options);
-    engine.finish_noted(status, options, writes)
+    // `Engine::finish_noted`, with the engine taken apart where it stands.
+    let steps = engine.end(options);
+    let Engine {
+        error,
+        long,
+        migration,
+        ..
+    } = engine;
+    Outcome::of(status, steps, error, long, migration, writes)
 }
 
 /// A tick whose options ask for a trace and whose caller gave no buffer
@@ -660,6 +668,40 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
+    /// What a tick that ended with `status` after `steps` visits produced,
+    /// from the parts of its engine (see [`Engine::end`]): Error if it has
+    /// an error; the keys it wrote handed back in `writes_out` (when given).
+    #[inline(always)]
+    pub(crate) fn of(
+        status: Status,
+        steps: u64,
+        error: Option<Box<TickError>>,
+        long: Option<Box<Long>>,
+        migration: Option<Box<Migration>>,
+        writes_out: Option<&mut Writes>,
+    ) -> Outcome {
+        let extras = long.and_then(|mut long| {
+            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
+                *out = writes;
+            }
+            Long::hand_over(long)
+        });
+        let extras = match migration {
+            None => extras,
+            Some(m) => Some(carried_over(extras, m)),
+        };
+        Outcome {
+            status: if error.is_some() {
+                Status::Error
+            } else {
+                status
+            },
+            error,
+            steps,
+            extras,
+        }
+    }
+
     /// The outcome with `trace` handed out in its extras ([`Tick::trace`]),
     /// for a tick traced into a buffer of its own.
     pub(crate) fn with_trace(mut self, trace: Vec<TraceEvent>) -> Outcome {
@@ -1181,6 +1223,24 @@ impl<'t> Engine<'t> {
         options: &TickOptions,
         writes_out: Option<&mut Writes>,
     ) -> Outcome {
+        let steps = self.end(options);
+        let Engine {
+            error,
+            long,
+            migration,
+            ..
+        } = self;
+        Outcome::of(status, steps, error, long, migration, writes_out)
+    }
+
+    /// The end of the tick in place: writes back what the tick leaves in
+    /// the db ([`Engine::write_back`]) and returns the visits made. The
+    /// caller then takes the engine apart by value where it stands, as
+    /// [`Engine::finish_noted`] does, and hands the parts to
+    /// [`Outcome::of`]: moving the engine into a call copied its 128 bytes
+    /// on every tick.
+    #[inline(always)]
+    pub(crate) fn end(&mut self, options: &TickOptions) -> u64 {
         // Most ticks leave nothing to write back: nothing ran or runs, no
         // completion waited, no state, error, locals or random draw. They
         // pass these tests and no more; the others write back out of line.
@@ -1194,34 +1254,7 @@ impl<'t> Engine<'t> {
         {
             self.write_back(options);
         }
-        let steps = self.steps();
-        // Taken apart by value, so that no drop glue for the whole engine runs.
-        let Engine {
-            error,
-            long,
-            migration,
-            ..
-        } = self;
-        let extras = long.and_then(|mut long| {
-            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
-                *out = writes;
-            }
-            Long::hand_over(long)
-        });
-        let extras = match migration {
-            None => extras,
-            Some(m) => Some(carried_over(extras, m)),
-        };
-        Outcome {
-            status: if error.is_some() {
-                Status::Error
-            } else {
-                status
-            },
-            error,
-            steps,
-            extras,
-        }
+        self.steps()
     }
 
     /// The end of a tick that has something to write back (see

@@ -26,9 +26,22 @@ use super::Value;
 struct Interner {
     ids: HashMap<&'static str, u32, RandomState>,
     names: Vec<&'static str>,
+    /// How many indices were passed over (see [`TICK_READ_BITS`]): `names`
+    /// holds an empty name at each, which no keyword or symbol has.
+    skipped: usize,
 }
 
-/// How many names the table holds (mirrors `names.len()`, read without the lock).
+/// The bits of a map's filter of keyword keys (bit `index % 32`, see
+/// `value::map`) that the reserved keys a tick looks for in every db have
+/// (`:aido/error`, `:aido/running`, `:aido/results`, `:aido/tree`; see
+/// [`RESERVED`]). The interner passes over every later index with one of
+/// these bits, so no other name ever has them: a db's filter then proves
+/// all four absent with one test, whatever its keys, and a tick's fixed
+/// cost does not depend on the db. (Two indices in 32 go unused.)
+pub(crate) const TICK_READ_BITS: u32 = 1 << 16 | 1 << 17;
+
+/// How many names the table holds (mirrors `names.len()` less the indices
+/// passed over, read without the lock).
 static N_NAMES: AtomicUsize = AtomicUsize::new(0);
 
 /// The default of [`max_interned_names`].
@@ -113,6 +126,7 @@ fn interner() -> &'static RwLock<Interner> {
         let mut table = Interner {
             ids: HashMap::with_hasher(RandomState::new()),
             names: Vec::new(),
+            skipped: 0,
         };
         // The reserved keywords get fixed indices, so that the interpreter can
         // name them as constants without touching the table.
@@ -126,12 +140,17 @@ fn interner() -> &'static RwLock<Interner> {
 }
 
 /// Keywords the library itself uses, interned first, in this order (see [`kw`]).
+///
+/// The four a tick looks for in every db (`:aido/error`, `:aido/running`,
+/// `:aido/results`, `:aido/tree`) sit at 16, 17, 48 and 49, so that their
+/// bits in a map's filter of keyword keys are two ([`TICK_READ_BITS`]),
+/// which no later name takes (a test checks the layout).
 const RESERVED: &[&str] = &[
     "aido/memory",
     "aido/seed",
     "aido/rng-pos",
     "aido/locals",
-    "aido/error",
+    "status-was",
     "aido/fn",
     "aido/db",
     "id",
@@ -144,12 +163,12 @@ const RESERVED: &[&str] = &[
     "repeat",
     "weights",
     "key",
-    "val",
-    "v1",
-    "v2",
-    "oper",
     "aido/running",
     "aido/results",
+    "v2",
+    "oper",
+    "val",
+    "v1",
     "launched",
     "memory",
     "policy",
@@ -163,7 +182,7 @@ const RESERVED: &[&str] = &[
     "aido/skip-if",
     "aido/success-if",
     "aido/failure-if",
-    "aido/tree",
+    "attempt",
     // Node memory and deferred-action bookkeeping of long-running behaviours.
     "iteration",
     "running",
@@ -180,8 +199,8 @@ const RESERVED: &[&str] = &[
     "aido/now",
     "seconds",
     "since",
-    "attempt",
-    "status-was",
+    "aido/tree",
+    "aido/error",
 ];
 
 /// The reserved keywords as constants.
@@ -197,15 +216,15 @@ pub(crate) mod kw {
     /// `:aido/locals`: working memory, present during one tick only.
     pub(crate) const LOCALS: Keyword = Keyword(3);
     /// `:aido/error`: the error of the last tick, if it ended in Error.
-    pub(crate) const ERROR: Keyword = Keyword(4);
+    pub(crate) const ERROR: Keyword = Keyword(49);
     /// `:id`, the option every node accepts.
     pub(crate) const ID: Keyword = Keyword(7);
     /// `:pool`, in `:choose-each`'s node memory.
     pub(crate) const POOL: Keyword = Keyword(8);
     /// `:aido/running`: the ids of the nodes that ended the last tick Running.
-    pub(crate) const RUNNING: Keyword = Keyword(20);
+    pub(crate) const RUNNING: Keyword = Keyword(16);
     /// `:aido/results`: completions of deferred actions, by node id.
-    pub(crate) const RESULTS: Keyword = Keyword(21);
+    pub(crate) const RESULTS: Keyword = Keyword(17);
     /// `:launched`, in a deferred action's node memory.
     pub(crate) const LAUNCHED: Keyword = Keyword(22);
     /// `:ticks`, in a `:wait` node's memory.
@@ -221,7 +240,7 @@ pub(crate) mod kw {
     /// `:aido/failure-if`, the precondition that makes a node fail.
     pub(crate) const FAILURE_IF: Keyword = Keyword(34);
     /// `:aido/tree`: the fingerprint of the tree the db was last ticked with.
-    pub(crate) const TREE: Keyword = Keyword(35);
+    pub(crate) const TREE: Keyword = Keyword(48);
     /// `:iteration`, in a loop's node memory: iterations finished.
     pub(crate) const ITERATION: Keyword = Keyword(36);
     /// `:running`, in a random decider's node memory: the child it picked.
@@ -245,9 +264,9 @@ pub(crate) mod kw {
     /// `:since`: when a decorator's period began (a time, or a count of ticks).
     pub(crate) const SINCE: Keyword = Keyword(47);
     /// `:attempt`: the attempts (or rounds) a decorator has finished.
-    pub(crate) const ATTEMPT: Keyword = Keyword(48);
+    pub(crate) const ATTEMPT: Keyword = Keyword(35);
     /// `:status-was`: the status a decorator keeps (`:run-once`, `:throttle`).
-    pub(crate) const STATUS_WAS: Keyword = Keyword(49);
+    pub(crate) const STATUS_WAS: Keyword = Keyword(4);
 
     /// The interned keyword of a built-in option key, without taking the
     /// interner's lock; other names are interned as usual. A reserved name
@@ -319,18 +338,29 @@ fn intern(text: &str) -> u32 {
     // made in Rust gets the refused id, which names nothing), so two new
     // names can never share an index.
     let bounded = BOUNDED.with(Cell::get);
+    let in_use = table.names.len() - table.skipped;
+    if bounded && in_use >= max_interned_names() {
+        REFUSED.with(|r| r.set(true));
+        return REFUSED_ID;
+    }
+    // No name after the reserved ones takes a filter bit of the keys a
+    // tick reads (see `TICK_READ_BITS`).
+    while (1u32 << (table.names.len() % 32)) & TICK_READ_BITS != 0 {
+        table.names.push("");
+        table.skipped += 1;
+    }
     let Ok(id) = u32::try_from(table.names.len()) else {
         REFUSED.with(|r| r.set(true));
         return REFUSED_ID;
     };
-    if id == REFUSED_ID || (bounded && table.names.len() >= max_interned_names()) {
+    if id == REFUSED_ID {
         REFUSED.with(|r| r.set(true));
         return REFUSED_ID;
     }
     let leaked: &'static str = Box::leak(text.to_owned().into_boxed_str());
     table.names.push(leaked);
     table.ids.insert(leaked, id);
-    N_NAMES.store(table.names.len(), Relaxed);
+    N_NAMES.store(table.names.len() - table.skipped, Relaxed);
     id
 }
 
@@ -447,10 +477,13 @@ mod tests {
     fn option_keys_are_found_by_their_slot_and_others_interned() {
         // Every reserved option key has a slot of its own: found with one
         // comparison, not the scan.
+        // (`:aido/error`, no option key, shares `:aido/tree`'s slot: both
+        // sit past the option keys for their filter bits, see `RESERVED`;
+        // found by the scan.)
         let mut taken = std::collections::HashSet::new();
         for (i, name) in RESERVED.iter().enumerate().skip(9) {
             assert!(
-                taken.insert(option_slot(name.as_bytes())),
+                taken.insert(option_slot(name.as_bytes())) || *name == "aido/error",
                 "`{name}` shares a slot"
             );
             assert_eq!(kw::option(name), Keyword(i as u32), "{name}");
@@ -480,6 +513,40 @@ mod tests {
         assert_eq!(kw::FAILURE.as_str(), "failure");
         assert_eq!(Keyword::existing("failure"), Some(kw::FAILURE));
         assert_eq!(Keyword::existing("never-interned-anywhere-else"), None);
+    }
+
+    #[test]
+    fn no_name_but_the_reserved_keys_a_tick_reads_has_their_filter_bits() {
+        // (`value::map`'s filter: bit `index % 32`.)
+        let bit = |i: u32| 1u32 << (i % 32);
+        let read = [kw::ERROR, kw::RUNNING, kw::RESULTS, kw::TREE];
+        assert_eq!(
+            read.iter().fold(0, |b, k| b | bit(k.index())),
+            TICK_READ_BITS
+        );
+        for (i, _) in RESERVED.iter().enumerate() {
+            let k = Keyword(i as u32);
+            assert_eq!(
+                bit(k.index()) & TICK_READ_BITS != 0,
+                read.contains(&k),
+                "{i}"
+            );
+        }
+        // Names interned later (by this test or any other) pass over the
+        // two bits, and each is found again by its name.
+        for i in 0..70 {
+            let k = Keyword::new(&format!("tick-read-bits-{i}"));
+            assert_eq!(bit(k.index()) & TICK_READ_BITS, 0, "{k}");
+            assert_eq!(k.as_str(), format!("tick-read-bits-{i}"));
+            let s = Symbol::new(&format!("tick-read-bits-sym-{i}"));
+            assert_eq!(bit(s.index()) & TICK_READ_BITS, 0, "{i}");
+        }
+        let before = interned_names();
+        for i in 0..40 {
+            Keyword::new(&format!("tick-read-bits-count-{i}"));
+        }
+        // (Other tests intern at the same time: at least the 40 new names.)
+        assert!(interned_names() >= before + 40);
     }
 
     #[test]

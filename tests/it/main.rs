@@ -51,6 +51,7 @@ mod rand_api;
 mod read;
 mod read_errors;
 mod record;
+mod reserved_keys;
 mod runner;
 mod samples;
 mod scaling;

@@ -540,16 +540,31 @@ impl Map {
     /// usual case.
     #[inline(always)]
     pub(crate) fn reserved_keywords(&self, wanted: u64) -> u64 {
+        // The filter of keyword keys answers first: bit `i % 32` of each
+        // wanted keyword clear proves them all absent with one test (the
+        // usual db, which holds none), in a map of any size; a "maybe"
+        // (one is there, or a user keyword shares its bit) asks exactly.
+        let wanted_bits = (wanted as u32) | ((wanted >> 32) as u32);
+        if let Some(second) = self.slots.get(1)
+            && second.len & wanted_bits == 0
+        {
+            return 0;
+        }
+        self.reserved_keywords_exactly(wanted)
+    }
+
+    /// [`Map::reserved_keywords`] past the filter: the index's bits, or a
+    /// pass over a small map's room.
+    #[inline(always)]
+    fn reserved_keywords_exactly(&self, wanted: u64) -> u64 {
         if let Some(index) = self.index() {
             return index.reserved & wanted;
         }
-        let mut found = 0;
+        let mut found = 0u64;
         for slot in self.slots.iter() {
-            if slot.key < 64 && wanted & (1 << slot.key) != 0 {
-                found |= 1 << slot.key;
-            }
+            found |= 1u64.checked_shl(slot.key).unwrap_or(0);
         }
-        found
+        found & wanted
     }
 
     /// Calls `f` with the position and keyword of every keyword key.
