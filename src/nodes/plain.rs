@@ -238,6 +238,8 @@ impl Engine<'_> {
             Kind::Always => self.plain_always::<TRACE>(id),
             Kind::Never => self.plain_never::<TRACE>(id),
             Kind::Force { success } => self.plain_force::<TRACE>(id, *success),
+            // Every other kind (a plain domain node): `plain_node` matches
+            // them all.
             _ => self.plain_node_call::<TRACE>(id, node),
         }
     }
