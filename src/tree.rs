@@ -454,38 +454,11 @@ pub(crate) struct Preconditions {
 /// What a node does, with its options already typed.
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
-    /// `memory`: resume from the child that was running (else reactive).
-    Selector {
-        memory: bool,
-    },
-    Sequence {
-        memory: bool,
-    },
-    SelectorP {
-        p: Opt,
-    },
-    Loop {
-        count: Opt,
-    },
-    LoopUntilSuccess {
-        count: Opt,
-    },
-    Parallel(Parallel),
-    Randomly {
-        p: Opt,
-    },
-    Choose,
-    ChooseEach {
-        repeat: Opt,
-    },
-    WeightedChoice {
-        weights: Opt,
-    },
-    Invert,
-    Always,
-    Never,
-    Success,
-    Failure,
+    // The order is the dispatch's: the leaves that finish in one visit
+    // (`one_visit_leaf!`) first, from tag 0, then the other kinds the
+    // plain path takes (`plain_node`), so that each match on a node's kind
+    // indexes its jump table with the tag as it is (no subtraction) and
+    // tells a leaf by one comparison.
     Present {
         key: KeyPath,
     },
@@ -518,9 +491,45 @@ pub(crate) enum Kind {
     /// A `:define!`, `:emit!` or `:inc!` whose key the db schema declares:
     /// what it writes is checked against the declared type when it is ticked.
     Typed(Box<TypedWrite>),
+    Success,
+    Failure,
+    /// `memory`: resume from the child that was running (else reactive).
+    Selector {
+        memory: bool,
+    },
+    Sequence {
+        memory: bool,
+    },
+    Parallel(Parallel),
+    Loop {
+        count: Opt,
+    },
+    LoopUntilSuccess {
+        count: Opt,
+    },
+    Invert,
+    Always,
+    Never,
+    /// `:force`: a finished child's status becomes Success (`true`) or Failure.
+    Force {
+        success: bool,
+    },
     Custom {
         node_type: Arc<NodeType>,
         options: CustomOptions,
+    },
+    SelectorP {
+        p: Opt,
+    },
+    Randomly {
+        p: Opt,
+    },
+    Choose,
+    ChooseEach {
+        repeat: Opt,
+    },
+    WeightedChoice {
+        weights: Opt,
     },
     Wait {
         ticks: Opt,
@@ -560,10 +569,6 @@ pub(crate) enum Kind {
         reset: Reset,
     },
     KeepRunningUntilFailure,
-    /// `:force`: a finished child's status becomes Success (`true`) or Failure.
-    Force {
-        success: bool,
-    },
     ParallelAll {
         max_failures: Opt,
     },

@@ -912,6 +912,7 @@ impl Engine<'_> {
     /// `:how-many` failed, else succeeds. Skipped children count as neither.
     /// It keeps no state, so the plain path (`PLAIN`, `kids` empty) runs it
     /// too when none of its children can run.
+    #[inline(always)]
     pub(super) fn parallel_count<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,

@@ -25,8 +25,13 @@
 //!   kind call the same function;
 //! - how a child is visited ([`Engine::visit`]): a plain child's step is
 //!   counted and its kind read once, a leaf is ticked in place, without a
-//!   call, anything else through one (on the general path too, for a plain
-//!   child of an untraced tick);
+//!   call, and each plain composite and decorator is called by a function
+//!   of its own (`plain_selector`, `plain_repeat`, ...: the plain instance
+//!   of its `composite.rs` function), so that a composite child costs one
+//!   call that saves only the registers its kind needs and no second match
+//!   on the kind (on the general path too, for a plain child of an
+//!   untraced tick); the root of a plain subtree entered from `tick_plain`
+//!   goes through `plain_node`, which has every plain kind inlined;
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
 //! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
@@ -37,7 +42,7 @@
 
 use super::{Shape, composite, decorators, one_visit_leaf};
 use crate::tick::{Engine, PlainPath, Status, TraceEvent};
-use crate::tree::{Kind, Node, NodeIndex, Parallel};
+use crate::tree::{CountMode, Kind, Node, NodeIndex, Opt, Parallel};
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
 /// plain when its own kind finishes in one visit (its [`Traits::plain`](super::Traits::plain)), it has no preconditions,
@@ -179,9 +184,10 @@ impl Engine<'_> {
     /// an untraced tick hands a plain child to the plain path here. A plain
     /// child's step is counted here and its kind read once: a leaf (which
     /// has no children in a plain subtree) is ticked in place, without a
-    /// call, any other kind through [`Engine::plain_node`]. `TRACE` (plain
-    /// path only) writes the leaf's status into the trace; the general path
-    /// traces in [`Engine::tick`].
+    /// call, any other kind through its own function
+    /// ([`Engine::plain_composite`]). `TRACE` (plain path only) writes the
+    /// leaf's status into the trace; the general path traces in
+    /// [`Engine::tick`].
     #[inline(always)]
     pub(super) fn visit<const PLAIN: bool, const TRACE: bool>(
         &mut self,
@@ -198,21 +204,129 @@ impl Engine<'_> {
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
+        // The kind is matched once: a leaf is ticked in place (one
+        // comparison tells the leaves, whose tags come first, and one jump
+        // table picks one), anything else is called by its own function
+        // from a second table. (The general path's instance, for a plain
+        // child of an untraced tick, has `TRACE` false.)
         match &node.kind {
             kind @ one_visit_leaf!() => {
                 let status = self.leaf::<TRACE>(id, kind);
-                if TRACE {
-                    self.trace_plain(id, status);
-                }
-                status
+                self.traced::<TRACE>(id, status)
             }
-            // Every other kind: `plain_node` matches them all.
+            _ => self.plain_composite::<TRACE>(id, node),
+        }
+    }
+
+    /// Calls the function of plain node `id` that is not a leaf: each plain
+    /// composite and decorator has its own (its plain instance of the
+    /// `composite.rs` function that says what it means), so that it saves
+    /// only the registers it needs and its kind is not matched again (a
+    /// plain flow never has memory, so its flag is not looked at). Anything
+    /// else goes through [`Engine::plain_node`].
+    #[inline(always)]
+    fn plain_composite<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        match &node.kind {
+            Kind::Selector { .. } => self.plain_selector::<TRACE>(id, node),
+            Kind::Sequence { .. } => self.plain_sequence::<TRACE>(id, node),
+            Kind::Parallel(Parallel::Count { mode, how_many }) => {
+                self.plain_parallel::<TRACE>(id, node, mode, how_many)
+            }
+            Kind::Loop { count } => self.plain_repeat::<TRACE, true>(id, count),
+            Kind::LoopUntilSuccess { count } => self.plain_repeat::<TRACE, false>(id, count),
+            Kind::Invert => self.plain_invert::<TRACE>(id),
+            Kind::Always => self.plain_always::<TRACE>(id),
+            Kind::Never => self.plain_never::<TRACE>(id),
+            Kind::Force { success } => self.plain_force::<TRACE>(id, *success),
+            // Every other kind (a plain domain node): `plain_node` matches
+            // them all.
             _ => self.plain_node_call::<TRACE>(id, node),
         }
     }
 
-    /// [`Engine::plain_node`] as a call: a plain child that is not a leaf,
-    /// and [`Engine::tick_plain`]'s node.
+    /// A plain `:selector`'s own call (its status traced with `TRACE`).
+    #[inline(never)]
+    fn plain_selector<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        let status = self.selector::<true, TRACE>(id, node, false, &[]);
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// A plain `:sequence`'s own call.
+    #[inline(never)]
+    fn plain_sequence<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        let status = self.sequence::<true, TRACE>(id, node, false, &[]);
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// A plain counting `:parallel`'s own call.
+    #[inline(never)]
+    fn plain_parallel<const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+        mode: &CountMode,
+        how_many: &Opt,
+    ) -> Status {
+        let status = self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[]);
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// A plain `:loop` (`LOOP`) or `:loop-until-success`'s own call.
+    #[inline(never)]
+    fn plain_repeat<const TRACE: bool, const LOOP: bool>(
+        &mut self,
+        id: u32,
+        count: &Opt,
+    ) -> Status {
+        let repeat = if LOOP {
+            composite::Repeat::LOOP
+        } else {
+            composite::Repeat::UNTIL_SUCCESS
+        };
+        let status = self.repeat::<true, TRACE>(id, count, &[], repeat);
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// A plain `:invert`'s own call.
+    #[inline(never)]
+    fn plain_invert<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let status = composite::invert(self.tick_only_child::<TRACE>(id));
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// A plain `:always`'s own call.
+    #[inline(never)]
+    fn plain_always<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let status = composite::always(self.tick_only_child::<TRACE>(id));
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// A plain `:never`'s own call.
+    #[inline(never)]
+    fn plain_never<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let status = composite::never(self.tick_only_child::<TRACE>(id));
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// A plain `:force`'s own call.
+    #[inline(never)]
+    fn plain_force<const TRACE: bool>(&mut self, id: u32, success: bool) -> Status {
+        let status = decorators::force(self.tick_only_child::<TRACE>(id), success);
+        self.traced::<TRACE>(id, status)
+    }
+
+    /// `status`, written into the trace first with `TRACE`.
+    #[inline(always)]
+    fn traced<const TRACE: bool>(&mut self, id: u32, status: Status) -> Status {
+        if TRACE {
+            self.trace_plain(id, status);
+        }
+        status
+    }
+
+    /// [`Engine::plain_node`] as a call: [`Engine::tick_plain`]'s node (the
+    /// root of a plain subtree, with every plain kind inlined) and a plain
+    /// domain node.
     #[inline(never)]
     fn plain_node_call<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
         self.plain_node::<TRACE>(id, node)

@@ -418,3 +418,53 @@ fn a_budget_spent_at_each_visit_of_constant_loops_and_counting_parallels_ends_al
         );
     }
 }
+
+#[test]
+fn every_plain_kind_as_the_child_of_every_plain_kind_ticks_alike_on_both_paths() {
+    // The plain path calls each composite and decorator by a function of
+    // its own, picked by the kind of the child being visited, and hands a
+    // plain child of a general node to that same choice: put each plain
+    // kind under each plain kind, under a plain root and under a general
+    // one (a flow with memory), and spend the budget at every visit.
+    let parents: &[fn(&str) -> String] = &[
+        |c| format!("[:selector [:failure] {c} [:inc! {{:key :after}}]]"),
+        |c| format!("[:sequence [:success] {c} [:inc! {{:key :after}}]]"),
+        |c| format!("[:parallel {{:mode :success :how-many 2}} {c} [:inc! {{:key :p}}]]"),
+        |c| format!("[:loop {{:count 2}} {c}]"),
+        |c| format!("[:loop-until-success {{:count 2}} {c}]"),
+        |c| format!("[:invert {c}]"),
+        |c| format!("[:always {c}]"),
+        |c| format!("[:never {c}]"),
+        |c| format!("[:force {{:status :failure}} {c}]"),
+    ];
+    let children = [
+        "[:selector [:greater-than? {:key :n :val 1}] [:inc! {:key :n}]]",
+        "[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 3}]]",
+        "[:parallel {:mode :failure :how-many 1} [:inc! {:key :n}] [:present? {:key :q}]]",
+        "[:loop {:count 2} [:inc! {:key :n}]]",
+        "[:loop-until-success {:count 3} [:greater-than? {:key :n :val 2}]]",
+        "[:invert [:present? {:key :n}]]",
+        "[:always [:failure]]",
+        "[:never [:inc! {:key :n}]]",
+        "[:force {:status :success} [:failure]]",
+        "[:gen/above? {:key :n :min 1}]",
+        "[:define! {:key :d :val 1}]",
+    ];
+    let start = read_value("{:n 0}").unwrap();
+    for parent in parents {
+        for child in children {
+            let plain = parent(child);
+            for text in [
+                plain.clone(),
+                format!("[:sequence {{:memory true}} {plain}]"),
+            ] {
+                let tree = compile(&text);
+                let full = tick(&tree, start.clone(), 1_000, false);
+                assert!(full.error.is_none(), "{text}: {:?}", full.error);
+                for budget in 0..=full.steps {
+                    assert_same_both_ways(&text, &tree, &start, 3, budget);
+                }
+            }
+        }
+    }
+}
