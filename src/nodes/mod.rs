@@ -371,11 +371,12 @@ impl<'t> Engine<'t> {
         let result = crate::tick::catch_quietly(|| f(&mut ctx));
         let db_lent = ctx.db_lent;
         match result {
+            // The four tests combined without a branch each (`&`, not `&&`).
             Ok(Ok(status))
                 if !db_lent
-                    && self.rng.error.is_none()
-                    && self.error.is_none()
-                    && (status != Status::Running || !(ONE_VISIT || node_type.one_visit)) =>
+                    & self.rng.error.is_none()
+                    & self.error.is_none()
+                    & (status != Status::Running || !(ONE_VISIT || node_type.one_visit)) =>
             {
                 status
             }
