@@ -426,3 +426,40 @@ fn the_filter_follows_every_mutation() {
         }
     }
 }
+
+#[test]
+fn a_small_removal_keeps_a_shared_bit_and_clears_a_lone_one() {
+    // Two keywords whose codes share a bit of the filter, and others that
+    // do not: removing one of the pair leaves the bit for the other, and
+    // removing a lone key clears its bit (the filter of a map without an
+    // index stays exact).
+    let first = kw(0).as_keyword().map_or(0, Keyword::index);
+    let twin = (0..200)
+        .map(|i| Keyword::new(&format!("twin-{i}")))
+        .find(|k| k.index() != first && k.index() % 32 == first % 32);
+    let Some(twin) = twin else {
+        panic!("no keyword shares a bit with {}", kw(0));
+    };
+    let lone = (1..18)
+        .map(kw)
+        .find(|k| k.as_keyword().is_some_and(|k| k.index() % 32 != first % 32));
+    let Some(lone) = lone else {
+        panic!("no keyword of another bit");
+    };
+    for remove_at in 0..3 {
+        let keys = [kw(0), Value::Keyword(twin), lone.clone()];
+        let mut map: Map = keys.iter().map(|k| (k.clone(), Value::Nil)).collect();
+        map.insert(keys[remove_at].clone(), Value::Int(7));
+        let removed = map.shift_remove_index(remove_at);
+        assert_eq!(removed, Some((keys[remove_at].clone(), Value::Int(7))));
+        let rest: Vec<&Value> = keys.iter().filter(|k| *k != &keys[remove_at]).collect();
+        assert!(map.keys().eq(rest.iter().copied()), "the order of the rest");
+        check_filter(&map);
+        for k in &rest {
+            assert!(!map.lacks_keyword(k.as_keyword().unwrap_or(twin)));
+        }
+        let gone = keys[remove_at].as_keyword().unwrap_or(twin);
+        assert_eq!(map.lacks_keyword(gone), remove_at == 2, "{gone}");
+        assert_eq!(map.capacity(), 3, "the room stays");
+    }
+}
