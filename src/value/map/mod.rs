@@ -252,30 +252,46 @@ impl Map {
         map
     }
 
-    /// A map of `entries`, whose keys the caller has checked are distinct
-    /// (the reader does, to report a duplicate where it is written): taken
-    /// over with no look-up per entry.
-    pub(crate) fn from_distinct_keywords(entries: Vec<(Keyword, Value)>) -> Map {
-        if entries.len() > MAX_LEN || entries.iter().any(|(k, _)| k.index() >= KEYWORD_KEYS) {
-            return entries
-                .into_iter()
-                .map(|(k, v)| (Value::Keyword(k), v))
-                .collect();
+    /// A map of the `len` pairs of `pairs`, whose keys the caller has
+    /// checked are distinct (the reader does, to report a duplicate where
+    /// it is written): each pair goes straight into its slot, in one pass
+    /// that also works out the filter, with no look-up, into room for
+    /// exactly `len` entries. (Should `pairs` hold another number, the map
+    /// holds what it holds.)
+    pub(crate) fn from_distinct_keywords(
+        len: usize,
+        pairs: impl IntoIterator<Item = (Keyword, Value)>,
+    ) -> Map {
+        let mut slots = Vec::with_capacity(len.min(MAX_LEN));
+        let mut filter = 0;
+        let mut pairs = pairs.into_iter();
+        while let Some((k, value)) = pairs.next() {
+            if k.index() >= KEYWORD_KEYS || slots.len() == MAX_LEN {
+                // A keyword interned too late to be coded by its index
+                // alone (the map keeps its keys as values), or a map
+                // beyond its limit: built by inserting, as any map.
+                let taken = slots
+                    .into_iter()
+                    .map(|s: Slot| (Value::Keyword(Keyword::from_index(s.key)), s.value));
+                let rest = std::iter::once((k, value)).chain(pairs);
+                return taken
+                    .chain(rest.map(|(k, v)| (Value::Keyword(k), v)))
+                    .collect();
+            }
+            filter |= filter_bit(k.index());
+            slots.push(Slot {
+                key: k.index(),
+                len: 0,
+                value,
+            });
         }
-        let len = entries.len();
+        let len = slots.len();
         let mut map = Map {
-            slots: entries
-                .into_iter()
-                .map(|(k, value)| Slot {
-                    key: k.index(),
-                    len: 0,
-                    value,
-                })
-                .collect(),
+            slots: slots.into_boxed_slice(),
             more: None,
         };
         map.set_len(len);
-        map.refilter();
+        map.set_filter(filter);
         if len > SCAN_LIMIT {
             map.build_index();
         }

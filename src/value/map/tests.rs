@@ -340,12 +340,15 @@ fn a_map_of_distinct_keywords_is_taken_over_as_it_is() {
                 other => panic!("key {i} is {other}"),
             })
             .collect();
-        let capacity = entries.capacity();
-        let map = Map::from_distinct_keywords(entries);
+        let map = Map::from_distinct_keywords(entries.len(), entries);
         let reference: Reference = (0..n).map(|i| (key(i), Value::Int(i.into()))).collect();
         check_same(&map, &reference, 20);
         assert!(map.more.is_none() || n > SCAN_LIMIT as u8);
-        assert_eq!(map.capacity(), capacity);
+        assert_eq!(
+            map.capacity(),
+            usize::from(n),
+            "room for each entry, no more"
+        );
     }
 }
 
@@ -403,7 +406,7 @@ fn the_filter_follows_every_mutation() {
                 .filter_map(|i| kw(i).as_keyword().map(|k| (k, Value::Int(i.into()))))
                 .collect();
             for mut map in [
-                Map::from_distinct_keywords(entries.clone()),
+                Map::from_distinct_keywords(entries.len(), entries.clone()),
                 entries
                     .iter()
                     .map(|(k, v)| (Value::Keyword(*k), v.clone()))
@@ -461,5 +464,34 @@ fn a_small_removal_keeps_a_shared_bit_and_clears_a_lone_one() {
         let gone = keys[remove_at].as_keyword().unwrap_or(twin);
         assert_eq!(map.lacks_keyword(gone), remove_at == 2, "{gone}");
         assert_eq!(map.capacity(), 3, "the room stays");
+    }
+}
+
+#[test]
+fn a_map_of_distinct_keywords_keeps_a_keyword_interned_late() {
+    // A keyword interned after `KEYWORD_KEYS` others is kept as a value:
+    // the map built from pairs is the one built by inserting, whether the
+    // late keyword comes first, in the middle or last.
+    let late = (0..=KEYWORD_KEYS)
+        .map(|i| Keyword::new(&format!("late-{i}")))
+        .find(|k| k.index() >= KEYWORD_KEYS);
+    let Some(late) = late else {
+        panic!("no keyword interned at {KEYWORD_KEYS} or later");
+    };
+    for at in [0, 1, 2] {
+        for n in [3u8, 12] {
+            let mut entries: Vec<(Keyword, Value)> = (0..n - 1)
+                .filter_map(|i| kw(i).as_keyword().map(|k| (k, Value::Int(i.into()))))
+                .collect();
+            entries.insert(at, (late, Value::Int(-1)));
+            let map = Map::from_distinct_keywords(entries.len(), entries.clone());
+            let reference: Reference = entries
+                .iter()
+                .map(|(k, v)| (Value::Keyword(*k), v.clone()))
+                .collect();
+            check_same(&map, &reference, 20);
+            check_filter(&map);
+            assert_eq!(map.get(&Value::Keyword(late)), Some(&Value::Int(-1)));
+        }
     }
 }
