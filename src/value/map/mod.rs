@@ -902,6 +902,14 @@ impl Map {
         if self.more.is_none() {
             return Some(self.shift_remove_small(i, len));
         }
+        Some(self.shift_remove_boxed(i, len))
+    }
+
+    /// [`Map::shift_remove_index`] of a map with its box (keys kept as
+    /// values, or an index), `i` below its length `len`: kept out of line,
+    /// so that a small map's removal saves and restores few registers.
+    #[inline(never)]
+    fn shift_remove_boxed(&mut self, i: usize, len: usize) -> (Value, Value) {
         let Map { slots, more } = self;
         if let Some(More {
             keys,
@@ -953,7 +961,7 @@ impl Map {
             // (a map of more than `SCAN_LIMIT` keys has an index).
             self.refilter();
         }
-        Some((key, value))
+        (key, value)
     }
 
     /// [`Map::shift_remove_index`] of a map without its box (every key a
@@ -962,6 +970,7 @@ impl Map {
     /// by one in place, and the exact filter loses the removed key's bit
     /// unless a key that stays shares it (one pass over the codes, no
     /// allocation).
+    #[inline(always)]
     fn shift_remove_small(&mut self, i: usize, len: usize) -> (Value, Value) {
         self.take_len();
         let filter = self.take_filter();
