@@ -981,7 +981,7 @@ impl Map {
         // Whether a key that stays has the removed key's bit (codes below
         // `OTHER`, as every code of a map without its box is, share a bit
         // when they agree in their low five bits).
-        let shares = |s: &Slot| (s.key ^ code) % 32 == 0;
+        let shares = |s: &Slot| (s.key ^ code) & 31 == 0;
         let shared = before.iter().any(shares) || moved.iter().skip(1).any(shares);
         // The entries after it move up by one, the last slot becomes
         // vacant, and the removed entry comes out of slot `i`: one pass.
