@@ -173,20 +173,6 @@ fn holds_no_heap(v: &Value) -> bool {
     )
 }
 
-/// A copy of `v` if it is one of the scalars trees write most (a keyword,
-/// an integer, a boolean, nil): made in place, without `Value::clone`'s
-/// dispatch over every type.
-#[inline(always)]
-fn common_scalar(v: &Value) -> Option<Value> {
-    match v {
-        Value::Keyword(k) => Some(Value::Keyword(*k)),
-        Value::Int(i) => Some(Value::Int(*i)),
-        Value::Bool(b) => Some(Value::Bool(*b)),
-        Value::Nil => Some(Value::Nil),
-        _ => None,
-    }
-}
-
 impl Engine<'_> {
     #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
@@ -264,9 +250,17 @@ impl Engine<'_> {
         if let Opt::Const(v) = val
             && let Some(slot) = key.hit_mut(self.db)
             && holds_no_heap(slot)
-            && let Some(value) = common_scalar(v)
         {
-            std::mem::forget(std::mem::replace(slot, value));
+            // Each arm writes the slot itself: the value goes from the
+            // tree to the db without a copy through the stack.
+            let old = match v {
+                Value::Keyword(k) => std::mem::replace(slot, Value::Keyword(*k)),
+                Value::Int(i) => std::mem::replace(slot, Value::Int(*i)),
+                Value::Bool(b) => std::mem::replace(slot, Value::Bool(*b)),
+                Value::Nil => std::mem::replace(slot, Value::Nil),
+                _ => return self.define_any(id, key, val),
+            };
+            std::mem::forget(old);
             return Status::Success;
         }
         self.define_any(id, key, val)

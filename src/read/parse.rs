@@ -537,24 +537,23 @@ impl Reader<'_> {
                 });
             }
         }
-        let mut entries = Vec::with_capacity(forms.len() / 2);
-        // Popped off the stack a pair at a time (they come in pairs,
-        // counted above) and put back in order, as `finish_seq` does.
-        while self.values.len() > mark {
-            let Some(value) = self.values.pop() else {
-                break;
-            };
-            let Some(key) = self.values.pop() else { break };
-            if let Value::Keyword(k) = key {
-                entries.push((k, value));
+        // Taken off the stack in order, a pair at a time (they come in
+        // pairs, counted above), straight into the map's slots.
+        let n_keys = forms.len() / 2;
+        let map = {
+            let mut forms = self.values.drain(mark..);
+            let pairs = std::iter::from_fn(|| {
+                let key = forms.next()?;
+                let value = forms.next()?;
+                let Value::Keyword(k) = key else { return None };
                 // A keyword holds nothing to drop: forgetting it saves the
                 // call to `Value`'s drop.
                 std::mem::forget(key);
-            }
-        }
-        entries.reverse();
+                Some((k, value))
+            });
+            Map::from_distinct_keywords(n_keys, pairs)
+        };
         let entry = self.place_elements(start, mark);
-        let map = Map::from_distinct_keywords(entries);
         self.push(Value::Map(Box::new(map)), entry);
         Ok(())
     }

@@ -23,8 +23,10 @@
 //!
 //! The filter proves a keyword absent without a search: bit `c % 32` is
 //! set for every key code `c` of a keyword key. A map without an index
-//! keeps it exact (every mutation sets the bit of a key it adds, and one
-//! that removes or moves keys works it out again from the keys); a map
+//! keeps it exact (every mutation sets the bit of a key it adds; a
+//! `shift_remove` clears the bit of the key it removes unless a key that
+//! stays shares it; the other mutations that remove or move keys work it
+//! out again from the keys); a map
 //! with an index keeps a superset (a bit is set by each key added, and
 //! cleared only when the filter is worked out again), as a false "maybe"
 //! costs only the search a look-up makes anyway. A look-up of an absent
@@ -250,30 +252,46 @@ impl Map {
         map
     }
 
-    /// A map of `entries`, whose keys the caller has checked are distinct
-    /// (the reader does, to report a duplicate where it is written): taken
-    /// over with no look-up per entry.
-    pub(crate) fn from_distinct_keywords(entries: Vec<(Keyword, Value)>) -> Map {
-        if entries.len() > MAX_LEN || entries.iter().any(|(k, _)| k.index() >= KEYWORD_KEYS) {
-            return entries
-                .into_iter()
-                .map(|(k, v)| (Value::Keyword(k), v))
-                .collect();
+    /// A map of the `len` pairs of `pairs`, whose keys the caller has
+    /// checked are distinct (the reader does, to report a duplicate where
+    /// it is written): each pair goes straight into its slot, in one pass
+    /// that also works out the filter, with no look-up, into room for
+    /// exactly `len` entries. (Should `pairs` hold another number, the map
+    /// holds what it holds.)
+    pub(crate) fn from_distinct_keywords(
+        len: usize,
+        pairs: impl IntoIterator<Item = (Keyword, Value)>,
+    ) -> Map {
+        let mut slots = Vec::with_capacity(len.min(MAX_LEN));
+        let mut filter = 0;
+        let mut pairs = pairs.into_iter();
+        while let Some((k, value)) = pairs.next() {
+            if k.index() >= KEYWORD_KEYS || slots.len() == MAX_LEN {
+                // A keyword interned too late to be coded by its index
+                // alone (the map keeps its keys as values), or a map
+                // beyond its limit: built by inserting, as any map.
+                let taken = slots
+                    .into_iter()
+                    .map(|s: Slot| (Value::Keyword(Keyword::from_index(s.key)), s.value));
+                let rest = std::iter::once((k, value)).chain(pairs);
+                return taken
+                    .chain(rest.map(|(k, v)| (Value::Keyword(k), v)))
+                    .collect();
+            }
+            filter |= filter_bit(k.index());
+            slots.push(Slot {
+                key: k.index(),
+                len: 0,
+                value,
+            });
         }
-        let len = entries.len();
+        let len = slots.len();
         let mut map = Map {
-            slots: entries
-                .into_iter()
-                .map(|(k, value)| Slot {
-                    key: k.index(),
-                    len: 0,
-                    value,
-                })
-                .collect(),
+            slots: slots.into_boxed_slice(),
             more: None,
         };
         map.set_len(len);
-        map.refilter();
+        map.set_filter(filter);
         if len > SCAN_LIMIT {
             map.build_index();
         }
@@ -714,13 +732,16 @@ impl Map {
             && self.more.is_none()
             && at < SCAN_LIMIT
         {
+            let code = k.index();
+            // A keyword owns nothing: no call to drop it.
+            std::mem::forget(key);
             self.grow();
             if let Some(slot) = self.slots.get_mut(at) {
-                slot.key = k.index();
+                slot.key = code;
                 // The room held nil: nothing to drop.
                 std::mem::forget(std::mem::replace(&mut slot.value, value));
                 self.set_len(at + 1);
-                self.add_to_filter(k.index());
+                self.add_to_filter(code);
             }
             return at;
         }
@@ -878,6 +899,17 @@ impl Map {
         if i >= len {
             return None;
         }
+        if self.more.is_none() {
+            return Some(self.shift_remove_small(i, len));
+        }
+        Some(self.shift_remove_boxed(i, len))
+    }
+
+    /// [`Map::shift_remove_index`] of a map with its box (keys kept as
+    /// values, or an index), `i` below its length `len`: kept out of line,
+    /// so that a small map's removal saves and restores few registers.
+    #[inline(never)]
+    fn shift_remove_boxed(&mut self, i: usize, len: usize) -> (Value, Value) {
         let Map { slots, more } = self;
         if let Some(More {
             keys,
@@ -929,7 +961,40 @@ impl Map {
             // (a map of more than `SCAN_LIMIT` keys has an index).
             self.refilter();
         }
-        Some((key, value))
+        (key, value)
+    }
+
+    /// [`Map::shift_remove_index`] of a map without its box (every key a
+    /// keyword coded by its index, no index, so at most [`SCAN_LIMIT`]
+    /// entries), `i` below its length `len`: the slots from `i` on move up
+    /// by one in place, and the exact filter loses the removed key's bit
+    /// unless a key that stays shares it (one pass over the codes, no
+    /// allocation).
+    #[inline(always)]
+    fn shift_remove_small(&mut self, i: usize, len: usize) -> (Value, Value) {
+        self.take_len();
+        let filter = self.take_filter();
+        let (Some(before), Some(moved)) = (self.slots.get(..i), self.slots.get(i..len)) else {
+            return (Value::Nil, Value::Nil);
+        };
+        let code = moved.first().map_or(VACANT, |s| s.key);
+        // Whether a key that stays has the removed key's bit (codes below
+        // `OTHER`, as every code of a map without its box is, share a bit
+        // when they agree in their low five bits).
+        let shares = |s: &Slot| (s.key ^ code) & 31 == 0;
+        let shared = before.iter().any(shares) || moved.iter().skip(1).any(shares);
+        // The entries after it move up by one, the last slot becomes
+        // vacant, and the removed entry comes out of slot `i`: one pass.
+        let mut carry = Slot::vacant();
+        if let Some(moved) = self.slots.get_mut(i..len) {
+            for slot in moved.iter_mut().rev() {
+                carry = std::mem::replace(slot, carry);
+            }
+        }
+        self.set_len(len - 1);
+        let bit = filter_bit(code);
+        self.set_filter(if shared { filter } else { filter & !bit });
+        (Value::Keyword(Keyword::from_index(carry.key)), carry.value)
     }
 
     /// Removes `key` by moving the last entry into its place (the order of

@@ -340,12 +340,15 @@ fn a_map_of_distinct_keywords_is_taken_over_as_it_is() {
                 other => panic!("key {i} is {other}"),
             })
             .collect();
-        let capacity = entries.capacity();
-        let map = Map::from_distinct_keywords(entries);
+        let map = Map::from_distinct_keywords(entries.len(), entries);
         let reference: Reference = (0..n).map(|i| (key(i), Value::Int(i.into()))).collect();
         check_same(&map, &reference, 20);
         assert!(map.more.is_none() || n > SCAN_LIMIT as u8);
-        assert_eq!(map.capacity(), capacity);
+        assert_eq!(
+            map.capacity(),
+            usize::from(n),
+            "room for each entry, no more"
+        );
     }
 }
 
@@ -403,7 +406,7 @@ fn the_filter_follows_every_mutation() {
                 .filter_map(|i| kw(i).as_keyword().map(|k| (k, Value::Int(i.into()))))
                 .collect();
             for mut map in [
-                Map::from_distinct_keywords(entries.clone()),
+                Map::from_distinct_keywords(entries.len(), entries.clone()),
                 entries
                     .iter()
                     .map(|(k, v)| (Value::Keyword(*k), v.clone()))
@@ -423,6 +426,72 @@ fn the_filter_follows_every_mutation() {
                     }
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn a_small_removal_keeps_a_shared_bit_and_clears_a_lone_one() {
+    // Two keywords whose codes share a bit of the filter, and others that
+    // do not: removing one of the pair leaves the bit for the other, and
+    // removing a lone key clears its bit (the filter of a map without an
+    // index stays exact).
+    let first = kw(0).as_keyword().map_or(0, Keyword::index);
+    let twin = (0..200)
+        .map(|i| Keyword::new(&format!("twin-{i}")))
+        .find(|k| k.index() != first && k.index() % 32 == first % 32);
+    let Some(twin) = twin else {
+        panic!("no keyword shares a bit with {}", kw(0));
+    };
+    let lone = (1..18)
+        .map(kw)
+        .find(|k| k.as_keyword().is_some_and(|k| k.index() % 32 != first % 32));
+    let Some(lone) = lone else {
+        panic!("no keyword of another bit");
+    };
+    for remove_at in 0..3 {
+        let keys = [kw(0), Value::Keyword(twin), lone.clone()];
+        let mut map: Map = keys.iter().map(|k| (k.clone(), Value::Nil)).collect();
+        map.insert(keys[remove_at].clone(), Value::Int(7));
+        let removed = map.shift_remove_index(remove_at);
+        assert_eq!(removed, Some((keys[remove_at].clone(), Value::Int(7))));
+        let rest: Vec<&Value> = keys.iter().filter(|k| *k != &keys[remove_at]).collect();
+        assert!(map.keys().eq(rest.iter().copied()), "the order of the rest");
+        check_filter(&map);
+        for k in &rest {
+            assert!(!map.lacks_keyword(k.as_keyword().unwrap_or(twin)));
+        }
+        let gone = keys[remove_at].as_keyword().unwrap_or(twin);
+        assert_eq!(map.lacks_keyword(gone), remove_at == 2, "{gone}");
+        assert_eq!(map.capacity(), 3, "the room stays");
+    }
+}
+
+#[test]
+fn a_map_of_distinct_keywords_keeps_a_keyword_interned_late() {
+    // A keyword interned after `KEYWORD_KEYS` others is kept as a value:
+    // the map built from pairs is the one built by inserting, whether the
+    // late keyword comes first, in the middle or last.
+    let late = (0..=KEYWORD_KEYS)
+        .map(|i| Keyword::new(&format!("late-{i}")))
+        .find(|k| k.index() >= KEYWORD_KEYS);
+    let Some(late) = late else {
+        panic!("no keyword interned at {KEYWORD_KEYS} or later");
+    };
+    for at in [0, 1, 2] {
+        for n in [3u8, 12] {
+            let mut entries: Vec<(Keyword, Value)> = (0..n - 1)
+                .filter_map(|i| kw(i).as_keyword().map(|k| (k, Value::Int(i.into()))))
+                .collect();
+            entries.insert(at, (late, Value::Int(-1)));
+            let map = Map::from_distinct_keywords(entries.len(), entries.clone());
+            let reference: Reference = entries
+                .iter()
+                .map(|(k, v)| (Value::Keyword(*k), v.clone()))
+                .collect();
+            check_same(&map, &reference, 20);
+            check_filter(&map);
+            assert_eq!(map.get(&Value::Keyword(late)), Some(&Value::Int(-1)));
         }
     }
 }
