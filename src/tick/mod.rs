@@ -1119,7 +1119,7 @@ impl<'t> Engine<'t> {
             // A plain root is entered on the plain path directly, traced or
             // not, without the general path's dispatch.
             Some(root) if root.plain => match self.plain {
-                PlainPath::Untraced => self.tick_plain::<false>(0),
+                PlainPath::Untraced => self.tick_plain_root(root),
                 PlainPath::Traced => self.tick_plain_traced(0),
                 PlainPath::Off => self.tick(0),
             },
