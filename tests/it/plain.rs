@@ -345,7 +345,7 @@ fn a_plain_root_of_each_shape_is_entered_as_the_general_path_enters_it_at_any_bu
     let t = tick(&compile("[:inc! {:key :n}]"), Value::map(), 0, false);
     assert_eq!((t.status, t.steps), (Status::Error, 1));
     assert_eq!(t.db.get(&Value::keyword("n")), None);
-    let error = t.error.as_deref().map(|e| (e.kind, e.node_type.clone()));
+    let error = t.error.as_deref().map(|e| (e.kind, e.node_type));
     assert_eq!(
         error,
         Some((
