@@ -101,6 +101,17 @@ impl Engine<'_> {
         self.plain_node_call::<TRACE>(id, &tree.nodes[id as usize])
     }
 
+    /// Ticks the tree's root, `root`, a plain node, on the untraced plain
+    /// path: the visit a composite makes of a plain child (its step counted,
+    /// a leaf ticked in place, anything else called by its own function),
+    /// so that the root, already fetched by `Engine::tick_root`, is neither
+    /// fetched again nor entered through [`Engine::plain_node`]'s call,
+    /// which saves every register any plain kind needs.
+    #[inline(always)]
+    pub(crate) fn tick_plain_root(&mut self, root: &Node) -> Status {
+        self.visit::<true, false>(0, root)
+    }
+
     /// Ticks plain node `id` (whose node is `node`) once its step is
     /// counted: [`Engine::tick_plain`] without the step.
     #[inline(always)]

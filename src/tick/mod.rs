@@ -1113,13 +1113,19 @@ impl<'t> Engine<'t> {
     /// goes through here.
     #[inline(always)]
     pub(crate) fn tick_root(&mut self, tree: &Tree, options: &TickOptions) -> Status {
-        self.prepare(options);
+        let usual = self.prepare(options);
         match tree.nodes.first() {
+            // A db holding none of the reserved keys a tick reads: the
+            // preparation set no error and left the path as it was built,
+            // which the compiler then knows (one test for the usual tick).
+            Some(root) if usual && root.plain && self.plain == PlainPath::Untraced => {
+                self.tick_plain_root(root)
+            }
             Some(_) if self.error.is_some() => Status::Success,
             // A plain root is entered on the plain path directly, traced or
             // not, without the general path's dispatch.
             Some(root) if root.plain => match self.plain {
-                PlainPath::Untraced => self.tick_plain::<false>(0),
+                PlainPath::Untraced => self.tick_plain_root(root),
                 PlainPath::Traced => self.tick_plain_traced(0),
                 PlainPath::Off => self.tick(0),
             },
@@ -1129,8 +1135,10 @@ impl<'t> Engine<'t> {
     }
 
     /// Clears the last error, adds the locals and loads the running set.
+    /// Returns whether the db held none of the reserved keys a tick reads
+    /// (the usual tick: nothing was taken, loaded or carried over).
     #[inline(always)]
-    pub(crate) fn prepare(&mut self, options: &TickOptions) {
+    pub(crate) fn prepare(&mut self, options: &TickOptions) -> bool {
         // Which reserved keys the db holds is one word (see
         // `Map::reserved_keywords`): a db holding none of those a tick
         // reads (most dbs, on most ticks) costs no look-up, whatever its
@@ -1144,6 +1152,7 @@ impl<'t> Engine<'t> {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
             self.wrote(kw::LOCALS);
         }
+        reserved == 0
     }
 
     /// [`Engine::prepare`]'s part for a db holding some of the reserved

@@ -320,6 +320,42 @@ fn a_step_budget_spent_inside_a_plain_subtree_counts_every_visit() {
 }
 
 #[test]
+fn a_plain_root_of_each_shape_is_entered_as_the_general_path_enters_it_at_any_budget() {
+    // The plain root is entered as a composite visits a plain child (a leaf
+    // ticked in place, anything else called by its own function): its
+    // step, and a budget spent at the root or below it, as the general
+    // path counts them.
+    let roots = [
+        "[:inc! {:key :n}]",
+        "[:failure]",
+        "[:gen/above? {:key :n :min 0}]",
+        "[:sequence [:inc! {:key :n}] [:success]]",
+        "[:selector [:failure] [:inc! {:key :n}]]",
+        "[:invert [:failure]]",
+        "[:loop {:count 2} [:inc! {:key :n}]]",
+    ];
+    for root in roots {
+        let tree = compile(root);
+        for budget in [0, 1, 2, 1_000] {
+            assert_same_both_ways(root, &tree, &Value::map(), 2, budget);
+        }
+    }
+    // At a budget of 0 the root's own visit is over it: an Error at the
+    // root, one step, the db as it was but for the error.
+    let t = tick(&compile("[:inc! {:key :n}]"), Value::map(), 0, false);
+    assert_eq!((t.status, t.steps), (Status::Error, 1));
+    assert_eq!(t.db.get(&Value::keyword("n")), None);
+    let error = t.error.as_deref().map(|e| (e.kind, e.node_type));
+    assert_eq!(
+        error,
+        Some((
+            aido::tick::TickErrorKind::StepBudget,
+            aido::value::Keyword::new("inc!")
+        ))
+    );
+}
+
+#[test]
 fn a_db_that_says_a_plain_node_is_running_is_ticked_as_the_general_path_would() {
     // Plain nodes cannot run; a db from elsewhere may still say one does,
     // with memory for it. The general path visits it (so it is not halted
