@@ -70,6 +70,13 @@ impl SlotHint {
         self.search(db, key)
     }
 
+    /// Whether the remembered position holds keyword `key` in `db`: a hit
+    /// proves `key` is a key (and where), without a search.
+    #[inline(always)]
+    pub(crate) fn hits(&self, db: &Map, key: Keyword) -> bool {
+        db.keyword_at(self.at(), key)
+    }
+
     /// Finds keyword `key` in `db` where the hint did not, and remembers
     /// where: the hint's miss, kept out of the callers' code.
     #[cold]

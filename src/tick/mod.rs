@@ -1135,10 +1135,15 @@ impl<'t> Engine<'t> {
         // `Map::reserved_keywords`): a db holding none of those a tick
         // reads (most dbs, on most ticks) costs no look-up, whatever its
         // size, and `:aido/results` is then known absent.
-        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
-        let reserved = self.db.reserved_keywords(read);
-        if reserved != 0 {
-            self.take_reserved(reserved);
+        // (The four share two bits of the filter, which no other name has:
+        // see `intern::TICK_READ_BITS`. The four tests are one.)
+        let db = &*self.db;
+        if !(db.lacks_keyword(kw::ERROR)
+            && db.lacks_keyword(kw::RUNNING)
+            && db.lacks_keyword(kw::RESULTS)
+            && db.lacks_keyword(kw::TREE))
+        {
+            self.take_reserved();
         }
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
@@ -1154,7 +1159,8 @@ impl<'t> Engine<'t> {
     /// (here, out of the plain tick's way: the usual load, of a set that
     /// continues, is inlined into this function).
     #[inline(never)]
-    fn take_reserved(&mut self, reserved: u64) {
+    fn take_reserved(&mut self) {
+        let reserved = self.reserved_in_db();
         let running = self.has_running(reserved);
         self.had_running = running;
         if running {
@@ -1165,6 +1171,29 @@ impl<'t> Engine<'t> {
                 self.watch |= !long.prev_running.is_empty();
             }
         }
+    }
+
+    /// Which of the reserved keys a tick reads the db holds (bit
+    /// [`bit`]`(k)` for key `k`), for [`Engine::take_reserved`]. The usual
+    /// db here is one that something runs in: `:aido/running` and
+    /// `:aido/tree`, no error, no completions. `:aido/error` and
+    /// `:aido/results` share a bit of the filter of keyword keys that no
+    /// other name has (`intern::TICK_READ_BITS`), so a clear bit proves both
+    /// absent; the position hints of the other two, when they hit, prove
+    /// those present. Then no pass over the db's keys is needed; any other
+    /// case makes one (`Map::reserved_keywords`).
+    #[inline(always)]
+    fn reserved_in_db(&self) -> u64 {
+        let (db, tree) = (&*self.db, self.tree);
+        if db.lacks_keyword(kw::ERROR)
+            && db.lacks_keyword(kw::RESULTS)
+            && tree.running_key_hint.hits(db, kw::RUNNING)
+            && tree.fingerprint_hint.hits(db, kw::TREE)
+        {
+            return bit(kw::RUNNING) | bit(kw::TREE);
+        }
+        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
+        db.reserved_keywords(read)
     }
 
     /// Whether the db has a running set, once the other reserved keys are
