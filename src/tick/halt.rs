@@ -748,6 +748,20 @@ impl Engine<'_> {
     /// db's ids are compared in place, one by one.
     #[inline(always)]
     pub(crate) fn end_running(&mut self) {
+        if self.file_running_if_unchanged() {
+            return;
+        }
+        self.sweep();
+        self.store_running_changed();
+    }
+
+    /// The usual end of a tick while something runs: when the db still
+    /// names the set loaded (see [`Long::db_names_prev`]) and every node of
+    /// it ran again and nothing else started, there is nothing to halt or
+    /// write, and the set is left filed for the next tick on this thread.
+    /// Whether it was.
+    #[inline(always)]
+    pub(crate) fn file_running_if_unchanged(&mut self) -> bool {
         if let Some(long) = self.long.as_mut()
             && long.db_names_prev
             && long.now_running.is_empty()
@@ -758,10 +772,9 @@ impl Engine<'_> {
                 .all(|&(_, fate)| fate == Fate::Running)
         {
             long.filed = true;
-            return;
+            return true;
         }
-        self.sweep();
-        self.store_running_changed();
+        false
     }
 
     /// Writes the nodes running now under `:aido/running`, when the set

@@ -1293,6 +1293,28 @@ impl<'t> Engine<'t> {
     /// takes the locals out.
     #[inline(never)]
     fn write_back(&mut self, options: &TickOptions) {
+        // The usual tick while something runs: it continued what ran and
+        // wrote nothing else back. Its running set is left filed here,
+        // without the frame of the whole write-back.
+        if self.had_running
+            && !self.keep_running
+            && self.error.is_none()
+            && !self.results_maybe
+            && !self.wrote_state
+            && options.locals.is_none()
+            && !self.rng.drew()
+            && self.file_running_if_unchanged()
+        {
+            self.wrote(kw::RUNNING);
+            return;
+        }
+        self.write_back_all(options);
+    }
+
+    /// [`Engine::write_back`] past its usual case: everything a tick may
+    /// leave in the db.
+    #[inline(never)]
+    fn write_back_all(&mut self, options: &TickOptions) {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
