@@ -70,11 +70,12 @@ impl SlotHint {
         self.search(db, key)
     }
 
-    /// Whether the remembered position holds keyword `key` in `db`: a hit
-    /// proves `key` is a key (and where), without a search.
+    /// The position of keyword `key` in `db` if the hint remembers it
+    /// there: a hit proves `key` is a key, and where, without a search.
     #[inline(always)]
-    pub(crate) fn hits(&self, db: &Map, key: Keyword) -> bool {
-        db.keyword_at(self.at(), key)
+    pub(crate) fn hit(&self, db: &Map, key: Keyword) -> Option<usize> {
+        let at = self.at();
+        db.keyword_at(at, key).then_some(at)
     }
 
     /// Finds keyword `key` in `db` where the hint did not, and remembers

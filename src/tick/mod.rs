@@ -1160,40 +1160,64 @@ impl<'t> Engine<'t> {
     /// continues, is inlined into this function).
     #[inline(never)]
     fn take_reserved(&mut self) {
-        let reserved = self.reserved_in_db();
+        if self.take_usual_running() {
+            return;
+        }
+        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
+        let reserved = self.db.reserved_keywords(read);
         let running = self.has_running(reserved);
         self.had_running = running;
         if running {
             if self.load_running() {
                 self.plain = PlainPath::Off;
             }
-            if let Some(long) = &self.long {
-                self.watch |= !long.prev_running.is_empty();
-            }
+            self.watch_running();
         }
     }
 
-    /// Which of the reserved keys a tick reads the db holds (bit
-    /// [`bit`]`(k)` for key `k`), for [`Engine::take_reserved`]. The usual
-    /// db here is one that something runs in: `:aido/running` and
-    /// `:aido/tree`, no error, no completions. `:aido/error` and
-    /// `:aido/results` share a bit of the filter of keyword keys that no
-    /// other name has (`intern::TICK_READ_BITS`), so a clear bit proves both
-    /// absent; the position hints of the other two, when they hit, prove
-    /// those present. Then no pass over the db's keys is needed; any other
-    /// case makes one (`Map::reserved_keywords`).
+    /// [`Engine::take_reserved`] for the usual db there, one that something
+    /// runs in: `:aido/running` and this tree's `:aido/tree`, no error, no
+    /// completions. `:aido/error` and `:aido/results` share a bit of the
+    /// filter of keyword keys that no other name has
+    /// (`intern::TICK_READ_BITS`), so a clear bit proves both absent; the
+    /// tree's position hints of the other two, when they hit, prove those
+    /// present and say where. Then no pass over the db's keys is needed and
+    /// each key is looked at once. Whether it was that db (if not, nothing
+    /// was done).
     #[inline(always)]
-    fn reserved_in_db(&self) -> u64 {
+    fn take_usual_running(&mut self) -> bool {
         let (db, tree) = (&*self.db, self.tree);
-        if db.lacks_keyword(kw::ERROR)
-            && db.lacks_keyword(kw::RESULTS)
-            && tree.running_key_hint.hits(db, kw::RUNNING)
-            && tree.fingerprint_hint.hits(db, kw::TREE)
-        {
-            return bit(kw::RUNNING) | bit(kw::TREE);
+        if !(db.lacks_keyword(kw::ERROR) && db.lacks_keyword(kw::RESULTS)) {
+            return false;
         }
-        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
-        db.reserved_keywords(read)
+        let Some(at) = tree.running_key_hint.hit(db, kw::RUNNING) else {
+            return false;
+        };
+        match tree
+            .fingerprint_hint
+            .hit(db, kw::TREE)
+            .and_then(|i| db.value_at(i))
+        {
+            // A u64 compare against the tree's cached fingerprint.
+            Some(Value::Int(f)) if *f == tree.fingerprint() => {}
+            _ => return false,
+        }
+        self.had_tree = true;
+        self.had_running = true;
+        if !self.take_filed_running(at) && self.load_running_anew() {
+            self.plain = PlainPath::Off;
+        }
+        self.watch_running();
+        true
+    }
+
+    /// With a running set loaded: something that ran after the last tick
+    /// is watched in this one.
+    #[inline(always)]
+    fn watch_running(&mut self) {
+        if let Some(long) = &self.long {
+            self.watch |= !long.prev_running.is_empty();
+        }
     }
 
     /// Whether the db has a running set, once the other reserved keys are
