@@ -1698,3 +1698,26 @@ fn a_tick_that_continues_its_running_set_still_writes_back_its_draws_and_locals(
         assert_eq!(get(&db, "aido/locals"), None, "tick {n}: {db}");
     }
 }
+
+/// A plain child of a general flow that ends the tick in Error leaves the
+/// running child after it as it was: an Error tick halts nothing and keeps
+/// the db's running set and node memory.
+#[test]
+fn a_plain_child_in_error_leaves_the_running_child_after_it_as_it_was() {
+    let tree = tree(
+        "[:selector [:sequence [:present? {:key :go}] [:inc! {:key :s}]]
+                    [:wait {:id :w :ticks 5}]]",
+    );
+    let first = aido::run_tick(db("{}"), &tree);
+    assert_eq!(first.status, Status::Running);
+    let mut db = first.db;
+    let running = get(&db, "aido/running");
+    let memory = get(&db, "aido/memory");
+    assert!(running.is_some() && memory.is_some(), "{db}");
+    set(&mut db, "go", Value::Bool(true));
+    set(&mut db, "s", Value::string("not a number"));
+    let second = aido::run_tick(db, &tree);
+    assert_eq!(second.status, Status::Error);
+    assert_eq!(get(&second.db, "aido/running"), running);
+    assert_eq!(get(&second.db, "aido/memory"), memory);
+}
