@@ -70,6 +70,14 @@ impl SlotHint {
         self.search(db, key)
     }
 
+    /// The position of keyword `key` in `db` if the hint remembers it
+    /// there: a hit proves `key` is a key, and where, without a search.
+    #[inline(always)]
+    pub(crate) fn hit(&self, db: &Map, key: Keyword) -> Option<usize> {
+        let at = self.at();
+        db.keyword_at(at, key).then_some(at)
+    }
+
     /// Finds keyword `key` in `db` where the hint did not, and remembers
     /// where: the hint's miss, kept out of the callers' code.
     #[cold]

@@ -491,6 +491,20 @@ impl Engine<'_> {
         let mut all_skipped = true;
         let mut children = Children::<PLAIN>::new(tree, id, node, kids, start);
         while let Some((i, child, kid)) = children.next() {
+            // A plain child of a general flow: it returns Success, Failure
+            // or Error (never Running or Skipped), was not running and is
+            // never marked, so only its status is looked at.
+            if !MEMORY && !PLAIN && kid.plain {
+                let status = self.visit::<false, false>(child, kid);
+                if status == flow.next {
+                    all_skipped = false;
+                    continue;
+                }
+                if status == Status::Error {
+                    return Status::Error;
+                }
+                return self.flow_ended::<false>(id, kids, i, keeps, sequence, status);
+            }
             let can_run = !MEMORY && !PLAIN && !kid.plain;
             let child_was_running = can_run && self.was_running(child);
             let mut marked = false;
@@ -554,15 +568,7 @@ impl Engine<'_> {
                     return Status::Running;
                 }
                 decided => {
-                    self.halt_children_after(kids, i);
-                    // Finished: its marks go (resetAllChildren), and those
-                    // of the finished children it kept.
-                    if (MEMORY || self.marks_maybe(id, keeps))
-                        && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, false)
-                    {
-                        return self.fail(id, e);
-                    }
-                    return decided;
+                    return self.flow_ended::<MEMORY>(id, kids, i, keeps, sequence, decided);
                 }
             }
         }
@@ -575,6 +581,30 @@ impl Engine<'_> {
             return self.fail(id, e);
         }
         if skipped { Status::Skipped } else { flow.end() }
+    }
+
+    /// Flow `id` is decided by its child `i` with `decided`, a status that
+    /// ends it (neither Running nor Error): the children after `i` are
+    /// halted, and its marks go (resetAllChildren), with those of the
+    /// finished children it kept. `decided`, or Error if the marks could
+    /// not be cleared.
+    #[inline(always)]
+    fn flow_ended<const MEMORY: bool>(
+        &mut self,
+        id: u32,
+        kids: &[u32],
+        i: usize,
+        keeps: Option<bool>,
+        sequence: bool,
+        decided: Status,
+    ) -> Status {
+        self.halt_children_after(kids, i);
+        if (MEMORY || self.marks_maybe(id, keeps))
+            && let Err(e) = self.end_marks::<MEMORY>(id, kids, sequence, false)
+        {
+            return self.fail(id, e);
+        }
+        decided
     }
 
     /// Child `i` of reactive selector `id` ran and failed since the selector

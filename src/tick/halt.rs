@@ -498,7 +498,9 @@ impl Engine<'_> {
     /// node (which only a db from elsewhere can: see `PlainPath::Off`).
     #[inline(always)]
     pub(crate) fn load_running(&mut self) -> bool {
-        if self.take_filed_running() {
+        if let Some(at) = self.tree.running_key_hint.find(self.db, kw::RUNNING)
+            && self.take_filed_running(at)
+        {
             return false;
         }
         self.load_running_anew()
@@ -508,15 +510,12 @@ impl Engine<'_> {
     /// thread ended with, left filed (`Long::filed`), named again by the
     /// db, taken over in place (inlined into the tick's set-up). Each id is
     /// compared in place (a host may have edited the set between ticks),
-    /// and nothing is filed again. Whether it was.
+    /// and nothing is filed again. Whether it was. (`at`: where the db
+    /// holds `:aido/running`.)
     #[inline(always)]
-    fn take_filed_running(&mut self) -> bool {
+    pub(crate) fn take_filed_running(&mut self, at: usize) -> bool {
         let tree = self.tree;
-        let Some(Value::Vector(ids)) = tree
-            .running_key_hint
-            .find(self.db, kw::RUNNING)
-            .and_then(|i| self.db.value_at(i))
-        else {
+        let Some(Value::Vector(ids)) = self.db.value_at(at) else {
             return false;
         };
         let long = match &mut self.long {
@@ -536,7 +535,7 @@ impl Engine<'_> {
 
     /// [`Engine::load_running`] when the set is not the one left filed.
     #[inline(never)]
-    fn load_running_anew(&mut self) -> bool {
+    pub(crate) fn load_running_anew(&mut self) -> bool {
         let tree = self.tree;
         let Some(running) = tree
             .running_key_hint
@@ -748,6 +747,20 @@ impl Engine<'_> {
     /// db's ids are compared in place, one by one.
     #[inline(always)]
     pub(crate) fn end_running(&mut self) {
+        if self.file_running_if_unchanged() {
+            return;
+        }
+        self.sweep();
+        self.store_running_changed();
+    }
+
+    /// The usual end of a tick while something runs: when the db still
+    /// names the set loaded (see [`Long::db_names_prev`]) and every node of
+    /// it ran again and nothing else started, there is nothing to halt or
+    /// write, and the set is left filed for the next tick on this thread.
+    /// Whether it was.
+    #[inline(always)]
+    pub(crate) fn file_running_if_unchanged(&mut self) -> bool {
         if let Some(long) = self.long.as_mut()
             && long.db_names_prev
             && long.now_running.is_empty()
@@ -758,10 +771,9 @@ impl Engine<'_> {
                 .all(|&(_, fate)| fate == Fate::Running)
         {
             long.filed = true;
-            return;
+            return true;
         }
-        self.sweep();
-        self.store_running_changed();
+        false
     }
 
     /// Writes the nodes running now under `:aido/running`, when the set

@@ -1143,10 +1143,15 @@ impl<'t> Engine<'t> {
         // `Map::reserved_keywords`): a db holding none of those a tick
         // reads (most dbs, on most ticks) costs no look-up, whatever its
         // size, and `:aido/results` is then known absent.
-        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
-        let reserved = self.db.reserved_keywords(read);
-        if reserved != 0 {
-            self.take_reserved(reserved);
+        // (The four share two bits of the filter, which no other name has:
+        // see `intern::TICK_READ_BITS`. The four tests are one.)
+        let db = &*self.db;
+        if !(db.lacks_keyword(kw::ERROR)
+            && db.lacks_keyword(kw::RUNNING)
+            && db.lacks_keyword(kw::RESULTS)
+            && db.lacks_keyword(kw::TREE))
+        {
+            self.take_reserved();
         }
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
@@ -1163,16 +1168,64 @@ impl<'t> Engine<'t> {
     /// (here, out of the plain tick's way: the usual load, of a set that
     /// continues, is inlined into this function).
     #[inline(never)]
-    fn take_reserved(&mut self, reserved: u64) {
+    fn take_reserved(&mut self) {
+        if self.take_usual_running() {
+            return;
+        }
+        let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
+        let reserved = self.db.reserved_keywords(read);
         let running = self.has_running(reserved);
         self.had_running = running;
         if running {
             if self.load_running() {
                 self.plain = PlainPath::Off;
             }
-            if let Some(long) = &self.long {
-                self.watch |= !long.prev_running.is_empty();
-            }
+            self.watch_running();
+        }
+    }
+
+    /// [`Engine::take_reserved`] for the usual db there, one that something
+    /// runs in: `:aido/running` and this tree's `:aido/tree`, no error, no
+    /// completions. `:aido/error` and `:aido/results` share a bit of the
+    /// filter of keyword keys that no other name has
+    /// (`intern::TICK_READ_BITS`), so a clear bit proves both absent; the
+    /// tree's position hints of the other two, when they hit, prove those
+    /// present and say where. Then no pass over the db's keys is needed and
+    /// each key is looked at once. Whether it was that db (if not, nothing
+    /// was done).
+    #[inline(always)]
+    fn take_usual_running(&mut self) -> bool {
+        let (db, tree) = (&*self.db, self.tree);
+        if !(db.lacks_keyword(kw::ERROR) && db.lacks_keyword(kw::RESULTS)) {
+            return false;
+        }
+        let Some(at) = tree.running_key_hint.hit(db, kw::RUNNING) else {
+            return false;
+        };
+        match tree
+            .fingerprint_hint
+            .hit(db, kw::TREE)
+            .and_then(|i| db.value_at(i))
+        {
+            // A u64 compare against the tree's cached fingerprint.
+            Some(Value::Int(f)) if *f == tree.fingerprint() => {}
+            _ => return false,
+        }
+        self.had_tree = true;
+        self.had_running = true;
+        if !self.take_filed_running(at) && self.load_running_anew() {
+            self.plain = PlainPath::Off;
+        }
+        self.watch_running();
+        true
+    }
+
+    /// With a running set loaded: something that ran after the last tick
+    /// is watched in this one.
+    #[inline(always)]
+    fn watch_running(&mut self) {
+        if let Some(long) = &self.long {
+            self.watch |= !long.prev_running.is_empty();
         }
     }
 
@@ -1273,6 +1326,28 @@ impl<'t> Engine<'t> {
     /// takes the locals out.
     #[inline(never)]
     fn write_back(&mut self, options: &TickOptions) {
+        // The usual tick while something runs: it continued what ran and
+        // wrote nothing else back. Its running set is left filed here,
+        // without the frame of the whole write-back.
+        if self.had_running
+            && !self.keep_running
+            && self.error.is_none()
+            && !self.results_maybe
+            && !self.wrote_state
+            && options.locals.is_none()
+            && !self.rng.drew()
+            && self.file_running_if_unchanged()
+        {
+            self.wrote(kw::RUNNING);
+            return;
+        }
+        self.write_back_all(options);
+    }
+
+    /// [`Engine::write_back`] past its usual case: everything a tick may
+    /// leave in the db.
+    #[inline(never)]
+    fn write_back_all(&mut self, options: &TickOptions) {
         if !self.keep_running && (self.had_running || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);

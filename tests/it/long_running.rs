@@ -1661,3 +1661,63 @@ fn a_count_is_written_in_place_only_over_a_state_of_the_same_key() {
     let d = aido::run_tick(d, &second).db;
     assert_eq!(get(&d, "aido/memory"), Some(db("{:w {:ticks 2}}")));
 }
+
+/// A tick that continues the running set it loaded (left filed, the usual
+/// tick while something runs) ends without the whole write-back: it must
+/// still write back a seeded draw's position and take its locals out.
+#[test]
+fn a_tick_that_continues_its_running_set_still_writes_back_its_draws_and_locals() {
+    let drawing = tree(
+        "[:sequence [:selector [:randomly {:p 0.5} [:inc! {:key :a}]] [:success]]
+          [:wait {:id :w :ticks 1000}]]",
+    );
+    let mut db = db("{:aido/seed 7}");
+    let mut positions = Vec::new();
+    for _ in 0..4 {
+        let tick = aido::run_tick(db, &drawing);
+        assert_eq!(tick.status, Status::Running);
+        db = tick.db;
+        positions.push(get(&db, "aido/rng-pos"));
+    }
+    // Each tick draws once, and each position is written back.
+    assert_eq!(
+        positions,
+        (1..=4).map(|n| Some(Value::Int(n))).collect::<Vec<_>>()
+    );
+    // Locals, in a tree that draws nothing.
+    let tree = tree("[:sequence [:inc! {:key :a}] [:wait {:id :w :ticks 1000}]]");
+    let mut db = Value::map();
+    for n in 0..4 {
+        let options = TickOptions {
+            locals: Some(read_value("{:n 1}").unwrap()),
+            ..TickOptions::default()
+        };
+        let tick = run_tick_with_options(db, &tree, &options);
+        assert_eq!(tick.status, Status::Running, "tick {n}");
+        db = tick.db;
+        assert_eq!(get(&db, "aido/locals"), None, "tick {n}: {db}");
+    }
+}
+
+/// A plain child of a general flow that ends the tick in Error leaves the
+/// running child after it as it was: an Error tick halts nothing and keeps
+/// the db's running set and node memory.
+#[test]
+fn a_plain_child_in_error_leaves_the_running_child_after_it_as_it_was() {
+    let tree = tree(
+        "[:selector [:sequence [:present? {:key :go}] [:inc! {:key :s}]]
+                    [:wait {:id :w :ticks 5}]]",
+    );
+    let first = aido::run_tick(db("{}"), &tree);
+    assert_eq!(first.status, Status::Running);
+    let mut db = first.db;
+    let running = get(&db, "aido/running");
+    let memory = get(&db, "aido/memory");
+    assert!(running.is_some() && memory.is_some(), "{db}");
+    set(&mut db, "go", Value::Bool(true));
+    set(&mut db, "s", Value::string("not a number"));
+    let second = aido::run_tick(db, &tree);
+    assert_eq!(second.status, Status::Error);
+    assert_eq!(get(&second.db, "aido/running"), running);
+    assert_eq!(get(&second.db, "aido/memory"), memory);
+}

@@ -140,3 +140,42 @@ fn a_seed_a_host_puts_in_between_ticks_seeds_the_next_draw() {
         assert_eq!(first, second);
     }
 }
+
+/// A db something runs in (`:aido/running` and `:aido/tree` where the
+/// tree's position hints find them) learns that it holds no error and no
+/// completions from the filter alone, and reads the fingerprint where its
+/// hint says: a host that puts an error, completions or another tree's
+/// fingerprint beside the running set between two ticks must still be seen.
+#[test]
+fn an_error_completions_or_a_fingerprint_a_host_puts_beside_a_running_set_are_seen() {
+    let tree = tree("[:sequence [:inc! {:key :n}] [:wait {:id :w :ticks 1000}]]");
+    let results = read_value("{:no-such-node {:status :success}}").unwrap();
+    for in_place in [false, true] {
+        for db in dbs("beside-running") {
+            // Three ticks, so the hints have found the keys where they are.
+            let mut db = db;
+            for _ in 0..3 {
+                let (next, rest) = tick(db, &tree, in_place);
+                assert_eq!(rest.status, Status::Running);
+                db = next;
+            }
+            assert!(db.get(&kw("aido/running")).is_some(), "{db}");
+            put(&mut db, "aido/error", Value::string("left by the host"));
+            let (mut db, second) = tick(db, &tree, in_place);
+            assert_eq!(second.status, Status::Running);
+            assert_eq!(db.get(&kw("aido/error")), None, "{db}");
+            assert!(second.dropped().is_empty());
+            put(&mut db, "aido/results", results.clone());
+            let (db, third) = tick(db, &tree, in_place);
+            assert_eq!(third.status, Status::Running);
+            assert_eq!(third.dropped().len(), 1, "{db}");
+            assert_eq!(db.get(&kw("n")), Some(&Value::Int(5)));
+            // Another tree's fingerprint: the db is carried over.
+            let (mut db, fourth) = tick(db, &tree, in_place);
+            assert!(fourth.migration().is_none());
+            put(&mut db, "aido/tree", Value::Int(12_345));
+            let (_, fifth) = tick(db, &tree, in_place);
+            assert!(fifth.migration().is_some());
+        }
+    }
+}
