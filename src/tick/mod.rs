@@ -1146,22 +1146,22 @@ impl<'t> Engine<'t> {
         // (The four share two bits of the filter, which no other name has:
         // see `intern::TICK_READ_BITS`. The four tests are one.)
         let db = &*self.db;
-        if !(db.lacks_keyword(kw::ERROR)
+        let usual = db.lacks_keyword(kw::ERROR)
             && db.lacks_keyword(kw::RUNNING)
             && db.lacks_keyword(kw::RESULTS)
-            && db.lacks_keyword(kw::TREE))
-        {
+            && db.lacks_keyword(kw::TREE);
+        if !usual {
             self.take_reserved();
         }
         if let Some(locals) = &options.locals {
             self.db.insert(Value::Keyword(kw::LOCALS), locals.clone());
             self.wrote(kw::LOCALS);
         }
-        reserved == 0
+        usual
     }
 
     /// [`Engine::prepare`]'s part for a db holding some of the reserved
-    /// keys a tick reads (`reserved`: their bits): takes out the last
+    /// keys a tick reads: takes out the last
     /// tick's error, compares the tree's fingerprint (carrying over a db
     /// last ticked with another tree), notes whether completions may wait
     /// under `:aido/results`, and loads the running set if there is one
