@@ -31,6 +31,10 @@ impl NodeIndex {
 /// tends to sit at the same position in every db. Checking that position
 /// first turns most look-ups into one comparison. The hint is only ever a
 /// guess (relaxed atomics, so a tree stays `Sync`); a wrong one costs a search.
+///
+/// Agents on other threads store into the hint at any moment, so a look-up
+/// loads it once ([`SlotHint::at`]) and uses the position it checked: a
+/// second load may give another position, where the db holds another key.
 #[derive(Debug, Default)]
 pub(crate) struct SlotHint(AtomicU32);
 
@@ -53,7 +57,8 @@ pub(crate) fn same_id(a: &Value, b: &Value) -> bool {
 }
 
 impl SlotHint {
-    /// The position the hint remembers, as a `usize`.
+    /// The position the hint remembers, as a `usize`: load it once per
+    /// look-up, check it against the db, and use that same position.
     #[inline(always)]
     fn at(&self) -> usize {
         self.0.load(Relaxed) as usize
@@ -265,12 +270,18 @@ impl KeyPath {
     }
 
     /// The slot at this path, inserted as nil if missing.
+    ///
+    /// The hint is loaded once: the position checked is the position
+    /// written. (Loaded again, it may hold what another agent's tick on
+    /// another thread stored in between, the place of another key in this
+    /// db.)
     #[inline(always)]
     pub(crate) fn slot<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
-        if let KeyPath::Kw(k, hint) = self
-            && db.keyword_at(hint.at(), *k)
-        {
-            return db.value_at_mut(hint.at()).ok_or(PathError::Empty);
+        if let KeyPath::Kw(k, hint) = self {
+            let at = hint.at();
+            if db.keyword_at(at, *k) {
+                return db.value_at_mut(at).ok_or(PathError::Empty);
+            }
         }
         self.slot_slow(db)
     }

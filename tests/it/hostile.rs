@@ -624,3 +624,30 @@ fn compile_file_reads_with_the_input_limit() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn agents_whose_keys_sit_at_different_places_never_write_each_others_keys() {
+    // One tree ticked on two threads at once, each over a db whose key
+    // `:a` sits at another position: the key's position hint, shared by
+    // both, flips on every tick. A write must land where the db holds
+    // `:a` now, never at the position another agent's tick just left in
+    // the hint (once a string written over `:x`). A string is written
+    // through the key's slot on every tick, as every write that is not a
+    // scalar over a scalar is.
+    let tree = compile_str("t.edn", "[:define! {:key :a :val \"a\"}]", &Registry::new()).unwrap();
+    let layouts = ["{:a 0 :x 0}", "{:x 0 :a 0}"];
+    std::thread::scope(|scope| {
+        for layout in layouts {
+            let tree = &tree;
+            scope.spawn(move || {
+                let mut db = read_value(layout).unwrap();
+                for n in 0..500_000 {
+                    let tick = aido::tick::tick_in_place(&mut db, tree);
+                    assert_eq!(tick.status, Status::Success);
+                    assert_eq!(key(&db, "x"), Value::Int(0), "{layout}, tick {n}: {db}");
+                    assert_eq!(key(&db, "a"), Value::from("a"), "{layout}, tick {n}");
+                }
+            });
+        }
+    });
+}
