@@ -246,14 +246,19 @@ fn park(value: Value, which: fn(&mut Spare) -> &mut Option<Value>) {
     }
 }
 
+/// Takes what [`park`] kept in the slot `which` picks, if anything.
+fn unpark(which: fn(&mut Spare) -> &mut Option<Value>) -> Option<Value> {
+    SPARE
+        .try_with(|s| which(&mut *s.try_borrow_mut().ok()?).take())
+        .ok()
+        .flatten()
+}
+
 /// The running set a halt kept ([`Spare::running`]), if it names the
 /// nodes `now` (in that order) of `tree`: ready to be put back in the db
 /// as it is. Anything else parked is recycled.
 fn parked_running(tree: &crate::tree::Tree, now: &[u32]) -> Option<Value> {
-    let parked = SPARE
-        .try_with(|s| s.try_borrow_mut().ok()?.running.take())
-        .ok()
-        .flatten()?;
+    let parked = unpark(|s| &mut s.running)?;
     if let Value::Vector(ids) = &parked
         && ids.len() == now.len()
         && ids.iter().zip(now).all(|(id, &n)| {
@@ -315,11 +320,7 @@ impl NewMemory {
 /// one kept as a spare map), ready to be put back in the db. `Err(state)`
 /// otherwise (anything else parked is recycled).
 pub(crate) fn parked_memory(id: &Value, state: NewMemory) -> Result<Value, NewMemory> {
-    let parked = SPARE
-        .try_with(|s| s.try_borrow_mut().ok()?.memory.take())
-        .ok()
-        .flatten();
-    let Some(mut parked) = parked else {
+    let Some(mut parked) = unpark(|s| &mut s.memory) else {
         return Err(state);
     };
     if let Value::Map(memory) = &mut parked
@@ -371,18 +372,12 @@ fn spare_vector() -> Value {
 /// Drops `value`, keeping it emptied for reuse if it is a small map or
 /// vector (what it held is dropped as usual).
 pub(crate) fn recycle(mut value: Value) {
-    let small = match &mut value {
-        Value::Map(map) if map.capacity() <= SPARE_ROOM => {
-            map.clear();
-            true
+    if small_enough(&value) {
+        match &mut value {
+            Value::Map(map) => map.clear(),
+            Value::Vector(items) => items.clear(),
+            _ => {}
         }
-        Value::Vector(items) if items.capacity() <= SPARE_ROOM => {
-            items.clear();
-            true
-        }
-        _ => false,
-    };
-    if small {
         let _ = SPARE.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
                 let kept = if matches!(value, Value::Map(_)) {
