@@ -137,14 +137,10 @@ impl<'m> Options<'m> {
         if key == kw::ID || is_precondition(key) {
             return None;
         }
-        let map = self.map?;
-        // Options maps are small: comparing keys beats hashing one.
-        if map.len() <= 8 {
-            map.keys()
-                .position(|k| matches!(k, Value::Keyword(k) if *k == key))
-        } else {
-            map.get_index_of(&Value::Keyword(key))
-        }
+        // By the key's code: the map's filter of keyword keys answers for
+        // an absent key, a small map compares codes, a large one probes
+        // its index (no key is made into a value).
+        self.map?.keyword_position(key)
     }
 
     /// The option `key`, if present, without taking it.
