@@ -47,6 +47,11 @@ pub struct Spans {
     /// One entry per form. The elements of a collection are consecutive
     /// entries, placed before the collection's own; the whole form comes last.
     pub(crate) entries: Vec<SpanEntry>,
+    /// How many vectors headed by a keyword the reader kept outside maps
+    /// (node-shaped forms: at least the nodes of a tree, a few more in a
+    /// text with such vectors in lists or sets), so that the compiler sizes
+    /// its tables without a walk of its own; 0 where unknown.
+    pub(crate) node_forms: usize,
 }
 
 /// One form in [`Spans`]: its span and where its elements' entries are.
@@ -126,6 +131,14 @@ impl<'a> FormSpans<'a> {
     /// The span of the form.
     pub(crate) fn span(self) -> Span {
         self.entry().map(|e| e.span).unwrap_or_default()
+    }
+
+    /// How many node-shaped forms the reader counted (see
+    /// [`Spans::node_forms`]) if this is the whole form it read and it
+    /// counted them.
+    pub(crate) fn node_forms(self) -> Option<usize> {
+        let whole = self.at.wrapping_add(1) == self.spans.entries.len();
+        (whole && self.spans.node_forms > 0).then_some(self.spans.node_forms)
     }
 
     /// How many elements the form has.

@@ -122,6 +122,7 @@ pub(crate) fn expand(
         value,
         spans: Spans {
             entries: ex.entries,
+            node_forms: 0,
         },
         files: ex.files,
         diags: ex.diags,

@@ -345,7 +345,11 @@ impl<'r> Compiler<'r> {
             index: 0,
             parent_id_from: 0,
         };
-        let n = count_nodes(tree, 0);
+        // The reader counted the node-shaped forms of a text it read:
+        // the nodes, or a few more (a reservation, not a result).
+        let n = spans
+            .and_then(FormSpans::node_forms)
+            .unwrap_or_else(|| count_nodes(tree, 0));
         self.nodes.reserve(n);
         self.child_ids.reserve(n);
         self.id_spans.reserve(n);
@@ -766,4 +770,38 @@ fn push_id_text(id_texts: &mut String, id: &Value) {
 /// A value's text, cut short for messages.
 pub(crate) fn short(v: &Value) -> String {
     v.abbreviated(40).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_nodes;
+    use crate::read::read_text;
+
+    /// The reader's count of node-shaped forms, which sizes the compiler's
+    /// tables, and the compiler's own walk.
+    fn counts(text: &str) -> (Option<usize>, usize) {
+        let (value, spans) = read_text(text).unwrap();
+        (spans.root().node_forms(), count_nodes(&value, 0))
+    }
+
+    #[test]
+    fn the_readers_count_of_node_forms_is_the_nodes_of_a_tree() {
+        // Vectors in options maps (key paths, dynamic options) and
+        // discarded nodes are not counted.
+        let tree = "[:sequence {:id :s} [:inc! {:key [:a :b]}] #_ [:success] \
+                    [:selector [:define! {:key :k :val [:aido/db :n]}] [:failure]]]";
+        assert_eq!(counts(tree), (Some(5), 5));
+        for file in [
+            "examples/npc.edn",
+            "examples/chatbot.edn",
+            "examples/greet.edn",
+        ] {
+            let text = std::fs::read_to_string(file).unwrap();
+            let (hint, walked) = counts(&text);
+            assert_eq!(hint, Some(walked), "{file}");
+        }
+        // Not a tree: the count is at least the nodes, never fewer.
+        assert_eq!(counts("[1 [:a] #{[:b]}]"), (Some(2), 0));
+        assert_eq!(counts(":a"), (None, 0));
+    }
 }

@@ -40,6 +40,8 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         table: Vec::with_capacity(text.len() / 4),
         keywords: NameCache::new(),
         symbols: NameCache::new(),
+        in_maps: 0,
+        node_forms: 0,
     };
     if text.starts_with('\u{feff}') {
         return Err(ReadError::new(ReadErrorKind::ByteOrderMark, 0, 3));
@@ -69,7 +71,13 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
             if entries.capacity() - entries.len() > SPANS_SLACK {
                 entries.shrink_to_fit();
             }
-            Ok((value, Spans { entries }))
+            Ok((
+                value,
+                Spans {
+                    entries,
+                    node_forms: reader.node_forms,
+                },
+            ))
         }
         Some(b @ (b')' | b']' | b'}')) => Err(reader.unmatched(b)),
         Some(_) => {
@@ -145,6 +153,11 @@ struct Reader<'t> {
     /// The keywords and symbols read so far, to intern each name once.
     keywords: NameCache<Keyword>,
     symbols: NameCache<Symbol>,
+    /// How many maps the form being read is inside.
+    in_maps: u32,
+    /// How many vectors headed by a keyword were kept outside maps (see
+    /// [`Spans`]' `node_forms`).
+    node_forms: usize,
 }
 
 #[inline(always)]
@@ -244,12 +257,15 @@ impl Reader<'_> {
                     ));
                 }
                 Some(_) => {
-                    // The discarded form's elements leave the table too.
+                    // The discarded form's elements leave the table too,
+                    // and its node-shaped forms the count.
                     let table_len = self.table.len();
+                    let node_forms = self.node_forms;
                     self.read_form(depth)?;
                     self.values.pop();
                     self.pending.pop();
                     self.table.truncate(table_len);
+                    self.node_forms = node_forms;
                     n_pending -= 1;
                 }
             }
@@ -447,6 +463,9 @@ impl Reader<'_> {
         }
         items.reverse();
         let value = if close == b']' {
+            if self.in_maps == 0 && matches!(items.first(), Some(Value::Keyword(_))) {
+                self.node_forms += 1;
+            }
             Value::Vector(items)
         } else {
             Value::List(items)
@@ -457,12 +476,23 @@ impl Reader<'_> {
 
     fn read_map(&mut self, depth: usize) -> Result<(), ReadError> {
         let start = self.pos;
-        let mark = self.values.len();
+        let mark = self.open_map();
         self.read_elements(start, 1, depth, b'}')?;
         self.finish_map(start, mark)
     }
 
+    /// Counts one more map the forms being read are inside (until
+    /// `finish_map`; a read that fails stops counting) and returns where
+    /// its forms start on the stack. Out of line, so that `read_map`'s
+    /// frame in the recursion stays as small as it was.
+    #[inline(never)]
+    fn open_map(&mut self) -> usize {
+        self.in_maps += 1;
+        self.values.len()
+    }
+
     fn finish_map(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
+        self.in_maps -= 1;
         let n_forms = self.values.len() - mark;
         if n_forms % 2 == 1 {
             return Err(ReadError::new(
