@@ -99,6 +99,13 @@ impl Lowering<'_, '_> {
 }
 
 pub(crate) fn key_path(opt: Opt) -> KeyPath {
+    // A keyword, nearly every key: it owns nothing, so the option is
+    // forgotten rather than dropped through a call.
+    if let Opt::Const(Value::Keyword(k)) = &opt {
+        let k = *k;
+        std::mem::forget(opt);
+        return KeyPath::Kw(k, crate::tree::SlotHint::default());
+    }
     match opt {
         Opt::Const(v) => KeyPath::from_value(&v),
         _ => KeyPath::One(Value::Nil),
