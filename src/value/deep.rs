@@ -60,7 +60,7 @@ fn drop_collection(v: &mut Value) {
         match v {
             Value::Vector(items) | Value::List(items) => drop(std::mem::take(items)),
             Value::Set(items) => drop(std::mem::take(&mut **items)),
-            Value::Map(map) => drop(std::mem::take(&mut **map)),
+            Value::Map(map) => map.drop_entries(),
             Value::Tagged(_, x) => drop(std::mem::take(&mut **x)),
             _ => {}
         }
