@@ -194,7 +194,11 @@ fn lower_option<'m>(
         }
         return;
     }
-    if let Some(slot) = precondition_slot(&mut out.pre, key) {
+    // (The test inline, as nearly no option is a precondition; the slot
+    // found by a call.)
+    if is_precondition(key)
+        && let Some(slot) = precondition_slot(&mut out.pre, key)
+    {
         // A precondition is any value, constant or dynamic; only its truthiness counts.
         if let Some(opt) = lower_value(c, key, value, value_spans(), Some(&OptionType::Any)) {
             *slot = Some(opt);
