@@ -114,7 +114,8 @@ pub(crate) fn key_path(opt: Opt) -> KeyPath {
 
 /// A node's options, lowered: what the node type's own lowering takes apart.
 pub(crate) struct Options<'m> {
-    /// The options that lowered, in the map's order until one is taken.
+    /// The options that lowered, in the map's order until one is taken
+    /// (a taken option's place is filled by the last).
     pub(crate) entries: &'m mut Vec<(Keyword, Opt)>,
     pub(crate) pre: Option<Box<Preconditions>>,
     pub(crate) id: Option<(Value, Option<Span>)>,
@@ -128,7 +129,9 @@ impl<'m> Options<'m> {
     pub(crate) fn take(&mut self, key: &str) -> Opt {
         let key = kw::option(key);
         match self.entries.iter().position(|(k, _)| *k == key) {
-            Some(i) => self.entries.remove(i).1,
+            // The last entry fills its place: no shift of the rest, whose
+            // order no lowering reads once it takes options one by one.
+            Some(i) => self.entries.swap_remove(i).1,
             None => Opt::Const(Value::Nil),
         }
     }
@@ -162,7 +165,7 @@ impl<'m> Options<'m> {
         self.entries
             .iter()
             .position(|(k, _)| *k == key)
-            .map(|i| self.entries.remove(i).1)
+            .map(|i| self.entries.swap_remove(i).1)
     }
 
     /// The span of option `key`'s value, if known.
@@ -181,6 +184,13 @@ impl<'m> Options<'m> {
     }
 
     pub(crate) fn take_custom(&mut self) -> Box<[(Keyword, Opt)]> {
+        // The options left, in the order written again (a take moved the
+        // last into the taken one's place): each keyword key's position in
+        // the map, distinct, already in order unless an option was taken.
+        if let Some(map) = self.map {
+            self.entries
+                .sort_unstable_by_key(|(k, _)| map.keyword_position(*k));
+        }
         self.entries.drain(..).collect()
     }
 }
