@@ -531,7 +531,13 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            let status = self.visit::<PLAIN, TRACE>(child, kid);
+            // A plain selector's plain sequence children are inlined into
+            // its loop (see `Engine::visit_inlining`).
+            let status = if PLAIN && !sequence {
+                self.visit_inlining::<PLAIN, TRACE, true>(child, kid)
+            } else {
+                self.visit::<PLAIN, TRACE>(child, kid)
+            };
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)

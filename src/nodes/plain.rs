@@ -205,6 +205,21 @@ impl Engine<'_> {
         id: u32,
         node: &Node,
     ) -> Status {
+        self.visit_inlining::<PLAIN, TRACE, false>(id, node)
+    }
+
+    /// [`Engine::visit`], with a plain `:sequence` child's body inlined
+    /// into the caller when `SEQUENCE` (a plain selector's loop, see
+    /// `Engine::flow`): a selector of sequences is the usual shape of a
+    /// reactive tree, and the sequence's call then saves no registers of
+    /// its own. The inlined sequence visits its children through
+    /// [`Engine::visit`], so that nothing is inlined twice.
+    #[inline(always)]
+    pub(super) fn visit_inlining<const PLAIN: bool, const TRACE: bool, const SEQUENCE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+    ) -> Status {
         // A plain child of a general node goes straight to the plain path
         // (what `Engine::tick` would do first, without the call).
         let plain = PLAIN || (node.plain && self.plain == PlainPath::Untraced);
@@ -223,6 +238,10 @@ impl Engine<'_> {
         match &node.kind {
             kind @ one_visit_leaf!() => {
                 let status = self.leaf::<TRACE>(id, kind);
+                self.traced::<TRACE>(id, status)
+            }
+            Kind::Sequence { .. } if SEQUENCE => {
+                let status = self.sequence::<true, TRACE>(id, node, false, &[]);
                 self.traced::<TRACE>(id, status)
             }
             _ => self.plain_composite::<TRACE>(id, node),
