@@ -107,9 +107,25 @@ impl Engine<'_> {
     /// so that the root, already fetched by `Engine::tick_root`, is neither
     /// fetched again nor entered through [`Engine::plain_node`]'s call,
     /// which saves every register any plain kind needs.
+    ///
+    /// A `:selector` root, the usual root of a reactive tree, is tested for
+    /// first and its loop run here, in the tick's own frame, without a call
+    /// (its plain `:sequence` children inlined into it as a selector's
+    /// are); testing it in the visit's one match made that match two jump
+    /// tables, which every other root paid for.
     #[inline(always)]
     pub(crate) fn tick_plain_root(&mut self, root: &Node) -> Status {
-        self.visit::<true, false>(0, root)
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(0);
+        }
+        if let kind @ one_visit_leaf!() = &root.kind {
+            self.leaf::<false>(0, kind)
+        } else if let Kind::Selector { .. } = root.kind {
+            self.selector::<true, false>(0, root, false, &[])
+        } else {
+            self.plain_composite::<false>(0, root)
+        }
     }
 
     /// Ticks plain node `id` (whose node is `node`) once its step is
