@@ -30,8 +30,11 @@
 //!   of its `composite.rs` function), so that a composite child costs one
 //!   call that saves only the registers its kind needs and no second match
 //!   on the kind (on the general path too, for a plain child of an
-//!   untraced tick); the root of a plain subtree entered from `tick_plain`
-//!   goes through `plain_node`, which has every plain kind inlined;
+//!   untraced tick), except that a plain selector runs a plain sequence
+//!   child's loop inside its own ([`Engine::visit_inlining`]) and an
+//!   untraced tick runs a plain selector root's loop in its own frame; the
+//!   root of a plain subtree entered from `tick_plain` goes through
+//!   `plain_node`, which has every plain kind inlined;
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
 //! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
@@ -108,11 +111,12 @@ impl Engine<'_> {
     /// fetched again nor entered through [`Engine::plain_node`]'s call,
     /// which saves every register any plain kind needs.
     ///
-    /// A `:selector` root, the usual root of a reactive tree, is tested for
-    /// first and its loop run here, in the tick's own frame, without a call
-    /// (its plain `:sequence` children inlined into it as a selector's
-    /// are); testing it in the visit's one match made that match two jump
-    /// tables, which every other root paid for.
+    /// A leaf root is ticked in place; a `:selector` root, the usual root
+    /// of a reactive tree, is told apart next and its loop run here, in
+    /// the tick's own frame, without a call (its plain `:sequence`
+    /// children inlined into it as into any plain selector); testing it in
+    /// the visit's one match made that match two jump tables, which every
+    /// other root paid for.
     #[inline(always)]
     pub(crate) fn tick_plain_root(&mut self, root: &Node) -> Status {
         self.fuel -= 1;
