@@ -495,7 +495,11 @@ impl Engine<'_> {
             // or Error (never Running or Skipped), was not running and is
             // never marked, so only its status is looked at.
             if !MEMORY && !PLAIN && kid.plain {
-                let status = self.visit::<false, false>(child, kid);
+                let status = if sequence {
+                    self.visit::<false, false>(child, kid)
+                } else {
+                    self.visit_inlining::<false, false, true>(child, kid)
+                };
                 if status == flow.next {
                     all_skipped = false;
                     continue;

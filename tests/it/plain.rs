@@ -513,7 +513,8 @@ fn sequences_inlined_into_a_selectors_loop_tick_alike_on_both_paths_at_every_bud
     // first, second or last child, one that succeeds, one holding a
     // selector of sequences again, a loop and a decorator; under a plain
     // root, a general one and a decorator, each visit the budget's last
-    // in turn.
+    // in turn. With a `:wait` the selector is general, and visits its
+    // plain sequences through the same inlined loop.
     let selector = "[:selector
         [:sequence [:greater-than? {:key :n :val 5}] [:inc! {:key :a}]]
         [:sequence [:inc! {:key :b}] [:present? {:key :none}] [:inc! {:key :never}]]
@@ -524,8 +525,14 @@ fn sequences_inlined_into_a_selectors_loop_tick_alike_on_both_paths_at_every_bud
                    [:invert [:present? {:key :n}]]]
         [:sequence [:define! {:key :last :val 1}]]]";
     let start = read_value("{:n 0}").unwrap();
+    let waiting = selector.replace(
+        "[:sequence [:define! {:key :last :val 1}]]]",
+        "[:wait {:ticks 2}]]",
+    );
+    assert_ne!(waiting, selector);
     for text in [
         selector.to_string(),
+        waiting,
         format!("[:sequence {{:memory true}} {selector}]"),
         format!("[:invert {selector}]"),
         format!("[:selector [:failure] {selector}]"),
