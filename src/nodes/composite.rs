@@ -495,7 +495,11 @@ impl Engine<'_> {
             // or Error (never Running or Skipped), was not running and is
             // never marked, so only its status is looked at.
             if !MEMORY && !PLAIN && kid.plain {
-                let status = self.visit::<false, false>(child, kid);
+                let status = if sequence {
+                    self.visit::<false, false>(child, kid)
+                } else {
+                    self.visit_inlining::<false, false, true>(child, kid)
+                };
                 if status == flow.next {
                     all_skipped = false;
                     continue;
@@ -531,7 +535,13 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            let status = self.visit::<PLAIN, TRACE>(child, kid);
+            // A plain selector's plain sequence children are inlined into
+            // its loop (see `Engine::visit_inlining`).
+            let status = if PLAIN && !sequence {
+                self.visit_inlining::<PLAIN, TRACE, true>(child, kid)
+            } else {
+                self.visit::<PLAIN, TRACE>(child, kid)
+            };
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)

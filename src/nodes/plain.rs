@@ -30,8 +30,11 @@
 //!   of its `composite.rs` function), so that a composite child costs one
 //!   call that saves only the registers its kind needs and no second match
 //!   on the kind (on the general path too, for a plain child of an
-//!   untraced tick); the root of a plain subtree entered from `tick_plain`
-//!   goes through `plain_node`, which has every plain kind inlined;
+//!   untraced tick), except that a plain selector runs a plain sequence
+//!   child's loop inside its own ([`Engine::visit_inlining`]) and an
+//!   untraced tick runs a plain selector root's loop in its own frame; the
+//!   root of a plain subtree entered from `tick_plain` goes through
+//!   `plain_node`, which has every plain kind inlined;
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
 //! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
@@ -107,9 +110,26 @@ impl Engine<'_> {
     /// so that the root, already fetched by `Engine::tick_root`, is neither
     /// fetched again nor entered through [`Engine::plain_node`]'s call,
     /// which saves every register any plain kind needs.
+    ///
+    /// A leaf root is ticked in place; a `:selector` root, the usual root
+    /// of a reactive tree, is told apart next and its loop run here, in
+    /// the tick's own frame, without a call (its plain `:sequence`
+    /// children inlined into it as into any plain selector); testing it in
+    /// the visit's one match made that match two jump tables, which every
+    /// other root paid for.
     #[inline(always)]
     pub(crate) fn tick_plain_root(&mut self, root: &Node) -> Status {
-        self.visit::<true, false>(0, root)
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(0);
+        }
+        if let kind @ one_visit_leaf!() = &root.kind {
+            self.leaf::<false>(0, kind)
+        } else if let Kind::Selector { .. } = root.kind {
+            self.selector::<true, false>(0, root, false, &[])
+        } else {
+            self.plain_composite::<false>(0, root)
+        }
     }
 
     /// Ticks plain node `id` (whose node is `node`) once its step is
@@ -205,6 +225,21 @@ impl Engine<'_> {
         id: u32,
         node: &Node,
     ) -> Status {
+        self.visit_inlining::<PLAIN, TRACE, false>(id, node)
+    }
+
+    /// [`Engine::visit`], with a plain `:sequence` child's body inlined
+    /// into the caller when `SEQUENCE` (a plain selector's loop, see
+    /// `Engine::flow`): a selector of sequences is the usual shape of a
+    /// reactive tree, and the sequence's call then saves no registers of
+    /// its own. The inlined sequence visits its children through
+    /// [`Engine::visit`], so that nothing is inlined twice.
+    #[inline(always)]
+    pub(super) fn visit_inlining<const PLAIN: bool, const TRACE: bool, const SEQUENCE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+    ) -> Status {
         // A plain child of a general node goes straight to the plain path
         // (what `Engine::tick` would do first, without the call).
         let plain = PLAIN || (node.plain && self.plain == PlainPath::Untraced);
@@ -223,6 +258,10 @@ impl Engine<'_> {
         match &node.kind {
             kind @ one_visit_leaf!() => {
                 let status = self.leaf::<TRACE>(id, kind);
+                self.traced::<TRACE>(id, status)
+            }
+            Kind::Sequence { .. } if SEQUENCE => {
+                let status = self.sequence::<true, TRACE>(id, node, false, &[]);
                 self.traced::<TRACE>(id, status)
             }
             _ => self.plain_composite::<TRACE>(id, node),

@@ -504,3 +504,50 @@ fn every_plain_kind_as_the_child_of_every_plain_kind_ticks_alike_on_both_paths()
         }
     }
 }
+
+#[test]
+fn sequences_inlined_into_a_selectors_loop_tick_alike_on_both_paths_at_every_budget() {
+    // A plain selector runs a plain sequence child's loop inside its own
+    // (the usual shape of a reactive tree), and the inlined sequence visits
+    // its own children as any flow does: a sequence that fails at its
+    // first, second or last child, one that succeeds, one holding a
+    // selector of sequences again, a loop and a decorator; under a plain
+    // root, a general one and a decorator, each visit the budget's last
+    // in turn. With a `:wait` the selector is general, and visits its
+    // plain sequences through the same inlined loop.
+    let selector = "[:selector
+        [:sequence [:greater-than? {:key :n :val 5}] [:inc! {:key :a}]]
+        [:sequence [:inc! {:key :b}] [:present? {:key :none}] [:inc! {:key :never}]]
+        [:sequence [:inc! {:key :c}]
+                   [:selector [:sequence [:less-than? {:key :n :val 2}] [:inc! {:key :d}]]
+                              [:sequence [:inc! {:key :e}] [:failure]]]
+                   [:loop {:count 2} [:inc! {:key :n}]]
+                   [:invert [:present? {:key :n}]]]
+        [:sequence [:define! {:key :last :val 1}]]]";
+    let start = read_value("{:n 0}").unwrap();
+    let waiting = selector.replace(
+        "[:sequence [:define! {:key :last :val 1}]]]",
+        "[:wait {:ticks 2}]]",
+    );
+    assert_ne!(waiting, selector);
+    for text in [
+        selector.to_string(),
+        waiting,
+        format!("[:sequence {{:memory true}} {selector}]"),
+        format!("[:invert {selector}]"),
+        format!("[:selector [:failure] {selector}]"),
+    ] {
+        let tree = compile(&text);
+        for ticks in 1..=4 {
+            let mut db = start.clone();
+            for _ in 1..ticks {
+                db = tick(&tree, db, 1_000, false).db;
+            }
+            let full = tick(&tree, db.clone(), 1_000, false);
+            assert!(full.error.is_none(), "{text}: {:?}", full.error);
+            for budget in 0..=full.steps {
+                assert_same_both_ways(&text, &tree, &db, 1, budget);
+            }
+        }
+    }
+}
