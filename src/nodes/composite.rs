@@ -531,7 +531,11 @@ impl Engine<'_> {
                     Err(status) => return status,
                 }
             }
-            let status = self.visit::<PLAIN, TRACE>(child, kid);
+            // A `:wait` child is visited in place (see `Engine::tick_wait`).
+            let status = match &kid.kind {
+                Kind::Wait { ticks } if !PLAIN && kid.pre.is_none() => self.tick_wait(child, ticks),
+                _ => self.visit::<PLAIN, TRACE>(child, kid),
+            };
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
