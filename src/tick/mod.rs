@@ -1169,9 +1169,15 @@ impl<'t> Engine<'t> {
     /// continues, is inlined into this function).
     #[inline(never)]
     fn take_reserved(&mut self) {
-        if self.take_usual_running() {
-            return;
+        if !self.take_usual_running() {
+            self.take_reserved_otherwise();
         }
+    }
+
+    /// [`Engine::take_reserved`] past the usual db something runs in: out
+    /// of line, so that the usual one's function saves few registers.
+    #[inline(never)]
+    fn take_reserved_otherwise(&mut self) {
         let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
         let reserved = self.db.reserved_keywords(read);
         let running = self.has_running(reserved);
