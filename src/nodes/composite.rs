@@ -536,11 +536,12 @@ impl Engine<'_> {
                 }
             }
             // A plain selector's plain sequence children are inlined into
-            // its loop (see `Engine::visit_inlining`).
-            let status = if PLAIN && !sequence {
-                self.visit_inlining::<PLAIN, TRACE, true>(child, kid)
-            } else {
-                self.visit::<PLAIN, TRACE>(child, kid)
+            // its loop (see `Engine::visit_inlining`); a `:wait` child of a
+            // general flow is visited in place (see `Engine::tick_wait`).
+            let status = match &kid.kind {
+                Kind::Wait { ticks } if !PLAIN && kid.pre.is_none() => self.tick_wait(child, ticks),
+                _ if PLAIN && !sequence => self.visit_inlining::<PLAIN, TRACE, true>(child, kid),
+                _ => self.visit::<PLAIN, TRACE>(child, kid),
             };
             if marked
                 && status == Status::Running

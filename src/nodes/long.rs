@@ -53,9 +53,11 @@ pub(super) fn rows() -> Vec<Row> {
 impl Engine<'_> {
     /// `[:wait {:ticks n}]`: Running the first n times it is ticked, then
     /// Success; it starts over after a Success or a halt. Its count so far
-    /// is its node memory (`{:ticks k}`). Inlined into the general path's
-    /// dispatch: a wait under way is one look-up and an increment, and a
-    /// call around them cost more than the wait's own work.
+    /// is its node memory (`{:ticks k}`). Inlined where a wait is visited
+    /// (the general path's dispatch, and a general flow's visit of a wait
+    /// child): a wait under way is one look-up and an increment, and a
+    /// call around them cost more than the wait's own work. Anything else
+    /// (a start, the end, a bad count or memory) is out of line.
     #[inline(always)]
     pub(super) fn wait(&mut self, id: u32, ticks: &Opt) -> Status {
         let n = match self.count_opt(id, "ticks", ticks) {
@@ -84,6 +86,14 @@ impl Engine<'_> {
         if !has_memory && n == 0 {
             return Status::Success;
         }
+        self.wait_otherwise(id, n, has_memory)
+    }
+
+    /// [`Engine::wait`] past its usual cases: a wait of `n` ticks that
+    /// starts, ends, or finds memory it does not expect (`has_memory`:
+    /// whether it has any).
+    #[inline(never)]
+    fn wait_otherwise(&mut self, id: u32, n: u64, has_memory: bool) -> Status {
         // `:ticks` is found by its interned index: no key value is made.
         let ticks_in = |memory: &Value| match memory {
             Value::Map(m) => crate::value::find_kw(m, kw::TICKS),

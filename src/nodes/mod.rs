@@ -270,15 +270,36 @@ impl Engine<'_> {
             Kind::Switch(s) => self.switch(id, s, kids()),
             kind @ one_visit_leaf!() => self.leaf::<true>(id, kind),
         };
-        // Watched: something ran after the last tick, or the tick is traced.
-        // (Noting the visit on the way out is as good as on the way in: the
-        // node cannot be halted while it is being ticked.)
+        self.visited(id, status)
+    }
+
+    /// The end of a general visit of node `id` that returned `status`.
+    /// Watched: something ran after the last tick, or the tick is traced.
+    /// (Noting the visit on the way out is as good as on the way in: the
+    /// node cannot be halted while it is being ticked.)
+    #[inline(always)]
+    fn visited(&mut self, id: u32, status: Status) -> Status {
         if self.watch {
             self.watched(id, status);
         } else if status == Status::Running {
             self.note_running(id);
         }
         status
+    }
+
+    /// [`Engine::tick`] of `:wait` node `id` (`ticks` its count), a child of
+    /// a general flow with no preconditions, in the flow's own frame: what
+    /// the general visit does for it (the step, the wait, the bookkeeping
+    /// of a visit) without the call, whose entry and exit cost more than a
+    /// wait under way.
+    #[inline(always)]
+    pub(super) fn tick_wait(&mut self, id: u32, ticks: &Opt) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
+        }
+        let status = self.wait(id, ticks);
+        self.visited(id, status)
     }
 
     /// Ticks a leaf that finishes in one visit: shared by the general and

@@ -945,13 +945,27 @@ impl Long {
     /// filed (`Long::filed`), and its lists are empty: nothing is moved.
     #[inline(always)]
     fn recycle_quiet(mut long: Box<Long>) {
-        if !long.filed {
-            long.keep_last_running();
+        // The usual tick while something runs left its set filed and wrote
+        // no journal or notes: nothing to empty.
+        if !(long.filed
+            && long.journal.is_empty()
+            && long.rollback_depth == 0
+            && long.writes.is_none())
+        {
+            long.empty_quiet();
         }
-        long.journal.clear();
-        long.rollback_depth = 0;
-        long.writes = None;
         Long::keep_spare(long);
+    }
+
+    /// [`Long::recycle_quiet`]'s emptying, out of line.
+    #[inline(never)]
+    fn empty_quiet(&mut self) {
+        if !self.filed {
+            self.keep_last_running();
+        }
+        self.journal.clear();
+        self.rollback_depth = 0;
+        self.writes = None;
     }
 
     /// Forgets the running set the tick loaded, and keeps the one it ended
@@ -1169,9 +1183,15 @@ impl<'t> Engine<'t> {
     /// continues, is inlined into this function).
     #[inline(never)]
     fn take_reserved(&mut self) {
-        if self.take_usual_running() {
-            return;
+        if !self.take_usual_running() {
+            self.take_reserved_otherwise();
         }
+    }
+
+    /// [`Engine::take_reserved`] past the usual db something runs in: out
+    /// of line, so that the usual one's function saves few registers.
+    #[inline(never)]
+    fn take_reserved_otherwise(&mut self) {
         let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
         let reserved = self.db.reserved_keywords(read);
         let running = self.has_running(reserved);
@@ -1701,5 +1721,35 @@ mod tests {
         long.prev_running.push((9, Fate::Pending));
         long.index_prev(10);
         assert_eq!(at(&long), [None, None, None, Some(0)]);
+    }
+
+    /// A state kept as the thread's spare with its running set filed is
+    /// kept as it is only when it has nothing else to empty: a journal, a
+    /// parallel's depth or noted writes are emptied all the same, and the
+    /// set stays filed.
+    #[test]
+    fn a_spare_kept_with_its_set_filed_is_emptied_of_anything_else() {
+        for case in 0..4 {
+            let mut long = Box::<Long>::default();
+            long.prev_running.push((1, Fate::Running));
+            long.filed = true;
+            match case {
+                0 => long.journal.push((1, Some(Value::Int(1)))),
+                1 => long.rollback_depth = 1,
+                2 => long.writes = Some(crate::tick::writes::Writes::default()),
+                _ => {}
+            }
+            Long::recycle_quiet(long);
+            let kept = SPARE_LONG.take().map(|l| {
+                (
+                    l.journal.len(),
+                    l.rollback_depth,
+                    l.writes.is_some(),
+                    l.filed,
+                    l.prev_running.len(),
+                )
+            });
+            assert_eq!(kept, Some((0, 0, false, true, 1)), "case {case}");
+        }
     }
 }

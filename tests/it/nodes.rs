@@ -183,6 +183,45 @@ fn visits_after_the_step_budget_ran_out_are_counted_and_the_first_says_the_budge
     );
 }
 
+/// A `:wait` child of a general flow (the flow visits it in its own
+/// frame) takes a step as any visit does: over the budget, the tick ends
+/// in Error at the wait, which neither starts nor counts, and the db keeps
+/// what it held.
+#[test]
+fn a_wait_in_a_flow_over_the_step_budget_is_the_error_and_does_not_count() {
+    let t = tree("[:sequence [:success] [:wait {:id :w :ticks 5}]]");
+    let options = TickOptions {
+        step_budget: 2,
+        ..TickOptions::default()
+    };
+    // Not started: the budget ends at the wait's visit.
+    let first = run_tick_with_options(Value::map(), &t, &options);
+    let node = first.error.as_deref().map(|e| (e.kind, e.node.clone()));
+    assert_eq!(
+        (first.status, first.steps, node),
+        (
+            Status::Error,
+            3,
+            Some((TickErrorKind::StepBudget, Value::keyword("w")))
+        )
+    );
+    assert_eq!(first.db.get(&Value::keyword("aido/memory")), None);
+    // Under way: started with room to spare, then over the budget.
+    let started = run_tick(Value::map(), &t).db;
+    let memory = started.get(&Value::keyword("aido/memory")).cloned();
+    let over = run_tick_with_options(started, &t, &options);
+    let node = over.error.as_deref().map(|e| (e.kind, e.node.clone()));
+    assert_eq!(
+        (over.status, over.steps, node),
+        (
+            Status::Error,
+            3,
+            Some((TickErrorKind::StepBudget, Value::keyword("w")))
+        )
+    );
+    assert_eq!(over.db.get(&Value::keyword("aido/memory")).cloned(), memory);
+}
+
 /// The built-in cases are data (tests/data/tick/); a user node type's
 /// option type is checked too when the value is dynamic.
 #[test]
