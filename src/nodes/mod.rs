@@ -372,7 +372,7 @@ impl<'t> Engine<'t> {
         let db_lent = ctx.db_lent;
         match result {
             // The four tests combined without a branch each (`&`, not `&&`).
-            Ok(Ok(status))
+            Ok(status)
                 if !db_lent
                     & self.rng.error.is_none()
                     & self.error.is_none()
@@ -386,34 +386,57 @@ impl<'t> Engine<'t> {
 
     /// What a user node's call comes to when it is not a plain status: the
     /// db it was handed checked, an error of its options or random draws,
-    /// an error below it, a broken one-visit declaration, its own error or
-    /// panic.
+    /// an error below it (its own error among them: [`NodeCtx::refused`]),
+    /// a broken one-visit declaration, a panic.
     #[cold]
     #[inline(never)]
     fn custom_result(
         &mut self,
         id: u32,
         node_type: &NodeType,
-        result: std::thread::Result<Result<Status, crate::extend::NodeError>>,
+        result: std::thread::Result<Status>,
         db_lent: bool,
     ) -> Status {
-        if db_lent {
-            self.check_lent_db(id);
-        }
-        if let Some(e) = self.rng.error.take() {
-            return self.fail(id, e);
+        if let Some(status) = self.custom_settled(id, db_lent) {
+            return status;
         }
         match result {
             // An Error below this node is not the node's to swallow.
-            Ok(Ok(_)) if self.error.is_some() => Status::Error,
-            Ok(Ok(Status::Running)) if node_type.one_visit => self.ran_in_one_visit(id, node_type),
-            Ok(Ok(status)) => status,
-            Ok(Err(e)) => self.fail(id, e.0),
+            Ok(_) if self.error.is_some() => Status::Error,
+            Ok(Status::Running) if node_type.one_visit => self.ran_in_one_visit(id, node_type),
+            Ok(status) => status,
             Err(panic) => {
                 let msg = crate::tick::panic_message(panic.as_ref());
                 self.fail(id, format!("node panicked: {msg}"))
             }
         }
+    }
+
+    /// User node `id`'s tick returned `error`: the tick's error, unless an
+    /// error came first (the db it was handed, its options or draws, a
+    /// node below it). Called from inside the call ([`NodeCtx::refused`]).
+    pub(crate) fn custom_failed(
+        &mut self,
+        id: u32,
+        error: crate::extend::NodeError,
+        db_lent: bool,
+    ) -> Status {
+        if let Some(status) = self.custom_settled(id, db_lent) {
+            return status;
+        }
+        self.fail(id, error.0)
+    }
+
+    /// What comes first after a user node's call: the db it was handed
+    /// checked, then an error of its options or random draws, which is the
+    /// tick's error (`Some(Status::Error)`).
+    #[inline(always)]
+    fn custom_settled(&mut self, id: u32, db_lent: bool) -> Option<Status> {
+        if db_lent {
+            self.check_lent_db(id);
+        }
+        let e = self.rng.error.take()?;
+        Some(self.fail(id, e))
     }
 }
 

@@ -247,6 +247,17 @@ impl<'e> NodeCtx<'e, '_> {
         }
     }
 
+    /// The node's tick returned `error`: the tick's error now, as the rest
+    /// of its call would make it (the db it was handed checked first, then
+    /// an error of its options or draws, an error below it), and the db no
+    /// longer counted as lent (checked here). Returns [`Status::Error`].
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn refused(&mut self, error: NodeError) -> Status {
+        let db_lent = std::mem::take(&mut self.db_lent);
+        self.engine.custom_failed(self.node, error, db_lent)
+    }
+
     /// The error of reading the slot of option `key`, which this node's
     /// type does not declare where the slot says.
     #[cold]
