@@ -845,10 +845,14 @@ fn a_nodes_own_error_comes_after_what_its_call_left_before_it() {
     }))
     .unwrap();
     // A draw with a seed that is not an integer: the draw's error.
-    r.node_type(NodeType::new("t/draw-then-fail?").one_visit(true).tick(|ctx| {
-        ctx.random();
-        Err("mine".into())
-    }))
+    r.node_type(
+        NodeType::new("t/draw-then-fail?")
+            .one_visit(true)
+            .tick(|ctx| {
+                ctx.random();
+                Err("mine".into())
+            }),
+    )
     .unwrap();
     // A child's error below it.
     r.node_type(
@@ -863,7 +867,12 @@ fn a_nodes_own_error_comes_after_what_its_call_left_before_it() {
     r.node_type(NodeType::new("t/error").tick(|_| Err("the child's".into())))
         .unwrap();
     let cases = [
-        ("[:t/deep-then-fail]", "{}", TickErrorKind::TooDeep, "t/deep-then-fail"),
+        (
+            "[:t/deep-then-fail]",
+            "{}",
+            TickErrorKind::TooDeep,
+            "t/deep-then-fail",
+        ),
         (
             "[:t/draw-then-fail?]",
             "{:aido/seed \"x\"}",
@@ -876,7 +885,12 @@ fn a_nodes_own_error_comes_after_what_its_call_left_before_it() {
             TickErrorKind::Other,
             "t/draw-then-fail?",
         ),
-        ("[:t/child-then-fail [:t/error]]", "{}", TickErrorKind::Other, "t/error"),
+        (
+            "[:t/child-then-fail [:t/error]]",
+            "{}",
+            TickErrorKind::Other,
+            "t/error",
+        ),
     ];
     for (text, start, kind, node_type) in cases {
         let tree = compile_str("t.edn", text, &r).unwrap();
