@@ -910,3 +910,47 @@ fn a_nodes_own_error_comes_after_what_its_call_left_before_it() {
         }
     }
 }
+
+#[test]
+fn a_one_visit_root_that_returns_running_or_lends_the_db_is_settled_as_a_child_is() {
+    // A tree of one domain node is called from the tick's own arm: its
+    // broken declaration, and a db it was handed left too deep, are the
+    // same errors as below a composite.
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/liar?")
+            .one_visit(true)
+            .tick(|_| Ok(Status::Running)),
+    )
+    .unwrap();
+    r.node_type(NodeType::new("t/deep?").one_visit(true).tick(|ctx| {
+        let mut value = Value::Int(0);
+        for _ in 0..aido::read::MAX_DEPTH {
+            value = Value::Vector(aido::value::thin_vec![value]);
+        }
+        ctx.db_mut().insert(Value::keyword("deep"), value);
+        Ok(Status::Success)
+    }))
+    .unwrap();
+    for (text, kind) in [
+        ("[:t/liar? {:id :liar}]", TickErrorKind::OneVisitRunning),
+        ("[:t/deep? {:id :liar}]", TickErrorKind::TooDeep),
+    ] {
+        let tree = compile_str("t.edn", text, &r).unwrap();
+        for trace in [false, true] {
+            let options = TickOptions {
+                trace,
+                ..TickOptions::default()
+            };
+            let tick = run_tick_with_options(db("{:keep 1}"), &tree, &options);
+            let error = tick.error.as_deref().unwrap();
+            assert_eq!(
+                (tick.status, error.kind, &error.node, tick.steps),
+                (Status::Error, kind, &Value::keyword("liar"), 1),
+                "{text}"
+            );
+            assert_eq!(tick.db.get(&Value::keyword("keep")), Some(&Value::Int(1)));
+            assert_eq!(tick.db.get(&Value::keyword("aido/running")), None, "{text}");
+        }
+    }
+}
