@@ -351,9 +351,14 @@ impl<'t> Engine<'t> {
     /// to finish in one visit, whose options are `options`, on the usual
     /// untraced tick: its step counted and its call made here, without the
     /// plain path's two dispatches and the frame of `plain_node`, which
-    /// saves the registers every plain kind needs.
+    /// saves the registers every plain kind needs. (Both are passed where
+    /// they sit in the node, so that the caller loads neither.)
     #[inline(never)]
-    pub(crate) fn custom_root(&mut self, node_type: &NodeType, options: &CustomOptions) -> Status {
+    pub(crate) fn custom_root(
+        &mut self,
+        node_type: &std::sync::Arc<NodeType>,
+        options: &CustomOptions,
+    ) -> Status {
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(0);
