@@ -349,11 +349,12 @@ impl<'t> Engine<'t> {
 
     /// Ticks the tree's root, a node of user node type `node_type` declared
     /// to finish in one visit, whose options are `options`, on the usual
-    /// untraced tick: its step counted and its call made here, without the
-    /// plain path's two dispatches and the frame of `plain_node`, which
-    /// saves the registers every plain kind needs. (Both are passed where
-    /// they sit in the node, so that the caller loads neither.)
-    #[inline(never)]
+    /// untraced tick: its step counted and its call made in place, inlined
+    /// into the tick's own arm (`Engine::tick_root`), whose frame already
+    /// saves every register the call needs, without the plain path's two
+    /// dispatches and the frame of `plain_node`. (With a default step
+    /// budget the compiler then knows the step cannot run out.)
+    #[inline(always)]
     pub(crate) fn custom_root(
         &mut self,
         node_type: &std::sync::Arc<NodeType>,
