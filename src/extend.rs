@@ -108,8 +108,15 @@ pub(crate) enum Imp {
     /// the closure at the box's address, where an `Arc<TickFn>` would work
     /// out its place past the counts from the closure's alignment (five
     /// instructions a call, README *Performance*).
-    Custom(Arc<Box<TickFn>>),
+    Custom(Arc<Box<CallFn>>),
 }
+
+/// A node type's tick as the engine calls it: the [`TickFn`] given to
+/// [`NodeType::tick`] inside a closure of its own that returns a plain
+/// status, so that the usual result comes back in a register; the node's
+/// own error is settled there, out of line ([`NodeCtx::refused`]), and
+/// comes back as [`Status::Error`].
+pub(crate) type CallFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Status + Send + Sync;
 
 /// A node type: its name, options, arity and behaviour.
 ///
@@ -188,7 +195,7 @@ impl NodeType {
             open_options: false,
             arity: Arity::Exactly(0),
             imp: Imp::Custom(Arc::new(Box::new(|_: &mut NodeCtx<'_, '_>| {
-                Ok(Status::Success)
+                Status::Success
             }))),
             halt: None,
             lifecycle: None,
@@ -285,7 +292,14 @@ impl NodeType {
         mut self,
         f: impl Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync + 'static,
     ) -> NodeType {
-        self.imp = Imp::Custom(Arc::new(Box::new(f)));
+        // The node's own error is rare: settled out of line, so that the
+        // usual return is a status (README *Performance*).
+        self.imp = Imp::Custom(Arc::new(Box::new(
+            move |ctx: &mut NodeCtx<'_, '_>| match f(ctx) {
+                Ok(status) => status,
+                Err(e) => ctx.refused(e),
+            },
+        )));
         self
     }
 

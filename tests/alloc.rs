@@ -159,6 +159,37 @@ fn a_domain_node_reading_its_options_through_slots_allocates_nothing() {
 }
 
 #[test]
+fn a_tree_of_one_declared_domain_node_allocates_nothing() {
+    use aido::Status;
+    use aido::extend::NodeType;
+    // The root is called from the tick's own arm: its slots, its hint and
+    // its call allocate nothing either.
+    let mut above = NodeType::new("t/above?").one_visit(true);
+    let key = above.key_slot("key");
+    let min = above.slot::<i64>("min");
+    let mut registry = Registry::new();
+    registry
+        .node_type(above.tick(move |ctx| {
+            let min = ctx.get(min)?;
+            Ok(Status::from_bool(
+                ctx.db_at(key).and_then(Value::as_int) > Some(min),
+            ))
+        }))
+        .unwrap();
+    let tree = compile_str("above.edn", "[:t/above? {:key :n :min 3}]", &registry).unwrap();
+    let mut db = read_value("{:n 7}").unwrap();
+    let mut status = Status::Error;
+    let made = steady_allocations(20, 10_000, || {
+        status = aido::tick::tick_in_place(&mut db, &tree).status;
+    });
+    assert_eq!(
+        made, 0,
+        "{made} allocations in 10,000 ticks of a domain root"
+    );
+    assert_eq!(status, Status::Success);
+}
+
+#[test]
 fn an_npc_tick_in_place_in_a_db_of_many_keys_allocates_nothing() {
     let (tree, mut db) = npc();
     // Above the size a short scan serves: reserved keys are probed by hash.

@@ -368,6 +368,26 @@ impl<'t> Engine<'t> {
         self.call_custom::<false>(id, node_type, options)
     }
 
+    /// Ticks the tree's root, a node of user node type `node_type` declared
+    /// to finish in one visit, whose options are `options`, on the usual
+    /// untraced tick: its step counted and its call made in place, inlined
+    /// into the tick's own arm (`Engine::tick_root`), whose frame already
+    /// saves every register the call needs, without the plain path's two
+    /// dispatches and the frame of `plain_node`. (With a default step
+    /// budget the compiler then knows the step cannot run out.)
+    #[inline(always)]
+    pub(crate) fn custom_root(
+        &mut self,
+        node_type: &std::sync::Arc<NodeType>,
+        options: &CustomOptions,
+    ) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(0);
+        }
+        self.call_custom::<true>(0, node_type, options)
+    }
+
     /// [`Engine::custom`], inlined where a call would cost more than it
     /// saves; `ONE_VISIT` where the node type is known to be declared to
     /// finish in one visit (the plain path). The usual return (a status,
@@ -391,50 +411,87 @@ impl<'t> Engine<'t> {
         };
         let result = crate::tick::catch_quietly(|| f(&mut ctx));
         let db_lent = ctx.db_lent;
-        match result {
-            // The four tests combined without a branch each (`&`, not `&&`).
-            Ok(Ok(status))
-                if !db_lent
-                    & self.rng.error.is_none()
-                    & self.error.is_none()
-                    & (status != Status::Running || !(ONE_VISIT || node_type.one_visit)) =>
-            {
-                status
-            }
-            result => self.custom_result(id, node_type, result, db_lent),
+        let status = match result {
+            Ok(status) => status,
+            Err(panic) => return self.custom_panicked(id, panic, db_lent),
+        };
+        // The four tests combined without a branch each (`&`, not `&&`).
+        if !db_lent
+            & self.rng.error.is_none()
+            & self.error.is_none()
+            & (status != Status::Running || !(ONE_VISIT || node_type.one_visit))
+        {
+            status
+        } else {
+            self.custom_result(id, status, db_lent)
         }
     }
 
-    /// What a user node's call comes to when it is not a plain status: the
-    /// db it was handed checked, an error of its options or random draws,
-    /// an error below it, a broken one-visit declaration, its own error or
-    /// panic.
+    /// What user node `id`'s call comes to when it returned `status` but
+    /// not the usual way: the db it was handed checked, an error of its
+    /// options or random draws, an error below it (its own error among
+    /// them: [`NodeCtx::refused`]), a broken one-visit declaration. The
+    /// node's type is found again here, so that the call keeps nothing
+    /// for this in a register.
     #[cold]
     #[inline(never)]
-    fn custom_result(
+    fn custom_result(&mut self, id: u32, status: Status, db_lent: bool) -> Status {
+        if let Some(status) = self.custom_settled(id, db_lent) {
+            return status;
+        }
+        let tree = self.tree;
+        match (status, tree.nodes.get(id as usize).map(|n| &n.kind)) {
+            // An Error below this node is not the node's to swallow.
+            _ if self.error.is_some() => Status::Error,
+            (Status::Running, Some(Kind::Custom { node_type, .. })) if node_type.one_visit => {
+                self.ran_in_one_visit(id, node_type)
+            }
+            (status, _) => status,
+        }
+    }
+
+    /// User node `id` panicked (`panic`): the tick's error, unless an
+    /// error came first (the db it was handed, its options or draws).
+    #[cold]
+    #[inline(never)]
+    fn custom_panicked(
         &mut self,
         id: u32,
-        node_type: &NodeType,
-        result: std::thread::Result<Result<Status, crate::extend::NodeError>>,
+        panic: Box<dyn std::any::Any + Send>,
         db_lent: bool,
     ) -> Status {
+        if let Some(status) = self.custom_settled(id, db_lent) {
+            return status;
+        }
+        let msg = crate::tick::panic_message(panic.as_ref());
+        self.fail(id, format!("node panicked: {msg}"))
+    }
+
+    /// User node `id`'s tick returned `error`: the tick's error, unless an
+    /// error came first (the db it was handed, its options or draws, a
+    /// node below it). Called from inside the call ([`NodeCtx::refused`]).
+    pub(crate) fn custom_failed(
+        &mut self,
+        id: u32,
+        error: crate::extend::NodeError,
+        db_lent: bool,
+    ) -> Status {
+        if let Some(status) = self.custom_settled(id, db_lent) {
+            return status;
+        }
+        self.fail(id, error.0)
+    }
+
+    /// What comes first after a user node's call: the db it was handed
+    /// checked, then an error of its options or random draws, which is the
+    /// tick's error (`Some(Status::Error)`).
+    #[inline(always)]
+    fn custom_settled(&mut self, id: u32, db_lent: bool) -> Option<Status> {
         if db_lent {
             self.check_lent_db(id);
         }
-        if let Some(e) = self.rng.error.take() {
-            return self.fail(id, e);
-        }
-        match result {
-            // An Error below this node is not the node's to swallow.
-            Ok(Ok(_)) if self.error.is_some() => Status::Error,
-            Ok(Ok(Status::Running)) if node_type.one_visit => self.ran_in_one_visit(id, node_type),
-            Ok(Ok(status)) => status,
-            Ok(Err(e)) => self.fail(id, e.0),
-            Err(panic) => {
-                let msg = crate::tick::panic_message(panic.as_ref());
-                self.fail(id, format!("node panicked: {msg}"))
-            }
-        }
+        let e = self.rng.error.take()?;
+        Some(self.fail(id, e))
     }
 }
 

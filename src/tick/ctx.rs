@@ -202,6 +202,26 @@ impl<'e> NodeCtx<'e, '_> {
     /// built-in nodes find theirs. `None` too for a slot of another node type.
     #[inline]
     pub fn db_at(&self, slot: KeySlot) -> Option<&Value> {
+        // A keyword key, the usual case, is told by one test of the path's
+        // kind and found through its hint (`KeyPath::get`); anything else
+        // by `db_at_other`.
+        if let Some(Slot {
+            key,
+            path: Some(path @ KeyPath::Kw(..)),
+            ..
+        }) = self.slots.get(slot.index as usize)
+            && *key == slot.key
+        {
+            return path.get(self.engine.db);
+        }
+        self.db_at_other(slot)
+    }
+
+    /// [`NodeCtx::db_at`] of a key that is not a keyword, a path, or a slot
+    /// of another node type.
+    #[cold]
+    #[inline(never)]
+    fn db_at_other(&self, slot: KeySlot) -> Option<&Value> {
         match self.slots.get(slot.index as usize) {
             Some(Slot {
                 key,
@@ -245,6 +265,17 @@ impl<'e> NodeCtx<'e, '_> {
             }) if *key == slot.key => Ok(path),
             _ => Err(self.not_its_slot(slot.key)),
         }
+    }
+
+    /// The node's tick returned `error`: the tick's error now, as the rest
+    /// of its call would make it (the db it was handed checked first, then
+    /// an error of its options or draws, an error below it), and the db no
+    /// longer counted as lent (checked here). Returns [`Status::Error`].
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn refused(&mut self, error: NodeError) -> Status {
+        let db_lent = std::mem::take(&mut self.db_lent);
+        self.engine.custom_failed(self.node, error, db_lent)
     }
 
     /// The error of reading the slot of option `key`, which this node's

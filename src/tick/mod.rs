@@ -1133,7 +1133,22 @@ impl<'t> Engine<'t> {
             // preparation set no error and left the path as it was built,
             // which the compiler then knows (one test for the usual tick).
             Some(root) if usual && root.plain && self.plain == PlainPath::Untraced => {
-                self.tick_plain_root(root)
+                use crate::tree::Kind;
+                match &root.kind {
+                    crate::nodes::one_visit_leaf!() => self.tick_plain_root(root),
+                    Kind::Selector { .. }
+                    | Kind::Sequence { .. }
+                    | Kind::Parallel(_)
+                    | Kind::Loop { .. }
+                    | Kind::LoopUntilSuccess { .. }
+                    | Kind::Invert
+                    | Kind::Always
+                    | Kind::Never
+                    | Kind::Force { .. } => self.tick_plain_root(root),
+                    // A plain domain root: called from here (`Engine::custom_root`).
+                    Kind::Custom { node_type, options } => self.custom_root(node_type, options),
+                    _ => self.tick(0),
+                }
             }
             Some(_) if self.error.is_some() => Status::Success,
             // A plain root is entered on the plain path directly, traced or

@@ -867,3 +867,129 @@ fn a_one_visit_node_type_that_takes_children_is_refused_at_registration() {
     assert!(r.get_node_type("t/leaf?").unwrap().is_one_visit());
     assert!(!r.get_node_type("t/wrap").unwrap().is_one_visit());
 }
+
+#[test]
+fn a_nodes_own_error_comes_after_what_its_call_left_before_it() {
+    // Each node returns an error of its own after something else went
+    // wrong in its call: the first error stands, whichever path ticks it.
+    let mut r = Registry::new();
+    // The db it was handed nests too deep: checked first.
+    r.node_type(NodeType::new("t/deep-then-fail").tick(|ctx| {
+        let mut value = Value::Int(0);
+        for _ in 0..aido::read::MAX_DEPTH {
+            value = Value::Vector(aido::value::thin_vec![value]);
+        }
+        ctx.db_mut().insert(Value::keyword("deep"), value);
+        Err("mine".into())
+    }))
+    .unwrap();
+    // A draw with a seed that is not an integer: the draw's error.
+    r.node_type(
+        NodeType::new("t/draw-then-fail?")
+            .one_visit(true)
+            .tick(|ctx| {
+                ctx.random();
+                Err("mine".into())
+            }),
+    )
+    .unwrap();
+    // A child's error below it.
+    r.node_type(
+        NodeType::new("t/child-then-fail")
+            .children(Arity::Exactly(1))
+            .tick(|ctx| {
+                ctx.tick_child(0);
+                Err("mine".into())
+            }),
+    )
+    .unwrap();
+    r.node_type(NodeType::new("t/error").tick(|_| Err("the child's".into())))
+        .unwrap();
+    let cases = [
+        (
+            "[:t/deep-then-fail]",
+            "{}",
+            TickErrorKind::TooDeep,
+            "t/deep-then-fail",
+        ),
+        (
+            "[:t/draw-then-fail?]",
+            "{:aido/seed \"x\"}",
+            TickErrorKind::Other,
+            "t/draw-then-fail?",
+        ),
+        (
+            "[:sequence [:success] [:t/draw-then-fail?]]",
+            "{:aido/seed \"x\"}",
+            TickErrorKind::Other,
+            "t/draw-then-fail?",
+        ),
+        (
+            "[:t/child-then-fail [:t/error]]",
+            "{}",
+            TickErrorKind::Other,
+            "t/error",
+        ),
+    ];
+    for (text, start, kind, node_type) in cases {
+        let tree = compile_str("t.edn", text, &r).unwrap();
+        for trace in [false, true] {
+            let options = TickOptions {
+                trace,
+                ..TickOptions::default()
+            };
+            let tick = run_tick_with_options(db(start), &tree, &options);
+            let error = tick.error.as_deref().unwrap();
+            assert_eq!(
+                (tick.status, error.kind, error.node_type.as_str()),
+                (Status::Error, kind, node_type),
+                "{text}"
+            );
+            assert_ne!(error.message, "mine", "{text}");
+        }
+    }
+}
+
+#[test]
+fn a_one_visit_root_that_returns_running_or_lends_the_db_is_settled_as_a_child_is() {
+    // A tree of one domain node is called from the tick's own arm: its
+    // broken declaration, and a db it was handed left too deep, are the
+    // same errors as below a composite.
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/liar?")
+            .one_visit(true)
+            .tick(|_| Ok(Status::Running)),
+    )
+    .unwrap();
+    r.node_type(NodeType::new("t/deep?").one_visit(true).tick(|ctx| {
+        let mut value = Value::Int(0);
+        for _ in 0..aido::read::MAX_DEPTH {
+            value = Value::Vector(aido::value::thin_vec![value]);
+        }
+        ctx.db_mut().insert(Value::keyword("deep"), value);
+        Ok(Status::Success)
+    }))
+    .unwrap();
+    for (text, kind) in [
+        ("[:t/liar? {:id :liar}]", TickErrorKind::OneVisitRunning),
+        ("[:t/deep? {:id :liar}]", TickErrorKind::TooDeep),
+    ] {
+        let tree = compile_str("t.edn", text, &r).unwrap();
+        for trace in [false, true] {
+            let options = TickOptions {
+                trace,
+                ..TickOptions::default()
+            };
+            let tick = run_tick_with_options(db("{:keep 1}"), &tree, &options);
+            let error = tick.error.as_deref().unwrap();
+            assert_eq!(
+                (tick.status, error.kind, &error.node, tick.steps),
+                (Status::Error, kind, &Value::keyword("liar"), 1),
+                "{text}"
+            );
+            assert_eq!(tick.db.get(&Value::keyword("keep")), Some(&Value::Int(1)));
+            assert_eq!(tick.db.get(&Value::keyword("aido/running")), None, "{text}");
+        }
+    }
+}
