@@ -1119,14 +1119,14 @@ impl<'t> Engine<'t> {
             // preparation set no error and left the path as it was built,
             // which the compiler then knows (one test for the usual tick).
             Some(root) if usual && root.plain && self.plain == PlainPath::Untraced => {
-                self.tick_plain_root(root)
+                self.tick_plain_root::<false>(root)
             }
             Some(_) if self.error.is_some() => Status::Success,
             // A plain root is entered on the plain path directly, traced or
             // not, without the general path's dispatch.
             Some(root) if root.plain => match self.plain {
-                PlainPath::Untraced => self.tick_plain_root(root),
-                PlainPath::Traced => self.tick_plain_traced(0),
+                PlainPath::Untraced => self.tick_plain_root::<false>(root),
+                PlainPath::Traced => self.tick_plain_root_traced(root),
                 PlainPath::Off => self.tick(0),
             },
             Some(_) => self.tick(0),
