@@ -723,8 +723,16 @@ mod tests {
             [ticked(2, Status::Failure), trace[1], trace[2]],
             [trace[0], ticked(2, Status::Success), trace[2]],
             [trace[0], ticked(2, Status::Skipped), trace[2]],
-            [trace[0], TraceEvent::Halted { node: NodeIndex(3) }, trace[2]],
-            [trace[0], trace[1], TraceEvent::Halted { node: NodeIndex(0) }],
+            [
+                trace[0],
+                TraceEvent::Halted { node: NodeIndex(3) },
+                trace[2],
+            ],
+            [
+                trace[0],
+                trace[1],
+                TraceEvent::Halted { node: NodeIndex(0) },
+            ],
         ];
         for other in others {
             assert!(!same_trace(&words, &other), "{other:?}");
