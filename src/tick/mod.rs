@@ -448,7 +448,10 @@ pub fn run_tick_traced(
 /// Like [`run_tick_with_options`], with the trace written into `trace` when
 /// given (as [`run_tick_traced`] does), and the top-level keys the tick
 /// writes noted into `writes` when given (cleared first): what a recorder
-/// asks for.
+/// asks for. Inlined into its two callers, [`run_tick_traced`] (which
+/// notes no writes) and the recorder's tick, so that neither pays a call
+/// and the traced tick's tests of what it does not ask for fold away.
+#[inline(always)]
 pub(crate) fn run_tick_noting(
     mut db: Value,
     tree: &Tree,
