@@ -120,7 +120,8 @@ impl Engine<'_> {
     ///
     /// With `TRACE`, the same on the tracing instance, each status written
     /// into the trace as the plain path writes it ([`Engine::traced`]):
-    /// a traced tick's root is entered through
+    /// a traced tick's root is entered here from the traced tick's own
+    /// frame (`Engine::tick_root`), or through
     /// [`Engine::tick_plain_root_traced`], which is this alone.
     #[inline(always)]
     pub(crate) fn tick_plain_root<const TRACE: bool>(&mut self, root: &Node) -> Status {
