@@ -104,8 +104,8 @@ impl Engine<'_> {
         self.plain_node_call::<TRACE>(id, &tree.nodes[id as usize])
     }
 
-    /// Ticks the tree's root, `root`, a plain node, on the untraced plain
-    /// path: the visit a composite makes of a plain child (its step counted,
+    /// Ticks the tree's root, `root`, a plain node, on the plain path: the
+    /// visit a composite makes of a plain child (its step counted,
     /// a leaf ticked in place, anything else called by its own function),
     /// so that the root, already fetched by `Engine::tick_root`, is neither
     /// fetched again nor entered through [`Engine::plain_node`]'s call,
@@ -117,19 +117,38 @@ impl Engine<'_> {
     /// children inlined into it as into any plain selector); testing it in
     /// the visit's one match made that match two jump tables, which every
     /// other root paid for.
+    ///
+    /// With `TRACE`, the same on the tracing instance, each status written
+    /// into the trace as the plain path writes it ([`Engine::traced`]):
+    /// a traced tick's root is entered here from the traced tick's own
+    /// frame (`Engine::tick_root`), or through
+    /// [`Engine::tick_plain_root_traced`], which is this alone.
     #[inline(always)]
-    pub(crate) fn tick_plain_root(&mut self, root: &Node) -> Status {
+    pub(crate) fn tick_plain_root<const TRACE: bool>(&mut self, root: &Node) -> Status {
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(0);
         }
         if let kind @ one_visit_leaf!() = &root.kind {
-            self.leaf::<false>(0, kind)
+            let status = self.leaf::<TRACE>(0, kind);
+            self.traced::<TRACE>(0, status)
         } else if let Kind::Selector { .. } = root.kind {
-            self.selector::<true, false>(0, root, false, &[])
+            let status = self.selector::<true, TRACE>(0, root, false, &[]);
+            self.traced::<TRACE>(0, status)
         } else {
-            self.plain_composite::<false>(0, root)
+            self.plain_composite::<TRACE>(0, root)
         }
+    }
+
+    /// [`Engine::tick_plain_root`], traced: a traced tick's plain root,
+    /// kept out of the untraced tick's body as [`Engine::tick_plain_traced`]
+    /// is. A root `:selector` runs its loop in this function's frame, as
+    /// the untraced one runs in the tick's, without the further call to
+    /// [`Engine::plain_node`]'s function and its match of every kind.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn tick_plain_root_traced(&mut self, root: &Node) -> Status {
+        self.tick_plain_root::<true>(root)
     }
 
     /// Ticks plain node `id` (whose node is `node`) once its step is
@@ -189,8 +208,9 @@ impl Engine<'_> {
     }
 
     /// [`Engine::tick_plain`], traced: kept out of [`Engine::tick`]'s body,
-    /// so that the untraced tick's dispatch stays as small as it was. A
-    /// traced tick's plain root is entered here directly (`tick_root`).
+    /// so that the untraced tick's dispatch stays as small as it was (a
+    /// traced tick's plain root is entered by
+    /// [`Engine::tick_plain_root_traced`]).
     #[cold]
     #[inline(never)]
     pub(crate) fn tick_plain_traced(&mut self, id: u32) -> Status {

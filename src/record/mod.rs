@@ -576,16 +576,18 @@ fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out
 /// written over `before` in place.
 #[inline]
 fn push_change(key: Keyword, before: &mut Value, now: &Value, out: &mut Changes) {
-    if is_collection(before) && is_collection(now) {
-        if let Some(change) = change(&Value::Keyword(key), before, now) {
-            out.push(change);
-        }
-        return;
-    }
+    // Two scalars of one kind (the usual value) are told apart first: they
+    // are never collections.
     let equal = match (&*before, now) {
         (Value::Int(a), Value::Int(b)) => a == b,
         (Value::Keyword(a), Value::Keyword(b)) => a == b,
         (Value::Bool(a), Value::Bool(b)) => a == b,
+        _ if is_collection(before) && is_collection(now) => {
+            if let Some(change) = change(&Value::Keyword(key), before, now) {
+                out.push(change);
+            }
+            return;
+        }
         _ => same(before, now),
     };
     if equal {

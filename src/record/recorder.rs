@@ -111,7 +111,9 @@ struct Mark {
 struct Recent {
     /// The tree it ran: an index into [`RunRecord::trees`].
     tree: usize,
-    trace: Vec<TraceEvent>,
+    /// Its trace, an event a word ([`trace_word`]), so that a tick's trace
+    /// is compared with it decoding only its own events.
+    trace: Vec<u64>,
     /// Whether the trace has no halt and no skip, so that it gives no
     /// events and no halts.
     quiet: bool,
@@ -531,7 +533,7 @@ impl Recorder {
             Vec::new()
         };
         room.clear();
-        room.extend_from_slice(trace);
+        room.extend(trace.iter().map(trace_word));
         self.recent.push(Recent {
             tree: tree_index,
             trace: room,
@@ -616,14 +618,20 @@ impl Recorder {
     }
 }
 
-/// Whether two traces are equal: compared as one word an event, which
-/// takes fewer instructions than the events' own comparison.
-fn same_trace(a: &[TraceEvent], b: &[TraceEvent]) -> bool {
-    let word = |e: &TraceEvent| match *e {
+/// Whether a recent trace, kept as `words` ([`trace_word`]), is `trace`:
+/// compared as one word an event, which takes fewer instructions than the
+/// events' own comparison, and only `trace`'s events decoded.
+fn same_trace(words: &[u64], trace: &[TraceEvent]) -> bool {
+    words.len() == trace.len() && words.iter().zip(trace).all(|(w, e)| *w == trace_word(e))
+}
+
+/// A trace event as one word: equal words, equal events.
+#[inline(always)]
+fn trace_word(event: &TraceEvent) -> u64 {
+    match *event {
         TraceEvent::Ticked { node, status } => u64::from(node.0) << 8 | status as u64,
         TraceEvent::Halted { node } => u64::from(node.0) << 8 | 0xFF,
-    };
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| word(x) == word(y))
+    }
 }
 
 /// The halts of a tick of `tree` whose trace is `trace`, in the order they
@@ -689,4 +697,45 @@ fn sorted_keys<'a>(
         }
     };
     &orders[at]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_trace_equals_only_the_same_events() {
+        let ticked = |node, status| TraceEvent::Ticked {
+            node: NodeIndex(node),
+            status,
+        };
+        let trace = [
+            ticked(1, Status::Failure),
+            TraceEvent::Halted { node: NodeIndex(2) },
+            ticked(0, Status::Running),
+        ];
+        let words: Vec<u64> = trace.iter().map(trace_word).collect();
+        assert!(same_trace(&words, &trace));
+        assert!(!same_trace(&words, &trace[..2]));
+        assert!(!same_trace(&words[..2], &trace));
+        let others = [
+            [ticked(1, Status::Success), trace[1], trace[2]],
+            [ticked(2, Status::Failure), trace[1], trace[2]],
+            [trace[0], ticked(2, Status::Success), trace[2]],
+            [trace[0], ticked(2, Status::Skipped), trace[2]],
+            [
+                trace[0],
+                TraceEvent::Halted { node: NodeIndex(3) },
+                trace[2],
+            ],
+            [
+                trace[0],
+                trace[1],
+                TraceEvent::Halted { node: NodeIndex(0) },
+            ],
+        ];
+        for other in others {
+            assert!(!same_trace(&words, &other), "{other:?}");
+        }
+    }
 }

@@ -448,7 +448,10 @@ pub fn run_tick_traced(
 /// Like [`run_tick_with_options`], with the trace written into `trace` when
 /// given (as [`run_tick_traced`] does), and the top-level keys the tick
 /// writes noted into `writes` when given (cleared first): what a recorder
-/// asks for.
+/// asks for. Inlined into its two callers, [`run_tick_traced`] (which
+/// notes no writes) and the recorder's tick, so that neither pays a call
+/// and the traced tick's tests of what it does not ask for fold away.
+#[inline(always)]
 pub(crate) fn run_tick_noting(
     mut db: Value,
     tree: &Tree,
@@ -483,7 +486,7 @@ pub fn run_tick_general_path(mut db: Value, tree: &Tree, options: &TickOptions) 
         };
         let mut engine = Engine::new(tree, map, options, options.trace.then_some(&mut trace));
         engine.plain = PlainPath::Off;
-        let status = engine.tick_root(tree, options);
+        let status = engine.tick_root::<false>(tree, options);
         engine.finish(status, options)
     };
     outcome.with_trace(trace).into_tick(db)
@@ -522,12 +525,19 @@ fn tick_in_place_with(
     let Value::Map(map) = db else {
         return not_a_map_outcome(db, tree);
     };
+    // Known where this is inlined into `run_tick_traced` (and into the
+    // untraced ticks): a traced tick's plain root then runs in its frame.
+    let traced = trace.is_some();
     let mut engine = Engine::new(tree, map, options, trace);
     if let Some(writes) = writes.as_deref_mut() {
         writes.clear();
         engine.note_writes(std::mem::take(writes));
     }
-    let status = engine.tick_root(tree, options);
+    let status = if traced {
+        engine.tick_root::<true>(tree, options)
+    } else {
+        engine.tick_root::<false>(tree, options)
+    };
     // `Engine::finish_noted`, with the engine taken apart where it stands.
     let steps = engine.end(options);
     let Engine {
@@ -1125,8 +1135,17 @@ impl<'t> Engine<'t> {
     /// without a visit for an empty tree or a db whose preparation failed
     /// (the error is then the tick's). Every entry point that ticks a tree
     /// goes through here.
+    ///
+    /// `TRACED` says that the tick has a trace: a traced plain root then
+    /// runs in the caller's frame ([`Engine::tick_plain_root`] inlined);
+    /// without it, in [`Engine::tick_plain_root_traced`]'s, out of the
+    /// untraced tick's body.
     #[inline(always)]
-    pub(crate) fn tick_root(&mut self, tree: &Tree, options: &TickOptions) -> Status {
+    pub(crate) fn tick_root<const TRACED: bool>(
+        &mut self,
+        tree: &Tree,
+        options: &TickOptions,
+    ) -> Status {
         let usual = self.prepare(options);
         match tree.nodes.first() {
             // A db holding none of the reserved keys a tick reads: the
@@ -1135,7 +1154,7 @@ impl<'t> Engine<'t> {
             Some(root) if usual && root.plain && self.plain == PlainPath::Untraced => {
                 use crate::tree::Kind;
                 match &root.kind {
-                    crate::nodes::one_visit_leaf!() => self.tick_plain_root(root),
+                    crate::nodes::one_visit_leaf!() => self.tick_plain_root::<false>(root),
                     Kind::Selector { .. }
                     | Kind::Sequence { .. }
                     | Kind::Parallel(_)
@@ -1144,7 +1163,7 @@ impl<'t> Engine<'t> {
                     | Kind::Invert
                     | Kind::Always
                     | Kind::Never
-                    | Kind::Force { .. } => self.tick_plain_root(root),
+                    | Kind::Force { .. } => self.tick_plain_root::<false>(root),
                     // A plain domain root: called from here (`Engine::custom_root`).
                     Kind::Custom { node_type, options } => self.custom_root(node_type, options),
                     _ => self.tick(0),
@@ -1154,8 +1173,9 @@ impl<'t> Engine<'t> {
             // A plain root is entered on the plain path directly, traced or
             // not, without the general path's dispatch.
             Some(root) if root.plain => match self.plain {
-                PlainPath::Untraced => self.tick_plain_root(root),
-                PlainPath::Traced => self.tick_plain_traced(0),
+                PlainPath::Untraced => self.tick_plain_root::<false>(root),
+                PlainPath::Traced if TRACED => self.tick_plain_root::<true>(root),
+                PlainPath::Traced => self.tick_plain_root_traced(root),
                 PlainPath::Off => self.tick(0),
             },
             Some(_) => self.tick(0),
