@@ -588,6 +588,15 @@ impl<'t> Engine<'t> {
             {
                 return status;
             }
+            // A plain child is never Skipped (nor Running): only
+            // `flow.next` moves on, one test, and any other status is the
+            // flow's (a plain composite has nothing to halt or keep).
+            if PLAIN {
+                if status == flow.next {
+                    continue;
+                }
+                return status;
+            }
             let Some(decided) = flow.resume(status) else {
                 if !PLAIN && status == Status::Skipped {
                     any_skipped = true;
@@ -602,12 +611,6 @@ impl<'t> Engine<'t> {
                 }
                 continue;
             };
-            // A plain child returns Success, Failure or Error, and a plain
-            // composite has nothing to halt or keep: any status other than
-            // `flow.next` is the composite's. The rest is the general path's.
-            if PLAIN {
-                return decided;
-            }
             match decided {
                 Status::Error => return Status::Error,
                 Status::Running => {
