@@ -21,7 +21,7 @@
 //! when every child was. Error always goes straight up.
 
 use crate::tick::{Engine, Status};
-use crate::tree::{CountMode, Node, Opt, Parallel, Tree};
+use crate::tree::{CountMode, Node, Opt, Parallel};
 use crate::value::{Map, Value, kw};
 
 use super::{Lowering, ONE, OptionRow, Row, SOME};
@@ -350,28 +350,36 @@ impl Count {
 /// path walks the pre-order layout (first child at the composite's id + 1,
 /// the next at the previous one's `subtree_end`), which the compiler checked
 /// for every plain node.
-struct Children<'t, const PLAIN: bool> {
+struct Children<'t, 'k, const PLAIN: bool> {
     /// The tree's nodes; on the plain path only up to the end of the
     /// composite's subtree, so that the fetch of a child's node is also the
     /// check that the children are done.
     nodes: &'t [Node],
     /// The child table's entries (general path).
-    kids: &'t [u32],
+    kids: &'k [u32],
     /// The index of the next child.
     i: usize,
     /// Plain path: the id of the next child.
     next: u32,
 }
 
-impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
+impl<'t, 'k, const PLAIN: bool> Children<'t, 'k, PLAIN> {
     /// The children of node `id` (`node`) from index `start` on (the plain
-    /// path always starts at 0).
+    /// path always starts at 0), `all` being the tree's nodes or, on the
+    /// plain path, any slice of them from the root that holds `node`'s
+    /// subtree (a plain selector's, for a sequence inlined into its loop:
+    /// the same base, so its loop needs no register of its own for it).
     #[inline(always)]
-    fn new(tree: &'t Tree, id: u32, node: &Node, kids: &'t [u32], start: usize) -> Self {
+    fn new(all: &'t [Node], id: u32, node: &Node, kids: &'k [u32], start: usize) -> Self {
         let nodes = if PLAIN {
-            tree.nodes.get(..node.subtree_end as usize).unwrap_or(&[])
+            // Cut at the subtree's end (which the compiler checked lies
+            // within the tree), the base left as it is: a slice taken with
+            // `get` picks another base when out of range, which is a new
+            // value for the loop to keep.
+            let end = (node.subtree_end as usize).min(all.len());
+            all.get(..end).unwrap_or(all)
         } else {
-            &tree.nodes
+            all
         };
         Children {
             nodes,
@@ -401,7 +409,7 @@ impl<'t, const PLAIN: bool> Children<'t, PLAIN> {
     }
 }
 
-impl Engine<'_> {
+impl<'t> Engine<'t> {
     /// A selector: its children in order until one does not fail.
     /// `kids` is the child table's slice on the general path; the plain path
     /// passes none (see [`Children`]).
@@ -470,6 +478,36 @@ impl Engine<'_> {
         kids: &[u32],
         flow: Flow,
     ) -> Status {
+        let tree = self.tree;
+        self.flow_within::<MEMORY, PLAIN, TRACE>(id, node, kids, flow, &tree.nodes)
+    }
+
+    /// A plain `:sequence` inlined into a flow's loop (see
+    /// [`Engine::visit_inlining`]): its children are fetched from `all`,
+    /// the nodes the flow's own loop fetches from (see [`Children::new`]),
+    /// so that the inlined loop shares the flow's base rather than loading
+    /// the tree's nodes again and keeping them on the stack.
+    #[inline(always)]
+    pub(super) fn sequence_within<const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+        all: &'t [Node],
+    ) -> Status {
+        self.flow_within::<false, true, TRACE>(id, node, &[], Flow::SEQUENCE, all)
+    }
+
+    /// [`Engine::flow`], its children fetched from `all` (see
+    /// [`Children::new`]).
+    #[inline(always)]
+    fn flow_within<const MEMORY: bool, const PLAIN: bool, const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node: &Node,
+        kids: &[u32],
+        flow: Flow,
+        all: &'t [Node],
+    ) -> Status {
         let (start, mut any_skipped) = if MEMORY {
             match self.resume_state(id, kids.len()) {
                 Ok(state) => state,
@@ -487,9 +525,8 @@ impl Engine<'_> {
         // worked out only when a child needs it, so a composite whose
         // running child goes on pays little.
         let mut keeps: Option<bool> = if MEMORY { Some(false) } else { None };
-        let tree = self.tree;
         let mut all_skipped = true;
-        let mut children = Children::<PLAIN>::new(tree, id, node, kids, start);
+        let mut children = Children::<PLAIN>::new(all, id, node, kids, start);
         while let Some((i, child, kid)) = children.next() {
             // A plain child of a general flow: it returns Success, Failure
             // or Error (never Running or Skipped), was not running and is
@@ -498,7 +535,7 @@ impl Engine<'_> {
                 let status = if sequence {
                     self.visit::<false, false>(child, kid)
                 } else {
-                    self.visit_inlining::<false, false, true>(child, kid)
+                    self.visit_inlining::<false, false, true>(child, kid, children.nodes)
                 };
                 if status == flow.next {
                     all_skipped = false;
@@ -540,13 +577,24 @@ impl Engine<'_> {
             // general flow is visited in place (see `Engine::tick_wait`).
             let status = match &kid.kind {
                 Kind::Wait { ticks } if !PLAIN && kid.pre.is_none() => self.tick_wait(child, ticks),
-                _ if PLAIN && !sequence => self.visit_inlining::<PLAIN, TRACE, true>(child, kid),
+                _ if PLAIN && !sequence => {
+                    self.visit_inlining::<PLAIN, TRACE, true>(child, kid, children.nodes)
+                }
                 _ => self.visit::<PLAIN, TRACE>(child, kid),
             };
             if marked
                 && status == Status::Running
                 && let Err(status) = self.restarted(id, kids, i)
             {
+                return status;
+            }
+            // A plain child is never Skipped (nor Running): only
+            // `flow.next` moves on, one test, and any other status is the
+            // flow's (a plain composite has nothing to halt or keep).
+            if PLAIN {
+                if status == flow.next {
+                    continue;
+                }
                 return status;
             }
             let Some(decided) = flow.resume(status) else {
@@ -563,12 +611,6 @@ impl Engine<'_> {
                 }
                 continue;
             };
-            // A plain child returns Success, Failure or Error, and a plain
-            // composite has nothing to halt or keep: any status other than
-            // `flow.next` is the composite's. The rest is the general path's.
-            if PLAIN {
-                return decided;
-            }
             match decided {
                 Status::Error => return Status::Error,
                 Status::Running => {
@@ -968,7 +1010,7 @@ impl Engine<'_> {
         };
         let mut skipped = 0usize;
         let tree = self.tree;
-        let mut children = Children::<PLAIN>::new(tree, id, node, kids, 0);
+        let mut children = Children::<PLAIN>::new(&tree.nodes, id, node, kids, 0);
         while let Some((_, child, kid)) = children.next() {
             let status = self.visit::<PLAIN, TRACE>(child, kid);
             if let Some(status) = count.resume(status) {

@@ -90,7 +90,7 @@ fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
     nodes.get(i).is_some_and(|n| n.subtree_end as usize == next)
 }
 
-impl Engine<'_> {
+impl<'t> Engine<'t> {
     /// Ticks plain node `id` (see [`mark_plain`]): the composites and
     /// decorators of `composite.rs`, in their plain instance, and the leaves.
     /// With `TRACE` each node's status goes into the trace as it returns,
@@ -245,7 +245,7 @@ impl Engine<'_> {
         id: u32,
         node: &Node,
     ) -> Status {
-        self.visit_inlining::<PLAIN, TRACE, false>(id, node)
+        self.visit_inlining::<PLAIN, TRACE, false>(id, node, &[])
     }
 
     /// [`Engine::visit`], with a plain `:sequence` child's body inlined
@@ -253,12 +253,15 @@ impl Engine<'_> {
     /// `Engine::flow`): a selector of sequences is the usual shape of a
     /// reactive tree, and the sequence's call then saves no registers of
     /// its own. The inlined sequence visits its children through
-    /// [`Engine::visit`], so that nothing is inlined twice.
+    /// [`Engine::visit`], so that nothing is inlined twice, and fetches
+    /// them from `all`, the nodes its caller's loop fetches from (with
+    /// `SEQUENCE`: see [`Engine::sequence_within`]).
     #[inline(always)]
     pub(super) fn visit_inlining<const PLAIN: bool, const TRACE: bool, const SEQUENCE: bool>(
         &mut self,
         id: u32,
         node: &Node,
+        all: &'t [Node],
     ) -> Status {
         // A plain child of a general node goes straight to the plain path
         // (what `Engine::tick` would do first, without the call).
@@ -281,7 +284,7 @@ impl Engine<'_> {
                 self.traced::<TRACE>(id, status)
             }
             Kind::Sequence { .. } if SEQUENCE => {
-                let status = self.sequence::<true, TRACE>(id, node, false, &[]);
+                let status = self.sequence_within::<TRACE>(id, node, all);
                 self.traced::<TRACE>(id, status)
             }
             _ => self.plain_composite::<TRACE>(id, node),
