@@ -174,7 +174,7 @@ impl Changes {
 
     /// Appends the change of the keyword `key` from `old` to `new` if both
     /// are scalars, and says whether it did.
-    #[inline]
+    #[inline(always)]
     pub(super) fn push_scalars(&mut self, key: Keyword, old: &Value, new: &Value) -> bool {
         if let (Some((old_kind, old)), Some((new_kind, new))) = (pack_narrow(old), pack_narrow(new))
         {
