@@ -226,16 +226,24 @@ struct TickNotes {
 }
 
 impl TickNotes {
-    /// The notes of a tick, boxed, if there are any.
+    /// The notes of a tick, boxed, if there are any: the test made where
+    /// the tick is recorded (most ticks have none), the box out of line.
+    #[inline(always)]
     fn of(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Option<Arc<TickNotes>> {
         if input.is_none() && halts.is_empty() && events.is_empty() {
             return None;
         }
-        Some(Arc::new(TickNotes {
+        Some(TickNotes::boxed(input, halts, events))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn boxed(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Arc<TickNotes> {
+        Arc::new(TickNotes {
             input,
             halts,
             events,
-        }))
+        })
     }
 }
 
