@@ -226,16 +226,24 @@ struct TickNotes {
 }
 
 impl TickNotes {
-    /// The notes of a tick, boxed, if there are any.
+    /// The notes of a tick, boxed, if there are any: the test made where
+    /// the tick is recorded (most ticks have none), the box out of line.
+    #[inline(always)]
     fn of(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Option<Arc<TickNotes>> {
         if input.is_none() && halts.is_empty() && events.is_empty() {
             return None;
         }
-        Some(Arc::new(TickNotes {
+        Some(TickNotes::boxed(input, halts, events))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn boxed(input: Option<Map>, halts: Vec<NodeIndex>, events: Vec<Event>) -> Arc<TickNotes> {
+        Arc::new(TickNotes {
             input,
             halts,
             events,
-        }))
+        })
     }
 }
 
@@ -578,6 +586,13 @@ fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out
 fn push_change(key: Keyword, before: &mut Value, now: &Value, out: &mut Changes) {
     // Two scalars of one kind (the usual value) are told apart first: they
     // are never collections.
+    // The commonest change, packed without asking the values' kinds again.
+    if let (Value::Int(a), Value::Int(b)) = (&mut *before, now)
+        && (*a == *b || out.push_ints(key, *a, *b))
+    {
+        *a = *b;
+        return;
+    }
     let equal = match (&*before, now) {
         (Value::Int(a), Value::Int(b)) => a == b,
         (Value::Keyword(a), Value::Keyword(b)) => a == b,

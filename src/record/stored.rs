@@ -172,6 +172,23 @@ impl Changes {
         self.whole.push(change);
     }
 
+    /// Appends the change of the keyword `key` from the integer `old` to
+    /// the integer `new` if both are within 32 bits (as
+    /// [`Changes::push_scalars`] would), and says whether it did.
+    #[inline(always)]
+    pub(super) fn push_ints(&mut self, key: Keyword, old: i64, new: i64) -> bool {
+        let (Ok(old), Ok(new)) = (i32::try_from(old), i32::try_from(new)) else {
+            return false;
+        };
+        self.packed.push(Packed {
+            key,
+            old: old as u32,
+            new: new as u32,
+            kinds: INT << 4 | INT,
+        });
+        true
+    }
+
     /// Appends the change of the keyword `key` from `old` to `new` if both
     /// are scalars, and says whether it did.
     #[inline(always)]
@@ -272,6 +289,42 @@ mod tests {
     #[test]
     fn a_stored_change_is_two_words() {
         assert_eq!(std::mem::size_of::<Packed>(), 16);
+    }
+
+    #[test]
+    fn an_integer_change_comes_back_narrow_or_wide() {
+        let ints = [
+            0,
+            -1,
+            7,
+            i64::from(i32::MAX),
+            i64::from(i32::MIN),
+            i64::from(i32::MAX) + 1,
+            i64::from(i32::MIN) - 1,
+            i64::MIN,
+        ];
+        let key = Keyword::new("k");
+        let (mut changes, mut expected) = (Changes::default(), Vec::new());
+        for &old in &ints {
+            for &new in &ints {
+                let mut before = Value::Int(old);
+                super::super::push_change(key, &mut before, &Value::Int(new), &mut changes);
+                assert_eq!(before, Value::Int(new));
+                if old != new {
+                    expected.push(DbChange::Changed {
+                        key: Value::Keyword(key),
+                        old: Value::Int(old),
+                        new: Value::Int(new),
+                    });
+                }
+            }
+        }
+        assert!(changes.whole.is_empty());
+        // Those with an integer past 32 bits (3 of the 8) on either side:
+        // 8 * 8 pairs less the 5 * 5 narrow ones, less 3 unchanged.
+        assert_eq!(changes.wide.len(), 8 * 8 - 5 * 5 - 3);
+        let back: Vec<DbChange> = changes.get(0..changes.len()).collect();
+        assert_eq!(back, expected);
     }
 
     #[test]

@@ -1169,6 +1169,11 @@ impl<'t> Engine<'t> {
                     _ => self.tick(0),
                 }
             }
+            // The usual traced tick, as the untraced one above: a plain
+            // root on the tracing instance, with the error known absent.
+            Some(root) if TRACED && usual && root.plain && self.plain == PlainPath::Traced => {
+                self.tick_plain_root::<true>(root)
+            }
             Some(_) if self.error.is_some() => Status::Success,
             // A plain root is entered on the plain path directly, traced or
             // not, without the general path's dispatch.
