@@ -598,7 +598,7 @@ impl<'t> Engine<'t> {
                 return status;
             }
             let Some(decided) = flow.resume(status) else {
-                if !PLAIN && status == Status::Skipped {
+                if status == Status::Skipped {
                     any_skipped = true;
                     continue;
                 }
