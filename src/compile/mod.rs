@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::diag::{Code, Diagnostic, Diagnostics, Report, did_you_mean};
 use crate::extend::Imp;
 use crate::nodes::{Lowering, Options};
-use crate::read::{Document, MAX_DEPTH, read};
+use crate::read::{Document, MAX_DEPTH, read_to_compile};
 use crate::registry::Registry;
 use crate::source::{FormSpans, Source, SourceMap, Span};
 use crate::tree::{Node, NodeId, Opt, Tree};
@@ -97,7 +97,13 @@ pub fn compile_document_with<'a>(
     tree.form = Arc::new(match (expanded, doc) {
         (Some(value), _) => value,
         (None, Cow::Borrowed(doc)) => doc.value.clone(),
-        (None, Cow::Owned(doc)) => doc.value,
+        (None, Cow::Owned(doc)) => {
+            // The table of spans is done with: the thread keeps it for the
+            // next compile's read.
+            let Document { value, spans, .. } = doc;
+            crate::read::recycle(spans);
+            value
+        }
     });
     Ok(tree)
 }
@@ -196,7 +202,27 @@ pub(crate) fn compile_form(
 /// assert!(errors.render().contains("t.edn:1:13"));
 /// ```
 pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, Diagnostics> {
-    compile_source(Arc::new(Source::new(name, text)), registry)
+    // Read from the borrowed text, then copied into the tree's source: the
+    // copy, a large block, is asked for after the read's small ones (see
+    // `read_to_compile`).
+    match read_to_compile(text) {
+        Ok((value, spans)) => {
+            let source = Arc::new(Source::new(name, text));
+            compile_document_with(
+                Document {
+                    value,
+                    spans,
+                    source,
+                },
+                registry,
+                &NoLoader,
+            )
+        }
+        Err(e) => Err(Diagnostics::from_read_error(
+            &e,
+            Arc::new(Source::new(name, text)),
+        )),
+    }
 }
 
 /// Reads and compiles the tree in `source`, like [`compile_str`], for a
@@ -226,9 +252,17 @@ pub fn compile_source_with(
     registry: &Registry,
     loader: &dyn Loader,
 ) -> Result<Tree, Diagnostics> {
-    match read(source.clone()) {
+    match read_to_compile(source.text()) {
         // The document was read here: its data moves into the tree.
-        Ok(doc) => compile_document_with(doc, registry, loader),
+        Ok((value, spans)) => compile_document_with(
+            Document {
+                value,
+                spans,
+                source,
+            },
+            registry,
+            loader,
+        ),
         Err(e) => Err(Diagnostics::from_read_error(&e, source)),
     }
 }
