@@ -69,14 +69,9 @@ pub fn compile_file(path: impl AsRef<Path>, registry: &Registry) -> Result<Tree,
             }
         })?;
     let source = Arc::new(Source::new(path.display().to_string(), text));
-    match crate::read::read_to_compile(source.text()) {
-        Ok((value, spans)) => {
+    match crate::read::read(source.clone()) {
+        Ok(doc) => {
             let loader = super::FsLoader::for_file(path);
-            let doc = crate::read::Document {
-                value,
-                spans,
-                source,
-            };
             super::compile_document_with(doc, registry, &loader).map_err(CompileFileError::Compile)
         }
         Err(e) => Err(CompileFileError::Compile(Diagnostics::from_read_error(

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::diag::{Code, Diagnostic, Diagnostics, Report, did_you_mean};
 use crate::extend::Imp;
 use crate::nodes::{Lowering, Options};
-use crate::read::{Document, MAX_DEPTH, read_to_compile};
+use crate::read::{Document, MAX_DEPTH, read};
 use crate::registry::Registry;
 use crate::source::{FormSpans, Source, SourceMap, Span};
 use crate::tree::{Node, NodeId, Opt, Tree};
@@ -97,13 +97,7 @@ pub fn compile_document_with<'a>(
     tree.form = Arc::new(match (expanded, doc) {
         (Some(value), _) => value,
         (None, Cow::Borrowed(doc)) => doc.value.clone(),
-        (None, Cow::Owned(doc)) => {
-            // The table of spans is done with: the thread keeps it for the
-            // next compile's read.
-            let Document { value, spans, .. } = doc;
-            crate::read::recycle(spans);
-            value
-        }
+        (None, Cow::Owned(doc)) => doc.value,
     });
     Ok(tree)
 }
@@ -202,27 +196,7 @@ pub(crate) fn compile_form(
 /// assert!(errors.render().contains("t.edn:1:13"));
 /// ```
 pub fn compile_str(name: &str, text: &str, registry: &Registry) -> Result<Tree, Diagnostics> {
-    // Read from the borrowed text, then copied into the tree's source: the
-    // copy, a large block, is asked for after the read's small ones (see
-    // `read_to_compile`).
-    match read_to_compile(text) {
-        Ok((value, spans)) => {
-            let source = Arc::new(Source::new(name, text));
-            compile_document_with(
-                Document {
-                    value,
-                    spans,
-                    source,
-                },
-                registry,
-                &NoLoader,
-            )
-        }
-        Err(e) => Err(Diagnostics::from_read_error(
-            &e,
-            Arc::new(Source::new(name, text)),
-        )),
-    }
+    compile_source(Arc::new(Source::new(name, text)), registry)
 }
 
 /// Reads and compiles the tree in `source`, like [`compile_str`], for a
@@ -252,17 +226,9 @@ pub fn compile_source_with(
     registry: &Registry,
     loader: &dyn Loader,
 ) -> Result<Tree, Diagnostics> {
-    match read_to_compile(source.text()) {
+    match read(source.clone()) {
         // The document was read here: its data moves into the tree.
-        Ok((value, spans)) => compile_document_with(
-            Document {
-                value,
-                spans,
-                source,
-            },
-            registry,
-            loader,
-        ),
+        Ok(doc) => compile_document_with(doc, registry, loader),
         Err(e) => Err(Diagnostics::from_read_error(&e, source)),
     }
 }

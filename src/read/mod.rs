@@ -91,24 +91,7 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 /// assert_eq!(spans.span_at(&[1, 1]), Some(Span::new(8, 9)));
 /// ```
 pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
-    read_bounded(text, false)
-}
-
-/// Reads the single form in `text` for a compile, which gives the table of
-/// spans back with [`recycle`] once it is done with it: the table is the
-/// one the thread kept from its last compile, if any, and keeps its room.
-pub(crate) fn read_to_compile(text: &str) -> Result<(Value, Spans), ReadError> {
-    read_bounded(text, true)
-}
-
-/// Keeps the table of `spans` for the next read for a compile on this
-/// thread (see [`read_to_compile`]).
-pub(crate) fn recycle(spans: Spans) {
-    parse::recycle_table(spans.entries);
-}
-
-fn read_bounded(text: &str, for_compile: bool) -> Result<(Value, Spans), ReadError> {
-    let (read, refused) = crate::value::intern_bounded(|| parse::read_one(text, for_compile));
+    let (read, refused) = crate::value::intern_bounded(|| parse::read_one(text));
     if refused {
         return Err(ReadError {
             kind: ReadErrorKind::TooManyNames,

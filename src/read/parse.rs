@@ -25,91 +25,19 @@ const SCAN_KEYS: usize = 16;
 /// Unused span entries (16 bytes each) a read may leave in its table.
 const SPANS_SLACK: usize = 4096;
 
-/// The most entries a thread keeps in its spare stacks of values and span
-/// entries between reads (64 KiB of values).
-const SPARE_STACK_MAX: usize = 4096;
-
-/// The most entries a thread keeps in its spare table of spans between
-/// compiles: 2 MiB, the table of a text of about 512 KiB.
-const SPARE_TABLE_MAX: usize = 1 << 17;
-
-/// The room a read works in, kept by each thread between reads: the stacks
-/// of forms not yet placed (empty between reads) and, given back by the
-/// compiler once it is done with a document it read itself, the table of
-/// spans. A compile on a thread that compiled before then asks the
-/// allocator for no block of its own beyond the values it reads, so the
-/// small blocks the last compile freed are handed out again as they are
-/// (the system allocator merges freed blocks, at a cost for each, when it
-/// is asked for a large one).
-#[derive(Default)]
-struct Spare {
-    values: Vec<Value>,
-    pending: Vec<SpanEntry>,
-    table: Vec<SpanEntry>,
-}
-
-thread_local! {
-    static SPARE: std::cell::Cell<Spare> = const {
-        std::cell::Cell::new(Spare {
-            values: Vec::new(),
-            pending: Vec::new(),
-            table: Vec::new(),
-        })
-    };
-}
-
-/// Keeps `table` (of a document the compiler is done with) for the next
-/// read for a compile on this thread, if it is not too large to keep.
-pub(super) fn recycle_table(mut table: Vec<SpanEntry>) {
-    if table.capacity() <= SPARE_TABLE_MAX {
-        table.clear();
-        // `try_with`: the thread's storage may be gone while it exits.
-        let _ = SPARE.try_with(|spare| {
-            let mut kept = spare.take();
-            if table.capacity() > kept.table.capacity() {
-                kept.table = table;
-            }
-            spare.set(kept);
-        });
-    }
-}
-
-/// Reads the one form in `text`. For a compile (`for_compile`), the table
-/// of spans is the thread's spare one, if it kept one, and keeps what room
-/// is left over, since the compiler gives it back ([`recycle_table`]);
-/// otherwise it is a new table, cut to size if much is left over.
-pub(super) fn read_one(text: &str, for_compile: bool) -> Result<(Value, Spans), ReadError> {
-    // The stacks, and for a compile the table; a table kept stays kept
-    // through other reads.
-    let (values, pending, mut table) = SPARE
-        .try_with(|spare| {
-            let mut kept = spare.take();
-            let table = if for_compile {
-                std::mem::take(&mut kept.table)
-            } else {
-                Vec::new()
-            };
-            let taken = (
-                std::mem::take(&mut kept.values),
-                std::mem::take(&mut kept.pending),
-                table,
-            );
-            spare.set(kept);
-            taken
-        })
-        .unwrap_or_default();
-    // Trees have a form every 4 to 9 bytes (a generated one every 4.3, the
-    // examples every 5.5 to 9): room for one every 4 saves the table its
-    // regrowth, a copy of the whole table at twice its size; what is left
-    // over is given back at the end (unless the table is to be kept).
-    table.reserve(text.len() / 4);
+/// Reads the one form in `text`.
+pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),
         pos: 0,
-        values,
-        pending,
-        table,
+        values: Vec::new(),
+        pending: Vec::new(),
+        // Trees have a form every 4 to 9 bytes (a generated one every 4.3,
+        // the examples every 5.5 to 9): room for one every 4 saves the table
+        // its regrowth, a copy of the whole table at twice its size; what is
+        // left over is given back at the end.
+        table: Vec::with_capacity(text.len() / 4),
         keywords: NameCache::new(),
         symbols: NameCache::new(),
         in_maps: 0,
@@ -137,10 +65,10 @@ pub(super) fn read_one(text: &str, for_compile: bool) -> Result<(Value, Spans), 
     reader.skip_ignored(0)?;
     match reader.peek() {
         None => {
-            let mut entries = std::mem::take(&mut reader.table);
+            let mut entries = reader.table;
             entries.push(root);
             // The table grew by doubling: give a big document's slack back.
-            if !for_compile && entries.capacity() - entries.len() > SPANS_SLACK {
+            if entries.capacity() - entries.len() > SPANS_SLACK {
                 entries.shrink_to_fit();
             }
             Ok((
@@ -230,27 +158,6 @@ struct Reader<'t> {
     /// How many vectors headed by a keyword were kept outside maps (see
     /// [`Spans`]' `node_forms`).
     node_forms: usize,
-}
-
-/// A reader done, whether it read its form or stopped at an error, gives
-/// its stacks back to the thread, emptied, for the next read.
-impl Drop for Reader<'_> {
-    fn drop(&mut self) {
-        let (mut values, mut pending) = (
-            std::mem::take(&mut self.values),
-            std::mem::take(&mut self.pending),
-        );
-        if values.capacity() <= SPARE_STACK_MAX && pending.capacity() <= SPARE_STACK_MAX {
-            values.clear();
-            pending.clear();
-            let _ = SPARE.try_with(|spare| {
-                let mut kept = spare.take();
-                kept.values = values;
-                kept.pending = pending;
-                spare.set(kept);
-            });
-        }
-    }
 }
 
 #[inline(always)]
@@ -823,63 +730,11 @@ impl Reader<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{SPARE, SPARE_TABLE_MAX, read_one, recycle_table};
-
-    /// The capacities of the thread's spare table and stacks, and whether
-    /// the stacks are empty.
-    fn spare() -> (usize, usize, usize, bool) {
-        SPARE.with(|spare| {
-            let kept = spare.take();
-            let seen = (
-                kept.table.capacity(),
-                kept.values.capacity(),
-                kept.pending.capacity(),
-                kept.values.is_empty() && kept.pending.is_empty(),
-            );
-            spare.set(kept);
-            seen
-        })
-    }
-
-    #[test]
-    fn a_read_for_a_compile_takes_the_table_the_last_compile_gave_back() {
-        let big = format!("[{}]", ":a ".repeat(1000));
-        let (_, spans) = read_one(&big, true).unwrap();
-        // Not cut to size: the compiler gives it back with its room.
-        let room = spans.entries.capacity();
-        assert!(room >= big.len() / 4);
-        recycle_table(spans.entries);
-        assert_eq!(spare().0, room);
-        // A read for its caller to keep has a table of its own, cut to
-        // size, and leaves the kept one where it is.
-        let (_, kept) = read_one("[:b]", false).unwrap();
-        assert!(kept.entries.capacity() < room);
-        assert_eq!(spare().0, room);
-        // The next read for a compile, of a small text, takes the big room.
-        let (_, again) = read_one("[:b]", true).unwrap();
-        assert_eq!(again.entries.capacity(), room);
-        assert_eq!(again.entries.len(), 2);
-        assert_eq!(spare().0, 0);
-        // A table larger than a thread keeps is let go.
-        recycle_table(Vec::with_capacity(SPARE_TABLE_MAX + 1));
-        assert_eq!(spare().0, 0);
-    }
-
-    #[test]
-    fn a_reader_gives_its_stacks_back_emptied_whether_it_read_or_failed() {
-        read_one("[[[1 2 3] {:k [4 5]}] 6]", false).unwrap();
-        let (_, values, pending, empty) = spare();
-        assert!(values > 0 && pending > 0 && empty);
-        // An error leaves forms on the stacks: they are dropped, the room kept.
-        assert!(read_one("[[[1 2 3] {:k [4 5]} 6", false).is_err());
-        let (_, values_after, pending_after, empty) = spare();
-        assert!(empty);
-        assert_eq!((values_after, pending_after), (values, pending));
-    }
+    use super::read_one;
 
     /// How many entries the span table of `text` has.
     fn n_entries(text: &str) -> usize {
-        read_one(text, false)
+        read_one(text)
             .map(|(_, spans)| spans.entries.len())
             .unwrap_or(0)
     }
