@@ -690,12 +690,20 @@ impl Outcome {
         migration: Option<Box<Migration>>,
         writes_out: Option<&mut Writes>,
     ) -> Outcome {
-        let extras = long.and_then(|mut long| {
-            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
-                *out = writes;
+        // A match, not a closure: the hand-back is then inlined into the
+        // tick's frame, and the noted writes are looked at only when the
+        // caller asked for them.
+        let extras = match long {
+            None => None,
+            Some(mut long) => {
+                if let Some(out) = writes_out
+                    && let Some(writes) = long.writes.take()
+                {
+                    *out = writes;
+                }
+                Long::hand_over(long)
             }
-            Long::hand_over(long)
-        });
+        };
         let extras = match migration {
             None => extras,
             Some(m) => Some(carried_over(extras, m)),
