@@ -1771,6 +1771,47 @@ mod tests {
         assert_eq!(at(&long), [None, None, None, Some(0)]);
     }
 
+    /// A halt stops the nodes of its subtree that ran after the last tick
+    /// and those that started in this one, deepest first (in pre-order
+    /// backwards), whichever list each came from.
+    #[test]
+    fn a_halt_stops_nodes_of_both_ticks_deepest_first() {
+        use super::halt::TraceEvent;
+        // Pre-order: 0 :s, 1 :a, 2 :w1, 3 :b, 4 :w2.
+        let text = "[:sequence {:id :s} [:sequence {:id :a} [:wait {:id :w1 :ticks 9}]] \
+                    [:sequence {:id :b} [:wait {:id :w2 :ticks 9}]]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let options = TickOptions::default();
+        let mut db = Value::map();
+        let Value::Map(map) = &mut db else {
+            panic!("not a map: {db}")
+        };
+        let mut trace = Vec::new();
+        let mut engine = Engine::new(&tree, map, &options, Some(&mut trace));
+        let mut long = Box::<Long>::default();
+        long.forget_prev();
+        // :a and :w1 ran after the last tick (:w1 again in this one); :w2
+        // and then :b started in this one, noted children first.
+        long.prev_running
+            .extend([(1, Fate::Pending), (2, Fate::Running)]);
+        long.index_prev(tree.nodes.len());
+        long.now_running.extend([4, 3]);
+        engine.long = Some(long);
+        engine.halt_subtree(0);
+        let long = engine.long.take().unwrap();
+        assert!(long.now_running.is_empty());
+        assert!(long.prev_running.iter().all(|&(_, f)| f == Fate::Halted));
+        drop(engine);
+        let halted: Vec<u32> = trace
+            .iter()
+            .filter_map(|e| match e {
+                TraceEvent::Halted { node } => Some(node.0),
+                TraceEvent::Ticked { .. } => None,
+            })
+            .collect();
+        assert_eq!(halted, [4, 3, 2, 1]);
+    }
+
     /// A state kept as the thread's spare with its running set filed is
     /// kept as it is only when it has nothing else to empty: a journal, a
     /// parallel's depth or noted writes are emptied all the same, and the
