@@ -987,43 +987,45 @@ impl Engine<'_> {
         let long = self.long_state();
         // Running: not reached yet, or ticked again and running again.
         let live = |fate: Fate| matches!(fate, Fate::Pending | Fate::Running);
-        // Most subtrees passed by run nothing: found in the sorted running
-        // set by a binary search, and in the few nodes running now.
+        // Most subtrees passed by run nothing: found in the running set,
+        // which is in pre-order without repeats (see `load_running_anew`),
+        // by a binary search for where the subtree's nodes sit in it, and
+        // in the few nodes running now.
         let from = long.prev_running.partition_point(|(n, _)| *n < node);
-        let live_below = long.prev_running[from..]
-            .iter()
-            .take_while(|(n, _)| *n < end)
-            .any(|&(_, fate)| live(fate));
-        if !live_below && !long.now_running.iter().any(|n| range.contains(n)) {
+        let to = from
+            + long
+                .prev_running
+                .get(from..)
+                .map_or(0, |after| after.partition_point(|(n, _)| *n < end));
+        let below = long.prev_running.get_mut(from..to).unwrap_or_default();
+        let live_below = below.iter().any(|&(_, fate)| live(fate));
+        let now_below = long.now_running.iter().any(|n| range.contains(n));
+        if !live_below && !now_below {
             return;
         }
         // Into room kept from earlier halts: a halt allocates no list.
         let mut active = std::mem::take(&mut long.halting);
         active.clear();
-        active.extend(
-            long.prev_running
-                .iter()
-                .filter(|&&(n, fate)| live(fate) && range.contains(&n))
-                .map(|(n, _)| *n)
-                .chain(
-                    long.now_running
-                        .iter()
-                        .copied()
-                        .filter(|n| range.contains(n)),
-                ),
-        );
-        if active.is_empty() {
-            long.halting = active;
-            return;
-        }
-        active.sort_unstable_by(|a, b| b.cmp(a));
-        active.dedup();
-        for (n, fate) in &mut long.prev_running {
-            if live(*fate) && range.contains(n) {
+        // Deepest first: the subtree's part of the set, in pre-order,
+        // read backwards, each live node marked halted on the way.
+        for (n, fate) in below.iter_mut().rev() {
+            if live(*fate) {
+                active.push(*n);
                 *fate = Fate::Halted;
             }
         }
-        long.now_running.retain(|n| !range.contains(n));
+        // Nodes that started running in this tick: rarer, and merged in.
+        if now_below {
+            active.extend(
+                long.now_running
+                    .iter()
+                    .copied()
+                    .filter(|n| range.contains(n)),
+            );
+            long.now_running.retain(|n| !range.contains(n));
+            active.sort_unstable_by(|a, b| b.cmp(a));
+            active.dedup();
+        }
         for &n in &active {
             self.halt_one(n);
         }

@@ -690,12 +690,20 @@ impl Outcome {
         migration: Option<Box<Migration>>,
         writes_out: Option<&mut Writes>,
     ) -> Outcome {
-        let extras = long.and_then(|mut long| {
-            if let (Some(out), Some(writes)) = (writes_out, long.writes.take()) {
-                *out = writes;
+        // A match, not a closure: the hand-back is then inlined into the
+        // tick's frame, and the noted writes are looked at only when the
+        // caller asked for them.
+        let extras = match long {
+            None => None,
+            Some(mut long) => {
+                if let Some(out) = writes_out
+                    && let Some(writes) = long.writes.take()
+                {
+                    *out = writes;
+                }
+                Long::hand_over(long)
             }
-            Long::hand_over(long)
-        });
+        };
         let extras = match migration {
             None => extras,
             Some(m) => Some(carried_over(extras, m)),
@@ -1761,6 +1769,47 @@ mod tests {
         long.prev_running.push((9, Fate::Pending));
         long.index_prev(10);
         assert_eq!(at(&long), [None, None, None, Some(0)]);
+    }
+
+    /// A halt stops the nodes of its subtree that ran after the last tick
+    /// and those that started in this one, deepest first (in pre-order
+    /// backwards), whichever list each came from.
+    #[test]
+    fn a_halt_stops_nodes_of_both_ticks_deepest_first() {
+        use super::halt::TraceEvent;
+        // Pre-order: 0 :s, 1 :a, 2 :w1, 3 :b, 4 :w2.
+        let text = "[:sequence {:id :s} [:sequence {:id :a} [:wait {:id :w1 :ticks 9}]] \
+                    [:sequence {:id :b} [:wait {:id :w2 :ticks 9}]]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let options = TickOptions::default();
+        let mut db = Value::map();
+        let Value::Map(map) = &mut db else {
+            panic!("not a map: {db}")
+        };
+        let mut trace = Vec::new();
+        let mut engine = Engine::new(&tree, map, &options, Some(&mut trace));
+        let mut long = Box::<Long>::default();
+        long.forget_prev();
+        // :a and :w1 ran after the last tick (:w1 again in this one); :w2
+        // and then :b started in this one, noted children first.
+        long.prev_running
+            .extend([(1, Fate::Pending), (2, Fate::Running)]);
+        long.index_prev(tree.nodes.len());
+        long.now_running.extend([4, 3]);
+        engine.long = Some(long);
+        engine.halt_subtree(0);
+        let long = engine.long.take().unwrap();
+        assert!(long.now_running.is_empty());
+        assert!(long.prev_running.iter().all(|&(_, f)| f == Fate::Halted));
+        drop(engine);
+        let halted: Vec<u32> = trace
+            .iter()
+            .filter_map(|e| match e {
+                TraceEvent::Halted { node } => Some(node.0),
+                TraceEvent::Ticked { .. } => None,
+            })
+            .collect();
+        assert_eq!(halted, [4, 3, 2, 1]);
     }
 
     /// A state kept as the thread's spare with its running set filed is
