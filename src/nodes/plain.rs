@@ -390,7 +390,7 @@ impl<'t> Engine<'t> {
 
     /// `status`, written into the trace first with `TRACE`.
     #[inline(always)]
-    fn traced<const TRACE: bool>(&mut self, id: u32, status: Status) -> Status {
+    pub(super) fn traced<const TRACE: bool>(&mut self, id: u32, status: Status) -> Status {
         if TRACE {
             self.trace_plain(id, status);
         }
