@@ -12,7 +12,7 @@ mod random;
 pub(crate) use lower::{LowerFn, Lowering, Options, Row, is_precondition};
 pub(crate) use plain::mark_plain;
 
-use crate::extend::{Imp, NodeType};
+use crate::extend::{CallFn, Imp, NodeType};
 use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, PlainPath, Status, eval};
 use crate::tree::{CustomOptions, Kind, Opt, Parallel, Reset};
@@ -404,8 +404,13 @@ impl<'t> Engine<'t> {
         node_type: &NodeType,
         options: &CustomOptions,
     ) -> Status {
-        let Imp::Custom(f) = &node_type.imp else {
-            return self.fail(id, "built-in node type lowered as custom");
+        // Kept in the node (see `CustomOptions::call`), else a stub's.
+        let f: &CallFn = match (options.call(), &node_type.imp) {
+            (Some(f), _) => f,
+            (None, Imp::Custom(f)) => &**f,
+            (None, Imp::Builtin(_)) => {
+                return self.fail(id, "built-in node type lowered as custom");
+            }
         };
         let mut ctx = NodeCtx {
             engine: self,
