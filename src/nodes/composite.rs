@@ -907,11 +907,12 @@ impl<'t> Engine<'t> {
             // A plain loop over an action (the usual loop: `:inc!` or
             // `:define!` done `count` times) ticks it in a loop of its own,
             // its kind matched once (see `Engine::repeat_action`); the
-            // plain path keeps no iteration.
-            (None, Kind::Inc { key }) if PLAIN => {
+            // plain path keeps no iteration. (Untraced only: the traced
+            // instance's loop grew more than it saved.)
+            (None, Kind::Inc { key }) if PLAIN && !TRACE => {
                 self.repeat_action::<TRACE>(child, count, repeat, |e| e.inc::<TRACE>(child, key))
             }
-            (None, Kind::Define { key, val }) if PLAIN => {
+            (None, Kind::Define { key, val }) if PLAIN && !TRACE => {
                 self.repeat_action::<TRACE>(child, count, repeat, |e| {
                     e.define::<TRACE>(child, key, val)
                 })
