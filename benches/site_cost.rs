@@ -14,7 +14,10 @@
 //! as npc reads it: a selector, so that each of the ten fails and the next
 //! is visited); `miss-10` is `present-10` ticked on two dbs in turn that
 //! hold the npc's keys in opposite orders, so that every look-up misses
-//! its hint and searches.
+//! its hint and searches. `npc` is examples/npc.edn ticked in place, as
+//! `cargo bench --bench tick` times it against its hand-written reference,
+//! and `npc-hand` that reference (`common::hand`), so that what a tick
+//! pays besides the logic can be read per instruction.
 //!
 //! ```sh
 //! cargo bench --bench site_cost --no-run
@@ -34,11 +37,12 @@ mod common;
 use aido::tick::tick_in_place;
 use aido::{Registry, Status, compile_str, read_value};
 
-use common::NPC_DB;
+use common::hand::HandNpc;
+use common::{NPC, NPC_DB};
 
 /// The trees by name: one node, or a sequence (a selector for
 /// `absent-10`) of ten of one leaf.
-const TREES: [(&str, &str); 12] = [
+const TREES: [(&str, &str); 13] = [
     ("domain", "[:npc/hungry? {:key :courage :min 3}]"),
     ("test", "[:test? {:key :courage :oper > :val 3}]"),
     ("domain-10", "[:npc/hungry? {:key :courage :min 3}]"),
@@ -57,6 +61,7 @@ const TREES: [(&str, &str); 12] = [
         "domain-undeclared-10",
         "[:npc/hungry-undeclared? {:key :courage :min 3}]",
     ),
+    ("npc", NPC),
 ];
 
 /// The registry with the domain node type: succeeds if the integer at its
@@ -97,6 +102,17 @@ fn main() {
         .skip(1)
         .filter(|a| TREES.iter().any(|(name, _)| name == a))
         .collect();
+    if std::env::args().skip(1).any(|a| a == "npc-hand") {
+        let hand = HandNpc::new();
+        let mut db = read_value(NPC_DB).expect("the db reads");
+        let map = db.as_map_mut().expect("the db is a map");
+        let mut status = Status::Error;
+        for _ in 0..ticks {
+            status = std::hint::black_box(hand.tick(map));
+        }
+        println!("site_cost: {ticks} ticks of npc-hand: {status:?}");
+        return;
+    }
     let registry = registry();
     for (name, leaf) in TREES {
         if !chosen.is_empty() && !chosen.iter().any(|c| c == name) {

@@ -111,6 +111,18 @@ pub(crate) enum Imp {
     Custom(Arc<Box<CallFn>>),
 }
 
+/// A node type's tick shared with the nodes of its type (see
+/// `CustomOptions::call`): an [`Imp::Custom`]'s pointer, which prints as
+/// a placeholder.
+#[derive(Clone)]
+pub(crate) struct SharedCall(pub(crate) Arc<Box<CallFn>>);
+
+impl fmt::Debug for SharedCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SharedCall")
+    }
+}
+
 /// A node type's tick as the engine calls it: the [`TickFn`] given to
 /// [`NodeType::tick`] inside a closure of its own that returns a plain
 /// status, so that the usual result comes back in a register; the node's
@@ -813,5 +825,29 @@ mod tests {
             traits.memory,
             crate::nodes::Memory::User { persistent: true }
         );
+    }
+
+    #[test]
+    fn a_user_node_keeps_its_node_types_tick_and_a_stubbed_one_its_stubs() {
+        // The call finds the closure in the node: it is the node type's
+        // own, shared; options built without it (a stub's) leave the call
+        // to the node type.
+        let mut registry = Registry::new();
+        registry
+            .node_type(NodeType::new("t/ok?").tick(|_| Ok(Status::Success)))
+            .unwrap();
+        let tree = compile_str("t.edn", "[:sequence [:t/ok?] [:t/ok?]]", &registry).unwrap();
+        for node in &tree.nodes[1..] {
+            let crate::tree::Kind::Custom { node_type, options } = &node.kind else {
+                panic!("{:?}", node.kind);
+            };
+            let super::Imp::Custom(own) = &node_type.imp else {
+                panic!("a built-in imp");
+            };
+            let address = |f: &super::CallFn| (f as *const super::CallFn).cast::<()>();
+            assert_eq!(options.call().map(address), Some(address(&***own)));
+        }
+        let stubbed = crate::tree::CustomOptions::default();
+        assert!(stubbed.call().is_none());
     }
 }

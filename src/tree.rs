@@ -381,6 +381,12 @@ pub(crate) struct CustomOptions {
     slots: Box<[Slot]>,
     /// The options the node was given, in the order of its options map.
     written: Box<[(Keyword, Written)]>,
+    /// The node type's tick, as its [`Imp::Custom`](crate::extend::Imp)
+    /// holds it, kept in the node as well: the call then finds the closure
+    /// in the node it has fetched, one dependent load nearer than through
+    /// the node type. `None` in options built without their node type (a
+    /// stub's), whose call goes through the node type.
+    call: Option<crate::extend::SharedCall>,
 }
 
 /// A declared option of a user node: its key (a slot handed out for
@@ -439,7 +445,15 @@ impl CustomOptions {
                 (key, Written::Declared(u32::try_from(i).unwrap_or(u32::MAX)))
             })
             .collect();
-        CustomOptions { slots, written }
+        let call = match &node_type.imp {
+            crate::extend::Imp::Custom(f) => Some(crate::extend::SharedCall(Arc::clone(f))),
+            crate::extend::Imp::Builtin(_) => None,
+        };
+        CustomOptions {
+            slots,
+            written,
+            call,
+        }
     }
 
     /// The options as written, in their order.
@@ -459,6 +473,12 @@ impl CustomOptions {
     #[inline(always)]
     pub(crate) fn slots(&self) -> &[Slot] {
         &self.slots
+    }
+
+    /// The node type's tick kept in the node (see `CustomOptions::call`).
+    #[inline(always)]
+    pub(crate) fn call(&self) -> Option<&crate::extend::CallFn> {
+        self.call.as_ref().map(|f| &**f.0)
     }
 }
 

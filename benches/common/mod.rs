@@ -3,6 +3,8 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
+pub mod hand;
+
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 

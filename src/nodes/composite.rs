@@ -902,9 +902,22 @@ impl<'t> Engine<'t> {
         // is in the loop, so the plain instance keeps `i` and `count` in
         // registers across its leaf child's code.
         let mut i = start;
-        let status = match repeat.start(i, count) {
-            Some(status) => status,
-            None => loop {
+        let status = match (repeat.start(i, count), &node.kind) {
+            (Some(status), _) => status,
+            // A plain loop over an action (the usual loop: `:inc!` or
+            // `:define!` done `count` times) ticks it in a loop of its own,
+            // its kind matched once (see `Engine::repeat_action`); the
+            // plain path keeps no iteration. (Untraced only: the traced
+            // instance's loop grew more than it saved.)
+            (None, Kind::Inc { key }) if PLAIN && !TRACE => {
+                self.repeat_action::<TRACE>(child, count, repeat, |e| e.inc::<TRACE>(child, key))
+            }
+            (None, Kind::Define { key, val }) if PLAIN && !TRACE => {
+                self.repeat_action::<TRACE>(child, count, repeat, |e| {
+                    e.define::<TRACE>(child, key, val)
+                })
+            }
+            (None, _) => loop {
                 let status = self.visit::<PLAIN, TRACE>(child, node);
                 // Any status but `keep_going` stops the loop in iteration
                 // `i`, as `resume` says; tested first, so that the loop
@@ -942,6 +955,40 @@ impl<'t> Engine<'t> {
             return self.fail(id, e);
         }
         status
+    }
+
+    /// The plain instance of [`Engine::repeat`]'s loop over a leaf child
+    /// (`child`) that `tick` ticks in place, for `count` iterations (at
+    /// least one): the leaf's kind is matched once, by the caller, so that
+    /// the leaf is ticked in the loop's body without the visit's leaf test
+    /// and jump table on each iteration; its step is counted and its
+    /// status traced as [`Engine::visit`] does for a leaf. (Only for the
+    /// actions a loop repeats: with every leaf's code in it, the loop's
+    /// body became a call.)
+    #[inline(always)]
+    fn repeat_action<const TRACE: bool>(
+        &mut self,
+        child: u32,
+        count: u64,
+        repeat: Repeat,
+        mut tick: impl FnMut(&mut Self) -> Status,
+    ) -> Status {
+        let mut i = 0;
+        loop {
+            self.fuel -= 1;
+            if self.fuel == 0 {
+                return self.out_of_steps(child);
+            }
+            let status = tick(self);
+            let status = self.traced::<TRACE>(child, status);
+            if status != repeat.keep_going {
+                break status;
+            }
+            i += 1;
+            if let Some(status) = repeat.resume(status, i, count) {
+                break status;
+            }
+        }
     }
 
     #[inline(never)]

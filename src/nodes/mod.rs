@@ -12,7 +12,7 @@ mod random;
 pub(crate) use lower::{LowerFn, Lowering, Options, Row, is_precondition};
 pub(crate) use plain::mark_plain;
 
-use crate::extend::{Imp, NodeType};
+use crate::extend::{CallFn, Imp, NodeType};
 use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, PlainPath, Status, eval};
 use crate::tree::{CustomOptions, Kind, Opt, Parallel, Reset};
@@ -365,7 +365,7 @@ impl<'t> Engine<'t> {
         node_type: &NodeType,
         options: &CustomOptions,
     ) -> Status {
-        self.call_custom::<false>(id, node_type, options)
+        self.call_custom::<false, false>(id, node_type, options)
     }
 
     /// Ticks the tree's root, a node of user node type `node_type` declared
@@ -385,7 +385,7 @@ impl<'t> Engine<'t> {
         if self.fuel == 0 {
             return self.out_of_steps(0);
         }
-        self.call_custom::<true>(0, node_type, options)
+        self.call_custom::<true, true>(0, node_type, options)
     }
 
     /// [`Engine::custom`], inlined where a call would cost more than it
@@ -393,15 +393,24 @@ impl<'t> Engine<'t> {
     /// finish in one visit (the plain path). The usual return (a status,
     /// the db not handed out, no error anywhere, the declaration kept) is
     /// one test; everything else is [`Engine::custom_result`], out of line.
+    /// `ROOT` where the node is the root of an untraced tick: an error
+    /// below it is then left to the tick's end, which makes any tick with
+    /// an error an Error ([`Outcome::of`](crate::tick::Outcome)), as
+    /// `custom_result` would have at once, so it is not tested here.
     #[inline(always)]
-    pub(super) fn call_custom<const ONE_VISIT: bool>(
+    pub(super) fn call_custom<const ONE_VISIT: bool, const ROOT: bool>(
         &mut self,
         id: u32,
         node_type: &NodeType,
         options: &CustomOptions,
     ) -> Status {
-        let Imp::Custom(f) = &node_type.imp else {
-            return self.fail(id, "built-in node type lowered as custom");
+        // Kept in the node (see `CustomOptions::call`), else a stub's.
+        let f: &CallFn = match (options.call(), &node_type.imp) {
+            (Some(f), _) => f,
+            (None, Imp::Custom(f)) => &**f,
+            (None, Imp::Builtin(_)) => {
+                return self.fail(id, "built-in node type lowered as custom");
+            }
         };
         let mut ctx = NodeCtx {
             engine: self,
@@ -418,7 +427,7 @@ impl<'t> Engine<'t> {
         // The four tests combined without a branch each (`&`, not `&&`).
         if !db_lent
             & self.rng.error.is_none()
-            & self.error.is_none()
+            & (ROOT || self.error.is_none())
             & (status != Status::Running || !(ONE_VISIT || node_type.one_visit))
         {
             status

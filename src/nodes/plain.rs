@@ -176,7 +176,9 @@ impl<'t> Engine<'t> {
             kind @ one_visit_leaf!() => self.leaf::<TRACE>(id, kind),
             // Plain only when its node type finishes in one visit. Its call
             // inlined: this function saves the registers it needs anyway.
-            Kind::Custom { node_type, options } => self.call_custom::<true>(id, node_type, options),
+            Kind::Custom { node_type, options } => {
+                self.call_custom::<true, false>(id, node_type, options)
+            }
             // Never plain (`Kind::traits`), so never here.
             Kind::Selector { memory: true }
             | Kind::Sequence { memory: true }
@@ -390,7 +392,7 @@ impl<'t> Engine<'t> {
 
     /// `status`, written into the trace first with `TRACE`.
     #[inline(always)]
-    fn traced<const TRACE: bool>(&mut self, id: u32, status: Status) -> Status {
+    pub(super) fn traced<const TRACE: bool>(&mut self, id: u32, status: Status) -> Status {
         if TRACE {
             self.trace_plain(id, status);
         }

@@ -67,6 +67,23 @@ thread_local! {
     static IN_USER_CODE: Cell<u32> = const { Cell::new(0) };
 }
 
+/// Whether the quiet panic hook is installed (see `catch_quietly`).
+static QUIET_HOOK: Once = Once::new();
+
+/// Installs the quiet panic hook (see `catch_quietly`), once a process.
+#[cold]
+#[inline(never)]
+fn install_quiet_hook() {
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_USER_CODE.with(Cell::get) == 0 {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs user code (a node type, a function, a hook), catching a panic. A
 /// caught panic becomes a tick Error, so it is not also printed: the first
 /// call installs a panic hook that stays silent for panics inside this scope
@@ -75,19 +92,39 @@ thread_local! {
 /// tick is one indirect call from the engine.
 #[inline(always)]
 pub(crate) fn catch_quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if IN_USER_CODE.with(Cell::get) == 0 {
-                previous(info);
-            }
-        }));
-    });
+    // Once installed, the test is a load and a comparison in place:
+    // `Once::call_once` itself was a call on every user call.
+    if !QUIET_HOOK.is_completed() {
+        install_quiet_hook();
+    }
     IN_USER_CODE.with(|n| n.set(n.get().wrapping_add(1)));
     let result = catch_unwind(AssertUnwindSafe(f));
     // Counted up above, so at least one here (a call inside the code
     // counts up and down in between): no test for zero.
     IN_USER_CODE.with(|n| n.set(n.get().wrapping_sub(1)));
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{IN_USER_CODE, QUIET_HOOK, catch_quietly};
+    use std::cell::Cell;
+
+    #[test]
+    fn user_code_is_guarded_from_the_first_call_on_and_counted_while_it_runs() {
+        // The first call installs the quiet hook (the fast path then tests
+        // only that it is installed), and the count the hook reads is one
+        // more inside the code, nested calls included, and as before after.
+        let before = IN_USER_CODE.with(Cell::get);
+        let inside = catch_quietly(|| {
+            let nested = catch_quietly(|| IN_USER_CODE.with(Cell::get));
+            (IN_USER_CODE.with(Cell::get), nested)
+        });
+        assert!(QUIET_HOOK.is_completed());
+        let counts = inside.ok().map(|(outer, nested)| (outer, nested.ok()));
+        assert_eq!(counts, Some((before + 1, Some(before + 2))));
+        let caught = catch_quietly(|| -> u32 { std::panic::panic_any("caught") });
+        assert!(caught.is_err());
+        assert_eq!(IN_USER_CODE.with(Cell::get), before);
+    }
 }

@@ -993,3 +993,46 @@ fn a_one_visit_root_that_returns_running_or_lends_the_db_is_settled_as_a_child_i
         }
     }
 }
+
+#[test]
+fn an_error_below_a_one_visit_root_that_answers_success_is_the_ticks_error() {
+    // The root's call leaves an error set during it to the tick's end
+    // (no test of it in the call): a node that asks for a child it does
+    // not have and answers Success anyway ends the tick in that Error,
+    // with the db kept, as it does under a composite, which stops there.
+    let mut r = Registry::new();
+    r.node_type(NodeType::new("t/careless?").one_visit(true).tick(|ctx| {
+        ctx.tick_child(0);
+        Ok(Status::Success)
+    }))
+    .unwrap();
+    let root = compile_str("t.edn", "[:t/careless? {:id :c}]", &r).unwrap();
+    let below = compile_str(
+        "t.edn",
+        "[:sequence [:t/careless? {:id :c}] [:inc! {:key :after}]]",
+        &r,
+    )
+    .unwrap();
+    for trace in [false, true] {
+        let options = TickOptions {
+            trace,
+            ..TickOptions::default()
+        };
+        let at_root = run_tick_with_options(db("{:keep 1}"), &root, &options);
+        let under = run_tick_with_options(db("{:keep 1}"), &below, &options);
+        for tick in [&at_root, &under] {
+            let error = tick.error.as_deref().unwrap();
+            assert_eq!(
+                (tick.status, &error.node, error.message.as_str()),
+                (Status::Error, &Value::keyword("c"), "no child 0")
+            );
+            assert_eq!(tick.db.get(&Value::keyword("keep")), Some(&Value::Int(1)));
+            assert_eq!(tick.db.get(&Value::keyword("after")), None);
+        }
+        assert_eq!((at_root.steps, under.steps), (1, 2));
+    }
+    let mut in_place = db("{:keep 1}");
+    let tick = aido::tick::tick_in_place(&mut in_place, &root);
+    assert_eq!(tick.status, Status::Error);
+    assert_eq!(tick.error.map(|e| e.message), Some("no child 0".to_owned()));
+}

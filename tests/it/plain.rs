@@ -551,3 +551,41 @@ fn sequences_inlined_into_a_selectors_loop_tick_alike_on_both_paths_at_every_bud
         }
     }
 }
+
+#[test]
+fn a_plain_loop_over_an_action_ticks_alike_on_both_paths_at_every_budget() {
+    // A plain `:loop` or `:loop-until-success` over `:inc!` or `:define!`
+    // runs a loop of its own with the action's kind matched once: each
+    // iteration's step, status and trace, an action's error in a later
+    // iteration (an integer past its maximum, a key that holds no
+    // integer) and an action that stops the loop, under a plain root, a
+    // general one and a decorator, each visit the budget's last in turn.
+    let loops = [
+        "[:loop {:count 3} [:inc! {:key :n}]]",
+        "[:loop {:count 1} [:inc! {:key [:m :x]}]]",
+        "[:loop {:count 0} [:inc! {:key :n}]]",
+        "[:loop {:count 3} [:inc! {:key :big}]]",
+        "[:loop {:count 2} [:inc! {:key :s}]]",
+        "[:loop {:count 3} [:define! {:key :d :val [:aido/db :n]}]]",
+        "[:loop {:count 2} [:define! {:key [:m :y] :val \"v\"}]]",
+        "[:loop-until-success {:count 3} [:inc! {:key :n}]]",
+        "[:loop-until-success {:count 2} [:define! {:key :d :val 1}]]",
+        "[:loop {:count [:aido/db :k]} [:inc! {:key :n}]]",
+    ];
+    let start = read_value(&format!("{{:n 0 :k 2 :s \"s\" :big {}}}", i64::MAX - 1)).unwrap();
+    for action_loop in loops {
+        let plain = format!("[:sequence {action_loop} [:inc! {{:key :after}}]]");
+        for text in [
+            plain.clone(),
+            action_loop.to_string(),
+            format!("[:sequence {{:memory true}} {plain}]"),
+            format!("[:invert {plain}]"),
+        ] {
+            let tree = compile(&text);
+            let full = tick(&tree, start.clone(), 1_000, false);
+            for budget in 0..=full.steps + 1 {
+                assert_same_both_ways(&text, &tree, &start, 3, budget);
+            }
+        }
+    }
+}
