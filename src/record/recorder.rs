@@ -18,7 +18,7 @@ use super::{
     DbChange, Event, Room, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
     diff_keys, push_change,
 };
-use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
+use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, leaf_path, run_tick_noting};
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
 
@@ -119,6 +119,10 @@ struct Recent {
     quiet: bool,
     /// Its list of visits: an index into the record's lists.
     visits: u32,
+    /// The writing leaves it ticked whose writes the plain path does not
+    /// note (see [`leaf_path`]), each once: a tick traced alike wrote
+    /// their keys.
+    writers: Vec<u32>,
 }
 
 /// An order of keys, and their places in it in the order of their text.
@@ -446,7 +450,9 @@ impl Recorder {
     /// The visits of a tick of `tree` (whose shape the record keeps at
     /// `tree_index`) whose trace is `trace`, as a list to keep; its halts and the
     /// events its trace gives (halts and skips, in the order they came) go
-    /// to `halts` and `events`.
+    /// to `halts` and `events`. When the engine noted the keys the tick
+    /// wrote (`self.noted`), the keys of the writing leaves it did not note
+    /// are added from the trace ([`Recent::writers`]).
     fn visits(
         &mut self,
         tree: &Tree,
@@ -465,6 +471,9 @@ impl Recorder {
         {
             if !recent.quiet {
                 trace_events(tree, trace, halts, events);
+            }
+            if self.noted {
+                note_writers(tree, &recent.writers, &mut self.writes);
             }
             return recent.visits;
         }
@@ -527,18 +536,34 @@ impl Recorder {
 
         // Kept with its trace, in the room of the oldest when there are
         // enough.
-        let mut room = if self.recent.len() == RECENT_VISITS {
-            self.recent.remove(0).trace
+        let (mut room, mut writers) = if self.recent.len() == RECENT_VISITS {
+            let oldest = self.recent.remove(0);
+            (oldest.trace, oldest.writers)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         room.clear();
         room.extend(trace.iter().map(trace_word));
+        writers.clear();
+        writers.extend(
+            self.marks
+                .iter()
+                .filter(|m| {
+                    tree.nodes
+                        .get(m.node.index())
+                        .is_some_and(|n| leaf_path(&n.kind).is_some())
+                })
+                .map(|m| m.node.0),
+        );
+        if self.noted {
+            note_writers(tree, &writers, &mut self.writes);
+        }
         self.recent.push(Recent {
             tree: tree_index,
             trace: room,
             quiet,
             visits,
+            writers,
         });
         visits
     }
@@ -615,6 +640,23 @@ impl Recorder {
     /// The record of the run.
     pub fn finish(self) -> RunRecord {
         self.run
+    }
+}
+
+/// Notes into `writes` the keys that `writers`, writing leaves of `tree`
+/// that a tick ticked, may have written (see [`leaf_path`]): the writes the
+/// engine does not note, since the tick's trace names them. (Out of line:
+/// a small db is compared whole, without notes.)
+#[inline(never)]
+fn note_writers(tree: &Tree, writers: &[u32], writes: &mut Writes) {
+    for &node in writers {
+        if let Some(path) = tree
+            .nodes
+            .get(node as usize)
+            .and_then(|n| leaf_path(&n.kind))
+        {
+            writes.path(path);
+        }
     }
 }
 
