@@ -746,6 +746,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_plain_writing_leafs_key_is_compared_from_the_trace() {
+        // More keys than a db compared whole, so that the engine notes the
+        // keys a tick writes; the plain path's writing leaves note nothing,
+        // and their keys come from the trace, on a new trace and on one
+        // alike a recent one.
+        let tree = crate::compile_str(
+            "t.edn",
+            "[:sequence [:inc! {:key :n}] [:define! {:key :m :val :x}] [:dissoc! {:key :gone}]]",
+            &crate::Registry::new(),
+        )
+        .unwrap();
+        let mut db =
+            crate::read_value("{:k0 0 :k1 1 :k2 2 :k3 3 :k4 4 :k5 5 :k6 6 :k7 7 :m :y :gone 1}")
+                .unwrap();
+        let mut recorder = Recorder::new(&tree, &db).comparing_written_keys();
+        for _ in 0..3 {
+            db = recorder.tick(db, &tree).db;
+            // Edits the host does not tell of are not compared: only what
+            // the ticks wrote is recorded.
+            if let Some(map) = db.as_map_mut() {
+                map.insert(Value::keyword("k0"), Value::Int(-1));
+            }
+        }
+        let run = recorder.finish();
+        assert_eq!(
+            super::super::timeline(&run, &super::super::TimelineOptions::default()),
+            "tick 1: success\n  - :gone\n  ~ :m :y -> :x\n  + :n 1\n\n\
+             tick 2: success\n  ~ :n 1 -> 2\n\n\
+             tick 3: success\n  ~ :n 2 -> 3\n"
+        );
+    }
+
+    #[test]
     fn a_kept_trace_equals_only_the_same_events() {
         let ticked = |node, status| TraceEvent::Ticked {
             node: NodeIndex(node),
