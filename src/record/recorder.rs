@@ -312,14 +312,10 @@ impl Recorder {
 
     /// Records the tick [`Recorder::run_tick`] ran.
     pub(crate) fn record_run(&mut self, tree: &Tree, tick: &Tick) {
-        let trace = std::mem::take(&mut self.trace);
-        let events = if self.buffered {
-            &trace[..]
-        } else {
-            tick.trace()
-        };
-        self.record_with(tree, tick, events);
-        self.trace = trace;
+        // The recorder's own buffer is read where it is (`None`), not
+        // taken out and put back.
+        let given = (!self.buffered).then(|| tick.trace());
+        self.record_with(tree, tick, given);
     }
 
     /// Records a tick that has been run with [`TickOptions::trace`] on
@@ -333,19 +329,20 @@ impl Recorder {
     /// with the one before in full.
     pub fn record_traced(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
         self.noted = false;
-        self.record_with(tree, tick, trace);
+        self.record_with(tree, tick, Some(trace));
     }
 
-    /// Records `tick`, whose trace is `trace`; `self.noted` says whether
-    /// the engine noted the keys it wrote into `self.writes`.
-    fn record_with(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
+    /// Records `tick`, whose trace is `given`, else the recorder's buffer;
+    /// `self.noted` says whether the engine noted the keys it wrote into
+    /// `self.writes`.
+    fn record_with(&mut self, tree: &Tree, tick: &Tick, given: Option<&[TraceEvent]>) {
         let tree_index = self.tree_index(tree);
         let mut halts: Vec<NodeIndex> = Vec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));
         }
-        let visits = self.visits(tree, tree_index, trace, &mut halts, &mut events);
+        let visits = self.visits(tree, tree_index, given, &mut halts, &mut events);
         // Most ticks have none of these: looked at without a call.
         let (launches, cancels) = (tick.launches(), tick.cancels());
         let (dropped, warnings) = (tick.dropped(), tick.warnings());
@@ -448,7 +445,8 @@ impl Recorder {
     }
 
     /// The visits of a tick of `tree` (whose shape the record keeps at
-    /// `tree_index`) whose trace is `trace`, as a list to keep; its halts and the
+    /// `tree_index`) whose trace is `given`, else the recorder's buffer, as
+    /// a list to keep; its halts and the
     /// events its trace gives (halts and skips, in the order they came) go
     /// to `halts` and `events`. When the engine noted the keys the tick
     /// wrote (`self.noted`), the keys of the writing leaves it did not note
@@ -457,10 +455,11 @@ impl Recorder {
         &mut self,
         tree: &Tree,
         tree_index: usize,
-        trace: &[TraceEvent],
+        given: Option<&[TraceEvent]>,
         halts: &mut Vec<NodeIndex>,
         events: &mut Vec<Event>,
     ) -> u32 {
+        let trace = given.unwrap_or(&self.trace[..]);
         // A tick traced as a recent one was (the usual case of a steady
         // run) visits alike: one comparison of the traces.
         if let Some(recent) = self
@@ -536,6 +535,7 @@ impl Recorder {
 
         // Kept with its trace, in the room of the oldest when there are
         // enough.
+        let trace = given.unwrap_or(&self.trace[..]);
         let (mut room, mut writers) = if self.recent.len() == RECENT_VISITS {
             let oldest = self.recent.remove(0);
             (oldest.trace, oldest.writers)
