@@ -662,9 +662,26 @@ fn note_writers(tree: &Tree, writers: &[u32], writes: &mut Writes) {
 
 /// Whether a recent trace, kept as `words` ([`trace_word`]), is `trace`:
 /// compared as one word an event, which takes fewer instructions than the
-/// events' own comparison, and only `trace`'s events decoded.
+/// events' own comparison, and only `trace`'s events decoded, two events
+/// a step.
 fn same_trace(words: &[u64], trace: &[TraceEvent]) -> bool {
-    words.len() == trace.len() && words.iter().zip(trace).all(|(w, e)| *w == trace_word(e))
+    if words.len() != trace.len() {
+        return false;
+    }
+    // Two events a step, with one test for both: the loop's own tests
+    // are halved.
+    let (mut w, mut t) = (words.chunks_exact(2), trace.chunks_exact(2));
+    for (w, t) in (&mut w).zip(&mut t) {
+        if let ([w0, w1], [t0, t1]) = (w, t)
+            && (w0 ^ trace_word(t0)) | (w1 ^ trace_word(t1)) != 0
+        {
+            return false;
+        }
+    }
+    w.remainder()
+        .iter()
+        .zip(t.remainder())
+        .all(|(w, e)| *w == trace_word(e))
 }
 
 /// A trace event as one word: equal words, equal events.
