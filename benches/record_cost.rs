@@ -7,6 +7,9 @@
 //! `record_cost N plain` ticks the same way without recording,
 //! `record_cost N traced` traces into a kept buffer, for the ratios, and
 //! `record_cost N full` records with a recorder comparing every value.
+//! With `wide` as well, the db holds 20 more keys that no node reads or
+//! writes: more than a recorder compares whole, so that the engine notes
+//! the keys each tick writes.
 //!
 //! ```sh
 //! cargo bench --bench record_cost --no-run
@@ -43,6 +46,16 @@ fn main() {
     };
     let tree = compile_str("npc.edn", NPC, &Registry::new()).expect("npc compiles");
     let mut db = read_value(NPC_DB).expect("the npc db reads");
+    if std::env::args().any(|a| a == "wide")
+        && let Some(map) = db.as_map_mut()
+    {
+        for i in 0..20 {
+            map.insert(
+                aido::Value::keyword(&format!("other-{i}")),
+                aido::Value::Int(i),
+            );
+        }
+    }
     if mode == "plain" {
         for _ in 0..ticks {
             db = run_tick(db, &tree).db;

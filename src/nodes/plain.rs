@@ -11,7 +11,11 @@
 //! that writes each node's status into the trace as the general path does;
 //! the untraced instance carries no trace of it. The results, the db, the
 //! step count and the trace are the same as the general path's;
-//! tests/it/plain.rs compares the two on generated trees.
+//! tests/it/plain.rs compares the two on generated trees. Neither instance
+//! notes the keys its writing leaves write (`:define!`, `:inc!`,
+//! `:dissoc!`), so that a traced tick pays nothing for noting: a tick that
+//! notes them is traced, and its trace names each writing leaf it ticked
+//! (see `tick::writes`).
 //!
 //! The plain path writes no node's meaning of its own. The flows, loops,
 //! counting parallel and decorators are the functions of `composite.rs`,
@@ -130,7 +134,7 @@ impl<'t> Engine<'t> {
             return self.out_of_steps(0);
         }
         if let kind @ one_visit_leaf!() = &root.kind {
-            let status = self.leaf::<TRACE>(0, kind);
+            let status = self.leaf::<false>(0, kind);
             self.traced::<TRACE>(0, status)
         } else if let Kind::Selector { .. } = root.kind {
             let status = self.selector::<true, TRACE>(0, root, false, &[]);
@@ -173,7 +177,7 @@ impl<'t> Engine<'t> {
             Kind::Force { success } => {
                 decorators::force(self.tick_only_child::<TRACE>(id), *success)
             }
-            kind @ one_visit_leaf!() => self.leaf::<TRACE>(id, kind),
+            kind @ one_visit_leaf!() => self.leaf::<false>(id, kind),
             // Plain only when its node type finishes in one visit. Its call
             // inlined: this function saves the registers it needs anyway.
             Kind::Custom { node_type, options } => {
@@ -282,7 +286,7 @@ impl<'t> Engine<'t> {
         // child of an untraced tick, has `TRACE` false.)
         match &node.kind {
             kind @ one_visit_leaf!() => {
-                let status = self.leaf::<TRACE>(id, kind);
+                let status = self.leaf::<false>(id, kind);
                 self.traced::<TRACE>(id, status)
             }
             Kind::Sequence { .. } if SEQUENCE => {

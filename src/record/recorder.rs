@@ -18,7 +18,7 @@ use super::{
     DbChange, Event, Room, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
     diff_keys, push_change,
 };
-use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, run_tick_noting};
+use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, leaf_path, run_tick_noting};
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
 
@@ -119,6 +119,10 @@ struct Recent {
     quiet: bool,
     /// Its list of visits: an index into the record's lists.
     visits: u32,
+    /// The writing leaves it ticked whose writes the plain path does not
+    /// note (see [`leaf_path`]), each once: a tick traced alike wrote
+    /// their keys.
+    writers: Vec<u32>,
 }
 
 /// An order of keys, and their places in it in the order of their text.
@@ -308,14 +312,10 @@ impl Recorder {
 
     /// Records the tick [`Recorder::run_tick`] ran.
     pub(crate) fn record_run(&mut self, tree: &Tree, tick: &Tick) {
-        let trace = std::mem::take(&mut self.trace);
-        let events = if self.buffered {
-            &trace[..]
-        } else {
-            tick.trace()
-        };
-        self.record_with(tree, tick, events);
-        self.trace = trace;
+        // The recorder's own buffer is read where it is (`None`), not
+        // taken out and put back.
+        let given = (!self.buffered).then(|| tick.trace());
+        self.record_with(tree, tick, given);
     }
 
     /// Records a tick that has been run with [`TickOptions::trace`] on
@@ -329,19 +329,20 @@ impl Recorder {
     /// with the one before in full.
     pub fn record_traced(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
         self.noted = false;
-        self.record_with(tree, tick, trace);
+        self.record_with(tree, tick, Some(trace));
     }
 
-    /// Records `tick`, whose trace is `trace`; `self.noted` says whether
-    /// the engine noted the keys it wrote into `self.writes`.
-    fn record_with(&mut self, tree: &Tree, tick: &Tick, trace: &[TraceEvent]) {
+    /// Records `tick`, whose trace is `given`, else the recorder's buffer;
+    /// `self.noted` says whether the engine noted the keys it wrote into
+    /// `self.writes`.
+    fn record_with(&mut self, tree: &Tree, tick: &Tick, given: Option<&[TraceEvent]>) {
         let tree_index = self.tree_index(tree);
         let mut halts: Vec<NodeIndex> = Vec::new();
         let mut events = std::mem::take(&mut self.events);
         if let Some(m) = tick.migration() {
             events.push(Event::Migrated(m.to_value()));
         }
-        let visits = self.visits(tree, tree_index, trace, &mut halts, &mut events);
+        let visits = self.visits(tree, tree_index, given, &mut halts, &mut events);
         // Most ticks have none of these: looked at without a call.
         let (launches, cancels) = (tick.launches(), tick.cancels());
         let (dropped, warnings) = (tick.dropped(), tick.warnings());
@@ -444,17 +445,21 @@ impl Recorder {
     }
 
     /// The visits of a tick of `tree` (whose shape the record keeps at
-    /// `tree_index`) whose trace is `trace`, as a list to keep; its halts and the
+    /// `tree_index`) whose trace is `given`, else the recorder's buffer, as
+    /// a list to keep; its halts and the
     /// events its trace gives (halts and skips, in the order they came) go
-    /// to `halts` and `events`.
+    /// to `halts` and `events`. When the engine noted the keys the tick
+    /// wrote (`self.noted`), the keys of the writing leaves it did not note
+    /// are added from the trace ([`Recent::writers`]).
     fn visits(
         &mut self,
         tree: &Tree,
         tree_index: usize,
-        trace: &[TraceEvent],
+        given: Option<&[TraceEvent]>,
         halts: &mut Vec<NodeIndex>,
         events: &mut Vec<Event>,
     ) -> u32 {
+        let trace = given.unwrap_or(&self.trace[..]);
         // A tick traced as a recent one was (the usual case of a steady
         // run) visits alike: one comparison of the traces.
         if let Some(recent) = self
@@ -465,6 +470,9 @@ impl Recorder {
         {
             if !recent.quiet {
                 trace_events(tree, trace, halts, events);
+            }
+            if self.noted {
+                note_writers(tree, &recent.writers, &mut self.writes);
             }
             return recent.visits;
         }
@@ -527,18 +535,35 @@ impl Recorder {
 
         // Kept with its trace, in the room of the oldest when there are
         // enough.
-        let mut room = if self.recent.len() == RECENT_VISITS {
-            self.recent.remove(0).trace
+        let trace = given.unwrap_or(&self.trace[..]);
+        let (mut room, mut writers) = if self.recent.len() == RECENT_VISITS {
+            let oldest = self.recent.remove(0);
+            (oldest.trace, oldest.writers)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         room.clear();
         room.extend(trace.iter().map(trace_word));
+        writers.clear();
+        writers.extend(
+            self.marks
+                .iter()
+                .filter(|m| {
+                    tree.nodes
+                        .get(m.node.index())
+                        .is_some_and(|n| leaf_path(&n.kind).is_some())
+                })
+                .map(|m| m.node.0),
+        );
+        if self.noted {
+            note_writers(tree, &writers, &mut self.writes);
+        }
         self.recent.push(Recent {
             tree: tree_index,
             trace: room,
             quiet,
             visits,
+            writers,
         });
         visits
     }
@@ -618,11 +643,45 @@ impl Recorder {
     }
 }
 
+/// Notes into `writes` the keys that `writers`, writing leaves of `tree`
+/// that a tick ticked, may have written (see [`leaf_path`]): the writes the
+/// engine does not note, since the tick's trace names them. (Out of line:
+/// a small db is compared whole, without notes.)
+#[inline(never)]
+fn note_writers(tree: &Tree, writers: &[u32], writes: &mut Writes) {
+    for &node in writers {
+        if let Some(path) = tree
+            .nodes
+            .get(node as usize)
+            .and_then(|n| leaf_path(&n.kind))
+        {
+            writes.path(path);
+        }
+    }
+}
+
 /// Whether a recent trace, kept as `words` ([`trace_word`]), is `trace`:
 /// compared as one word an event, which takes fewer instructions than the
-/// events' own comparison, and only `trace`'s events decoded.
+/// events' own comparison, and only `trace`'s events decoded, two events
+/// a step.
 fn same_trace(words: &[u64], trace: &[TraceEvent]) -> bool {
-    words.len() == trace.len() && words.iter().zip(trace).all(|(w, e)| *w == trace_word(e))
+    if words.len() != trace.len() {
+        return false;
+    }
+    // Two events a step, with one test for both: the loop's own tests
+    // are halved.
+    let (mut w, mut t) = (words.chunks_exact(2), trace.chunks_exact(2));
+    for (w, t) in (&mut w).zip(&mut t) {
+        if let ([w0, w1], [t0, t1]) = (w, t)
+            && (w0 ^ trace_word(t0)) | (w1 ^ trace_word(t1)) != 0
+        {
+            return false;
+        }
+    }
+    w.remainder()
+        .iter()
+        .zip(t.remainder())
+        .all(|(w, e)| *w == trace_word(e))
 }
 
 /// A trace event as one word: equal words, equal events.
@@ -702,6 +761,39 @@ fn sorted_keys<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_writing_leafs_key_is_compared_from_the_trace() {
+        // More keys than a db compared whole, so that the engine notes the
+        // keys a tick writes; the plain path's writing leaves note nothing,
+        // and their keys come from the trace, on a new trace and on one
+        // alike a recent one.
+        let tree = crate::compile_str(
+            "t.edn",
+            "[:sequence [:inc! {:key :n}] [:define! {:key :m :val :x}] [:dissoc! {:key :gone}]]",
+            &crate::Registry::new(),
+        )
+        .unwrap();
+        let mut db =
+            crate::read_value("{:k0 0 :k1 1 :k2 2 :k3 3 :k4 4 :k5 5 :k6 6 :k7 7 :m :y :gone 1}")
+                .unwrap();
+        let mut recorder = Recorder::new(&tree, &db).comparing_written_keys();
+        for _ in 0..3 {
+            db = recorder.tick(db, &tree).db;
+            // Edits the host does not tell of are not compared: only what
+            // the ticks wrote is recorded.
+            if let Some(map) = db.as_map_mut() {
+                map.insert(Value::keyword("k0"), Value::Int(-1));
+            }
+        }
+        let run = recorder.finish();
+        assert_eq!(
+            super::super::timeline(&run, &super::super::TimelineOptions::default()),
+            "tick 1: success\n  - :gone\n  ~ :m :y -> :x\n  + :n 1\n\n\
+             tick 2: success\n  ~ :n 1 -> 2\n\n\
+             tick 3: success\n  ~ :n 2 -> 3\n"
+        );
+    }
 
     #[test]
     fn a_kept_trace_equals_only_the_same_events() {

@@ -34,7 +34,7 @@ pub(crate) use halt::writes_running;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
-pub(crate) use writes::Writes;
+pub(crate) use writes::{Writes, leaf_path};
 
 /// The default number of node visits one tick may make.
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
@@ -447,8 +447,9 @@ pub fn run_tick_traced(
 
 /// Like [`run_tick_with_options`], with the trace written into `trace` when
 /// given (as [`run_tick_traced`] does), and the top-level keys the tick
-/// writes noted into `writes` when given (cleared first): what a recorder
-/// asks for. Inlined into its two callers, [`run_tick_traced`] (which
+/// writes noted into `writes` when given (cleared first), but for those of
+/// the plain path's writing leaves, which the trace names (see
+/// `tick::writes`): what a recorder asks for. Inlined into its two callers, [`run_tick_traced`] (which
 /// notes no writes) and the recorder's tick, so that neither pays a call
 /// and the traced tick's tests of what it does not ask for fold away.
 #[inline(always)]

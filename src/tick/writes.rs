@@ -13,8 +13,16 @@
 //! compares every value as it does without a note.
 //!
 //! A tick that is not asked pays one branch on a field at each write.
+//!
+//! The plain path's writing leaves (`:define!`, `:inc!`, `:dissoc!`, see
+//! [`leaf_path`]) note nothing, so that a traced tick that is not asked
+//! pays nothing for them either: a tick asked to note is traced, and its
+//! trace names each of them it ticked. Their keys are noted from the trace
+//! by the caller that asked (the recorder, once for each trace it keeps).
+//! A tick asked to note without a trace takes the general path, whose
+//! leaves note their writes themselves.
 
-use crate::tree::KeyPath;
+use crate::tree::{KeyPath, Kind};
 use crate::value::{Keyword, Value};
 
 use super::{Engine, Long, PlainPath};
@@ -114,17 +122,30 @@ impl Writes {
     }
 }
 
+/// The key path that `kind` writes when it is a leaf whose write the plain
+/// path does not note (`:define!`, `:inc!`, `:dissoc!`: the leaves
+/// `Engine::leaf` notes only on the general path): a tick that ticked such
+/// a leaf, as its trace says, may have written that path's top key.
+pub(crate) fn leaf_path(kind: &Kind) -> Option<&KeyPath> {
+    match kind {
+        Kind::Define { key, .. } | Kind::Inc { key } | Kind::Dissoc { key } => Some(key),
+        // Every other kind notes its own writes on both paths, or writes
+        // nothing.
+        _ => None,
+    }
+}
+
 impl Engine<'_> {
     /// Asks the tick to note the keys it writes into `writes` (empty, with
     /// room kept from earlier ticks), kept in the long-running state;
     /// [`Engine::finish_noted`] hands it back.
     pub(crate) fn note_writes(&mut self, writes: Writes) {
         self.long.get_or_insert_with(Long::fresh).writes = Some(writes);
-        // The untraced instance of the plain path notes nothing (it pays
-        // nothing for noting): the tracing one notes, and traces only
-        // when there is a trace.
-        if self.plain == PlainPath::Untraced {
-            self.plain = PlainPath::Traced;
+        // Neither instance of the plain path notes its writing leaves'
+        // writes: a traced tick's trace names them (see the module's
+        // doc), and a tick without a trace takes the general path.
+        if self.trace.is_none() {
+            self.plain = PlainPath::Off;
         }
     }
 
