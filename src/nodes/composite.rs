@@ -482,6 +482,30 @@ impl<'t> Engine<'t> {
         self.flow_within::<MEMORY, PLAIN, TRACE>(id, node, kids, flow, &tree.nodes)
     }
 
+    /// [`Engine::tick`] of general node `id` (`node`), a `:sequence`
+    /// (`SEQUENCE`) or `:selector` without memory or preconditions, a child
+    /// of a general flow: the step, the flow and the bookkeeping of a
+    /// visit ([`Engine::visited`]), called from the parent's loop without
+    /// the general dispatch (the node fetched again, its plain flag and
+    /// preconditions tested, its kind matched) and without the frame of
+    /// [`Engine::tick`], which saves every register its many arms need.
+    #[inline(never)]
+    fn tick_flow<const SEQUENCE: bool>(&mut self, id: u32, node: &'t Node) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
+        }
+        let tree = self.tree;
+        let kids = tree.children_of(node);
+        let flow = if SEQUENCE {
+            Flow::SEQUENCE
+        } else {
+            Flow::SELECTOR
+        };
+        let status = self.flow_within::<false, false, false>(id, node, kids, flow, &tree.nodes);
+        self.visited(id, status)
+    }
+
     /// A plain `:sequence` inlined into a flow's loop (see
     /// [`Engine::visit_inlining`]): its children are fetched from `all`,
     /// the nodes the flow's own loop fetches from (see [`Children::new`]),
@@ -577,6 +601,12 @@ impl<'t> Engine<'t> {
             // general flow is visited in place (see `Engine::tick_wait`).
             let status = match &kid.kind {
                 Kind::Wait { ticks } if !PLAIN && kid.pre.is_none() => self.tick_wait(child, ticks),
+                Kind::Sequence { memory: false } if !PLAIN && !kid.plain && kid.pre.is_none() => {
+                    self.tick_flow::<true>(child, kid)
+                }
+                Kind::Selector { memory: false } if !PLAIN && !kid.plain && kid.pre.is_none() => {
+                    self.tick_flow::<false>(child, kid)
+                }
                 _ if PLAIN && !sequence => {
                     self.visit_inlining::<PLAIN, TRACE, true>(child, kid, children.nodes)
                 }
