@@ -928,27 +928,31 @@ impl<'t> Engine<'t> {
         // is in the loop, so the plain instance keeps `i` and `count` in
         // registers across its leaf child's code.
         let mut i = start;
-        let status = match (
-            repeat.start(i, count),
-            PLAIN && !TRACE && ACTION,
-            &node.kind,
-        ) {
+        let status = match (repeat.start(i, count), PLAIN && ACTION, &node.kind) {
             (Some(status), _, _) => status,
             // A plain loop over an action (the usual loop: `:inc!` or
             // `:define!` done `count` times) ticks it in a loop of its own,
             // its kind matched once (see `Engine::repeat_action`); the
             // plain path keeps no iteration. `ACTION` (`mark_plain`'s
             // choice, made when the tree was compiled) leaves these arms
-            // out of every other loop's instance. (Untraced only: the
-            // traced instance's loop grew more than it saved.)
-            (None, true, Kind::Inc { key }) => {
-                self.repeat_action::<TRACE>(child, count, repeat, |e| e.inc::<TRACE>(child, key))
-            }
-            (None, true, Kind::Define { key, val }) => {
-                self.repeat_action::<TRACE>(child, count, repeat, |e| {
-                    e.define::<TRACE>(child, key, val)
-                })
-            }
+            // out of every other loop's instance. The traced instance
+            // takes it too: the action's code is inlined into the loop
+            // (`#[inline(always)]` on the closure; left to itself, the
+            // traced action stayed a call each iteration).
+            (None, true, Kind::Inc { key }) => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.inc::<TRACE>(child, key),
+            ),
+            (None, true, Kind::Define { key, val }) => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.define::<TRACE>(child, key, val),
+            ),
             (None, _, _) => loop {
                 let status = self.visit::<PLAIN, TRACE>(child, node);
                 // Any status but `keep_going` stops the loop in iteration

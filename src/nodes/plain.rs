@@ -177,13 +177,13 @@ impl<'t> Engine<'t> {
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
                 self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[])
             }
-            Kind::Loop { count } if !TRACE && node.repeats_action => {
+            Kind::Loop { count } if node.repeats_action => {
                 self.repeat_plain::<TRACE, true>(id, count, composite::Repeat::LOOP)
             }
             Kind::Loop { count } => {
                 self.repeat_plain::<TRACE, false>(id, count, composite::Repeat::LOOP)
             }
-            Kind::LoopUntilSuccess { count } if !TRACE && node.repeats_action => {
+            Kind::LoopUntilSuccess { count } if node.repeats_action => {
                 self.repeat_plain::<TRACE, true>(id, count, composite::Repeat::UNTIL_SUCCESS)
             }
             Kind::LoopUntilSuccess { count } => {
@@ -332,11 +332,11 @@ impl<'t> Engine<'t> {
             // A loop over an action has a function of its own
             // (`mark_plain` chose it), so that no other loop's frame saves
             // the registers its loop needs.
-            Kind::Loop { count } if !TRACE && node.repeats_action => {
+            Kind::Loop { count } if node.repeats_action => {
                 self.plain_repeat::<TRACE, true, true>(id, count)
             }
             Kind::Loop { count } => self.plain_repeat::<TRACE, true, false>(id, count),
-            Kind::LoopUntilSuccess { count } if !TRACE && node.repeats_action => {
+            Kind::LoopUntilSuccess { count } if node.repeats_action => {
                 self.plain_repeat::<TRACE, false, true>(id, count)
             }
             Kind::LoopUntilSuccess { count } => self.plain_repeat::<TRACE, false, false>(id, count),
