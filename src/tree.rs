@@ -963,6 +963,12 @@ pub(crate) struct Node {
     /// preconditions: a tick takes the plain path through it
     /// (see `nodes::mark_plain`).
     pub(crate) plain: bool,
+    /// A plain `:loop` or `:loop-until-success` whose child is an `:inc!`
+    /// or `:define!`: the untraced plain path ticks that action in a loop
+    /// of its own (`Engine::repeat_action`). Decided once, by
+    /// `nodes::mark_plain`, so that other loops test nothing of their
+    /// child's kind on a tick.
+    pub(crate) repeats_action: bool,
     pub(crate) span: Option<Span>,
     /// Where this node's entry in `:aido/memory` was last found (see
     /// [`SlotHint`]): node memory is looked up by id without hashing it.
@@ -981,6 +987,7 @@ impl Clone for Node {
             subtree_end,
             pre,
             plain,
+            repeats_action,
             span,
             memory_hint,
         } = self;
@@ -994,6 +1001,7 @@ impl Clone for Node {
             subtree_end: *subtree_end,
             pre: pre.clone(),
             plain: *plain,
+            repeats_action: *repeats_action,
             span: *span,
             memory_hint: memory_hint.clone(),
         }

@@ -511,6 +511,7 @@ impl<'r> Compiler<'r> {
             subtree_end: index + 1,
             pre: None,
             plain: false,
+            repeats_action: false,
             span,
             memory_hint: crate::tree::SlotHint::default(),
         });

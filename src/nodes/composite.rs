@@ -907,6 +907,32 @@ impl<'t> Engine<'t> {
         kids: &[u32],
         repeat: Repeat,
     ) -> Status {
+        self.repeat_over::<PLAIN, TRACE, false>(id, count, kids, repeat)
+    }
+
+    /// [`Engine::repeat`]'s plain instance: `ACTION` is the loop node's
+    /// [`Node::repeats_action`], which `mark_plain` set when the child is an
+    /// action the untraced plain path ticks in a loop of its own.
+    #[inline(always)]
+    pub(super) fn repeat_plain<const TRACE: bool, const ACTION: bool>(
+        &mut self,
+        id: u32,
+        count: &Opt,
+        repeat: Repeat,
+    ) -> Status {
+        self.repeat_over::<true, TRACE, ACTION>(id, count, &[], repeat)
+    }
+
+    /// [`Engine::repeat`], with `ACTION` (plain path only) saying whether
+    /// the child is an action to tick in a loop of its own.
+    #[inline(always)]
+    fn repeat_over<const PLAIN: bool, const TRACE: bool, const ACTION: bool>(
+        &mut self,
+        id: u32,
+        count: &Opt,
+        kids: &[u32],
+        repeat: Repeat,
+    ) -> Status {
         let count = match self.count_opt(id, "count", count) {
             Ok(n) => n,
             Err(status) => return status,
@@ -932,22 +958,32 @@ impl<'t> Engine<'t> {
         // is in the loop, so the plain instance keeps `i` and `count` in
         // registers across its leaf child's code.
         let mut i = start;
-        let status = match (repeat.start(i, count), &node.kind) {
-            (Some(status), _) => status,
+        let status = match (repeat.start(i, count), PLAIN && ACTION, &node.kind) {
+            (Some(status), _, _) => status,
             // A plain loop over an action (the usual loop: `:inc!` or
             // `:define!` done `count` times) ticks it in a loop of its own,
             // its kind matched once (see `Engine::repeat_action`); the
-            // plain path keeps no iteration. (Untraced only: the traced
-            // instance's loop grew more than it saved.)
-            (None, Kind::Inc { key }) if PLAIN && !TRACE => {
-                self.repeat_action::<TRACE>(child, count, repeat, |e| e.inc::<TRACE>(child, key))
-            }
-            (None, Kind::Define { key, val }) if PLAIN && !TRACE => {
-                self.repeat_action::<TRACE>(child, count, repeat, |e| {
-                    e.define::<TRACE>(child, key, val)
-                })
-            }
-            (None, _) => loop {
+            // plain path keeps no iteration. `ACTION` (`mark_plain`'s
+            // choice, made when the tree was compiled) leaves these arms
+            // out of every other loop's instance. The traced instance
+            // takes it too: the action's code is inlined into the loop
+            // (`#[inline(always)]` on the closure; left to itself, the
+            // traced action stayed a call each iteration).
+            (None, true, Kind::Inc { key }) => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.inc::<TRACE>(child, key),
+            ),
+            (None, true, Kind::Define { key, val }) => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.define::<TRACE>(child, key, val),
+            ),
+            (None, _, _) => loop {
                 let status = self.visit::<PLAIN, TRACE>(child, node);
                 // Any status but `keep_going` stops the loop in iteration
                 // `i`, as `resume` says; tested first, so that the loop

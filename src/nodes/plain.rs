@@ -55,6 +55,9 @@ use crate::tree::{CountMode, Kind, Node, NodeIndex, Opt, Parallel};
 /// plain when its own kind finishes in one visit (its [`Traits::plain`](super::Traits::plain)), it has no preconditions,
 /// and all its children are plain. Children are laid out in pre-order, which
 /// the plain path relies on; a node whose children are not is left general.
+/// A plain loop whose child (the next node) is an `:inc!` or `:define!` is
+/// marked as repeating an action ([`Node::repeats_action`]), so that the
+/// choice of its loop is made here, once, rather than on every tick.
 pub(crate) fn mark_plain(nodes: &mut [Node], child_ids: &[u32]) {
     for i in (0..nodes.len()).rev() {
         let node = &nodes[i];
@@ -72,8 +75,17 @@ pub(crate) fn mark_plain(nodes: &mut [Node], child_ids: &[u32]) {
             kids.iter()
                 .all(|&k| nodes.get(k as usize).is_some_and(|n| n.plain))
         };
+        let repeats_action = plain
+            && matches!(
+                nodes[i].kind,
+                Kind::Loop { .. } | Kind::LoopUntilSuccess { .. }
+            )
+            && nodes
+                .get(i + 1)
+                .is_some_and(|child| matches!(child.kind, Kind::Inc { .. } | Kind::Define { .. }));
         if let Some(node) = nodes.get_mut(i) {
             node.plain = plain;
+            node.repeats_action = repeats_action;
         }
     }
 }
@@ -165,11 +177,17 @@ impl<'t> Engine<'t> {
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
                 self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[])
             }
+            Kind::Loop { count } if node.repeats_action => {
+                self.repeat_plain::<TRACE, true>(id, count, composite::Repeat::LOOP)
+            }
             Kind::Loop { count } => {
-                self.repeat::<true, TRACE>(id, count, &[], composite::Repeat::LOOP)
+                self.repeat_plain::<TRACE, false>(id, count, composite::Repeat::LOOP)
+            }
+            Kind::LoopUntilSuccess { count } if node.repeats_action => {
+                self.repeat_plain::<TRACE, true>(id, count, composite::Repeat::UNTIL_SUCCESS)
             }
             Kind::LoopUntilSuccess { count } => {
-                self.repeat::<true, TRACE>(id, count, &[], composite::Repeat::UNTIL_SUCCESS)
+                self.repeat_plain::<TRACE, false>(id, count, composite::Repeat::UNTIL_SUCCESS)
             }
             Kind::Invert => composite::invert(self.tick_only_child::<TRACE>(id)),
             Kind::Always => composite::always(self.tick_only_child::<TRACE>(id)),
@@ -311,8 +329,17 @@ impl<'t> Engine<'t> {
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
                 self.plain_parallel::<TRACE>(id, node, mode, how_many)
             }
-            Kind::Loop { count } => self.plain_repeat::<TRACE, true>(id, count),
-            Kind::LoopUntilSuccess { count } => self.plain_repeat::<TRACE, false>(id, count),
+            // A loop over an action has a function of its own
+            // (`mark_plain` chose it), so that no other loop's frame saves
+            // the registers its loop needs.
+            Kind::Loop { count } if node.repeats_action => {
+                self.plain_repeat::<TRACE, true, true>(id, count)
+            }
+            Kind::Loop { count } => self.plain_repeat::<TRACE, true, false>(id, count),
+            Kind::LoopUntilSuccess { count } if node.repeats_action => {
+                self.plain_repeat::<TRACE, false, true>(id, count)
+            }
+            Kind::LoopUntilSuccess { count } => self.plain_repeat::<TRACE, false, false>(id, count),
             Kind::Invert => self.plain_invert::<TRACE>(id),
             Kind::Always => self.plain_always::<TRACE>(id),
             Kind::Never => self.plain_never::<TRACE>(id),
@@ -350,9 +377,10 @@ impl<'t> Engine<'t> {
         self.traced::<TRACE>(id, status)
     }
 
-    /// A plain `:loop` (`LOOP`) or `:loop-until-success`'s own call.
+    /// A plain `:loop` (`LOOP`) or `:loop-until-success`'s own call; with
+    /// `ACTION`, a loop whose child is an action ([`Node::repeats_action`]).
     #[inline(never)]
-    fn plain_repeat<const TRACE: bool, const LOOP: bool>(
+    fn plain_repeat<const TRACE: bool, const LOOP: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
@@ -362,7 +390,7 @@ impl<'t> Engine<'t> {
         } else {
             composite::Repeat::UNTIL_SUCCESS
         };
-        let status = self.repeat::<true, TRACE>(id, count, &[], repeat);
+        let status = self.repeat_plain::<TRACE, ACTION>(id, count, repeat);
         self.traced::<TRACE>(id, status)
     }
 
@@ -470,5 +498,37 @@ mod tests {
             plain("[:parallel {:policy :selector} [:success]]"),
             vec![false, true]
         );
+    }
+
+    /// Which nodes repeat an action in a loop of their own, in pre-order.
+    fn repeats_action(text: &str) -> Vec<bool> {
+        match compile_str("t.edn", text, &Registry::new()) {
+            Ok(tree) => tree.nodes.iter().map(|n| n.repeats_action).collect(),
+            Err(e) => vec![e.to_string().is_empty()],
+        }
+    }
+
+    #[test]
+    fn a_plain_loop_over_an_action_is_marked_once_when_compiled() {
+        // Both loops over both actions.
+        assert_eq!(
+            repeats_action(
+                "[:sequence [:loop {:count 3} [:inc! {:key :a}]] [:loop-until-success {:count 2} [:define! {:key :b :val 1}]]]"
+            ),
+            vec![false, true, false, true, false]
+        );
+        // A loop over a condition, a composite or a decorator is not, nor is
+        // a loop that cannot be plain (its child has a precondition).
+        assert_eq!(
+            repeats_action(
+                "[:sequence [:loop {:count 2} [:present? {:key :a}]] [:loop {:count 2} [:sequence [:inc! {:key :a}]]] [:loop {:count 2} [:invert [:inc! {:key :a}]]] [:loop {:count 2} [:inc! {:key :a :aido/skip-if true}]]]"
+            ),
+            vec![false; 11]
+        );
+    }
+
+    #[test]
+    fn a_node_stays_within_176_bytes() {
+        assert!(std::mem::size_of::<crate::tree::Node>() <= 176);
     }
 }
