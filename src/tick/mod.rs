@@ -353,10 +353,10 @@ impl Default for TickOptions {
     }
 }
 
-/// The default options, as a constant that the plain ticks read in place:
-/// nothing is built for them on each tick, and the checks for locals and
-/// tracing fold away.
-static DEFAULT_OPTIONS: TickOptions = TickOptions {
+/// The default options, as a constant that the plain ticks (and a
+/// recorder's default tick) read in place: nothing is built for them on
+/// each tick, and the checks for locals and tracing fold away.
+pub(crate) static DEFAULT_OPTIONS: TickOptions = TickOptions {
     step_budget: DEFAULT_STEP_BUDGET,
     work_budget: DEFAULT_WORK_BUDGET,
     locals: None,
