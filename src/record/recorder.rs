@@ -18,7 +18,9 @@ use super::{
     DbChange, Event, Room, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
     diff_keys, push_change,
 };
-use crate::tick::{Status, Tick, TickOptions, TraceEvent, Writes, leaf_path, run_tick_noting};
+use crate::tick::{
+    DEFAULT_OPTIONS, Status, Tick, TickOptions, TraceEvent, Writes, leaf_path, run_tick_noting,
+};
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
 
@@ -272,7 +274,12 @@ impl Recorder {
 
     /// Runs one traced tick and records it.
     pub fn tick(&mut self, db: Value, tree: &Tree) -> Tick {
-        self.tick_with_options(db, tree, &TickOptions::default())
+        // The default options as the constant `run_tick` reads: the traced
+        // tick inlined here folds its reads of the budgets and its tests
+        // for locals away, where `tick_with_options` reads them at run time.
+        let tick = self.run_buffered(db, tree, &DEFAULT_OPTIONS, true);
+        self.record_run(tree, &tick);
+        tick
     }
 
     /// Runs one tick with `options`, traced whatever they say, and records
@@ -292,6 +299,7 @@ impl Recorder {
         self.run_buffered(db, tree, options, !options.trace)
     }
 
+    #[inline(always)]
     fn run_buffered(
         &mut self,
         db: Value,

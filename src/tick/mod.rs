@@ -353,10 +353,10 @@ impl Default for TickOptions {
     }
 }
 
-/// The default options, as a constant that the plain ticks read in place:
-/// nothing is built for them on each tick, and the checks for locals and
-/// tracing fold away.
-static DEFAULT_OPTIONS: TickOptions = TickOptions {
+/// The default options, as a constant that the plain ticks (and a
+/// recorder's default tick) read in place: nothing is built for them on
+/// each tick, and the checks for locals and tracing fold away.
+pub(crate) static DEFAULT_OPTIONS: TickOptions = TickOptions {
     step_budget: DEFAULT_STEP_BUDGET,
     work_budget: DEFAULT_WORK_BUDGET,
     locals: None,
@@ -437,6 +437,29 @@ pub fn tick_in_place(db: &mut Value, tree: &Tree) -> AgentTick {
 /// }
 /// ```
 pub fn run_tick_traced(
+    db: Value,
+    tree: &Tree,
+    options: &TickOptions,
+    trace: &mut Vec<TraceEvent>,
+) -> Tick {
+    // Options whose budgets are the defaults and without locals (a trace
+    // asked for or not: the tick is traced either way) tick as the
+    // constant `run_tick` reads, so that the set-up and the end fold
+    // their reads of them away; any others at run time, in a call.
+    if options.step_budget == DEFAULT_STEP_BUDGET
+        && options.work_budget == DEFAULT_WORK_BUDGET
+        && options.locals.is_none()
+    {
+        run_tick_noting(db, tree, &DEFAULT_OPTIONS, Some(trace), None)
+    } else {
+        run_tick_traced_with(db, tree, options, trace)
+    }
+}
+
+/// [`run_tick_traced`] with options other than the defaults, read at run
+/// time.
+#[inline(never)]
+fn run_tick_traced_with(
     db: Value,
     tree: &Tree,
     options: &TickOptions,

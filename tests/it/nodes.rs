@@ -249,6 +249,61 @@ fn locals_are_visible_during_the_tick_only() {
     assert_eq!(t.db.to_string(), "{:greeting \"Bo\"}");
 }
 
+/// `run_tick_traced` ticks the default options as constants and any others
+/// read at run time: a step budget, a work budget and locals each take
+/// effect on a traced tick (the same tree traced with the defaults
+/// succeeds).
+#[test]
+fn a_traced_tick_keeps_its_budgets_and_locals() {
+    use aido::tick::run_tick_traced;
+    let mut trace = Vec::new();
+    let greet = tree(
+        "[:sequence [:success] [:define! {:key :greeting :val [:aido/db :aido/locals :name]}]]",
+    );
+    let t = run_tick_traced(Value::map(), &greet, &TickOptions::default(), &mut trace);
+    assert_eq!(
+        (t.status, t.db.to_string(), trace.len()),
+        (Status::Success, "{:greeting nil}".into(), 3)
+    );
+
+    let locals = TickOptions {
+        locals: Some(db("{:name \"Bo\"}")),
+        ..TickOptions::default()
+    };
+    let t = run_tick_traced(Value::map(), &greet, &locals, &mut trace);
+    assert_eq!(
+        (t.status, t.db.to_string()),
+        (Status::Success, "{:greeting \"Bo\"}".into())
+    );
+
+    let steps = TickOptions {
+        step_budget: 2,
+        ..TickOptions::default()
+    };
+    let t = run_tick_traced(Value::map(), &greet, &steps, &mut trace);
+    let error = t.error.as_deref().map(|e| e.kind);
+    assert_eq!(
+        (t.status, t.steps, error),
+        (Status::Error, 3, Some(TickErrorKind::StepBudget))
+    );
+
+    let big = Value::Vector((0..1_000).map(Value::Int).collect());
+    let copy = tree("[:define! {:key :copy :val [:aido/db :big]}]");
+    let with_big = || Value::map_from([(Value::keyword("big"), big.clone())]);
+    let t = run_tick_traced(with_big(), &copy, &TickOptions::default(), &mut trace);
+    assert_eq!(t.status, Status::Success);
+    let work = TickOptions {
+        work_budget: 10,
+        ..TickOptions::default()
+    };
+    let t = run_tick_traced(with_big(), &copy, &work, &mut trace);
+    let error = t.error.as_deref().map(|e| e.kind);
+    assert_eq!(
+        (t.status, error),
+        (Status::Error, Some(TickErrorKind::WorkBudget))
+    );
+}
+
 /// Runs `n` ticks from `start`, returning each tick's printed db.
 fn run(src: &str, start: &str, n: usize) -> Vec<String> {
     let t = tree(src);
