@@ -964,8 +964,8 @@ pub(crate) struct Node {
     /// (see `nodes::mark_plain`).
     pub(crate) plain: bool,
     /// A plain `:loop` or `:loop-until-success` whose child is an `:inc!`
-    /// or `:define!`: the untraced plain path ticks that action in a loop
-    /// of its own (`Engine::repeat_action`). Decided once, by
+    /// or `:define!`: the plain path, traced or not, ticks that action in a
+    /// loop of its own (`Engine::repeat_action`). Decided once, by
     /// `nodes::mark_plain`, so that other loops test nothing of their
     /// child's kind on a tick.
     pub(crate) repeats_action: bool,

@@ -912,7 +912,7 @@ impl<'t> Engine<'t> {
 
     /// [`Engine::repeat`]'s plain instance: `ACTION` is the loop node's
     /// [`Node::repeats_action`], which `mark_plain` set when the child is an
-    /// action the untraced plain path ticks in a loop of its own.
+    /// action the plain path (traced or not) ticks in a loop of its own.
     #[inline(always)]
     pub(super) fn repeat_plain<const TRACE: bool, const ACTION: bool>(
         &mut self,

@@ -472,9 +472,10 @@ fn run_tick_traced_with(
 /// given (as [`run_tick_traced`] does), and the top-level keys the tick
 /// writes noted into `writes` when given (cleared first), but for those of
 /// the plain path's writing leaves, which the trace names (see
-/// `tick::writes`): what a recorder asks for. Inlined into its two callers, [`run_tick_traced`] (which
-/// notes no writes) and the recorder's tick, so that neither pays a call
-/// and the traced tick's tests of what it does not ask for fold away.
+/// `tick::writes`): what a recorder asks for. Inlined into its callers,
+/// [`run_tick_traced`] (which notes no writes) and the recorder's tick,
+/// so that neither pays a call and the traced tick's tests of what it does
+/// not ask for fold away.
 #[inline(always)]
 pub(crate) fn run_tick_noting(
     mut db: Value,
