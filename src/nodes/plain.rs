@@ -451,12 +451,17 @@ impl<'t> Engine<'t> {
 mod tests {
     use crate::{Registry, compile_str};
 
-    /// The plain flags of a tree's nodes, in pre-order.
-    fn plain(text: &str) -> Vec<bool> {
+    /// One flag of each of a tree's nodes, in pre-order.
+    fn flags(text: &str, flag: fn(&crate::tree::Node) -> bool) -> Vec<bool> {
         match compile_str("t.edn", text, &Registry::new()) {
-            Ok(tree) => tree.nodes.iter().map(|n| n.plain).collect(),
+            Ok(tree) => tree.nodes.iter().map(flag).collect(),
             Err(e) => vec![e.to_string().is_empty()],
         }
+    }
+
+    /// The plain flags of a tree's nodes, in pre-order.
+    fn plain(text: &str) -> Vec<bool> {
+        flags(text, |n| n.plain)
     }
 
     #[test]
@@ -502,10 +507,7 @@ mod tests {
 
     /// Which nodes repeat an action in a loop of their own, in pre-order.
     fn repeats_action(text: &str) -> Vec<bool> {
-        match compile_str("t.edn", text, &Registry::new()) {
-            Ok(tree) => tree.nodes.iter().map(|n| n.repeats_action).collect(),
-            Err(e) => vec![e.to_string().is_empty()],
-        }
+        flags(text, |n| n.repeats_action)
     }
 
     #[test]
