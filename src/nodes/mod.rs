@@ -407,7 +407,7 @@ impl<'t> Engine<'t> {
         // Kept in the node (see `CustomOptions::call`), else a stub's.
         let f: &CallFn = match (options.call(), &node_type.imp) {
             (Some(f), _) => f,
-            (None, Imp::Custom(f)) => &**f,
+            (None, Imp::Custom(f)) => &***f,
             (None, Imp::Builtin(_)) => {
                 return self.fail(id, "built-in node type lowered as custom");
             }
