@@ -404,13 +404,14 @@ impl<'t> Engine<'t> {
         node_type: &NodeType,
         options: &CustomOptions,
     ) -> Status {
-        // Kept in the node (see `CustomOptions::call`), else a stub's.
-        let f: &CallFn = match (options.call(), &node_type.imp) {
-            (Some(f), _) => f,
-            (None, Imp::Custom(f)) => &***f,
-            (None, Imp::Builtin(_)) => {
-                return self.fail(id, "built-in node type lowered as custom");
-            }
+        // Kept in the node (see `CustomOptions::call`), else a stub's,
+        // found out of line.
+        let f: &CallFn = match options.call() {
+            Some(f) => f,
+            None => match stub_call(node_type) {
+                Some(f) => f,
+                None => return self.fail(id, "built-in node type lowered as custom"),
+            },
         };
         let mut ctx = NodeCtx {
             engine: self,
@@ -501,6 +502,19 @@ impl<'t> Engine<'t> {
         }
         let e = self.rng.error.take()?;
         Some(self.fail(id, e))
+    }
+}
+
+/// The tick of a stub's node, whose options are built without it (see
+/// `CustomOptions::call`): its node type's closure itself (`None` for a
+/// built-in type). Out of line, so that the usual call, which finds the
+/// closure in the node, falls through to it.
+#[cold]
+#[inline(never)]
+fn stub_call(node_type: &NodeType) -> Option<&CallFn> {
+    match &node_type.imp {
+        Imp::Custom(f) => Some(&***f),
+        Imp::Builtin(_) => None,
     }
 }
 
