@@ -1306,7 +1306,18 @@ impl<'t> Engine<'t> {
         }
         self.had_tree = true;
         self.had_running = true;
-        if !self.take_filed_running(at) && self.load_running_anew() {
+        if self.take_filed_running(at) {
+            // A set is filed only when it is not empty (see
+            // `Engine::file_running_if_unchanged`): something runs.
+            debug_assert!(
+                self.long
+                    .as_ref()
+                    .is_some_and(|l| !l.prev_running.is_empty())
+            );
+            self.watch = true;
+            return true;
+        }
+        if self.load_running_anew() {
             self.plain = PlainPath::Off;
         }
         self.watch_running();
