@@ -356,7 +356,7 @@ impl<'r> Compiler<'r> {
         self.ids = crate::value::ValueIndex::with_capacity(n);
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
-            crate::nodes::mark_plain(&mut self.nodes, &self.child_ids);
+            // (Each node was marked plain or not as it was finished.)
             let writes_running = crate::tick::writes_running(&self.nodes);
             Ok(Tree {
                 nodes: self.nodes,
@@ -577,6 +577,13 @@ impl<'r> Compiler<'r> {
         }
         node.children = (start, end);
         node.subtree_end = subtree_end;
+        // Its children are finished and marked: marked in turn here, not
+        // in a pass of its own after the walk.
+        let kids = self
+            .child_ids
+            .get(start as usize..end as usize)
+            .unwrap_or_default();
+        crate::nodes::mark_plain_node(&mut self.nodes, index as usize, kids);
         Some(index)
     }
 

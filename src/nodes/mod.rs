@@ -10,7 +10,7 @@ mod plain;
 mod random;
 
 pub(crate) use lower::{LowerFn, Lowering, Options, Row, is_precondition};
-pub(crate) use plain::mark_plain;
+pub(crate) use plain::{mark_plain, mark_plain_node};
 
 use crate::extend::{CallFn, Imp, NodeType};
 use crate::spec::{Arity, OptionType};

@@ -60,33 +60,40 @@ use crate::tree::{CountMode, Kind, Node, NodeIndex, Opt, Parallel};
 /// choice of its loop is made here, once, rather than on every tick.
 pub(crate) fn mark_plain(nodes: &mut [Node], child_ids: &[u32]) {
     for i in (0..nodes.len()).rev() {
-        let node = &nodes[i];
+        let Some(node) = nodes.get(i) else { continue };
         let kids = child_ids
             .get(node.children.0 as usize..node.children.1 as usize)
             .unwrap_or(&[]);
-        let own = node.pre.is_none()
-            && match node.kind.traits().plain {
-                Some(Shape::Leaf) => kids.is_empty(),
-                Some(Shape::OneChild) => kids.len() == 1,
-                Some(Shape::Children) => !kids.is_empty(),
-                None => false,
-            };
-        let plain = own && in_pre_order(nodes, i, kids) && {
-            kids.iter()
-                .all(|&k| nodes.get(k as usize).is_some_and(|n| n.plain))
+        mark_plain_node(nodes, i, kids);
+    }
+}
+
+/// Marks node `i`, whose children are `kids`, as [`mark_plain`] does, once
+/// its children are marked: what the compiler does as each node is
+/// finished (its children are then finished and marked), so that a
+/// compile makes no second pass over the nodes.
+#[inline]
+pub(crate) fn mark_plain_node(nodes: &mut [Node], i: usize, kids: &[u32]) {
+    let Some(node) = nodes.get(i) else { return };
+    let own = node.pre.is_none()
+        && match node.kind.traits().plain {
+            Some(Shape::Leaf) => kids.is_empty(),
+            Some(Shape::OneChild) => kids.len() == 1,
+            Some(Shape::Children) => !kids.is_empty(),
+            None => false,
         };
-        let repeats_action = plain
-            && matches!(
-                nodes[i].kind,
-                Kind::Loop { .. } | Kind::LoopUntilSuccess { .. }
-            )
-            && nodes
-                .get(i + 1)
-                .is_some_and(|child| matches!(child.kind, Kind::Inc { .. } | Kind::Define { .. }));
-        if let Some(node) = nodes.get_mut(i) {
-            node.plain = plain;
-            node.repeats_action = repeats_action;
-        }
+    let plain = own && in_pre_order(nodes, i, kids) && {
+        kids.iter()
+            .all(|&k| nodes.get(k as usize).is_some_and(|n| n.plain))
+    };
+    let repeats_action = plain
+        && matches!(node.kind, Kind::Loop { .. } | Kind::LoopUntilSuccess { .. })
+        && nodes
+            .get(i + 1)
+            .is_some_and(|child| matches!(child.kind, Kind::Inc { .. } | Kind::Define { .. }));
+    if let Some(node) = nodes.get_mut(i) {
+        node.plain = plain;
+        node.repeats_action = repeats_action;
     }
 }
 
@@ -527,6 +534,44 @@ mod tests {
             ),
             vec![false; 11]
         );
+    }
+
+    #[test]
+    fn the_compilers_marks_are_those_of_a_pass_over_the_finished_tree() {
+        // The compiler marks each node as it finishes it; `mark_plain`
+        // (which stubbed trees go through) marks a finished tree in one
+        // pass from its last node: the same marks.
+        let mut texts: Vec<String> = ["examples/npc.edn", "examples/greet.edn"]
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap())
+            .collect();
+        texts.extend(
+            [
+                "[:selector [:sequence [:present? {:key :a}] [:inc! {:key :a}]] [:loop {:count 2} [:invert [:success]]]]",
+                "[:sequence [:selector [:wait {:ticks 1}] [:success]] [:failure]]",
+                "[:sequence {:memory true} [:success] [:selector {:aido/skip-if true} [:success]]]",
+                "[:sequence [:loop {:count 3} [:inc! {:key :a}]] [:loop-until-success {:count 2} [:define! {:key :b :val 1}]]]",
+                "[:sequence [:loop {:count 2} [:present? {:key :a}]] [:loop {:count 2} [:invert [:inc! {:key :a :aido/skip-if true}]]]]",
+                "[:parallel {:policy :selector} [:success] [:failure]]",
+            ]
+            .map(String::from),
+        );
+        for text in &texts {
+            let mut tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+            let marks = |t: &crate::tree::Tree| -> Vec<(bool, bool)> {
+                t.nodes
+                    .iter()
+                    .map(|n| (n.plain, n.repeats_action))
+                    .collect()
+            };
+            let compiled = marks(&tree);
+            assert!(compiled.iter().any(|m| m.0), "{text}");
+            for node in &mut tree.nodes {
+                (node.plain, node.repeats_action) = (!node.plain, !node.repeats_action);
+            }
+            super::mark_plain(&mut tree.nodes, &tree.child_ids);
+            assert_eq!(marks(&tree), compiled, "{text}");
+        }
     }
 
     #[test]
