@@ -44,8 +44,9 @@ impl<T: Copy> NameCache<T> {
         to: usize,
         intern: impl FnOnce(&str) -> (T, &'static str),
     ) -> T {
-        let name = text.get(from..to).unwrap_or("");
-        let bytes = name.as_bytes();
+        // The name's bytes: the text itself is sliced (its character
+        // boundaries checked) only on a miss, to be interned.
+        let bytes = text.as_bytes().get(from..to).unwrap_or_default();
         // Eight bytes read from the text and masked are the head of a short
         // name, and cheaper than copying it byte by byte.
         let head = match text.as_bytes().get(from..from + 8) {
@@ -69,7 +70,13 @@ impl<T: Copy> NameCache<T> {
         }
         // A miss: fill the first slot if it is free, else the second if
         // that is, else replace the first.
-        self.insert(head, first, second, name, intern)
+        self.insert(
+            head,
+            first,
+            second,
+            text.get(from..to).unwrap_or(""),
+            intern,
+        )
     }
 
     /// Interns `name`, a miss, and keeps it: out of line, so that the hits
@@ -155,6 +162,17 @@ mod tests {
                 let text = format!(":{name} :more");
                 let got = cache.get(&text, 1, 1 + name.len(), intern);
                 assert_eq!(got, Keyword::new(name));
+            }
+        }
+        // Names of several bytes a character (the text is sliced, at its
+        // character boundaries, only on a miss): a miss, then a hit.
+        for _ in 0..2 {
+            for name in ["naïve", "ключ", "日本/語"] {
+                let text = format!(":{name}]");
+                assert_eq!(
+                    cache.get(&text, 1, 1 + name.len(), intern),
+                    Keyword::new(name)
+                );
             }
         }
         assert_eq!(cache.get("", 0, 0, intern), Keyword::new(""));
