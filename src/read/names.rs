@@ -35,9 +35,45 @@ impl<T: Copy> NameCache<T> {
 
     /// The interned name `text.get(from..to)`: from the cache, else from
     /// `intern`, which returns the interned name and its text.
-    // Inlined into the reader's loop: most names are hits.
+    // Inlined into the reader's loop: most names are short and hits.
     #[inline(always)]
     pub(super) fn get(
+        &mut self,
+        text: &str,
+        from: usize,
+        to: usize,
+        intern: impl FnOnce(&str) -> (T, &'static str),
+    ) -> T {
+        let len = to.saturating_sub(from);
+        // A name of fewer than eight bytes with eight bytes of text from
+        // its start: the word read from the text and masked is the whole
+        // name, so its head and length alone tell it apart.
+        if let Some(word) = text.as_bytes().get(from..from + 8)
+            && len < 8
+        {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(word);
+            let head = u64::from_le_bytes(buf) & ((1u64 << (8 * len)) - 1);
+            let first = slot_of_short(head, len);
+            let second = (first + 1) % N_SLOTS;
+            for at in [first, second] {
+                if let Some(Some(slot)) = self.slots.get(at)
+                    && slot.head == head
+                    && slot.text.len() == len
+                {
+                    return slot.name;
+                }
+            }
+        }
+        self.get_any(text, from, to, intern)
+    }
+
+    /// [`NameCache::get`] for any name: a longer one, one near the end of
+    /// the text, or a short one the cache does not hold. Out of line, so
+    /// that the short names' hits inlined into the reader save fewer
+    /// registers.
+    #[inline(never)]
+    fn get_any(
         &mut self,
         text: &str,
         from: usize,
@@ -47,16 +83,7 @@ impl<T: Copy> NameCache<T> {
         // The name's bytes: the text itself is sliced (its character
         // boundaries checked) only on a miss, to be interned.
         let bytes = text.as_bytes().get(from..to).unwrap_or_default();
-        // Eight bytes read from the text and masked are the head of a short
-        // name, and cheaper than copying it byte by byte.
-        let head = match text.as_bytes().get(from..from + 8) {
-            Some(word) if bytes.len() < 8 => {
-                let mut buf = [0u8; 8];
-                buf.copy_from_slice(word);
-                u64::from_le_bytes(buf) & ((1u64 << (8 * bytes.len())) - 1)
-            }
-            _ => head_of(bytes),
-        };
+        let head = head_of(bytes);
         let first = slot_of(head, bytes);
         let second = (first + 1) % N_SLOTS;
         for at in [first, second] {
@@ -121,6 +148,15 @@ fn head_of(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(buf)
 }
 
+/// [`slot_of`] for a name of `len` bytes, fewer than eight: its head is
+/// all of it.
+#[inline]
+fn slot_of_short(head: u64, len: usize) -> usize {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let hash = (head ^ len as u64).wrapping_mul(K);
+    (hash >> (64 - N_SLOTS.trailing_zeros())) as usize
+}
+
 /// The slot for a name: the top bits of a multiply-rotate hash of its
 /// length, its `head` and its bytes past the eighth.
 #[inline]
@@ -177,6 +213,31 @@ mod tests {
         }
         assert_eq!(cache.get("", 0, 0, intern), Keyword::new(""));
         assert_eq!(cache.get("[:ab]", 2, 4, intern), Keyword::new("ab"));
+    }
+
+    #[test]
+    fn a_short_name_has_one_slot_on_either_path() {
+        // Short names are looked up inline by `slot_of_short`, and kept by
+        // `get_any` (a miss, or a name at the end of the text) by
+        // `slot_of`: the same slot, so that a name kept by one is a hit
+        // for the other.
+        for name in ["", "a", "key", "hunger", "oper<=!"] {
+            let head = super::head_of(name.as_bytes());
+            assert_eq!(
+                super::slot_of_short(head, name.len()),
+                super::slot_of(head, name.as_bytes()),
+                "{name}"
+            );
+        }
+        // Kept at the end of a text (the slow path), found inside one (the
+        // fast path), and the other way round.
+        let mut cache = NameCache::new();
+        let at_end = cache.get(":abc", 1, 4, intern);
+        let inside = cache.get(":abc :more text", 1, 4, intern);
+        assert_eq!((at_end, inside), (Keyword::new("abc"), Keyword::new("abc")));
+        let inside = cache.get(":xyz :more text", 1, 4, intern);
+        let at_end = cache.get(":xyz", 1, 4, intern);
+        assert_eq!((at_end, inside), (Keyword::new("xyz"), Keyword::new("xyz")));
     }
 
     #[test]
