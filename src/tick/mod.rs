@@ -962,10 +962,10 @@ impl Long {
     /// thread's spare. Most ticks hand out nothing: then nothing is moved.
     #[inline(always)]
     fn hand_over(long: Box<Long>) -> Option<Arc<Extras>> {
-        if long.launches.is_empty()
-            && long.cancels.is_empty()
-            && long.dropped.is_empty()
-            && long.warnings.is_empty()
+        // One test of the four lengths together: the usual tick hands out
+        // nothing, and four tests cost more than one.
+        if (long.launches.len() | long.cancels.len() | long.dropped.len() | long.warnings.len())
+            == 0
         {
             Long::recycle_quiet(long);
             return None;
