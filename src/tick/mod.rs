@@ -998,8 +998,7 @@ impl Long {
         // The usual tick while something runs left its set filed and wrote
         // no journal or notes: nothing to empty.
         if !(long.filed
-            && long.journal.is_empty()
-            && long.rollback_depth == 0
+            && (long.journal.len() | long.rollback_depth as usize) == 0
             && long.writes.is_none())
         {
             long.empty_quiet();
