@@ -760,11 +760,17 @@ impl Engine<'_> {
             && long.db_names_prev
             && long.now_running.is_empty()
             && !long.prev_running.is_empty()
-            && long
-                .prev_running
-                .iter()
-                .all(|&(_, fate)| fate == Fate::Running)
+            && long.runs_again as usize == long.prev_running.len()
         {
+            debug_assert!(
+                long.prev_running
+                    .iter()
+                    .all(|&(_, fate)| fate == Fate::Running)
+            );
+            // Taking the filed set over sets every fate pending again
+            // (`filed_names`), and forgetting it empties the set: its count
+            // of nodes running again starts there.
+            long.runs_again = 0;
             long.filed = true;
             return true;
         }
@@ -891,7 +897,10 @@ impl Engine<'_> {
             {
                 Some((_, fate)) if *fate != Fate::Halted => {
                     if running {
-                        *fate = Fate::Running;
+                        if *fate != Fate::Running {
+                            *fate = Fate::Running;
+                            long.runs_again += 1;
+                        }
                     } else if *fate == Fate::Pending {
                         *fate = Fate::Visited;
                     }
@@ -1008,12 +1017,15 @@ impl Engine<'_> {
         active.clear();
         // Deepest first: the subtree's part of the set, in pre-order,
         // read backwards, each live node marked halted on the way.
+        let mut stopped_again = 0;
         for (n, fate) in below.iter_mut().rev() {
             if live(*fate) {
                 active.push(*n);
+                stopped_again += u32::from(*fate == Fate::Running);
                 *fate = Fate::Halted;
             }
         }
+        long.runs_again = long.runs_again.saturating_sub(stopped_again);
         // Nodes that started running in this tick: rarer, and merged in.
         if now_below {
             active.extend(

@@ -848,6 +848,13 @@ pub(crate) struct Long {
     /// Nodes that ended the previous tick Running, in pre-order, with what
     /// became of them in this tick.
     pub(crate) prev_running: Vec<(u32, Fate)>,
+    /// How many entries of `prev_running` have the fate
+    /// [`Fate::Running`] (ran again, and returned Running again): a tick
+    /// that continues its whole set is then told by one comparison with
+    /// the set's length, without a pass over the fates. Kept by the only
+    /// places that set or change that fate (`Engine::watched`, a halt) and
+    /// reset where the fates are (a set loaded or emptied).
+    pub(crate) runs_again: u32,
     /// Nodes that returned Running in this tick, besides those of
     /// `prev_running` that did again (their fate is then
     /// [`Fate::Running`]: the usual tick while something runs notes
@@ -955,10 +962,10 @@ impl Long {
     /// thread's spare. Most ticks hand out nothing: then nothing is moved.
     #[inline(always)]
     fn hand_over(long: Box<Long>) -> Option<Arc<Extras>> {
-        if long.launches.is_empty()
-            && long.cancels.is_empty()
-            && long.dropped.is_empty()
-            && long.warnings.is_empty()
+        // One test of the four lengths together: the usual tick hands out
+        // nothing, and four tests cost more than one.
+        if (long.launches.len() | long.cancels.len() | long.dropped.len() | long.warnings.len())
+            == 0
         {
             Long::recycle_quiet(long);
             return None;
@@ -991,8 +998,7 @@ impl Long {
         // The usual tick while something runs left its set filed and wrote
         // no journal or notes: nothing to empty.
         if !(long.filed
-            && long.journal.is_empty()
-            && long.rollback_depth == 0
+            && (long.journal.len() | long.rollback_depth as usize) == 0
             && long.writes.is_none())
         {
             long.empty_quiet();
@@ -1059,6 +1065,7 @@ impl Long {
     #[inline(always)]
     pub(crate) fn forget_prev(&mut self) {
         self.prev_running.clear();
+        self.runs_again = 0;
         self.db_names_prev = false;
         self.filed = false;
         self.generation = self.generation.wrapping_add(1);
@@ -1830,6 +1837,7 @@ mod tests {
         // and then :b started in this one, noted children first.
         long.prev_running
             .extend([(1, Fate::Pending), (2, Fate::Running)]);
+        long.runs_again = 1;
         long.index_prev(tree.nodes.len());
         long.now_running.extend([4, 3]);
         engine.long = Some(long);
@@ -1837,6 +1845,7 @@ mod tests {
         let long = engine.long.take().unwrap();
         assert!(long.now_running.is_empty());
         assert!(long.prev_running.iter().all(|&(_, f)| f == Fate::Halted));
+        assert_eq!(long.runs_again, 0);
         drop(engine);
         let halted: Vec<u32> = trace
             .iter()
@@ -1848,6 +1857,51 @@ mod tests {
         assert_eq!(halted, [4, 3, 2, 1]);
     }
 
+    /// A tick continues its whole set when every node of it ran again
+    /// and returned Running again: counted as the fates are set
+    /// (`Long::runs_again`), and a node halted after it ran again no
+    /// longer counts, so that the set is not left filed as unchanged.
+    #[test]
+    fn a_set_counts_as_running_again_only_while_no_node_of_it_is_halted() {
+        use crate::tick::Status;
+        // Pre-order: 0 :s, 1 :w.
+        let text = "[:sequence {:id :s} [:wait {:id :w :ticks 9}]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let options = TickOptions::default();
+        for halt in [false, true] {
+            let mut db = Value::map();
+            let Value::Map(map) = &mut db else {
+                panic!("not a map: {db}")
+            };
+            let mut engine = Engine::new(&tree, map, &options, None);
+            let mut long = Box::<Long>::default();
+            long.forget_prev();
+            long.prev_running
+                .extend([(0, Fate::Pending), (1, Fate::Pending)]);
+            long.index_prev(tree.nodes.len());
+            long.db_names_prev = true;
+            engine.long = Some(long);
+            // The wait twice (a node ticked again in the same tick counts
+            // once), then its sequence.
+            engine.watched(1, Status::Running);
+            engine.watched(1, Status::Running);
+            engine.watched(0, Status::Running);
+            assert_eq!(engine.long.as_ref().map(|l| l.runs_again), Some(2));
+            if halt {
+                engine.halt_subtree(1);
+                assert_eq!(engine.long.as_ref().map(|l| l.runs_again), Some(1));
+            }
+            assert_eq!(engine.file_running_if_unchanged(), !halt, "halt {halt}");
+            // A set left filed counts nothing: taking it over sets every
+            // fate pending again.
+            let long = engine.long.take().unwrap();
+            assert_eq!(
+                (long.filed, long.runs_again),
+                (!halt, if halt { 1 } else { 0 })
+            );
+        }
+    }
+
     /// A state kept as the thread's spare with its running set filed is
     /// kept as it is only when it has nothing else to empty: a journal, a
     /// parallel's depth or noted writes are emptied all the same, and the
@@ -1857,6 +1911,7 @@ mod tests {
         for case in 0..4 {
             let mut long = Box::<Long>::default();
             long.prev_running.push((1, Fate::Running));
+            long.runs_again = 1;
             long.filed = true;
             match case {
                 0 => long.journal.push((1, Some(Value::Int(1)))),
