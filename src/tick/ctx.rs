@@ -153,6 +153,7 @@ impl<'e> NodeCtx<'e, '_> {
     }
 
     /// [`NodeCtx::get`] of any option, and its errors.
+    #[cold]
     #[inline(never)]
     fn get_any<T: SlotValue>(&mut self, slot: OptSlot<T>) -> Result<T, NodeError> {
         let tree = self.engine.tree;
