@@ -358,7 +358,9 @@ impl<'t> Engine<'t> {
     /// one call of its tick function, through the panic guard. Shared by
     /// both paths: the plain path takes a node type declared to finish in
     /// one visit, which breaks its declaration if it returns Running.
-    #[inline(never)]
+    /// Inlined into the general visit, whose frame already saves every
+    /// register the call needs: a call of its own saved them again.
+    #[inline(always)]
     pub(super) fn custom(
         &mut self,
         id: u32,
