@@ -127,7 +127,9 @@ impl fmt::Debug for SharedCall {
 /// [`NodeType::tick`] inside a closure of its own that returns a plain
 /// status, so that the usual result comes back in a register; the node's
 /// own error is settled there, out of line ([`NodeCtx::refused`]), and
-/// comes back as [`Status::Error`].
+/// comes back as [`Status::Error`], and so is the db it was handed to
+/// change ([`NodeCtx::returned_lent`]): a `CallFn` returns with
+/// `db_lent` false, and the caller tests it only after a panic.
 pub(crate) type CallFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Status + Send + Sync;
 
 /// A node type: its name, options, arity and behaviour.
@@ -305,10 +307,13 @@ impl NodeType {
         f: impl Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync + 'static,
     ) -> NodeType {
         // The node's own error is rare: settled out of line, so that the
-        // usual return is a status (README *Performance*).
+        // usual return is a status (README *Performance*); so is a db it
+        // was handed to change, tested here on the context the closure
+        // holds in a register rather than by the caller on its stack.
         self.imp = Imp::Custom(Arc::new(Box::new(
             move |ctx: &mut NodeCtx<'_, '_>| match f(ctx) {
-                Ok(status) => status,
+                Ok(status) if !ctx.db_lent => status,
+                Ok(status) => ctx.returned_lent(status),
                 Err(e) => ctx.refused(e),
             },
         )));
@@ -849,5 +854,47 @@ mod tests {
         }
         let stubbed = crate::tree::CustomOptions::default();
         assert!(stubbed.call().is_none());
+    }
+
+    #[test]
+    fn a_db_left_too_deep_by_a_node_is_its_error_on_every_path() {
+        // The closure checks a db it handed out before it returns (see
+        // `CallFn`): the node is the tick's Error there, and its sequence
+        // stops at it, declared or not, at the root or below, traced or not.
+        use crate::tick::{TickErrorKind, TickOptions, run_tick_with_options};
+        use crate::value::Value;
+        let mut registry = Registry::new();
+        for (name, one_visit) in [("t/deep?", true), ("t/deep", false)] {
+            let node_type = NodeType::new(name).one_visit(one_visit).tick(|ctx| {
+                let mut value = Value::Int(0);
+                for _ in 0..crate::read::MAX_DEPTH {
+                    value = Value::Vector(crate::value::thin_vec![value]);
+                }
+                ctx.db_mut().insert(Value::keyword("deep"), value);
+                Ok(Status::Success)
+            });
+            assert!(registry.node_type(node_type).is_ok());
+        }
+        for (text, steps) in [
+            ("[:t/deep?]", 1),
+            ("[:t/deep]", 1),
+            ("[:sequence [:t/deep?] [:inc! {:key :n}]]", 2),
+            ("[:sequence [:t/deep] [:inc! {:key :n}]]", 2),
+        ] {
+            let tree = compile_str("t.edn", text, &registry).unwrap();
+            for trace in [false, true] {
+                let options = TickOptions {
+                    trace,
+                    ..TickOptions::default()
+                };
+                let tick = run_tick_with_options(Value::map(), &tree, &options);
+                let kind = tick.error.as_deref().map(|e| e.kind);
+                assert_eq!(
+                    (tick.status, kind, tick.steps),
+                    (Status::Error, Some(TickErrorKind::TooDeep), steps),
+                    "{text}, traced {trace}"
+                );
+            }
+        }
     }
 }

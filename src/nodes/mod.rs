@@ -358,7 +358,9 @@ impl<'t> Engine<'t> {
     /// one call of its tick function, through the panic guard. Shared by
     /// both paths: the plain path takes a node type declared to finish in
     /// one visit, which breaks its declaration if it returns Running.
-    #[inline(never)]
+    /// Inlined into the general visit, whose frame already saves every
+    /// register the call needs: a call of its own saved them again.
+    #[inline(always)]
     pub(super) fn custom(
         &mut self,
         id: u32,
@@ -391,8 +393,9 @@ impl<'t> Engine<'t> {
     /// [`Engine::custom`], inlined where a call would cost more than it
     /// saves; `ONE_VISIT` where the node type is known to be declared to
     /// finish in one visit (the plain path). The usual return (a status,
-    /// the db not handed out, no error anywhere, the declaration kept) is
-    /// one test; everything else is [`Engine::custom_result`], out of line.
+    /// no error anywhere, the declaration kept; a db handed out was
+    /// checked by the closure) is one test; everything else is
+    /// [`Engine::custom_result`], out of line.
     /// `ROOT` where the node is the root of an untraced tick: an error
     /// below it is then left to the tick's end, which makes any tick with
     /// an error an Error ([`Outcome::of`](crate::tick::Outcome)), as
@@ -405,14 +408,40 @@ impl<'t> Engine<'t> {
         options: &CustomOptions,
     ) -> Status {
         // Kept in the node (see `CustomOptions::call`), else a stub's,
-        // found out of line.
-        let f: &CallFn = match options.call() {
-            Some(f) => f,
-            None => match stub_call(node_type) {
-                Some(f) => f,
-                None => return self.fail(id, "built-in node type lowered as custom"),
-            },
+        // whose whole call is made out of line, so that the usual one does
+        // not join it again.
+        let Some(f) = options.call() else {
+            return self.call_stub::<ONE_VISIT, ROOT>(id, node_type, options);
         };
+        self.call_custom_fn::<ONE_VISIT, ROOT>(id, f, node_type, options)
+    }
+
+    /// [`Engine::call_custom`] of a stub's node, whose options are built
+    /// without its node type's tick (see `CustomOptions::call`): the call
+    /// through the node type's closure (`stub_call`).
+    #[cold]
+    #[inline(never)]
+    fn call_stub<const ONE_VISIT: bool, const ROOT: bool>(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        options: &CustomOptions,
+    ) -> Status {
+        match stub_call(node_type) {
+            Some(f) => self.call_custom_fn::<ONE_VISIT, ROOT>(id, f, node_type, options),
+            None => self.fail(id, "built-in node type lowered as custom"),
+        }
+    }
+
+    /// [`Engine::call_custom`] once the node type's closure `f` is found.
+    #[inline(always)]
+    fn call_custom_fn<const ONE_VISIT: bool, const ROOT: bool>(
+        &mut self,
+        id: u32,
+        f: &CallFn,
+        node_type: &NodeType,
+        options: &CustomOptions,
+    ) -> Status {
         let mut ctx = NodeCtx {
             engine: self,
             node: id,
@@ -420,14 +449,15 @@ impl<'t> Engine<'t> {
             db_lent: false,
         };
         let result = crate::tick::catch_quietly(|| f(&mut ctx));
+        // The closure settles a db it lent before it returns (see
+        // `CallFn`): only a panic leaves it lent.
         let db_lent = ctx.db_lent;
         let status = match result {
             Ok(status) => status,
             Err(panic) => return self.custom_panicked(id, panic, db_lent),
         };
-        // The four tests combined without a branch each (`&`, not `&&`).
-        if !db_lent
-            & self.rng.error.is_none()
+        // The three tests combined without a branch each (`&`, not `&&`).
+        if self.rng.error.is_none()
             & (ROOT || self.error.is_none())
             & (status != Status::Running || !(ONE_VISIT || node_type.one_visit))
         {
@@ -507,10 +537,8 @@ impl<'t> Engine<'t> {
 
 /// The tick of a stub's node, whose options are built without it (see
 /// `CustomOptions::call`): its node type's closure itself (`None` for a
-/// built-in type). Out of line, so that the usual call, which finds the
-/// closure in the node, falls through to it.
-#[cold]
-#[inline(never)]
+/// built-in type).
+#[inline(always)]
 fn stub_call(node_type: &NodeType) -> Option<&CallFn> {
     match &node_type.imp {
         Imp::Custom(f) => Some(&***f),

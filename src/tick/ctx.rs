@@ -153,6 +153,7 @@ impl<'e> NodeCtx<'e, '_> {
     }
 
     /// [`NodeCtx::get`] of any option, and its errors.
+    #[cold]
     #[inline(never)]
     fn get_any<T: SlotValue>(&mut self, slot: OptSlot<T>) -> Result<T, NodeError> {
         let tree = self.engine.tree;
@@ -276,6 +277,18 @@ impl<'e> NodeCtx<'e, '_> {
     pub(crate) fn refused(&mut self, error: NodeError) -> Status {
         let db_lent = std::mem::take(&mut self.db_lent);
         self.engine.custom_failed(self.node, error, db_lent)
+    }
+
+    /// The node's tick returned `status` after handing out the db
+    /// ([`NodeCtx::db_mut`]): the db checked now, as the rest of its call
+    /// would check it first, and no longer counted as lent. An error
+    /// found is the tick's, which the call's own tests then see.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn returned_lent(&mut self, status: Status) -> Status {
+        self.db_lent = false;
+        self.engine.check_lent_db(self.node);
+        status
     }
 
     /// The error of reading the slot of option `key`, which this node's

@@ -62,26 +62,43 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// A thread's count before its first call into user code: the one value
+/// that counting up makes zero, so that the count's own increment tells
+/// the first call on a thread (see `catch_quietly`).
+const UNCHECKED: u32 = u32::MAX;
+
 thread_local! {
-    /// How many calls into user code this thread is inside (see `catch_quietly`).
-    static IN_USER_CODE: Cell<u32> = const { Cell::new(0) };
+    /// How many calls into user code this thread is inside (see
+    /// `catch_quietly`); [`UNCHECKED`] before the thread's first one.
+    static IN_USER_CODE: Cell<u32> = const { Cell::new(UNCHECKED) };
+}
+
+/// How many calls into user code this thread is inside.
+fn user_code_depth() -> u32 {
+    match IN_USER_CODE.with(Cell::get) {
+        UNCHECKED => 0,
+        n => n,
+    }
 }
 
 /// Whether the quiet panic hook is installed (see `catch_quietly`).
 static QUIET_HOOK: Once = Once::new();
 
-/// Installs the quiet panic hook (see `catch_quietly`), once a process.
+/// The first call into user code on this thread, whose count up made the
+/// count zero: installs the quiet panic hook (see `catch_quietly`) if no
+/// thread has yet, and counts the call.
 #[cold]
 #[inline(never)]
-fn install_quiet_hook() {
+fn first_call_on_thread() {
     QUIET_HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if IN_USER_CODE.with(Cell::get) == 0 {
+            if user_code_depth() == 0 {
                 previous(info);
             }
         }));
     });
+    IN_USER_CODE.with(|n| n.set(1));
 }
 
 /// Runs user code (a node type, a function, a hook), catching a panic. A
@@ -92,12 +109,18 @@ fn install_quiet_hook() {
 /// tick is one indirect call from the engine.
 #[inline(always)]
 pub(crate) fn catch_quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
-    // Once installed, the test is a load and a comparison in place:
-    // `Once::call_once` itself was a call on every user call.
-    if !QUIET_HOOK.is_completed() {
-        install_quiet_hook();
+    // The count up also tells a thread's first call (the count was
+    // `UNCHECKED`), which makes sure the hook is installed: the test of
+    // the increment's result, where testing the hook's `Once` in place was
+    // a load and a test more on every call.
+    let up = IN_USER_CODE.with(|n| {
+        let up = n.get().wrapping_add(1);
+        n.set(up);
+        up
+    });
+    if up == 0 {
+        first_call_on_thread();
     }
-    IN_USER_CODE.with(|n| n.set(n.get().wrapping_add(1)));
     let result = catch_unwind(AssertUnwindSafe(f));
     // Counted up above, so at least one here (a call inside the code
     // counts up and down in between): no test for zero.
@@ -107,24 +130,42 @@ pub(crate) fn catch_quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> 
 
 #[cfg(test)]
 mod tests {
-    use super::{IN_USER_CODE, QUIET_HOOK, catch_quietly};
+    use super::{IN_USER_CODE, QUIET_HOOK, UNCHECKED, catch_quietly, user_code_depth};
     use std::cell::Cell;
 
     #[test]
     fn user_code_is_guarded_from_the_first_call_on_and_counted_while_it_runs() {
-        // The first call installs the quiet hook (the fast path then tests
-        // only that it is installed), and the count the hook reads is one
-        // more inside the code, nested calls included, and as before after.
-        let before = IN_USER_CODE.with(Cell::get);
+        // The first call installs the quiet hook, and the count the hook
+        // reads is one more inside the code, nested calls included, and as
+        // before after.
+        let before = user_code_depth();
         let inside = catch_quietly(|| {
-            let nested = catch_quietly(|| IN_USER_CODE.with(Cell::get));
-            (IN_USER_CODE.with(Cell::get), nested)
+            let nested = catch_quietly(user_code_depth);
+            (user_code_depth(), nested)
         });
         assert!(QUIET_HOOK.is_completed());
         let counts = inside.ok().map(|(outer, nested)| (outer, nested.ok()));
         assert_eq!(counts, Some((before + 1, Some(before + 2))));
         let caught = catch_quietly(|| -> u32 { std::panic::panic_any("caught") });
         assert!(caught.is_err());
-        assert_eq!(IN_USER_CODE.with(Cell::get), before);
+        assert_eq!(user_code_depth(), before);
+    }
+
+    #[test]
+    fn a_threads_first_call_into_user_code_is_counted_as_any_other() {
+        // A new thread's count starts unchecked: its first call is told by
+        // the count up, makes sure the hook is installed and counts one;
+        // the calls after it count from the checked zero.
+        let counts = std::thread::spawn(|| {
+            let before = (user_code_depth(), IN_USER_CODE.with(Cell::get));
+            let first = catch_quietly(user_code_depth).ok();
+            let after = IN_USER_CODE.with(Cell::get);
+            let second = catch_quietly(|| catch_quietly(user_code_depth).ok()).ok();
+            (before, first, after, second, user_code_depth())
+        })
+        .join()
+        .ok();
+        assert!(QUIET_HOOK.is_completed());
+        assert_eq!(counts, Some(((0, UNCHECKED), Some(1), 0, Some(Some(2)), 0)));
     }
 }
