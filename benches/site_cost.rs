@@ -14,7 +14,9 @@
 //! as npc reads it: a selector, so that each of the ten fails and the next
 //! is visited); `miss-10` is `present-10` ticked on two dbs in turn that
 //! hold the npc's keys in opposite orders, so that every look-up misses
-//! its hint and searches. `npc` is examples/npc.edn ticked in place, as
+//! its hint and searches. `domain-dynamic` and `test-dynamic` are `domain`
+//! and `test` with the bound read from the db (`[:aido/db :hunger]`), a
+//! dynamic option evaluated on every tick. `npc` is examples/npc.edn ticked in place, as
 //! `cargo bench --bench tick` times it against its hand-written reference,
 //! and `npc-hand` that reference (`common::hand`), so that what a tick
 //! pays besides the logic can be read per instruction.
@@ -42,7 +44,7 @@ use common::{NPC, NPC_DB};
 
 /// The trees by name: one node, or a sequence (a selector for
 /// `absent-10`) of ten of one leaf.
-const TREES: [(&str, &str); 13] = [
+const TREES: [(&str, &str); 15] = [
     ("domain", "[:npc/hungry? {:key :courage :min 3}]"),
     ("test", "[:test? {:key :courage :oper > :val 3}]"),
     ("domain-10", "[:npc/hungry? {:key :courage :min 3}]"),
@@ -60,6 +62,14 @@ const TREES: [(&str, &str); 13] = [
     (
         "domain-undeclared-10",
         "[:npc/hungry-undeclared? {:key :courage :min 3}]",
+    ),
+    (
+        "domain-dynamic",
+        "[:npc/hungry? {:key :courage :min [:aido/db :hunger]}]",
+    ),
+    (
+        "test-dynamic",
+        "[:test? {:key :courage :oper > :val [:aido/db :hunger]}]",
     ),
     ("npc", NPC),
 ];
