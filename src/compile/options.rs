@@ -235,11 +235,34 @@ fn lower_option<'m>(
     // A scalar is a constant (a dynamic option is a vector) and nearly
     // always of its type: kept here, without the call that also handles
     // dynamic options and reports errors.
-    if !matches!(value, Value::Vector(_)) && spec.is_none_or(|ty| ty.check(value).is_ok()) {
+    if !matches!(value, Value::Vector(_))
+        && spec.is_none_or(|ty| surely_fits(ty, value) || ty.check(value).is_ok())
+    {
         out.entries.push((key, Opt::Const(value.clone())));
     } else if let Some(opt) = lower_value(c, key, value, value_spans(), spec) {
         out.entries.push((key, opt));
     }
+}
+
+/// Whether the scalar `value` is of type `ty` for certain, told by its
+/// variant alone: the common cases, without the call to
+/// [`OptionType::check`], which decides every other (a `false` here is
+/// no verdict).
+#[inline(always)]
+fn surely_fits(ty: &OptionType, value: &Value) -> bool {
+    matches!(
+        (ty, value),
+        (OptionType::Any, _)
+            | (OptionType::Keyword | OptionType::Name, Value::Keyword(_))
+            | (OptionType::Int | OptionType::Number, Value::Int(_))
+            | (OptionType::Count, Value::Int(0..))
+            | (OptionType::Bool | OptionType::Flag, Value::Bool(_))
+            | (OptionType::Str, Value::Str(_))
+            | (
+                OptionType::Key,
+                Value::Keyword(_) | Value::Str(_) | Value::Int(_)
+            )
+    )
 }
 
 /// Where the precondition named by `key` goes, if `key` names one.
@@ -518,5 +541,60 @@ pub(crate) fn lower_dynamic(
             .help = help;
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::surely_fits;
+    use crate::spec::OptionType;
+    use crate::value::Value;
+
+    /// The fast test never accepts what `OptionType::check` refuses, and
+    /// accepts the common scalars of each type.
+    #[test]
+    fn surely_fits_agrees_with_the_type_check() {
+        let types = [
+            OptionType::Any,
+            OptionType::Bool,
+            OptionType::Int,
+            OptionType::Count,
+            OptionType::Number,
+            OptionType::Probability,
+            OptionType::Keyword,
+            OptionType::Str,
+            OptionType::OneOf(&["success", "failure"]),
+            OptionType::Key,
+            OptionType::Weights,
+            OptionType::Operator,
+            OptionType::Flag,
+            OptionType::Name,
+        ];
+        let values = [
+            Value::Nil,
+            Value::Bool(true),
+            Value::Int(-1),
+            Value::Int(0),
+            Value::Int(3),
+            Value::Float(0.5),
+            Value::Float(2.0),
+            Value::string("text"),
+            Value::keyword("success"),
+            Value::keyword("k"),
+            Value::symbol("<="),
+            Value::Char('c'),
+        ];
+        let mut n_fast = 0;
+        for ty in &types {
+            for value in &values {
+                if surely_fits(ty, value) {
+                    n_fast += 1;
+                    assert!(ty.check(value).is_ok(), "{ty} accepted {value}");
+                }
+            }
+        }
+        // Any takes all 12; keyword and name 2 each; int 3; number 3;
+        // count 2; bool and flag 1 each; str 1; key 6.
+        assert_eq!(n_fast, 33);
     }
 }
