@@ -520,6 +520,25 @@ fn a_tree_compiled_from_a_value_it_owns_takes_the_value_over() {
     );
 }
 
+/// The reader moves each collection's elements off its stack and cuts the
+/// stack without dropping what is left there (nils, and keywords of
+/// keyword maps): the value holds every element in order, and dropping it
+/// gives back every byte the read took.
+#[test]
+fn a_read_value_holds_its_elements_in_order_and_gives_back_every_byte() {
+    let text = "[:a [1 \"s\" [:b {:k [1 2], :m {:n \"x\"}}]] (3 #{4}) {\"key\" [5]} \
+                {:k2 #{[6]}, :k3 \"t\", :k4 [:c (7 [8])]} [[[:d]]]]";
+    // Once first, so that the names are interned.
+    let (first, _) = read_text(text).unwrap();
+    assert_eq!(first.to_string(), text);
+    let ((), _, kept) = peak_and_kept(|| {
+        let (value, spans) = read_text(text).unwrap();
+        assert_eq!(value, first);
+        drop((value, spans));
+    });
+    assert_eq!(kept, 0, "bytes left in use after reading and dropping");
+}
+
 /// The allocations of reading and compiling the generated tree of
 /// `benches/compile_cost.rs` (9,680 nodes), a count for a given text: the
 /// reader's vector per node, the box and entries of each options map (7,789

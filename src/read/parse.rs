@@ -160,6 +160,16 @@ struct Reader<'t> {
     node_forms: usize,
 }
 
+/// Cuts `values` to `len` without dropping what is cut: nils left by
+/// taking each value out, which own nothing (a `truncate` would call
+/// `Value`'s drop on each).
+#[inline(always)]
+fn forget_tail(values: &mut Vec<Value>, len: usize) {
+    while values.len() > len {
+        std::mem::forget(values.pop());
+    }
+}
+
 #[inline(always)]
 fn leaf(start: usize, end: usize) -> SpanEntry {
     SpanEntry::leaf(Span::new(start, end))
@@ -452,16 +462,15 @@ impl Reader<'_> {
     }
 
     fn finish_seq(&mut self, start: usize, mark: usize, close: u8) {
-        // Popped off the stack and put back in order: cheaper for a few
-        // elements than draining them, which reserves room a second time
-        // and has a drop of its own.
+        // Taken off the stack in order, each leaving a nil behind, then the
+        // nils forgotten: they own nothing, so cutting the stack is setting
+        // its length, where draining reserves room a second time and has a
+        // drop of its own, and popping then reversing moves each twice.
         let mut items = crate::value::ThinVec::with_capacity(self.values.len() - mark);
-        while self.values.len() > mark {
-            if let Some(item) = self.values.pop() {
-                items.push(item);
-            }
+        for item in self.values.get_mut(mark..).unwrap_or_default() {
+            items.push(std::mem::take(item));
         }
-        items.reverse();
+        forget_tail(&mut self.values, mark);
         let value = if close == b']' {
             if self.in_maps == 0 && matches!(items.first(), Some(Value::Keyword(_))) {
                 self.node_forms += 1;
@@ -570,19 +579,23 @@ impl Reader<'_> {
         // Taken off the stack in order, a pair at a time (they come in
         // pairs, counted above), straight into the map's slots.
         let n_keys = forms.len() / 2;
-        let map = {
-            let mut forms = self.values.drain(mark..);
-            let pairs = std::iter::from_fn(|| {
-                let key = forms.next()?;
-                let value = forms.next()?;
-                let Value::Keyword(k) = key else { return None };
-                // A keyword holds nothing to drop: forgetting it saves the
-                // call to `Value`'s drop.
-                std::mem::forget(key);
-                Some((k, value))
+        // Each value leaves a nil behind and each key stays, a keyword:
+        // neither owns anything, so the stack is then cut without a drop.
+        let pairs = self
+            .values
+            .get_mut(mark..)
+            .unwrap_or_default()
+            .chunks_exact_mut(2)
+            .filter_map(|pair| match pair {
+                [Value::Keyword(k), value] => Some((*k, std::mem::take(value))),
+                // (Not met: every key was found a keyword above.)
+                _ => {
+                    pair.iter_mut().for_each(|v| drop(std::mem::take(v)));
+                    None
+                }
             });
-            Map::from_distinct_keywords(n_keys, pairs)
-        };
+        let map = Map::from_distinct_keywords(n_keys, pairs);
+        forget_tail(&mut self.values, mark);
         let entry = self.place_elements(start, mark);
         self.push(Value::Map(Box::new(map)), entry);
         Ok(())
