@@ -45,15 +45,21 @@ impl<T: Copy> NameCache<T> {
         intern: impl FnOnce(&str) -> (T, &'static str),
     ) -> T {
         let len = to.saturating_sub(from);
-        // A name of fewer than eight bytes with eight bytes of text from
-        // its start: the word read from the text and masked is the whole
-        // name, so its head and length alone tell it apart.
+        // A name of at most eight bytes with eight bytes of text from its
+        // start: the word read from the text and masked is the whole name,
+        // so its head and length alone tell it apart. (Eight takes in
+        // `:sequence`, `:selector` and `:parallel`.)
         if let Some(word) = text.as_bytes().get(from..from + 8)
-            && len < 8
+            && len <= 8
         {
             let mut buf = [0u8; 8];
             buf.copy_from_slice(word);
-            let head = u64::from_le_bytes(buf) & ((1u64 << (8 * len)) - 1);
+            let mask = if len < 8 {
+                (1u64 << (8 * len)) - 1
+            } else {
+                u64::MAX
+            };
+            let head = u64::from_le_bytes(buf) & mask;
             let first = slot_of_short(head, len);
             let second = (first + 1) % N_SLOTS;
             for at in [first, second] {
@@ -148,8 +154,8 @@ fn head_of(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(buf)
 }
 
-/// [`slot_of`] for a name of `len` bytes, fewer than eight: its head is
-/// all of it.
+/// [`slot_of`] for a name of `len` bytes, at most eight: its head is all
+/// of it.
 #[inline]
 fn slot_of_short(head: u64, len: usize) -> usize {
     const K: u64 = 0x517c_c1b7_2722_0a95;
@@ -221,7 +227,7 @@ mod tests {
         // `get_any` (a miss, or a name at the end of the text) by
         // `slot_of`: the same slot, so that a name kept by one is a hit
         // for the other.
-        for name in ["", "a", "key", "hunger", "oper<=!"] {
+        for name in ["", "a", "key", "hunger", "oper<=!", "sequence"] {
             let head = super::head_of(name.as_bytes());
             assert_eq!(
                 super::slot_of_short(head, name.len()),
@@ -238,6 +244,21 @@ mod tests {
         let inside = cache.get(":xyz :more text", 1, 4, intern);
         let at_end = cache.get(":xyz", 1, 4, intern);
         assert_eq!((at_end, inside), (Keyword::new("xyz"), Keyword::new("xyz")));
+        // Eight bytes, the longest looked up inline: told apart from each
+        // other and from a longer name with the same first eight.
+        let at_end = cache.get(":selector", 1, 9, intern);
+        let inside = cache.get(":selector :more", 1, 9, intern);
+        assert_eq!(
+            (at_end, inside),
+            (Keyword::new("selector"), Keyword::new("selector"))
+        );
+        for _ in 0..2 {
+            for name in ["sequence", "parallel", "selectors", "selector"] {
+                let text = format!(":{name} :more text");
+                let got = cache.get(&text, 1, 1 + name.len(), intern);
+                assert_eq!(got, Keyword::new(name), "{name}");
+            }
+        }
     }
 
     #[test]
