@@ -559,8 +559,12 @@ impl<'r> Compiler<'r> {
             None => kind?,
         };
         let start = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
-        self.child_ids.extend_from_slice(&self.kids[kids_start..]);
-        self.kids.truncate(kids_start);
+        // A leaf, most nodes, has no children to copy: without the test,
+        // a call to `memcpy` of nothing.
+        if self.kids.len() > kids_start {
+            self.child_ids.extend_from_slice(&self.kids[kids_start..]);
+            self.kids.truncate(kids_start);
+        }
         let end = u32::try_from(self.child_ids.len()).unwrap_or(u32::MAX);
         let subtree_end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let node = self.nodes.get_mut(index as usize)?;
@@ -790,6 +794,21 @@ mod tests {
     fn counts(text: &str) -> (Option<usize>, usize) {
         let (value, spans) = read_text(text).unwrap();
         (spans.root().node_forms(), count_nodes(&value, 0))
+    }
+
+    /// Each node's children, as indices in pre-order: leaves copy none
+    /// into the table, composites their own, in order.
+    #[test]
+    fn each_node_gets_its_own_children_and_a_leaf_none() {
+        let text = "[:sequence [:success] [:selector [:failure] [:invert [:success]] \
+                    [:failure]] [:success]]";
+        let tree = crate::compile_str("t.edn", text, &crate::Registry::new()).unwrap();
+        let children: Vec<Vec<usize>> = tree
+            .iter()
+            .map(|n| tree.children(n).map(|c| c.index()).collect())
+            .collect();
+        let expected: [&[usize]; 8] = [&[1, 2, 7], &[], &[3, 4, 6], &[], &[5], &[], &[], &[]];
+        assert_eq!(children, expected);
     }
 
     #[test]
