@@ -46,7 +46,7 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
     if text.starts_with('\u{feff}') {
         return Err(ReadError::new(ReadErrorKind::ByteOrderMark, 0, 3));
     }
-    reader.skip_ignored(0)?;
+    reader.skip_ignored(0).map_err(|e| *e)?;
     match reader.peek() {
         None => {
             return Err(ReadError {
@@ -57,12 +57,12 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         Some(b @ (b')' | b']' | b'}')) => return Err(reader.unmatched(b)),
         Some(_) => {}
     }
-    reader.read_form(0)?;
+    reader.read_form(0).map_err(|e| *e)?;
     let (Some(value), Some(root)) = (reader.values.pop(), reader.pending.pop()) else {
         return Err(ReadError::new(ReadErrorKind::Empty, 0, text.len()));
     };
     // Discarded forms may follow the form, but nothing else.
-    reader.skip_ignored(0)?;
+    reader.skip_ignored(0).map_err(|e| *e)?;
     match reader.peek() {
         None => {
             let mut entries = reader.table;
@@ -170,6 +170,18 @@ fn forget_tail(values: &mut Vec<Value>, len: usize) {
     }
 }
 
+/// What the reader's steps return: nothing, or an error in a box, so that
+/// the result fits in a register and testing it is one comparison (a
+/// `ReadError` returned whole goes through memory).
+type Step = Result<(), Box<ReadError>>;
+
+/// A step's error, boxed out of line: errors are off the path.
+#[cold]
+#[inline(never)]
+fn fail<T>(error: ReadError) -> Result<T, Box<ReadError>> {
+    Err(Box::new(error))
+}
+
 #[inline(always)]
 fn leaf(start: usize, end: usize) -> SpanEntry {
     SpanEntry::leaf(Span::new(start, end))
@@ -236,7 +248,7 @@ impl Reader<'_> {
     /// Skips blanks and discarded forms (`#_ form`), leaving `pos` at the
     /// next form, at a closing delimiter or at the end.
     #[inline]
-    fn skip_ignored(&mut self, depth: usize) -> Result<(), ReadError> {
+    fn skip_ignored(&mut self, depth: usize) -> Step {
         self.skip_blank();
         if self.at_discard() {
             self.skip_discards(depth)
@@ -245,7 +257,7 @@ impl Reader<'_> {
         }
     }
 
-    fn skip_discards(&mut self, depth: usize) -> Result<(), ReadError> {
+    fn skip_discards(&mut self, depth: usize) -> Step {
         // `#_ #_ a b` discards both `a` and `b`: count the discards waiting
         // for a form rather than recursing, so a long run of them is no risk.
         let mut n_pending = 0usize;
@@ -260,7 +272,7 @@ impl Reader<'_> {
                 }
                 _ if n_pending == 0 => return Ok(()),
                 None | Some(b')' | b']' | b'}') => {
-                    return Err(ReadError::new(
+                    return fail(ReadError::new(
                         ReadErrorKind::DiscardWithoutForm,
                         last_discard,
                         last_discard + 2,
@@ -312,9 +324,9 @@ impl Reader<'_> {
 
     /// Reads the form at `pos`, which is neither blank, a discard, a closing
     /// delimiter nor the end, and pushes it.
-    fn read_form(&mut self, depth: usize) -> Result<(), ReadError> {
+    fn read_form(&mut self, depth: usize) -> Step {
         if depth > MAX_DEPTH {
-            return Err(self.too_deep());
+            return fail(self.too_deep());
         }
         match self.peek() {
             Some(b'[') => self.read_seq(depth, b']'),
@@ -336,7 +348,7 @@ impl Reader<'_> {
     /// Reads and pushes a form that holds no other form: a keyword, the
     /// most common, without the others' dispatch.
     #[inline]
-    fn read_leaf(&mut self) -> Result<(), ReadError> {
+    fn read_leaf(&mut self) -> Step {
         if self.peek() == Some(b':') {
             self.read_keyword()
         } else {
@@ -346,7 +358,7 @@ impl Reader<'_> {
 
     /// [`Reader::read_leaf`] for a form that may not be a keyword.
     #[inline(never)]
-    fn read_other_leaf(&mut self) -> Result<(), ReadError> {
+    fn read_other_leaf(&mut self) -> Step {
         let start = self.pos;
         let (value, end) = match self.peek() {
             Some(b':') => return self.read_keyword(),
@@ -361,9 +373,9 @@ impl Reader<'_> {
             {
                 atom::number(self.text, start)?
             }
-            Some(b @ (b')' | b']' | b'}')) => return Err(self.unmatched(b)),
+            Some(b @ (b')' | b']' | b'}')) => return fail(self.unmatched(b)),
             None => {
-                return Err(ReadError::new(ReadErrorKind::UnexpectedEnd, start, start));
+                return fail(ReadError::new(ReadErrorKind::UnexpectedEnd, start, start));
             }
             Some(_) => atom::symbol(self.text, start, &mut self.symbols)?,
         };
@@ -374,7 +386,7 @@ impl Reader<'_> {
 
     /// Reads and pushes a keyword.
     #[inline(never)]
-    fn read_keyword(&mut self) -> Result<(), ReadError> {
+    fn read_keyword(&mut self) -> Step {
         let start = self.pos;
         let (value, end) = atom::keyword(self.text, start, &mut self.keywords)?;
         self.pos = end;
@@ -384,13 +396,7 @@ impl Reader<'_> {
 
     /// Reads and pushes the elements of the collection opened at `open` (by
     /// `open_len` bytes), through its closing delimiter `close`.
-    fn read_elements(
-        &mut self,
-        open: usize,
-        open_len: usize,
-        depth: usize,
-        close: u8,
-    ) -> Result<(), ReadError> {
+    fn read_elements(&mut self, open: usize, open_len: usize, depth: usize, close: u8) -> Step {
         self.pos = open + open_len;
         loop {
             // Elements are nearly always apart by one space or none: then
@@ -420,7 +426,7 @@ impl Reader<'_> {
                             return Ok(());
                         }
                         Some(b')' | b']' | b'}') | None => {
-                            return Err(self.not_closed(open, open_len, close));
+                            return fail(self.not_closed(open, open_len, close));
                         }
                         Some(_) => self.read_form(depth + 1)?,
                     }
@@ -453,7 +459,7 @@ impl Reader<'_> {
     }
 
     /// A vector or a list.
-    fn read_seq(&mut self, depth: usize, close: u8) -> Result<(), ReadError> {
+    fn read_seq(&mut self, depth: usize, close: u8) -> Step {
         let start = self.pos;
         let mark = self.values.len();
         self.read_elements(start, 1, depth, close)?;
@@ -483,7 +489,7 @@ impl Reader<'_> {
         self.push(value, entry);
     }
 
-    fn read_map(&mut self, depth: usize) -> Result<(), ReadError> {
+    fn read_map(&mut self, depth: usize) -> Step {
         let start = self.pos;
         let mark = self.open_map();
         self.read_elements(start, 1, depth, b'}')?;
@@ -500,11 +506,11 @@ impl Reader<'_> {
         self.values.len()
     }
 
-    fn finish_map(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
+    fn finish_map(&mut self, start: usize, mark: usize) -> Step {
         self.in_maps -= 1;
         let n_forms = self.values.len() - mark;
         if n_forms % 2 == 1 {
-            return Err(ReadError::new(
+            return fail(ReadError::new(
                 ReadErrorKind::MissingMapValue,
                 self.pos - 1,
                 self.pos,
@@ -533,7 +539,7 @@ impl Reader<'_> {
                 // The key in the map equals the duplicate by Clojure's `=`
                 // (`[1]` and `(1)` are equal); the span shows the duplicate.
                 Entry::Occupied(first) => {
-                    return Err(ReadError {
+                    return fail(ReadError {
                         kind: ReadErrorKind::DuplicateKey(first.key().to_string()),
                         span: self
                             .pending
@@ -554,7 +560,7 @@ impl Reader<'_> {
     /// A map whose keys are all keywords, few enough that comparing each
     /// with those before it is cheaper than looking each up: its entries
     /// are made at their size straight from the stack.
-    fn finish_keyword_map(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
+    fn finish_keyword_map(&mut self, start: usize, mark: usize) -> Step {
         let forms = self.values.get(mark..).unwrap_or_default();
         let keyword_at = |i: usize| match forms.get(i) {
             Some(Value::Keyword(k)) => Some(*k),
@@ -564,7 +570,7 @@ impl Reader<'_> {
             let key = keyword_at(later);
             if let Some(earlier) = (0..later).step_by(2).find(|&i| keyword_at(i) == key) {
                 // The span shows the duplicate, the message the key first written.
-                return Err(ReadError {
+                return fail(ReadError {
                     kind: ReadErrorKind::DuplicateKey(
                         forms.get(earlier).map(Value::to_string).unwrap_or_default(),
                     ),
@@ -601,14 +607,14 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn read_set(&mut self, depth: usize) -> Result<(), ReadError> {
+    fn read_set(&mut self, depth: usize) -> Step {
         let start = self.pos;
         let mark = self.values.len();
         self.read_elements(start, 2, depth, b'}')?;
         self.finish_set(start, mark)
     }
 
-    fn finish_set(&mut self, start: usize, mark: usize) -> Result<(), ReadError> {
+    fn finish_set(&mut self, start: usize, mark: usize) -> Step {
         let mut set =
             Set::with_capacity_and_hasher(self.values.len() - mark, FastBuildHasher::default());
         for (i, element) in self.values.drain(mark..).enumerate() {
@@ -616,7 +622,7 @@ impl Reader<'_> {
             if !is_new {
                 // As for map keys: the element shown is the first of the two.
                 let first = set.get_index(first_idx).map(Value::to_string);
-                return Err(ReadError {
+                return fail(ReadError {
                     kind: ReadErrorKind::DuplicateElement(first.unwrap_or_default()),
                     span: self
                         .pending
@@ -632,16 +638,16 @@ impl Reader<'_> {
     }
 
     /// A form that starts with `#`: a set, a symbolic value or a tagged value.
-    fn read_dispatch(&mut self, depth: usize) -> Result<(), ReadError> {
+    fn read_dispatch(&mut self, depth: usize) -> Step {
         match self.bytes.get(self.pos + 1) {
             Some(b'{') => self.read_set(depth),
             Some(b'#') => self.read_symbolic(),
-            Some(b':') => Err(ReadError::new(
+            Some(b':') => fail(ReadError::new(
                 ReadErrorKind::Unsupported(Unsupported::NamespacedMap),
                 self.pos,
                 token_end(self.text, self.pos + 1),
             )),
-            Some(b'_') => Err(ReadError::new(
+            Some(b'_') => fail(ReadError::new(
                 ReadErrorKind::DiscardWithoutForm,
                 self.pos,
                 self.pos + 2,
@@ -651,7 +657,7 @@ impl Reader<'_> {
     }
 
     /// `##Inf`, `##-Inf` or `##NaN`.
-    fn read_symbolic(&mut self) -> Result<(), ReadError> {
+    fn read_symbolic(&mut self) -> Step {
         let start = self.pos;
         let end = token_end(self.text, start + 2);
         let value = match self.text.get(start + 2..end) {
@@ -660,7 +666,7 @@ impl Reader<'_> {
             Some("NaN") => f64::NAN,
             _ => {
                 let end = end.max(start + 2);
-                return Err(ReadError::new(
+                return fail(ReadError::new(
                     ReadErrorKind::InvalidSymbolicValue(
                         self.text.get(start..end).unwrap_or("##").to_owned(),
                     ),
@@ -675,20 +681,20 @@ impl Reader<'_> {
     }
 
     /// `#tag form`.
-    fn read_tagged(&mut self, depth: usize) -> Result<(), ReadError> {
+    fn read_tagged(&mut self, depth: usize) -> Step {
         let start = self.pos;
         let tag_end = self.tag_end()?;
         self.pos = tag_end;
         self.skip_ignored(depth + 1)?;
         if matches!(self.peek(), None | Some(b')' | b']' | b'}')) {
-            return Err(self.tag_without_form(start, tag_end));
+            return fail(self.tag_without_form(start, tag_end));
         }
         self.read_form(depth + 1)?;
         self.finish_tagged(start, tag_end)
     }
 
     /// The end of the tag at `pos`, a symbol that starts with a letter.
-    fn tag_end(&self) -> Result<usize, ReadError> {
+    fn tag_end(&self) -> Result<usize, Box<ReadError>> {
         let start = self.pos;
         let end = token_end(self.text, start + 1);
         let tag = self.text.get(start + 1..end).unwrap_or("");
@@ -697,7 +703,7 @@ impl Reader<'_> {
             let next = char_at(self.text, start + 1).filter(|c| !c.is_whitespace());
             let shown = next.map_or_else(|| "#".to_owned(), |c| format!("#{c}"));
             let end = start + shown.len();
-            return Err(ReadError::new(
+            return fail(ReadError::new(
                 ReadErrorKind::InvalidDispatch(shown),
                 start,
                 end,
@@ -705,7 +711,7 @@ impl Reader<'_> {
         }
         let starts_with_letter = tag.chars().next().is_some_and(char::is_alphabetic);
         if !starts_with_letter || atom::check_symbol(tag).is_err() {
-            return Err(ReadError::new(
+            return fail(ReadError::new(
                 ReadErrorKind::InvalidTag(tag.to_owned()),
                 start,
                 end,
@@ -724,9 +730,9 @@ impl Reader<'_> {
         )
     }
 
-    fn finish_tagged(&mut self, start: usize, tag_end: usize) -> Result<(), ReadError> {
+    fn finish_tagged(&mut self, start: usize, tag_end: usize) -> Step {
         let Some(value) = self.values.pop() else {
-            return Err(ReadError::new(
+            return fail(ReadError::new(
                 ReadErrorKind::TagWithoutForm(
                     self.text.get(start..tag_end).unwrap_or("#").to_owned(),
                 ),
