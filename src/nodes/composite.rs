@@ -600,7 +600,9 @@ impl<'t> Engine<'t> {
             // its loop (see `Engine::visit_inlining`); a `:wait` child of a
             // general flow is visited in place (see `Engine::tick_wait`).
             let status = match &kid.kind {
-                Kind::Wait { ticks } if !PLAIN && kid.pre.is_none() => self.tick_wait(child, ticks),
+                Kind::Wait { ticks } if !PLAIN && kid.pre.is_none() => {
+                    self.tick_wait(child, kid, ticks)
+                }
                 Kind::Sequence { memory: false } if !PLAIN && !kid.plain && kid.pre.is_none() => {
                     self.tick_flow::<true>(child, kid)
                 }

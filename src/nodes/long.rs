@@ -1,7 +1,7 @@
 //! Long-running leaves: `:wait` and `:defer`.
 
 use crate::tick::{DropReason, Engine, Request, Status, eval};
-use crate::tree::{Opt, Period, Target};
+use crate::tree::{Node, Opt, Period, Target};
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::lower::key_path;
@@ -60,10 +60,48 @@ impl Engine<'_> {
     /// (a start, the end, a bad count or memory) is out of line.
     #[inline(always)]
     pub(super) fn wait(&mut self, id: u32, ticks: &Opt) -> Status {
-        let n = match self.count_opt(id, "ticks", ticks) {
-            Ok(n) => n,
-            Err(status) => return status,
+        match self.count_opt(id, "ticks", ticks) {
+            Ok(n) => self.wait_for(id, n),
+            Err(status) => status,
+        }
+    }
+
+    /// A `:wait` under way with a keyword id, counted where the position
+    /// hints of `:aido/memory` in the db and of `node`'s entry in it say,
+    /// one bounds check and one comparison each (the general look-up
+    /// checks the places again and handles ids of any kind): whether it
+    /// was (its memory `{:ticks k}` with 0 < k < `n`, now k + 1). Anything
+    /// else, including a hint that misses, is left to [`Engine::wait_for`].
+    /// Called where a general flow visits a `:wait` child in place
+    /// (`Engine::tick_wait`).
+    #[inline(always)]
+    pub(super) fn wait_counted(&mut self, node: &Node, n: u64) -> bool {
+        // A wait of 0 or 1 ticks is never under way at a tick's start.
+        if n < 2 {
+            return false;
+        }
+        let Value::Keyword(key) = node.id.value() else {
+            return false;
         };
+        self.wrote(kw::MEMORY);
+        let tree = self.tree;
+        if let Some(Value::Map(memory)) = tree.memory_key_hint.hit_value_mut(self.db, kw::MEMORY)
+            && let Some(Value::Map(state)) = node.memory_hint.hit_value_mut(memory, *key)
+            && state.len() == 1
+            && state.keyword_at(0, kw::TICKS)
+            && let Some(Value::Int(k)) = state.value_at_mut(0)
+            && *k > 0
+            && (*k as u64) < n
+        {
+            *k += 1;
+            return true;
+        }
+        false
+    }
+
+    /// [`Engine::wait`] of `n` ticks (its count resolved).
+    #[inline(always)]
+    pub(super) fn wait_for(&mut self, id: u32, n: u64) -> Status {
         // A wait under way, the usual case: its memory is `{:ticks k}` with
         // 0 < k < n, counted in place (one look-up, no new memory map).
         let has_memory = match self.memory_mut(id) {

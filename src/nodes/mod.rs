@@ -15,7 +15,7 @@ pub(crate) use plain::{mark_plain, mark_plain_node};
 use crate::extend::{CallFn, Imp, NodeType};
 use crate::spec::{Arity, OptionType};
 use crate::tick::{Engine, NodeCtx, PlainPath, Status, eval};
-use crate::tree::{CustomOptions, Kind, Opt, Parallel, Reset};
+use crate::tree::{CustomOptions, Kind, Node, Opt, Parallel, Reset};
 use crate::value::Value;
 
 /// Every built-in node type, one [`Row`] each, gathered from the family files.
@@ -291,14 +291,20 @@ impl Engine<'_> {
     /// a general flow with no preconditions, in the flow's own frame: what
     /// the general visit does for it (the step, the wait, the bookkeeping
     /// of a visit) without the call, whose entry and exit cost more than a
-    /// wait under way.
+    /// wait under way. A wait under way with a keyword id is counted where
+    /// the position hints say ([`Engine::wait_counted`], `node` its node)
+    /// before the general look-up of [`Engine::wait_for`].
     #[inline(always)]
-    pub(super) fn tick_wait(&mut self, id: u32, ticks: &Opt) -> Status {
+    pub(super) fn tick_wait(&mut self, id: u32, node: &Node, ticks: &Opt) -> Status {
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
-        let status = self.wait(id, ticks);
+        let status = match self.count_opt(id, "ticks", ticks) {
+            Ok(n) if self.wait_counted(node, n) => Status::Running,
+            Ok(n) => self.wait_for(id, n),
+            Err(status) => status,
+        };
         self.visited(id, status)
     }
 

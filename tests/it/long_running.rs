@@ -561,6 +561,47 @@ fn running_state_survives_a_save_and_a_load() {
     assert_eq!(get(&tick.db, "aido/memory"), None);
 }
 
+/// A running `:wait` under a general flow is counted where the position
+/// hints of `:aido/memory` and of its own entry say when they hit, and by
+/// the full look-up when a host moved `:aido/memory` between ticks or the
+/// wait's id is derived (a string): each way, the same statuses and the
+/// same `{:ticks k}` in the db after every tick.
+#[test]
+fn a_running_wait_counts_the_same_wherever_its_memory_is() {
+    for (wait, id) in [
+        ("[:wait {:id :w :ticks 4}]", Value::keyword("w")),
+        ("[:wait {:ticks 4}]", db("\"0.1\"")),
+    ] {
+        let t = tree(&format!(
+            "[:sequence [:success] {wait} [:inc! {{:key :arrived}}]]"
+        ));
+        for moved in [false, true] {
+            let mut d = db("{:a 1}");
+            for k in 1..=5 {
+                if moved
+                    && let Value::Map(m) = &mut d
+                    && let Some(memory) = m.shift_remove(&Value::keyword("aido/memory"))
+                {
+                    m.insert(Value::keyword(&format!("k{k}")), Value::Int(k));
+                    m.insert(Value::keyword("aido/memory"), memory);
+                }
+                let tick = traced(d, &t);
+                d = tick.db;
+                let memory = get(&d, "aido/memory");
+                if k < 5 {
+                    assert_eq!(tick.status, Status::Running, "{wait}, tick {k}");
+                    let expect = db(&format!("{{{id} {{:ticks {k}}}}}"));
+                    assert_eq!(memory, Some(expect), "{wait}, tick {k}");
+                } else {
+                    assert_eq!(tick.status, Status::Success, "{wait}, tick {k}");
+                    assert_eq!(memory, None, "{wait}, tick {k}");
+                    assert_eq!(get(&d, "arrived"), Some(Value::Int(1)));
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn a_db_from_another_tree_is_an_error() {
     let tick = traced(db("{:aido/running [\"0.7\"]}"), &tree("[:success]"));
