@@ -404,7 +404,7 @@ impl<'t> Engine<'t> {
     /// [`Engine::custom_result`], out of line.
     /// `ROOT` where the node is the root of an untraced tick: an error
     /// below it is then left to the tick's end, which makes any tick with
-    /// an error an Error ([`Outcome::of`](crate::tick::Outcome)), as
+    /// an error an Error ([`Engine::end`](crate::tick::Engine::end)), as
     /// `custom_result` would have at once, so it is not tested here.
     #[inline(always)]
     pub(super) fn call_custom<const ONE_VISIT: bool, const ROOT: bool>(

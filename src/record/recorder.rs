@@ -422,6 +422,10 @@ impl Recorder {
     /// change values, not keys): each value is compared with the one at
     /// its place, in the order of the keys' text, and the changes are those
     /// [`diff_into`] gives. Returns false, having done nothing, otherwise.
+    /// Always inlined into [`Recorder::record_with`], its one caller, as
+    /// `push_change` is: the compiler's own choice there can move with
+    /// changes elsewhere in the crate.
+    #[inline(always)]
     fn changes_in_place(&mut self, new: &Map) -> bool {
         let last = &self.last_db;
         if new.len() > WHOLE_LIMIT || new.len() != last.len() {
@@ -671,7 +675,8 @@ fn note_writers(tree: &Tree, writers: &[u32], writes: &mut Writes) {
 /// Whether a recent trace, kept as `words` ([`trace_word`]), is `trace`:
 /// compared as one word an event, which takes fewer instructions than the
 /// events' own comparison, and only `trace`'s events decoded, two events
-/// a step.
+/// a step. Always inlined, as [`Recorder::changes_in_place`] is.
+#[inline(always)]
 fn same_trace(words: &[u64], trace: &[TraceEvent]) -> bool {
     if words.len() != trace.len() {
         return false;

@@ -564,7 +564,7 @@ fn tick_in_place_with(
         engine.tick_root::<false>(tree, options)
     };
     // `Engine::finish_noted`, with the engine taken apart where it stands.
-    let steps = engine.end(options);
+    let (status, steps) = engine.end(status, options);
     let Engine {
         error,
         long,
@@ -704,8 +704,9 @@ pub(crate) struct Outcome {
 
 impl Outcome {
     /// What a tick that ended with `status` after `steps` visits produced,
-    /// from the parts of its engine (see [`Engine::end`]): Error if it has
-    /// an error; the keys it wrote handed back in `writes_out` (when given).
+    /// from the parts of its engine, `status` as [`Engine::end`] settled it
+    /// (Error if the tick has an error); the keys it wrote handed back in
+    /// `writes_out` (when given).
     #[inline(always)]
     pub(crate) fn of(
         status: Status,
@@ -734,11 +735,7 @@ impl Outcome {
             Some(m) => Some(carried_over(extras, m)),
         };
         Outcome {
-            status: if error.is_some() {
-                Status::Error
-            } else {
-                status
-            },
+            status,
             error,
             steps,
             extras,
@@ -1396,7 +1393,7 @@ impl<'t> Engine<'t> {
         options: &TickOptions,
         writes_out: Option<&mut Writes>,
     ) -> Outcome {
-        let steps = self.end(options);
+        let (status, steps) = self.end(status, options);
         let Engine {
             error,
             long,
@@ -1407,16 +1404,19 @@ impl<'t> Engine<'t> {
     }
 
     /// The end of the tick in place: writes back what the tick leaves in
-    /// the db ([`Engine::write_back`]) and returns the visits made. The
+    /// the db ([`Engine::write_back`]) and returns the tick's status, which
+    /// was `status` and is Error if the tick has an error, with the visits
+    /// made. The
     /// caller then takes the engine apart by value where it stands, as
     /// [`Engine::finish_noted`] does, and hands the parts to
     /// [`Outcome::of`]: moving the engine into a call copied its 128 bytes
     /// on every tick.
     #[inline(always)]
-    pub(crate) fn end(&mut self, options: &TickOptions) -> u64 {
+    pub(crate) fn end(&mut self, status: Status, options: &TickOptions) -> (Status, u64) {
         // Most ticks leave nothing to write back: nothing ran or runs, no
         // completion waited, no state, error, locals or random draw. They
-        // pass these tests and no more; the others write back out of line.
+        // pass these tests and no more, and having no error keep their
+        // status without another test; the others write back out of line.
         if self.had_running
             || self.long.is_some()
             || self.results_maybe
@@ -1426,8 +1426,11 @@ impl<'t> Engine<'t> {
             || self.rng.drew()
         {
             self.write_back(options);
+            if self.error.is_some() {
+                return (Status::Error, self.steps());
+            }
         }
-        self.steps()
+        (status, self.steps())
     }
 
     /// The end of a tick that has something to write back (see

@@ -1762,3 +1762,25 @@ fn a_plain_child_in_error_leaves_the_running_child_after_it_as_it_was() {
     assert_eq!(get(&second.db, "aido/running"), running);
     assert_eq!(get(&second.db, "aido/memory"), memory);
 }
+
+#[test]
+fn halting_with_a_hook_that_panics_is_an_error_tick() {
+    // `halt_running` finishes a tick whose status is Success; the end of
+    // the tick makes it an Error because a hook failed (the status is
+    // settled where the end writes the error back).
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/stuck")
+            .tick(|_| Ok(Status::Running))
+            .on_halt(|_| panic!("the hook fails")),
+    )
+    .unwrap();
+    let t = compile_str("t.edn", "[:t/stuck {:id :s}]", &r).unwrap();
+    let running = aido::run_tick(Value::map(), &t);
+    assert_eq!(running.status, Status::Running);
+    let halted = aido::tick::halt_running(running.db, &t);
+    assert_eq!(halted.status, Status::Error);
+    let error = halted.error.as_deref().unwrap();
+    assert_eq!(error.node, Value::keyword("s"));
+    assert!(halted.db.get(&Value::keyword("aido/error")).is_some());
+}
