@@ -267,6 +267,9 @@ pub(crate) struct Compiler<'r> {
     suggestions: Suggestions,
     /// The keywords `:doc` and `:aido/samples`, which every node accepts.
     doc_and_samples: (Keyword, Keyword),
+    /// Keywords a name list (`OptionType::OneOf`) accepted, with the list:
+    /// accepted again by their codes (`options::checks`).
+    accepted_names: Vec<(&'static [&'static str], Keyword)>,
 }
 
 /// How many different unknown names of one compile get a "did you mean":
@@ -351,6 +354,7 @@ impl<'r> Compiler<'r> {
             spare_entries: Vec::new(),
             suggestions: Suggestions::default(),
             doc_and_samples: options::doc_and_samples(),
+            accepted_names: Vec::new(),
         }
     }
 
@@ -879,6 +883,37 @@ mod tests {
             errors("[:sequence [:success] 5]"),
             [(Code::NotANode, vec![1])]
         );
+    }
+
+    /// A keyword a name list accepted is accepted again by its code, but
+    /// only with that list: another keyword, or the same keyword where
+    /// another list is asked, is still checked.
+    #[test]
+    fn a_name_lists_accepted_keyword_is_remembered_with_its_list() {
+        use crate::diag::Code;
+        let parallel = |mode: &str| format!("[:parallel {{:mode {mode} :how-many 1}} [:success]]");
+        let ok = format!(
+            "[:sequence {} {}]",
+            parallel(":success"),
+            parallel(":success")
+        );
+        assert!(crate::compile_str("t.edn", &ok, &crate::Registry::new()).is_ok());
+        let text = format!(
+            "[:sequence {} {} {} [:parallel {{:policy :success}} [:success]]]",
+            parallel(":success"),
+            parallel(":failure"),
+            parallel(":sucess"),
+        );
+        let expected = [
+            (Code::BadOptionValue, vec![2]),
+            (Code::BadOptionValue, vec![3]),
+        ];
+        assert_eq!(errors(&text), expected);
+        let text = format!(
+            "[:sequence {} [:parallel {{:policy :success}} [:success]]]",
+            parallel(":success"),
+        );
+        assert_eq!(errors(&text), [(Code::BadOptionValue, vec![1])]);
     }
 
     #[test]

@@ -266,7 +266,7 @@ fn lower_option<'m>(
     // always of its type: kept here, without the call that also handles
     // dynamic options and reports errors.
     if !matches!(value, Value::Vector(_))
-        && spec.is_none_or(|ty| surely_fits(ty, value) || ty.check(value).is_ok())
+        && spec.is_none_or(|ty| surely_fits(ty, value) || checks(c, ty, value))
     {
         out.entries.push((key, Opt::Const(value.clone())));
     } else if let Some(opt) = lower_value(c, key, value, value_spans(), spec) {
@@ -293,6 +293,34 @@ fn surely_fits(ty: &OptionType, value: &Value) -> bool {
                 Value::Keyword(_) | Value::Str(_) | Value::Int(_)
             )
     )
+}
+
+/// How many keywords a name list accepted are remembered in a compile:
+/// the lists of built-in node types hold a few names each.
+const MAX_ACCEPTED_NAMES: usize = 32;
+
+/// Whether the constant `value` is of type `ty`, by [`OptionType::check`].
+/// A keyword a name list (`OneOf`) accepted is remembered with the list,
+/// so that the next option with that list and keyword (every `:mode
+/// :success`) is accepted by comparing codes, where the check reads the
+/// keyword's text from the interner (under its lock) and compares it with
+/// each name. A call of its own: inlined, the type check's every arm
+/// would crowd the loop over options.
+#[inline(never)]
+fn checks(c: &mut Compiler<'_>, ty: &OptionType, value: &Value) -> bool {
+    let (OptionType::OneOf(names), Value::Keyword(k)) = (ty, value) else {
+        return ty.check(value).is_ok();
+    };
+    // A list is a static slice: the same address and length, the same names.
+    let known = |&(list, code): &(&[&str], Keyword)| std::ptr::eq(list, *names) && code == *k;
+    if c.accepted_names.iter().any(known) {
+        return true;
+    }
+    let ok = ty.check(value).is_ok();
+    if ok && c.accepted_names.len() < MAX_ACCEPTED_NAMES {
+        c.accepted_names.push((names, *k));
+    }
+    ok
 }
 
 /// Where the precondition named by `key` goes, if `key` names one.
