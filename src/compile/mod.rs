@@ -270,6 +270,8 @@ pub(crate) struct Compiler<'r> {
     /// Keywords a name list (`OptionType::OneOf`) accepted, with the list:
     /// accepted again by their codes (`options::checks`).
     accepted_names: Vec<(&'static [&'static str], Keyword)>,
+    /// Symbols the operator type accepted: accepted again by their codes.
+    accepted_operators: Vec<crate::value::Symbol>,
 }
 
 /// How many different unknown names of one compile get a "did you mean":
@@ -355,6 +357,7 @@ impl<'r> Compiler<'r> {
             suggestions: Suggestions::default(),
             doc_and_samples: options::doc_and_samples(),
             accepted_names: Vec::new(),
+            accepted_operators: Vec::new(),
         }
     }
 
@@ -913,6 +916,18 @@ mod tests {
             "[:sequence {} [:parallel {{:policy :success}} [:success]]]",
             parallel(":success"),
         );
+        assert_eq!(errors(&text), [(Code::BadOptionValue, vec![1])]);
+    }
+
+    /// An operator symbol the check accepted is accepted again by its
+    /// code; another symbol is still checked.
+    #[test]
+    fn an_accepted_operator_is_remembered() {
+        use crate::diag::Code;
+        let test = |oper: &str| format!("[:test? {{:key :k :oper {oper} :val 1}}]");
+        let ok = format!("[:sequence {} {} {}]", test("<="), test("<="), test(">"));
+        assert!(crate::compile_str("t.edn", &ok, &crate::Registry::new()).is_ok());
+        let text = format!("[:sequence {} {} {}]", test("<="), test("=<"), test("<="));
         assert_eq!(errors(&text), [(Code::BadOptionValue, vec![1])]);
     }
 

@@ -11,7 +11,7 @@ use crate::source::{FormSpans, Span};
 use crate::spec::{Operator, OptionType};
 use crate::tick::{catch_quietly, panic_message};
 use crate::tree::{KeyPath, Opt, Preconditions};
-use crate::value::{Keyword, Map, Value, kw};
+use crate::value::{Keyword, Map, Symbol, Value, kw};
 
 use super::{Compiler, short};
 
@@ -304,10 +304,15 @@ const MAX_ACCEPTED_NAMES: usize = 32;
 /// so that the next option with that list and keyword (every `:mode
 /// :success`) is accepted by comparing codes, where the check reads the
 /// keyword's text from the interner (under its lock) and compares it with
-/// each name. A call of its own: inlined, the type check's every arm
-/// would crowd the loop over options.
+/// each name. An operator's symbol (`:oper <=`) the check accepted is
+/// remembered likewise, where the check reads its text and parses it. A
+/// call of its own: inlined, the type check's every arm would crowd the
+/// loop over options.
 #[inline(never)]
 fn checks(c: &mut Compiler<'_>, ty: &OptionType, value: &Value) -> bool {
+    if let (OptionType::Operator, Value::Symbol(s)) = (ty, value) {
+        return checks_operator(c, ty, value, *s);
+    }
     let (OptionType::OneOf(names), Value::Keyword(k)) = (ty, value) else {
         return ty.check(value).is_ok();
     };
@@ -319,6 +324,19 @@ fn checks(c: &mut Compiler<'_>, ty: &OptionType, value: &Value) -> bool {
     let ok = ty.check(value).is_ok();
     if ok && c.accepted_names.len() < MAX_ACCEPTED_NAMES {
         c.accepted_names.push((names, *k));
+    }
+    ok
+}
+
+/// Whether the symbol `s` (the option `value`) is an operator, its
+/// symbol remembered once the check has accepted it (see [`checks`]).
+fn checks_operator(c: &mut Compiler<'_>, ty: &OptionType, value: &Value, s: Symbol) -> bool {
+    if c.accepted_operators.contains(&s) {
+        return true;
+    }
+    let ok = ty.check(value).is_ok();
+    if ok && c.accepted_operators.len() < MAX_ACCEPTED_NAMES {
+        c.accepted_operators.push(s);
     }
     ok
 }
