@@ -241,7 +241,12 @@ pub(crate) struct Compiler<'r> {
     nodes: Vec<Node>,
     child_ids: Vec<u32>,
     diags: Vec<Diagnostic>,
-    path: Vec<usize>,
+    /// Where the node being compiled sits, its parent and its position
+    /// among the parent's children: an error's node path is worked out
+    /// from it, and its ancestors' slots, only when one is reported.
+    at: (u32, u32),
+    /// How many ancestors the node being compiled has.
+    depth: usize,
     /// Every node id seen so far, with the index of the node that has it;
     /// it becomes the tree's index of nodes by id.
     ids: crate::value::ValueIndex,
@@ -262,6 +267,11 @@ pub(crate) struct Compiler<'r> {
     suggestions: Suggestions,
     /// The keywords `:doc` and `:aido/samples`, which every node accepts.
     doc_and_samples: (Keyword, Keyword),
+    /// Keywords a name list (`OptionType::OneOf`) accepted, with the list:
+    /// accepted again by their codes (`options::checks`).
+    accepted_names: Vec<(&'static [&'static str], Keyword)>,
+    /// Symbols the operator type accepted: accepted again by their codes.
+    accepted_operators: Vec<crate::value::Symbol>,
 }
 
 /// How many different unknown names of one compile get a "did you mean":
@@ -318,6 +328,15 @@ struct Place {
     parent_id_from: usize,
 }
 
+impl Place {
+    /// The root's place: no parent.
+    const ROOT: Place = Place {
+        parent: u32::MAX,
+        index: 0,
+        parent_id_from: 0,
+    };
+}
+
 impl<'r> Compiler<'r> {
     fn new(registry: &'r Registry, source: Option<Arc<Source>>) -> Compiler<'r> {
         Compiler {
@@ -327,7 +346,8 @@ impl<'r> Compiler<'r> {
             nodes: Vec::new(),
             child_ids: Vec::new(),
             diags: Vec::new(),
-            path: Vec::new(),
+            at: (u32::MAX, 0),
+            depth: 0,
             ids: crate::value::ValueIndex::default(),
             id_spans: Vec::new(),
             duplicated: Vec::new(),
@@ -336,15 +356,13 @@ impl<'r> Compiler<'r> {
             spare_entries: Vec::new(),
             suggestions: Suggestions::default(),
             doc_and_samples: options::doc_and_samples(),
+            accepted_names: Vec::new(),
+            accepted_operators: Vec::new(),
         }
     }
 
     fn run(mut self, tree: &Value, spans: Option<FormSpans<'_>>) -> Result<Tree, Diagnostics> {
-        let root = Place {
-            parent: u32::MAX,
-            index: 0,
-            parent_id_from: 0,
-        };
+        let root = Place::ROOT;
         // The reader counted the node-shaped forms of a text it read:
         // the nodes, or a few more (a reservation, not a result).
         let n = spans
@@ -388,16 +406,38 @@ impl<'r> Compiler<'r> {
         message: String,
         span: Option<Span>,
     ) -> &mut Diagnostic {
-        let d = Diagnostic::new(code, message).at(span, &self.path);
+        let path = self.path();
+        let d = Diagnostic::new(code, message).at(span, &path);
         self.diags.push(d);
         let last = self.diags.len() - 1;
         &mut self.diags[last]
     }
 
+    /// The node path of the node being compiled: its position among its
+    /// parent's children, after its parent's path. Worked out from the
+    /// slots of its ancestors, which precede it in the table, and only for
+    /// an error: a node costs no push and pop of a path kept as it goes.
+    #[cold]
+    #[inline(never)]
+    fn path(&self) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut place = self.at;
+        while place.0 != u32::MAX {
+            path.push(place.1 as usize);
+            place = match self.nodes.get(place.0 as usize) {
+                Some(parent) => (parent.parent, parent.index_in_parent),
+                None => break,
+            };
+        }
+        path.reverse();
+        path
+    }
+
     /// Compiles one node and its subtree; returns its index if it could be built.
     fn node(&mut self, value: &Value, spans: Option<FormSpans<'_>>, place: Place) -> Option<u32> {
+        self.at = (place.parent, place.index);
         let span = spans.map(FormSpans::span);
-        if self.path.len() > MAX_DEPTH {
+        if self.depth > MAX_DEPTH {
             self.error(
                 Code::TooDeep,
                 format!("the tree nests more than {MAX_DEPTH} nodes deep"),
@@ -517,18 +557,22 @@ impl<'r> Compiler<'r> {
         });
 
         let kids_start = self.kids.len();
+        self.depth += 1;
         for (i, child) in children.iter().enumerate() {
             let child_spans = spans.and_then(|s| s.child(first_child + i));
-            self.path.push(i);
-            let place = Place {
+            let child_place = Place {
                 parent: index,
                 index: u32::try_from(i).unwrap_or(u32::MAX),
                 parent_id_from: id_from,
             };
-            if let Some(c) = self.node(child, child_spans, place) {
+            if let Some(c) = self.node(child, child_spans, child_place) {
                 self.kids.push(c);
             }
-            self.path.pop();
+        }
+        self.depth -= 1;
+        // The children moved it; the lowering's errors are this node's.
+        if !children.is_empty() {
+            self.at = (place.parent, place.index);
         }
         self.id_texts.truncate(id_texts_len);
 
@@ -809,6 +853,82 @@ mod tests {
             .collect();
         let expected: [&[usize]; 8] = [&[1, 2, 7], &[], &[3, 4, 6], &[], &[5], &[], &[], &[]];
         assert_eq!(children, expected);
+    }
+
+    /// Each error's code and node path, in the order reported.
+    fn errors(text: &str) -> Vec<(crate::diag::Code, Vec<usize>)> {
+        let errors = crate::compile_str("t.edn", text, &crate::Registry::new()).unwrap_err();
+        errors
+            .items
+            .iter()
+            .map(|d| (d.code, d.path.clone()))
+            .collect()
+    }
+
+    /// The node path is worked out from the table only for an error: an
+    /// error before a node's children, in one of them, and in its
+    /// lowering after them each name their own node.
+    #[test]
+    fn an_errors_node_path_is_its_nodes_place_in_the_tree() {
+        use crate::diag::Code;
+        let text = "[:sequence [:selector [:success] [:inc!] 5] [:invert [:jump!]] \
+                    [:sequence [:success] [:parallel {:how-many 1} [:jump!] [:success]]]]";
+        let expected = [
+            (Code::MissingOption, vec![0, 1]),
+            (Code::NotANode, vec![0, 2]),
+            (Code::UnknownNodeType, vec![1, 0]),
+            (Code::UnknownNodeType, vec![2, 1, 0]),
+            (Code::MissingOption, vec![2, 1]),
+        ];
+        assert_eq!(errors(text), expected);
+        assert_eq!(errors("[:inc!]"), [(Code::MissingOption, vec![])]);
+        assert_eq!(
+            errors("[:sequence [:success] 5]"),
+            [(Code::NotANode, vec![1])]
+        );
+    }
+
+    /// A keyword a name list accepted is accepted again by its code, but
+    /// only with that list: another keyword, or the same keyword where
+    /// another list is asked, is still checked.
+    #[test]
+    fn a_name_lists_accepted_keyword_is_remembered_with_its_list() {
+        use crate::diag::Code;
+        let parallel = |mode: &str| format!("[:parallel {{:mode {mode} :how-many 1}} [:success]]");
+        let ok = format!(
+            "[:sequence {} {}]",
+            parallel(":success"),
+            parallel(":success")
+        );
+        assert!(crate::compile_str("t.edn", &ok, &crate::Registry::new()).is_ok());
+        let text = format!(
+            "[:sequence {} {} {} [:parallel {{:policy :success}} [:success]]]",
+            parallel(":success"),
+            parallel(":failure"),
+            parallel(":sucess"),
+        );
+        let expected = [
+            (Code::BadOptionValue, vec![2]),
+            (Code::BadOptionValue, vec![3]),
+        ];
+        assert_eq!(errors(&text), expected);
+        let text = format!(
+            "[:sequence {} [:parallel {{:policy :success}} [:success]]]",
+            parallel(":success"),
+        );
+        assert_eq!(errors(&text), [(Code::BadOptionValue, vec![1])]);
+    }
+
+    /// An operator symbol the check accepted is accepted again by its
+    /// code; another symbol is still checked.
+    #[test]
+    fn an_accepted_operator_is_remembered() {
+        use crate::diag::Code;
+        let test = |oper: &str| format!("[:test? {{:key :k :oper {oper} :val 1}}]");
+        let ok = format!("[:sequence {} {} {}]", test("<="), test("<="), test(">"));
+        assert!(crate::compile_str("t.edn", &ok, &crate::Registry::new()).is_ok());
+        let text = format!("[:sequence {} {} {}]", test("<="), test("=<"), test("<="));
+        assert_eq!(errors(&text), [(Code::BadOptionValue, vec![1])]);
     }
 
     #[test]

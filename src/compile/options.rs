@@ -11,7 +11,7 @@ use crate::source::{FormSpans, Span};
 use crate::spec::{Operator, OptionType};
 use crate::tick::{catch_quietly, panic_message};
 use crate::tree::{KeyPath, Opt, Preconditions};
-use crate::value::{Keyword, Map, Value, kw};
+use crate::value::{Keyword, Map, Symbol, Value, kw};
 
 use super::{Compiler, short};
 
@@ -34,7 +34,37 @@ pub(super) fn doc_and_samples() -> (Keyword, Keyword) {
 
 /// Checks a node's options map against its node type's spec and lowers
 /// each value: what the node type's own lowering then takes apart.
+///
+/// A node written without an options map (a fifth of the nodes of the
+/// generated 9,680-node tree) has nothing to lower and, unless its node
+/// type requires an option, nothing to report: its empty options are
+/// made inline, without the call.
+#[inline(always)]
 pub(crate) fn lower_options<'m>(
+    c: &mut Compiler<'_>,
+    node_type: Option<&NodeType>,
+    map: Option<&'m Map>,
+    spans: Option<FormSpans<'m>>,
+    node_span: Option<Span>,
+    entries: &'m mut Vec<(Keyword, Opt)>,
+) -> Options<'m> {
+    if map.is_none() && !node_type.is_some_and(|nt| nt.options.iter().any(|o| o.required)) {
+        entries.clear();
+        return Options {
+            entries,
+            pre: None,
+            id: None,
+            map: None,
+            spans: None,
+        };
+    }
+    lower_options_map(c, node_type, map, spans, node_span, entries)
+}
+
+/// [`lower_options`] for a node with an options map, or one whose node
+/// type requires an option.
+#[inline(never)]
+fn lower_options_map<'m>(
     c: &mut Compiler<'_>,
     node_type: Option<&NodeType>,
     map: Option<&'m Map>,
@@ -236,7 +266,7 @@ fn lower_option<'m>(
     // always of its type: kept here, without the call that also handles
     // dynamic options and reports errors.
     if !matches!(value, Value::Vector(_))
-        && spec.is_none_or(|ty| surely_fits(ty, value) || ty.check(value).is_ok())
+        && spec.is_none_or(|ty| surely_fits(ty, value) || checks(c, ty, value))
     {
         out.entries.push((key, Opt::Const(value.clone())));
     } else if let Some(opt) = lower_value(c, key, value, value_spans(), spec) {
@@ -263,6 +293,52 @@ fn surely_fits(ty: &OptionType, value: &Value) -> bool {
                 Value::Keyword(_) | Value::Str(_) | Value::Int(_)
             )
     )
+}
+
+/// How many keywords a name list accepted are remembered in a compile:
+/// the lists of built-in node types hold a few names each.
+const MAX_ACCEPTED_NAMES: usize = 32;
+
+/// Whether the constant `value` is of type `ty`, by [`OptionType::check`].
+/// A keyword a name list (`OneOf`) accepted is remembered with the list,
+/// so that the next option with that list and keyword (every `:mode
+/// :success`) is accepted by comparing codes, where the check reads the
+/// keyword's text from the interner (under its lock) and compares it with
+/// each name. An operator's symbol (`:oper <=`) the check accepted is
+/// remembered likewise, where the check reads its text and parses it. A
+/// call of its own: inlined, the type check's every arm would crowd the
+/// loop over options.
+#[inline(never)]
+fn checks(c: &mut Compiler<'_>, ty: &OptionType, value: &Value) -> bool {
+    if let (OptionType::Operator, Value::Symbol(s)) = (ty, value) {
+        return checks_operator(c, ty, value, *s);
+    }
+    let (OptionType::OneOf(names), Value::Keyword(k)) = (ty, value) else {
+        return ty.check(value).is_ok();
+    };
+    // A list is a static slice: the same address and length, the same names.
+    let known = |&(list, code): &(&[&str], Keyword)| std::ptr::eq(list, *names) && code == *k;
+    if c.accepted_names.iter().any(known) {
+        return true;
+    }
+    let ok = ty.check(value).is_ok();
+    if ok && c.accepted_names.len() < MAX_ACCEPTED_NAMES {
+        c.accepted_names.push((names, *k));
+    }
+    ok
+}
+
+/// Whether the symbol `s` (the option `value`) is an operator, its
+/// symbol remembered once the check has accepted it (see [`checks`]).
+fn checks_operator(c: &mut Compiler<'_>, ty: &OptionType, value: &Value, s: Symbol) -> bool {
+    if c.accepted_operators.contains(&s) {
+        return true;
+    }
+    let ok = ty.check(value).is_ok();
+    if ok && c.accepted_operators.len() < MAX_ACCEPTED_NAMES {
+        c.accepted_operators.push(s);
+    }
+    ok
 }
 
 /// Where the precondition named by `key` goes, if `key` names one.
