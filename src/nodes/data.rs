@@ -208,8 +208,22 @@ impl Engine<'_> {
     /// [`Engine::test`] of any value at any key path.
     #[inline(never)]
     fn test_any(&mut self, id: u32, key: &KeyPath, oper: Operator, val: &Opt) -> Status {
-        let Some(lhs) = key.get(self.db) else {
-            return Status::Failure;
+        // The hint tried again, so that a key it finds pays nothing more;
+        // then a keyword key the db's filter proves absent fails without
+        // `KeyPath::get_slow`'s call.
+        let lhs = match key.hit(self.db) {
+            Some(lhs) => lhs,
+            None => {
+                if let KeyPath::Kw(k, _) = key
+                    && self.db.lacks_keyword(*k)
+                {
+                    return Status::Failure;
+                }
+                let Some(lhs) = key.get_slow(self.db) else {
+                    return Status::Failure;
+                };
+                lhs
+            }
         };
         let result = match (val, lhs) {
             (Opt::Const(Value::Int(b)), Value::Int(a)) => Ok(oper.ints(*a, *b)),
