@@ -87,14 +87,8 @@ impl Engine<'_> {
         let tree = self.tree;
         if let Some(Value::Map(memory)) = tree.memory_key_hint.hit_value_mut(self.db, kw::MEMORY)
             && let Some(Value::Map(state)) = node.memory_hint.hit_value_mut(memory, *key)
-            && state.len() == 1
-            && state.keyword_at(0, kw::TICKS)
-            && let Some(Value::Int(k)) = state.value_at_mut(0)
-            && *k > 0
-            && (*k as u64) < n
         {
-            *k += 1;
-            return true;
+            return count_under_way(state, n);
         }
         false
     }
@@ -107,13 +101,7 @@ impl Engine<'_> {
         let has_memory = match self.memory_mut(id) {
             None => false,
             Some(Value::Map(memory)) => {
-                if memory.len() == 1
-                    && memory.keyword_at(0, kw::TICKS)
-                    && let Some(Value::Int(k)) = memory.value_at_mut(0)
-                    && *k > 0
-                    && (*k as u64) < n
-                {
-                    *k += 1;
+                if count_under_way(memory, n) {
                     return Status::Running;
                 }
                 true
@@ -338,4 +326,21 @@ impl Engine<'_> {
         }
         status
     }
+}
+
+/// Counts a wait of `n` ticks under way in place: when its memory `state`
+/// is `{:ticks k}` with 0 < k < `n`, k becomes k + 1 and the answer is
+/// true; anything else is left as it is for the wait's other cases.
+#[inline(always)]
+fn count_under_way(state: &mut Map, n: u64) -> bool {
+    if state.len() == 1
+        && state.keyword_at(0, kw::TICKS)
+        && let Some(Value::Int(k)) = state.value_at_mut(0)
+        && *k > 0
+        && (*k as u64) < n
+    {
+        *k += 1;
+        return true;
+    }
+    false
 }
