@@ -179,9 +179,11 @@ fn lower_parallel(l: &mut Lowering<'_, '_>) -> Parallel {
             None,
         );
     }
+    // By the keywords' codes: reading a keyword's text takes the
+    // interner's lock.
     let mode = match l.take("mode") {
-        Opt::Const(Value::Keyword(k)) if k.as_str() == "failure" => CountMode::Failures,
-        Opt::Const(Value::Keyword(k)) if k.as_str() == "success" => CountMode::Successes,
+        Opt::Const(Value::Keyword(kw::FAILURE)) => CountMode::Failures,
+        Opt::Const(Value::Keyword(kw::SUCCESS)) => CountMode::Successes,
         other => CountMode::Dynamic(other),
     };
     Parallel::Count {
@@ -1378,6 +1380,29 @@ pub(super) fn as_bool(v: &Value) -> Option<bool> {
 mod tests {
     use super::{Count, Counted, Flow, Repeat, always, invert, never};
     use crate::tick::Status;
+
+    /// A constant `:mode` is resolved when the tree is compiled, by the
+    /// keyword's code; any other value is left to the tick.
+    #[test]
+    fn a_constant_count_mode_is_resolved_when_compiled() {
+        use crate::tree::{CountMode, Kind, Parallel};
+        let mode = |text: &str| {
+            let tree = crate::compile_str("t.edn", text, &crate::Registry::new())
+                .unwrap_or_else(|e| panic!("{e:?}"));
+            match &tree.nodes[0].kind {
+                Kind::Parallel(Parallel::Count { mode, .. }) => match mode {
+                    CountMode::Successes => "successes",
+                    CountMode::Failures => "failures",
+                    CountMode::Dynamic(_) => "dynamic",
+                },
+                _ => "not a counting parallel",
+            }
+        };
+        let parallel = |m: &str| format!("[:parallel {{:mode {m} :how-many 1}} [:success]]");
+        assert_eq!(mode(&parallel(":success")), "successes");
+        assert_eq!(mode(&parallel(":failure")), "failures");
+        assert_eq!(mode(&parallel("[:aido/db :m]")), "dynamic");
+    }
 
     #[test]
     fn flows_move_on_at_their_status_and_skipped_and_stop_at_any_other() {
