@@ -261,7 +261,7 @@ fn node_forms(tree: &Tree) -> Vec<&Value> {
         }
     }
     let mut out = Vec::with_capacity(tree.nodes.len());
-    walk(&tree.form, &mut out);
+    walk(tree.form(), &mut out);
     if out.len() != tree.nodes.len() {
         out.clear();
     }

@@ -1034,8 +1034,9 @@ pub struct Tree {
     /// Node index by stable id: node memory and the running set name nodes by id.
     pub(crate) index_by_id: crate::value::ValueIndex,
     /// The tree data it was compiled from: edits (trims) change this data
-    /// and compile it again.
-    pub(crate) form: Arc<Value>,
+    /// and compile it again. A tree compiled from text reads it again
+    /// from the text on first use (see `read::LazyForm`).
+    pub(crate) form: crate::read::LazyForm,
     /// The fingerprint a db records under `:aido/tree` (see
     /// [`Tree::fingerprint`]); worked out on first use.
     pub(crate) fingerprint: std::sync::OnceLock<i64>,
@@ -1161,7 +1162,7 @@ impl Tree {
 
     /// The tree data it was compiled from.
     pub fn form(&self) -> &Value {
-        &self.form
+        self.form.get()
     }
 
     /// A fingerprint of the tree's data, the same in every process: a db
@@ -1172,7 +1173,7 @@ impl Tree {
         *self.fingerprint.get_or_init(|| {
             use std::hash::Hasher;
             let mut h = crate::value::FastHasher::default();
-            h.write(self.form.to_string().as_bytes());
+            h.write(self.form().to_string().as_bytes());
             // Non-negative, so that it prints without a sign.
             (h.finish() >> 1) as i64
         })

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::diag::{Code, Diagnostic, Diagnostics, Report, did_you_mean};
 use crate::extend::Imp;
 use crate::nodes::{Lowering, Options};
-use crate::read::{Document, MAX_DEPTH, read};
+use crate::read::{Document, Item, LazyForm, MAX_DEPTH, NodeForms, TreeForm, read, read_tree};
 use crate::registry::Registry;
 use crate::source::{FormSpans, Source, SourceMap, Span};
 use crate::tree::{Node, NodeId, Opt, Tree};
@@ -58,9 +58,9 @@ pub fn compile<'a>(
             files: None,
         });
     }
-    let mut compiled = Compiler::new(registry, None).run(&tree, None)?;
+    let mut compiled = Compiler::new(registry, None).run(NodeForm::Value(&tree), None)?;
     // The tree keeps its data (for trims): a copy only if it was borrowed.
-    compiled.form = Arc::new(tree.into_owned());
+    compiled.form = LazyForm::ready(tree.into_owned());
     Ok(compiled)
 }
 
@@ -94,7 +94,7 @@ pub fn compile_document_with<'a>(
         registry,
         loader,
     )?;
-    tree.form = Arc::new(match (expanded, doc) {
+    tree.form = LazyForm::ready(match (expanded, doc) {
         (Some(value), _) => value,
         (None, Cow::Borrowed(doc)) => doc.value.clone(),
         (None, Cow::Owned(doc)) => doc.value,
@@ -116,7 +116,8 @@ fn compile_read(
     // looked through for includes (one that declares parameters is seen at
     // its root).
     if !include::declares_params(value) {
-        match Compiler::new(registry, Some(source.clone())).run(value, Some(spans)) {
+        match Compiler::new(registry, Some(source.clone())).run(NodeForm::Value(value), Some(spans))
+        {
             Ok(tree) => return Ok((tree, None)),
             Err(d)
                 if !(d.items.iter().any(|d| d.code == Code::UnknownNodeType)
@@ -147,7 +148,10 @@ fn compile_read(
     }
     let mut compiler = Compiler::new(registry, Some(source.clone()));
     compiler.files = Some(files.clone());
-    match compiler.run(&expanded.value, Some(expanded.spans.root())) {
+    match compiler.run(
+        NodeForm::Value(&expanded.value),
+        Some(expanded.spans.root()),
+    ) {
         Ok(mut tree) => {
             tree.files = Some(files);
             tree.warnings = warnings;
@@ -177,7 +181,7 @@ pub(crate) fn compile_form(
 ) -> Result<Tree, Diagnostics> {
     let loader = FsLoader::for_file(source.name());
     let (mut tree, expanded) = compile_read(value, spans, source, registry, &loader)?;
-    tree.form = Arc::new(expanded.unwrap_or_else(|| value.clone()));
+    tree.form = LazyForm::ready(expanded.unwrap_or_else(|| value.clone()));
     Ok(tree)
 }
 
@@ -226,10 +230,82 @@ pub fn compile_source_with(
     registry: &Registry,
     loader: &dyn Loader,
 ) -> Result<Tree, Diagnostics> {
+    // The tree's nodes are read without their value: compiled from what
+    // the reader recorded, the tree reads its data again when asked. A
+    // tree that declares parameters, may have includes (it fails with an
+    // unknown node type) or is no vector goes the way of the whole value.
+    match read_tree(source.text()) {
+        Ok((TreeForm::Nodes(forms), spans))
+            if !forms.root_has_option(Keyword::new("aido/params")) =>
+        {
+            let form = NodeForm::Read(&forms, forms.root());
+            match Compiler::new(registry, Some(source.clone())).run(form, Some(spans.root())) {
+                Ok(mut tree) => {
+                    tree.form = LazyForm::from_source(source);
+                    return Ok(tree);
+                }
+                Err(d) if !d.items.iter().any(|d| d.code == Code::UnknownNodeType) => {
+                    return Err(d);
+                }
+                Err(_) => {}
+            }
+        }
+        Ok(_) => {}
+        Err(e) => return Err(Diagnostics::from_read_error(&e, source)),
+    }
     match read(source.clone()) {
         // The document was read here: its data moves into the tree.
         Ok(doc) => compile_document_with(doc, registry, loader),
         Err(e) => Err(Diagnostics::from_read_error(&e, source)),
+    }
+}
+
+/// A node as the compiler reads it: data (a tree built in Rust or read as
+/// a value: `compile`, includes, parameters, a scenario's inline tree) or
+/// a node vector the reader recorded from text without building it
+/// ([`NodeForms`]). [`Compiler::node`] and the options' lowering are
+/// written once over both.
+#[derive(Clone, Copy)]
+pub(crate) enum NodeForm<'a> {
+    Value(&'a Value),
+    Read(&'a NodeForms, u32),
+}
+
+impl NodeForm<'_> {
+    /// How many nodes the form holds, to size the compiler's tables.
+    fn count_nodes(self) -> usize {
+        match self {
+            NodeForm::Value(value) => count_nodes(value, 0),
+            NodeForm::Read(forms, _) => forms.len(),
+        }
+    }
+}
+
+/// A node's children in either form (see [`NodeForm`]).
+#[derive(Clone, Copy)]
+enum Children<'a> {
+    Values(&'a [Value]),
+    Read(&'a NodeForms, &'a [Item]),
+}
+
+impl<'a> Children<'a> {
+    #[inline(always)]
+    fn len(self) -> usize {
+        match self {
+            Children::Values(items) => items.len(),
+            Children::Read(_, items) => items.len(),
+        }
+    }
+
+    #[inline(always)]
+    fn get(self, i: usize) -> Option<NodeForm<'a>> {
+        match self {
+            Children::Values(items) => items.get(i).map(NodeForm::Value),
+            Children::Read(forms, items) => items.get(i).map(|item| match item {
+                Item::Value(value) => NodeForm::Value(value),
+                Item::Node(index) => NodeForm::Read(forms, *index),
+            }),
+        }
     }
 }
 
@@ -361,13 +437,17 @@ impl<'r> Compiler<'r> {
         }
     }
 
-    fn run(mut self, tree: &Value, spans: Option<FormSpans<'_>>) -> Result<Tree, Diagnostics> {
+    fn run(
+        mut self,
+        tree: NodeForm<'_>,
+        spans: Option<FormSpans<'_>>,
+    ) -> Result<Tree, Diagnostics> {
         let root = Place::ROOT;
         // The reader counted the node-shaped forms of a text it read:
         // the nodes, or a few more (a reservation, not a result).
         let n = spans
             .and_then(FormSpans::node_forms)
-            .unwrap_or_else(|| count_nodes(tree, 0));
+            .unwrap_or_else(|| tree.count_nodes());
         self.nodes.reserve(n);
         self.child_ids.reserve(n);
         self.id_spans.reserve(n);
@@ -384,7 +464,7 @@ impl<'r> Compiler<'r> {
                 warnings: Vec::new(),
                 index_by_id: self.ids,
                 // Set by the caller, who may own the data.
-                form: Arc::new(Value::Nil),
+                form: LazyForm::ready(Value::Nil),
                 fingerprint: std::sync::OnceLock::new(),
                 fingerprint_hint: crate::tree::SlotHint::default(),
                 memory_key_hint: crate::tree::SlotHint::default(),
@@ -434,7 +514,12 @@ impl<'r> Compiler<'r> {
     }
 
     /// Compiles one node and its subtree; returns its index if it could be built.
-    fn node(&mut self, value: &Value, spans: Option<FormSpans<'_>>, place: Place) -> Option<u32> {
+    fn node(
+        &mut self,
+        form: NodeForm<'_>,
+        spans: Option<FormSpans<'_>>,
+        place: Place,
+    ) -> Option<u32> {
         self.at = (place.parent, place.index);
         let span = spans.map(FormSpans::span);
         if self.depth > MAX_DEPTH {
@@ -445,9 +530,28 @@ impl<'r> Compiler<'r> {
             );
             return None;
         }
-        let items = match value {
-            Value::Vector(items) => items.as_slice(),
-            Value::List(_) => {
+        // The node's head, options map and children, in either form.
+        let (head, options_value, children) = match form {
+            NodeForm::Value(Value::Vector(items)) => {
+                let options = match items.get(1) {
+                    Some(Value::Map(m)) => Some(m.as_ref()),
+                    _ => None,
+                };
+                let first = if options.is_some() { 2 } else { 1 };
+                let children = items.get(first..).unwrap_or_default();
+                (items.first(), options, Children::Values(children))
+            }
+            NodeForm::Read(forms, index) => {
+                let node = forms.node(index);
+                // The reader reads a node's head as a value, never a node.
+                let (head, children) = match node.items.split_first() {
+                    Some((Item::Value(head), children)) => (Some(head), children),
+                    Some((Item::Node(_), children)) => (None, children),
+                    None => (None, &[][..]),
+                };
+                (head, node.options, Children::Read(forms, children))
+            }
+            NodeForm::Value(Value::List(_)) => {
                 self.error(
                     Code::NotANode,
                     "a node is a vector `[:type {options}? children*]`, not a list".to_owned(),
@@ -455,7 +559,7 @@ impl<'r> Compiler<'r> {
                 );
                 return None;
             }
-            other => {
+            NodeForm::Value(other) => {
                 self.error(
                     Code::NotANode,
                     format!(
@@ -469,7 +573,7 @@ impl<'r> Compiler<'r> {
             }
         };
         let head_span = spans.and_then(|s| s.child(0)).map(FormSpans::span);
-        let type_name = match items.first() {
+        let type_name = match head {
             Some(Value::Keyword(k)) => Some(*k),
             Some(other) => {
                 self.error(
@@ -511,11 +615,10 @@ impl<'r> Compiler<'r> {
         });
 
         // `[:type {options} children..]`: the options map is optional.
-        let (options_value, options_spans, first_child) = match items.get(1) {
-            Some(Value::Map(m)) => (Some(m.as_ref()), spans.and_then(|s| s.child(1)), 2),
-            _ => (None, None, 1),
+        let (options_spans, first_child) = match options_value {
+            Some(_) => (spans.and_then(|s| s.child(1)), 2),
+            None => (None, 1),
         };
-        let children = &items[first_child.min(items.len())..];
 
         let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         let mut entries = self.spare_entries.pop().unwrap_or_default();
@@ -558,7 +661,8 @@ impl<'r> Compiler<'r> {
 
         let kids_start = self.kids.len();
         self.depth += 1;
-        for (i, child) in children.iter().enumerate() {
+        for i in 0..children.len() {
+            let Some(child) = children.get(i) else { break };
             let child_spans = spans.and_then(|s| s.child(first_child + i));
             let child_place = Place {
                 parent: index,
@@ -571,7 +675,7 @@ impl<'r> Compiler<'r> {
         }
         self.depth -= 1;
         // The children moved it; the lowering's errors are this node's.
-        if !children.is_empty() {
+        if children.len() != 0 {
             self.at = (place.parent, place.index);
         }
         self.id_texts.truncate(id_texts_len);
@@ -828,6 +932,8 @@ pub(crate) fn short(v: &Value) -> String {
     v.abbreviated(40).0
 }
 
+#[cfg(test)]
+mod form_tests;
 #[cfg(test)]
 mod tests {
     use super::count_nodes;

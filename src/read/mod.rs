@@ -13,6 +13,8 @@ mod atom;
 #[cfg(feature = "edn-rs")]
 mod edn_rs;
 mod error;
+mod forms;
+mod lazy;
 mod names;
 mod parse;
 
@@ -23,6 +25,9 @@ pub use error::{
 };
 
 use std::sync::Arc;
+
+pub(crate) use forms::{Item, NodeForms, TreeForm};
+pub(crate) use lazy::LazyForm;
 
 use crate::source::{Source, Span, Spans};
 use crate::value::Value;
@@ -92,6 +97,21 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 /// ```
 pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
     let (read, refused) = crate::value::intern_bounded(|| parse::read_one(text));
+    if refused {
+        return Err(ReadError {
+            kind: ReadErrorKind::TooManyNames,
+            span: Span::new(0, text.len()),
+        });
+    }
+    read
+}
+
+/// Reads the single form in `text` as a tree to compile: its node vectors
+/// recorded as nodes without their vectors and boxed options maps (see
+/// [`NodeForms`]), every other form as a value, with the same spans and
+/// the same errors as [`read_text`].
+pub(crate) fn read_tree(text: &str) -> Result<(TreeForm, Spans), ReadError> {
+    let (read, refused) = crate::value::intern_bounded(|| parse::read_nodes(text));
     if refused {
         return Err(ReadError {
             kind: ReadErrorKind::TooManyNames,

@@ -12,6 +12,7 @@
 use crate::value::Entry;
 
 use super::atom::{self, char_at, token_end};
+use super::forms::{Item, NodeEntry, NodeForms, TreeForm};
 use super::names::NameCache;
 use super::{Delimiter, MAX_DEPTH, ReadError, ReadErrorKind, Unsupported};
 use crate::source::{Span, SpanEntry, Spans};
@@ -27,6 +28,23 @@ const SPANS_SLACK: usize = 4096;
 
 /// Reads the one form in `text`.
 pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
+    let (form, spans) = read_whole(text, false)?;
+    match form {
+        TreeForm::Value(value) => Ok((value, spans)),
+        // (Not met: the nodes' mode is off.)
+        TreeForm::Nodes(_) => Err(ReadError::new(ReadErrorKind::Empty, 0, text.len())),
+    }
+}
+
+/// Reads the one form in `text` as a tree (see [`NodeForms`]): its node
+/// vectors recorded as nodes, every other form read as a value.
+pub(super) fn read_nodes(text: &str) -> Result<(TreeForm, Spans), ReadError> {
+    read_whole(text, true)
+}
+
+/// Reads the one form in `text`, its node vectors as nodes if `nodes`.
+#[inline(always)]
+fn read_whole(text: &str, nodes: bool) -> Result<(TreeForm, Spans), ReadError> {
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),
@@ -42,6 +60,9 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         symbols: NameCache::new(),
         in_maps: 0,
         node_forms: 0,
+        node_items: Vec::new(),
+        options: Vec::new(),
+        forms: NodeForms::default(),
     };
     if text.starts_with('\u{feff}') {
         return Err(ReadError::new(ReadErrorKind::ByteOrderMark, 0, 3));
@@ -57,8 +78,18 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
         Some(b @ (b')' | b']' | b'}')) => return Err(reader.unmatched(b)),
         Some(_) => {}
     }
-    reader.read_form(0).map_err(|e| *e)?;
-    let (Some(value), Some(root)) = (reader.values.pop(), reader.pending.pop()) else {
+    let form = if nodes && reader.peek() == Some(b'[') {
+        reader.read_node(0).map_err(|e| *e)?;
+        reader.values.pop();
+        reader
+            .node_items
+            .pop()
+            .map(|_| TreeForm::Nodes(NodeForms::default()))
+    } else {
+        reader.read_form(0).map_err(|e| *e)?;
+        reader.values.pop().map(TreeForm::Value)
+    };
+    let (Some(mut form), Some(root)) = (form, reader.pending.pop()) else {
         return Err(ReadError::new(ReadErrorKind::Empty, 0, text.len()));
     };
     // Discarded forms may follow the form, but nothing else.
@@ -71,8 +102,11 @@ pub(super) fn read_one(text: &str) -> Result<(Value, Spans), ReadError> {
             if entries.capacity() - entries.len() > SPANS_SLACK {
                 entries.shrink_to_fit();
             }
+            if let TreeForm::Nodes(forms) = &mut form {
+                *forms = std::mem::take(&mut reader.forms);
+            }
             Ok((
-                value,
+                form,
                 Spans {
                     entries,
                     node_forms: reader.node_forms,
@@ -158,6 +192,14 @@ struct Reader<'t> {
     /// How many vectors headed by a keyword were kept outside maps (see
     /// [`Spans`]' `node_forms`).
     node_forms: usize,
+    /// In the nodes' mode: the elements of the nodes being read and not
+    /// yet placed in the table, innermost last (in step with their span
+    /// entries in `pending`, but for an options map's).
+    node_items: Vec<Item>,
+    /// The options maps of the nodes being read, innermost last.
+    options: Vec<crate::value::Map>,
+    /// The nodes finished so far.
+    forms: NodeForms,
 }
 
 /// Cuts `values` to `len` without dropping what is cut: nils left by
@@ -396,8 +438,19 @@ impl Reader<'_> {
 
     /// Reads and pushes the elements of the collection opened at `open` (by
     /// `open_len` bytes), through its closing delimiter `close`.
-    fn read_elements(&mut self, open: usize, open_len: usize, depth: usize, close: u8) -> Step {
+    ///
+    /// With `NODE`, the collection is a node vector: its elements go to
+    /// `node_items`, a vector after its head is read as a node and a map
+    /// in its second place as its options (see [`NodeForms`]).
+    fn read_elements<const NODE: bool>(
+        &mut self,
+        open: usize,
+        open_len: usize,
+        depth: usize,
+        close: u8,
+    ) -> Step {
         self.pos = open + open_len;
+        let mark = self.pending.len();
         loop {
             // Elements are nearly always apart by one space or none: then
             // the next byte starts a form or closes the collection.
@@ -412,7 +465,9 @@ impl Reader<'_> {
                 // Most elements are leaves: read at once, without the
                 // collections' dispatch (inside the nesting limit).
                 Some(b) if STARTS_FORM[usize::from(b)] => {
-                    if depth < MAX_DEPTH && !STARTS_COLLECTION[usize::from(b)] {
+                    if NODE {
+                        self.read_node_element(b, depth, mark)?;
+                    } else if depth < MAX_DEPTH && !STARTS_COLLECTION[usize::from(b)] {
                         self.read_leaf()?;
                     } else {
                         self.read_form(depth + 1)?;
@@ -428,6 +483,7 @@ impl Reader<'_> {
                         Some(b')' | b']' | b'}') | None => {
                             return fail(self.not_closed(open, open_len, close));
                         }
+                        Some(b) if NODE => self.read_node_element(b, depth, mark)?,
                         Some(_) => self.read_form(depth + 1)?,
                     }
                 }
@@ -462,7 +518,7 @@ impl Reader<'_> {
     fn read_seq(&mut self, depth: usize, close: u8) -> Step {
         let start = self.pos;
         let mark = self.values.len();
-        self.read_elements(start, 1, depth, close)?;
+        self.read_elements::<false>(start, 1, depth, close)?;
         self.finish_seq(start, mark, close);
         Ok(())
     }
@@ -492,8 +548,110 @@ impl Reader<'_> {
     fn read_map(&mut self, depth: usize) -> Step {
         let start = self.pos;
         let mark = self.open_map();
-        self.read_elements(start, 1, depth, b'}')?;
+        self.read_elements::<false>(start, 1, depth, b'}')?;
         self.finish_map(start, mark)
+    }
+
+    fn finish_map(&mut self, start: usize, mark: usize) -> Step {
+        let (map, entry) = self.close_map(start, mark)?;
+        self.push(Value::Map(Box::new(map)), entry);
+        Ok(())
+    }
+
+    /// A node vector, in the nodes' mode: its elements read (a vector
+    /// after its head as a node, a map in its second place as its
+    /// options, anything else as a value), then the node placed in the
+    /// table and pushed as an element of its parent.
+    fn read_node(&mut self, depth: usize) -> Step {
+        if depth > MAX_DEPTH {
+            return fail(self.too_deep());
+        }
+        let start = self.pos;
+        let mark = self.pending.len();
+        let items_mark = self.node_items.len();
+        let options_mark = self.options.len();
+        self.read_elements::<true>(start, 1, depth, b']')?;
+        self.finish_node(start, mark, items_mark, options_mark);
+        Ok(())
+    }
+
+    /// Reads element `mark..` of a node vector at depth `depth`, which
+    /// starts with the byte `b`: a child node, the options, or a value.
+    #[inline(always)]
+    fn read_node_element(&mut self, b: u8, depth: usize, mark: usize) -> Step {
+        let n = self.pending.len() - mark;
+        match b {
+            b'[' if n >= 1 => return self.read_node(depth + 1),
+            b'{' if n == 1 => return self.read_options(depth + 1),
+            _ => {}
+        }
+        if depth < MAX_DEPTH && !STARTS_COLLECTION[usize::from(b)] {
+            self.read_leaf()?;
+        } else {
+            self.read_form(depth + 1)?;
+        }
+        // Taken, leaving a nil on the stack: `values` stays in step with
+        // `pending`, by which the collections around find their forms.
+        if let Some(value) = self.values.last_mut() {
+            self.node_items.push(Item::Value(std::mem::take(value)));
+        }
+        Ok(())
+    }
+
+    /// A node's options map, in the nodes' mode: read and checked as any
+    /// map, kept without a box.
+    fn read_options(&mut self, depth: usize) -> Step {
+        if depth > MAX_DEPTH {
+            return fail(self.too_deep());
+        }
+        let start = self.pos;
+        let mark = self.open_map();
+        self.read_elements::<false>(start, 1, depth, b'}')?;
+        let (map, entry) = self.close_map(start, mark)?;
+        self.options.push(map);
+        self.push(Value::Nil, entry);
+        Ok(())
+    }
+
+    /// Places the node whose elements are `node_items[items_mark..]`
+    /// (and its options, if `options` grew past `options_mark`) in the
+    /// table, and pushes it as an element of its parent.
+    fn finish_node(&mut self, start: usize, mark: usize, items_mark: usize, options_mark: usize) {
+        if matches!(
+            self.node_items.get(items_mark),
+            Some(Item::Value(Value::Keyword(_)))
+        ) {
+            self.node_forms += 1;
+        }
+        let from = self.forms.items.len();
+        // Moved in order, each leaving a node index behind, which owns
+        // nothing: the stack is then cut without a drop.
+        for item in self.node_items.get_mut(items_mark..).unwrap_or_default() {
+            self.forms
+                .items
+                .push(std::mem::replace(item, Item::Node(0)));
+        }
+        while self.node_items.len() > items_mark {
+            std::mem::forget(self.node_items.pop());
+        }
+        let options = if self.options.len() > options_mark {
+            self.options.pop()
+        } else {
+            None
+        };
+        let to = self.forms.items.len();
+        let index = u32::try_from(self.forms.nodes.len()).unwrap_or(u32::MAX);
+        self.forms.nodes.push(NodeEntry {
+            items: (
+                u32::try_from(from).unwrap_or(u32::MAX),
+                u32::try_from(to).unwrap_or(u32::MAX),
+            ),
+            options,
+        });
+        forget_tail(&mut self.values, mark);
+        let entry = self.place_elements(start, mark);
+        self.node_items.push(Item::Node(index));
+        self.push(Value::Nil, entry);
     }
 
     /// Counts one more map the forms being read are inside (until
@@ -506,7 +664,10 @@ impl Reader<'_> {
         self.values.len()
     }
 
-    fn finish_map(&mut self, start: usize, mark: usize) -> Step {
+    /// The map whose forms are `values[mark..]`, checked, and its span
+    /// entry (its elements' entries placed in the table).
+    #[inline(always)]
+    fn close_map(&mut self, start: usize, mark: usize) -> Result<(Map, SpanEntry), Box<ReadError>> {
         self.in_maps -= 1;
         let n_forms = self.values.len() - mark;
         if n_forms % 2 == 1 {
@@ -524,7 +685,7 @@ impl Reader<'_> {
                 .step_by(2)
                 .all(|k| matches!(k, Value::Keyword(_)))
         {
-            return self.finish_keyword_map(start, mark);
+            return self.close_keyword_map(start, mark);
         }
         let mut map = Map::with_capacity(n_keys);
         let mut forms = self.values.drain(mark..);
@@ -553,14 +714,17 @@ impl Reader<'_> {
         }
         drop(forms);
         let entry = self.place_elements(start, mark);
-        self.push(Value::Map(Box::new(map)), entry);
-        Ok(())
+        Ok((map, entry))
     }
 
     /// A map whose keys are all keywords, few enough that comparing each
     /// with those before it is cheaper than looking each up: its entries
     /// are made at their size straight from the stack.
-    fn finish_keyword_map(&mut self, start: usize, mark: usize) -> Step {
+    fn close_keyword_map(
+        &mut self,
+        start: usize,
+        mark: usize,
+    ) -> Result<(Map, SpanEntry), Box<ReadError>> {
         let forms = self.values.get(mark..).unwrap_or_default();
         let keyword_at = |i: usize| match forms.get(i) {
             Some(Value::Keyword(k)) => Some(*k),
@@ -603,14 +767,13 @@ impl Reader<'_> {
         let map = Map::from_distinct_keywords(n_keys, pairs);
         forget_tail(&mut self.values, mark);
         let entry = self.place_elements(start, mark);
-        self.push(Value::Map(Box::new(map)), entry);
-        Ok(())
+        Ok((map, entry))
     }
 
     fn read_set(&mut self, depth: usize) -> Step {
         let start = self.pos;
         let mark = self.values.len();
-        self.read_elements(start, 2, depth, b'}')?;
+        self.read_elements::<false>(start, 2, depth, b'}')?;
         self.finish_set(start, mark)
     }
 

@@ -1,0 +1,208 @@
+//! The compile from text, which reads the nodes without building their
+//! value (`read::NodeForms`), against the compile of the read value: the
+//! same trees, the same errors, the same spans.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{FsLoader, compile_document_with, compile_source_with};
+use crate::diag::Diagnostics;
+use crate::read::{TreeForm, read, read_text, read_tree};
+use crate::registry::Registry;
+use crate::source::Source;
+
+/// Every `.edn` file under `dir`, in order.
+fn edn_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            edn_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "edn") {
+            out.push(path);
+        }
+    }
+}
+
+fn all_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["examples", "benches/data", "tests/data"] {
+        edn_files(Path::new(dir), &mut files);
+    }
+    files
+}
+
+/// The compile of the whole read value, as before the reader's nodes.
+fn compile_value(source: &Arc<Source>, loader: &FsLoader) -> Result<crate::Tree, Diagnostics> {
+    match read(source.clone()) {
+        Ok(doc) => compile_document_with(doc, &Registry::new(), loader),
+        Err(e) => Err(Diagnostics::from_read_error(&e, source.clone())),
+    }
+}
+
+/// What a tree is, to compare: its `Debug` but for the index by id, whose
+/// hasher is seeded at random, which is compared by finding every id.
+fn shape(tree: &crate::Tree) -> String {
+    let found: Vec<Option<usize>> = tree
+        .iter()
+        .map(|n| {
+            let id = tree.node_id(n)?;
+            tree.find(id).map(|i| i.index())
+        })
+        .collect();
+    format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{found:?}",
+        tree.nodes,
+        tree.child_ids,
+        tree.source,
+        tree.files,
+        tree.warnings,
+        tree.form(),
+        tree.writes_running,
+        tree.len(),
+    )
+}
+
+/// Both ways give the same tree (its `Debug`: nodes, kinds, ids, spans,
+/// children, its data) or the same errors, on every tree of the
+/// examples, the benches' data and the tests' data; the trees that
+/// compile went the way of the reader's nodes (their data not made).
+#[test]
+fn the_compile_from_text_equals_the_compile_of_the_read_value() {
+    let files = all_files();
+    assert!(files.len() > 100, "{} files", files.len());
+    let (mut n_nodes_way, mut n_errors) = (0, 0);
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let name = path.to_string_lossy().into_owned();
+        let source = Arc::new(Source::new(&name, text));
+        let loader = FsLoader::for_file(&name);
+        let from_text = compile_source_with(source.clone(), &Registry::new(), &loader);
+        let from_value = compile_value(&source, &loader);
+        match (&from_text, &from_value) {
+            (Ok(a), Ok(b)) => {
+                if a.files.is_none() && !a.form.is_made() {
+                    n_nodes_way += 1;
+                }
+                assert!(shape(a) == shape(b), "{name}");
+                assert_eq!(a.fingerprint(), b.fingerprint(), "{name}");
+            }
+            (Err(a), Err(b)) => {
+                n_errors += 1;
+                assert!(format!("{a:?}") == format!("{b:?}"), "{name}");
+                assert_eq!(a.render(), b.render(), "{name}");
+            }
+            _ => panic!(
+                "{name}: {:?} against {:?}",
+                from_text.is_ok(),
+                from_value.is_ok()
+            ),
+        }
+    }
+    assert!(
+        n_nodes_way > 50,
+        "{n_nodes_way} trees compiled from the reader's nodes"
+    );
+    assert!(n_errors > 20, "{n_errors} files with errors");
+}
+
+/// The reader's nodes' mode gives the spans (every entry, and the count
+/// of node forms) and the errors of the usual read, on every file.
+#[test]
+fn the_readers_nodes_have_the_spans_and_errors_of_the_read_value() {
+    for path in all_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.display();
+        match (read_tree(&text), read_text(&text)) {
+            (Ok((form, a)), Ok((value, b))) => {
+                assert_eq!(a.entries, b.entries, "{name}");
+                assert_eq!(a.node_forms, b.node_forms, "{name}");
+                match form {
+                    TreeForm::Value(v) => assert_eq!(v, value, "{name}"),
+                    TreeForm::Nodes(forms) => {
+                        assert!(matches!(value, crate::Value::Vector(_)), "{name}");
+                        assert!(forms.len() >= 1, "{name}");
+                    }
+                }
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b, "{name}"),
+            (a, b) => panic!("{name}: {:?} against {:?}", a.is_ok(), b.is_ok()),
+        }
+    }
+}
+
+/// Nodes' mode on the shapes that are not plain nodes: a map after the
+/// second place, a list, a set, a tagged form and a discarded node as
+/// children; a vector as head; an empty vector; nesting to the limit.
+#[test]
+fn odd_shapes_compile_alike_both_ways() {
+    let deep_ok = format!("{}[:success]{}", "[:invert ".repeat(200), "]".repeat(200));
+    let too_deep = format!("{}[:success]{}", "[:invert ".repeat(300), "]".repeat(300));
+    let texts = [
+        "[:sequence {:id :s} {:a 1} [:success]]",
+        "[:sequence (:success) #{[:success]} #t [:success]]",
+        "[:sequence #_ [:jump!] [:success] #_#_ [:a] [:b]]",
+        "[[:success] [:success]]",
+        "[:sequence [] [1 2] [\"x\" {:k 1}]]",
+        "[:sequence [:success {:id :a}] [:success {:id :a}]]",
+        "[:inc! {:key [:a :b]} [:success]]",
+        "[:define! {:key :k :val [:aido/fn inc [:aido/db :n]]}]",
+        "[:sequence {:aido/params {:n :int}} [:success]]",
+        "[:sequence {1 2 :id :x} [:success]]",
+        "[:sequence [:include {:file \"x.edn\"}]]",
+        "[:sequence\n ;; a comment\n [:success] , [:failure]\t]",
+        ":success",
+        "[:sequence [:success]",
+        "[:sequence {:id :a :id :b} [:success]]",
+        "[:sequence {:id} [:success]]",
+        &deep_ok,
+        &too_deep,
+    ];
+    for text in texts {
+        let source = Arc::new(Source::new("t.edn", text));
+        let loader = FsLoader::for_file("t.edn");
+        let from_text = compile_source_with(source.clone(), &Registry::new(), &loader);
+        let from_value = compile_value(&source, &loader);
+        match (&from_text, &from_value) {
+            (Ok(a), Ok(b)) => assert_eq!(shape(a), shape(b), "{text}"),
+            (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{text}"),
+            _ => panic!(
+                "{text}: {:?} against {:?}",
+                from_text.is_ok(),
+                from_value.is_ok()
+            ),
+        }
+    }
+}
+
+/// A tree compiled from text keeps only its text: its data is read again
+/// on first use, equal to the read value, and its fingerprint is the
+/// same as that of the tree compiled from the value.
+#[test]
+fn a_tree_compiled_from_text_reads_its_data_again_when_asked() {
+    let text = "[:sequence {:id :s} [:inc! {:key [:a :b]}] #_ [:x] [:success {:doc \"d\"}]]";
+    let tree = crate::compile_str("t.edn", text, &Registry::new()).unwrap();
+    assert!(!tree.form.is_made());
+    let copy = tree.clone();
+    let (value, _) = read_text(text).unwrap();
+    let from_value = crate::compile(&value, &Registry::new()).unwrap();
+    assert_eq!(tree.fingerprint(), from_value.fingerprint());
+    assert!(tree.form.is_made());
+    assert_eq!(tree.form(), &value);
+    // A copy made before reads the text itself.
+    assert!(!copy.form.is_made());
+    assert_eq!(copy.form(), &value);
+    // A tree given its value keeps it.
+    assert!(from_value.form.is_made());
+}
+
+/// A text that no longer reads (it cannot happen to a tree's own text)
+/// gives nil, not a panic.
+#[test]
+fn a_form_whose_text_does_not_read_is_nil() {
+    let form = crate::read::LazyForm::from_source(Arc::new(Source::new("t.edn", "[:a")));
+    assert_eq!(form.get(), &crate::Value::Nil);
+}
