@@ -562,7 +562,7 @@ fn compiling_a_generated_tree_allocates_a_bounded_number_a_node() {
     let compiled = allocations() - before;
     assert_eq!(tree.len() as u64, n_nodes);
     // Measured: 25,270 to read the value (2.61 a node); to compile the
-    // text, which reads the nodes without their value, 7,860 in all (0.81 a
+    // text, which reads the nodes without their value, 7,835 in all (0.81 a
     // node: the options maps' entries; 25,297, 2.61, while the compile
     // read the value, and 34,981, 3.61, while each node's id was a string
     // of its own).

@@ -69,13 +69,7 @@ pub fn compile_file(path: impl AsRef<Path>, registry: &Registry) -> Result<Tree,
             }
         })?;
     let source = Arc::new(Source::new(path.display().to_string(), text));
-    match crate::read::read(source.clone()) {
-        Ok(doc) => {
-            let loader = super::FsLoader::for_file(path);
-            super::compile_document_with(doc, registry, &loader).map_err(CompileFileError::Compile)
-        }
-        Err(e) => Err(CompileFileError::Compile(Diagnostics::from_read_error(
-            &e, source,
-        ))),
-    }
+    // A read error is a diagnostic too, as with `compile_source_with`.
+    let loader = super::FsLoader::for_file(path);
+    super::compile_source_with(source, registry, &loader).map_err(CompileFileError::Compile)
 }

@@ -82,6 +82,14 @@ fn the_compile_from_text_equals_the_compile_of_the_read_value() {
         let loader = FsLoader::for_file(&name);
         let from_text = compile_source_with(source.clone(), &Registry::new(), &loader);
         let from_value = compile_value(&source, &loader);
+        // `compile_file` goes the way of the text.
+        match (super::compile_file(path, &Registry::new()), &from_value) {
+            (Ok(a), Ok(b)) => assert!(shape(&a) == shape(b), "{name}"),
+            (Err(super::CompileFileError::Compile(a)), Err(b)) => {
+                assert!(format!("{a:?}") == format!("{b:?}"), "{name}");
+            }
+            (a, _) => panic!("{name}: compile_file gave {:?}", a.is_ok()),
+        }
         match (&from_text, &from_value) {
             (Ok(a), Ok(b)) => {
                 if a.files.is_none() && !a.form.is_made() {
