@@ -539,6 +539,33 @@ fn a_read_value_holds_its_elements_in_order_and_gives_back_every_byte() {
     assert_eq!(kept, 0, "bytes left in use after reading and dropping");
 }
 
+/// A compile from text reads the nodes without their value and drops what
+/// it read (keyword heads and child nodes forgotten, any other form
+/// dropped): compiling and dropping a tree, or failing on one whose heads
+/// and children are strings, vectors, lists and maps, gives back every
+/// byte.
+#[test]
+fn a_compile_from_text_gives_back_every_byte() {
+    let ok = "[:sequence {:id \"a long explicit identifier\"} \
+              [:emit! {:key [:log :lines] :val \"a string long enough to be on the heap\"}] \
+              [:define! {:key :k :val [:aido/fn str \"x\" [:aido/db :n]]}] #_ [:success \"gone\"]]";
+    let bad = "[:sequence [\"a string head\" 1] \"a string child\" [[:a] :b] \
+               (:c \"in a list\") {:k [1 2]} [] [:success {\"key\" 1}]]";
+    let registry = Registry::new();
+    // Once first, so that the names are interned.
+    drop(compile_str("ok.edn", ok, &registry).unwrap());
+    drop(compile_str("bad.edn", bad, &registry).unwrap_err());
+    let ((), _, kept) = peak_and_kept(|| {
+        let tree = compile_str("ok.edn", ok, &registry).unwrap();
+        assert!(tree.len() == 3);
+        drop(tree);
+        let errors = compile_str("bad.edn", bad, &registry).unwrap_err();
+        assert!(errors.items.len() >= 5, "{errors:?}");
+        drop(errors);
+    });
+    assert_eq!(kept, 0, "bytes left in use after compiling and dropping");
+}
+
 /// The allocations of reading and compiling the generated tree of
 /// `benches/compile_cost.rs` (9,680 nodes), a count for a given text: the
 /// entries of each options map (7,789 of them) and a few tables per

@@ -36,6 +36,20 @@ pub(crate) struct NodeForms {
     pub(crate) items: Vec<Item>,
 }
 
+/// Heads are keywords and children nodes, which own nothing: they are
+/// forgotten, the rest dropped, where dropping the table called the drop
+/// of every value.
+impl Drop for NodeForms {
+    fn drop(&mut self) {
+        while let Some(item) = self.items.pop() {
+            match item {
+                Item::Value(Value::Keyword(_)) | Item::Node(_) => std::mem::forget(item),
+                other => drop(other),
+            }
+        }
+    }
+}
+
 /// A node of [`NodeForms`]: its head, options and children.
 #[derive(Clone, Copy)]
 pub(crate) struct NodeView<'a> {
