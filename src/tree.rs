@@ -1160,7 +1160,9 @@ impl Tree {
         path
     }
 
-    /// The tree data it was compiled from.
+    /// The tree data it was compiled from. A tree compiled from text
+    /// (without includes or parameters) keeps only its text and reads the
+    /// data from it on the first call.
     pub fn form(&self) -> &Value {
         self.form.get()
     }
