@@ -214,3 +214,43 @@ fn a_form_whose_text_does_not_read_is_nil() {
     let form = crate::read::LazyForm::from_source(Arc::new(Source::new("t.edn", "[:a")));
     assert_eq!(form.get(), &crate::Value::Nil);
 }
+
+/// The nodes' mode keeps the reader's nesting limit on a small stack:
+/// node vectors (with options maps and vectors in them) nested to the
+/// limit read, one level more is too deep, and neither overflows 512 KiB
+/// of stack in a debug build.
+#[test]
+fn the_deepest_tree_reads_as_nodes_on_a_small_stack() {
+    use crate::read::{MAX_DEPTH, ReadErrorKind};
+    // Each level a node vector; the innermost holds a map and a vector.
+    let nested = |levels: usize| {
+        format!(
+            "{}[:inc! {{:key [:a :b]}}]{}",
+            "[:invert ".repeat(levels - 1),
+            "]".repeat(levels - 1)
+        )
+    };
+    // The innermost key path's keywords are the deepest forms the value
+    // reader takes (the limit counts forms, not nodes).
+    let levels = MAX_DEPTH - 2;
+    let (deepest, too_deep) = (nested(levels), nested(levels + 1));
+    let handle = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            let ok = read_tree(&deepest).map(|(form, _)| match form {
+                TreeForm::Nodes(forms) => forms.len(),
+                TreeForm::Value(_) => 0,
+            });
+            let err = read_tree(&too_deep).map(|_| ()).map_err(|e| e.kind);
+            let as_values = (
+                read_text(&deepest).is_ok(),
+                read_text(&too_deep).map(|_| ()).map_err(|e| e.kind),
+            );
+            (ok.map_err(|e| e.kind), err, as_values)
+        })
+        .unwrap();
+    let (ok, err, as_values) = handle.join().unwrap();
+    assert_eq!(ok, Ok(levels));
+    assert_eq!(err, Err(ReadErrorKind::TooDeep));
+    assert_eq!(as_values, (true, Err(ReadErrorKind::TooDeep)));
+}
