@@ -147,6 +147,14 @@ fn the_readers_nodes_have_the_spans_and_errors_of_the_read_value() {
 /// children; a vector as head; an empty vector; nesting to the limit.
 #[test]
 fn odd_shapes_compile_alike_both_ways() {
+    // More keys than the reader compares: an options map kept whole.
+    let many_keys = format!(
+        "[:sequence {{{}}} [:success]]",
+        (0..17)
+            .map(|i| format!(":k{i} {i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let deep_ok = format!("{}[:success]{}", "[:invert ".repeat(200), "]".repeat(200));
     let too_deep = format!("{}[:success]{}", "[:invert ".repeat(300), "]".repeat(300));
     let texts = [
@@ -166,6 +174,9 @@ fn odd_shapes_compile_alike_both_ways() {
         "[:sequence [:success]",
         "[:sequence {:id :a :id :b} [:success]]",
         "[:sequence {:id} [:success]]",
+        "[:define! {:key :k :val \"a string\" :doc \"d\"}]",
+        "[:sequence {:id \"s\" :doc 5 :aido/skip-if [:aido/db :x]} [:success]]",
+        &many_keys,
         &deep_ok,
         &too_deep,
     ];

@@ -22,7 +22,9 @@ use std::sync::Arc;
 use crate::diag::{Code, Diagnostic, Diagnostics, Report, did_you_mean};
 use crate::extend::Imp;
 use crate::nodes::{Lowering, Options};
-use crate::read::{Document, Item, LazyForm, MAX_DEPTH, NodeForms, TreeForm, read, read_tree};
+use crate::read::{
+    Document, Item, LazyForm, MAX_DEPTH, NodeForms, NodeOptions, TreeForm, read, read_tree,
+};
 use crate::registry::Registry;
 use crate::source::{FormSpans, Source, SourceMap, Span};
 use crate::tree::{Node, NodeId, Opt, Tree};
@@ -531,6 +533,7 @@ impl<'r> Compiler<'r> {
             return None;
         }
         // The node's head, options map and children, in either form.
+        let made_options;
         let (head, options_value, children) = match form {
             NodeForm::Value(Value::Vector(items)) => {
                 let options = match items.get(1) {
@@ -543,13 +546,23 @@ impl<'r> Compiler<'r> {
             }
             NodeForm::Read(forms, index) => {
                 let node = forms.node(index);
+                // An options map kept as pairs is made here, for this
+                // node's lowering, and gone with it.
+                let options = match node.options {
+                    Some(NodeOptions::Pairs(range)) => {
+                        made_options = Some(forms.take_map(*range));
+                        made_options.as_ref()
+                    }
+                    Some(NodeOptions::Map(map)) => Some(map),
+                    None => None,
+                };
                 // The reader reads a node's head as a value, never a node.
                 let (head, children) = match node.items.split_first() {
                     Some((Item::Value(head), children)) => (Some(head), children),
                     Some((Item::Node(_), children)) => (None, children),
                     None => (None, &[][..]),
                 };
-                (head, node.options, Children::Read(forms, children))
+                (head, options, Children::Read(forms, children))
             }
             NodeForm::Value(Value::List(_)) => {
                 self.error(

@@ -10,6 +10,8 @@
 //! read as the usual [`Value`], so every message that prints one is the
 //! same. The spans are those of the usual read, form for form.
 
+use std::cell::Cell;
+
 use crate::value::{Keyword, Map, Value};
 
 /// One element of a node: a form read as a value, or a child node.
@@ -19,6 +21,15 @@ pub(crate) enum Item {
     Node(u32),
 }
 
+/// A node's options map as read: its entries in the table of pairs (a
+/// map of distinct keyword keys, few enough to check by comparing, as
+/// nearly every options map is), or, for any other, the map itself.
+#[derive(Debug)]
+pub(crate) enum NodeOptions {
+    Pairs((u32, u32)),
+    Map(Map),
+}
+
 /// One node vector: where its head and children are in the table of
 /// items, and its options map if it has one.
 #[derive(Debug)]
@@ -26,14 +37,29 @@ pub(crate) struct NodeEntry {
     /// Its head (if the vector is not empty) and then its children.
     pub(crate) items: (u32, u32),
     /// The options map in its second place, if it has one.
-    pub(crate) options: Option<Map>,
+    pub(crate) options: Option<NodeOptions>,
 }
 
 /// The node vectors of a tree read from text, and its root.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct NodeForms {
     pub(crate) nodes: Vec<NodeEntry>,
     pub(crate) items: Vec<Item>,
+    /// The entries of the options maps kept as pairs, each map's in a
+    /// run; a value is taken out (a cell) when its node's map is made.
+    pub(crate) pairs: Vec<(Keyword, Cell<Value>)>,
+}
+
+/// Shown with its nodes and items, and how many option pairs it keeps
+/// (a cell's value is not shown without taking it).
+impl std::fmt::Debug for NodeForms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeForms")
+            .field("nodes", &self.nodes)
+            .field("items", &self.items)
+            .field("pairs", &self.pairs.len())
+            .finish()
+    }
 }
 
 /// Heads are keywords and children nodes, which own nothing: they are
@@ -47,6 +73,13 @@ impl Drop for NodeForms {
                 other => drop(other),
             }
         }
+        // The options' values were taken by the compile: nils, likewise.
+        while let Some((_, value)) = self.pairs.pop() {
+            match value.into_inner() {
+                value @ (Value::Nil | Value::Keyword(_) | Value::Int(_)) => std::mem::forget(value),
+                other => drop(other),
+            }
+        }
     }
 }
 
@@ -55,7 +88,7 @@ impl Drop for NodeForms {
 pub(crate) struct NodeView<'a> {
     /// Its head and children, the head first (none: an empty vector).
     pub(crate) items: &'a [Item],
-    pub(crate) options: Option<&'a Map>,
+    pub(crate) options: Option<&'a NodeOptions>,
 }
 
 impl NodeForms {
@@ -71,6 +104,21 @@ impl NodeForms {
         }
     }
 
+    /// The pairs of the options kept as the run `range`.
+    fn pairs(&self, (from, to): (u32, u32)) -> &[(Keyword, Cell<Value>)] {
+        self.pairs
+            .get(from as usize..to as usize)
+            .unwrap_or_default()
+    }
+
+    /// The options map kept as the run `range`, made with their values
+    /// taken out of the table: made once, when its node is compiled (a
+    /// second map of the same run would have nils).
+    pub(crate) fn take_map(&self, range: (u32, u32)) -> Map {
+        let pairs = self.pairs(range);
+        Map::from_distinct_keywords(pairs.len(), pairs.iter().map(|(k, v)| (*k, v.take())))
+    }
+
     /// How many nodes were read.
     pub(crate) fn len(&self) -> usize {
         self.nodes.len()
@@ -83,9 +131,11 @@ impl NodeForms {
 
     /// Whether the root's options map holds the keyword `key`.
     pub(crate) fn root_has_option(&self, key: Keyword) -> bool {
-        self.node(self.root())
-            .options
-            .is_some_and(|m| m.contains_key(&Value::Keyword(key)))
+        match self.node(self.root()).options {
+            Some(NodeOptions::Pairs(range)) => self.pairs(*range).iter().any(|(k, _)| *k == key),
+            Some(NodeOptions::Map(m)) => m.contains_key(&Value::Keyword(key)),
+            None => false,
+        }
     }
 }
 

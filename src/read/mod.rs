@@ -26,7 +26,7 @@ pub use error::{
 
 use std::sync::Arc;
 
-pub(crate) use forms::{Item, NodeForms, TreeForm};
+pub(crate) use forms::{Item, NodeForms, NodeOptions, TreeForm};
 pub(crate) use lazy::LazyForm;
 
 use crate::source::{Source, Span, Spans};

@@ -12,7 +12,7 @@
 use crate::value::Entry;
 
 use super::atom::{self, char_at, token_end};
-use super::forms::{Item, NodeEntry, NodeForms, TreeForm};
+use super::forms::{Item, NodeEntry, NodeForms, NodeOptions, TreeForm};
 use super::names::NameCache;
 use super::{Delimiter, MAX_DEPTH, ReadError, ReadErrorKind, Unsupported};
 use crate::source::{Span, SpanEntry, Spans};
@@ -66,11 +66,12 @@ fn read_whole(text: &str, nodes: bool) -> Result<(TreeForm, Spans), ReadError> {
     };
     if nodes {
         // A node takes 28 bytes of the generated tree's text and more of
-        // the examples': room for one every 24 bytes, and for two items
-        // (its head and its place among its parent's children), saves
-        // the tables their regrowth.
+        // the examples': room for one every 24 bytes, for two items (its
+        // head and its place among its parent's children) and two option
+        // pairs, saves the tables their regrowth.
         reader.forms.nodes.reserve(text.len() / 24);
         reader.forms.items.reserve(text.len() / 12);
+        reader.forms.pairs.reserve(text.len() / 12);
     }
     if text.starts_with('\u{feff}') {
         return Err(ReadError::new(ReadErrorKind::ByteOrderMark, 0, 3));
@@ -205,7 +206,7 @@ struct Reader<'t> {
     /// entries in `pending`, but for an options map's).
     node_items: Vec<Item>,
     /// The options maps of the nodes being read, innermost last.
-    options: Vec<crate::value::Map>,
+    options: Vec<NodeOptions>,
     /// The nodes finished so far.
     forms: NodeForms,
 }
@@ -615,8 +616,44 @@ impl Reader<'_> {
         let start = self.pos;
         let mark = self.open_map();
         self.read_elements::<false>(start, 1, depth, b'}')?;
-        let (map, entry) = self.close_map(start, mark)?;
-        self.options.push(map);
+        let forms = self.values.get(mark..).unwrap_or_default();
+        let (options, entry) = if forms.len() % 2 == 0
+            && forms.len() / 2 <= SCAN_KEYS
+            && forms
+                .iter()
+                .step_by(2)
+                .all(|k| matches!(k, Value::Keyword(_)))
+        {
+            // Keyword keys, checked as a map's, and their values moved
+            // into the table of pairs: the map is made by the compiler
+            // while it lowers the node, and gone after.
+            self.in_maps -= 1;
+            self.check_distinct_keywords(mark)?;
+            let Reader { values, forms, .. } = self;
+            let from = forms.pairs.len();
+            for pair in values
+                .get_mut(mark..)
+                .unwrap_or_default()
+                .chunks_exact_mut(2)
+            {
+                if let [Value::Keyword(k), value] = pair {
+                    forms
+                        .pairs
+                        .push((*k, std::cell::Cell::new(std::mem::take(value))));
+                }
+            }
+            let to = forms.pairs.len();
+            forget_tail(&mut self.values, mark);
+            let range = (
+                u32::try_from(from).unwrap_or(u32::MAX),
+                u32::try_from(to).unwrap_or(u32::MAX),
+            );
+            (NodeOptions::Pairs(range), self.place_elements(start, mark))
+        } else {
+            let (map, entry) = self.close_map(start, mark)?;
+            (NodeOptions::Map(map), entry)
+        };
+        self.options.push(options);
         self.push(Value::Nil, entry);
         Ok(())
     }
@@ -725,14 +762,10 @@ impl Reader<'_> {
         Ok((map, entry))
     }
 
-    /// A map whose keys are all keywords, few enough that comparing each
-    /// with those before it is cheaper than looking each up: its entries
-    /// are made at their size straight from the stack.
-    fn close_keyword_map(
-        &mut self,
-        start: usize,
-        mark: usize,
-    ) -> Result<(Map, SpanEntry), Box<ReadError>> {
+    /// Checks that the keyword keys of the map whose forms are
+    /// `values[mark..]` are distinct, comparing each with those before it.
+    #[inline(always)]
+    fn check_distinct_keywords(&self, mark: usize) -> Step {
         let forms = self.values.get(mark..).unwrap_or_default();
         let keyword_at = |i: usize| match forms.get(i) {
             Some(Value::Keyword(k)) => Some(*k),
@@ -754,6 +787,19 @@ impl Reader<'_> {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// A map whose keys are all keywords, few enough that comparing each
+    /// with those before it is cheaper than looking each up: its entries
+    /// are made at their size straight from the stack.
+    fn close_keyword_map(
+        &mut self,
+        start: usize,
+        mark: usize,
+    ) -> Result<(Map, SpanEntry), Box<ReadError>> {
+        self.check_distinct_keywords(mark)?;
+        let forms = self.values.get(mark..).unwrap_or_default();
         // Taken off the stack in order, a pair at a time (they come in
         // pairs, counted above), straight into the map's slots.
         let n_keys = forms.len() / 2;
