@@ -4,11 +4,14 @@
 //! In this mode ([`super::read_tree`]) a vector in node position (the
 //! root, and each element of a node after its head, but the options map
 //! in its second place) is recorded as a node: its head and its children
-//! in one flat table of items, its options map's entries as a [`Map`] of
-//! their own, neither boxed nor in a vector of the node's. Every other
-//! form (the head, option values, data, a child that is not a vector) is
-//! read as the usual [`Value`], so every message that prints one is the
-//! same. The spans are those of the usual read, form for form.
+//! in one flat table of items, without a vector of the node's. Its
+//! options map, checked as any map, is kept as its pairs in a table of
+//! their own when its keys are keywords few enough to compare (the
+//! compiler makes the node's [`Map`] from them when it lowers the node,
+//! and drops it after), or else whole, without a box. Every other form
+//! (the head, option values, data, a child that is not a vector) is read
+//! as the usual [`Value`], so every message that prints one is the same.
+//! The spans are those of the usual read, form for form.
 
 use std::cell::Cell;
 
