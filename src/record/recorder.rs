@@ -510,8 +510,12 @@ impl Recorder {
             in_place.sort_unstable_by(|(_, a), (_, b)| a.as_str().cmp(b.as_str()));
             self.in_place_sorted = true;
         }
+        // Each look-up tested on its own: both positions are known to be
+        // there, and a pair of tests made together costs more.
         for &(at, k) in &self.in_place {
-            if let (Some(now), Some(before)) = (new.value_at(at), self.last_db.value_at_mut(at)) {
+            if let Some(now) = new.value_at(at)
+                && let Some(before) = self.last_db.value_at_mut(at)
+            {
                 push_change(k, before, now, &mut self.run.changes);
             }
         }
