@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::{
     DbChange, Event, Room, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
-    diff_keys, push_change,
+    diff_keys, push_change, sort_by_key_text,
 };
 use crate::tick::{
     DEFAULT_OPTIONS, Status, Tick, TickOptions, TraceEvent, Writes, leaf_path, run_tick_noting,
@@ -472,20 +472,19 @@ impl Recorder {
     /// places the db before has them (the usual small db, whose ticks
     /// change values, not keys): each value is compared with the one at
     /// its place, in the order of the keys' text, and the changes are those
-    /// [`diff_into`] gives. Returns false, having done nothing, otherwise.
-    /// Always inlined into [`Recorder::record_with`], its one caller, as
-    /// `push_change` is: the compiler's own choice there can move with
-    /// changes elsewhere in the crate.
+    /// [`diff_into`] gives. Returns false, having done nothing, when `new`
+    /// has another number of keys, or the db before's keys are not known
+    /// to be in place and are not. Always inlined into
+    /// [`Recorder::record_with`], its one caller, as `push_change` is: the
+    /// compiler's own choice there can move with changes elsewhere in the
+    /// crate.
     #[inline(always)]
     fn changes_in_place(&mut self, new: &Map) -> bool {
         if self.in_place_sorted {
             // `in_place` holds the db before's keys, all keywords, and
-            // their places: `new` has the same keys where it has them if
-            // it has as many and each of those at its place (room past the
-            // entries has a code no keyword has), one comparison a key.
-            if new.len() != self.in_place.len()
-                || !self.in_place.iter().all(|&(at, k)| new.keyword_at(at, k))
-            {
+            // their places: each is looked for at its place in `new` as
+            // its value is read (see `Recorder::in_place_missed`).
+            if new.len() != self.in_place.len() {
                 return false;
             }
         } else {
@@ -510,16 +509,49 @@ impl Recorder {
             in_place.sort_unstable_by(|(_, a), (_, b)| a.as_str().cmp(b.as_str()));
             self.in_place_sorted = true;
         }
-        // Each look-up tested on its own: both positions are known to be
-        // there, and a pair of tests made together costs more.
+        // `new` has as many keys as the db before: if each of the db
+        // before's is at its place in `new` (room past the entries has a
+        // code no keyword has), they are the same keys at the same places.
+        // Each key is checked as its value is read, with one comparison,
+        // and each look-up tested on its own (a pair of tests made
+        // together costs more).
+        let start = self.run.changes.len();
+        let mut missed = false;
         for &(at, k) in &self.in_place {
-            if let Some(now) = new.value_at(at)
-                && let Some(before) = self.last_db.value_at_mut(at)
-            {
+            let Some(now) = new.keyword_value_at(at, k) else {
+                missed = true;
+                break;
+            };
+            if let Some(before) = self.last_db.value_at_mut(at) {
                 push_change(k, before, now, &mut self.run.changes);
             }
         }
+        if missed {
+            self.in_place_missed(new, start);
+        }
         true
+    }
+
+    /// The rest of `Recorder::changes_in_place` when a key of the db before
+    /// is not at its place in `new` (a host moved or replaced one between
+    /// ticks), the changes of the keys before it in the order of their
+    /// text appended from `start` on, and their values in the db before
+    /// made equal to `new`'s: those changes are taken back, `new` is
+    /// compared with the db before in full (which gives no change for
+    /// those keys any more), and all of them go back in the order of their
+    /// keys' text, as [`diff_into`] alone gives them.
+    #[cold]
+    #[inline(never)]
+    fn in_place_missed(&mut self, new: &Map, start: usize) {
+        self.in_place_sorted = false;
+        let compared = &mut self.compared;
+        compared.clear();
+        self.run.changes.take_from(start, compared);
+        diff_into(&mut self.last_db, new, compared);
+        sort_by_key_text(compared, DbChange::key);
+        for change in compared.drain(..) {
+            self.run.changes.push(change);
+        }
     }
 
     /// The visits of a tick of `tree` (whose shape the record keeps at

@@ -217,6 +217,33 @@ impl Changes {
         true
     }
 
+    /// Takes the changes from `start` on out of the lists, made again,
+    /// onto the end of `out`: the lists are as they were before the first
+    /// of them was appended.
+    pub(super) fn take_from(&mut self, start: usize, out: &mut Vec<DbChange>) {
+        let Some(taken) = self.packed.get(start..) else {
+            return;
+        };
+        out.extend(self.get(start..self.packed.len()));
+        // The side lists grow in the order the changes come: the first
+        // taken change kept in one names where that list is cut.
+        let first = |wanted: fn(u8) -> bool| {
+            taken
+                .iter()
+                .find(|p| wanted(p.kinds))
+                .map(|p| p.old as usize)
+        };
+        let wide = first(|kinds| kinds != WHOLE && kinds & WIDE != 0);
+        let whole = first(|kinds| kinds == WHOLE);
+        if let Some(wide) = wide {
+            self.wide.truncate(wide);
+        }
+        if let Some(whole) = whole {
+            self.whole.truncate(whole);
+        }
+        self.packed.truncate(start);
+    }
+
     /// The changes at `at`, made again.
     pub(super) fn get(&self, at: std::ops::Range<usize>) -> TickChanges<'_> {
         TickChanges {
@@ -285,6 +312,45 @@ impl ExactSizeIterator for TickChanges<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_taken_from_a_place_come_back_and_leave_the_lists_as_before() {
+        let changed = |k: &str, old: Value, new: Value| DbChange::Changed {
+            key: Value::keyword(k),
+            old,
+            new,
+        };
+        let mut changes = Changes::default();
+        let before = [
+            changed("a", Value::Int(1), Value::Int(2)),
+            changed("b", Value::Int(1), Value::Int(i64::MAX)),
+            changed("c", Value::Int(1), Value::string("x")),
+        ];
+        let after = [
+            changed("d", Value::Float(0.5), Value::Float(1.5)),
+            changed("e", Value::Int(3), Value::Int(4)),
+            DbChange::Removed {
+                key: Value::keyword("f"),
+                old: Value::vector(vec![Value::Int(1)]),
+            },
+        ];
+        for change in before.iter().chain(&after) {
+            changes.push(change.clone());
+        }
+        let (wide, whole) = (changes.wide.len(), changes.whole.len());
+        let mut out = vec![changed("z", Value::Nil, Value::Nil)];
+        changes.take_from(3, &mut out);
+        assert_eq!(out[1..], after);
+        assert_eq!(changes.get(0..changes.len()).collect::<Vec<_>>(), before);
+        assert_eq!(
+            (changes.wide.len(), changes.whole.len()),
+            (wide - 1, whole - 1)
+        );
+        // Past the end, nothing is taken.
+        changes.take_from(4, &mut out);
+        assert_eq!(out.len(), 4);
+        assert_eq!(changes.len(), 3);
+    }
 
     #[test]
     fn a_stored_change_is_two_words() {

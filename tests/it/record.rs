@@ -297,6 +297,47 @@ fn a_small_db_whose_keys_move_between_ticks_is_recorded_right() {
 }
 
 #[test]
+fn a_key_replaced_after_keys_already_compared_is_recorded_in_order() {
+    // The keys of a small db are checked as their values are compared, in
+    // the order of their text: here `:a` and `:n` changed before `:z` is
+    // found replaced by `:b`, and the tick's changes are still those of
+    // the full comparison, in the order of the keys' text.
+    let t = tree("[:inc! {:key :n}]");
+    for keyed in [false, true] {
+        let mut db = read_value("{:n 0 :a 1 :z 2}").unwrap();
+        let mut recorder = Recorder::new(&t, &db);
+        if keyed {
+            recorder = recorder.comparing_written_keys();
+        }
+        let mut dbs = vec![db.clone()];
+        for edit in [true, false, false] {
+            db = recorder.tick(db, &t).db;
+            dbs.push(db.clone());
+            if edit {
+                let map = db.as_map_mut().unwrap();
+                map.insert(Value::keyword("a"), Value::Int(5));
+                map.swap_remove(&Value::keyword("z"));
+                map.insert(Value::keyword("b"), Value::Int(3));
+                if keyed {
+                    recorder.db_changed();
+                }
+            }
+        }
+        let run = recorder.finish();
+        for (n, db) in dbs.iter().enumerate() {
+            assert_eq!(&run.db_after(n), db, "after tick {n}");
+        }
+        assert_eq!(
+            timeline(&run, &TimelineOptions::default()),
+            "tick 1: success\n  ~ :n 0 -> 1\n\n\
+             tick 2: success\n  ~ :a 1 -> 5\n  + :b 3\n  ~ :n 1 -> 2\n  - :z\n\n\
+             tick 3: success\n  ~ :n 2 -> 3\n",
+            "comparing written keys: {keyed}"
+        );
+    }
+}
+
+#[test]
 fn diffs_list_keys_in_the_order_of_their_text() {
     let old = read_value("{:b 1, :a 1, :z 1, \"s\" 1, :n 1}").unwrap();
     let new = read_value("{:z 2, :c 1, :a 1, :b 1.0, \"s\" 1}").unwrap();
