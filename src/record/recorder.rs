@@ -293,7 +293,8 @@ impl Recorder {
             self.noted = false;
             run_tick_traced(db, tree, &DEFAULT_OPTIONS, &mut self.trace)
         };
-        self.record_run(tree, &tick);
+        // The trace is in the recorder's buffer, read where it is.
+        self.record_with(tree, &tick, None);
         tick
     }
 
