@@ -16,10 +16,11 @@ use std::sync::Arc;
 
 use super::{
     DbChange, Event, Room, RunRecord, TickEntry, TickNotes, Ticks, TreeRecord, Visit, diff_into,
-    diff_keys, push_change,
+    diff_keys, push_change, sort_by_key_text,
 };
 use crate::tick::{
     DEFAULT_OPTIONS, Status, Tick, TickOptions, TraceEvent, Writes, leaf_path, run_tick_noting,
+    run_tick_traced,
 };
 use crate::tree::{NodeIndex, Tree};
 use crate::value::{Keyword, Map, Value};
@@ -96,6 +97,9 @@ pub struct Recorder {
     /// Whether `in_place` holds the db before's keys: cleared whenever the
     /// db before may have gained or lost a key.
     in_place_sorted: bool,
+    /// The fingerprint of the tree the last tick recorded ran (at first,
+    /// the recorder's tree) and its index in [`RunRecord::trees`].
+    last_tree: (i64, usize),
 }
 
 /// A visit as a recorder builds it: a [`Visit`] without what the node's
@@ -152,9 +156,11 @@ impl Recorder {
     pub fn new(tree: &Tree, db: &Value) -> Recorder {
         // The lists of a record dropped on this thread, if one was.
         let room = Room::take();
+        let first = TreeRecord::of(tree);
         Recorder {
+            last_tree: (first.fingerprint, 0),
             run: RunRecord {
-                trees: vec![TreeRecord::of(tree)],
+                trees: vec![first],
                 start_db: db.clone(),
                 entries: room.entries,
                 visit_lists: room.visit_lists,
@@ -274,12 +280,31 @@ impl Recorder {
 
     /// Runs one traced tick and records it.
     pub fn tick(&mut self, db: Value, tree: &Tree) -> Tick {
-        // The default options as the constant `run_tick` reads: the traced
-        // tick inlined here folds its reads of the budgets and its tests
-        // for locals away, where `tick_with_options` reads them at run time.
-        let tick = self.run_buffered(db, tree, &DEFAULT_OPTIONS, true);
-        self.record_run(tree, &tick);
+        let tick = if self.notes_writes(&db) {
+            // The default options as the constant `run_tick` reads: the
+            // traced tick inlined here folds its reads of the budgets and
+            // its tests for locals away.
+            self.run_buffered(db, tree, &DEFAULT_OPTIONS, true)
+        } else {
+            // A tick that notes no writes is `run_tick_traced`'s, called:
+            // the walk is the one a traced tick runs, not a copy of it laid
+            // out anew here, with tests for the notes that fold away there.
+            self.buffered = true;
+            self.noted = false;
+            run_tick_traced(db, tree, &DEFAULT_OPTIONS, &mut self.trace)
+        };
+        // The trace is in the recorder's buffer, read where it is.
+        self.record_with(tree, &tick, None);
         tick
+    }
+
+    /// Whether a tick of `db` run here notes the keys it writes: when the
+    /// recorder compares only those and the db is more than it compares
+    /// whole (a small db is compared whole, in place, see
+    /// `Recorder::changes_in_place`: cheaper than noting the writes).
+    #[inline(always)]
+    fn notes_writes(&self, db: &Value) -> bool {
+        self.told && db.as_map().is_some_and(|m| m.len() > WHOLE_LIMIT)
     }
 
     /// Runs one tick with `options`, traced whatever they say, and records
@@ -307,9 +332,7 @@ impl Recorder {
         options: &TickOptions,
         buffered: bool,
     ) -> Tick {
-        // A small db is compared whole, in place (see
-        // `Recorder::changes_in_place`): cheaper than noting the writes.
-        let note = self.told && db.as_map().is_some_and(|m| m.len() > WHOLE_LIMIT);
+        let note = self.notes_writes(&db);
         let writes = note.then_some(&mut self.writes);
         let trace = buffered.then_some(&mut self.trace);
         let tick = run_tick_noting(db, tree, options, trace, writes);
@@ -345,25 +368,23 @@ impl Recorder {
     /// `self.writes`.
     fn record_with(&mut self, tree: &Tree, tick: &Tick, given: Option<&[TraceEvent]>) {
         let tree_index = self.tree_index(tree);
-        let mut halts: Vec<NodeIndex> = Vec::new();
-        let mut events = std::mem::take(&mut self.events);
-        if let Some(m) = tick.migration() {
-            events.push(Event::Migrated(m.to_value()));
-        }
-        let visits = self.visits(tree, tree_index, given, &mut halts, &mut events);
-        // Most ticks have none of these: looked at without a call.
-        let (launches, cancels) = (tick.launches(), tick.cancels());
-        let (dropped, warnings) = (tick.dropped(), tick.warnings());
-        if !(launches.is_empty() && cancels.is_empty() && dropped.is_empty() && warnings.is_empty())
+        let (visits, quiet) = self.visits(tree, tree_index, given);
+        // Most ticks have no notes (input, events, halts): looked at
+        // without a call, and gathered in one when there are some.
+        let notes = if quiet
+            && self.input.is_none()
+            && self.events.is_empty()
+            && tick.migration().is_none()
+            && tick.launches().is_empty()
+            && tick.cancels().is_empty()
+            && tick.dropped().is_empty()
+            && tick.warnings().is_empty()
+            && tick.error.is_none()
         {
-            events.extend(launches.iter().cloned().map(Event::Launched));
-            events.extend(cancels.iter().cloned().map(Event::Cancelled));
-            events.extend(dropped.iter().cloned().map(Event::Dropped));
-            events.extend(warnings.iter().cloned().map(Event::Warning));
-        }
-        if let Some(error) = &tick.error {
-            events.push(Event::Error(error.clone()));
-        }
+            None
+        } else {
+            self.tick_notes(tree, tick, given, quiet)
+        };
 
         // The changes go to the end of the run's list.
         let noted = std::mem::take(&mut self.noted);
@@ -401,7 +422,6 @@ impl Recorder {
         }
         self.between.clear();
         let index = self.run.entries.len();
-        let notes = TickNotes::of(self.input.take(), halts, events);
         let noted = notes.is_some();
         if let Some(notes) = notes {
             self.run.notes.push((index, notes));
@@ -416,51 +436,129 @@ impl Recorder {
         });
     }
 
+    /// The notes of `tick`, whose trace is `given`, else the recorder's
+    /// buffer, and which `quiet` says has no halt and no skip: the input
+    /// and events told before it, then a carrying over, the trace's halts
+    /// and skips (in the order they came), launches, cancels, dropped
+    /// results, warnings and the error. Out of line: most ticks have none.
+    #[inline(never)]
+    fn tick_notes(
+        &mut self,
+        tree: &Tree,
+        tick: &Tick,
+        given: Option<&[TraceEvent]>,
+        quiet: bool,
+    ) -> Option<Arc<TickNotes>> {
+        let mut halts: Vec<NodeIndex> = Vec::new();
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(m) = tick.migration() {
+            events.push(Event::Migrated(m.to_value()));
+        }
+        if !quiet {
+            let trace = given.unwrap_or(&self.trace[..]);
+            trace_events(tree, trace, &mut halts, &mut events);
+        }
+        events.extend(tick.launches().iter().cloned().map(Event::Launched));
+        events.extend(tick.cancels().iter().cloned().map(Event::Cancelled));
+        events.extend(tick.dropped().iter().cloned().map(Event::Dropped));
+        events.extend(tick.warnings().iter().cloned().map(Event::Warning));
+        if let Some(error) = &tick.error {
+            events.push(Event::Error(error.clone()));
+        }
+        TickNotes::of(self.input.take(), halts, events)
+    }
+
     /// Appends to the run's changes how `new` differs from the db before,
     /// when `new` has at most [`WHOLE_LIMIT`] keys, all keywords, at the
     /// places the db before has them (the usual small db, whose ticks
     /// change values, not keys): each value is compared with the one at
     /// its place, in the order of the keys' text, and the changes are those
-    /// [`diff_into`] gives. Returns false, having done nothing, otherwise.
-    /// Always inlined into [`Recorder::record_with`], its one caller, as
-    /// `push_change` is: the compiler's own choice there can move with
-    /// changes elsewhere in the crate.
+    /// [`diff_into`] gives. Returns false, having done nothing, when `new`
+    /// has another number of keys, or the db before's keys are not known
+    /// to be in place and are not. Always inlined into
+    /// [`Recorder::record_with`], its one caller, as `push_change` is: the
+    /// compiler's own choice there can move with changes elsewhere in the
+    /// crate.
     #[inline(always)]
     fn changes_in_place(&mut self, new: &Map) -> bool {
-        let last = &self.last_db;
-        if new.len() > WHOLE_LIMIT || new.len() != last.len() {
-            return false;
-        }
-        let (mut aligned, mut keywords) = (true, 0);
-        new.for_each_keyword(|at, k| {
-            aligned &= last.keyword_at(at, k);
-            keywords += 1;
-        });
-        if !aligned || keywords != new.len() {
-            return false;
-        }
-        // The keys are the db before's, at the same places: their order by
-        // text is sorted once for as long as the db before keeps them.
-        if !self.in_place_sorted {
+        if self.in_place_sorted {
+            // `in_place` holds the db before's keys, all keywords, and
+            // their places: each is looked for at its place in `new` as
+            // its value is read (see `Recorder::in_place_missed`).
+            if new.len() != self.in_place.len() {
+                return false;
+            }
+        } else {
+            let last = &self.last_db;
+            if new.len() > WHOLE_LIMIT || new.len() != last.len() {
+                return false;
+            }
+            let (mut aligned, mut keywords) = (true, 0);
+            new.for_each_keyword(|at, k| {
+                aligned &= last.keyword_at(at, k);
+                keywords += 1;
+            });
+            if !aligned || keywords != new.len() {
+                return false;
+            }
+            // The keys are the db before's, at the same places: their
+            // order by text is sorted once for as long as the db before
+            // keeps them.
             let in_place = &mut self.in_place;
             in_place.clear();
             new.for_each_keyword(|at, k| in_place.push((at, k)));
             in_place.sort_unstable_by(|(_, a), (_, b)| a.as_str().cmp(b.as_str()));
             self.in_place_sorted = true;
         }
+        // `new` has as many keys as the db before: if each of the db
+        // before's is at its place in `new` (room past the entries has a
+        // code no keyword has), they are the same keys at the same places.
+        // Each key is checked as its value is read, with one comparison,
+        // and each look-up tested on its own (a pair of tests made
+        // together costs more).
+        let start = self.run.changes.len();
+        let mut missed = false;
         for &(at, k) in &self.in_place {
-            if let (Some(now), Some(before)) = (new.value_at(at), self.last_db.value_at_mut(at)) {
+            let Some(now) = new.keyword_value_at(at, k) else {
+                missed = true;
+                break;
+            };
+            if let Some(before) = self.last_db.value_at_mut(at) {
                 push_change(k, before, now, &mut self.run.changes);
             }
+        }
+        if missed {
+            self.in_place_missed(new, start);
         }
         true
     }
 
+    /// The rest of `Recorder::changes_in_place` when a key of the db before
+    /// is not at its place in `new` (a host moved or replaced one between
+    /// ticks), the changes of the keys before it in the order of their
+    /// text appended from `start` on, and their values in the db before
+    /// made equal to `new`'s: those changes are taken back, `new` is
+    /// compared with the db before in full (which gives no change for
+    /// those keys any more), and all of them go back in the order of their
+    /// keys' text, as [`diff_into`] alone gives them.
+    #[cold]
+    #[inline(never)]
+    fn in_place_missed(&mut self, new: &Map, start: usize) {
+        self.in_place_sorted = false;
+        let compared = &mut self.compared;
+        compared.clear();
+        self.run.changes.take_from(start, compared);
+        diff_into(&mut self.last_db, new, compared);
+        sort_by_key_text(compared, DbChange::key);
+        for change in compared.drain(..) {
+            self.run.changes.push(change);
+        }
+    }
+
     /// The visits of a tick of `tree` (whose shape the record keeps at
     /// `tree_index`) whose trace is `given`, else the recorder's buffer, as
-    /// a list to keep; its halts and the
-    /// events its trace gives (halts and skips, in the order they came) go
-    /// to `halts` and `events`. When the engine noted the keys the tick
+    /// a list to keep, and whether the trace has no halt and no skip (then
+    /// it gives no events: see `Recorder::tick_notes`). When the engine noted the keys the tick
     /// wrote (`self.noted`), the keys of the writing leaves it did not note
     /// are added from the trace ([`Recent::writers`]).
     fn visits(
@@ -468,9 +566,7 @@ impl Recorder {
         tree: &Tree,
         tree_index: usize,
         given: Option<&[TraceEvent]>,
-        halts: &mut Vec<NodeIndex>,
-        events: &mut Vec<Event>,
-    ) -> u32 {
+    ) -> (u32, bool) {
         let trace = given.unwrap_or(&self.trace[..]);
         // A tick traced as a recent one was (the usual case of a steady
         // run) visits alike: one comparison of the traces.
@@ -480,13 +576,10 @@ impl Recorder {
             .rev()
             .find(|r| r.tree == tree_index && same_trace(&r.trace, trace))
         {
-            if !recent.quiet {
-                trace_events(tree, trace, halts, events);
-            }
             if self.noted {
                 note_writers(tree, &recent.writers, &mut self.writes);
             }
-            return recent.visits;
+            return (recent.visits, recent.quiet);
         }
 
         // Each node once, with its last status.
@@ -540,9 +633,6 @@ impl Recorder {
             }
         }
         marks.sort_unstable_by_key(|m| m.node.index());
-        if !quiet {
-            trace_events(tree, trace, halts, events);
-        }
         let visits = self.shared_visits(tree_index);
 
         // Kept with its trace, in the room of the oldest when there are
@@ -577,7 +667,7 @@ impl Recorder {
             visits,
             writers,
         });
-        visits
+        (visits, quiet)
     }
 
     /// This tick's visits (of tree `tree`), as `self.marks` holds them in
@@ -623,20 +713,24 @@ impl Recorder {
     /// The index of `tree`'s shape in the record, adding it if it is new.
     fn tree_index(&mut self, tree: &Tree) -> usize {
         let fingerprint = tree.fingerprint();
-        let last = self.run.entries.last().map_or(0, |t| t.tree as usize);
-        if self.run.trees.get(last).map(|t| t.fingerprint) == Some(fingerprint) {
-            return last;
+        // The usual tick runs the tree the last one did: one comparison.
+        if self.last_tree.0 == fingerprint {
+            return self.last_tree.1;
         }
-        if let Some(i) = self
+        let at = match self
             .run
             .trees
             .iter()
             .position(|t| t.fingerprint == fingerprint)
         {
-            return i;
-        }
-        self.run.trees.push(TreeRecord::of(tree));
-        self.run.trees.len() - 1
+            Some(at) => at,
+            None => {
+                self.run.trees.push(TreeRecord::of(tree));
+                self.run.trees.len() - 1
+            }
+        };
+        self.last_tree = (fingerprint, at);
+        at
     }
 
     /// The ticks recorded so far (see [`RunRecord::ticks`]).

@@ -177,13 +177,16 @@ impl Changes {
     /// [`Changes::push_scalars`] would), and says whether it did.
     #[inline(always)]
     pub(super) fn push_ints(&mut self, key: Keyword, old: i64, new: i64) -> bool {
-        let (Ok(old), Ok(new)) = (i32::try_from(old), i32::try_from(new)) else {
+        // Within 32 bits when the low 32 bits, widened, give it back: one
+        // sign extension and one comparison each.
+        let (narrow_old, narrow_new) = (old as i32, new as i32);
+        if i64::from(narrow_old) != old || i64::from(narrow_new) != new {
             return false;
-        };
+        }
         self.packed.push(Packed {
             key,
-            old: old as u32,
-            new: new as u32,
+            old: narrow_old as u32,
+            new: narrow_new as u32,
             kinds: INT << 4 | INT,
         });
         true
@@ -215,6 +218,33 @@ impl Changes {
         };
         self.packed.push(packed);
         true
+    }
+
+    /// Takes the changes from `start` on out of the lists, made again,
+    /// onto the end of `out`: the lists are as they were before the first
+    /// of them was appended.
+    pub(super) fn take_from(&mut self, start: usize, out: &mut Vec<DbChange>) {
+        let Some(taken) = self.packed.get(start..) else {
+            return;
+        };
+        out.extend(self.get(start..self.packed.len()));
+        // The side lists grow in the order the changes come: the first
+        // taken change kept in one names where that list is cut.
+        let first = |wanted: fn(u8) -> bool| {
+            taken
+                .iter()
+                .find(|p| wanted(p.kinds))
+                .map(|p| p.old as usize)
+        };
+        let wide = first(|kinds| kinds != WHOLE && kinds & WIDE != 0);
+        let whole = first(|kinds| kinds == WHOLE);
+        if let Some(wide) = wide {
+            self.wide.truncate(wide);
+        }
+        if let Some(whole) = whole {
+            self.whole.truncate(whole);
+        }
+        self.packed.truncate(start);
     }
 
     /// The changes at `at`, made again.
@@ -287,6 +317,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn changes_taken_from_a_place_come_back_and_leave_the_lists_as_before() {
+        let changed = |k: &str, old: Value, new: Value| DbChange::Changed {
+            key: Value::keyword(k),
+            old,
+            new,
+        };
+        let mut changes = Changes::default();
+        let before = [
+            changed("a", Value::Int(1), Value::Int(2)),
+            changed("b", Value::Int(1), Value::Int(i64::MAX)),
+            changed("c", Value::Int(1), Value::string("x")),
+        ];
+        let after = [
+            changed("d", Value::Float(0.5), Value::Float(1.5)),
+            changed("e", Value::Int(3), Value::Int(4)),
+            DbChange::Removed {
+                key: Value::keyword("f"),
+                old: Value::vector(vec![Value::Int(1)]),
+            },
+        ];
+        for change in before.iter().chain(&after) {
+            changes.push(change.clone());
+        }
+        let (wide, whole) = (changes.wide.len(), changes.whole.len());
+        let mut out = vec![changed("z", Value::Nil, Value::Nil)];
+        changes.take_from(3, &mut out);
+        assert_eq!(out[1..], after);
+        assert_eq!(changes.get(0..changes.len()).collect::<Vec<_>>(), before);
+        assert_eq!(
+            (changes.wide.len(), changes.whole.len()),
+            (wide - 1, whole - 1)
+        );
+        // Past the end, nothing is taken.
+        changes.take_from(4, &mut out);
+        assert_eq!(out.len(), 4);
+        assert_eq!(changes.len(), 3);
+    }
+
+    #[test]
     fn a_stored_change_is_two_words() {
         assert_eq!(std::mem::size_of::<Packed>(), 16);
     }
@@ -302,6 +371,8 @@ mod tests {
             i64::from(i32::MAX) + 1,
             i64::from(i32::MIN) - 1,
             i64::MIN,
+            // Its low 32 bits are those of 0.
+            1 << 32,
         ];
         let key = Keyword::new("k");
         let (mut changes, mut expected) = (Changes::default(), Vec::new());
@@ -320,9 +391,9 @@ mod tests {
             }
         }
         assert!(changes.whole.is_empty());
-        // Those with an integer past 32 bits (3 of the 8) on either side:
-        // 8 * 8 pairs less the 5 * 5 narrow ones, less 3 unchanged.
-        assert_eq!(changes.wide.len(), 8 * 8 - 5 * 5 - 3);
+        // Those with an integer past 32 bits (4 of the 9) on either side:
+        // 9 * 9 pairs less the 5 * 5 narrow ones, less 4 unchanged.
+        assert_eq!(changes.wide.len(), 9 * 9 - 5 * 5 - 4);
         let back: Vec<DbChange> = changes.get(0..changes.len()).collect();
         assert_eq!(back, expected);
     }

@@ -206,11 +206,13 @@ fn another_tree_is_recorded_with_its_shape() {
     let mut recorder = Recorder::new(&first, &db);
     db = recorder.tick(db, &first).db;
     db = recorder.tick(db, &second).db;
+    db = recorder.tick(db, &second).db;
     recorder.tick(db, &first);
     let run = recorder.finish();
     assert_eq!(run.trees.len(), 2);
+    // The tree of the tick before is known without a search, each time.
     let trees: Vec<usize> = run.ticks().map(|t| t.tree).collect();
-    assert_eq!(trees, [0, 1, 0]);
+    assert_eq!(trees, [0, 1, 1, 0]);
     assert_eq!(run.tick(1).unwrap().visits.len(), 3);
     assert!(
         run.tick(1)
@@ -236,6 +238,102 @@ fn the_db_at_any_tick_is_rebuilt_from_the_changes() {
     let run = recorder.finish();
     for (n, db) in dbs.iter().enumerate() {
         assert_eq!(&run.db_after(n), db, "after tick {n}");
+    }
+}
+
+#[test]
+fn a_small_db_whose_keys_move_between_ticks_is_recorded_right() {
+    // A db of at most 8 keys is compared value by value at the places of
+    // the db before's keys: a host's edit between ticks that moves a key,
+    // or puts another in its place, is found and compared in full, by a
+    // recorder comparing every value and by one comparing written keys.
+    let t = tree("[:inc! {:key :n}]");
+    for keyed in [false, true] {
+        let mut db = read_value("{:n 0 :a 1 :b 2}").unwrap();
+        let mut recorder = Recorder::new(&t, &db);
+        if keyed {
+            recorder = recorder.comparing_written_keys();
+        }
+        let mut dbs = vec![db.clone()];
+        for edit in 0..5 {
+            db = recorder.tick(db, &t).db;
+            dbs.push(db.clone());
+            let map = db.as_map_mut().unwrap();
+            match edit {
+                // `:a` moves to the end, its value kept.
+                0 => {
+                    let a = map.shift_remove(&Value::keyword("a")).unwrap();
+                    map.insert(Value::keyword("a"), a);
+                }
+                // `:c` takes `:a`'s place.
+                1 => {
+                    map.swap_remove(&Value::keyword("a"));
+                    map.insert(Value::keyword("c"), Value::Int(3));
+                }
+                // A value changed, the keys where they were.
+                2 => {
+                    map.insert(Value::keyword("b"), Value::Int(-2));
+                }
+                _ => {}
+            }
+            if keyed {
+                recorder.db_changed();
+            }
+        }
+        let run = recorder.finish();
+        for (n, db) in dbs.iter().enumerate() {
+            assert_eq!(&run.db_after(n), db, "after tick {n}");
+        }
+        assert_eq!(
+            timeline(&run, &TimelineOptions::default()),
+            "tick 1: success\n  ~ :n 0 -> 1\n\n\
+             tick 2: success\n  ~ :n 1 -> 2\n\n\
+             tick 3: success\n  - :a\n  + :c 3\n  ~ :n 2 -> 3\n\n\
+             tick 4: success\n  ~ :b 2 -> -2\n  ~ :n 3 -> 4\n\n\
+             tick 5: success\n  ~ :n 4 -> 5\n",
+            "comparing written keys: {keyed}"
+        );
+    }
+}
+
+#[test]
+fn a_key_replaced_after_keys_already_compared_is_recorded_in_order() {
+    // The keys of a small db are checked as their values are compared, in
+    // the order of their text: here `:a` and `:n` changed before `:z` is
+    // found replaced by `:b`, and the tick's changes are still those of
+    // the full comparison, in the order of the keys' text.
+    let t = tree("[:inc! {:key :n}]");
+    for keyed in [false, true] {
+        let mut db = read_value("{:n 0 :a 1 :z 2}").unwrap();
+        let mut recorder = Recorder::new(&t, &db);
+        if keyed {
+            recorder = recorder.comparing_written_keys();
+        }
+        let mut dbs = vec![db.clone()];
+        for edit in [true, false, false] {
+            db = recorder.tick(db, &t).db;
+            dbs.push(db.clone());
+            if edit {
+                let map = db.as_map_mut().unwrap();
+                map.insert(Value::keyword("a"), Value::Int(5));
+                map.swap_remove(&Value::keyword("z"));
+                map.insert(Value::keyword("b"), Value::Int(3));
+                if keyed {
+                    recorder.db_changed();
+                }
+            }
+        }
+        let run = recorder.finish();
+        for (n, db) in dbs.iter().enumerate() {
+            assert_eq!(&run.db_after(n), db, "after tick {n}");
+        }
+        assert_eq!(
+            timeline(&run, &TimelineOptions::default()),
+            "tick 1: success\n  ~ :n 0 -> 1\n\n\
+             tick 2: success\n  ~ :a 1 -> 5\n  + :b 3\n  ~ :n 1 -> 2\n  - :z\n\n\
+             tick 3: success\n  ~ :n 2 -> 3\n",
+            "comparing written keys: {keyed}"
+        );
     }
 }
 
