@@ -117,6 +117,17 @@ fn unmark_kept_sequence(nodes: &mut [Node], k: u32) {
 }
 
 impl<'t> Engine<'t> {
+    /// Ticks the tree's root, `root`, on the long path (an untraced tick):
+    /// what [`Engine::tick`] does for it, without its frame.
+    #[inline(always)]
+    pub(crate) fn tick_long_root(&mut self, root: &'t Node) -> Status {
+        if let Kind::Sequence { .. } = root.kind {
+            self.long_flow::<true, true>(0, root)
+        } else {
+            self.long_flow::<false, true>(0, root)
+        }
+    }
+
     /// Ticks `:sequence` (`SEQUENCE`) or `:selector` `id` (`node`) on the
     /// long path ([`Node::long_path`], an untraced tick that takes the
     /// plain path), counting its step first with `STEP` (the general
