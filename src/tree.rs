@@ -979,12 +979,27 @@ pub(crate) struct Node {
     /// or `:define!`: the plain path, traced or not, ticks that action in a
     /// loop of its own (`Engine::repeat_action`). Decided once, by
     /// `nodes::mark_plain`, so that other loops test nothing of their
-    /// child's kind on a tick.
+    /// child's kind on a tick. On a `:selector` or `:sequence` that is not
+    /// plain, the same bit marks it as ticked on the long path (see
+    /// [`Node::long_path`]): a flag of the node's that the compiler makes
+    /// clear, as it makes every node, and `nodes::mark_plain_node` sets.
     pub(crate) repeats_action: bool,
     pub(crate) span: Option<Span>,
     /// Where this node's entry in `:aido/memory` was last found (see
     /// [`SlotHint`]): node memory is looked up by id without hashing it.
     pub(crate) memory_hint: SlotHint,
+}
+
+impl Node {
+    /// A reactive `:selector` or `:sequence` without preconditions whose
+    /// one child that is not plain is a `:wait` or a flow marked so too:
+    /// an untraced tick visits it on the long path (`nodes::long_path`),
+    /// its plain children as the plain path does, and only the `:wait`
+    /// keeps the running set. Marked by `nodes::mark_plain_node`.
+    #[inline(always)]
+    pub(crate) fn long_path(&self) -> bool {
+        self.repeats_action && !self.plain
+    }
 }
 
 impl Clone for Node {

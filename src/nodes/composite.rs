@@ -20,7 +20,7 @@
 //! a skipped child (and none failed or running) is Skipped, a selector only
 //! when every child was. Error always goes straight up.
 
-use crate::tick::{Engine, Status};
+use crate::tick::{Engine, PlainPath, Status};
 use crate::tree::{CountMode, Node, Opt, Parallel};
 use crate::value::{Map, Value, kw};
 
@@ -352,11 +352,11 @@ impl Count {
 /// path walks the pre-order layout (first child at the composite's id + 1,
 /// the next at the previous one's `subtree_end`), which the compiler checked
 /// for every plain node.
-struct Children<'t, 'k, const PLAIN: bool> {
+pub(super) struct Children<'t, 'k, const PLAIN: bool> {
     /// The tree's nodes; on the plain path only up to the end of the
     /// composite's subtree, so that the fetch of a child's node is also the
     /// check that the children are done.
-    nodes: &'t [Node],
+    pub(super) nodes: &'t [Node],
     /// The child table's entries (general path).
     kids: &'k [u32],
     /// The index of the next child.
@@ -372,7 +372,13 @@ impl<'t, 'k, const PLAIN: bool> Children<'t, 'k, PLAIN> {
     /// subtree (a plain selector's, for a sequence inlined into its loop:
     /// the same base, so its loop needs no register of its own for it).
     #[inline(always)]
-    fn new(all: &'t [Node], id: u32, node: &Node, kids: &'k [u32], start: usize) -> Self {
+    pub(super) fn new(
+        all: &'t [Node],
+        id: u32,
+        node: &Node,
+        kids: &'k [u32],
+        start: usize,
+    ) -> Self {
         let nodes = if PLAIN {
             // Cut at the subtree's end (which the compiler checked lies
             // within the tree), the base left as it is: a slice taken with
@@ -395,7 +401,7 @@ impl<'t, 'k, const PLAIN: bool> Children<'t, 'k, PLAIN> {
     /// subtree's end) at once, so that the loop keeps only that id across
     /// the child's visit.
     #[inline(always)]
-    fn next(&mut self) -> Option<(usize, u32, &'t Node)> {
+    pub(super) fn next(&mut self) -> Option<(usize, u32, &'t Node)> {
         let i = self.i;
         let (child, node) = if PLAIN {
             let child = self.next;
@@ -606,10 +612,18 @@ impl<'t> Engine<'t> {
                     self.tick_wait(child, kid, ticks)
                 }
                 Kind::Sequence { memory: false } if !PLAIN && !kid.plain && kid.pre.is_none() => {
-                    self.tick_flow::<true>(child, kid)
+                    if kid.long_path() && self.plain == PlainPath::Untraced {
+                        self.long_flow::<true, true>(child, kid)
+                    } else {
+                        self.tick_flow::<true>(child, kid)
+                    }
                 }
                 Kind::Selector { memory: false } if !PLAIN && !kid.plain && kid.pre.is_none() => {
-                    self.tick_flow::<false>(child, kid)
+                    if kid.long_path() && self.plain == PlainPath::Untraced {
+                        self.long_flow::<false, true>(child, kid)
+                    } else {
+                        self.tick_flow::<false>(child, kid)
+                    }
                 }
                 _ if PLAIN && !sequence => {
                     self.visit_inlining::<PLAIN, TRACE, true>(child, kid, children.nodes)
@@ -676,7 +690,7 @@ impl<'t> Engine<'t> {
     /// finished children it kept. `decided`, or Error if the marks could
     /// not be cleared.
     #[inline(always)]
-    fn flow_ended<const MEMORY: bool>(
+    pub(super) fn flow_ended<const MEMORY: bool>(
         &mut self,
         id: u32,
         kids: &[u32],
@@ -733,7 +747,7 @@ impl<'t> Engine<'t> {
     /// finished children it kept; but a reactive sequence that succeeded
     /// (`succeeded`) and that its parent keeps as finished keeps its marks.
     #[inline(never)]
-    fn end_marks<const MEMORY: bool>(
+    pub(super) fn end_marks<const MEMORY: bool>(
         &mut self,
         id: u32,
         kids: &[u32],
@@ -793,7 +807,7 @@ impl<'t> Engine<'t> {
     /// so reads them): it was running, or (`sequence`) its parent keeps it
     /// as finished. Nothing is kept while nothing runs.
     #[inline]
-    fn keeps_marks(&self, id: u32, sequence: bool) -> bool {
+    pub(super) fn keeps_marks(&self, id: u32, sequence: bool) -> bool {
         self.long.is_some() && (self.was_running(id) || (sequence && self.kept_by_parent(id)))
     }
 
@@ -828,7 +842,7 @@ impl<'t> Engine<'t> {
     /// Whether reactive composite `id` may have marks to clear: it was
     /// running (`keeps`, if already worked out).
     #[inline]
-    fn marks_maybe(&self, id: u32, keeps: Option<bool>) -> bool {
+    pub(super) fn marks_maybe(&self, id: u32, keeps: Option<bool>) -> bool {
         keeps.unwrap_or_else(|| self.was_running(id))
     }
 
@@ -856,7 +870,13 @@ impl<'t> Engine<'t> {
     }
 
     /// Keeps `status` for child `i` of reactive composite `id`.
-    fn keep_done(&mut self, id: u32, i: usize, n: usize, status: Status) -> Result<(), String> {
+    pub(super) fn keep_done(
+        &mut self,
+        id: u32,
+        i: usize,
+        n: usize,
+        status: Status,
+    ) -> Result<(), String> {
         let mut done = self
             .memory(id)
             .and_then(|m| read_done(m, n))

@@ -5,6 +5,7 @@ mod composite;
 pub(crate) mod data;
 mod decorators;
 mod long;
+mod long_path;
 mod lower;
 mod plain;
 mod random;
@@ -231,6 +232,13 @@ impl Engine<'_> {
         // Only composites look at their children: leaves skip the slicing.
         let kids = || tree.children_of(node);
         let status = match &node.kind {
+            // A flow on the long path keeps its own bookkeeping.
+            Kind::Selector { .. } if node.long_path() && self.plain == PlainPath::Untraced => {
+                return self.long_flow::<false, false>(id, node);
+            }
+            Kind::Sequence { .. } if node.long_path() && self.plain == PlainPath::Untraced => {
+                return self.long_flow::<true, false>(id, node);
+            }
             Kind::Selector { memory } => self.selector::<false, false>(id, node, *memory, kids()),
             Kind::Sequence { memory } => self.sequence::<false, false>(id, node, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),

@@ -95,11 +95,17 @@ pub(crate) fn mark_plain_node(nodes: &mut [Node], i: usize, kids: &[u32]) {
         node.plain = plain;
         node.repeats_action = repeats_action;
     }
+    // A reactive flow that is not plain may take the long path: worked
+    // out out of line, so that the compiler's loop over the nodes stays
+    // as small as it was.
+    if !plain {
+        super::long_path::mark_long_path(nodes, i, kids);
+    }
 }
 
 /// Whether node `i`'s children are `i + 1` and then each one's subtree end,
 /// the last ending where `i`'s subtree does.
-fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
+pub(super) fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
     let mut next = i + 1;
     for &k in kids {
         if k as usize != next {

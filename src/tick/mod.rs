@@ -1180,7 +1180,7 @@ impl<'t> Engine<'t> {
     #[inline(always)]
     pub(crate) fn tick_root<const TRACED: bool>(
         &mut self,
-        tree: &Tree,
+        tree: &'t Tree,
         options: &TickOptions,
     ) -> Status {
         let usual = self.prepare(options);
@@ -1212,6 +1212,14 @@ impl<'t> Engine<'t> {
                 self.tick_plain_root::<true>(root)
             }
             Some(_) if self.error.is_some() => Status::Success,
+            // A root on the long path, of an untraced tick whose db holds
+            // reserved keys (something runs): entered there directly,
+            // without the general dispatch's frame. (Tested only for such
+            // a db: a general root of a usual db, a domain node's, pays
+            // nothing for it.)
+            Some(root) if !usual && root.long_path() && self.plain == PlainPath::Untraced => {
+                self.tick_long_root(root)
+            }
             // A plain root is entered on the plain path directly, traced or
             // not, without the general path's dispatch.
             Some(root) if root.plain => match self.plain {

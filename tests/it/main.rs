@@ -40,6 +40,7 @@ mod hints;
 mod hostile;
 mod include;
 mod layers;
+mod long_path;
 mod long_running;
 mod nodes;
 mod page;

@@ -1,0 +1,465 @@
+//! The long path: a reactive flow with a `:wait` below it, ticked as the
+//! plain path ticks a flow.
+//!
+//! A `:selector` or `:sequence` is general when a node below it can run,
+//! and the general path then visits it and every flow between it and the
+//! running node with their bookkeeping: a frame each, each child's plain
+//! flag tested, each visit looked up in the running set. When the one
+//! child of a flow that is not plain is a `:wait` or another such flow
+//! (and nothing there has preconditions: [`Node::long_path`], marked when
+//! the tree is compiled), that bookkeeping has one answer the wait alone
+//! can give: the flows above it return Running exactly when it does, and
+//! nothing else below them can run, be skipped or keep marks that outlive
+//! the tick. So an untraced tick visits such a flow on the long path: its
+//! plain children through the plain path's visit, its one other child
+//! here, and
+//!
+//! - the wait, returning Running, notes itself and each flow above it up
+//!   to the first that is not on the long path, children first, as their
+//!   general visits would have as they returned (nothing happens between
+//!   its return and theirs: their later children are plain);
+//! - a flow that returns anything else does the bookkeeping of a general
+//!   visit itself when something runs or ran (halting its long child when
+//!   an earlier child decided it, clearing marks, noting the visit), and
+//!   nothing when nothing does;
+//! - a flow whose long child was running and moves on keeps it marked, as
+//!   the general flow does, until the flow ends in the same tick.
+//!
+//! Marks that outlive a tick belong to a reactive sequence kept by a
+//! reactive sequence parent that runs on (`Engine::kept_by_parent`): a
+//! general reactive sequence's long-path sequence children, and theirs,
+//! are left general (`unmark_kept_sequences`). A traced tick, and a tick
+//! on the general path (`PlainPath::Off`), visit these flows as before, so
+//! that every trace event keeps its place; tests/it/long_path.rs compares
+//! both paths' dbs, statuses, steps, requests and running sets.
+
+use super::composite::{Children, Flow};
+use crate::tick::{Engine, Fate, Status};
+use crate::tree::{Kind, Node, Opt};
+
+/// Marks node `i`, a node that is not plain (`kids` its children, marked
+/// already), as on the long path ([`Node::long_path`]) when it is a
+/// reactive `:selector` or `:sequence` that may be. A reactive sequence
+/// that is not keeps its long-path sequence children general (see the
+/// module's doc).
+#[cold]
+#[inline(never)]
+pub(super) fn mark_long_path(nodes: &mut [Node], i: usize, kids: &[u32]) {
+    if !nodes.get(i).is_some_and(|n| {
+        matches!(
+            n.kind,
+            Kind::Selector { memory: false } | Kind::Sequence { memory: false }
+        )
+    }) {
+        return;
+    }
+    let long = may_take_long_path(nodes, i, kids);
+    match nodes.get_mut(i) {
+        Some(node) if long => node.repeats_action = true,
+        Some(node) if matches!(node.kind, Kind::Sequence { .. }) => {
+            unmark_kept_sequences(nodes, kids);
+        }
+        _ => {}
+    }
+}
+
+/// Whether node `i`, a reactive flow that is not plain (`kids` its
+/// children), may take the long path: no preconditions, its children in
+/// pre-order, and one of them not plain, a `:wait` or a long-path flow
+/// without preconditions.
+fn may_take_long_path(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
+    let Some(node) = nodes.get(i) else {
+        return false;
+    };
+    if node.pre.is_some() || !super::plain::in_pre_order(nodes, i, kids) {
+        return false;
+    }
+    let mut general = kids
+        .iter()
+        .filter_map(|&k| nodes.get(k as usize))
+        .filter(|n| !n.plain);
+    match (general.next(), general.next()) {
+        (Some(one), None) => {
+            one.pre.is_none() && (matches!(one.kind, Kind::Wait { .. }) || one.long_path())
+        }
+        _ => false,
+    }
+}
+
+/// `kids`, the children of a general reactive sequence: those that are
+/// reactive sequences on the long path go back to the general path, and
+/// so, in turn, do theirs (see the module's doc).
+fn unmark_kept_sequences(nodes: &mut [Node], kids: &[u32]) {
+    for &k in kids {
+        unmark_kept_sequence(nodes, k);
+    }
+}
+
+/// [`unmark_kept_sequences`] of one child, `k`.
+fn unmark_kept_sequence(nodes: &mut [Node], k: u32) {
+    let Some(node) = nodes.get_mut(k as usize) else {
+        return;
+    };
+    if !(node.long_path() && matches!(node.kind, Kind::Sequence { memory: false })) {
+        return;
+    }
+    node.repeats_action = false;
+    let end = node.subtree_end;
+    // A long-path flow's children are in pre-order.
+    let mut child = k + 1;
+    while child < end {
+        unmark_kept_sequence(nodes, child);
+        match nodes.get(child as usize) {
+            Some(n) => child = n.subtree_end,
+            None => return,
+        }
+    }
+}
+
+impl<'t> Engine<'t> {
+    /// Ticks the tree's root, `root`, on the long path (an untraced tick):
+    /// what [`Engine::tick`] does for it, without its frame.
+    #[inline(always)]
+    pub(crate) fn tick_long_root(&mut self, root: &'t Node) -> Status {
+        if let Kind::Sequence { .. } = root.kind {
+            self.long_flow::<true, true>(0, root)
+        } else {
+            self.long_flow::<false, true>(0, root)
+        }
+    }
+
+    /// Ticks `:sequence` (`SEQUENCE`) or `:selector` `id` (`node`) on the
+    /// long path ([`Node::long_path`], an untraced tick that takes the
+    /// plain path), counting its step first with `STEP` (the general
+    /// dispatch counted it already).
+    #[inline(never)]
+    pub(super) fn long_flow<const SEQUENCE: bool, const STEP: bool>(
+        &mut self,
+        id: u32,
+        node: &'t Node,
+    ) -> Status {
+        if STEP {
+            self.fuel -= 1;
+            if self.fuel == 0 {
+                return self.out_of_steps(id);
+            }
+        }
+        let flow = if SEQUENCE {
+            Flow::SEQUENCE
+        } else {
+            Flow::SELECTOR
+        };
+        let tree = self.tree;
+        let mut children = Children::<true>::new(&tree.nodes, id, node, &[], 0);
+        while let Some((i, child, kid)) = children.next() {
+            let status = if kid.plain {
+                if SEQUENCE {
+                    self.visit::<true, false>(child, kid)
+                } else {
+                    self.visit_inlining::<true, false, true>(child, kid, children.nodes)
+                }
+            } else {
+                let status = self.long_child(child, kid);
+                // The wait noted this flow running with itself.
+                if status == Status::Running {
+                    return Status::Running;
+                }
+                if status == flow.next && self.long.is_some() {
+                    if let Err(status) = self.long_child_moved_on(id, i, child, SEQUENCE) {
+                        return status;
+                    }
+                    continue;
+                }
+                status
+            };
+            if status == flow.next {
+                continue;
+            }
+            return self.long_flow_ended(id, node, Some(i), SEQUENCE, status);
+        }
+        self.long_flow_ended(id, node, None, SEQUENCE, flow.end())
+    }
+
+    /// The one child of long-path flow that is not plain: a `:wait` or
+    /// another long-path flow.
+    #[inline(always)]
+    fn long_child(&mut self, id: u32, node: &'t Node) -> Status {
+        match &node.kind {
+            Kind::Wait { ticks } => self.long_wait(id, node, ticks),
+            Kind::Sequence { .. } => self.long_flow::<true, true>(id, node),
+            Kind::Selector { .. } => self.long_flow::<false, true>(id, node),
+            // Never here (see `may_take_long_path`).
+            _ => self.tick(id),
+        }
+    }
+
+    /// A `:wait` child `id` (`node`, `ticks` its count) of a long-path
+    /// flow: [`Engine::tick_wait`], but a wait that returns Running notes
+    /// the flows above it too ([`Engine::long_running`]).
+    #[inline(always)]
+    fn long_wait(&mut self, id: u32, node: &Node, ticks: &Opt) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
+        }
+        let status = match self.count_opt(id, "ticks", ticks) {
+            Ok(n) if self.wait_counted(node, n) => Status::Running,
+            Ok(n) => self.wait_for(id, n),
+            Err(status) => status,
+        };
+        if status == Status::Running {
+            self.long_running(id);
+        } else {
+            self.visited(id, status);
+        }
+        status
+    }
+
+    /// Wait `id` returned Running on the long path: it and each flow above
+    /// it that is on the long path return Running, and each is noted, as
+    /// its general visit would note it ([`Engine::watched`]), children
+    /// first. The usual tick while the wait runs on finds them all in the
+    /// running set it loaded, still pending ([`Engine::long_ran_again`]).
+    #[inline(always)]
+    fn long_running(&mut self, id: u32) {
+        if !(self.watch && self.long_ran_again(id)) {
+            self.long_running_noted(id);
+        }
+    }
+
+    /// Whether wait `id`, returning Running on the long path, and the
+    /// flows above it up to the first that is not on the long path (the
+    /// top) are all in the running set the tick loaded and still pending:
+    /// then each is marked running again in place, as [`Engine::watched`]
+    /// would mark it. They are the set's entries from the top's to the
+    /// wait's: the set is in pre-order without repeats and names no plain
+    /// node (or the tick would not be on the plain path), and the nodes of
+    /// the top's subtree that are not plain are these alone.
+    #[inline(always)]
+    fn long_ran_again(&mut self, id: u32) -> bool {
+        let nodes = &self.tree.nodes;
+        let Some(long) = self.long.as_deref_mut() else {
+            return false;
+        };
+        let Some(at) = long.running_at(id) else {
+            return false;
+        };
+        let (mut top, mut len) = (id, 1);
+        while let Some(here) = nodes.get(top as usize)
+            && let Some(parent) = nodes.get(here.parent as usize)
+            && parent.long_path()
+        {
+            top = here.parent;
+            len += 1;
+        }
+        let Some(chain) = (at + 1)
+            .checked_sub(len)
+            .and_then(|first| long.prev_running.get_mut(first..=at))
+        else {
+            return false;
+        };
+        if chain.first().is_none_or(|&(n, _)| n != top)
+            || chain.iter().any(|&(_, fate)| fate != Fate::Pending)
+        {
+            return false;
+        }
+        for (_, fate) in chain.iter_mut() {
+            *fate = Fate::Running;
+        }
+        long.runs_again += len as u32;
+        true
+    }
+
+    /// [`Engine::long_running`] past its usual case: each node noted by
+    /// the general bookkeeping of a visit, the wait first.
+    #[inline(never)]
+    fn long_running_noted(&mut self, id: u32) {
+        let nodes = &self.tree.nodes;
+        let mut node = id;
+        loop {
+            self.visited(node, Status::Running);
+            let Some(here) = nodes.get(node as usize) else {
+                return;
+            };
+            match nodes.get(here.parent as usize) {
+                Some(parent) if parent.long_path() => node = here.parent,
+                _ => return,
+            }
+        }
+    }
+
+    /// Child `i` (`child`) of long-path flow `id` moved on while something
+    /// runs or ran: marked, if it was running and the flow keeps marks, as
+    /// a general flow marks it (the flow ends in this tick, and the mark
+    /// with it).
+    #[cold]
+    #[inline(never)]
+    fn long_child_moved_on(
+        &mut self,
+        id: u32,
+        i: usize,
+        child: u32,
+        sequence: bool,
+    ) -> Result<(), Status> {
+        if self.was_running(child) && self.keeps_marks(id, sequence) {
+            let tree = self.tree;
+            let n = tree.children_of(&tree.nodes[id as usize]).len();
+            let next = if sequence {
+                Status::Success
+            } else {
+                Status::Failure
+            };
+            if let Err(e) = self.keep_done(id, i, n, next) {
+                return Err(self.fail(id, e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Long-path flow `id` (`node`) returns `status`, not Running: decided
+    /// by its child `decided_at`, or (`None`) when every child moved on.
+    /// While nothing runs or ran there is nothing to keep; otherwise
+    /// [`Engine::long_flow_settled`].
+    #[inline(always)]
+    fn long_flow_ended(
+        &mut self,
+        id: u32,
+        node: &Node,
+        decided_at: Option<usize>,
+        sequence: bool,
+        status: Status,
+    ) -> Status {
+        if self.long.is_some() {
+            return self.long_flow_settled(id, node, decided_at, sequence, status);
+        }
+        status
+    }
+
+    /// [`Engine::long_flow_ended`] while something runs or ran: what the
+    /// general flow does as it ends (its later children halted when one
+    /// decided it, its marks cleared) and the bookkeeping of its visit.
+    #[cold]
+    #[inline(never)]
+    fn long_flow_settled(
+        &mut self,
+        id: u32,
+        node: &Node,
+        decided_at: Option<usize>,
+        sequence: bool,
+        status: Status,
+    ) -> Status {
+        let status = if status == Status::Error {
+            status
+        } else {
+            let tree = self.tree;
+            let kids = tree.children_of(node);
+            // The general flow works out whether it keeps marks when it
+            // reaches its child that can run, if that child was not
+            // running, or when that child moves on. (It then reads its
+            // marks of a child that was not running, which it has only
+            // while such a child kept by it runs on: never below a flow
+            // on the long path, see the module's doc.)
+            let long_at = kids
+                .iter()
+                .position(|&k| tree.nodes.get(k as usize).is_some_and(|n| !n.plain));
+            let asked = match (decided_at, long_at) {
+                (Some(i), Some(at)) if i < at => false,
+                (Some(i), Some(at)) if i == at => !self.was_running(kids[at]),
+                _ => true,
+            };
+            let keeps = asked.then(|| self.keeps_marks(id, sequence));
+            match decided_at {
+                Some(i) => self.flow_ended::<false>(id, kids, i, keeps, sequence, status),
+                None => {
+                    if self.marks_maybe(id, keeps)
+                        && let Err(e) = self.end_marks::<false>(id, kids, sequence, true)
+                    {
+                        self.fail(id, e)
+                    } else {
+                        status
+                    }
+                }
+            }
+        };
+        self.visited(id, status);
+        status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Registry, compile_str};
+
+    /// Which nodes of a tree, in pre-order, are on the long path.
+    fn long(text: &str) -> Vec<bool> {
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        tree.nodes.iter().map(|n| n.long_path()).collect()
+    }
+
+    #[test]
+    fn flows_whose_one_child_that_can_run_is_a_wait_or_such_a_flow_take_the_long_path() {
+        // npc's walk: the root and the last sequence; plain ones are not.
+        assert_eq!(
+            long(
+                "[:selector [:sequence [:present? {:key :a}] [:success]] \
+                 [:sequence [:inc! {:key :n}] [:loop {:count 2} [:inc! {:key :m}]] [:wait {:ticks 3}]]]"
+            ),
+            [true, false, false, false, true, false, false, false, false]
+        );
+        // Two children that can run, a precondition, memory or a wait
+        // under a decorator keep a flow general.
+        assert_eq!(
+            long("[:sequence [:wait {:ticks 1}] [:wait {:ticks 2}]]"),
+            [false; 3]
+        );
+        assert_eq!(
+            long("[:selector [:sequence {:aido/skip-if true} [:wait {:ticks 1}]] [:success]]"),
+            [false; 4]
+        );
+        assert_eq!(
+            long("[:selector [:wait {:ticks 1 :aido/skip-if true}]]"),
+            [false; 2]
+        );
+        assert_eq!(
+            long("[:sequence {:memory true} [:success] [:wait {:ticks 1}]]"),
+            [false; 3]
+        );
+        assert_eq!(
+            long("[:sequence [:always [:wait {:ticks 1}]] [:success]]"),
+            [false; 4]
+        );
+        // Under a flow that stays general, its children may still be on
+        // the long path (a selector below a general selector).
+        assert_eq!(
+            long(
+                "[:selector [:selector [:present? {:key :a}] [:wait {:ticks 1}]] [:wait {:ticks 2}]]"
+            ),
+            [false, true, false, false, false]
+        );
+    }
+
+    #[test]
+    fn a_general_reactive_sequence_keeps_its_sequences_over_waits_general_all_the_way_down() {
+        // The outer sequence is general (two waits): the sequence it may
+        // keep as finished, and the sequence that one keeps, go back to
+        // the general path; a selector between breaks the chain, and
+        // the sequence below it stays on the long path.
+        assert_eq!(
+            long(
+                "[:sequence [:sequence [:success] [:sequence [:wait {:ticks 1}]]] [:wait {:ticks 2}]]"
+            ),
+            [false, false, false, false, false, false]
+        );
+        assert_eq!(
+            long(
+                "[:sequence [:sequence [:selector [:failure] [:sequence [:wait {:ticks 1}]]]] [:wait {:ticks 2}]]"
+            ),
+            [false, false, true, false, true, false, false]
+        );
+        // A general selector keeps nothing of a finished child.
+        assert_eq!(
+            long("[:selector [:sequence [:wait {:ticks 1}]] [:wait {:ticks 2}]]"),
+            [false, true, false, false]
+        );
+    }
+}

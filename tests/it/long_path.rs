@@ -1,0 +1,298 @@
+//! The long path (reactive flows whose one child that can run is a
+//! `:wait` or another such flow, ticked untraced as the plain path ticks a
+//! flow, see `nodes::long_path`) must give exactly what the general path
+//! gives: every tree here is ticked untraced as hosts tick it, and with
+//! every node on the general path (`tick::run_tick_general_path`), from
+//! the same db, with the db edited between ticks so that conditions in
+//! front of a running wait change their minds and halt it. The status,
+//! steps, error, requests, warnings and the db as printed (its keys'
+//! order included, which halts and starts move) must agree at every tick.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use crate::common::Gen;
+
+use aido::{Registry, Tick, Tree, Value, compile_str, read_value, tick::TickOptions};
+
+/// A tick as hosts run it.
+fn tick(tree: &Tree, db: Value, budget: u64) -> Tick {
+    let options = TickOptions {
+        step_budget: budget,
+        ..TickOptions::default()
+    };
+    aido::tick::run_tick_with_options(db, tree, &options)
+}
+
+/// A tick with every node on the general path.
+fn tick_general(tree: &Tree, db: Value, budget: u64) -> Tick {
+    let options = TickOptions {
+        step_budget: budget,
+        ..TickOptions::default()
+    };
+    aido::tick::run_tick_general_path(db, tree, &options)
+}
+
+/// What a tick produced that a host sees, the db printed (in its order).
+fn seen(t: &Tick) -> String {
+    format!(
+        "{:?} steps {} db {} error {:?} launches {:?} cancels {:?} warnings {:?} dropped {:?}",
+        t.status,
+        t.steps,
+        t.db,
+        t.error.as_deref().map(|e| (&e.message, &e.node)),
+        t.launches(),
+        t.cancels(),
+        t.warnings(),
+        t.dropped()
+    )
+}
+
+/// Ticks `tree` `ticks` times both ways from `start`, `edit` changing
+/// both dbs alike before each tick, and asserts that every tick agrees.
+fn assert_same(
+    what: &str,
+    tree: &Tree,
+    start: &Value,
+    ticks: usize,
+    budget: u64,
+    mut edit: impl FnMut(usize, &mut Value),
+) {
+    let (mut long, mut general) = (start.clone(), start.clone());
+    for n in 0..ticks {
+        edit(n, &mut long);
+        edit(n, &mut general);
+        let l = tick(tree, long, budget);
+        let g = tick_general(tree, general, budget);
+        assert_eq!(
+            seen(&l),
+            seen(&g),
+            "{what}, tick {n}, from {start}: untraced vs general"
+        );
+        (long, general) = (l.db, g.db);
+    }
+}
+
+const CONDITION_KEYS: &[&str] = &[":a", ":b", ":c"];
+
+/// A random leaf that finishes in one visit: conditions on the keys the
+/// edits flip, and writes (some of them to keys the conditions read, or
+/// of the wrong type for a later `:inc!`, an Error).
+fn plain_leaf(g: &mut Gen) -> String {
+    let key = g.pick(CONDITION_KEYS);
+    match g.below(9) {
+        0 => "[:success]".into(),
+        1 => "[:failure]".into(),
+        2 | 3 => format!("[:present? {{:key {key}}}]"),
+        4 => format!("[:greater-than? {{:key {key} :val {}}}]", g.below(3)),
+        5 => format!("[:define! {{:key :out :val {}}}]", g.below(3)),
+        6 => "[:inc! {:key :n}]".into(),
+        7 => format!("[:dissoc! {{:key {}}}]", g.pick(&[":out", ":n", ":x"])),
+        _ => format!(
+            "[:define! {{:key :x :val {}}}]",
+            g.pick(&["1", ":k", "[1]"])
+        ),
+    }
+}
+
+/// A `:wait` of a few ticks, its count now and then read from the db, its
+/// id a keyword now and then.
+fn wait(g: &mut Gen, n: &mut u32) -> String {
+    *n += 1;
+    let ticks = match g.below(6) {
+        0 => "[:aido/db :t]".to_string(),
+        k => (k - 1).to_string(),
+    };
+    if g.below(2) == 0 {
+        format!("[:wait {{:id :w{n} :ticks {ticks}}}]")
+    } else {
+        format!("[:wait {{:ticks {ticks}}}]")
+    }
+}
+
+/// A random reactive flow with, usually, one child that can run: a wait
+/// or another such flow, among plain children; now and then a second
+/// child that can run, a precondition, memory, or a decorator, which keep
+/// it (or the flows above it) on the general path.
+fn flow(g: &mut Gen, depth: u32, waits: &mut u32) -> String {
+    let n = 1 + g.below(4) as usize;
+    let long_at = g.below(n as u64) as usize;
+    let mut kids = Vec::new();
+    for i in 0..n {
+        let kid = if i == long_at {
+            if depth == 0 || g.below(3) == 0 {
+                wait(g, waits)
+            } else {
+                flow(g, depth - 1, waits)
+            }
+        } else if g.below(12) == 0 {
+            wait(g, waits)
+        } else if depth > 0 && g.below(4) == 0 {
+            // A plain flow.
+            let leaves: Vec<String> = (0..1 + g.below(3)).map(|_| plain_leaf(g)).collect();
+            format!(
+                "[{} {}]",
+                g.pick(&[":selector", ":sequence"]),
+                leaves.join(" ")
+            )
+        } else {
+            plain_leaf(g)
+        };
+        kids.push(kid);
+    }
+    let kids = kids.join(" ");
+    match g.below(14) {
+        0 => format!("[:sequence {{:memory true}} {kids}]"),
+        1 => format!("[:selector {{:aido/skip-if [:aido/db :s]}} {kids}]"),
+        2 => format!("[:always [:sequence {kids}]]"),
+        3 => format!("[:parallel {{:policy :selector}} {kids}]"),
+        4..=8 => format!("[:sequence {kids}]"),
+        _ => format!("[:selector {kids}]"),
+    }
+}
+
+/// `db` with `key` (EDN text) set to `value`.
+fn set(db: &mut Value, key: &str, value: Value) {
+    db.assoc_in(&[read_value(key).unwrap()], value).unwrap();
+}
+
+/// `db` without `key` (EDN text).
+fn unset(db: &mut Value, key: &str) {
+    db.dissoc_in(&[read_value(key).unwrap()]).unwrap();
+}
+
+/// Flips the conditions' keys, now and then the wait's count, the skip key
+/// and the tree's fingerprint, as a host changes the world between ticks.
+fn edit(g: &mut Gen, db: &mut Value) {
+    for key in CONDITION_KEYS {
+        match g.below(4) {
+            0 => unset(db, key),
+            1 => set(db, key, Value::Int(g.below(4) as i64)),
+            _ => {}
+        }
+    }
+    if g.below(5) == 0 {
+        set(db, ":t", Value::Int(g.below(4) as i64));
+    }
+    if g.below(6) == 0 {
+        set(db, ":s", Value::Bool(g.below(2) == 0));
+    }
+    // A host that drops the tree's fingerprint: the tick that next writes
+    // state stamps it again (a flow that marks a finished wait does).
+    if g.below(6) == 0 {
+        unset(db, ":aido/tree");
+    }
+}
+
+#[test]
+fn generated_flows_over_waits_tick_the_same_on_the_long_and_the_general_path() {
+    let registry = Registry::new();
+    let mut g = Gen(19);
+    for case in 0..400 {
+        let mut waits = 0;
+        let text = flow(&mut g, 3, &mut waits);
+        let tree = compile_str("t.edn", &text, &registry).unwrap();
+        let mut edits = Gen(case);
+        let mut edits_general = Gen(case);
+        let (mut long, mut general) = (Value::map(), Value::map());
+        for n in 0..24 {
+            edit(&mut edits, &mut long);
+            edit(&mut edits_general, &mut general);
+            assert_eq!(long.to_string(), general.to_string());
+            let l = tick(&tree, long, 1_000_000);
+            let gt = tick_general(&tree, general, 1_000_000);
+            assert_eq!(seen(&l), seen(&gt), "case {case}, tick {n}: {text}");
+            (long, general) = (l.db, gt.db);
+        }
+    }
+}
+
+#[test]
+fn a_step_budget_spent_anywhere_on_the_long_path_ends_alike() {
+    // npc's wandering ending in a walk: the root and the last sequence on
+    // the long path. Every budget from 1 to past a tick's visits.
+    let text = "[:selector \
+        [:sequence [:greater-than? {:key :hunger :val 3}] [:define! {:key :hunger :val 0}]] \
+        [:sequence [:inc! {:key :hunger}] [:loop {:count 2} [:inc! {:key :w}]] \
+         [:selector [:present? {:key :x}] [:wait {:id :walk :ticks 5}]]]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    let start = read_value("{:hunger 0}").unwrap();
+    for budget in 1..12 {
+        assert_same("npc's walk", &tree, &start, 12, budget, |_, _| {});
+    }
+}
+
+#[test]
+fn a_running_wait_halted_by_an_earlier_child_or_a_sibling_is_halted_alike() {
+    // A wait below two long-path flows, halted when the condition in
+    // front of it fails (its sequence decides), when a higher-priority
+    // branch of the root succeeds (the root decides), and a second wait
+    // started by a later branch after the first is halted, which moves
+    // `:aido/memory` and `:aido/running` in the db.
+    let text = "[:selector {:id :root} \
+        [:sequence {:id :eat} [:present? {:key :hungry}] [:define! {:key :did :val :eat}]] \
+        [:sequence {:id :walk} [:present? {:key :go}] [:selector [:present? {:key :there}] \
+          [:wait {:id :w1 :ticks 4}]]] \
+        [:wait {:id :w2 :ticks 3}]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    let start = read_value("{:go true}").unwrap();
+    let script = |n: usize, db: &mut Value| match n {
+        2 => set(db, ":hungry", Value::Bool(true)),
+        3 => unset(db, ":hungry"),
+        5 => unset(db, ":go"),
+        7 => set(db, ":go", Value::Bool(true)),
+        9 => set(db, ":there", Value::Bool(true)),
+        10 => unset(db, ":there"),
+        _ => {}
+    };
+    assert_same("a halted walk", &tree, &start, 16, 1_000_000, script);
+}
+
+#[test]
+fn a_wait_that_finishes_under_nested_long_path_sequences_marks_nothing_that_outlives_the_tick() {
+    // The wait finishes while every flow above it ran: the general path
+    // marks it done in its sequence, keeps that sequence's marks (its
+    // parent keeps it) and clears them all as the root sequence ends; the
+    // db after is the same, and so is the next start of the wait.
+    let text = "[:sequence {:id :top} [:sequence {:id :mid} [:sequence {:id :low} \
+        [:inc! {:key :n}] [:wait {:id :w :ticks 2}]] [:inc! {:key :m}]] [:success]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    assert_same("nested", &tree, &Value::map(), 9, 1_000_000, |_, _| {});
+}
+
+#[test]
+fn a_reactive_sequence_kept_by_a_general_one_keeps_its_marks() {
+    // `:keep` is a reactive sequence over a wait, under a general reactive
+    // sequence (its second wait makes it general): it finishes and is
+    // kept as finished while the second wait runs, and ticked again (its
+    // conditions are guards) it must not start its wait over. Ticked on
+    // the general path, as the long path would forget its marks.
+    let text = "[:sequence {:id :outer} [:sequence {:id :keep} [:present? {:key :ok}] \
+        [:wait {:id :w1 :ticks 2}]] [:wait {:id :w2 :ticks 3}]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    let start = read_value("{:ok true}").unwrap();
+    assert_same("kept", &tree, &start, 8, 1_000_000, |_, _| {});
+    // And the wait is not started over: w1 runs two ticks, then w2
+    // three while `:keep`, ticked again, keeps w1 done.
+    let mut db = start;
+    let mut running = Vec::new();
+    for _ in 0..6 {
+        let t = tick(&tree, db, 1_000_000);
+        running.push(
+            t.db.get(&Value::keyword("aido/running"))
+                .map(|r| r.to_string())
+                .unwrap_or_default(),
+        );
+        db = t.db;
+    }
+    assert_eq!(
+        running,
+        [
+            "[:outer :keep :w1]",
+            "[:outer :keep :w1]",
+            "[:outer :w2]",
+            "[:outer :w2]",
+            "[:outer :w2]",
+            ""
+        ]
+    );
+}
