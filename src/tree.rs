@@ -979,11 +979,11 @@ pub(crate) struct Node {
     /// or `:define!`: the plain path, traced or not, ticks that action in a
     /// loop of its own (`Engine::repeat_action`). Decided once, by
     /// `nodes::mark_plain`, so that other loops test nothing of their
-    /// child's kind on a tick. On a `:selector` or `:sequence` that is not
-    /// plain, the same bit marks it as ticked on the long path (see
-    /// [`Node::long_path`]): a flag of the node's that the compiler makes
-    /// clear, as it makes every node, and `nodes::mark_plain_node` sets.
+    /// child's kind on a tick.
     pub(crate) repeats_action: bool,
+    /// Whether an untraced tick visits this node on the long path (see
+    /// [`Node::long_path`]); set by `nodes::mark_plain_node`.
+    pub(crate) on_long_path: bool,
     pub(crate) span: Option<Span>,
     /// Where this node's entry in `:aido/memory` was last found (see
     /// [`SlotHint`]): node memory is looked up by id without hashing it.
@@ -998,7 +998,7 @@ impl Node {
     /// keeps the running set. Marked by `nodes::mark_plain_node`.
     #[inline(always)]
     pub(crate) fn long_path(&self) -> bool {
-        self.repeats_action && !self.plain
+        self.on_long_path
     }
 }
 
@@ -1015,6 +1015,7 @@ impl Clone for Node {
             pre,
             plain,
             repeats_action,
+            on_long_path,
             span,
             memory_hint,
         } = self;
@@ -1029,6 +1030,7 @@ impl Clone for Node {
             pre: pre.clone(),
             plain: *plain,
             repeats_action: *repeats_action,
+            on_long_path: *on_long_path,
             span: *span,
             memory_hint: memory_hint.clone(),
         }

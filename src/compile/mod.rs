@@ -668,6 +668,7 @@ impl<'r> Compiler<'r> {
             pre: None,
             plain: false,
             repeats_action: false,
+            on_long_path: false,
             span,
             memory_hint: crate::tree::SlotHint::default(),
         });

@@ -55,7 +55,7 @@ pub(super) fn mark_long_path(nodes: &mut [Node], i: usize, kids: &[u32]) {
     }
     let long = may_take_long_path(nodes, i, kids);
     match nodes.get_mut(i) {
-        Some(node) if long => node.repeats_action = true,
+        Some(node) if long => node.on_long_path = true,
         Some(node) if matches!(node.kind, Kind::Sequence { .. }) => {
             unmark_kept_sequences(nodes, kids);
         }
@@ -103,7 +103,7 @@ fn unmark_kept_sequence(nodes: &mut [Node], k: u32) {
     if !(node.long_path() && matches!(node.kind, Kind::Sequence { memory: false })) {
         return;
     }
-    node.repeats_action = false;
+    node.on_long_path = false;
     let end = node.subtree_end;
     // A long-path flow's children are in pre-order.
     let mut child = k + 1;
