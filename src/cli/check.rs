@@ -7,16 +7,33 @@ use std::path::Path;
 use std::sync::Arc;
 
 use aido::Value;
-use aido::compile::compile_source_with;
+use aido::compile::{Loader, compile_document_with, compile_source_with};
 use aido::diag::Diagnostics;
 use aido::samples::{SampleOptions, check_samples};
 use aido::source::Source;
+use aido::{Registry, Tree};
 use aido::{diag::RenderLimits, lint::lint_with_schema, migrate::state_without_id};
 
 use super::Failure;
 use super::args::{CHECK_USAGE, CheckArgs, keyword};
 use super::load::{name, read_db_or_empty, read_file};
 use super::save::ClosableOut;
+
+/// Compiles the tree in `source` keeping the data read: the check always
+/// asks for it (which nodes that keep state have no `:id`), and a tree
+/// compiled from the reader's record of its nodes ([`compile_source_with`])
+/// would read the text a second time for it. A text that does not read is
+/// reported as the compile from text reports it, as one diagnostic.
+fn compile_with_form(
+    source: Arc<Source>,
+    registry: &Registry,
+    loader: &dyn Loader,
+) -> Result<Tree, Diagnostics> {
+    match aido::read(source.clone()) {
+        Ok(doc) => compile_document_with(doc, registry, loader),
+        Err(_) => compile_source_with(source, registry, loader),
+    }
+}
 
 /// Checks every file, even after one fails, and exits with the worst outcome.
 pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure> {
@@ -103,8 +120,9 @@ pub(crate) fn main(args: &CheckArgs, out: &mut dyn Write) -> Result<i32, Failure
             Err(other) => return Err(other),
         };
         // The text moves into the tree's source: a big file is not held twice.
+        let source = Arc::new(Source::new(name(path), text));
         let loader = super::load::loader(path)?;
-        match compile_source_with(Arc::new(Source::new(name(path), text)), &registry, &loader) {
+        match compile_with_form(source, &registry, &loader) {
             Ok(tree) => {
                 let n = tree.len();
                 writeln!(
@@ -245,5 +263,31 @@ fn max_diagnostics() -> Result<usize, Failure> {
                     format!("expected a positive integer, got `{text}`"),
                 )
             }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(text: &str) -> Arc<Source> {
+        Arc::new(Source::new("t.edn", text))
+    }
+
+    #[test]
+    fn a_checked_tree_is_compiled_with_its_data() {
+        let (registry, loader) = (Registry::new(), aido::compile::FsLoader::for_file("t.edn"));
+        let text = "[:sequence {:id :main} [:wait {:ticks 1}] [:inc! {:key :n}]]";
+        let tree = compile_with_form(source(text), &registry, &loader).unwrap();
+        // Made by the compile, not read again when the check asks for it.
+        assert!(tree.form.is_made());
+        assert_eq!(state_without_id(&tree).len(), 1);
+        // A text that does not read: the compile from text's one diagnostic.
+        let text = "[:sequence [:inc! {:key :n}]";
+        let failed = compile_with_form(source(text), &registry, &loader).unwrap_err();
+        let from_text = compile_source_with(source(text), &registry, &loader).unwrap_err();
+        assert_eq!(failed.render(), from_text.render());
+        assert_eq!(failed.items.len(), 1);
+        assert_eq!(failed.items[0].code, aido::diag::Code::Read);
     }
 }
