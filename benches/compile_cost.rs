@@ -12,12 +12,24 @@
 //!
 //! (Under memcheck the same difference, halved, is the allocations of one
 //! compile.) Run by `cargo bench`, it compiles once and prints the size.
+//!
+//! `compile_cost N fingerprint` asks each tree for its fingerprint too, as
+//! the first tick of a db that keeps state does: a tree compiled from text
+//! then reads its text again for its data (see `Tree::form`).
+//! `compile_cost N value` does the same for the tree compiled from the
+//! read value (`read`, then `compile_document`), the way that keeps the
+//! data from the start: the two side by side are what the lazy data costs
+//! a tree that needs it.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod common;
 
-use aido::{Registry, compile_str};
+use std::sync::Arc;
+
+use aido::compile::compile_document;
+use aido::source::Source;
+use aido::{Registry, compile_str, read};
 
 use common::{count_nodes, large_tree};
 
@@ -27,10 +39,22 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse::<usize>().ok())
         .unwrap_or(1);
+    let args: Vec<String> = std::env::args().collect();
+    let fingerprint = args.iter().any(|a| a == "fingerprint");
+    let value = args.iter().any(|a| a == "value");
     let registry = Registry::new();
     let text = large_tree(7, 4);
     for _ in 0..times {
-        let tree = compile_str("large.edn", &text, &registry).expect("the generated tree compiles");
+        let tree = if value {
+            let doc = read(Arc::new(Source::new("large.edn", text.as_str())))
+                .expect("the generated tree reads");
+            compile_document(doc, &registry).expect("the generated tree compiles")
+        } else {
+            compile_str("large.edn", &text, &registry).expect("the generated tree compiles")
+        };
+        if fingerprint || value {
+            std::hint::black_box(tree.fingerprint());
+        }
         drop(std::hint::black_box(tree));
     }
     println!(

@@ -426,9 +426,11 @@ macro_rules! interned {
             }
         }
 
+        /// Its text with its prefix, whatever the formatter's flags.
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}{}", $prefix, self.as_str())
+                f.write_str($prefix)?;
+                f.write_str(self.as_str())
             }
         }
 

@@ -30,6 +30,11 @@ fn nested(
     result
 }
 
+/// Formatting flags (a width, a fill) are ignored, at every depth: the text
+/// is always the value's EDN. Elements are written straight into the
+/// formatter, without a `write!` of their own, which none of the parts
+/// below reads flags from either (a keyword, a symbol, a string, a map's
+/// key, each nested collection).
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -47,13 +52,13 @@ impl Value {
     fn fmt_collection(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Nil => f.write_str("nil"),
-            Value::Bool(b) => write!(f, "{b}"),
+            Value::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write_float(f, *x),
             Value::Str(s) => write_string(f, s),
             Value::Char(c) => write_char(f, *c),
-            Value::Keyword(k) => write!(f, "{k}"),
-            Value::Symbol(s) => write!(f, "{s}"),
+            Value::Keyword(k) => fmt::Display::fmt(k, f),
+            Value::Symbol(s) => fmt::Display::fmt(s, f),
             Value::Vector(items) => write_seq(f, "[", items.iter(), "]"),
             Value::List(items) => write_seq(f, "(", items.iter(), ")"),
             Value::Set(items) => write_seq(f, "#{", items.iter(), "}"),
@@ -63,7 +68,9 @@ impl Value {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write!(f, "{k} {v}")?;
+                    fmt::Display::fmt(k, f)?;
+                    f.write_char(' ')?;
+                    fmt::Display::fmt(v, f)?;
                 }
                 f.write_char('}')
             }
@@ -133,7 +140,7 @@ fn write_seq<'a>(
         if i > 0 {
             f.write_char(' ')?;
         }
-        write!(f, "{item}")?;
+        fmt::Display::fmt(item, f)?;
     }
     f.write_str(close)
 }
@@ -204,6 +211,36 @@ mod tests {
             v.to_string(),
             r#"{:tick 1, :status :success, :xs [1.0 "a\"b" \space]}"#
         );
+    }
+
+    #[test]
+    fn formatting_flags_change_no_part_of_the_text() {
+        let v = Value::map_from([
+            (Value::keyword("n"), Value::Int(7)),
+            (
+                Value::keyword("xs"),
+                Value::Vector(crate::value::thin_vec![
+                    Value::Bool(true),
+                    Value::Int(-3),
+                    Value::keyword("a/b"),
+                    Value::Symbol(crate::value::Symbol::new("<=")),
+                    Value::string("s"),
+                    Value::Nil,
+                ]),
+            ),
+        ]);
+        let plain = r#"{:n 7, :xs [true -3 :a/b <= "s" nil]}"#;
+        assert_eq!(v.to_string(), plain);
+        for text in [
+            format!("{v:>60}"),
+            format!("{v:*<60}"),
+            format!("{v:+}"),
+            format!("{v:08}"),
+        ] {
+            assert_eq!(text, plain);
+        }
+        assert_eq!(format!("{:>9}", Value::keyword("k")), ":k");
+        assert_eq!(format!("{:>9}", Value::Int(5)), "5");
     }
 
     #[test]
