@@ -20,6 +20,11 @@
 //! read value (`read`, then `compile_document`), the way that keeps the
 //! data from the start: the two side by side are what the lazy data costs
 //! a tree that needs it.
+//!
+//! `memory` (with any of the above) gives the root selector `{:memory
+//! true}`: the tree keeps state (its root is no plain node), so that a
+//! compile from text makes its data from the reader's table rather than
+//! leaving it to be read again (see `compile::compile_source_with`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -42,8 +47,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let fingerprint = args.iter().any(|a| a == "fingerprint");
     let value = args.iter().any(|a| a == "value");
+    let memory = args.iter().any(|a| a == "memory");
     let registry = Registry::new();
-    let text = large_tree(7, 4);
+    let mut text = large_tree(7, 4);
+    if memory {
+        text = text.replacen("[:selector", "[:selector {:memory true}", 1);
+    }
     for _ in 0..times {
         let tree = if value {
             let doc = read(Arc::new(Source::new("large.edn", text.as_str())))

@@ -1051,8 +1051,8 @@ pub struct Tree {
     /// Node index by stable id: node memory and the running set name nodes by id.
     pub(crate) index_by_id: crate::value::ValueIndex,
     /// The tree data it was compiled from: edits (trims) change this data
-    /// and compile it again. A tree compiled from text reads it again
-    /// from the text on first use (see `read::LazyForm`).
+    /// and compile it again. A plain tree compiled from text reads it
+    /// again from the text on first use (see `read::LazyForm`).
     pub(crate) form: crate::read::LazyForm,
     /// The fingerprint a db records under `:aido/tree` (see
     /// [`Tree::fingerprint`]); worked out on first use.
@@ -1178,8 +1178,8 @@ impl Tree {
     }
 
     /// The tree data it was compiled from. A tree compiled from text
-    /// (without includes or parameters) keeps only its text and reads the
-    /// data from it on the first call.
+    /// (without includes or parameters) whose ticks keep no state keeps
+    /// only its text and reads the data from it on the first call.
     pub fn form(&self) -> &Value {
         self.form.get()
     }

@@ -66,15 +66,23 @@ fn shape(tree: &crate::Tree) -> String {
     )
 }
 
+/// Whether `text` goes the way of the reader's nodes (if it compiles):
+/// a vector without `:aido/params` at its root.
+fn nodes_way(text: &str) -> bool {
+    matches!(read_tree(text), Ok((TreeForm::Nodes(forms), _))
+        if !forms.root_has_option(crate::value::Keyword::new("aido/params")))
+}
+
 /// Both ways give the same tree (its `Debug`: nodes, kinds, ids, spans,
 /// children, its data) or the same errors, on every tree of the
 /// examples, the benches' data and the tests' data; the trees that
-/// compile went the way of the reader's nodes (their data not made).
+/// compile went the way of the reader's nodes, their data made from the
+/// reader's table if their ticks may keep state, else not made.
 #[test]
 fn the_compile_from_text_equals_the_compile_of_the_read_value() {
     let files = all_files();
     assert!(files.len() > 100, "{} files", files.len());
-    let (mut n_nodes_way, mut n_errors) = (0, 0);
+    let (mut n_lazy, mut n_from_table, mut n_errors) = (0, 0, 0);
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
         let name = path.to_string_lossy().into_owned();
@@ -92,8 +100,14 @@ fn the_compile_from_text_equals_the_compile_of_the_read_value() {
         }
         match (&from_text, &from_value) {
             (Ok(a), Ok(b)) => {
-                if a.files.is_none() && !a.form.is_made() {
-                    n_nodes_way += 1;
+                if a.files.is_none() && nodes_way(source.text()) {
+                    let keeps_state = super::may_keep_state(&a.nodes);
+                    assert_eq!(a.form.is_made(), keeps_state, "{name}");
+                    if keeps_state {
+                        n_from_table += 1;
+                    } else {
+                        n_lazy += 1;
+                    }
                 }
                 assert!(shape(a) == shape(b), "{name}");
                 assert_eq!(a.fingerprint(), b.fingerprint(), "{name}");
@@ -111,8 +125,9 @@ fn the_compile_from_text_equals_the_compile_of_the_read_value() {
         }
     }
     assert!(
-        n_nodes_way > 50,
-        "{n_nodes_way} trees compiled from the reader's nodes"
+        n_lazy > 8 && n_from_table > 30,
+        "{n_lazy} trees compiled from the reader's nodes without their data, \
+         {n_from_table} with it"
     );
     assert!(n_errors > 20, "{n_errors} files with errors");
 }
@@ -180,7 +195,13 @@ fn odd_shapes_compile_alike_both_ways() {
         &deep_ok,
         &too_deep,
     ];
+    // Each also under a root that keeps state, whose data is made from
+    // the reader's table.
+    let texts = texts
+        .iter()
+        .flat_map(|t| [t.to_string(), format!("[:sequence {{:memory true}} {t}]")]);
     for text in texts {
+        let text = text.as_str();
         let source = Arc::new(Source::new("t.edn", text));
         let loader = FsLoader::for_file("t.edn");
         let from_text = compile_source_with(source.clone(), &Registry::new(), &loader);
@@ -216,6 +237,76 @@ fn a_tree_compiled_from_text_reads_its_data_again_when_asked() {
     assert_eq!(copy.form(), &value);
     // A tree given its value keeps it.
     assert!(from_value.form.is_made());
+}
+
+/// A tree whose ticks keep state (a `:wait`, a memory flow, a node type
+/// registered in Rust, which may write memory) compiled from text gets
+/// its data from the compile, made from the reader's table: its first
+/// tick, which records the fingerprint, reads no text. The data is the
+/// read value, options of every kind of value among it.
+#[test]
+fn a_tree_that_keeps_state_compiled_from_text_has_its_data_from_the_compile() {
+    use crate::Value;
+    let mut registry = Registry::new();
+    let noted = crate::extend::NodeType::new("t/note!")
+        .one_visit(true)
+        .tick(|ctx| {
+            ctx.set_memory(Some(Value::Int(1)))?;
+            Ok(crate::Status::Success)
+        });
+    registry.node_type(noted).unwrap();
+    // Each text, and whether its first tick keeps state (a memory flow
+    // keeps none until a child runs).
+    let texts = [
+        (
+            "[:sequence {:id :s} [:wait {:ticks 2}] [:inc! {:key [:a :b]}]]",
+            true,
+        ),
+        (
+            "[:selector {:memory true} #_ [:x] [:define! {:key :k :val 1.5 :doc \"d\"}] \
+         [:define! {:key :k :val [:aido/fn inc [:aido/db :n]]}] [:define! {:key :j :val nil}]]",
+            false,
+        ),
+        (
+            "[:sequence [:t/note!] [:test? {:key :k :oper <= :val 3}]]",
+            true,
+        ),
+    ];
+    for (text, keeps_state) in texts {
+        let tree = crate::compile_str("t.edn", text, &registry).unwrap();
+        // Made by the compile, before anything asked for it.
+        assert!(tree.form.is_made(), "{text}");
+        let (value, _) = read_text(text).unwrap();
+        assert_eq!(tree.form(), &value, "{text}");
+        assert_eq!(tree.form().to_string(), value.to_string(), "{text}");
+        let from_value = crate::compile(&value, &registry).unwrap();
+        assert_eq!(tree.fingerprint(), from_value.fingerprint(), "{text}");
+        // A first tick that keeps state records the fingerprint.
+        let db = crate::tick::run_tick(Value::Map(Box::default()), &tree).db;
+        let Value::Map(db) = &db else {
+            panic!("{text}: a db that is no map")
+        };
+        let recorded = db.get(&Value::Keyword(crate::value::Keyword::new("aido/tree")));
+        let fingerprint = Value::Int(tree.fingerprint());
+        assert_eq!(recorded, keeps_state.then_some(&fingerprint), "{text}");
+    }
+}
+
+/// A tree whose ticks keep no state (all its nodes plain, none a node
+/// type registered in Rust) compiled from text does not make its data:
+/// it is read from the text if ever asked for.
+#[test]
+fn a_plain_tree_compiled_from_text_does_not_make_its_data() {
+    let text = "[:selector [:sequence [:present? {:key :a}] [:inc! {:key :n}]] \
+                [:loop {:count 2} [:define! {:key :k :val \"s\"}]]]";
+    let tree = crate::compile_str("t.edn", text, &Registry::new()).unwrap();
+    assert!(tree.nodes.iter().all(|n| n.plain));
+    assert!(!tree.form.is_made());
+    // Its ticks keep no state: no fingerprint asked for, none recorded.
+    let tick = crate::tick::run_tick(crate::Value::Map(Box::default()), &tree);
+    assert!(!tree.form.is_made());
+    assert!(!tick.db.to_string().contains("aido/tree"));
+    assert_eq!(tree.form(), &read_text(text).unwrap().0);
 }
 
 /// A text that no longer reads (it cannot happen to a tree's own text)

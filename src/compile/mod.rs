@@ -232,10 +232,13 @@ pub fn compile_source_with(
     registry: &Registry,
     loader: &dyn Loader,
 ) -> Result<Tree, Diagnostics> {
-    // The tree's nodes are read without their value: compiled from what
-    // the reader recorded, the tree reads its data again when asked. A
-    // tree that declares parameters, may have includes (it fails with an
-    // unknown node type) or is no vector goes the way of the whole value.
+    // The tree's nodes are read without their value and compiled from
+    // what the reader recorded. A tree whose ticks may record its
+    // fingerprint, which prints its data, gets its data made from that
+    // record; any other reads it again from its text if it is ever asked
+    // for. A tree that declares parameters, may have includes (it fails
+    // with an unknown node type) or is no vector goes the way of the
+    // whole value.
     match read_tree(source.text()) {
         Ok((TreeForm::Nodes(forms), spans))
             if !forms.root_has_option(Keyword::new("aido/params")) =>
@@ -243,7 +246,11 @@ pub fn compile_source_with(
             let form = NodeForm::Read(&forms, forms.root());
             match Compiler::new(registry, Some(source.clone())).run(form, Some(spans.root())) {
                 Ok(mut tree) => {
-                    tree.form = LazyForm::from_source(source);
+                    tree.form = if may_keep_state(&tree.nodes) {
+                        LazyForm::ready(forms.into_value())
+                    } else {
+                        LazyForm::from_source(source)
+                    };
                     return Ok(tree);
                 }
                 Err(d) if !d.items.iter().any(|d| d.code == Code::UnknownNodeType) => {
@@ -259,6 +266,23 @@ pub fn compile_source_with(
         // The document was read here: its data moves into the tree.
         Ok(doc) => compile_document_with(doc, registry, loader),
         Err(e) => Err(Diagnostics::from_read_error(&e, source)),
+    }
+}
+
+/// Whether ticks of the tree of `nodes` may keep state in the db, which
+/// then records the tree's fingerprint under `:aido/tree` (the tick's
+/// `wrote_state`: node memory or a running set written). A plain root
+/// ([`Node::plain`](crate::tree::Node)) has a plain subtree, the whole
+/// tree, none of whose built-in nodes runs long or writes memory; a node
+/// type registered in Rust may write memory even when declared to finish
+/// in one visit. (A db that already records a tree asks for the
+/// fingerprint too, whatever the tree: then a plain tree reads its data.)
+fn may_keep_state(nodes: &[crate::tree::Node]) -> bool {
+    match nodes.first() {
+        Some(root) if root.plain => nodes
+            .iter()
+            .any(|n| matches!(n.kind, crate::tree::Kind::Custom { .. })),
+        _ => true,
     }
 }
 
@@ -547,10 +571,11 @@ impl<'r> Compiler<'r> {
             NodeForm::Read(forms, index) => {
                 let node = forms.node(index);
                 // An options map kept as pairs is made here, for this
-                // node's lowering, and gone with it.
+                // node's lowering, and gone with it; the table keeps the
+                // pairs for the tree's data.
                 let options = match node.options {
                     Some(NodeOptions::Pairs(range)) => {
-                        made_options = Some(forms.take_map(*range));
+                        made_options = Some(forms.clone_map(*range));
                         made_options.as_ref()
                     }
                     Some(NodeOptions::Map(map)) => Some(map),

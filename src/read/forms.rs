@@ -13,9 +13,7 @@
 //! as the usual [`Value`], so every message that prints one is the same.
 //! The spans are those of the usual read, form for form.
 
-use std::cell::Cell;
-
-use crate::value::{Keyword, Map, Value};
+use crate::value::{Keyword, Map, ThinVec, Value};
 
 /// One element of a node: a form read as a value, or a child node.
 #[derive(Debug)]
@@ -49,12 +47,12 @@ pub(crate) struct NodeForms {
     pub(crate) nodes: Vec<NodeEntry>,
     pub(crate) items: Vec<Item>,
     /// The entries of the options maps kept as pairs, each map's in a
-    /// run; a value is taken out (a cell) when its node's map is made.
-    pub(crate) pairs: Vec<(Keyword, Cell<Value>)>,
+    /// run; copied into its node's map when the node is compiled, moved
+    /// into the tree's data if that is made from the table.
+    pub(crate) pairs: Vec<(Keyword, Value)>,
 }
 
-/// Shown with its nodes and items, and how many option pairs it keeps
-/// (a cell's value is not shown without taking it).
+/// Shown with its nodes and items, and how many option pairs it keeps.
 impl std::fmt::Debug for NodeForms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NodeForms")
@@ -76,9 +74,10 @@ impl Drop for NodeForms {
                 other => drop(other),
             }
         }
-        // The options' values were taken by the compile: nils, likewise.
+        // The options' values are nearly all keywords and integers (nils
+        // once moved into the tree's data): likewise.
         while let Some((_, value)) = self.pairs.pop() {
-            match value.into_inner() {
+            match value {
                 value @ (Value::Nil | Value::Keyword(_) | Value::Int(_)) => std::mem::forget(value),
                 other => drop(other),
             }
@@ -108,18 +107,65 @@ impl NodeForms {
     }
 
     /// The pairs of the options kept as the run `range`.
-    fn pairs(&self, (from, to): (u32, u32)) -> &[(Keyword, Cell<Value>)] {
+    fn pairs(&self, (from, to): (u32, u32)) -> &[(Keyword, Value)] {
         self.pairs
             .get(from as usize..to as usize)
             .unwrap_or_default()
     }
 
-    /// The options map kept as the run `range`, made with their values
-    /// taken out of the table: made once, when its node is compiled (a
-    /// second map of the same run would have nils).
-    pub(crate) fn take_map(&self, range: (u32, u32)) -> Map {
+    /// The options map kept as the run `range`, made with copies of their
+    /// values (nearly all scalars, whose copy is a copy of their bits):
+    /// the table keeps them, for the tree's data if it is made from the
+    /// table ([`NodeForms::into_value`]).
+    pub(crate) fn clone_map(&self, range: (u32, u32)) -> Map {
         let pairs = self.pairs(range);
-        Map::from_distinct_keywords(pairs.len(), pairs.iter().map(|(k, v)| (*k, v.take())))
+        Map::from_distinct_keywords(pairs.len(), pairs.iter().map(|(k, v)| (*k, v.clone())))
+    }
+
+    /// The tree's data, the value [`super::read_text`] reads from the same
+    /// text, made from the table, whose values move into it (the options
+    /// maps are made again from their pairs). The nodes were recorded
+    /// children first, so each node's vector is made from values already
+    /// made, without recursion; the root, the last, is the value.
+    pub(crate) fn into_value(mut self) -> Value {
+        let mut made: Vec<Value> = Vec::with_capacity(self.nodes.len());
+        for index in 0..self.nodes.len() {
+            let Some(entry) = self.nodes.get_mut(index) else {
+                break;
+            };
+            let (from, to) = (entry.items.0 as usize, entry.items.1 as usize);
+            let mut options = match entry.options.take() {
+                Some(NodeOptions::Pairs((from, to))) => {
+                    let pairs = self
+                        .pairs
+                        .get_mut(from as usize..to as usize)
+                        .unwrap_or_default();
+                    Some(Map::from_distinct_keywords(
+                        pairs.len(),
+                        pairs.iter_mut().map(|(k, v)| (*k, std::mem::take(v))),
+                    ))
+                }
+                Some(NodeOptions::Map(map)) => Some(map),
+                None => None,
+            };
+            let mut vector = ThinVec::with_capacity(to - from + usize::from(options.is_some()));
+            let items = self.items.get_mut(from..to).unwrap_or_default();
+            for item in items {
+                // Each item moved out leaves a node index, which owns nothing.
+                vector.push(match std::mem::replace(item, Item::Node(0)) {
+                    Item::Value(value) => value,
+                    Item::Node(child) => made
+                        .get_mut(child as usize)
+                        .map_or(Value::Nil, std::mem::take),
+                });
+                // The options map is the second element, after the head.
+                if let Some(map) = options.take() {
+                    vector.push(Value::Map(Box::new(map)));
+                }
+            }
+            made.push(Value::Vector(vector));
+        }
+        made.pop().unwrap_or(Value::Nil)
     }
 
     /// How many nodes were read.

@@ -8,11 +8,14 @@ use crate::value::Value;
 
 /// The data a tree was compiled from ([`crate::Tree::form`]).
 ///
-/// A tree compiled from text without includes or parameters keeps only
-/// its text: the compile reads the nodes without building their value,
-/// and the value is read again from the text the first time it is asked
-/// for (a trim, `aido show`, the fingerprint, a scenario's stubs). Every
-/// other tree keeps the value it was compiled from.
+/// A tree compiled from text without includes or parameters, whose ticks
+/// keep no state, keeps only its text: the compile reads the nodes
+/// without building their value, and the value is read again from the
+/// text the first time it is asked for (a trim, `aido show`, a
+/// scenario's stubs, the fingerprint if a db records another tree's).
+/// Such a tree whose ticks may keep state, and so record its
+/// fingerprint, has its value made from the reader's table by the
+/// compile; every other tree keeps the value it was compiled from.
 pub(crate) struct LazyForm {
     value: OnceLock<Arc<Value>>,
     /// The text to read the value from, if it is not made yet.

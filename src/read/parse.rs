@@ -637,9 +637,7 @@ impl Reader<'_> {
                 .chunks_exact_mut(2)
             {
                 if let [Value::Keyword(k), value] = pair {
-                    forms
-                        .pairs
-                        .push((*k, std::cell::Cell::new(std::mem::take(value))));
+                    forms.pairs.push((*k, std::mem::take(value)));
                 }
             }
             let to = forms.pairs.len();
