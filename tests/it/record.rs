@@ -241,6 +241,37 @@ fn the_db_at_any_tick_is_rebuilt_from_the_changes() {
     }
 }
 
+/// `ticks` ticks of `t` recorded from the db `db` (by a recorder comparing
+/// only written keys if `keyed`), the host editing the db after tick `n`
+/// (counted from 0) with `edit(n, db)`, which says whether it changed it;
+/// each db after a tick checked against the record's.
+fn recorded_with_edits(
+    t: &Tree,
+    db: &str,
+    keyed: bool,
+    ticks: usize,
+    mut edit: impl FnMut(usize, &mut Map) -> bool,
+) -> RunRecord {
+    let mut db = read_value(db).unwrap();
+    let mut recorder = Recorder::new(t, &db);
+    if keyed {
+        recorder = recorder.comparing_written_keys();
+    }
+    let mut dbs = vec![db.clone()];
+    for n in 0..ticks {
+        db = recorder.tick(db, t).db;
+        dbs.push(db.clone());
+        if edit(n, db.as_map_mut().unwrap()) && keyed {
+            recorder.db_changed();
+        }
+    }
+    let run = recorder.finish();
+    for (n, db) in dbs.iter().enumerate() {
+        assert_eq!(&run.db_after(n), db, "after tick {n}");
+    }
+    run
+}
+
 #[test]
 fn a_small_db_whose_keys_move_between_ticks_is_recorded_right() {
     // A db of at most 8 keys is compared value by value at the places of
@@ -249,16 +280,7 @@ fn a_small_db_whose_keys_move_between_ticks_is_recorded_right() {
     // recorder comparing every value and by one comparing written keys.
     let t = tree("[:inc! {:key :n}]");
     for keyed in [false, true] {
-        let mut db = read_value("{:n 0 :a 1 :b 2}").unwrap();
-        let mut recorder = Recorder::new(&t, &db);
-        if keyed {
-            recorder = recorder.comparing_written_keys();
-        }
-        let mut dbs = vec![db.clone()];
-        for edit in 0..5 {
-            db = recorder.tick(db, &t).db;
-            dbs.push(db.clone());
-            let map = db.as_map_mut().unwrap();
+        let run = recorded_with_edits(&t, "{:n 0 :a 1 :b 2}", keyed, 5, |edit, map| {
             match edit {
                 // `:a` moves to the end, its value kept.
                 0 => {
@@ -274,16 +296,10 @@ fn a_small_db_whose_keys_move_between_ticks_is_recorded_right() {
                 2 => {
                     map.insert(Value::keyword("b"), Value::Int(-2));
                 }
-                _ => {}
+                _ => return false,
             }
-            if keyed {
-                recorder.db_changed();
-            }
-        }
-        let run = recorder.finish();
-        for (n, db) in dbs.iter().enumerate() {
-            assert_eq!(&run.db_after(n), db, "after tick {n}");
-        }
+            true
+        });
         assert_eq!(
             timeline(&run, &TimelineOptions::default()),
             "tick 1: success\n  ~ :n 0 -> 1\n\n\
@@ -304,29 +320,15 @@ fn a_key_replaced_after_keys_already_compared_is_recorded_in_order() {
     // the full comparison, in the order of the keys' text.
     let t = tree("[:inc! {:key :n}]");
     for keyed in [false, true] {
-        let mut db = read_value("{:n 0 :a 1 :z 2}").unwrap();
-        let mut recorder = Recorder::new(&t, &db);
-        if keyed {
-            recorder = recorder.comparing_written_keys();
-        }
-        let mut dbs = vec![db.clone()];
-        for edit in [true, false, false] {
-            db = recorder.tick(db, &t).db;
-            dbs.push(db.clone());
-            if edit {
-                let map = db.as_map_mut().unwrap();
-                map.insert(Value::keyword("a"), Value::Int(5));
-                map.swap_remove(&Value::keyword("z"));
-                map.insert(Value::keyword("b"), Value::Int(3));
-                if keyed {
-                    recorder.db_changed();
-                }
+        let run = recorded_with_edits(&t, "{:n 0 :a 1 :z 2}", keyed, 3, |edit, map| {
+            if edit != 0 {
+                return false;
             }
-        }
-        let run = recorder.finish();
-        for (n, db) in dbs.iter().enumerate() {
-            assert_eq!(&run.db_after(n), db, "after tick {n}");
-        }
+            map.insert(Value::keyword("a"), Value::Int(5));
+            map.swap_remove(&Value::keyword("z"));
+            map.insert(Value::keyword("b"), Value::Int(3));
+            true
+        });
         assert_eq!(
             timeline(&run, &TimelineOptions::default()),
             "tick 1: success\n  ~ :n 0 -> 1\n\n\
