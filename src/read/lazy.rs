@@ -16,6 +16,9 @@ use crate::value::Value;
 /// Such a tree whose ticks may keep state, and so record its
 /// fingerprint, has its value made from the reader's table by the
 /// compile; every other tree keeps the value it was compiled from.
+/// A copy shares the value if it is made; a copy made before reads the
+/// text itself when asked.
+#[derive(Clone)]
 pub(crate) struct LazyForm {
     value: OnceLock<Arc<Value>>,
     /// The text to read the value from, if it is not made yet.
@@ -58,17 +61,6 @@ impl LazyForm {
     /// Whether the value is made (kept, or read again already).
     pub(crate) fn is_made(&self) -> bool {
         self.value.get().is_some()
-    }
-}
-
-/// A copy shares the value if it is made; a copy made before reads the
-/// text itself when asked.
-impl Clone for LazyForm {
-    fn clone(&self) -> LazyForm {
-        LazyForm {
-            value: self.value.clone(),
-            source: self.source.clone(),
-        }
     }
 }
 

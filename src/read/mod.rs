@@ -96,7 +96,16 @@ pub fn read(source: Arc<Source>) -> Result<Document, ReadError> {
 /// assert_eq!(spans.span_at(&[1, 1]), Some(Span::new(8, 9)));
 /// ```
 pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
-    let (read, refused) = crate::value::intern_bounded(|| parse::read_one(text));
+    within_name_bound(text, parse::read_one)
+}
+
+/// `read` of `text`, within the bound of new names one read may intern
+/// (`value::intern_bounded`): past it, the whole text is the error.
+fn within_name_bound<T>(
+    text: &str,
+    read: impl FnOnce(&str) -> Result<T, ReadError>,
+) -> Result<T, ReadError> {
+    let (read, refused) = crate::value::intern_bounded(|| read(text));
     if refused {
         return Err(ReadError {
             kind: ReadErrorKind::TooManyNames,
@@ -111,14 +120,7 @@ pub fn read_text(text: &str) -> Result<(Value, Spans), ReadError> {
 /// [`NodeForms`]), every other form as a value, with the same spans and
 /// the same errors as [`read_text`].
 pub(crate) fn read_tree(text: &str) -> Result<(TreeForm, Spans), ReadError> {
-    let (read, refused) = crate::value::intern_bounded(|| parse::read_nodes(text));
-    if refused {
-        return Err(ReadError {
-            kind: ReadErrorKind::TooManyNames,
-            span: Span::new(0, text.len()),
-        });
-    }
-    read
+    within_name_bound(text, parse::read_nodes)
 }
 
 /// Reads one value from `text`, discarding spans: handy for dbs and tests.
