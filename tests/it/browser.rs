@@ -264,7 +264,10 @@ impl Chromium {
     /// connection, up to 0.1 s).
     fn run(&self, body: &str) -> serde_json::Value {
         let js = format!("(async () => {{ {HELPERS}\n{body} }})().then(v => JSON.stringify(v))");
-        let answer = self.tab.evaluate(&js, true).unwrap();
+        let answer = self
+            .tab
+            .evaluate(&js, true)
+            .unwrap_or_else(|e| panic!("running `{body}` in the page: {e:#}"));
         let text = answer
             .value
             .and_then(|v| v.as_str().map(str::to_owned))
