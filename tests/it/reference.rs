@@ -103,14 +103,22 @@ struct Reference {
     nodes: Vec<Node>,
     state: Vec<RunState>,
     visited: Vec<bool>,
-    visits: Vec<(usize, Status)>,
+    trace: Vec<Event>,
+}
+
+/// What a tick did, as `--trace` shows it: each node's status as it
+/// returned, each halt as it happened, nodes by pre-order index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Event {
+    Ticked(usize, Status),
+    Halted(usize),
 }
 
 /// One tick of the reference.
 #[derive(Debug)]
 struct RefTick {
     status: Status,
-    visits: Vec<(usize, Status)>,
+    trace: Vec<Event>,
 }
 
 fn key_path(v: &Value) -> Result<Vec<Value>, String> {
@@ -160,7 +168,7 @@ impl Reference {
             nodes,
             state: vec![RunState::default(); n],
             visited: vec![false; n],
-            visits: Vec::new(),
+            trace: Vec::new(),
         })
     }
 
@@ -336,24 +344,32 @@ impl Reference {
     fn tick(&mut self, db: &mut Value) -> RefTick {
         let was_running: Vec<bool> = self.state.iter().map(|s| s.running).collect();
         self.visited.fill(false);
-        self.visits.clear();
+        self.trace.clear();
         let status = self.visit(0, db);
-        // A node that ran and was not reached this tick is halted.
-        for (n, was) in was_running.into_iter().enumerate() {
-            if was && !self.visited[n] && self.state[n].running {
+        // A node that ran and was not reached this tick is halted at its
+        // end, deepest first; a tick that ends in Error ends there (its
+        // db as it stood).
+        for n in (0..self.nodes.len()).rev() {
+            if status == Status::Error {
+                break;
+            }
+            if was_running[n] && !self.visited[n] && self.state[n].running {
                 self.halt(n);
             }
         }
         RefTick {
             status,
-            visits: std::mem::take(&mut self.visits),
+            trace: std::mem::take(&mut self.trace),
         }
     }
 
-    /// Whether a loop can tick a reactive sequence again within one tick
-    /// after it ran: through a counting parallel, which turns Running
-    /// into a count (see `a_sequence_ticked_again_in_the_same_tick_keeps_its_finished_children`).
-    fn reenters_a_sequence_within_a_tick(&self) -> bool {
+    /// Whether one tick can visit a node again after it returned
+    /// Running: a loop over a counting parallel (which turns Running into
+    /// a count, so the loop goes on) over something that can run. Where
+    /// the engine disagrees on such trees, see the two ignored tests
+    /// `a_sequence_ticked_again_in_the_same_tick_keeps_its_finished_children`
+    /// and `a_node_that_finishes_later_in_the_same_tick_is_not_running`.
+    fn ticks_a_running_node_again_within_a_tick(&self) -> bool {
         let within = |n: usize, m: usize| n < m && m < self.nodes[n].end;
         let of = |f: &dyn Fn(&Kind) -> bool| -> Vec<usize> {
             (0..self.nodes.len())
@@ -362,11 +378,11 @@ impl Reference {
         };
         let loops = of(&|k| matches!(k, Kind::Loop(_) | Kind::LoopUntilSuccess(_)));
         let counting = of(&|k| matches!(k, Kind::Counting { .. }));
-        let sequences = of(&|k| matches!(k, Kind::Sequence { memory: false }));
+        let waits = of(&|k| matches!(k, Kind::Wait(_)));
         loops.iter().any(|&l| {
             counting
                 .iter()
-                .any(|&c| within(l, c) && sequences.iter().any(|&s| within(c, s)))
+                .any(|&c| within(l, c) && waits.iter().any(|&w| within(c, w)))
         })
     }
 
@@ -374,9 +390,13 @@ impl Reference {
         matches!(self.nodes[n].kind, Kind::Sequence { memory: false })
     }
 
-    /// Clears the run state of `n`'s whole subtree.
+    /// Halts `n`: the nodes running in its subtree are halted, deepest
+    /// first, and the run state of the whole subtree is cleared.
     fn halt(&mut self, n: usize) {
-        for m in n..self.nodes[n].end {
+        for m in (n..self.nodes[n].end).rev() {
+            if self.state[m].running {
+                self.trace.push(Event::Halted(m));
+            }
             self.state[m] = RunState::default();
         }
     }
@@ -388,7 +408,7 @@ impl Reference {
     fn halt_running_after(&mut self, n: usize, i: usize) {
         let later: Vec<usize> = self.nodes[n].children[i + 1..].to_vec();
         for c in later {
-            for m in c..self.nodes[c].end {
+            for m in (c..self.nodes[c].end).rev() {
                 if self.state[m].running {
                     self.halt(m);
                 }
@@ -412,7 +432,7 @@ impl Reference {
         self.visited[n] = true;
         let status = self.visit_kind(n, db);
         self.state[n].running = status == Status::Running;
-        self.visits.push((n, status));
+        self.trace.push(Event::Ticked(n, status));
         status
     }
 
@@ -438,12 +458,12 @@ impl Reference {
                 for (i, &c) in kids.iter().enumerate().skip(start) {
                     match self.visit(c, db) {
                         Failure => {}
-                        Running => {
-                            self.state[n].count = i as i64;
-                            return Running;
-                        }
+                        Error => return Error,
                         other => {
-                            self.state[n].count = 0;
+                            // As BehaviorTree.CPP's Fallback, which it is,
+                            // halts its children when it stops.
+                            self.halt_running_after(n, i);
+                            self.state[n].count = if other == Running { i as i64 } else { 0 };
                             return other;
                         }
                     }
@@ -493,12 +513,12 @@ impl Reference {
                 for (i, &c) in kids.iter().enumerate().skip(start) {
                     match self.visit(c, db) {
                         Success => {}
-                        Running => {
-                            self.state[n].count = i as i64;
-                            return Running;
-                        }
+                        Error => return Error,
                         other => {
-                            self.state[n].count = 0;
+                            // As BehaviorTree.CPP's Sequence, which it is,
+                            // halts its children when it stops.
+                            self.halt_running_after(n, i);
+                            self.state[n].count = if other == Running { i as i64 } else { 0 };
                             return other;
                         }
                     }
@@ -705,13 +725,14 @@ fn tick_engine(tree: &Tree, db: Value, trace: bool) -> Tick {
     aido::tick::run_tick_with_options(db, tree, &options)
 }
 
-/// The statuses of a traced tick, in the order the nodes returned.
-fn ticked(trace: &[TraceEvent]) -> Vec<(usize, Status)> {
+/// A traced tick's trace as the reference writes it.
+fn events(trace: &[TraceEvent]) -> Vec<Event> {
     trace
         .iter()
-        .filter_map(|e| match e {
-            TraceEvent::Ticked { node, status } => Some((node.index(), *status)),
-            _ => None,
+        .map(|e| match e {
+            TraceEvent::Ticked { node, status } => Event::Ticked(node.index(), *status),
+            TraceEvent::Halted { node } => Event::Halted(node.index()),
+            other => panic!("an event the reference does not know: {other:?}"),
         })
         .collect()
 }
@@ -762,11 +783,11 @@ fn assert_agrees(what: &str, text: &str, start: &Value, inputs: &[Value], ticks:
         let engine = (
             traced.status,
             common::without_aido_keys(&traced.db),
-            ticked(traced.trace()),
+            events(traced.trace()),
         );
         assert_eq!(
             engine,
-            (expected.status, ref_db.clone(), expected.visits),
+            (expected.status, ref_db.clone(), expected.trace),
             "{what}, tick {n} from {before} (engine db {}): engine vs reference\n{text}",
             traced.db
         );
@@ -929,16 +950,20 @@ fn edit(g: &mut Gen) -> Value {
 
 #[test]
 fn generated_trees_tick_as_the_reference_says() {
-    let mut g = Gen(std::env::var("REF_SEED").map_or(2026, |s| s.parse().unwrap()));
+    // More trees, or others, on demand: AIDO_REFERENCE_TREES=20000
+    // AIDO_REFERENCE_SEED=7 (400 trees from seed 2026 by default).
+    let number =
+        |name: &str, default: u64| std::env::var(name).map_or(default, |s| s.parse().unwrap());
+    let mut g = Gen(number("AIDO_REFERENCE_SEED", 2026));
     let mut total = Tally::default();
     let mut reentering = 0;
-    for i in 0..std::env::var("REF_TREES").map_or(400, |s| s.parse().unwrap()) {
+    for i in 0..number("AIDO_REFERENCE_TREES", 400) {
         let text = tree(&mut g, 4);
         let start = edit(&mut g);
         let inputs: Vec<Value> = (0..8).map(|_| edit(&mut g)).collect();
-        // A known disagreement, kept in an ignored test of its own.
+        // Known disagreements, kept in ignored tests of their own.
         let reference = Reference::new(&read_value(&text).unwrap()).unwrap();
-        if reference.reenters_a_sequence_within_a_tick() {
+        if reference.ticks_a_running_node_again_within_a_tick() {
             reentering += 1;
             continue;
         }
@@ -1165,18 +1190,32 @@ fn the_seed_scenarios_of_only_these_kinds_hold_for_the_reference_alone() {
                 field("status"),
                 "{what}"
             );
+            let id = |i: usize| {
+                ids[i]
+                    .clone()
+                    .unwrap_or_else(|| panic!("{what}: node {i} has no id"))
+            };
             if let Some(ticked) = field("ticked") {
                 let got: Vec<Value> = got
-                    .visits
+                    .trace
                     .iter()
-                    .map(|(i, _)| {
-                        ids[*i]
-                            .clone()
-                            .unwrap_or_else(|| panic!("{what}: node {i} has no id"))
+                    .filter_map(|e| match e {
+                        Event::Ticked(i, _) => Some(id(*i)),
+                        Event::Halted(_) => None,
                     })
                     .collect();
                 assert_eq!(got.as_slice(), ticked.as_seq().unwrap(), "{what}");
             }
+            let halted: Vec<Value> = got
+                .trace
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Halted(i) => Some(id(*i)),
+                    Event::Ticked(..) => None,
+                })
+                .collect();
+            let halts = field("halts").map_or(&[][..], |h| h.as_seq().unwrap());
+            assert_eq!(halted.as_slice(), halts, "{what}: halts");
             for (k, v) in field("db")
                 .and_then(Value::as_map)
                 .into_iter()
@@ -1304,21 +1343,48 @@ fn a_sequence_ticked_again_in_the_same_tick_keeps_its_finished_children() {
     use Status::{Running as R, Success as S};
     let mut reference = Reference::new(&read_value(text).unwrap()).unwrap();
     let first = reference.tick(&mut Value::map());
-    assert_eq!(
-        first.visits,
-        [
-            (3, R),
-            (2, R),
-            (1, S),
-            (3, S),
-            (4, R),
-            (2, R),
-            (1, S),
-            (4, R),
-            (2, R),
-            (1, S),
-            (0, S)
-        ]
-    );
+    let ticked = [
+        (3, R),
+        (2, R),
+        (1, S),
+        (3, S),
+        (4, R),
+        (2, R),
+        (1, S),
+        (4, R),
+        (2, R),
+        (1, S),
+        (0, S),
+    ];
+    assert_eq!(first.trace, ticked.map(|(n, s)| Event::Ticked(n, s)));
     assert_agrees("a sequence ticked again", text, &Value::map(), &[], 3);
+}
+
+#[test]
+#[ignore = "the engine keeps in `:aido/running` a node that returned Running and then \
+            finished in the same tick (a loop over a counting parallel ticks it again), \
+            and halts it in a later tick though it no longer runs"]
+fn a_node_that_finishes_later_in_the_same_tick_is_not_running() {
+    // README: "The ids of the nodes that ended a tick Running are kept in
+    // the db under `:aido/running`"; "Halts reach only running nodes".
+    // Tick 1: the wait (node 4) runs in the loop's first iteration and
+    // succeeds in its second, so nothing runs at the end of the tick; tick
+    // 2: `:stop` ends the tick at the first child, and nothing is halted.
+    let text = "[:selector [:present? {:key :stop}] \
+                [:loop {:count 2} [:parallel {:mode :success :how-many 1} [:wait {:ticks 1}]]]]";
+    let tree = compile_str("ref.edn", text, &Registry::new()).unwrap();
+    let first = tick_engine(&tree, Value::map(), false);
+    assert_eq!(
+        first.db.get(&Value::keyword("aido/running")),
+        None,
+        "{}",
+        first.db
+    );
+    assert_agrees(
+        "a node that finished",
+        text,
+        &Value::map(),
+        &inputs("[nil {:stop true}]"),
+        2,
+    );
 }
