@@ -52,6 +52,7 @@ mod rand_api;
 mod read;
 mod read_errors;
 mod record;
+mod reference;
 mod reserved_keys;
 mod runner;
 mod samples;
