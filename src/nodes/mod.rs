@@ -325,7 +325,7 @@ impl Engine<'_> {
             Kind::Failure => Status::Failure,
             Kind::Present { key } => Status::from_bool(key.get(self.db).is_some()),
             Kind::Equal { v1, v2 } => self.equal(id, v1, v2),
-            Kind::Test { key, oper, val } => self.test(id, key, *oper, val),
+            Kind::Test { key, oper, val } => self.test(id, key, oper, val),
             Kind::Define { key, val } => self.define::<NOTE>(id, key, val),
             Kind::Inc { key } => self.inc::<NOTE>(id, key),
             Kind::Dissoc { key } => self.dissoc::<NOTE>(id, key),

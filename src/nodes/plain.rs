@@ -29,9 +29,10 @@
 //!   kind call the same function;
 //! - how a child is visited ([`Engine::visit`]): a plain child's step is
 //!   counted and its kind read once, a leaf is ticked in place, without a
-//!   call, and each plain composite and decorator is called by a function
-//!   of its own (`plain_selector`, `plain_repeat`, ...: the plain instance
-//!   of its `composite.rs` function), so that a composite child costs one
+//!   call, and each plain composite, decorator and domain node is called
+//!   by a function of its own (`plain_selector`, `plain_repeat`,
+//!   `plain_custom`, ...: the plain instance of its `composite.rs`
+//!   function, or the node type's call), so that a composite child costs one
 //!   call that saves only the registers its kind needs and no second match
 //!   on the kind (on the general path too, for a plain child of an
 //!   untraced tick), except that a plain selector runs a plain sequence
@@ -48,8 +49,9 @@
 //! compiles away in the plain instance.
 
 use super::{Shape, composite, decorators, one_visit_leaf};
+use crate::extend::NodeType;
 use crate::tick::{Engine, PlainPath, Status, TraceEvent};
-use crate::tree::{CountMode, Kind, Node, NodeIndex, Opt, Parallel};
+use crate::tree::{CountMode, CustomOptions, Kind, Node, NodeIndex, Opt, Parallel};
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
 /// plain when its own kind finishes in one visit (its [`Traits::plain`](super::Traits::plain)), it has no preconditions,
@@ -332,8 +334,9 @@ impl<'t> Engine<'t> {
     /// composite and decorator has its own (its plain instance of the
     /// `composite.rs` function that says what it means), so that it saves
     /// only the registers it needs and its kind is not matched again (a
-    /// plain flow never has memory, so its flag is not looked at). Anything
-    /// else goes through [`Engine::plain_node`].
+    /// plain flow never has memory, so its flag is not looked at), and so
+    /// has a plain domain node (`plain_custom`). Anything else goes
+    /// through [`Engine::plain_node`].
     #[inline(always)]
     fn plain_composite<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
         match &node.kind {
@@ -357,10 +360,27 @@ impl<'t> Engine<'t> {
             Kind::Always => self.plain_always::<TRACE>(id),
             Kind::Never => self.plain_never::<TRACE>(id),
             Kind::Force { success } => self.plain_force::<TRACE>(id, *success),
-            // Every other kind (a plain domain node): `plain_node` matches
-            // them all.
+            // A plain domain node: its call, without `plain_node`'s
+            // second match of every kind.
+            Kind::Custom { node_type, options } => {
+                self.plain_custom::<TRACE>(id, node_type, options)
+            }
+            // Never plain, so never here: `plain_node` matches them all.
             _ => self.plain_node_call::<TRACE>(id, node),
         }
+    }
+
+    /// A plain domain node's own call (a node type declared to finish in
+    /// one visit, [`Engine::call_custom`]).
+    #[inline(never)]
+    fn plain_custom<const TRACE: bool>(
+        &mut self,
+        id: u32,
+        node_type: &NodeType,
+        options: &CustomOptions,
+    ) -> Status {
+        let status = self.call_custom::<true, false>(id, node_type, options);
+        self.traced::<TRACE>(id, status)
     }
 
     /// A plain `:selector`'s own call (its status traced with `TRACE`).
