@@ -1703,7 +1703,12 @@ impl<'t> Engine<'t> {
                 }
             }
             None => {
-                // Found by the position hints, as when written.
+                // Found by the position hints, as when written; a db the
+                // filter proves without node memory (a flow ending after
+                // the halt that cleared it) has nothing to clear.
+                if self.db.lacks_keyword(kw::MEMORY) {
+                    return Ok(());
+                }
                 let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
                     return Ok(());
                 };
