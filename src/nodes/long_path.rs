@@ -36,6 +36,7 @@
 use super::composite::{Children, Flow};
 use crate::tick::{Engine, Fate, Status};
 use crate::tree::{Kind, Node, Opt};
+use crate::value::kw;
 
 /// Marks node `i`, a node that is not plain (`kids` its children, marked
 /// already), as on the long path ([`Node::long_path`]) when it is a
@@ -378,9 +379,14 @@ impl<'t> Engine<'t> {
                     {
                         self.halt_long_child(kids[at]);
                     }
-                    if self.marks_maybe(id, keeps)
-                        && let Err(e) = self.end_marks::<false>(id, kids, sequence, false)
-                    {
+                    if !self.marks_maybe(id, keeps) {
+                        status
+                    } else if !sequence && self.db.lacks_keyword(kw::MEMORY) {
+                        // A selector's marks are its memory, and the db
+                        // has none (the halt took the wait's out).
+                        self.wrote(kw::MEMORY);
+                        status
+                    } else if let Err(e) = self.end_marks::<false>(id, kids, sequence, false) {
                         self.fail(id, e)
                     } else {
                         status

@@ -407,7 +407,11 @@ impl Engine<'_> {
 
     /// [`Engine::remove_long_key`], the value handed back.
     fn take_long_key(&mut self, at: usize) -> Option<Value> {
-        let (_, old) = self.db.shift_remove_index(at)?;
+        let (key, old) = self.db.shift_remove_index(at)?;
+        // A keyword owns nothing: no call to drop it.
+        if let Value::Keyword(_) = key {
+            std::mem::forget(key);
+        }
         let tree = self.tree;
         tree.memory_key_hint.shift_past(at);
         tree.running_key_hint.shift_past(at);
