@@ -36,6 +36,7 @@
 use super::composite::{Children, Flow};
 use crate::tick::{Engine, Fate, Status};
 use crate::tree::{Kind, Node, Opt};
+use crate::value::kw;
 
 /// Marks node `i`, a node that is not plain (`kids` its children, marked
 /// already), as on the long path ([`Node::long_path`]) when it is a
@@ -369,7 +370,28 @@ impl<'t> Engine<'t> {
             };
             let keeps = asked.then(|| self.keeps_marks(id, sequence));
             match decided_at {
-                Some(i) => self.flow_ended::<false>(id, kids, i, keeps, sequence, status),
+                Some(i) => {
+                    // The general flow halts its children after `i`
+                    // (`Engine::flow_ended`): here each is plain, and runs
+                    // nothing, but the long child, if it comes after.
+                    if let Some(at) = long_at
+                        && at > i
+                    {
+                        self.halt_long_child(kids[at]);
+                    }
+                    if !self.marks_maybe(id, keeps) {
+                        status
+                    } else if !sequence && self.db.lacks_keyword(kw::MEMORY) {
+                        // A selector's marks are its memory, and the db
+                        // has none (the halt took the wait's out).
+                        self.wrote(kw::MEMORY);
+                        status
+                    } else if let Err(e) = self.end_marks::<false>(id, kids, sequence, false) {
+                        self.fail(id, e)
+                    } else {
+                        status
+                    }
+                }
                 None => {
                     if self.marks_maybe(id, keeps)
                         && let Err(e) = self.end_marks::<false>(id, kids, sequence, true)
@@ -383,6 +405,57 @@ impl<'t> Engine<'t> {
         };
         self.visited(id, status);
         status
+    }
+}
+
+impl Engine<'_> {
+    /// Halts `kid`, the child of a long-path flow that is not plain (a
+    /// `:wait` or a long-path flow), as [`Engine::halt_subtree`] does, when
+    /// it ran after the last tick and nothing started in this tick: the
+    /// running nodes of its subtree are then its entries in the running
+    /// set loaded, from its own on (the set is in pre-order without
+    /// repeats), each halted deepest first, and its subtree's memory
+    /// cleared. Their halts do nothing else: the nodes of a long-path
+    /// subtree that are not plain are `:wait`s and flows, and the tick is
+    /// untraced. Anything else goes to [`Engine::halt_subtree`].
+    #[inline(never)]
+    fn halt_long_child(&mut self, kid: u32) {
+        let tree = self.tree;
+        debug_assert!(self.trace.is_none());
+        let (Some(long), Some(node)) = (self.long.as_deref_mut(), tree.nodes.get(kid as usize))
+        else {
+            return;
+        };
+        let at = match long.running_at(kid) {
+            Some(at) if long.now_running.is_empty() => at,
+            _ => return self.halt_subtree(kid),
+        };
+        let end = node.subtree_end;
+        let mut halted = std::mem::take(&mut long.halting);
+        halted.clear();
+        let below = long.prev_running.get_mut(at..).unwrap_or_default();
+        let n_below = below.partition_point(|&(n, _)| n < end);
+        let mut stopped_again = 0;
+        for (n, fate) in below.iter_mut().take(n_below).rev() {
+            if matches!(*fate, Fate::Pending | Fate::Running) {
+                debug_assert!(tree.nodes.get(*n as usize).is_some_and(|n| matches!(
+                    n.kind,
+                    Kind::Wait { .. } | Kind::Selector { .. } | Kind::Sequence { .. }
+                )));
+                halted.push(*n);
+                stopped_again += u32::from(*fate == Fate::Running);
+                *fate = Fate::Halted;
+            }
+        }
+        long.runs_again = long.runs_again.saturating_sub(stopped_again);
+        // The usual memory there: the wait's count alone (the deepest
+        // node halted; a wait's and a flow's memory are run state).
+        if let Some(&deepest) = halted.first()
+            && !self.park_memory_of(deepest)
+        {
+            self.clear_memory(kid, end, &halted);
+        }
+        self.long_state().halting = halted;
     }
 }
 

@@ -407,7 +407,11 @@ impl Engine<'_> {
 
     /// [`Engine::remove_long_key`], the value handed back.
     fn take_long_key(&mut self, at: usize) -> Option<Value> {
-        let (_, old) = self.db.shift_remove_index(at)?;
+        let (key, old) = self.db.shift_remove_index(at)?;
+        // A keyword owns nothing: no call to drop it.
+        if let Value::Keyword(_) = key {
+            std::mem::forget(key);
+        }
         let tree = self.tree;
         tree.memory_key_hint.shift_past(at);
         tree.running_key_hint.shift_past(at);
@@ -1164,6 +1168,37 @@ impl Engine<'_> {
         }
     }
 
+    /// The usual halt's memory, when node `node` (just halted) holds all
+    /// of it and all of it is run state (the caller knows its kind): the
+    /// map `:aido/memory` has its one entry, found where the position
+    /// hints say, and is taken out whole and kept for that node's next
+    /// start, as [`Engine::clear_memory`] keeps it. Whether it was.
+    #[inline(always)]
+    pub(crate) fn park_memory_of(&mut self, node: u32) -> bool {
+        let tree = self.tree;
+        let (Some(at), Some(n)) = (
+            tree.memory_key_hint.hit(self.db, kw::MEMORY),
+            tree.nodes.get(node as usize),
+        ) else {
+            return false;
+        };
+        let only = match self.db.value_at(at) {
+            Some(Value::Map(memory)) if memory.len() == 1 => match &*n.id {
+                Value::Keyword(k) => memory.keyword_at(0, *k),
+                id => memory.get_index(0).is_some_and(|(k, _)| same_id(k, id)),
+            },
+            _ => false,
+        };
+        if !only {
+            return false;
+        }
+        self.wrote(kw::MEMORY);
+        if let Some(old) = self.take_long_key(at) {
+            park(old, |s| &mut s.memory);
+        }
+        true
+    }
+
     /// Clears the run state of every node in `start..end`: what a halt
     /// abandons (a running child, a count in progress, a loop's iteration, a
     /// deferred action in flight). Persistent state stays: `:choose-each`'s
@@ -1173,7 +1208,7 @@ impl Engine<'_> {
     /// `halted` are the nodes just halted: the memory entries of a halted
     /// subtree are usually theirs, found by comparing ids in place, and
     /// only another entry's id is looked up in the tree.
-    fn clear_memory(&mut self, start: u32, end: u32, halted: &[u32]) {
+    pub(crate) fn clear_memory(&mut self, start: u32, end: u32, halted: &[u32]) {
         self.wrote(kw::MEMORY);
         let tree = self.tree;
         let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {

@@ -1305,7 +1305,7 @@ impl<'t> Engine<'t> {
             return false;
         }
         let Some(at) = tree.running_key_hint.hit(db, kw::RUNNING) else {
-            return false;
+            return self.take_stamped_idle();
         };
         match tree
             .fingerprint_hint
@@ -1333,6 +1333,32 @@ impl<'t> Engine<'t> {
             self.plain = PlainPath::Off;
         }
         self.watch_running();
+        true
+    }
+
+    /// [`Engine::take_usual_running`] for a db without a running set there:
+    /// the usual one is stamped with this tree's fingerprint and holds no
+    /// `:aido/running` at all (the tick after a halt, or after a long
+    /// action ended), which a search for the key proves. Then the tree is
+    /// known as the db's and nothing is loaded, as
+    /// [`Engine::take_reserved_otherwise`] would find, without its pass
+    /// over the db's keys. Whether it was that db (if not, nothing was
+    /// done).
+    #[inline(never)]
+    fn take_stamped_idle(&mut self) -> bool {
+        let (db, tree) = (&*self.db, self.tree);
+        match tree
+            .fingerprint_hint
+            .hit(db, kw::TREE)
+            .and_then(|i| db.value_at(i))
+        {
+            Some(Value::Int(f)) if *f == tree.fingerprint() => {}
+            _ => return false,
+        }
+        if db.keyword_position(kw::RUNNING).is_some() {
+            return false;
+        }
+        self.had_tree = true;
         true
     }
 
@@ -1703,7 +1729,12 @@ impl<'t> Engine<'t> {
                 }
             }
             None => {
-                // Found by the position hints, as when written.
+                // Found by the position hints, as when written; a db the
+                // filter proves without node memory (a flow ending after
+                // the halt that cleared it) has nothing to clear.
+                if self.db.lacks_keyword(kw::MEMORY) {
+                    return Ok(());
+                }
                 let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
                     return Ok(());
                 };

@@ -296,3 +296,68 @@ fn a_reactive_sequence_kept_by_a_general_one_keeps_its_marks() {
         ]
     );
 }
+
+#[test]
+fn a_long_child_halted_by_an_earlier_child_is_halted_as_the_general_path_halts_it() {
+    // The halt of a long child that ran (`Engine::halt_long_child`): its
+    // entries in the running set halted, the wait's memory taken out
+    // whole, against the general path's `halt_subtree`, with the db as the
+    // halt finds it edited by a host: other memory beside the wait's (the
+    // memory is then cleared entry by entry), the set without the long
+    // child's own entry or with an entry of another branch (the general
+    // halt then finds what runs), a derived id (a string) for the wait,
+    // and an Error after the halt (the db keeps the halt's state). And the
+    // ticks after: a db stamped with this tree and running nothing
+    // (`Engine::take_stamped_idle`), or stamped with another tree, and a
+    // set moved to the front of the db.
+    for wait_id in [":id :w", ""] {
+        let text = format!(
+            "[:sequence {{:id :top}} \
+               [:selector {{:id :sel}} [:present? {{:key :stop}}] \
+                 [:sequence {{:id :walk}} [:inc! {{:key :n}}] [:wait {{{wait_id} :ticks 6}}]]] \
+               [:inc! {{:key :s}}]]"
+        );
+        let tree = compile_str("t.edn", &text, &Registry::new()).unwrap();
+        let start = read_value("{:s 0}").unwrap();
+        let halts = [3, 7, 11, 15, 19];
+        let script = |n: usize, db: &mut Value| {
+            // Each halt tick's own edit, undone the tick after.
+            match n {
+                // After a halt, a fingerprint of another tree: the db is
+                // carried over (no set to load).
+                8 => set(db, ":aido/tree", Value::Int(1)),
+                11 => set(db, ":aido/running", read_value("[:top]").unwrap()),
+                // The set moved to the front by the host: found by a
+                // search, not where the hint says.
+                13 => {
+                    let running = db.get(&Value::keyword("aido/running")).cloned().unwrap();
+                    let mut moved = Value::map();
+                    set(&mut moved, ":aido/running", running);
+                    for (k, v) in db.as_map().unwrap().iter() {
+                        if k != &Value::keyword("aido/running") {
+                            moved.assoc_in(std::slice::from_ref(k), v.clone()).unwrap();
+                        }
+                    }
+                    *db = moved;
+                }
+                15 => set(db, ":s", Value::string("not a number")),
+                16 => set(db, ":s", Value::Int(0)),
+                _ => {}
+            }
+            if n == 7 {
+                // The wait's entry kept, another node's added after it.
+                let mut memory = db.get(&Value::keyword("aido/memory")).cloned().unwrap();
+                memory
+                    .assoc_in(&[Value::keyword("top")], read_value("{:x 1}").unwrap())
+                    .unwrap();
+                set(db, ":aido/memory", memory);
+            }
+            if halts.contains(&n) {
+                set(db, ":stop", Value::Bool(true));
+            } else {
+                unset(db, ":stop");
+            }
+        };
+        assert_same("a long child halted", &tree, &start, 22, 1_000_000, script);
+    }
+}

@@ -984,6 +984,9 @@ impl Map {
     /// allocation).
     #[inline(always)]
     fn shift_remove_small(&mut self, i: usize, len: usize) -> (Value, Value) {
+        if i + 1 == len && i >= 2 {
+            return self.pop_small(i);
+        }
         self.take_len();
         let filter = self.take_filter();
         let (Some(before), Some(moved)) = (self.slots.get(..i), self.slots.get(i..len)) else {
@@ -1007,6 +1010,28 @@ impl Map {
         let bit = filter_bit(code);
         self.set_filter(if shared { filter } else { filter & !bit });
         (Value::Keyword(Keyword::from_index(carry.key)), carry.value)
+    }
+
+    /// [`Map::shift_remove_small`] of the last entry, `i`, past the two
+    /// slots that keep the length and the filter: nothing moves, the slot
+    /// becomes vacant, and the filter loses the key's bit unless a key
+    /// before it shares it (a pass over their codes without an early exit,
+    /// as a small map's keys are few).
+    #[inline(always)]
+    fn pop_small(&mut self, i: usize) -> (Value, Value) {
+        let Some((slot, before)) = self.slots.get_mut(..=i).and_then(|s| s.split_last_mut()) else {
+            return (Value::Nil, Value::Nil);
+        };
+        let code = std::mem::replace(&mut slot.key, VACANT);
+        let value = std::mem::take(&mut slot.value);
+        let shared = before
+            .iter()
+            .fold(false, |shared, s| shared | ((s.key ^ code) & 31 == 0));
+        if !shared && let Some(second) = self.slots.get_mut(1) {
+            second.len &= !filter_bit(code);
+        }
+        self.set_len(i);
+        (Value::Keyword(Keyword::from_index(code)), value)
     }
 
     /// Removes `key` by moving the last entry into its place (the order of

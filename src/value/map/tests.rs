@@ -495,3 +495,41 @@ fn a_map_of_distinct_keywords_keeps_a_keyword_interned_late() {
         }
     }
 }
+
+#[test]
+fn removing_the_last_two_keys_of_a_full_small_map_one_by_one_keeps_the_rest() {
+    // A db of eight keys whose last two go, one after the other, as a halt
+    // takes out `:aido/memory` (second to last: the last entry moves up)
+    // and then `:aido/running` (the last: nothing moves), then both come
+    // back by `push` into the room left: every value stays with its key,
+    // the filter stays exact, and nothing is allocated anew.
+    let keys: Vec<Value> = (0..8).map(kw).collect();
+    let mut map: Map = keys
+        .iter()
+        .zip(0..)
+        .map(|(k, i)| (k.clone(), Value::Int(i)))
+        .collect();
+    let room = map.capacity();
+    for (at, expect) in [(6, 6), (6, 7)] {
+        let removed = map.shift_remove_index(at);
+        assert_eq!(
+            removed,
+            Some((keys[expect].clone(), Value::Int(expect as i64)))
+        );
+        check_filter(&map);
+    }
+    assert_eq!(map.len(), 6);
+    let rest: Vec<(Value, Value)> = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let kept: Vec<(Value, Value)> = (0..6)
+        .map(|i| (keys[i].clone(), Value::Int(i as i64)))
+        .collect();
+    assert_eq!(rest, kept, "the first six, in order");
+    for i in [6, 7] {
+        map.push(keys[i].clone(), Value::Int(i as i64));
+        check_filter(&map);
+    }
+    assert_eq!(map.capacity(), room, "the room stays");
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(map.get(k), Some(&Value::Int(i as i64)), "{k}");
+    }
+}
