@@ -271,13 +271,21 @@ impl<'t> Engine<'t> {
     }
 
     /// [`Engine::long_running`] past its usual case: each node noted by
-    /// the general bookkeeping of a visit, the wait first.
+    /// the general bookkeeping of a visit, the wait first. (A tick that
+    /// does not watch its visits does from the wait's note on, see
+    /// [`Engine::note_running`]: the flows above it, Running too, are
+    /// noted as it was.)
     #[inline(never)]
     fn long_running_noted(&mut self, id: u32) {
         let nodes = &self.tree.nodes;
         let mut node = id;
+        let watched = self.watch;
         loop {
-            self.visited(node, Status::Running);
+            if watched {
+                self.visited(node, Status::Running);
+            } else {
+                self.note_running(node);
+            }
             let Some(here) = nodes.get(node as usize) else {
                 return;
             };

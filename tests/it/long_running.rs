@@ -1784,3 +1784,89 @@ fn halting_with_a_hook_that_panics_is_an_error_tick() {
     assert_eq!(error.node, Value::keyword("s"));
     assert!(halted.db.get(&Value::keyword("aido/error")).is_some());
 }
+
+/// Ticks `t` from an empty db, `inputs[i]` (EDN maps, `nil` for none)
+/// merged into the db before tick `i`, three ways: untraced, traced and
+/// recorded. The three agree on each tick's status and db; the traced
+/// ticks and the run record are handed back.
+fn ticked_three_ways(t: &Tree, inputs: &[&str]) -> (Vec<Tick>, aido::record::RunRecord) {
+    let (mut plain, mut traced_db, mut recorded) = (Value::map(), Value::map(), Value::map());
+    let mut recorder = aido::record::Recorder::new(t, &recorded);
+    let mut ticks = Vec::new();
+    for input in inputs {
+        if *input != "nil" {
+            let input = db(input);
+            for d in [&mut plain, &mut traced_db, &mut recorded] {
+                for (k, v) in input.as_map().unwrap() {
+                    d.as_map_mut().unwrap().insert(k.clone(), v.clone());
+                }
+            }
+            recorder.input(input.as_map().unwrap());
+        }
+        let p = aido::run_tick(plain, t);
+        let tr = traced(traced_db, t);
+        let r = recorder.tick(recorded, t);
+        assert_eq!((p.status, &p.db), (tr.status, &tr.db), "untraced vs traced");
+        assert_eq!((r.status, &r.db), (tr.status, &tr.db), "recorded vs traced");
+        (plain, traced_db, recorded) = (p.db, tr.db.clone(), r.db);
+        ticks.push(tr);
+    }
+    (ticks, recorder.finish())
+}
+
+/// A node that returned Running and then finished in the same tick (a
+/// loop over a counting parallel ticks it again) does not run after the
+/// tick: it is not in `:aido/running`, and a later tick that passes it by
+/// halts nothing.
+#[test]
+fn a_node_that_ran_and_finished_within_a_tick_is_not_running_after_it() {
+    let t = tree(
+        "[:selector {:id :root} [:present? {:id :stop :key :stop}]
+           [:loop {:id :loop :count 2}
+            [:parallel {:id :par :mode :success :how-many 1} [:wait {:id :w :ticks 1}]]]]",
+    );
+    let (ticks, run) = ticked_three_ways(&t, &["nil", "{:stop true}"]);
+    assert_eq!(
+        trace_text(&t, &ticks[0]),
+        [
+            "stop:failure",
+            "w:running",
+            "par:success",
+            "w:success",
+            "par:success",
+            "loop:success",
+            "root:success"
+        ]
+    );
+    assert_eq!(get(&ticks[0].db, "aido/running"), None);
+    assert_eq!(get(&ticks[0].db, "aido/memory"), None);
+    assert_eq!(trace_text(&t, &ticks[1]), ["stop:success", "root:success"]);
+    let first = run.tick(0).unwrap();
+    let w = first
+        .visits
+        .iter()
+        .find(|v| v.id == Value::keyword("w"))
+        .unwrap();
+    assert_eq!((w.status, w.count), (Status::Success, 2));
+    assert!(run.tick(1).unwrap().halts().is_empty());
+    // A wait of the running set that runs on in its first visit and
+    // finishes in its second (the third tick: Running twice, Success,
+    // Running, Running, Success) leaves the set too.
+    let t = tree(
+        "[:loop {:id :loop :count 2}
+           [:parallel {:id :par :mode :success :how-many 1} [:wait {:id :w :ticks 2}]]]",
+    );
+    let (ticks, _) = ticked_three_ways(&t, &["nil", "nil", "nil"]);
+    let running: Vec<Option<Value>> = ticks.iter().map(|t| get(&t.db, "aido/running")).collect();
+    assert_eq!(running, [Some(db("[:w]")), Some(db("[:w]")), None]);
+    assert_eq!(
+        trace_text(&t, &ticks[2]),
+        [
+            "w:running",
+            "par:success",
+            "w:success",
+            "par:success",
+            "loop:success"
+        ]
+    );
+}

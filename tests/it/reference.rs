@@ -1369,9 +1369,6 @@ fn a_sequence_ticked_again_in_the_same_tick_keeps_its_finished_children() {
 }
 
 #[test]
-#[ignore = "the engine keeps in `:aido/running` a node that returned Running and then \
-            finished in the same tick (a loop over a counting parallel ticks it again), \
-            and halts it in a later tick though it no longer runs"]
 fn a_node_that_finishes_later_in_the_same_tick_is_not_running() {
     // README: "The ids of the nodes that ended a tick Running are kept in
     // the db under `:aido/running`"; "Halts reach only running nodes".
