@@ -309,7 +309,7 @@ impl<'t> Engine<'t> {
         child: u32,
         sequence: bool,
     ) -> Result<(), Status> {
-        if self.was_running(child) && self.keeps_marks(id, sequence) {
+        if self.long_child_was_running(id, child) && self.keeps_marks(id, sequence) {
             let tree = self.tree;
             let n = tree.children_of(&tree.nodes[id as usize]).len();
             let next = if sequence {
@@ -322,6 +322,21 @@ impl<'t> Engine<'t> {
             }
         }
         Ok(())
+    }
+
+    /// Whether `child`, the long child of long-path flow `id`, just
+    /// visited and not Running, was running before that visit, as the
+    /// general flow asks before it ([`Engine::was_running`]): it ended the
+    /// last tick Running, or flow `id` returned Running earlier in this
+    /// tick (ticked again in one tick, by a loop over a counting parallel
+    /// for one), which it does only with its long child Running, visited
+    /// by it alone. (Of a child that finished earlier in this tick it may
+    /// say so too, but the flow then does not run and keeps no marks:
+    /// the answer changes nothing.)
+    fn long_child_was_running(&self, id: u32, child: u32) -> bool {
+        self.long
+            .as_ref()
+            .is_some_and(|l| l.running_at(child).is_some() || l.runs_now(id))
     }
 
     /// Long-path flow `id` (`node`) returns `status`, not Running: decided
@@ -372,7 +387,7 @@ impl<'t> Engine<'t> {
                 .position(|&k| tree.nodes.get(k as usize).is_some_and(|n| !n.plain));
             let asked = match (decided_at, long_at) {
                 (Some(i), Some(at)) if i < at => false,
-                (Some(i), Some(at)) if i == at => !self.was_running(kids[at]),
+                (Some(i), Some(at)) if i == at => !self.long_child_was_running(id, kids[at]),
                 _ => true,
             };
             let keeps = asked.then(|| self.keeps_marks(id, sequence));

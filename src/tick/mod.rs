@@ -1100,6 +1100,19 @@ impl Long {
                 .is_some_and(|&(_, fate)| fate == Fate::Running)
     }
 
+    /// Whether `node` runs as its last visit left it: it ended the last
+    /// tick Running and, if ticked again since, returned Running again; or
+    /// it returned Running in this tick (a node ticked again in the tick in
+    /// which it ran, by a loop over a counting parallel for one, is then
+    /// running when it is ticked again). A node halted since does not run.
+    #[inline(always)]
+    pub(crate) fn runs(&self, node: u32) -> bool {
+        match self.running_at(node).and_then(|i| self.prev_running.get(i)) {
+            Some(&(_, Fate::Pending | Fate::Running)) => true,
+            _ => !self.now_running.is_empty() && self.now_running.contains(&node),
+        }
+    }
+
     /// `node`, noted running in this tick (in `now_running`), was ticked
     /// again in the same tick and finished: it no longer runs.
     #[cold]
