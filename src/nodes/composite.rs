@@ -464,8 +464,9 @@ impl<'t> Engine<'t> {
     ///
     /// A reactive composite that is still running marks, in node memory
     /// (`{:done [nil :success ..]}`, run state), the children that were
-    /// running after the last tick and have since finished with the status
-    /// that moves on. A sequence does not tick a marked child again until it
+    /// running after the last tick (or, ticked again within one tick,
+    /// earlier in it) and have since finished with the status that moves
+    /// on. A sequence does not tick a marked child again until it
     /// finishes or is halted, so a finished action is not started over;
     /// a marked child that is a reactive sequence is ticked again (its
     /// conditions are guards), and, kept by its parent
@@ -846,12 +847,12 @@ impl<'t> Engine<'t> {
         keeps.unwrap_or_else(|| self.was_running(id))
     }
 
-    /// Whether `node` ended the last tick Running.
+    /// Whether `node` runs as its last visit left it: it ended the last
+    /// tick Running, or returned Running earlier in this tick, and neither
+    /// finished nor was halted since (see `Long::runs`).
     #[inline]
     pub(crate) fn was_running(&self, node: u32) -> bool {
-        self.long
-            .as_ref()
-            .is_some_and(|l| l.running_at(node).is_some())
+        self.long.as_ref().is_some_and(|l| l.runs(node))
     }
 
     /// The status reactive composite `id` keeps for its child `i`, if any.

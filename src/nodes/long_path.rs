@@ -272,13 +272,21 @@ impl<'t> Engine<'t> {
     }
 
     /// [`Engine::long_running`] past its usual case: each node noted by
-    /// the general bookkeeping of a visit, the wait first.
+    /// the general bookkeeping of a visit, the wait first. (A tick that
+    /// does not watch its visits does from the wait's note on, see
+    /// [`Engine::note_running`]: the flows above it, Running too, are
+    /// noted as it was.)
     #[inline(never)]
     fn long_running_noted(&mut self, id: u32) {
         let nodes = &self.tree.nodes;
         let mut node = id;
+        let watched = self.watch;
         loop {
-            self.visited(node, Status::Running);
+            if watched {
+                self.visited(node, Status::Running);
+            } else {
+                self.note_running(node);
+            }
             let Some(here) = nodes.get(node as usize) else {
                 return;
             };
@@ -302,7 +310,7 @@ impl<'t> Engine<'t> {
         child: u32,
         sequence: bool,
     ) -> Result<(), Status> {
-        if self.was_running(child) && self.keeps_marks(id, sequence) {
+        if self.long_child_was_running(id, child) && self.keeps_marks(id, sequence) {
             let tree = self.tree;
             let n = tree.children_of(&tree.nodes[id as usize]).len();
             let next = if sequence {
@@ -315,6 +323,21 @@ impl<'t> Engine<'t> {
             }
         }
         Ok(())
+    }
+
+    /// Whether `child`, the long child of long-path flow `id`, just
+    /// visited and not Running, was running before that visit, as the
+    /// general flow asks before it ([`Engine::was_running`]): it ended the
+    /// last tick Running, or flow `id` returned Running earlier in this
+    /// tick (ticked again in one tick, by a loop over a counting parallel
+    /// for one), which it does only with its long child Running, visited
+    /// by it alone. (Of a child that finished earlier in this tick it may
+    /// say so too, but the flow then does not run and keeps no marks:
+    /// the answer changes nothing.)
+    fn long_child_was_running(&self, id: u32, child: u32) -> bool {
+        self.long
+            .as_ref()
+            .is_some_and(|l| l.running_at(child).is_some() || l.runs_now(id))
     }
 
     /// Long-path flow `id` (`node`) returns `status`, not Running: decided
@@ -365,7 +388,7 @@ impl<'t> Engine<'t> {
                 .position(|&k| tree.nodes.get(k as usize).is_some_and(|n| !n.plain));
             let asked = match (decided_at, long_at) {
                 (Some(i), Some(at)) if i < at => false,
-                (Some(i), Some(at)) if i == at => !self.was_running(kids[at]),
+                (Some(i), Some(at)) if i == at => !self.long_child_was_running(id, kids[at]),
                 _ => true,
             };
             let keeps = asked.then(|| self.keeps_marks(id, sequence));

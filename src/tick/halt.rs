@@ -661,11 +661,17 @@ impl Engine<'_> {
         self.long.get_or_insert_with(Long::fresh)
     }
 
-    /// Notes that `node` returned Running.
+    /// Notes that `node` returned Running (a visit not watched, see
+    /// `Engine::visited`). The rest of the tick watches its visits, so
+    /// that a node ticked again in this tick that finishes leaves
+    /// `now_running` ([`Engine::watched`]).
     #[inline(always)]
     pub(crate) fn note_running(&mut self, node: u32) {
         match self.long.as_mut() {
-            Some(long) => long.now_running.push(node),
+            Some(long) => {
+                long.now_running.push(node);
+                self.watch = true;
+            }
             None => self.note_first_running(node),
         }
     }
@@ -676,6 +682,7 @@ impl Engine<'_> {
     #[inline(never)]
     fn note_first_running(&mut self, node: u32) {
         self.long_state().now_running.push(node);
+        self.watch = true;
     }
 
     /// Reports a completion dropped without being applied.
@@ -890,7 +897,9 @@ impl Engine<'_> {
     /// was running after the last tick, and traces it if the tick is
     /// traced, with one look at the long-running state. A node of the last
     /// tick's set that runs again keeps its place there (`Fate::Running`)
-    /// instead of being noted in `now_running`.
+    /// instead of being noted in `now_running`. A node ticked again in the
+    /// tick in which it returned Running, and finishing now, no longer
+    /// runs: its fate is `Fate::Visited` again, or it leaves `now_running`.
     #[inline(always)]
     pub(crate) fn watched(&mut self, node: u32, status: Status) {
         let running = status == Status::Running;
@@ -907,11 +916,19 @@ impl Engine<'_> {
                         }
                     } else if *fate == Fate::Pending {
                         *fate = Fate::Visited;
+                    } else if *fate == Fate::Running {
+                        // Ran again earlier in this tick and finished since
+                        // (ticked again in one tick: a loop over a counting
+                        // parallel, which counts Running as succeeded).
+                        *fate = Fate::Visited;
+                        long.runs_again -= 1;
                     }
                 }
                 _ => {
                     if running {
                         long.now_running.push(node);
+                    } else if !long.now_running.is_empty() {
+                        long.finished_again(node);
                     }
                 }
             },

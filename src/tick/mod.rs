@@ -804,7 +804,8 @@ pub(crate) struct Engine<'t> {
     /// Whether the db had `:aido/running` when the tick began.
     pub(crate) had_running: bool,
     /// Whether visits must be watched: something ran after the last tick, or
-    /// the tick is traced (see `Engine::tick`).
+    /// the tick is traced (see `Engine::tick`); or something ran earlier in
+    /// this tick (see `Engine::note_running`).
     pub(crate) watch: bool,
     /// Whether plain subtrees take the plain path (see `nodes::plain`), and
     /// its tracing instance or not.
@@ -855,7 +856,8 @@ pub(crate) struct Long {
     /// Nodes that returned Running in this tick, besides those of
     /// `prev_running` that did again (their fate is then
     /// [`Fate::Running`]: the usual tick while something runs notes
-    /// nothing here).
+    /// nothing here). A node ticked again in the same tick that finishes
+    /// leaves it ([`Long::finished_again`]).
     pub(crate) now_running: Vec<u32>,
     /// Whether `prev_running`, filed in `where_running`, is the running
     /// set the last tick on this thread ended with, left in place for the
@@ -1098,6 +1100,27 @@ impl Long {
                 .is_some_and(|&(_, fate)| fate == Fate::Running)
     }
 
+    /// Whether `node` runs as its last visit left it: it ended the last
+    /// tick Running and, if ticked again since, returned Running again; or
+    /// it returned Running in this tick (a node ticked again in the tick in
+    /// which it ran, by a loop over a counting parallel for one, is then
+    /// running when it is ticked again). A node halted since does not run.
+    #[inline(always)]
+    pub(crate) fn runs(&self, node: u32) -> bool {
+        match self.running_at(node).and_then(|i| self.prev_running.get(i)) {
+            Some(&(_, Fate::Pending | Fate::Running)) => true,
+            _ => !self.now_running.is_empty() && self.now_running.contains(&node),
+        }
+    }
+
+    /// `node`, noted running in this tick (in `now_running`), was ticked
+    /// again in the same tick and finished: it no longer runs.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn finished_again(&mut self, node: u32) {
+        self.now_running.retain(|&n| n != node);
+    }
+
     /// Where `node` sits in `prev_running`, if it ended the last tick Running.
     #[inline(always)]
     pub(crate) fn running_at(&self, node: u32) -> Option<usize> {
@@ -1126,7 +1149,8 @@ pub(crate) enum Fate {
     Halted,
     /// Ticked again, and Running again: still running. (Such a node is not
     /// noted in `Long::now_running`, so that a tick that continues what
-    /// ran notes and compares nothing but these fates.)
+    /// ran notes and compares nothing but these fates.) Ticked once more in
+    /// the same tick, it is `Visited` again if it finishes.
     Running,
 }
 

@@ -1784,3 +1784,235 @@ fn halting_with_a_hook_that_panics_is_an_error_tick() {
     assert_eq!(error.node, Value::keyword("s"));
     assert!(halted.db.get(&Value::keyword("aido/error")).is_some());
 }
+
+/// Ticks `t` from an empty db, `inputs[i]` (EDN maps, `nil` for none)
+/// merged into the db before tick `i`, three ways: untraced, traced and
+/// recorded. The three agree on each tick's status and db; the traced
+/// ticks and the run record are handed back.
+fn ticked_three_ways(t: &Tree, inputs: &[&str]) -> (Vec<Tick>, aido::record::RunRecord) {
+    let (mut plain, mut traced_db, mut recorded) = (Value::map(), Value::map(), Value::map());
+    let mut recorder = aido::record::Recorder::new(t, &recorded);
+    let mut ticks = Vec::new();
+    for input in inputs {
+        if *input != "nil" {
+            let input = db(input);
+            for d in [&mut plain, &mut traced_db, &mut recorded] {
+                for (k, v) in input.as_map().unwrap() {
+                    d.as_map_mut().unwrap().insert(k.clone(), v.clone());
+                }
+            }
+            recorder.input(input.as_map().unwrap());
+        }
+        let p = aido::run_tick(plain, t);
+        let tr = traced(traced_db, t);
+        let r = recorder.tick(recorded, t);
+        assert_eq!((p.status, &p.db), (tr.status, &tr.db), "untraced vs traced");
+        assert_eq!((r.status, &r.db), (tr.status, &tr.db), "recorded vs traced");
+        (plain, traced_db, recorded) = (p.db, tr.db.clone(), r.db);
+        ticks.push(tr);
+    }
+    (ticks, recorder.finish())
+}
+
+/// A loop over aido's counting parallel (which counts Running as
+/// succeeded) ticks the sequence below it again within one tick: a wait
+/// that ran and finished there keeps its Success while the sequence runs,
+/// as between ticks, and is not started over; the next tick finds the
+/// sequence at its second wait, and a halt stops that one.
+#[test]
+fn a_sequence_ticked_again_within_a_tick_keeps_a_child_that_ran_and_finished() {
+    let t = tree(
+        "[:selector {:id :root} [:present? {:id :stop :key :stop}]
+           [:loop {:id :loop :count 3}
+            [:parallel {:id :par :mode :success :how-many 1}
+             [:sequence {:id :seq} [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 2}]]]]]",
+    );
+    let (ticks, run) = ticked_three_ways(&t, &["nil", "nil", "{:stop true}"]);
+    // Iteration 1 starts w1, iteration 2 finishes it and starts w2, and
+    // iteration 3 goes on with w2, w1 kept.
+    assert_eq!(
+        trace_text(&t, &ticks[0]),
+        [
+            "stop:failure",
+            "w1:running",
+            "seq:running",
+            "par:success",
+            "w1:success",
+            "w2:running",
+            "seq:running",
+            "par:success",
+            "w2:running",
+            "seq:running",
+            "par:success",
+            "loop:success",
+            "root:success"
+        ]
+    );
+    assert_eq!(get(&ticks[0].db, "aido/running"), Some(db("[:seq :w2]")));
+    // w2 finishes in iteration 1 and the sequence with it; iteration 2
+    // starts w1 afresh, iteration 3 finishes it (kept) and starts w2.
+    assert_eq!(
+        trace_text(&t, &ticks[1]),
+        [
+            "stop:failure",
+            "w2:success",
+            "seq:success",
+            "par:success",
+            "w1:running",
+            "seq:running",
+            "par:success",
+            "w1:success",
+            "w2:running",
+            "seq:running",
+            "par:success",
+            "loop:success",
+            "root:success"
+        ]
+    );
+    assert_eq!(get(&ticks[1].db, "aido/running"), Some(db("[:seq :w2]")));
+    // What runs is halted, deepest first: w2 and the sequence, not w1.
+    assert_eq!(
+        trace_text(&t, &ticks[2]),
+        ["stop:success", "halt w2", "halt seq", "root:success"]
+    );
+    assert_eq!(get(&ticks[2].db, "aido/running"), None);
+    assert_eq!(get(&ticks[2].db, "aido/memory"), None);
+    // The record: w1 ticked twice in the first tick, its last status
+    // Success; the third tick's halts.
+    let first = run.tick(0).unwrap();
+    let w1 = first
+        .visits
+        .iter()
+        .find(|v| v.id == Value::keyword("w1"))
+        .unwrap();
+    assert_eq!(
+        (w1.status, w1.count, w1.halted),
+        (Status::Success, 2, false)
+    );
+    let third = run.tick(2).unwrap();
+    let halted: Vec<&Value> = third.halted().collect();
+    assert_eq!(halted, [&Value::keyword("w2"), &Value::keyword("seq")]);
+}
+
+/// A node that returned Running and then finished in the same tick (a
+/// loop over a counting parallel ticks it again) does not run after the
+/// tick: it is not in `:aido/running`, and a later tick that passes it by
+/// halts nothing.
+#[test]
+fn a_node_that_ran_and_finished_within_a_tick_is_not_running_after_it() {
+    let t = tree(
+        "[:selector {:id :root} [:present? {:id :stop :key :stop}]
+           [:loop {:id :loop :count 2}
+            [:parallel {:id :par :mode :success :how-many 1} [:wait {:id :w :ticks 1}]]]]",
+    );
+    let (ticks, run) = ticked_three_ways(&t, &["nil", "{:stop true}"]);
+    assert_eq!(
+        trace_text(&t, &ticks[0]),
+        [
+            "stop:failure",
+            "w:running",
+            "par:success",
+            "w:success",
+            "par:success",
+            "loop:success",
+            "root:success"
+        ]
+    );
+    assert_eq!(get(&ticks[0].db, "aido/running"), None);
+    assert_eq!(get(&ticks[0].db, "aido/memory"), None);
+    assert_eq!(trace_text(&t, &ticks[1]), ["stop:success", "root:success"]);
+    let first = run.tick(0).unwrap();
+    let w = first
+        .visits
+        .iter()
+        .find(|v| v.id == Value::keyword("w"))
+        .unwrap();
+    assert_eq!((w.status, w.count), (Status::Success, 2));
+    assert!(run.tick(1).unwrap().halts().is_empty());
+    // A wait of the running set that runs on in its first visit and
+    // finishes in its second (the third tick: Running twice, Success,
+    // Running, Running, Success) leaves the set too.
+    let t = tree(
+        "[:loop {:id :loop :count 2}
+           [:parallel {:id :par :mode :success :how-many 1} [:wait {:id :w :ticks 2}]]]",
+    );
+    let (ticks, _) = ticked_three_ways(&t, &["nil", "nil", "nil"]);
+    let running: Vec<Option<Value>> = ticks.iter().map(|t| get(&t.db, "aido/running")).collect();
+    assert_eq!(running, [Some(db("[:w]")), Some(db("[:w]")), None]);
+    assert_eq!(
+        trace_text(&t, &ticks[2]),
+        [
+            "w:running",
+            "par:success",
+            "w:success",
+            "par:success",
+            "loop:success"
+        ]
+    );
+}
+
+/// A node type of the host's that ticks its child twice is another way
+/// to tick a node again within a tick: the same holds under it.
+#[test]
+fn a_user_node_that_ticks_its_child_twice_keeps_finished_children_and_drops_finished_nodes() {
+    let mut r = Registry::new();
+    r.node_type(
+        NodeType::new("t/twice")
+            .children(aido::extend::Arity::Exactly(1))
+            .tick(|ctx| {
+                ctx.tick_child(0);
+                Ok(ctx.tick_child(0))
+            }),
+    )
+    .unwrap();
+    let t = compile_str(
+        "t.edn",
+        "[:t/twice {:id :twice}
+          [:sequence {:id :seq} [:wait {:id :w1 :ticks 1}] [:wait {:id :w2 :ticks 1}]]]",
+        &r,
+    )
+    .unwrap();
+    let (ticks, _) = ticked_three_ways(&t, &["nil", "nil"]);
+    assert_eq!(
+        trace_text(&t, &ticks[0]),
+        [
+            "w1:running",
+            "seq:running",
+            "w1:success",
+            "w2:running",
+            "seq:running",
+            "twice:running"
+        ]
+    );
+    assert_eq!(
+        get(&ticks[0].db, "aido/running"),
+        Some(db("[:twice :seq :w2]"))
+    );
+    // w1 is kept: w2 finishes the sequence, whose next round starts w1.
+    assert_eq!(
+        trace_text(&t, &ticks[1]),
+        [
+            "w2:success",
+            "seq:success",
+            "w1:running",
+            "seq:running",
+            "twice:running"
+        ]
+    );
+    assert_eq!(
+        get(&ticks[1].db, "aido/running"),
+        Some(db("[:twice :seq :w1]"))
+    );
+    let t = compile_str(
+        "t.edn",
+        "[:t/twice {:id :twice} [:wait {:id :w :ticks 1}]]",
+        &r,
+    )
+    .unwrap();
+    let (ticks, _) = ticked_three_ways(&t, &["nil"]);
+    assert_eq!(
+        trace_text(&t, &ticks[0]),
+        ["w:running", "w:success", "twice:success"]
+    );
+    assert_eq!(get(&ticks[0].db, "aido/running"), None);
+}
