@@ -809,7 +809,14 @@ impl<'t> Engine<'t> {
     /// as finished. Nothing is kept while nothing runs.
     #[inline]
     pub(super) fn keeps_marks(&self, id: u32, sequence: bool) -> bool {
-        self.long.is_some() && (self.was_running(id) || (sequence && self.kept_by_parent(id)))
+        self.long.is_some() && self.keeps_marks_while_running(id, sequence)
+    }
+
+    /// [`Engine::keeps_marks`] once something runs or ran: out of line, so
+    /// that the flows' usual answer (nothing runs) is one test.
+    #[inline(never)]
+    fn keeps_marks_while_running(&self, id: u32, sequence: bool) -> bool {
+        self.was_running(id) || (sequence && self.kept_by_parent(id))
     }
 
     /// Whether the parent of reactive sequence `id` keeps it as finished, or
@@ -849,10 +856,14 @@ impl<'t> Engine<'t> {
 
     /// Whether `node` runs as its last visit left it: it ended the last
     /// tick Running, or returned Running earlier in this tick, and neither
-    /// finished nor was halted since (see `Long::runs`).
-    #[inline]
+    /// finished nor was halted since (see `Long::runs`). Inlined, the usual
+    /// answer (nothing runs or ran: no long-running state) is one test.
+    #[inline(always)]
     pub(crate) fn was_running(&self, node: u32) -> bool {
-        self.long.as_ref().is_some_and(|l| l.runs(node))
+        match self.long.as_deref() {
+            Some(long) => long.runs(node),
+            None => false,
+        }
     }
 
     /// The status reactive composite `id` keeps for its child `i`, if any.

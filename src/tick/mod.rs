@@ -1105,7 +1105,10 @@ impl Long {
     /// it returned Running in this tick (a node ticked again in the tick in
     /// which it ran, by a loop over a counting parallel for one, is then
     /// running when it is ticked again). A node halted since does not run.
-    #[inline(always)]
+    /// Out of line, called by [`Engine::was_running`] only once something
+    /// runs or ran, so that the flows that inline that test keep their code
+    /// as small as before this search had two parts.
+    #[inline(never)]
     pub(crate) fn runs(&self, node: u32) -> bool {
         match self.running_at(node).and_then(|i| self.prev_running.get(i)) {
             Some(&(_, Fate::Pending | Fate::Running)) => true,
