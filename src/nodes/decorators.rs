@@ -478,11 +478,15 @@ impl Engine<'_> {
         let end = self.tree.nodes[child as usize].subtree_end;
         if let Some(long) = self.long.as_mut() {
             let range = child..end;
-            for (n, fate) in long.prev_running.iter_mut() {
-                if *fate == Fate::Pending && range.contains(n) {
-                    *fate = Fate::Visited;
-                    long.now_running.push(*n);
-                }
+            for i in 0..long.prev_running.len() {
+                let n = match long.prev_running.get_mut(i) {
+                    Some((n, fate)) if *fate == Fate::Pending && range.contains(n) => {
+                        *fate = Fate::Visited;
+                        *n
+                    }
+                    _ => continue,
+                };
+                long.note_now(n);
             }
         }
     }

@@ -669,7 +669,7 @@ impl Engine<'_> {
     pub(crate) fn note_running(&mut self, node: u32) {
         match self.long.as_mut() {
             Some(long) => {
-                long.now_running.push(node);
+                long.note_now(node);
                 self.watch = true;
             }
             None => self.note_first_running(node),
@@ -681,7 +681,7 @@ impl Engine<'_> {
     #[cold]
     #[inline(never)]
     fn note_first_running(&mut self, node: u32) {
-        self.long_state().now_running.push(node);
+        self.long_state().note_now(node);
         self.watch = true;
     }
 
@@ -926,7 +926,7 @@ impl Engine<'_> {
                 }
                 _ => {
                     if running {
-                        long.now_running.push(node);
+                        long.note_now(node);
                     } else if !long.now_running.is_empty() {
                         long.finished_again(node);
                     }
@@ -1056,6 +1056,7 @@ impl Engine<'_> {
                     .filter(|n| range.contains(n)),
             );
             long.now_running.retain(|n| !range.contains(n));
+            long.refile_now(&active);
             active.sort_unstable_by(|a, b| b.cmp(a));
             active.dedup();
         }

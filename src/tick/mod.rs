@@ -859,6 +859,18 @@ pub(crate) struct Long {
     /// nothing here). A node ticked again in the same tick that finishes
     /// leaves it ([`Long::finished_again`]).
     pub(crate) now_running: Vec<u32>,
+    /// By node index, where the node sits in `now_running`, valid when
+    /// stamped with `now_stamp`: whether a node returned Running in this
+    /// tick, and has not finished since, is one look-up instead of a
+    /// search of the list, which a tick that ticks nodes again (a loop
+    /// over a counting parallel) asks at every visit. Kept by every
+    /// change a tick makes to `now_running` until its end ([`Long::note_now`],
+    /// [`Long::finished_again`], a halt); sized to the largest tree ticked on
+    /// this thread.
+    pub(crate) now_at: Vec<(u32, u32)>,
+    /// Stamps the entries of `now_at`; moved on each time a node is noted
+    /// in an empty `now_running`, so older entries never match.
+    pub(crate) now_stamp: u32,
     /// Whether `prev_running`, filed in `where_running`, is the running
     /// set the last tick on this thread ended with, left in place for the
     /// next tick: loading a set that names the same nodes then compares
@@ -1093,7 +1105,7 @@ impl Long {
     /// Whether `node` runs now: it returned Running in this tick, or it
     /// ran after the last one and was ticked again with that result.
     pub(crate) fn runs_now(&self, node: u32) -> bool {
-        self.now_running.contains(&node)
+        self.now_has(node)
             || self
                 .running_at(node)
                 .and_then(|i| self.prev_running.get(i))
@@ -1112,16 +1124,94 @@ impl Long {
     pub(crate) fn runs(&self, node: u32) -> bool {
         match self.running_at(node).and_then(|i| self.prev_running.get(i)) {
             Some(&(_, Fate::Pending | Fate::Running)) => true,
-            _ => !self.now_running.is_empty() && self.now_running.contains(&node),
+            _ => self.now_has(node),
         }
     }
 
+    /// Notes that `node` returned Running in this tick, in `now_running`
+    /// once (a node that returns Running again before it finishes is there
+    /// already), and where it sits there (`now_at`).
+    #[inline(always)]
+    pub(crate) fn note_now(&mut self, node: u32) {
+        if self.now_running.is_empty() {
+            // Nothing is noted: every entry of `now_at` is old.
+            self.now_stamp = self.now_stamp.wrapping_add(1);
+        } else if self.now_has(node) {
+            return;
+        }
+        let at = self.now_running.len() as u32;
+        self.now_running.push(node);
+        self.file_now(node, at);
+    }
+
+    /// Whether `node` is in `now_running`: it returned Running in this
+    /// tick and has neither finished nor been halted since.
+    #[inline(always)]
+    pub(crate) fn now_has(&self, node: u32) -> bool {
+        match self.now_at.get(node as usize) {
+            Some(&(stamp, at)) if stamp == self.now_stamp => {
+                self.now_running.get(at as usize) == Some(&node)
+            }
+            _ => false,
+        }
+    }
+
+    /// Files `node` as sitting at `at` in `now_running`.
+    #[inline]
+    fn file_now(&mut self, node: u32, at: u32) {
+        let i = node as usize;
+        if self.now_at.len() <= i {
+            self.grow_now_at(i + 1);
+        }
+        if let Some(entry) = self.now_at.get_mut(i) {
+            *entry = (self.now_stamp, at);
+        }
+    }
+
+    /// Makes room in `now_at` for `len` nodes (once for each larger tree
+    /// on this thread).
+    #[cold]
+    #[inline(never)]
+    fn grow_now_at(&mut self, len: usize) {
+        self.now_at.resize(len, (0, 0));
+    }
+
     /// `node`, noted running in this tick (in `now_running`), was ticked
-    /// again in the same tick and finished: it no longer runs.
+    /// again in the same tick and finished: it no longer runs. Taken out
+    /// in place of the last noted node, whose entry moves with it (the
+    /// list is put in pre-order when it is stored).
     #[cold]
     #[inline(never)]
     pub(crate) fn finished_again(&mut self, node: u32) {
-        self.now_running.retain(|&n| n != node);
+        let Some(&(stamp, at)) = self.now_at.get(node as usize) else {
+            return;
+        };
+        if stamp != self.now_stamp || self.now_running.get(at as usize) != Some(&node) {
+            return;
+        }
+        self.now_running.swap_remove(at as usize);
+        if let Some(&moved) = self.now_running.get(at as usize) {
+            self.file_now(moved, at);
+        }
+        if let Some(entry) = self.now_at.get_mut(node as usize) {
+            entry.0 = self.now_stamp.wrapping_sub(1);
+        }
+    }
+
+    /// Files `now_running` anew, after a halt took nodes out of it
+    /// (`halted`, some of which were there).
+    pub(crate) fn refile_now(&mut self, halted: &[u32]) {
+        let old = self.now_stamp.wrapping_sub(1);
+        for &n in halted {
+            if let Some(entry) = self.now_at.get_mut(n as usize) {
+                entry.0 = old;
+            }
+        }
+        for i in 0..self.now_running.len() {
+            if let Some(&n) = self.now_running.get(i) {
+                self.file_now(n, i as u32);
+            }
+        }
     }
 
     /// Where `node` sits in `prev_running`, if it ended the last tick Running.
@@ -1999,6 +2089,71 @@ mod tests {
                 )
             });
             assert_eq!(kept, Some((0, 0, false, true, 1)), "case {case}");
+        }
+    }
+
+    #[test]
+    fn the_nodes_noted_running_in_a_tick_are_found_by_their_filed_place() {
+        // Notes, finishes and halts of nodes in an order of their own,
+        // against a plain list: `now_has` answers as the list does, each
+        // node is in `now_running` at most once, and a later tick (the
+        // list emptied) starts from nothing.
+        let mut long = Box::<Long>::default();
+        let mut model: Vec<u32> = Vec::new();
+        let mut x = 0x9e37_79b9_u64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n) as u32
+        };
+        for round in 0..40 {
+            for _ in 0..200 {
+                let node = next(64);
+                match next(8) {
+                    0..=3 => {
+                        long.note_now(node);
+                        if !model.contains(&node) {
+                            model.push(node);
+                        }
+                    }
+                    4..=6 => {
+                        long.finished_again(node);
+                        model.retain(|&n| n != node);
+                    }
+                    _ => {
+                        // A halt of the nodes `from..from + 8`.
+                        let from = next(64);
+                        let range = from..from + 8;
+                        let halted: Vec<u32> = long
+                            .now_running
+                            .iter()
+                            .copied()
+                            .filter(|n| range.contains(n))
+                            .collect();
+                        long.now_running.retain(|n| !range.contains(n));
+                        long.refile_now(&halted);
+                        model.retain(|n| !range.contains(n));
+                    }
+                }
+                for n in 0..70 {
+                    assert_eq!(
+                        long.now_has(n),
+                        model.contains(&n),
+                        "round {round}, node {n}"
+                    );
+                    assert_eq!(long.runs(n), model.contains(&n), "round {round}, node {n}");
+                }
+                let mut now = long.now_running.clone();
+                now.sort_unstable();
+                let mut expected = model.clone();
+                expected.sort_unstable();
+                assert_eq!(now, expected, "round {round}");
+            }
+            // The tick ends: the list is emptied as `keep_last_running` does.
+            long.keep_last_running();
+            model.clear();
+            assert!((0..70).all(|n| !long.now_has(n)), "round {round}");
         }
     }
 }
