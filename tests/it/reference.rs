@@ -459,24 +459,6 @@ impl Reference {
                 }
                 Failure
             }
-            Kind::Selector { memory: true } => {
-                let start = self.state[n].count as usize;
-                for (i, &c) in kids.iter().enumerate().skip(start) {
-                    match self.visit(c, db) {
-                        Failure => {}
-                        Error => return Error,
-                        other => {
-                            // As BehaviorTree.CPP's Fallback, which it is,
-                            // halts its children when it stops.
-                            self.halt_running_after(n, i);
-                            self.state[n].count = if other == Running { i as i64 } else { 0 };
-                            return other;
-                        }
-                    }
-                }
-                self.state[n].count = 0;
-                Failure
-            }
             Kind::Sequence { memory: false } => {
                 let kept_by_parent = self.nodes[n]
                     .parent
@@ -514,15 +496,23 @@ impl Reference {
                 }
                 Success
             }
-            Kind::Sequence { memory: true } => {
+            Kind::Selector { memory: true } | Kind::Sequence { memory: true } => {
+                // A memory flow goes on from the child it stopped at, past
+                // the children that give `on` (Failure for a selector,
+                // Success for a sequence).
+                let on = match self.nodes[n].kind {
+                    Kind::Selector { .. } => Failure,
+                    _ => Success,
+                };
                 let start = self.state[n].count as usize;
                 for (i, &c) in kids.iter().enumerate().skip(start) {
                     match self.visit(c, db) {
-                        Success => {}
+                        status if status == on => {}
                         Error => return Error,
                         other => {
-                            // As BehaviorTree.CPP's Sequence, which it is,
-                            // halts its children when it stops.
+                            // As BehaviorTree.CPP's Fallback and Sequence,
+                            // which they are, it halts its children when it
+                            // stops.
                             self.halt_running_after(n, i);
                             self.state[n].count = if other == Running { i as i64 } else { 0 };
                             return other;
@@ -530,7 +520,7 @@ impl Reference {
                     }
                 }
                 self.state[n].count = 0;
-                Success
+                on
             }
             Kind::Counting {
                 success_mode,
