@@ -582,11 +582,18 @@ impl Reference {
                 }
                 status
             }
-            Kind::Loop(times) => {
+            Kind::Loop(times) | Kind::LoopUntilSuccess(times) => {
+                // A loop ticks its child again while it gives `on` (Success
+                // for `:loop`, Failure for `:loop-until-success`), `times`
+                // times in all, counting on from where it ran.
+                let on = match self.nodes[n].kind {
+                    Kind::Loop(_) => Success,
+                    _ => Failure,
+                };
                 let mut i = self.state[n].count;
                 while i < times {
                     match self.visit(kids[0], db) {
-                        Success => i += 1,
+                        status if status == on => i += 1,
                         Running => {
                             self.state[n].count = i;
                             return Running;
@@ -598,25 +605,7 @@ impl Reference {
                     }
                 }
                 self.state[n].count = 0;
-                Success
-            }
-            Kind::LoopUntilSuccess(times) => {
-                let mut i = self.state[n].count;
-                while i < times {
-                    match self.visit(kids[0], db) {
-                        Failure => i += 1,
-                        Running => {
-                            self.state[n].count = i;
-                            return Running;
-                        }
-                        other => {
-                            self.state[n].count = 0;
-                            return other;
-                        }
-                    }
-                }
-                self.state[n].count = 0;
-                Failure
+                on
             }
             Kind::Invert => match self.visit(kids[0], db) {
                 Success => Failure,
