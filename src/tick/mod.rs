@@ -1224,6 +1224,17 @@ impl Long {
     }
 }
 
+/// Whether `db` is stamped with `tree`'s fingerprint under `:aido/tree`,
+/// found where the tree's position hint says (a u64 compare against the
+/// tree's cached fingerprint).
+#[inline(always)]
+fn stamped_by(db: &Map, tree: &Tree) -> bool {
+    matches!(
+        tree.fingerprint_hint.hit(db, kw::TREE).and_then(|i| db.value_at(i)),
+        Some(Value::Int(f)) if *f == tree.fingerprint()
+    )
+}
+
 /// The bit of reserved keyword `k` in `Map::reserved_keywords` (every
 /// reserved keyword's index is below 64).
 #[inline(always)]
@@ -1424,14 +1435,8 @@ impl<'t> Engine<'t> {
         let Some(at) = tree.running_key_hint.hit(db, kw::RUNNING) else {
             return self.take_stamped_idle();
         };
-        match tree
-            .fingerprint_hint
-            .hit(db, kw::TREE)
-            .and_then(|i| db.value_at(i))
-        {
-            // A u64 compare against the tree's cached fingerprint.
-            Some(Value::Int(f)) if *f == tree.fingerprint() => {}
-            _ => return false,
+        if !stamped_by(db, tree) {
+            return false;
         }
         self.had_tree = true;
         self.had_running = true;
@@ -1464,15 +1469,7 @@ impl<'t> Engine<'t> {
     #[inline(never)]
     fn take_stamped_idle(&mut self) -> bool {
         let (db, tree) = (&*self.db, self.tree);
-        match tree
-            .fingerprint_hint
-            .hit(db, kw::TREE)
-            .and_then(|i| db.value_at(i))
-        {
-            Some(Value::Int(f)) if *f == tree.fingerprint() => {}
-            _ => return false,
-        }
-        if db.keyword_position(kw::RUNNING).is_some() {
+        if !stamped_by(db, tree) || db.keyword_position(kw::RUNNING).is_some() {
             return false;
         }
         self.had_tree = true;
