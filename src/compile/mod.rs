@@ -482,6 +482,7 @@ impl<'r> Compiler<'r> {
         if self.diags.is_empty() && !self.nodes.is_empty() {
             // (Each node was marked plain or not as it was finished.)
             let writes_running = crate::tick::writes_running(&self.nodes);
+            let program = crate::nodes::Program::build(&self.nodes);
             Ok(Tree {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
@@ -496,6 +497,7 @@ impl<'r> Compiler<'r> {
                 memory_key_hint: crate::tree::SlotHint::default(),
                 running_key_hint: crate::tree::SlotHint::default(),
                 writes_running,
+                program,
             })
         } else {
             Err(Diagnostics {
