@@ -1067,8 +1067,6 @@ pub struct Tree {
     /// node whose key path starts there): a tick then compares the set it
     /// ends with against the db's, id by id (see `tick::halt::writes_running`).
     pub(crate) writes_running: bool,
-    /// The plain root's program (see `nodes::program`).
-    pub(crate) program: crate::nodes::Program,
 }
 
 impl Tree {

@@ -482,7 +482,6 @@ impl<'r> Compiler<'r> {
         if self.diags.is_empty() && !self.nodes.is_empty() {
             // (Each node was marked plain or not as it was finished.)
             let writes_running = crate::tick::writes_running(&self.nodes);
-            let program = crate::nodes::Program::build(&self.nodes);
             Ok(Tree {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
@@ -497,7 +496,6 @@ impl<'r> Compiler<'r> {
                 memory_key_hint: crate::tree::SlotHint::default(),
                 running_key_hint: crate::tree::SlotHint::default(),
                 writes_running,
-                program,
             })
         } else {
             Err(Diagnostics {

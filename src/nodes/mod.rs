@@ -8,12 +8,10 @@ mod long;
 mod long_path;
 mod lower;
 mod plain;
-mod program;
 mod random;
 
 pub(crate) use lower::{LowerFn, Lowering, Options, Row, is_precondition};
 pub(crate) use plain::{mark_plain, mark_plain_node};
-pub(crate) use program::Program;
 
 use crate::extend::{CallFn, Imp, NodeType};
 use crate::spec::{Arity, OptionType};

@@ -156,12 +156,6 @@ impl<'t> Engine<'t> {
     /// [`Engine::tick_plain_root_traced`], which is this alone.
     #[inline(always)]
     pub(crate) fn tick_plain_root<const TRACE: bool>(&mut self, root: &Node) -> Status {
-        if !TRACE
-            && !matches!(root.kind, one_visit_leaf!())
-            && let Some(entry) = self.tree.program.entry()
-        {
-            return self.run_program(entry);
-        }
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(0);
