@@ -40,7 +40,8 @@ shape() {
     { echo '[:parallel {:policy :sequence}'
       times "$n" '[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]'; echo ']'; } >"$f"
     echo '[nil {:stop true}]' >"$dir/$name.inputs.edn"; echo 2 ;;
-  halt-noted) # tick 2: n waits start, then n selectors each halt one wait
+  halt-noted) # tick 2: n waits start, then n selectors each pass by an idle wait
+    # (tick 1 halts the n selectors' running waits, one subtree each)
     { echo '[:parallel {:policy :sequence}'
       echo '[:sequence [:present? {:key :stop}] [:parallel {:policy :sequence}'
       times "$n" '[:wait {:ticks 5}]'; echo ']]'
