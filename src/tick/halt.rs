@@ -1021,6 +1021,7 @@ impl Engine<'_> {
         // which is in pre-order without repeats (see `load_running_anew`),
         // by a binary search for where the subtree's nodes sit in it, and
         // in the few nodes running now.
+        let now_below = noted_below(long, range.clone(), None);
         let from = long.prev_running.partition_point(|(n, _)| *n < node);
         let to = from
             + long
@@ -1029,7 +1030,6 @@ impl Engine<'_> {
                 .map_or(0, |after| after.partition_point(|(n, _)| *n < end));
         let below = long.prev_running.get_mut(from..to).unwrap_or_default();
         let live_below = below.iter().any(|&(_, fate)| live(fate));
-        let now_below = long.now_running.iter().any(|n| range.contains(n));
         if !live_below && !now_below {
             return;
         }
@@ -1049,14 +1049,13 @@ impl Engine<'_> {
         long.runs_again = long.runs_again.saturating_sub(stopped_again);
         // Nodes that started running in this tick: rarer, and merged in.
         if now_below {
-            active.extend(
-                long.now_running
-                    .iter()
-                    .copied()
-                    .filter(|n| range.contains(n)),
-            );
-            long.now_running.retain(|n| !range.contains(n));
-            long.refile_now(&active);
+            let first = active.len();
+            noted_below(long, range, Some(&mut active));
+            for i in first..active.len() {
+                if let Some(&n) = active.get(i) {
+                    long.finished_again(n);
+                }
+            }
             active.sort_unstable_by(|a, b| b.cmp(a));
             active.dedup();
         }
@@ -1286,6 +1285,41 @@ impl Engine<'_> {
             if memory.is_empty() {
                 self.remove_long_key(at);
             }
+        }
+    }
+}
+
+/// Whether a node of `range` (a subtree's pre-order numbers) is noted
+/// running in this tick (`Long::now_running`); with `found`, each such
+/// node is pushed there. Looked up node by node in `Long::now_at` when the
+/// subtree is no larger than the list, else found by a pass over the list:
+/// a halt costs the smaller of the two, so that a tick that notes many
+/// nodes and halts many small subtrees (each selector of a wide parallel
+/// halting its later child) does not pass over every noted node at each
+/// halt.
+fn noted_below(long: &Long, range: std::ops::Range<u32>, found: Option<&mut Vec<u32>>) -> bool {
+    let noted = long.now_running.len();
+    if noted == 0 {
+        return false;
+    }
+    let by_node = range.len() <= noted;
+    match found {
+        None if by_node => range.clone().any(|n| long.now_has(n)),
+        None => long.now_running.iter().any(|n| range.contains(n)),
+        Some(found) if by_node => {
+            let before = found.len();
+            found.extend(range.filter(|&n| long.now_has(n)));
+            found.len() > before
+        }
+        Some(found) => {
+            let before = found.len();
+            found.extend(
+                long.now_running
+                    .iter()
+                    .copied()
+                    .filter(|n| range.contains(n)),
+            );
+            found.len() > before
         }
     }
 }

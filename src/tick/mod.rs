@@ -1177,7 +1177,8 @@ impl Long {
     }
 
     /// `node`, noted running in this tick (in `now_running`), was ticked
-    /// again in the same tick and finished: it no longer runs. Taken out
+    /// again in the same tick and finished, or was halted: it no longer
+    /// runs. Taken out
     /// in place of the last noted node, whose entry moves with it (the
     /// list is put in pre-order when it is stored).
     #[cold]
@@ -1195,22 +1196,6 @@ impl Long {
         }
         if let Some(entry) = self.now_at.get_mut(node as usize) {
             entry.0 = self.now_stamp.wrapping_sub(1);
-        }
-    }
-
-    /// Files `now_running` anew, after a halt took nodes out of it
-    /// (`halted`, some of which were there).
-    pub(crate) fn refile_now(&mut self, halted: &[u32]) {
-        let old = self.now_stamp.wrapping_sub(1);
-        for &n in halted {
-            if let Some(entry) = self.now_at.get_mut(n as usize) {
-                entry.0 = old;
-            }
-        }
-        for i in 0..self.now_running.len() {
-            if let Some(&n) = self.now_running.get(i) {
-                self.file_now(n, i as u32);
-            }
         }
     }
 
@@ -1995,7 +1980,8 @@ mod tests {
             .extend([(1, Fate::Pending), (2, Fate::Running)]);
         long.runs_again = 1;
         long.index_prev(tree.nodes.len());
-        long.now_running.extend([4, 3]);
+        long.note_now(4);
+        long.note_now(3);
         engine.long = Some(long);
         engine.halt_subtree(0);
         let long = engine.long.take().unwrap();
@@ -2128,8 +2114,9 @@ mod tests {
                             .copied()
                             .filter(|n| range.contains(n))
                             .collect();
-                        long.now_running.retain(|n| !range.contains(n));
-                        long.refile_now(&halted);
+                        for n in halted {
+                            long.finished_again(n);
+                        }
                         model.retain(|n| !range.contains(n));
                     }
                 }

@@ -38,6 +38,7 @@ mod fuzz_surfaces;
 mod handler;
 mod hints;
 mod hostile;
+mod hostile_ticks;
 mod include;
 mod layers;
 mod long_path;

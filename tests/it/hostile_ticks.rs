@@ -1,0 +1,104 @@
+//! Ticks on hostile trees: many nodes started, ended or halted in one tick.
+//! Each tree in `tests/data/hostile-ticks/` is run by `aido run --trace`
+//! (with its `.inputs.edn`, if any) and its output compared with the
+//! `.out` beside it, written by the engine before its halts looked nodes up
+//! by subtree; and large trees are ticked to check the work of a halt does
+//! not grow with the square of the tree (`benches/hostile/scale.sh`
+//! measures it).
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use std::process::Command;
+
+use aido::{Registry, Value, compile_str, read_value, run_tick};
+
+/// Runs `name.edn` of `tests/data/hostile-ticks/` for as many ticks as its
+/// `.out` has lines, and compares the output with it.
+fn check(name: &str) {
+    let dir = crate::common::data_dir().join("hostile-ticks");
+    let expected = std::fs::read_to_string(dir.join(format!("{name}.out"))).unwrap();
+    let ticks = expected.lines().count().to_string();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aido"));
+    command
+        .arg("run")
+        .arg(dir.join(format!("{name}.edn")))
+        .args(["--ticks", &ticks, "--trace"]);
+    let inputs = dir.join(format!("{name}.inputs.edn"));
+    if inputs.exists() {
+        command.arg("--inputs").arg(inputs);
+    }
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected, "{name}");
+}
+
+#[test]
+fn a_subtree_started_and_halted_in_one_tick_is_found_by_a_pass_over_the_noted_nodes() {
+    // The halted parallel's subtree (6 nodes) is larger than the list of
+    // nodes noted running (5): the list is searched.
+    check("halted-in-the-tick-they-started");
+}
+
+#[test]
+fn a_subtree_started_and_halted_beside_many_started_is_found_node_by_node() {
+    // 14 nodes noted running, the halted subtree of 6: each of its nodes
+    // is looked up.
+    check("halted-beside-many-started");
+}
+
+#[test]
+fn selectors_halting_running_waits_beside_waits_started_in_the_tick() {
+    // Each selector halts its wait (running since the last tick) while the
+    // waits of the first branch have just started: a one-node subtree
+    // looked up, nothing noted in it.
+    check("selectors-halt-beside-started");
+}
+
+/// A counting parallel whose first branch starts `n` waits once `:stop` is
+/// set, then `n` selectors that each succeed at their first child and so
+/// halt their second, a wait that never runs.
+fn halts_beside_many_started(n: usize) -> String {
+    let mut text = String::from(
+        "[:parallel {:mode :success :how-many 1}\n[:sequence [:present? {:key :stop}] [:parallel {:policy :sequence}",
+    );
+    for _ in 0..n {
+        text.push_str("\n[:wait {:ticks 5}]");
+    }
+    text.push_str("]]");
+    for _ in 0..n {
+        text.push_str("\n[:selector [:success] [:wait {:ticks 5}]]");
+    }
+    text.push(']');
+    text
+}
+
+#[test]
+fn many_halts_in_a_tick_that_started_many_nodes_leave_the_started_ones_running() {
+    // 40,000 waits started, then 40,000 one-node subtrees halted in the
+    // same tick: each halt used to pass over every node noted running, 1.6
+    // billion comparisons in the tick (the release build's instructions
+    // grew 2.95 times a doubling; now 2.0, see README). The final state is
+    // checked; the time is not.
+    let n = 40_000;
+    let tree = compile_str("t", &halts_beside_many_started(n), &Registry::new()).unwrap();
+    let mut db = run_tick(Value::map(), &tree).db;
+    if let Value::Map(m) = &mut db {
+        m.insert(Value::keyword("stop"), Value::Bool(true));
+    }
+    let tick = run_tick(db, &tree);
+    let Value::Map(db) = &tick.db else {
+        panic!("not a map")
+    };
+    // The sequence, the parallel and its waits run; no selector does.
+    let running = db.get(&Value::keyword("aido/running")).unwrap();
+    assert_eq!(running.as_seq().map(<[Value]>::len), Some(n + 2));
+    let Some(Value::Map(memory)) = db.get(&Value::keyword("aido/memory")) else {
+        panic!("no memory")
+    };
+    assert_eq!(memory.len(), n);
+    let first = read_value("\"0.0.1.0\"").unwrap();
+    assert_eq!(memory.get_index(0).map(|(k, _)| k), Some(&first));
+}
