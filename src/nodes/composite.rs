@@ -318,6 +318,21 @@ pub(super) struct Count {
 }
 
 impl Count {
+    /// The count of a parallel whose [`Node::count`] is `packed`: `None`
+    /// when its options are not constants that fit (`Node::NO_COUNT`).
+    #[inline(always)]
+    pub(super) fn known(packed: u32) -> Option<Count> {
+        (packed != Node::NO_COUNT).then(|| Count {
+            counted: if packed & 1 == 0 {
+                Counted::Successes
+            } else {
+                Counted::Failures
+            },
+            how_many: u64::from(packed >> 1),
+            hits: 0,
+        })
+    }
+
     /// A child answered `child`: `None` goes on to the next child (every
     /// child is ticked), `Some(Error)` ends the parallel at once.
     #[inline(always)]
@@ -943,35 +958,46 @@ impl<'t> Engine<'t> {
         kids: &[u32],
         repeat: Repeat,
     ) -> Status {
-        self.repeat_over::<PLAIN, TRACE, false>(id, count, kids, repeat)
+        self.repeat_over::<PLAIN, TRACE, false>(id, count, Node::NO_COUNT, kids, repeat)
     }
 
     /// [`Engine::repeat`]'s plain instance: `ACTION` is the loop node's
     /// [`Node::repeats_action`], which `mark_plain` set when the child is an
-    /// action the plain path (traced or not) ticks in a loop of its own.
+    /// action the plain path (traced or not) ticks in a loop of its own;
+    /// `known` is the loop node's [`Node::count`].
     #[inline(always)]
     pub(super) fn repeat_plain<const TRACE: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
+        known: u32,
         repeat: Repeat,
     ) -> Status {
-        self.repeat_over::<true, TRACE, ACTION>(id, count, &[], repeat)
+        self.repeat_over::<true, TRACE, ACTION>(id, count, known, &[], repeat)
     }
 
     /// [`Engine::repeat`], with `ACTION` (plain path only) saying whether
-    /// the child is an action to tick in a loop of its own.
+    /// the child is an action to tick in a loop of its own, and `known` the
+    /// loop node's [`Node::count`] (plain path only: the general path passes
+    /// [`Node::NO_COUNT`]).
     #[inline(always)]
     fn repeat_over<const PLAIN: bool, const TRACE: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
+        known: u32,
         kids: &[u32],
         repeat: Repeat,
     ) -> Status {
-        let count = match self.count_opt(id, "count", count) {
-            Ok(n) => n,
-            Err(status) => return status,
+        // A constant count, worked out when the tree was compiled, is one
+        // comparison; anything else is resolved as the general path does.
+        let count = if PLAIN && known != Node::NO_COUNT {
+            u64::from(known)
+        } else {
+            match self.count_opt(id, "count", count) {
+                Ok(n) => n,
+                Err(status) => return status,
+            }
         };
         let start = match if PLAIN { None } else { self.memory(id) } {
             None => 0,
@@ -1153,9 +1179,19 @@ impl<'t> Engine<'t> {
         how_many: &Opt,
         kids: &[u32],
     ) -> Status {
-        let mut count = match self.count_options(id, mode, how_many) {
-            Ok(count) => count,
-            Err(status) => return status,
+        // Constant options, worked out when the tree was compiled
+        // ([`Node::count`]), are read from the node on the plain path.
+        let known = if PLAIN {
+            Count::known(node.count)
+        } else {
+            None
+        };
+        let mut count = match known {
+            Some(count) => count,
+            None => match self.count_options(id, mode, how_many) {
+                Ok(count) => count,
+                Err(status) => return status,
+            },
         };
         let mut skipped = 0usize;
         let tree = self.tree;

@@ -286,6 +286,73 @@ fn options_read_from_the_db_tick_the_same_on_both_paths_errors_included() {
 }
 
 #[test]
+fn constant_counts_read_from_the_node_tick_as_their_options_say_at_the_edges() {
+    // A loop's constant `:count` and a counting parallel's constant `:mode`
+    // and `:how-many` are worked out when the tree is compiled
+    // (`Node::count`) and read from the node on the plain path; a loop's
+    // count too large for it (2^32 - 1 and over) is resolved at the tick, as
+    // a count from the db is. (A constant `:how-many` is at most the
+    // number of children, which the compiler checks.)
+    for (text, status) in [
+        ("[:loop {:count 0} [:failure]]", Status::Success),
+        (
+            "[:loop-until-success {:count 0} [:success]]",
+            Status::Failure,
+        ),
+        ("[:loop {:count 3} [:inc! {:key :n}]]", Status::Success),
+        ("[:loop {:count 4294967294} [:failure]]", Status::Failure),
+        ("[:loop {:count 4294967295} [:failure]]", Status::Failure),
+        (
+            "[:loop-until-success {:count 4294967296} [:success]]",
+            Status::Success,
+        ),
+        (
+            "[:parallel {:mode :success :how-many 2} [:success] [:failure] [:success]]",
+            Status::Success,
+        ),
+        (
+            "[:parallel {:mode :success :how-many 3} [:success] [:failure] [:success]]",
+            Status::Failure,
+        ),
+        (
+            "[:parallel {:mode :failure :how-many 1} [:success] [:failure]]",
+            Status::Failure,
+        ),
+        (
+            "[:parallel {:mode :failure :how-many 2} [:success] [:failure]]",
+            Status::Success,
+        ),
+        (
+            "[:parallel {:mode :failure :how-many 0} [:success]]",
+            Status::Failure,
+        ),
+        (
+            "[:parallel {:mode :success :how-many 0} [:failure]]",
+            Status::Success,
+        ),
+    ] {
+        let tree = compile(text);
+        // Under a plain parent, and under a general one (a plain subtree's
+        // root, entered through `tick_plain` when traced).
+        let under = compile(&format!("[:sequence [:success] {text}]"));
+        let general = compile(&format!("[:sequence {{:memory true}} [:success] {text}]"));
+        for tree in [&tree, &under, &general] {
+            assert_same_both_ways(text, tree, &Value::map(), 2, 1_000);
+            assert_eq!(
+                tick(tree, Value::map(), 1_000, false).status,
+                status,
+                "{text}"
+            );
+            assert_eq!(
+                tick(tree, Value::map(), 1_000, true).status,
+                status,
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
 fn the_composite_bench_workloads_tick_the_same_on_both_paths_and_alike() {
     // The two workloads differ only in the preconditions that keep the
     // second one off the plain path.
