@@ -1045,6 +1045,18 @@ impl<'t> Engine<'t> {
                 #[inline(always)]
                 |e| e.define::<TRACE>(child, key, val),
             ),
+            // A plain loop over a `:test?` (`:less-than?`,
+            // `:greater-than?`) likewise, in the instance of the loops
+            // that do not repeat an action: the child's kind, which this
+            // match reads anyway, chooses it (a mark of its own, tested in
+            // the visit's match, moved the code of the flows' tests).
+            (None, false, Kind::Test { key, oper, val }) if PLAIN => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.test_repeated(child, key, oper, val),
+            ),
             (None, _, _) => loop {
                 let status = self.visit::<PLAIN, TRACE>(child, node);
                 // Any status but `keep_going` stops the loop in iteration
@@ -1091,8 +1103,8 @@ impl<'t> Engine<'t> {
     /// the leaf is ticked in the loop's body without the visit's leaf test
     /// and jump table on each iteration; its step is counted and its
     /// status traced as [`Engine::visit`] does for a leaf. (Only for the
-    /// actions a loop repeats: with every leaf's code in it, the loop's
-    /// body became a call.)
+    /// actions a loop repeats and for `:test?`, each in an instance of its
+    /// own: with every leaf's code in it, the loop's body became a call.)
     #[inline(always)]
     fn repeat_action<const TRACE: bool>(
         &mut self,

@@ -353,6 +353,57 @@ fn constant_counts_read_from_the_node_tick_as_their_options_say_at_the_edges() {
 }
 
 #[test]
+fn a_loop_over_a_test_ticks_it_in_a_loop_of_its_own_as_a_visit_would() {
+    // A plain loop whose child is a `:test?` (`:less-than?`,
+    // `:greater-than?`) ticks it in a loop of its own (`Engine::repeat_over`):
+    // a key its hint finds, a key the db lacks, a key at another place, a
+    // value of another type, a bound from the db, an operator on strings,
+    // and comparisons that cannot be made (an Error at the test), each on
+    // both paths, traced and not, at every step budget.
+    let loops = [
+        "[:loop {:count 3} [:test? {:key :n :oper < :val 5}]]",
+        "[:loop-until-success {:count 3} [:less-than? {:key :n :val 1}]]",
+        "[:loop {:count 2} [:greater-than? {:key :absent :val 1}]]",
+        "[:loop-until-success {:count 2} [:greater-than? {:key :absent :val 1}]]",
+        "[:loop {:count 3} [:test? {:key :n :oper <= :val [:aido/db :m]}]]",
+        "[:loop {:count 2} [:test? {:key :s :oper = :val \"x\"}]]",
+        "[:loop {:count 2} [:less-than? {:key :s :val 1}]]",
+        "[:loop {:count 2} [:test? {:key [:p :q] :oper > :val 0}]]",
+    ];
+    let dbs = [
+        "{:n 2, :m 4, :s \"x\", :p {:q 1}}",
+        "{:s \"y\", :m 0, :n 0, :p {:q 0}}",
+        "{:n 2.5, :m 2}",
+        "{}",
+    ];
+    for text in loops {
+        for shape in [
+            "X",
+            "[:sequence [:success] X]",
+            "[:sequence {:memory true} [:success] X]",
+        ] {
+            let tree = compile(&shape.replace('X', text));
+            for db in dbs {
+                let start = read_value(db).unwrap();
+                for budget in 1..8 {
+                    assert_same_both_ways(&format!("{text} from {db}"), &tree, &start, 2, budget);
+                }
+            }
+        }
+    }
+    let tree = compile(loops[0]);
+    let three = tick(&tree, read_value("{:n 2}").unwrap(), 1_000, false);
+    assert_eq!((three.status, three.steps), (Status::Success, 4));
+    let bad = tick(
+        &compile(loops[6]),
+        read_value("{:s \"x\"}").unwrap(),
+        1_000,
+        false,
+    );
+    assert_eq!(bad.status, Status::Error);
+}
+
+#[test]
 fn the_composite_bench_workloads_tick_the_same_on_both_paths_and_alike() {
     // The two workloads differ only in the preconditions that keep the
     // second one off the plain path.
