@@ -984,6 +984,14 @@ pub(crate) struct Node {
     /// Whether an untraced tick visits this node on the long path (see
     /// [`Node::long_path`]); set by `nodes::mark_plain_node`.
     pub(crate) on_long_path: bool,
+    /// A loop's constant `:count`, or a counting parallel's constant
+    /// `:how-many` shifted left by one with its constant `:mode` in the low
+    /// bit (1 for `:failure`), when it fits; [`Node::NO_COUNT`] otherwise.
+    /// Worked out once by `nodes::mark_plain_node`, so that the plain path
+    /// reads a number from the node it has fetched rather than matching
+    /// the options on every visit. (It sits in the node's padding: a node
+    /// stays 176 bytes.)
+    pub(crate) count: u32,
     pub(crate) span: Option<Span>,
     /// Where this node's entry in `:aido/memory` was last found (see
     /// [`SlotHint`]): node memory is looked up by id without hashing it.
@@ -991,6 +999,9 @@ pub(crate) struct Node {
 }
 
 impl Node {
+    /// [`Node::count`] of a node whose count is not a constant that fits.
+    pub(crate) const NO_COUNT: u32 = u32::MAX;
+
     /// A reactive `:selector` or `:sequence` without preconditions whose
     /// one child that is not plain is a `:wait` or a flow marked so too:
     /// an untraced tick visits it on the long path (`nodes::long_path`),
@@ -1016,6 +1027,7 @@ impl Clone for Node {
             plain,
             repeats_action,
             on_long_path,
+            count,
             span,
             memory_hint,
         } = self;
@@ -1031,6 +1043,7 @@ impl Clone for Node {
             plain: *plain,
             repeats_action: *repeats_action,
             on_long_path: *on_long_path,
+            count: *count,
             span: *span,
             memory_hint: memory_hint.clone(),
         }

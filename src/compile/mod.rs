@@ -694,6 +694,7 @@ impl<'r> Compiler<'r> {
             plain: false,
             repeats_action: false,
             on_long_path: false,
+            count: crate::tree::Node::NO_COUNT,
             span,
             memory_hint: crate::tree::SlotHint::default(),
         });

@@ -318,6 +318,21 @@ pub(super) struct Count {
 }
 
 impl Count {
+    /// The count of a parallel whose [`Node::count`] is `packed`: `None`
+    /// when its options are not constants that fit (`Node::NO_COUNT`).
+    #[inline(always)]
+    pub(super) fn known(packed: u32) -> Option<Count> {
+        (packed != Node::NO_COUNT).then(|| Count {
+            counted: if packed & 1 == 0 {
+                Counted::Successes
+            } else {
+                Counted::Failures
+            },
+            how_many: u64::from(packed >> 1),
+            hits: 0,
+        })
+    }
+
     /// A child answered `child`: `None` goes on to the next child (every
     /// child is ticked), `Some(Error)` ends the parallel at once.
     #[inline(always)]
@@ -943,35 +958,46 @@ impl<'t> Engine<'t> {
         kids: &[u32],
         repeat: Repeat,
     ) -> Status {
-        self.repeat_over::<PLAIN, TRACE, false>(id, count, kids, repeat)
+        self.repeat_over::<PLAIN, TRACE, false>(id, count, Node::NO_COUNT, kids, repeat)
     }
 
     /// [`Engine::repeat`]'s plain instance: `ACTION` is the loop node's
     /// [`Node::repeats_action`], which `mark_plain` set when the child is an
-    /// action the plain path (traced or not) ticks in a loop of its own.
+    /// action the plain path (traced or not) ticks in a loop of its own;
+    /// `known` is the loop node's [`Node::count`].
     #[inline(always)]
     pub(super) fn repeat_plain<const TRACE: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
+        known: u32,
         repeat: Repeat,
     ) -> Status {
-        self.repeat_over::<true, TRACE, ACTION>(id, count, &[], repeat)
+        self.repeat_over::<true, TRACE, ACTION>(id, count, known, &[], repeat)
     }
 
     /// [`Engine::repeat`], with `ACTION` (plain path only) saying whether
-    /// the child is an action to tick in a loop of its own.
+    /// the child is an action to tick in a loop of its own, and `known` the
+    /// loop node's [`Node::count`] (plain path only: the general path passes
+    /// [`Node::NO_COUNT`]).
     #[inline(always)]
     fn repeat_over<const PLAIN: bool, const TRACE: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
+        known: u32,
         kids: &[u32],
         repeat: Repeat,
     ) -> Status {
-        let count = match self.count_opt(id, "count", count) {
-            Ok(n) => n,
-            Err(status) => return status,
+        // A constant count, worked out when the tree was compiled, is one
+        // comparison; anything else is resolved as the general path does.
+        let count = if PLAIN && known != Node::NO_COUNT {
+            u64::from(known)
+        } else {
+            match self.count_opt(id, "count", count) {
+                Ok(n) => n,
+                Err(status) => return status,
+            }
         };
         let start = match if PLAIN { None } else { self.memory(id) } {
             None => 0,
@@ -1019,6 +1045,18 @@ impl<'t> Engine<'t> {
                 #[inline(always)]
                 |e| e.define::<TRACE>(child, key, val),
             ),
+            // A plain loop over a `:test?` (`:less-than?`,
+            // `:greater-than?`) likewise, in the instance of the loops
+            // that do not repeat an action: the child's kind, which this
+            // match reads anyway, chooses it (a mark of its own, tested in
+            // the visit's match, moved the code of the flows' tests).
+            (None, false, Kind::Test { key, oper, val }) if PLAIN => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.test_repeated(child, key, oper, val),
+            ),
             (None, _, _) => loop {
                 let status = self.visit::<PLAIN, TRACE>(child, node);
                 // Any status but `keep_going` stops the loop in iteration
@@ -1065,8 +1103,8 @@ impl<'t> Engine<'t> {
     /// the leaf is ticked in the loop's body without the visit's leaf test
     /// and jump table on each iteration; its step is counted and its
     /// status traced as [`Engine::visit`] does for a leaf. (Only for the
-    /// actions a loop repeats: with every leaf's code in it, the loop's
-    /// body became a call.)
+    /// actions a loop repeats and for `:test?`, each in an instance of its
+    /// own: with every leaf's code in it, the loop's body became a call.)
     #[inline(always)]
     fn repeat_action<const TRACE: bool>(
         &mut self,
@@ -1153,9 +1191,19 @@ impl<'t> Engine<'t> {
         how_many: &Opt,
         kids: &[u32],
     ) -> Status {
-        let mut count = match self.count_options(id, mode, how_many) {
-            Ok(count) => count,
-            Err(status) => return status,
+        // Constant options, worked out when the tree was compiled
+        // ([`Node::count`]), are read from the node on the plain path.
+        let known = if PLAIN {
+            Count::known(node.count)
+        } else {
+            None
+        };
+        let mut count = match known {
+            Some(count) => count,
+            None => match self.count_options(id, mode, how_many) {
+                Ok(count) => count,
+                Err(status) => return status,
+            },
         };
         let mut skipped = 0usize;
         let tree = self.tree;

@@ -212,6 +212,28 @@ impl Engine<'_> {
         self.test_any(id, key, *oper, val)
     }
 
+    /// [`Engine::test`] in a plain loop's own loop (`Node::repeats_test`):
+    /// the same usual case decided in place, and anything else by
+    /// [`Engine::test_unhinted`], which tries the hint again. Written apart
+    /// from `Engine::test`, so that inlining it into the loop leaves the
+    /// code of the flows' tests as it was (inlined there as well, `test`
+    /// cost a `:sequence` of ten tests one jump a test more).
+    #[inline(always)]
+    pub(super) fn test_repeated(
+        &mut self,
+        id: u32,
+        key: &KeyPath,
+        oper: &Operator,
+        val: &Opt,
+    ) -> Status {
+        match (key.hit(self.db), val) {
+            (Some(Value::Int(a)), Opt::Const(Value::Int(b))) => {
+                Status::from_bool(oper.ints(*a, *b))
+            }
+            _ => self.test_unhinted(id),
+        }
+    }
+
     /// [`Engine::test`] of node `id`, whose key its hint does not find: a
     /// keyword key the db's filter proves absent fails here, in a call
     /// that saves no registers (the usual miss: a key the db never

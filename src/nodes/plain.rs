@@ -52,6 +52,7 @@ use super::{Shape, composite, decorators, one_visit_leaf};
 use crate::extend::NodeType;
 use crate::tick::{Engine, PlainPath, Status, TraceEvent};
 use crate::tree::{CountMode, CustomOptions, Kind, Node, NodeIndex, Opt, Parallel};
+use crate::value::Value;
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
 /// plain when its own kind finishes in one visit (its [`Traits::plain`](super::Traits::plain)), it has no preconditions,
@@ -96,6 +97,7 @@ pub(crate) fn mark_plain_node(nodes: &mut [Node], i: usize, kids: &[u32]) {
     if let Some(node) = nodes.get_mut(i) {
         node.plain = plain;
         node.repeats_action = repeats_action;
+        node.count = constant_count(&node.kind);
     }
     // A reactive flow that is not plain may take the long path: worked
     // out out of line, so that the compiler's loop over the nodes stays
@@ -103,6 +105,36 @@ pub(crate) fn mark_plain_node(nodes: &mut [Node], i: usize, kids: &[u32]) {
     if !plain {
         super::long_path::mark_long_path(nodes, i, kids);
     }
+}
+
+/// [`Node::count`] of a node of kind `kind`: a loop's constant `:count`,
+/// or a counting parallel's constant `:how-many` shifted left by one with
+/// its constant `:mode` in the low bit (1 for `:failure`), when it fits
+/// below [`Node::NO_COUNT`]; `NO_COUNT` for anything else, whose options
+/// the tick resolves as before (a count from the db, one out of range).
+/// Worked out for every node, plain or not (a test of the plain mark
+/// first made the compile of the 9,680-node tree cost more, not less).
+pub(crate) fn constant_count(kind: &Kind) -> u32 {
+    let below = |opt: &Opt, limit: u32| match opt {
+        Opt::Const(Value::Int(n)) => u32::try_from(*n).ok().filter(|n| *n < limit),
+        _ => None,
+    };
+    let count = match kind {
+        Kind::Loop { count } | Kind::LoopUntilSuccess { count } => below(count, Node::NO_COUNT),
+        Kind::Parallel(Parallel::Count { mode, how_many }) => {
+            let failures = match mode {
+                CountMode::Successes => Some(0),
+                CountMode::Failures => Some(1),
+                CountMode::Dynamic(_) => None,
+            };
+            failures
+                .zip(below(how_many, Node::NO_COUNT >> 1))
+                .map(|(failures, n)| (n << 1) | failures)
+        }
+        // No count of its own: the plain path never reads it.
+        _ => None,
+    };
+    count.unwrap_or(Node::NO_COUNT)
 }
 
 /// Whether node `i`'s children are `i + 1` and then each one's subtree end,
@@ -193,17 +225,24 @@ impl<'t> Engine<'t> {
                 self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[])
             }
             Kind::Loop { count } if node.repeats_action => {
-                self.repeat_plain::<TRACE, true>(id, count, composite::Repeat::LOOP)
+                self.repeat_plain::<TRACE, true>(id, count, node.count, composite::Repeat::LOOP)
             }
             Kind::Loop { count } => {
-                self.repeat_plain::<TRACE, false>(id, count, composite::Repeat::LOOP)
+                self.repeat_plain::<TRACE, false>(id, count, node.count, composite::Repeat::LOOP)
             }
-            Kind::LoopUntilSuccess { count } if node.repeats_action => {
-                self.repeat_plain::<TRACE, true>(id, count, composite::Repeat::UNTIL_SUCCESS)
-            }
-            Kind::LoopUntilSuccess { count } => {
-                self.repeat_plain::<TRACE, false>(id, count, composite::Repeat::UNTIL_SUCCESS)
-            }
+            Kind::LoopUntilSuccess { count } if node.repeats_action => self
+                .repeat_plain::<TRACE, true>(
+                    id,
+                    count,
+                    node.count,
+                    composite::Repeat::UNTIL_SUCCESS,
+                ),
+            Kind::LoopUntilSuccess { count } => self.repeat_plain::<TRACE, false>(
+                id,
+                count,
+                node.count,
+                composite::Repeat::UNTIL_SUCCESS,
+            ),
             Kind::Invert => composite::invert(self.tick_only_child::<TRACE>(id)),
             Kind::Always => composite::always(self.tick_only_child::<TRACE>(id)),
             Kind::Never => composite::never(self.tick_only_child::<TRACE>(id)),
@@ -349,13 +388,15 @@ impl<'t> Engine<'t> {
             // (`mark_plain` chose it), so that no other loop's frame saves
             // the registers its loop needs.
             Kind::Loop { count } if node.repeats_action => {
-                self.plain_repeat::<TRACE, true, true>(id, count)
+                self.plain_repeat::<TRACE, true, true>(id, count, node.count)
             }
-            Kind::Loop { count } => self.plain_repeat::<TRACE, true, false>(id, count),
+            Kind::Loop { count } => self.plain_repeat::<TRACE, true, false>(id, count, node.count),
             Kind::LoopUntilSuccess { count } if node.repeats_action => {
-                self.plain_repeat::<TRACE, false, true>(id, count)
+                self.plain_repeat::<TRACE, false, true>(id, count, node.count)
             }
-            Kind::LoopUntilSuccess { count } => self.plain_repeat::<TRACE, false, false>(id, count),
+            Kind::LoopUntilSuccess { count } => {
+                self.plain_repeat::<TRACE, false, false>(id, count, node.count)
+            }
             Kind::Invert => self.plain_invert::<TRACE>(id),
             Kind::Always => self.plain_always::<TRACE>(id),
             Kind::Never => self.plain_never::<TRACE>(id),
@@ -412,18 +453,21 @@ impl<'t> Engine<'t> {
 
     /// A plain `:loop` (`LOOP`) or `:loop-until-success`'s own call; with
     /// `ACTION`, a loop whose child is an action ([`Node::repeats_action`]).
+    /// `known` is the loop node's [`Node::count`], passed by value so that
+    /// a constant count reaches the loop in a register.
     #[inline(never)]
     fn plain_repeat<const TRACE: bool, const LOOP: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
+        known: u32,
     ) -> Status {
         let repeat = if LOOP {
             composite::Repeat::LOOP
         } else {
             composite::Repeat::UNTIL_SUCCESS
         };
-        let status = self.repeat_plain::<TRACE, ACTION>(id, count, repeat);
+        let status = self.repeat_plain::<TRACE, ACTION>(id, count, known, repeat);
         self.traced::<TRACE>(id, status)
     }
 
@@ -562,6 +606,55 @@ mod tests {
         );
     }
 
+    /// Each node's constant count, in pre-order (`None` for `NO_COUNT`).
+    fn counts(text: &str) -> Vec<Option<u32>> {
+        match compile_str("t.edn", text, &Registry::new()) {
+            Ok(tree) => tree
+                .nodes
+                .iter()
+                .map(|n| (n.count != crate::tree::Node::NO_COUNT).then_some(n.count))
+                .collect(),
+            Err(e) => vec![Some(e.to_string().len() as u32)],
+        }
+    }
+
+    #[test]
+    fn constant_counts_are_worked_out_once_when_compiled() {
+        // A loop's count as it is; a counting parallel's how-many shifted
+        // left with its mode in the low bit; a dynamic option, or a count
+        // too large for the packing, is left to the tick.
+        assert_eq!(
+            counts(
+                "[:sequence [:loop {:count 3} [:success]] [:loop-until-success {:count 0} [:success]] [:loop {:count [:aido/db :n]} [:success]]]"
+            ),
+            vec![None, Some(3), None, Some(0), None, None, None]
+        );
+        assert_eq!(
+            counts(
+                "[:selector [:parallel {:mode :success :how-many 1} [:success]] [:parallel {:mode :failure :how-many 1} [:success]] [:parallel {:mode [:aido/db :m] :how-many 1} [:success]] [:parallel {:mode :success :how-many [:aido/db :n]} [:success]]]"
+            ),
+            vec![None, Some(2), None, Some(3), None, None, None, None, None]
+        );
+        // (A constant `:how-many` is at most the number of children, which
+        // the compiler checks, so it always fits.)
+        assert_eq!(
+            counts(
+                "[:selector [:loop {:count 4294967294} [:success]] [:loop {:count 4294967295} [:success]] [:loop {:count 4294967296} [:success]]]"
+            ),
+            vec![None, Some(4294967294), None, None, None, None, None]
+        );
+        // A policy parallel has no count; a loop off the plain path has its
+        // count marked too (only the plain path reads it).
+        assert_eq!(
+            counts("[:parallel {:policy :selector} [:success]]"),
+            vec![None, None]
+        );
+        assert_eq!(
+            counts("[:loop {:count 2} [:wait {:ticks 1}]]"),
+            vec![Some(2), None]
+        );
+    }
+
     #[test]
     fn the_compilers_marks_are_those_of_a_pass_over_the_finished_tree() {
         // The compiler marks each node as it finishes it; `mark_plain`
@@ -584,16 +677,17 @@ mod tests {
         );
         for text in &texts {
             let mut tree = compile_str("t.edn", text, &Registry::new()).unwrap();
-            let marks = |t: &crate::tree::Tree| -> Vec<(bool, bool)> {
+            let marks = |t: &crate::tree::Tree| -> Vec<(bool, bool, u32)> {
                 t.nodes
                     .iter()
-                    .map(|n| (n.plain, n.repeats_action))
+                    .map(|n| (n.plain, n.repeats_action, n.count))
                     .collect()
             };
             let compiled = marks(&tree);
             assert!(compiled.iter().any(|m| m.0), "{text}");
             for node in &mut tree.nodes {
                 (node.plain, node.repeats_action) = (!node.plain, !node.repeats_action);
+                node.count = node.count.wrapping_add(1);
             }
             super::mark_plain(&mut tree.nodes, &tree.child_ids);
             assert_eq!(marks(&tree), compiled, "{text}");

@@ -286,6 +286,124 @@ fn options_read_from_the_db_tick_the_same_on_both_paths_errors_included() {
 }
 
 #[test]
+fn constant_counts_read_from_the_node_tick_as_their_options_say_at_the_edges() {
+    // A loop's constant `:count` and a counting parallel's constant `:mode`
+    // and `:how-many` are worked out when the tree is compiled
+    // (`Node::count`) and read from the node on the plain path; a loop's
+    // count too large for it (2^32 - 1 and over) is resolved at the tick, as
+    // a count from the db is. (A constant `:how-many` is at most the
+    // number of children, which the compiler checks.)
+    for (text, status) in [
+        ("[:loop {:count 0} [:failure]]", Status::Success),
+        (
+            "[:loop-until-success {:count 0} [:success]]",
+            Status::Failure,
+        ),
+        ("[:loop {:count 3} [:inc! {:key :n}]]", Status::Success),
+        ("[:loop {:count 4294967294} [:failure]]", Status::Failure),
+        ("[:loop {:count 4294967295} [:failure]]", Status::Failure),
+        (
+            "[:loop-until-success {:count 4294967296} [:success]]",
+            Status::Success,
+        ),
+        (
+            "[:parallel {:mode :success :how-many 2} [:success] [:failure] [:success]]",
+            Status::Success,
+        ),
+        (
+            "[:parallel {:mode :success :how-many 3} [:success] [:failure] [:success]]",
+            Status::Failure,
+        ),
+        (
+            "[:parallel {:mode :failure :how-many 1} [:success] [:failure]]",
+            Status::Failure,
+        ),
+        (
+            "[:parallel {:mode :failure :how-many 2} [:success] [:failure]]",
+            Status::Success,
+        ),
+        (
+            "[:parallel {:mode :failure :how-many 0} [:success]]",
+            Status::Failure,
+        ),
+        (
+            "[:parallel {:mode :success :how-many 0} [:failure]]",
+            Status::Success,
+        ),
+    ] {
+        let tree = compile(text);
+        // Under a plain parent, and under a general one (a plain subtree's
+        // root, entered through `tick_plain` when traced).
+        let under = compile(&format!("[:sequence [:success] {text}]"));
+        let general = compile(&format!("[:sequence {{:memory true}} [:success] {text}]"));
+        for tree in [&tree, &under, &general] {
+            assert_same_both_ways(text, tree, &Value::map(), 2, 1_000);
+            assert_eq!(
+                tick(tree, Value::map(), 1_000, false).status,
+                status,
+                "{text}"
+            );
+            assert_eq!(
+                tick(tree, Value::map(), 1_000, true).status,
+                status,
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_loop_over_a_test_ticks_it_in_a_loop_of_its_own_as_a_visit_would() {
+    // A plain loop whose child is a `:test?` (`:less-than?`,
+    // `:greater-than?`) ticks it in a loop of its own (`Engine::repeat_over`):
+    // a key its hint finds, a key the db lacks, a key at another place, a
+    // value of another type, a bound from the db, an operator on strings,
+    // and comparisons that cannot be made (an Error at the test), each on
+    // both paths, traced and not, at every step budget.
+    let loops = [
+        "[:loop {:count 3} [:test? {:key :n :oper < :val 5}]]",
+        "[:loop-until-success {:count 3} [:less-than? {:key :n :val 1}]]",
+        "[:loop {:count 2} [:greater-than? {:key :absent :val 1}]]",
+        "[:loop-until-success {:count 2} [:greater-than? {:key :absent :val 1}]]",
+        "[:loop {:count 3} [:test? {:key :n :oper <= :val [:aido/db :m]}]]",
+        "[:loop {:count 2} [:test? {:key :s :oper = :val \"x\"}]]",
+        "[:loop {:count 2} [:less-than? {:key :s :val 1}]]",
+        "[:loop {:count 2} [:test? {:key [:p :q] :oper > :val 0}]]",
+    ];
+    let dbs = [
+        "{:n 2, :m 4, :s \"x\", :p {:q 1}}",
+        "{:s \"y\", :m 0, :n 0, :p {:q 0}}",
+        "{:n 2.5, :m 2}",
+        "{}",
+    ];
+    for text in loops {
+        for shape in [
+            "X",
+            "[:sequence [:success] X]",
+            "[:sequence {:memory true} [:success] X]",
+        ] {
+            let tree = compile(&shape.replace('X', text));
+            for db in dbs {
+                let start = read_value(db).unwrap();
+                for budget in 1..8 {
+                    assert_same_both_ways(&format!("{text} from {db}"), &tree, &start, 2, budget);
+                }
+            }
+        }
+    }
+    let tree = compile(loops[0]);
+    let three = tick(&tree, read_value("{:n 2}").unwrap(), 1_000, false);
+    assert_eq!((three.status, three.steps), (Status::Success, 4));
+    let bad = tick(
+        &compile(loops[6]),
+        read_value("{:s \"x\"}").unwrap(),
+        1_000,
+        false,
+    );
+    assert_eq!(bad.status, Status::Error);
+}
+
+#[test]
 fn the_composite_bench_workloads_tick_the_same_on_both_paths_and_alike() {
     // The two workloads differ only in the preconditions that keep the
     // second one off the plain path.
