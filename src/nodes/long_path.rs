@@ -117,6 +117,16 @@ fn unmark_kept_sequence(nodes: &mut [Node], k: u32) {
     }
 }
 
+/// The parent of node `node` when it is on the long path.
+#[inline(always)]
+fn long_path_parent(nodes: &[Node], node: u32) -> Option<u32> {
+    let here = nodes.get(node as usize)?;
+    nodes
+        .get(here.parent as usize)
+        .filter(|parent| parent.long_path())
+        .map(|_| here.parent)
+}
+
 impl<'t> Engine<'t> {
     /// Ticks the tree's root, `root`, on the long path (an untraced tick):
     /// what [`Engine::tick`] does for it, without its frame.
@@ -280,19 +290,24 @@ impl<'t> Engine<'t> {
     fn long_running_noted(&mut self, id: u32) {
         let nodes = &self.tree.nodes;
         let mut node = id;
-        let watched = self.watch;
-        loop {
-            if watched {
-                self.visited(node, Status::Running);
-            } else {
-                self.note_running(node);
+        if !self.watch {
+            // Each noted in turn in the long-running state, taken once, as
+            // `Engine::note_running` notes one.
+            self.watch = true;
+            let long = self.long_state();
+            loop {
+                long.note_now(node);
+                match long_path_parent(nodes, node) {
+                    Some(parent) => node = parent,
+                    None => return,
+                }
             }
-            let Some(here) = nodes.get(node as usize) else {
-                return;
-            };
-            match nodes.get(here.parent as usize) {
-                Some(parent) if parent.long_path() => node = here.parent,
-                _ => return,
+        }
+        loop {
+            self.visited(node, Status::Running);
+            match long_path_parent(nodes, node) {
+                Some(parent) => node = parent,
+                None => return,
             }
         }
     }
