@@ -149,6 +149,18 @@ impl<'t> Engine<'t> {
         id: u32,
         node: &'t Node,
     ) -> Status {
+        self.long_flow_here::<SEQUENCE, STEP, true>(id, node)
+    }
+
+    /// [`Engine::long_flow`] in its caller's frame; a long child that is a
+    /// flow is visited in this frame too when `NEST` (one level: the usual
+    /// wait under a sequence under the root), else by a call.
+    #[inline(always)]
+    fn long_flow_here<const SEQUENCE: bool, const STEP: bool, const NEST: bool>(
+        &mut self,
+        id: u32,
+        node: &'t Node,
+    ) -> Status {
         if STEP {
             self.fuel -= 1;
             if self.fuel == 0 {
@@ -170,7 +182,7 @@ impl<'t> Engine<'t> {
                     self.visit_inlining::<true, false, true>(child, kid, children.nodes)
                 }
             } else {
-                let status = self.long_child(child, kid);
+                let status = self.long_child::<NEST>(child, kid);
                 // The wait noted this flow running with itself.
                 if status == Status::Running {
                     return Status::Running;
@@ -194,9 +206,11 @@ impl<'t> Engine<'t> {
     /// The one child of long-path flow that is not plain: a `:wait` or
     /// another long-path flow.
     #[inline(always)]
-    fn long_child(&mut self, id: u32, node: &'t Node) -> Status {
+    fn long_child<const NEST: bool>(&mut self, id: u32, node: &'t Node) -> Status {
         match &node.kind {
             Kind::Wait { ticks } => self.long_wait(id, node, ticks),
+            Kind::Sequence { .. } if NEST => self.long_flow_here::<true, true, false>(id, node),
+            Kind::Selector { .. } if NEST => self.long_flow_here::<false, true, false>(id, node),
             Kind::Sequence { .. } => self.long_flow::<true, true>(id, node),
             Kind::Selector { .. } => self.long_flow::<false, true>(id, node),
             // Never here (see `may_take_long_path`).
