@@ -369,12 +369,12 @@ fn on_fresh_thread(f: impl FnOnce() -> Tick + Send) -> Tick {
 }
 
 #[test]
-fn a_set_written_where_there_was_none_is_taken_over_by_the_next_tick_as_a_fresh_thread_loads_it() {
+fn a_wait_halted_and_started_again_ticks_in_a_row_on_one_thread_as_on_a_fresh_one() {
     // A wait halted (`:stop` present) and started again (`:stop` gone)
-    // writes its set where the db had none, and leaves it filed for the
-    // next tick on this thread (`tick::Long::file_started`), which takes
-    // it over by comparing the db's ids in place. Every tick here, in a
-    // row on this thread, must give what a thread that filed nothing
+    // writes its set where the db had none; the next tick on this thread
+    // reads it with whatever this thread kept of its last ticks (a set
+    // left filed, the last set as a hint, a parked set). Every tick here,
+    // in a row on this thread, must give what a thread that kept nothing
     // gives, and what the general path gives there: with the set left as
     // written, edited by the host (ids replaced by equal strings of its
     // own, reordered, another node's id, one id more, not a vector,
