@@ -117,6 +117,16 @@ fn unmark_kept_sequence(nodes: &mut [Node], k: u32) {
     }
 }
 
+/// The parent of node `node` when it is on the long path.
+#[inline(always)]
+fn long_path_parent(nodes: &[Node], node: u32) -> Option<u32> {
+    let here = nodes.get(node as usize)?;
+    nodes
+        .get(here.parent as usize)
+        .filter(|parent| parent.long_path())
+        .map(|_| here.parent)
+}
+
 impl<'t> Engine<'t> {
     /// Ticks the tree's root, `root`, on the long path (an untraced tick):
     /// what [`Engine::tick`] does for it, without its frame.
@@ -135,6 +145,18 @@ impl<'t> Engine<'t> {
     /// dispatch counted it already).
     #[inline(never)]
     pub(super) fn long_flow<const SEQUENCE: bool, const STEP: bool>(
+        &mut self,
+        id: u32,
+        node: &'t Node,
+    ) -> Status {
+        self.long_flow_here::<SEQUENCE, STEP, true>(id, node)
+    }
+
+    /// [`Engine::long_flow`] in its caller's frame; a long child that is a
+    /// flow is visited in this frame too when `NEST` (one level: the usual
+    /// wait under a sequence under the root), else by a call.
+    #[inline(always)]
+    fn long_flow_here<const SEQUENCE: bool, const STEP: bool, const NEST: bool>(
         &mut self,
         id: u32,
         node: &'t Node,
@@ -160,7 +182,7 @@ impl<'t> Engine<'t> {
                     self.visit_inlining::<true, false, true>(child, kid, children.nodes)
                 }
             } else {
-                let status = self.long_child(child, kid);
+                let status = self.long_child::<NEST>(child, kid);
                 // The wait noted this flow running with itself.
                 if status == Status::Running {
                     return Status::Running;
@@ -184,9 +206,11 @@ impl<'t> Engine<'t> {
     /// The one child of long-path flow that is not plain: a `:wait` or
     /// another long-path flow.
     #[inline(always)]
-    fn long_child(&mut self, id: u32, node: &'t Node) -> Status {
+    fn long_child<const NEST: bool>(&mut self, id: u32, node: &'t Node) -> Status {
         match &node.kind {
             Kind::Wait { ticks } => self.long_wait(id, node, ticks),
+            Kind::Sequence { .. } if NEST => self.long_flow_here::<true, true, false>(id, node),
+            Kind::Selector { .. } if NEST => self.long_flow_here::<false, true, false>(id, node),
             Kind::Sequence { .. } => self.long_flow::<true, true>(id, node),
             Kind::Selector { .. } => self.long_flow::<false, true>(id, node),
             // Never here (see `may_take_long_path`).
@@ -280,19 +304,24 @@ impl<'t> Engine<'t> {
     fn long_running_noted(&mut self, id: u32) {
         let nodes = &self.tree.nodes;
         let mut node = id;
-        let watched = self.watch;
-        loop {
-            if watched {
-                self.visited(node, Status::Running);
-            } else {
-                self.note_running(node);
+        if !self.watch {
+            // Each noted in turn in the long-running state, taken once, as
+            // `Engine::note_running` notes one.
+            self.watch = true;
+            let long = self.long_state();
+            loop {
+                long.note_now(node);
+                match long_path_parent(nodes, node) {
+                    Some(parent) => node = parent,
+                    None => return,
+                }
             }
-            let Some(here) = nodes.get(node as usize) else {
-                return;
-            };
-            match nodes.get(here.parent as usize) {
-                Some(parent) if parent.long_path() => node = here.parent,
-                _ => return,
+        }
+        loop {
+            self.visited(node, Status::Running);
+            match long_path_parent(nodes, node) {
+                Some(parent) => node = parent,
+                None => return,
             }
         }
     }

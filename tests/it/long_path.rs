@@ -361,3 +361,118 @@ fn a_long_child_halted_by_an_earlier_child_is_halted_as_the_general_path_halts_i
         assert_same("a long child halted", &tree, &start, 22, 1_000_000, script);
     }
 }
+
+/// `f` on a thread of its own: no running set is left filed there by an
+/// earlier tick, so the db's set is loaded from its ids alone.
+fn on_fresh_thread(f: impl FnOnce() -> Tick + Send) -> Tick {
+    std::thread::scope(|s| s.spawn(f).join().unwrap())
+}
+
+#[test]
+fn a_wait_halted_and_started_again_ticks_in_a_row_on_one_thread_as_on_a_fresh_one() {
+    // A wait halted (`:stop` present) and started again (`:stop` gone)
+    // writes its set where the db had none; the next tick on this thread
+    // reads it with whatever this thread kept of its last ticks (a set
+    // left filed, the last set as a hint, a parked set). Every tick here,
+    // in a row on this thread, must give what a thread that kept nothing
+    // gives, and what the general path gives there: with the set left as
+    // written, edited by the host (ids replaced by equal strings of its
+    // own, reordered, another node's id, one id more, not a vector,
+    // taken out), the db printed and read again, another tree ticked in
+    // between, and a start in a tick that ends in Error.
+    let text = "[:sequence [:selector [:present? {:key :stop}] \
+                  [:sequence [:inc! {:key :n}] [:wait {:ticks 40}]]] [:inc! {:key :s}]]";
+    let named_text = "[:selector [:present? {:key :stop}] \
+                  [:sequence {:id :go} [:inc! {:key :n}] [:wait {:id :walk :ticks 40}]]]";
+    let failing_text = "[:parallel {:success-threshold 2} \
+                  [:selector [:present? {:key :stop}] [:wait {:id :walk :ticks 40}]] [:inc! {:key :s}]]";
+    let a = compile_str("a.edn", text, &Registry::new()).unwrap();
+    let other = compile_str("o.edn", text, &Registry::new()).unwrap();
+    let named = compile_str("n.edn", named_text, &Registry::new()).unwrap();
+    let failing = compile_str("f.edn", failing_text, &Registry::new()).unwrap();
+    let id = |s: &str| Value::string(s);
+    let ids = |db: &mut Value, ids: Vec<Value>| set(db, ":aido/running", Value::vector(ids));
+    let halt = |db: &mut Value| set(db, ":stop", Value::Bool(true));
+    let start = |db: &mut Value| unset(db, ":stop");
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let nothing = || -> Edit { Box::new(|_| {}) };
+    let mut steps: Vec<(&Tree, Edit)> = vec![(&a, nothing()), (&a, nothing())];
+    let edits: Vec<Edit> = vec![
+        nothing(),
+        Box::new(move |db| ids(db, vec![id("0"), id("0.0"), id("0.0.1"), id("0.0.1.1")])),
+        Box::new(move |db| ids(db, vec![id("0.0"), id("0"), id("0.0.1"), id("0.0.1.1")])),
+        Box::new(move |db| ids(db, vec![id("0"), id("0.0"), id("0.0.1"), id("0.1")])),
+        Box::new(move |db| {
+            ids(
+                db,
+                vec![id("0"), id("0.0"), id("0.0.1"), id("0.0.1.1"), id("0.1")],
+            )
+        }),
+        Box::new(|db| set(db, ":aido/running", Value::Int(3))),
+        Box::new(|db| unset(db, ":aido/running")),
+        Box::new(|db| *db = read_value(&db.to_string()).unwrap()),
+    ];
+    for edit in edits {
+        // Halted, started again, then the next tick with the edit.
+        steps.push((&a, Box::new(halt)));
+        steps.push((&a, Box::new(start)));
+        steps.push((&a, edit));
+        steps.push((&a, nothing()));
+    }
+    // Another tree of the same text ticks the db between the start and
+    // the next tick; then one whose ids are keywords, halted and started.
+    steps.extend([
+        (&a, Box::new(halt) as Edit),
+        (&a, Box::new(start)),
+        (&other, nothing()),
+        (&a, nothing()),
+        (
+            &named,
+            Box::new(|db: &mut Value| *db = read_value("{:n 0}").unwrap()),
+        ),
+        (&named, nothing()),
+        (&named, Box::new(halt)),
+        (&named, Box::new(start)),
+        (&named, nothing()),
+        (&named, Box::new(halt)),
+        (&named, Box::new(start)),
+        (
+            &named,
+            Box::new(move |db| ids(db, vec![id("0.1"), id("walk")])),
+        ),
+        (&named, nothing()),
+        // A wait that starts in a tick that ends in Error (`:s` a string
+        // for `:inc!`): the set is written all the same, and taken over.
+        (
+            &failing,
+            Box::new(|db: &mut Value| *db = read_value("{:s 0}").unwrap()),
+        ),
+        (&failing, Box::new(halt)),
+        (
+            &failing,
+            Box::new(|db: &mut Value| {
+                unset(db, ":stop");
+                set(db, ":s", Value::string("x"));
+            }),
+        ),
+        (
+            &failing,
+            Box::new(|db: &mut Value| set(db, ":s", Value::Int(0))),
+        ),
+        (&failing, nothing()),
+    ]);
+    let mut db = read_value("{:s 0}").unwrap();
+    for (n, (tree, edit)) in steps.iter().enumerate() {
+        edit(&mut db);
+        let here = tick(tree, db.clone(), 1000);
+        let fresh = on_fresh_thread(|| tick(tree, db.clone(), 1000));
+        let general = on_fresh_thread(|| tick_general(tree, db.clone(), 1000));
+        assert_eq!(seen(&here), seen(&fresh), "tick {n}, from {db}");
+        assert_eq!(
+            seen(&here),
+            seen(&general),
+            "tick {n}, from {db}: against the general path"
+        );
+        db = here.db;
+    }
+}
