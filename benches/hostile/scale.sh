@@ -19,6 +19,15 @@ trap 'rm -rf "$dir"' EXIT
 # n copies of a form, one a line.
 times() { local i; for ((i = 0; i < $1; i++)); do printf '%s\n' "$2"; done; }
 
+# n waits started once :stop is set, beside n selectors whose first child
+# is FIRST and whose second is a wait.
+started_then_selectors() {
+  echo '[:parallel {:policy :sequence}'
+  echo '[:sequence [:present? {:key :stop}] [:parallel {:policy :sequence}'
+  times "$1" '[:wait {:ticks 5}]'; echo ']]'
+  times "$1" "[:selector $2 [:wait {:ticks 5}]]"; echo ']'
+}
+
 # shape NAME N: writes $dir/NAME.edn (and NAME.inputs.edn) and prints the
 # tick to measure (the k of `--ticks k` less `--ticks k-1`).
 shape() {
@@ -40,18 +49,12 @@ shape() {
     { echo '[:parallel {:policy :sequence}'
       times "$n" '[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]'; echo ']'; } >"$f"
     echo '[nil {:stop true}]' >"$dir/$name.inputs.edn"; echo 2 ;;
-  halt-noted) # tick 2: n waits start, then n selectors each pass by an idle wait
-    # (tick 1 halts the n selectors' running waits, one subtree each)
-    { echo '[:parallel {:policy :sequence}'
-      echo '[:sequence [:present? {:key :stop}] [:parallel {:policy :sequence}'
-      times "$n" '[:wait {:ticks 5}]'; echo ']]'
-      times "$n" '[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]'; echo ']'; } >"$f"
+  halt-noted) # tick 2: n waits start, then n selectors each halt its wait
+    # (running since tick 1), one subtree each
+    started_then_selectors "$n" '[:present? {:key :stop}]' >"$f"
     echo '[nil {:stop true}]' >"$dir/$name.inputs.edn"; echo 2 ;;
   halt-idle) # tick 2: n waits start, then n selectors each pass by an idle wait
-    { echo '[:parallel {:policy :sequence}'
-      echo '[:sequence [:present? {:key :stop}] [:parallel {:policy :sequence}'
-      times "$n" '[:wait {:ticks 5}]'; echo ']]'
-      times "$n" '[:selector [:success] [:wait {:ticks 5}]]'; echo ']'; } >"$f"
+    started_then_selectors "$n" '[:success]' >"$f"
     echo '[nil {:stop true}]' >"$dir/$name.inputs.edn"; echo 2 ;;
   continue-all) # n waits running on from tick 2 to 3
     { echo '[:parallel {:policy :sequence}'; times "$n" '[:wait {:ticks 5}]'; echo ']'; } >"$f"; echo 3 ;;
