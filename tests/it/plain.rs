@@ -707,3 +707,164 @@ fn a_plain_loop_over_an_action_ticks_alike_on_both_paths_at_every_budget() {
         }
     }
 }
+
+#[test]
+fn a_test_against_a_constant_integer_read_from_its_node_decides_as_its_options_say() {
+    // A `:test?` (`:less-than?`, `:greater-than?`) against a constant
+    // integer that fits in an `i32` (but −1) compares with the constant its
+    // node holds (`Node::count`); any other constant as before. Each
+    // operator, constants at the edges of the packing and of other types,
+    // values below, at and above them, of other types and absent, as the
+    // root, in a flow and in a loop of its own, on both paths, traced and
+    // not, at every step budget; and the integer cases against `i64`'s own
+    // comparison.
+    let constants = [
+        "0",
+        "3",
+        "-1",
+        "-2",
+        "2147483647",
+        "-2147483648",
+        "2147483648",
+        "-2147483649",
+        "9223372036854775807",
+        "2.5",
+        "\"s\"",
+        ":k",
+        "nil",
+        "[:aido/db :m]",
+    ];
+    let values = [
+        "3",
+        "2",
+        "4",
+        "-1",
+        "-2",
+        "2147483647",
+        "2147483648",
+        "-2147483648",
+        "-2147483649",
+        "-9223372036854775808",
+        "2.5",
+        "\"s\"",
+        ":k",
+        "nil",
+        "[1]",
+    ];
+    let opers = ["=", "not=", "<", "<=", ">", ">="];
+    for c in constants {
+        let mut leaves: Vec<String> = opers
+            .iter()
+            .map(|o| format!("[:test? {{:key :n :oper {o} :val {c}}}]"))
+            .collect();
+        // (`:less-than?` and `:greater-than?` take a number or a value
+        // from the db: anything else is a compile error.)
+        if !["\"s\"", ":k", "nil"].contains(&c) {
+            leaves.push(format!("[:less-than? {{:key :n :val {c}}}]"));
+            leaves.push(format!("[:greater-than? {{:key :n :val {c}}}]"));
+        }
+        for leaf in &leaves {
+            for shape in [
+                "X",
+                "[:sequence [:success] X [:success]]",
+                "[:selector [:failure] X]",
+                "[:loop {:count 3} X]",
+                "[:loop-until-success {:count 2} X]",
+                "[:sequence {:memory true} [:success] X]",
+            ] {
+                let tree = compile(&shape.replace('X', leaf));
+                for v in values {
+                    let start = read_value(&format!("{{:n {v} :m 3}}")).unwrap();
+                    for budget in [1, 2, 3, 4, 1_000] {
+                        assert_same_both_ways(leaf, &tree, &start, 2, budget);
+                    }
+                }
+                let absent = read_value("{:m 3}").unwrap();
+                assert_same_both_ways(leaf, &tree, &absent, 2, 1_000);
+            }
+        }
+    }
+    // The integer cases, against `i64`'s comparison.
+    let ints: [i64; 8] = [
+        3,
+        -1,
+        -2,
+        2_147_483_647,
+        -2_147_483_648,
+        2_147_483_648,
+        i64::MAX,
+        i64::MIN,
+    ];
+    for b in ints {
+        for (oper, holds) in [
+            ("=", (|a, b| a == b) as fn(i64, i64) -> bool),
+            ("not=", |a, b| a != b),
+            ("<", |a, b| a < b),
+            ("<=", |a, b| a <= b),
+            (">", |a, b| a > b),
+            (">=", |a, b| a >= b),
+        ] {
+            let tree = compile(&format!("[:test? {{:key :n :oper {oper} :val {b}}}]"));
+            for a in ints.iter().chain(&[b.wrapping_sub(1), b.wrapping_add(1)]) {
+                let db = read_value(&format!("{{:n {a}}}")).unwrap();
+                for trace in [false, true] {
+                    let t = tick(&tree, db.clone(), 1_000, trace);
+                    assert_eq!(
+                        t.status,
+                        Status::from_bool(holds(*a, b)),
+                        "{a} {oper} {b}, traced {trace}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_test_read_from_its_node_sees_a_host_change_the_type_at_its_key_between_ticks() {
+    // The key's value changed by the host between ticks, from an integer to
+    // a string, a float, a collection and back, the key removed and added
+    // again: each tick decides as the general path does, errors included.
+    let trees = [
+        "[:test? {:key :n :oper < :val 5}]",
+        "[:sequence [:greater-than? {:key :n :val 1}] [:inc! {:key :c}]]",
+        "[:loop {:count 2} [:less-than? {:key :n :val 7}]]",
+        "[:parallel {:mode :success :how-many 1} [:test? {:key :n :oper not= :val 3}] [:failure]]",
+    ];
+    let steps = ["2", "\"x\"", "2.5", "[1]", "9", "nil", "3"];
+    for text in trees {
+        let tree = compile(text);
+        let (mut plain, mut traced, mut general) = (
+            read_value("{:n 1}").unwrap(),
+            read_value("{:n 1}").unwrap(),
+            read_value("{:n 1}").unwrap(),
+        );
+        for (n, v) in steps.iter().enumerate() {
+            let p = tick(&tree, plain, 1_000, false);
+            let t = tick(&tree, traced, 1_000, true);
+            let g = tick_general(&tree, general, 1_000, true);
+            assert_eq!(
+                (p.status, p.steps, &p.db, p.error.as_deref()),
+                (g.status, g.steps, &g.db, g.error.as_deref()),
+                "{text}, tick {n}"
+            );
+            assert_eq!(
+                (t.status, &t.db, t.trace()),
+                (g.status, &g.db, g.trace()),
+                "{text}, tick {n}"
+            );
+            let edit = |mut db: Value| -> Value {
+                let Value::Map(m) = &mut db else {
+                    panic!("a db is a map")
+                };
+                if *v == "nil" {
+                    m.shift_remove(&read_value(":n").unwrap());
+                } else {
+                    m.insert(read_value(":n").unwrap(), read_value(v).unwrap());
+                }
+                db
+            };
+            (plain, traced, general) = (edit(p.db), edit(t.db), edit(g.db));
+        }
+    }
+}
