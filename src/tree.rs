@@ -986,9 +986,7 @@ pub(crate) struct Node {
     pub(crate) on_long_path: bool,
     /// A loop's constant `:count`, or a counting parallel's constant
     /// `:how-many` shifted left by one with its constant `:mode` in the low
-    /// bit (1 for `:failure`), when it fits; a `:test?`'s (`:less-than?`,
-    /// `:greater-than?`) constant integer as an `i32`'s bits, when it fits
-    /// and is not −1; [`Node::NO_COUNT`] otherwise.
+    /// bit (1 for `:failure`), when it fits; [`Node::NO_COUNT`] otherwise.
     /// Worked out once by `nodes::mark_plain_node`, so that the plain path
     /// reads a number from the node it has fetched rather than matching
     /// the options on every visit. (It sits in the node's padding: a node

@@ -1050,12 +1050,12 @@ impl<'t> Engine<'t> {
             // that do not repeat an action: the child's kind, which this
             // match reads anyway, chooses it (a mark of its own, tested in
             // the visit's match, moved the code of the flows' tests).
-            (None, false, Kind::Test { key, oper, .. }) if PLAIN => self.repeat_action::<TRACE>(
+            (None, false, Kind::Test { key, oper, val }) if PLAIN => self.repeat_action::<TRACE>(
                 child,
                 count,
                 repeat,
                 #[inline(always)]
-                |e| e.test_repeated(child, key, oper, node.count),
+                |e| e.test_repeated(child, key, oper, val),
             ),
             (None, _, _) => loop {
                 let status = self.visit::<PLAIN, TRACE>(child, node);

@@ -4,7 +4,7 @@
 
 use crate::spec::Operator;
 use crate::tick::{Engine, Status, eval};
-use crate::tree::{KeyPath, Node, Opt};
+use crate::tree::{KeyPath, Opt};
 use crate::value::Value;
 
 use super::lower::{self, Lowering};
@@ -173,19 +173,6 @@ fn holds_no_heap(v: &Value) -> bool {
     )
 }
 
-/// [`Node::count`] of a `:test?` (`:less-than?`, `:greater-than?`)
-/// against a constant integer: the constant, when it fits in an `i32`
-/// other than −1 (whose bits are [`Node::NO_COUNT`]); `None` for any other
-/// constant, which the tick compares as before.
-#[inline(always)]
-pub(crate) fn packed_test(val: &Opt) -> Option<u32> {
-    let Opt::Const(Value::Int(b)) = val else {
-        return None;
-    };
-    let b = i32::try_from(*b).ok()?;
-    (b != -1).then_some(b as u32)
-}
-
 impl Engine<'_> {
     #[inline(never)]
     pub(super) fn equal(&mut self, id: u32, v1: &Opt, v2: &Opt) -> Status {
@@ -205,32 +192,19 @@ impl Engine<'_> {
     }
 
     /// `db[key] OP val`. A missing key fails: the condition does not hold.
-    /// `packed` is the node's [`Node::count`]: a constant integer that fits
-    /// an `i32` ([`packed_test`]), or [`Node::NO_COUNT`].
     #[inline(always)]
-    pub(super) fn test(
-        &mut self,
-        id: u32,
-        key: &KeyPath,
-        oper: &Operator,
-        val: &Opt,
-        packed: u32,
-    ) -> Status {
+    pub(super) fn test(&mut self, id: u32, key: &KeyPath, oper: &Operator, val: &Opt) -> Status {
         // The usual case, an integer the key's hint finds against a constant
-        // integer, is decided here with the constant the compiler put in
-        // the node (`packed_test`): one load, sign-extended, and one
-        // comparison with `NO_COUNT` instead of the option's tag, the
-        // constant's tag and its load (`test-10` 3 instructions a test
-        // less). A key the hint does not find goes to `test_unhinted`,
-        // anything else to `test_any` (a constant that does not fit an
-        // `i32`, or is −1, as before). The operator is taken by reference
-        // and read only where it is used: read by value, the loops a test
-        // is inlined into zero-extended it once more on the hit's way.
+        // integer, is decided here; a key the hint does not find by
+        // `test_unhinted`, everything else by `test_any`. The operator is
+        // taken by reference and read only where it is used: read by
+        // value, the loops a test is inlined into zero-extended it once
+        // more on the hit's way (`test-10` cost 1 instruction a test more).
         match key.hit(self.db) {
             None => return self.test_unhinted(id),
             Some(Value::Int(a)) => {
-                if packed != Node::NO_COUNT {
-                    return Status::from_bool(oper.ints(*a, i64::from(packed as i32)));
+                if let Opt::Const(Value::Int(b)) = val {
+                    return Status::from_bool(oper.ints(*a, *b));
                 }
             }
             Some(_) => {}
@@ -238,8 +212,8 @@ impl Engine<'_> {
         self.test_any(id, key, *oper, val)
     }
 
-    /// [`Engine::test`] in a plain loop's own loop: the same usual case
-    /// decided in place with the node's constant, and anything else by
+    /// [`Engine::test`] in a plain loop's own loop (`Node::repeats_test`):
+    /// the same usual case decided in place, and anything else by
     /// [`Engine::test_unhinted`], which tries the hint again. Written apart
     /// from `Engine::test`, so that inlining it into the loop leaves the
     /// code of the flows' tests as it was (inlined there as well, `test`
@@ -250,11 +224,11 @@ impl Engine<'_> {
         id: u32,
         key: &KeyPath,
         oper: &Operator,
-        packed: u32,
+        val: &Opt,
     ) -> Status {
-        match key.hit(self.db) {
-            Some(Value::Int(a)) if packed != Node::NO_COUNT => {
-                Status::from_bool(oper.ints(*a, i64::from(packed as i32)))
+        match (key.hit(self.db), val) {
+            (Some(Value::Int(a)), Opt::Const(Value::Int(b))) => {
+                Status::from_bool(oper.ints(*a, *b))
             }
             _ => self.test_unhinted(id),
         }

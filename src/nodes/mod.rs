@@ -276,7 +276,7 @@ impl Engine<'_> {
             Kind::ParallelAll { max_failures } => self.parallel_all(id, max_failures, kids()),
             Kind::If => self.if_then_else(kids()),
             Kind::Switch(s) => self.switch(id, s, kids()),
-            one_visit_leaf!() => self.leaf::<true>(id, node),
+            kind @ one_visit_leaf!() => self.leaf::<true>(id, kind),
         };
         self.visited(id, status)
     }
@@ -319,13 +319,13 @@ impl Engine<'_> {
     /// Ticks a leaf that finishes in one visit: shared by the general and
     /// the plain path.
     #[inline(always)]
-    pub(super) fn leaf<const NOTE: bool>(&mut self, id: u32, node: &Node) -> Status {
-        match &node.kind {
+    pub(super) fn leaf<const NOTE: bool>(&mut self, id: u32, kind: &Kind) -> Status {
+        match kind {
             Kind::Success => Status::Success,
             Kind::Failure => Status::Failure,
             Kind::Present { key } => Status::from_bool(key.get(self.db).is_some()),
             Kind::Equal { v1, v2 } => self.equal(id, v1, v2),
-            Kind::Test { key, oper, val } => self.test(id, key, oper, val, node.count),
+            Kind::Test { key, oper, val } => self.test(id, key, oper, val),
             Kind::Define { key, val } => self.define::<NOTE>(id, key, val),
             Kind::Inc { key } => self.inc::<NOTE>(id, key),
             Kind::Dissoc { key } => self.dissoc::<NOTE>(id, key),

@@ -110,12 +110,10 @@ pub(crate) fn mark_plain_node(nodes: &mut [Node], i: usize, kids: &[u32]) {
 /// [`Node::count`] of a node of kind `kind`: a loop's constant `:count`,
 /// or a counting parallel's constant `:how-many` shifted left by one with
 /// its constant `:mode` in the low bit (1 for `:failure`), when it fits
-/// below [`Node::NO_COUNT`]; a test's constant integer as an `i32`'s bits
-/// (`data::packed_test`); `NO_COUNT` for anything else, whose options
+/// below [`Node::NO_COUNT`]; `NO_COUNT` for anything else, whose options
 /// the tick resolves as before (a count from the db, one out of range).
 /// Worked out for every node, plain or not (a test of the plain mark
 /// first made the compile of the 9,680-node tree cost more, not less).
-#[inline(always)]
 pub(crate) fn constant_count(kind: &Kind) -> u32 {
     let below = |opt: &Opt, limit: u32| match opt {
         Opt::Const(Value::Int(n)) => u32::try_from(*n).ok().filter(|n| *n < limit),
@@ -133,9 +131,6 @@ pub(crate) fn constant_count(kind: &Kind) -> u32 {
                 .zip(below(how_many, Node::NO_COUNT >> 1))
                 .map(|(failures, n)| (n << 1) | failures)
         }
-        // A test against a constant integer: the constant and the
-        // operator, which every visit then reads from one word.
-        Kind::Test { val, .. } => super::data::packed_test(val),
         // No count of its own: the plain path never reads it.
         _ => None,
     };
@@ -197,8 +192,8 @@ impl<'t> Engine<'t> {
         if self.fuel == 0 {
             return self.out_of_steps(0);
         }
-        if let one_visit_leaf!() = &root.kind {
-            let status = self.leaf::<false>(0, root);
+        if let kind @ one_visit_leaf!() = &root.kind {
+            let status = self.leaf::<false>(0, kind);
             self.traced::<TRACE>(0, status)
         } else if let Kind::Selector { .. } = root.kind {
             let status = self.selector::<true, TRACE>(0, root, false, &[]);
@@ -254,7 +249,7 @@ impl<'t> Engine<'t> {
             Kind::Force { success } => {
                 decorators::force(self.tick_only_child::<TRACE>(id), *success)
             }
-            one_visit_leaf!() => self.leaf::<false>(id, node),
+            kind @ one_visit_leaf!() => self.leaf::<false>(id, kind),
             // Plain only when its node type finishes in one visit. Its call
             // inlined: this function saves the registers it needs anyway.
             Kind::Custom { node_type, options } => {
@@ -362,8 +357,8 @@ impl<'t> Engine<'t> {
         // from a second table. (The general path's instance, for a plain
         // child of an untraced tick, has `TRACE` false.)
         match &node.kind {
-            one_visit_leaf!() => {
-                let status = self.leaf::<false>(id, node);
+            kind @ one_visit_leaf!() => {
+                let status = self.leaf::<false>(id, kind);
                 self.traced::<TRACE>(id, status)
             }
             Kind::Sequence { .. } if SEQUENCE => {
@@ -657,27 +652,6 @@ mod tests {
         assert_eq!(
             counts("[:loop {:count 2} [:wait {:ticks 1}]]"),
             vec![Some(2), None]
-        );
-        // A test's constant integer as an `i32`'s bits when it fits and is
-        // not −1 (the bits of `NO_COUNT`); any other constant is left to
-        // the tick.
-        assert_eq!(
-            counts(
-                "[:sequence [:test? {:key :a :oper < :val 5}] [:less-than? {:key :a :val -2}] [:greater-than? {:key :a :val 2147483647}] [:test? {:key :a :oper = :val -2147483648}]]"
-            ),
-            vec![
-                None,
-                Some(5),
-                Some(-2i32 as u32),
-                Some(2147483647),
-                Some(1 << 31)
-            ]
-        );
-        assert_eq!(
-            counts(
-                "[:sequence [:test? {:key :a :oper < :val -1}] [:test? {:key :a :oper < :val 2147483648}] [:test? {:key :a :oper < :val -2147483649}] [:test? {:key :a :oper < :val 2.5}] [:test? {:key :a :oper = :val :k}] [:test? {:key :a :oper < :val [:aido/db :b]}]]"
-            ),
-            vec![None; 7]
         );
     }
 
