@@ -11,6 +11,7 @@
 use crate::extend::Imp;
 use crate::nodes::{Memory, one_visit_leaf};
 use crate::tree::{Kind, NodeIndex, Opt, Reset, same_id};
+use crate::value::map::SCAN_LIMIT;
 use crate::value::{Keyword, Map, Value, kw};
 
 use super::{Engine, Fate, FnCtx, Long, NodeCtx, PlainPath, Status, eval, panic_message};
@@ -1222,9 +1223,16 @@ impl Engine<'_> {
     /// pool, and the memory of user node types that declare theirs
     /// persistent ([`crate::extend::NodeType::persistent_memory`]).
     ///
-    /// `halted` are the nodes just halted: the memory entries of a halted
-    /// subtree are usually theirs, found by comparing ids in place, and
-    /// only another entry's id is looked up in the tree.
+    /// `halted` are the nodes just halted (distinct). Each step costs the
+    /// smaller of the subtree and the map, as [`noted_below`] does for the
+    /// running list: the usual halt, where all the memory there is belongs
+    /// to halted nodes and is run state, is proved by looking each halted
+    /// node up by its position hint until every entry is accounted for;
+    /// otherwise a subtree smaller than a large map (of more than
+    /// [`SCAN_LIMIT`] entries) has its nodes' entries found
+    /// node by node, and the entries taken out in one order-keeping pass
+    /// from the first of them (one shift when it is the only one), and a
+    /// larger one is cleared by one pass over the map.
     pub(crate) fn clear_memory(&mut self, start: u32, end: u32, halted: &[u32]) {
         self.wrote(kw::MEMORY);
         let tree = self.tree;
@@ -1235,14 +1243,7 @@ impl Engine<'_> {
             // The usual halt: all the memory there is belongs to nodes just
             // halted (in the subtree), and is run state. The states and the
             // map are recycled whole, without removing entries one by one.
-            if memory.len() <= halted.len()
-                && memory.keys().all(|id| {
-                    halted.iter().any(|&n| {
-                        let n = &tree.nodes[n as usize];
-                        same_id(&n.id, id) && run_state_only(n.kind.traits().memory)
-                    })
-                })
-            {
+            if memory.len() <= halted.len() && all_run_state_of(tree, memory, halted) {
                 // One node's state (a long action's, the usual case): kept
                 // whole for that node's next start.
                 if memory.len() == 1 {
@@ -1257,26 +1258,42 @@ impl Engine<'_> {
                 self.remove_long_key(at);
                 return;
             }
-            memory.retain(|id, state| {
-                let node = halted
-                    .iter()
-                    .copied()
-                    .find(|&n| same_id(&tree.nodes[n as usize].id, id))
-                    .or_else(|| tree.find(id).map(|n| n.0));
+            // Where the pass that takes entries out starts, found node by
+            // node when the subtree is the smaller.
+            let from = if memory.len() > SCAN_LIMIT && ((end - start) as usize) < memory.len() {
+                match cleared_node_by_node(tree, memory, start..end) {
+                    Cleared::None => return,
+                    Cleared::One(i) => {
+                        if let Some((_, old)) = memory.shift_remove_index(i) {
+                            recycle(old);
+                        }
+                        if memory.is_empty() {
+                            self.remove_long_key(at);
+                        }
+                        return;
+                    }
+                    Cleared::From(i) => i,
+                }
+            } else {
+                0
+            };
+            // Each id looked up among the few nodes just halted, else in
+            // the tree (a hash), so that the pass is linear in the map.
+            let few = halted.len() <= SCAN_LIMIT;
+            memory.retain_from(from, |id, state| {
+                let node = if few {
+                    halted
+                        .iter()
+                        .copied()
+                        .find(|&n| same_id(&tree.nodes[n as usize].id, id))
+                        .or_else(|| tree.find(id).map(|n| n.0))
+                } else {
+                    tree.find(id).map(|n| n.0)
+                };
                 let Some(node) = node.filter(|n| (start..end).contains(n)) else {
                     return true;
                 };
-                let keep = match tree.nodes[node as usize].kind.traits().memory {
-                    Memory::Pool => {
-                        if let Value::Map(m) = state {
-                            m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
-                            !m.is_empty()
-                        } else {
-                            false
-                        }
-                    }
-                    other => !run_state_only(other),
-                };
+                let keep = keeps_after_halt(tree.nodes[node as usize].kind.traits().memory, state);
                 if !keep {
                     recycle(std::mem::take(state));
                 }
@@ -1286,6 +1303,96 @@ impl Engine<'_> {
                 self.remove_long_key(at);
             }
         }
+    }
+}
+
+/// Whether every entry of `memory` (no longer than `halted`) is the run
+/// state of a node of `halted`. A few halted nodes are compared with each
+/// key in place; more are each looked up by their position hint, until as
+/// many have been found as the map has entries (ids are distinct, so each
+/// find is another entry), which is linear where the comparisons of every
+/// key with every node were quadratic.
+fn all_run_state_of(tree: &crate::tree::Tree, memory: &Map, halted: &[u32]) -> bool {
+    // A few halted nodes: each key compared with their ids in place.
+    if halted.len() <= SCAN_LIMIT {
+        return memory.keys().all(|id| {
+            halted.iter().any(|&n| {
+                let n = &tree.nodes[n as usize];
+                same_id(&n.id, id) && run_state_only(n.kind.traits().memory)
+            })
+        });
+    }
+    let mut found = 0;
+    for &n in halted {
+        if found == memory.len() {
+            break;
+        }
+        let n = &tree.nodes[n as usize];
+        if n.memory_hint.find_value(memory, &n.id).is_some() {
+            if !run_state_only(n.kind.traits().memory) {
+                return false;
+            }
+            found += 1;
+        }
+    }
+    found == memory.len()
+}
+
+/// What a halt takes out of node memory, found node by node.
+enum Cleared {
+    /// Nothing.
+    None,
+    /// The entry at this position alone.
+    One(usize),
+    /// Two or more entries, the first at this position.
+    From(usize),
+}
+
+/// Finds the entries of the nodes of `range` in `memory` by their position
+/// hints, and which of them a halt takes out ([`keeps_after_halt`], which
+/// also takes a pool's running child out of the state it keeps).
+fn cleared_node_by_node(
+    tree: &crate::tree::Tree,
+    memory: &mut Map,
+    range: std::ops::Range<u32>,
+) -> Cleared {
+    let mut first = None;
+    let mut count = 0usize;
+    for n in range {
+        let n = &tree.nodes[n as usize];
+        let Some(i) = n.memory_hint.find_value(memory, &n.id) else {
+            continue;
+        };
+        let Some(state) = memory.value_at_mut(i) else {
+            continue;
+        };
+        if !keeps_after_halt(n.kind.traits().memory, state) {
+            count += 1;
+            first = Some(first.map_or(i, |f: usize| f.min(i)));
+        }
+    }
+    match (first, count) {
+        (Some(i), 1) => Cleared::One(i),
+        (Some(i), _) => Cleared::From(i),
+        (None, _) => Cleared::None,
+    }
+}
+
+/// Whether a halted node of kind `memory` keeps its memory entry `state`:
+/// a pool keeps what it has drawn (its running child is taken out), a
+/// persistent state stays, run state goes. Taking the running child out
+/// again finds nothing, so a second call says the same.
+fn keeps_after_halt(memory: Memory, state: &mut Value) -> bool {
+    match memory {
+        Memory::Pool => {
+            if let Value::Map(m) = state {
+                m.shift_remove(&Value::Keyword(kw::RUNNING_CHILD));
+                !m.is_empty()
+            } else {
+                false
+            }
+        }
+        other => !run_state_only(other),
     }
 }
 

@@ -36,6 +36,88 @@ fn check(name: &str) {
 }
 
 #[test]
+fn waits_halted_at_once_leave_no_memory() {
+    // One halt of 13 nodes whose memory is all the map holds, all run
+    // state: proved by looking each halted node up by its hint.
+    check("waits-halted-at-once");
+}
+
+#[test]
+fn waits_halted_at_once_beside_kept_memory_keep_the_rest_in_order() {
+    // The halted subtree (20 nodes) holds a pool and a delay that keeps
+    // its count, and two waits outside it run on: the halted subtree is
+    // larger than the map, which is cleared in one pass.
+    check("waits-halted-at-once-beside-kept-memory");
+}
+
+#[test]
+fn selectors_each_halting_a_wait_take_one_entry_out_each() {
+    // Twelve halts of one wait each, the map larger than the subtree: the
+    // wait's entry is found by its hint and shifted out alone.
+    check("selectors-each-halt-a-wait");
+}
+
+#[test]
+fn selectors_each_halting_several_waits_take_their_entries_out_in_one_pass() {
+    // Each halted parallel holds two waits and a delay that keeps its
+    // count (one a pool whose running pick goes), the map larger than the
+    // subtree: found node by node, taken out in one pass from the first.
+    check("selectors-each-halt-several-waits");
+}
+
+#[test]
+fn a_node_reads_memory_after_halts_in_the_same_tick() {
+    // `t/peek`, ticked after three halted parallels and six halted waits in
+    // the tick that sets `:stop`, writes the ids it finds in
+    // `:aido/memory` under `:seen`: the halted nodes' entries are gone at
+    // once, the rest in their order.
+    use aido::Status;
+    use aido::extend::NodeType;
+    let mut registry = Registry::new();
+    registry
+        .node_type(NodeType::new("t/peek").tick(|ctx| {
+            if ctx.db().get(&Value::keyword("stop")).is_none() {
+                return Ok(Status::Running);
+            }
+            let seen: Vec<Value> = match ctx.db().get(&Value::keyword("aido/memory")) {
+                Some(Value::Map(memory)) => memory.keys().cloned().collect(),
+                _ => Vec::new(),
+            };
+            ctx.db_mut()
+                .insert(Value::keyword("seen"), Value::Vector(seen.into()));
+            Ok(Status::Success)
+        }))
+        .unwrap();
+    let mut text = String::from("[:parallel {:policy :sequence}");
+    for _ in 0..3 {
+        text.push_str(
+            "\n[:selector [:present? {:key :stop}] [:parallel {:policy :sequence} [:wait {:ticks 5}] [:wait {:ticks 5}]]]",
+        );
+    }
+    for _ in 0..6 {
+        text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
+    }
+    text.push_str("\n[:t/peek]");
+    for _ in 0..3 {
+        text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
+    }
+    text.push(']');
+    let tree = compile_str("t", &text, &registry).unwrap();
+    let mut db = run_tick(Value::map(), &tree).db;
+    if let Value::Map(m) = &mut db {
+        m.insert(Value::keyword("stop"), Value::Bool(true));
+    }
+    let tick = run_tick(db, &tree);
+    let Value::Map(db) = &tick.db else {
+        panic!("not a map")
+    };
+    assert_eq!(
+        db.get(&Value::keyword("seen")),
+        Some(&read_value("[\"0.10.1\" \"0.11.1\" \"0.12.1\"]").unwrap())
+    );
+}
+
+#[test]
 fn a_subtree_started_and_halted_in_one_tick_is_found_by_a_pass_over_the_noted_nodes() {
     // The halted parallel's subtree (6 nodes) is larger than the list of
     // nodes noted running (5): the list is searched.

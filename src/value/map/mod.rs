@@ -1083,13 +1083,27 @@ impl Map {
     }
 
     /// Keeps only the entries for which `keep` says yes, in their order.
-    pub fn retain(&mut self, mut keep: impl FnMut(&Value, &mut Value) -> bool) {
+    pub fn retain(&mut self, keep: impl FnMut(&Value, &mut Value) -> bool) {
+        self.retain_from(0, keep);
+    }
+
+    /// [`Map::retain`] of the entries from position `from` on: those
+    /// before it stay without being looked at, and each later entry kept
+    /// moves once, so taking several entries out costs one pass over the
+    /// entries from the first of them (and the index built again), not a
+    /// shift of the rest for each.
+    pub(crate) fn retain_from(
+        &mut self,
+        from: usize,
+        mut keep: impl FnMut(&Value, &mut Value) -> bool,
+    ) {
         let len = self.take_len();
         let filter = self.take_filter();
         let Map { slots, more } = self;
         let mut keys = more.as_deref_mut().map(|m| &mut m.keys);
-        let mut kept = 0;
-        for i in 0..len {
+        let from = from.min(len);
+        let mut kept = from;
+        for i in from..len {
             let key = key_in(slots, keys.as_deref().map_or(&[], |k| k), i);
             let Some(slot) = slots.get_mut(i) else { break };
             if keep(key, &mut slot.value) {

@@ -29,6 +29,8 @@ enum Op {
     ShiftInsert(usize, u8, i64),
     Entry(u8, i64),
     Retain(u8),
+    /// `Map::retain_from` of a position (possibly past the end).
+    RetainFrom(usize, u8),
     Clear,
     /// Sorted by value (both sorts are stable).
     Sort,
@@ -46,6 +48,7 @@ fn op(keys: u8) -> impl Strategy<Value = Op> {
         1 => (0..40usize, 0..keys, any::<i64>()).prop_map(|(i, k, v)| Op::ShiftInsert(i, k, v)),
         2 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Entry(k, v)),
         1 => (2..6u8).prop_map(Op::Retain),
+        2 => (0..45usize, 2..6u8).prop_map(|(i, m)| Op::RetainFrom(i, m)),
         1 => Just(Op::Clear),
         1 => Just(Op::Sort),
         1 => (0..20usize).prop_map(Op::Reserve),
@@ -209,6 +212,22 @@ fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
                     |k: &Value, _: &mut Value| !k.to_string().len().is_multiple_of(usize::from(m));
                 map.retain(keep);
                 reference.retain(keep);
+            }
+            Op::RetainFrom(from, m) => {
+                let keep =
+                    |k: &Value, _: &mut Value| !k.to_string().len().is_multiple_of(usize::from(m));
+                // Only the entries from `from` on are looked at.
+                let mut looked_at = 0;
+                map.retain_from(from, |k, v| {
+                    looked_at += 1;
+                    keep(k, v)
+                });
+                assert_eq!(looked_at, reference.len().saturating_sub(from));
+                let mut at = 0;
+                reference.retain(|k, v| {
+                    at += 1;
+                    at <= from || keep(k, v)
+                });
             }
             Op::Clear => {
                 map.clear();
@@ -531,5 +550,61 @@ fn removing_the_last_two_keys_of_a_full_small_map_one_by_one_keeps_the_rest() {
     assert_eq!(map.capacity(), room, "the room stays");
     for (i, k) in keys.iter().enumerate() {
         assert_eq!(map.get(k), Some(&Value::Int(i as i64)), "{k}");
+    }
+}
+
+#[test]
+fn retain_from_takes_random_entries_out_in_order_against_a_vec() {
+    // A plain list of the entries as the model: random positions from
+    // which to start and random entries taken out, on maps below and above
+    // the scan limit, with keyword and string keys; afterwards the order
+    // is the model's and every key is found where it is (the index right).
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |below: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % below.max(1) as u64) as usize
+    };
+    for round in 0..300 {
+        let len = next(60);
+        let strings = round % 3 == 0;
+        let key = |i: usize| {
+            if strings && i.is_multiple_of(2) {
+                Value::string(&format!("n{i}"))
+            } else {
+                Value::keyword(&format!("n{i}"))
+            }
+        };
+        let mut map = Map::new();
+        let mut model: Vec<(Value, Value)> = Vec::new();
+        for i in 0..len {
+            map.insert(key(i), Value::Int(i as i64));
+            model.push((key(i), Value::Int(i as i64)));
+        }
+        let from = next(len + 2);
+        let gone: Vec<bool> = (0..len).map(|_| next(3) == 0).collect();
+        let out = |v: &Value| v.as_int().is_some_and(|i| gone[i as usize]);
+        map.retain_from(from, |_, v| !out(v));
+        let mut at = 0;
+        model.retain(|(_, v)| {
+            at += 1;
+            at <= from || !out(v)
+        });
+        assert!(
+            map.iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .eq(model.clone()),
+            "round {round}"
+        );
+        for (i, (k, v)) in model.iter().enumerate() {
+            assert_eq!(map.get_full(k), Some((i, k, v)), "round {round}");
+        }
+        for i in 0..len {
+            if !model.iter().any(|(k, _)| *k == key(i)) {
+                assert_eq!(map.get(&key(i)), None, "round {round}");
+            }
+        }
+        check_filter(&map);
     }
 }
