@@ -374,6 +374,36 @@ fn the_db_must_be_a_map() {
 }
 
 #[test]
+fn a_nil_db_ticks_as_an_empty_map_by_every_entry() {
+    // A db that is not a map is told apart by one test and handled out of
+    // line; nil is made the empty map there, traced, with options or
+    // locals, as on the usual path, and anything else keeps the db.
+    let t = tree("[:sequence [:inc! {:key :n}] [:present? {:key :n}]]");
+    let options = TickOptions {
+        step_budget: 100,
+        ..TickOptions::default()
+    };
+    let mut trace_nil = Vec::new();
+    let mut trace_map = Vec::new();
+    for opts in [&TickOptions::default(), &options] {
+        let from_nil = aido::tick::run_tick_traced(Value::Nil, &t, opts, &mut trace_nil);
+        let from_map = aido::tick::run_tick_traced(Value::map(), &t, opts, &mut trace_map);
+        assert_eq!(from_nil.status, Status::Success);
+        assert_eq!(from_nil.db.to_string(), "{:n 1}");
+        assert_eq!(from_nil.db, from_map.db);
+        assert_eq!(trace_nil, trace_map);
+        assert_eq!(trace_nil.len(), 3);
+        let plain = run_tick_with_options(Value::Nil, &t, opts);
+        assert_eq!((plain.status, plain.db), (Status::Success, from_map.db));
+    }
+    let with_locals = run_tick_with(Value::Nil, &t, Value::map());
+    assert_eq!(with_locals.db.to_string(), "{:n 1}");
+    let kept = aido::tick::run_tick_traced(Value::Int(3), &t, &options, &mut trace_nil);
+    assert_eq!((kept.status, kept.db), (Status::Error, Value::Int(3)));
+    assert!(trace_nil.is_empty());
+}
+
+#[test]
 fn trees_are_shareable_between_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Tree>();
