@@ -544,10 +544,11 @@ fn tick_in_place_with(
     trace: Option<&mut Vec<TraceEvent>>,
     mut writes: Option<&mut Writes>,
 ) -> Outcome {
-    // One test of the db's kind on every tick: a db that is not a map
-    // (nil, made a map there, or anything else) is handled out of line.
+    if db.is_nil() {
+        *db = Value::map();
+    }
     let Value::Map(map) = db else {
-        return tick_not_a_map(db, tree, options, trace, writes);
+        return not_a_map_outcome(db, tree);
     };
     // Known where this is inlined into `run_tick_traced` (and into the
     // untraced ticks): a traced tick's plain root then runs in its frame.
@@ -571,24 +572,6 @@ fn tick_in_place_with(
         ..
     } = engine;
     Outcome::of(status, steps, error, long, migration, writes)
-}
-
-/// [`tick_in_place_with`] of a db that is not a map: nil is made an empty
-/// map and ticked; anything else is an Error.
-#[cold]
-#[inline(never)]
-fn tick_not_a_map(
-    db: &mut Value,
-    tree: &Tree,
-    options: &TickOptions,
-    trace: Option<&mut Vec<TraceEvent>>,
-    writes: Option<&mut Writes>,
-) -> Outcome {
-    if !db.is_nil() {
-        return not_a_map_outcome(db, tree);
-    }
-    *db = Value::map();
-    tick_in_place_with(db, tree, options, trace, writes)
 }
 
 /// A tick whose options ask for a trace and whose caller gave no buffer
