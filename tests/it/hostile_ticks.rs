@@ -103,18 +103,23 @@ fn a_node_reads_memory_after_halts_in_the_same_tick() {
     }
     text.push(']');
     let tree = compile_str("t", &text, &registry).unwrap();
-    let mut db = run_tick(Value::map(), &tree).db;
-    if let Value::Map(m) = &mut db {
-        m.insert(Value::keyword("stop"), Value::Bool(true));
-    }
-    let tick = run_tick(db, &tree);
-    let Value::Map(db) = &tick.db else {
-        panic!("not a map")
-    };
+    let db = ticked_then_stopped(&tree);
     assert_eq!(
         db.get(&Value::keyword("seen")),
         Some(&read_value("[\"0.10.1\" \"0.11.1\" \"0.12.1\"]").unwrap())
     );
+}
+
+/// `tree` ticked from an empty db, then again with `:stop` set: the second
+/// tick's db, a map.
+fn ticked_then_stopped(tree: &aido::Tree) -> Value {
+    let mut db = run_tick(Value::map(), tree).db;
+    if let Value::Map(m) = &mut db {
+        m.insert(Value::keyword("stop"), Value::Bool(true));
+    }
+    let db = run_tick(db, tree).db;
+    assert!(db.as_map().is_some(), "not a map: {db}");
+    db
 }
 
 #[test]
@@ -166,14 +171,7 @@ fn many_halts_in_a_tick_that_started_many_nodes_leave_the_started_ones_running()
     // checked; the time is not.
     let n = 40_000;
     let tree = compile_str("t", &halts_beside_many_started(n), &Registry::new()).unwrap();
-    let mut db = run_tick(Value::map(), &tree).db;
-    if let Value::Map(m) = &mut db {
-        m.insert(Value::keyword("stop"), Value::Bool(true));
-    }
-    let tick = run_tick(db, &tree);
-    let Value::Map(db) = &tick.db else {
-        panic!("not a map")
-    };
+    let db = ticked_then_stopped(&tree);
     // The sequence, the parallel and its waits run; no selector does.
     let running = db.get(&Value::keyword("aido/running")).unwrap();
     assert_eq!(running.as_seq().map(<[Value]>::len), Some(n + 2));
