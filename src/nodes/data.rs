@@ -212,7 +212,8 @@ impl Engine<'_> {
         self.test_any(id, key, *oper, val)
     }
 
-    /// [`Engine::test`] in a plain loop's own loop (`Node::repeats_test`):
+    /// [`Engine::test`] in a plain loop's own loop (a loop over a `:test?`,
+    /// chosen by the child's kind at the loop's entry):
     /// the same usual case decided in place, and anything else by
     /// [`Engine::test_unhinted`], which tries the hint again. Written apart
     /// from `Engine::test`, so that inlining it into the loop leaves the
