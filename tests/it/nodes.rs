@@ -375,9 +375,8 @@ fn the_db_must_be_a_map() {
 
 #[test]
 fn a_nil_db_ticks_as_an_empty_map_by_every_entry() {
-    // A db that is not a map is told apart by one test and handled out of
-    // line; nil is made the empty map there, traced, with options or
-    // locals, as on the usual path, and anything else keeps the db.
+    // nil is the empty map by every entry (traced, with options, with
+    // locals), and a db of another type is kept, with an empty trace.
     let t = tree("[:sequence [:inc! {:key :n}] [:present? {:key :n}]]");
     let options = TickOptions {
         step_budget: 100,
