@@ -846,6 +846,7 @@ impl Engine<'_> {
             let at = self.db.push(Value::Keyword(kw::RUNNING), running);
             tree.running_key_hint.remember(Some(at));
             self.wrote_state = true;
+            long.file_started(tree.nodes.len());
             return;
         };
         let slot = &mut self.db[at];

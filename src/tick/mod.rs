@@ -1087,6 +1087,37 @@ impl Long {
         }
     }
 
+    /// Files the set a tick just wrote under `:aido/running`, where there
+    /// was none (`now_running`, in pre-order): left filed for the next tick
+    /// on this thread as a set that ran on unchanged is (see
+    /// `Engine::take_filed_running`, which compares the db's ids with it),
+    /// and kept as the next load's hint (`last_running`). The usual case: a
+    /// long action that starts again after a halt.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn file_started(&mut self, n_nodes: usize) {
+        self.forget_prev();
+        if self.where_running.len() < n_nodes {
+            self.where_running.resize(n_nodes, (0, 0));
+        }
+        let Long {
+            prev_running,
+            now_running,
+            where_running,
+            generation,
+            ..
+        } = self;
+        for (i, &n) in now_running.iter().enumerate() {
+            prev_running.push((n, Fate::Pending));
+            if let Some(entry) = where_running.get_mut(n as usize) {
+                *entry = (*generation, i as u32);
+            }
+        }
+        std::mem::swap(&mut self.last_running, &mut self.now_running);
+        self.now_running.clear();
+        self.filed = true;
+    }
+
     /// Files every node of `prev_running` in `where_running` (`n_nodes`:
     /// the tree's size, which every node index is below).
     #[inline(always)]
