@@ -14,7 +14,9 @@ use crate::tree::{Kind, NodeIndex, Opt, Reset, same_id};
 use crate::value::map::SCAN_LIMIT;
 use crate::value::{Keyword, Map, Value, kw};
 
-use super::{Engine, Fate, FnCtx, Long, NodeCtx, PlainPath, Status, eval, panic_message};
+use super::{
+    Engine, Fate, FnCtx, Long, NodeCtx, PlainPath, RunningKey, Status, eval, panic_message,
+};
 
 /// A request to the outside system about a deferred action (`:defer`).
 #[derive(Debug, Clone, PartialEq)]
@@ -796,7 +798,15 @@ impl Engine<'_> {
     #[inline(never)]
     fn store_running_changed(&mut self) {
         let tree = self.tree;
-        let at = tree.running_key_hint.find(self.db, kw::RUNNING);
+        // A db without `:aido/running` when the tick began (which the
+        // set-up proved: see `Engine::take_reserved`) has none now unless
+        // a data node of the tree writes it or user code was handed the
+        // db: then no search (the usual start after a halt).
+        let at = if self.running_key != RunningKey::Absent || tree.writes_running {
+            tree.running_key_hint.find(self.db, kw::RUNNING)
+        } else {
+            None
+        };
         if let Some(long) = self.long.as_mut() {
             let Long {
                 prev_running,

@@ -801,8 +801,10 @@ pub(crate) struct Engine<'t> {
     pub(crate) in_hook: bool,
     /// Leave the running set as it is at the end (an engine that only runs hooks).
     pub(crate) keep_running: bool,
-    /// Whether the db had `:aido/running` when the tick began.
-    pub(crate) had_running: bool,
+    /// Whether the db had `:aido/running` when the tick began, and if not,
+    /// whether it can have gained one since but by the tree's own data
+    /// nodes (see [`RunningKey`]).
+    pub(crate) running_key: RunningKey,
     /// Whether visits must be watched: something ran after the last tick, or
     /// the tick is traced (see `Engine::tick`); or something ran earlier in
     /// this tick (see `Engine::note_running`).
@@ -821,6 +823,23 @@ pub(crate) struct Engine<'t> {
     /// Whether the db may hold `:aido/results` (a small db's key pass
     /// proves it absent): completions left there at the end are dropped.
     pub(crate) results_maybe: bool,
+}
+
+/// What the tick knows of the db's `:aido/running` key (see
+/// [`Engine::running_key`]): one byte, as the engine's flags are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum RunningKey {
+    /// Absent when the tick began (the set-up proves it: see
+    /// [`Engine::prepare`]), and since then only the tree's own data nodes
+    /// can have written it (`Tree::writes_running`): the end of a tick
+    /// that starts something appends the set without a search.
+    Absent = 0,
+    /// Present when the tick began.
+    Held = 1,
+    /// Absent when the tick began, but user code was handed the db since
+    /// ([`Engine::check_lent_db`]) and may have added it.
+    Lent = 2,
 }
 
 /// How a tick takes plain subtrees (see `nodes::plain`): one byte, as the
@@ -1297,7 +1316,7 @@ impl<'t> Engine<'t> {
             long: None,
             in_hook: false,
             keep_running: false,
-            had_running: false,
+            running_key: RunningKey::Absent,
             watch: trace.is_some(),
             plain: if trace.is_some() {
                 PlainPath::Traced
@@ -1424,7 +1443,11 @@ impl<'t> Engine<'t> {
         let read = bit(kw::ERROR) | bit(kw::RUNNING) | bit(kw::RESULTS) | bit(kw::TREE);
         let reserved = self.db.reserved_keywords(read);
         let running = self.has_running(reserved);
-        self.had_running = running;
+        self.running_key = if running {
+            RunningKey::Held
+        } else {
+            RunningKey::Absent
+        };
         if running {
             if self.load_running() {
                 self.plain = PlainPath::Off;
@@ -1455,7 +1478,7 @@ impl<'t> Engine<'t> {
             return false;
         }
         self.had_tree = true;
-        self.had_running = true;
+        self.running_key = RunningKey::Held;
         if self.take_filed_running(at) {
             // A set is filed only when it is not empty (see
             // `Engine::file_running_if_unchanged`): something runs.
@@ -1581,7 +1604,7 @@ impl<'t> Engine<'t> {
         // completion waited, no state, error, locals or random draw. They
         // pass these tests and no more, and having no error keep their
         // status without another test; the others write back out of line.
-        if self.had_running
+        if self.had_running()
             || self.long.is_some()
             || self.results_maybe
             || self.wrote_state
@@ -1607,7 +1630,7 @@ impl<'t> Engine<'t> {
         // The usual tick while something runs: it continued what ran and
         // wrote nothing else back. Its running set is left filed here,
         // without the frame of the whole write-back.
-        if self.had_running
+        if self.had_running()
             && !self.keep_running
             && self.error.is_none()
             && !self.results_maybe
@@ -1626,7 +1649,7 @@ impl<'t> Engine<'t> {
     /// leave in the db.
     #[inline(never)]
     fn write_back_all(&mut self, options: &TickOptions) {
-        if !self.keep_running && (self.had_running || self.long.is_some()) {
+        if !self.keep_running && (self.had_running() || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
             }
@@ -1662,10 +1685,16 @@ impl<'t> Engine<'t> {
         }
     }
 
+    /// Whether the db had `:aido/running` when the tick began.
+    #[inline(always)]
+    pub(crate) fn had_running(&self) -> bool {
+        self.running_key == RunningKey::Held
+    }
+
     /// Whether the end of the tick may write or remove `:aido/running`:
     /// something ran before it or runs now.
     fn may_store_running(&self) -> bool {
-        self.had_running
+        self.had_running()
             || self
                 .long
                 .as_ref()
@@ -1679,7 +1708,10 @@ impl<'t> Engine<'t> {
     #[inline(never)]
     pub(crate) fn check_lent_db(&mut self, node: u32) {
         // The running set may have been edited in place: compared again
-        // at the end of the tick.
+        // at the end of the tick (and one may have been added).
+        if self.running_key == RunningKey::Absent {
+            self.running_key = RunningKey::Lent;
+        }
         if let Some(long) = self.long.as_mut() {
             long.db_names_prev = false;
         }

@@ -476,3 +476,71 @@ fn a_wait_halted_and_started_again_ticks_in_a_row_on_one_thread_as_on_a_fresh_on
         db = here.db;
     }
 }
+
+#[test]
+fn a_start_where_the_db_had_no_running_set_finds_one_that_user_code_or_a_data_node_added() {
+    // The tick's set-up proves `:aido/running` absent, so a wait that
+    // starts appends the set without looking for the key again; but user
+    // code handed the db (`t/put`) or a data node of the tree may add the
+    // key before the start, and the set must then take its place, once.
+    // Each tree is ticked as hosts tick it, on a fresh thread and on the
+    // general path, untraced and traced, through a halt and a start again.
+    use aido::Status;
+    use aido::extend::NodeType;
+    let mut registry = Registry::new();
+    registry
+        .node_type(NodeType::new("t/put").tick(|ctx| {
+            ctx.db_mut().insert(
+                Value::keyword("aido/running"),
+                read_value("[\"elsewhere\" 7]").unwrap(),
+            );
+            Ok(Status::Success)
+        }))
+        .unwrap();
+    let texts = [
+        "[:selector [:present? {:key :stop}] [:sequence [:t/put] [:wait {:ticks 9}]]]",
+        "[:selector [:present? {:key :stop}] \
+           [:sequence [:define! {:key :aido/running :val [\"elsewhere\" 7]}] [:wait {:ticks 9}]]]",
+        "[:selector [:present? {:key :stop}] \
+           [:parallel {:policy :sequence} [:wait {:ticks 9}] [:t/put]]]",
+    ];
+    for text in texts {
+        let tree = compile_str("t.edn", text, &registry).unwrap();
+        let traced = TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        };
+        let mut db = read_value("{:n 0}").unwrap();
+        for n in 0..6 {
+            if n == 2 {
+                set(&mut db, ":stop", Value::Bool(true));
+            } else {
+                unset(&mut db, ":stop");
+            }
+            let here = tick(&tree, db.clone(), 1000);
+            let fresh = on_fresh_thread(|| tick(&tree, db.clone(), 1000));
+            let general = on_fresh_thread(|| tick_general(&tree, db.clone(), 1000));
+            let with_trace = aido::tick::run_tick_with_options(db.clone(), &tree, &traced);
+            assert_eq!(seen(&here), seen(&fresh), "{text}: tick {n}, from {db}");
+            assert_eq!(seen(&here), seen(&general), "{text}: tick {n}, from {db}");
+            assert_eq!(
+                seen(&here),
+                seen(&with_trace),
+                "{text}: tick {n}, from {db}"
+            );
+            let printed = here.db.to_string();
+            assert!(
+                printed.matches(":aido/running").count() <= 1,
+                "{text}: tick {n}: {printed}"
+            );
+            if here.status == Status::Running {
+                let running = here.db.get(&Value::keyword("aido/running")).unwrap();
+                assert!(
+                    !running.to_string().contains("elsewhere"),
+                    "{text}: tick {n}: {printed}"
+                );
+            }
+            db = here.db;
+        }
+    }
+}
