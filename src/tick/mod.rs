@@ -1405,7 +1405,7 @@ impl<'t> Engine<'t> {
         // `Map::reserved_keywords`): a db holding none of those a tick
         // reads (most dbs, on most ticks) costs no look-up, whatever its
         // size, and `:aido/results` is then known absent.
-        // (The four share two bits of the filter, which no other name has:
+        // (The four have three bits of the filter, which no other name has:
         // see `intern::TICK_READ_BITS`. The four tests are one.)
         let db = &*self.db;
         let usual = db.lacks_keyword(kw::ERROR)
@@ -1472,6 +1472,13 @@ impl<'t> Engine<'t> {
             return false;
         }
         let Some(at) = tree.running_key_hint.hit(db, kw::RUNNING) else {
+            // The tick after a halt: the key's bit of the filter, its own
+            // (`intern::TICK_READ_BITS`), proves it absent with one test,
+            // here, without a call; else a search does.
+            if db.lacks_keyword(kw::RUNNING) && stamped_by(db, tree) {
+                self.had_tree = true;
+                return true;
+            }
             return self.take_stamped_idle();
         };
         if !stamped_by(db, tree) {
@@ -1500,7 +1507,9 @@ impl<'t> Engine<'t> {
     /// [`Engine::take_usual_running`] for a db without a running set there:
     /// the usual one is stamped with this tree's fingerprint and holds no
     /// `:aido/running` at all (the tick after a halt, or after a long
-    /// action ended), which a search for the key proves. Then the tree is
+    /// action ended), which a search for the key proves where its own bit
+    /// of the filter did not (a large map's filter keeps the bits of keys
+    /// removed; see [`Engine::take_usual_running`]). Then the tree is
     /// known as the db's and nothing is loaded, as
     /// [`Engine::take_reserved_otherwise`] would find, without its pass
     /// over the db's keys. Whether it was that db (if not, nothing was

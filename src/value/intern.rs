@@ -37,8 +37,10 @@ struct Interner {
 /// [`RESERVED`]). The interner passes over every later index with one of
 /// these bits, so no other name ever has them: a db's filter then proves
 /// all four absent with one test, whatever its keys, and a tick's fixed
-/// cost does not depend on the db. (Two indices in 32 go unused.)
-pub(crate) const TICK_READ_BITS: u32 = 1 << 16 | 1 << 17;
+/// cost does not depend on the db. `:aido/running` has a bit to itself,
+/// so that a db stamped with its tree (which holds `:aido/tree`) is proved
+/// to run nothing with one test too. (Three indices in 32 go unused.)
+pub(crate) const TICK_READ_BITS: u32 = 1 << 16 | 1 << 17 | 1 << 18;
 
 /// How many names the table holds (mirrors `names.len()` less the indices
 /// passed over, read without the lock).
@@ -130,11 +132,16 @@ fn interner() -> &'static RwLock<Interner> {
         };
         // The reserved keywords get fixed indices, so that the interpreter can
         // name them as constants without touching the table.
+        // (An empty entry is an index passed over, as later ones are.)
         for (i, name) in RESERVED.iter().enumerate() {
             table.names.push(name);
-            table.ids.insert(name, i as u32);
+            if name.is_empty() {
+                table.skipped += 1;
+            } else {
+                table.ids.insert(name, i as u32);
+            }
         }
-        N_NAMES.store(table.names.len(), Relaxed);
+        N_NAMES.store(table.names.len() - table.skipped, Relaxed);
         RwLock::new(table)
     })
 }
@@ -142,9 +149,12 @@ fn interner() -> &'static RwLock<Interner> {
 /// Keywords the library itself uses, interned first, in this order (see [`kw`]).
 ///
 /// The four a tick looks for in every db (`:aido/error`, `:aido/running`,
-/// `:aido/results`, `:aido/tree`) sit at 16, 17, 48 and 49, so that their
-/// bits in a map's filter of keyword keys are two ([`TICK_READ_BITS`]),
-/// which no later name takes (a test checks the layout).
+/// `:aido/results`, `:aido/tree`) sit at 49, 16, 17 and 18, so that their
+/// bits in a map's filter of keyword keys are three ([`TICK_READ_BITS`]):
+/// `:aido/running`'s (16) and `:aido/tree`'s (18) their own,
+/// `:aido/error`'s and `:aido/results`'s (17) shared. No later name takes
+/// them, and the empty entries (48, 50) are indices passed over, which no
+/// name has (a test checks the layout).
 const RESERVED: &[&str] = &[
     "aido/memory",
     "aido/seed",
@@ -165,7 +175,7 @@ const RESERVED: &[&str] = &[
     "key",
     "aido/running",
     "aido/results",
-    "v2",
+    "aido/tree",
     "oper",
     "val",
     "v1",
@@ -199,8 +209,10 @@ const RESERVED: &[&str] = &[
     "aido/now",
     "seconds",
     "since",
-    "aido/tree",
+    "",
     "aido/error",
+    "",
+    "v2",
 ];
 
 /// The reserved keywords as constants.
@@ -240,7 +252,7 @@ pub(crate) mod kw {
     /// `:aido/failure-if`, the precondition that makes a node fail.
     pub(crate) const FAILURE_IF: Keyword = Keyword(34);
     /// `:aido/tree`: the fingerprint of the tree the db was last ticked with.
-    pub(crate) const TREE: Keyword = Keyword(48);
+    pub(crate) const TREE: Keyword = Keyword(18);
     /// `:iteration`, in a loop's node memory: iterations finished.
     pub(crate) const ITERATION: Keyword = Keyword(36);
     /// `:running`, in a random decider's node memory: the child it picked.
@@ -279,8 +291,12 @@ pub(crate) mod kw {
             .unwrap_or(0);
         match super::RESERVED.get(usize::from(slot)) {
             Some(&reserved) if slot > 0 && reserved == name => Keyword(u32::from(slot)),
-            // Another name, or a reserved one whose slot an earlier one took.
-            _ => match super::RESERVED[9..].iter().position(|n| *n == name) {
+            // Another name, or a reserved one whose slot an earlier one took
+            // (never an index passed over, whose entry is empty).
+            _ => match super::RESERVED[9..]
+                .iter()
+                .position(|n| *n == name && !n.is_empty())
+            {
                 Some(i) => Keyword(9 + i as u32),
                 None => Keyword::new(name),
             },
@@ -305,14 +321,15 @@ const fn option_slot(name: &[u8]) -> usize {
 
 /// The reserved names from the option keys on (index 9), by
 /// [`option_slot`]: each slot holds its name's index in [`RESERVED`], or 0
-/// (no name, as index 0 is no option key). Of two names with one slot the
-/// first keeps it; the other is found by a scan.
+/// (no name, as index 0 is no option key; an index passed over has no
+/// slot). Of two names with one slot the first keeps it; the other is
+/// found by a scan.
 static OPTION_SLOTS: [u8; N_OPTION_SLOTS] = {
     let mut slots = [0u8; N_OPTION_SLOTS];
     let mut i = 9;
     while i < RESERVED.len() && i < 256 {
         let slot = option_slot(RESERVED[i].as_bytes());
-        if slots[slot] == 0 {
+        if slots[slot] == 0 && !RESERVED[i].is_empty() {
             slots[slot] = i as u8;
         }
         i += 1;
@@ -480,10 +497,14 @@ mod tests {
         // Every reserved option key has a slot of its own: found with one
         // comparison, not the scan.
         // (`:aido/error`, no option key, shares `:aido/tree`'s slot: both
-        // sit past the option keys for their filter bits, see `RESERVED`;
-        // found by the scan.)
+        // sit among or past the option keys for their filter bits, see
+        // `RESERVED`; found by the scan. The empty entries are indices
+        // passed over: no slot, and the empty name is interned as usual.)
         let mut taken = std::collections::HashSet::new();
         for (i, name) in RESERVED.iter().enumerate().skip(9) {
+            if name.is_empty() {
+                continue;
+            }
             assert!(
                 taken.insert(option_slot(name.as_bytes())) || *name == "aido/error",
                 "`{name}` shares a slot"
@@ -526,8 +547,22 @@ mod tests {
             read.iter().fold(0, |b, k| b | bit(k.index())),
             TICK_READ_BITS
         );
-        for (i, _) in RESERVED.iter().enumerate() {
+        // `:aido/running`'s bit is its own (one test proves a db stamped
+        // with its tree runs nothing), and `:aido/error` and
+        // `:aido/results` share theirs (one test proves both absent).
+        for k in [kw::ERROR, kw::RESULTS, kw::TREE] {
+            assert_ne!(bit(k.index()), bit(kw::RUNNING.index()), "{k}");
+        }
+        assert_eq!(bit(kw::ERROR.index()), bit(kw::RESULTS.index()));
+        for (i, name) in RESERVED.iter().enumerate() {
             let k = Keyword(i as u32);
+            if name.is_empty() {
+                // An index passed over: no name has it.
+                assert_ne!(Keyword::new(""), k, "{i}");
+                assert_eq!(Keyword::existing(""), Some(Keyword::new("")));
+                continue;
+            }
+            assert_eq!(k.as_str(), *name, "{i}");
             assert_eq!(
                 bit(k.index()) & TICK_READ_BITS != 0,
                 read.contains(&k),
@@ -535,7 +570,7 @@ mod tests {
             );
         }
         // Names interned later (by this test or any other) pass over the
-        // two bits, and each is found again by its name.
+        // three bits, and each is found again by its name.
         for i in 0..70 {
             let k = Keyword::new(&format!("tick-read-bits-{i}"));
             assert_eq!(bit(k.index()) & TICK_READ_BITS, 0, "{k}");

@@ -544,3 +544,52 @@ fn a_start_where_the_db_had_no_running_set_finds_one_that_user_code_or_a_data_no
         }
     }
 }
+
+#[test]
+fn the_tick_after_a_halt_takes_the_db_as_its_trees_by_the_stamp_whatever_proves_no_set() {
+    // After a halt the db holds no `:aido/running`, which the key's own bit
+    // of the filter proves with one test in a small db (exact) and a
+    // search in a large one (more than eight keys: its filter keeps the
+    // removed key's bit; `Engine::take_usual_running`). Either way the db
+    // is the tree's only if stamped with its fingerprint: one stamped with
+    // another tree's is carried over and stamped anew. Every tick agrees
+    // with the general path.
+    let tree = compile_str(
+        "t.edn",
+        "[:sequence {:id :top} \
+           [:selector {:id :sel} [:present? {:key :stop}] \
+             [:sequence {:id :walk} [:inc! {:key :n}] [:wait {:id :w :ticks 6}]]] \
+           [:inc! {:key :s}]]",
+        &Registry::new(),
+    )
+    .unwrap();
+    let running = Value::keyword("aido/running");
+    let stamp_key = Value::keyword("aido/tree");
+    for extra in [0, 12] {
+        let mut db = read_value("{:s 0}").unwrap();
+        for i in 0..extra {
+            set(&mut db, &format!(":k{i}"), Value::Int(i));
+        }
+        let ran = tick(&tree, db, 1_000_000).db;
+        assert!(ran.get(&running).is_some(), "{extra}");
+        let mut halted = ran;
+        set(&mut halted, ":stop", Value::Bool(true));
+        let halted = tick(&tree, halted, 1_000_000).db;
+        assert!(halted.get(&running).is_none(), "{extra}");
+        let stamp = halted.get(&stamp_key).cloned().unwrap();
+        for other_tree in [false, true] {
+            let mut db = halted.clone();
+            unset(&mut db, ":stop");
+            if other_tree {
+                set(&mut db, ":aido/tree", Value::Int(1));
+            }
+            let (l, g) = (
+                tick(&tree, db.clone(), 1_000_000),
+                tick_general(&tree, db, 1_000_000),
+            );
+            assert_eq!(seen(&l), seen(&g), "{extra} keys more, {other_tree}");
+            assert_eq!(l.db.get(&stamp_key), Some(&stamp), "{extra}, {other_tree}");
+            assert!(l.db.get(&running).is_some(), "{extra}, {other_tree}");
+        }
+    }
+}
