@@ -66,6 +66,28 @@ fn selectors_each_halting_several_waits_take_their_entries_out_in_one_pass() {
 }
 
 #[test]
+fn waits_ending_a_third_at_a_time_leave_the_rest_in_order() {
+    // 300 waits (a memory map with its index) of 1, 2 and 3 ticks: each
+    // tick takes every third entry out, from the front of the map, between
+    // entries that stay.
+    check("waits-end-in-one-tick");
+}
+
+#[test]
+fn waits_ending_and_starting_again_in_each_tick_fill_the_memory_in_order() {
+    // 300 one-tick waits under a loop: the map emptied from its front, then
+    // filled again, in the same tick.
+    check("waits-end-and-start-again");
+}
+
+#[test]
+fn selectors_each_halting_their_own_waits_take_the_first_entry_out_each() {
+    // 300 halts of one wait each, in the order the waits started: each
+    // takes the first entry of a large map out.
+    check("selectors-each-halt-their-waits");
+}
+
+#[test]
 fn a_node_reads_memory_after_halts_in_the_same_tick() {
     // `t/peek`, ticked after three halted parallels and six halted waits in
     // the tick that sets `:stop`, writes the ids it finds in

@@ -987,6 +987,9 @@ impl Map {
         if i + 1 == len && i >= 2 {
             return self.pop_small(i);
         }
+        if i + 2 == len && i >= 2 {
+            return self.remove_second_to_last_small(i);
+        }
         self.take_len();
         let filter = self.take_filter();
         let (Some(before), Some(moved)) = (self.slots.get(..i), self.slots.get(i..len)) else {
@@ -1032,6 +1035,33 @@ impl Map {
         }
         self.set_len(i);
         (Value::Keyword(Keyword::from_index(code)), value)
+    }
+
+    /// [`Map::shift_remove_small`] of the entry before the last, `i`, past
+    /// the two slots that keep the length and the filter (the halt cycle's
+    /// `:aido/memory`, before `:aido/running`): the last entry moves into
+    /// its slot, and the filter loses the key's bit unless a key that
+    /// stays shares it (one pass over their codes without an early exit).
+    #[inline(always)]
+    fn remove_second_to_last_small(&mut self, i: usize) -> (Value, Value) {
+        let Some((before, pair)) = self.slots.get_mut(..i + 2).map(|s| s.split_at_mut(i)) else {
+            return (Value::Nil, Value::Nil);
+        };
+        let [slot, last] = pair else {
+            return (Value::Nil, Value::Nil);
+        };
+        let removed = std::mem::replace(slot, std::mem::replace(last, Slot::vacant()));
+        let code = removed.key;
+        let shared = before
+            .iter()
+            .fold((slot.key ^ code) & 31 == 0, |shared, s| {
+                shared | ((s.key ^ code) & 31 == 0)
+            });
+        if !shared && let Some(second) = self.slots.get_mut(1) {
+            second.len &= !filter_bit(code);
+        }
+        self.set_len(i + 1);
+        (Value::Keyword(Keyword::from_index(code)), removed.value)
     }
 
     /// Removes `key` by moving the last entry into its place (the order of

@@ -608,3 +608,54 @@ fn retain_from_takes_random_entries_out_in_order_against_a_vec() {
         check_filter(&map);
     }
 }
+
+#[test]
+fn removing_the_second_to_last_key_of_a_small_map_keeps_the_rest_and_its_filter() {
+    // The halt cycle's removal of `:aido/memory` before `:aido/running`:
+    // the last entry moves into the removed one's slot; the filter keeps
+    // the removed key's bit only if a key that stays shares it (before it,
+    // or the last), checked exactly by `check_same`.
+    // The keywords the library interns first (more than 40 of them): codes
+    // below `KEYWORD_KEYS` whichever tests ran before, 32 apart sharing a bit.
+    let names: Vec<Keyword> = (0..42).map(Keyword::from_index).collect();
+    let sharing = |k: Keyword| {
+        names
+            .iter()
+            .copied()
+            .find(|o| *o != k && (o.index() ^ k.index()).is_multiple_of(32))
+    };
+    let removed = names[40];
+    let Some(twin) = sharing(removed) else {
+        panic!("no keyword shares a bit with {removed}")
+    };
+    let others: Vec<Keyword> = names
+        .iter()
+        .copied()
+        .filter(|k| !(k.index() ^ removed.index()).is_multiple_of(32))
+        .take(SCAN_LIMIT - 1)
+        .collect();
+    for len in 3..=SCAN_LIMIT {
+        // The twin nowhere, before the removed key, or last.
+        for twin_at in [None, Some(0), Some(len - 1)] {
+            let mut keys: Vec<Keyword> = others.iter().copied().take(len - 2).collect();
+            keys.push(removed);
+            keys.push(others[len - 2]);
+            if let Some(at) = twin_at {
+                keys[at] = twin;
+            }
+            let pairs = keys
+                .iter()
+                .zip(0..)
+                .map(|(k, v)| (Value::Keyword(*k), Value::Int(v)));
+            let mut map: Map = pairs.clone().collect();
+            let mut reference: Reference = pairs.collect();
+            assert!(map.more.is_none());
+            assert_eq!(
+                map.shift_remove_index(len - 2),
+                reference.shift_remove_index(len - 2)
+            );
+            check_same(&map, &reference, 0);
+            assert_eq!(map.lacks_keyword(removed), twin_at.is_none());
+        }
+    }
+}
