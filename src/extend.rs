@@ -123,14 +123,30 @@ impl fmt::Debug for SharedCall {
     }
 }
 
-/// A node type's tick as the engine calls it: the [`TickFn`] given to
-/// [`NodeType::tick`] inside a closure of its own that returns a plain
-/// status, so that the usual result comes back in a register; the node's
-/// own error is settled there, out of line ([`NodeCtx::refused`]), and
-/// comes back as [`Status::Error`], and so is the db it was handed to
-/// change ([`NodeCtx::returned_lent`]): a `CallFn` returns with
-/// `db_lent` false, and the caller tests it only after a panic.
-pub(crate) type CallFn = dyn Fn(&mut NodeCtx<'_, '_>) -> Status + Send + Sync;
+/// A node type's tick as the engine calls it, given the engine, the node,
+/// its declared options and whether the node type is declared to finish in
+/// one visit: the [`TickFn`] given to [`NodeType::tick`] inside a closure
+/// of its own that makes the whole call (`Engine::user_tick`: the
+/// [`NodeCtx`], the panic guard, the tests after it) and returns the
+/// node's status, settled. The engine's call is then one indirect call
+/// (or jump) with nothing of its own to keep across it.
+pub(crate) type CallFn = dyn for<'e, 't> Fn(&'e mut crate::tick::Engine<'t>, u32, &'e [crate::tree::Slot]) -> Status
+    + Send
+    + Sync;
+
+/// The [`Imp`] of a node type whose tick is `f`: the whole call made in
+/// one closure, where `f` is inlined (see [`CallFn`]), so that the
+/// engine's call is one indirect call with nothing to keep across it
+/// (README *Performance*).
+fn custom_imp(
+    f: impl Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync + 'static,
+) -> Imp {
+    Imp::Custom(Arc::new(Box::new(
+        move |engine: &mut crate::tick::Engine<'_>, node: u32, slots: &[crate::tree::Slot]| {
+            engine.user_tick(node, slots, &f)
+        },
+    )))
+}
 
 /// A node type: its name, options, arity and behaviour.
 ///
@@ -208,9 +224,7 @@ impl NodeType {
             options: Vec::new(),
             open_options: false,
             arity: Arity::Exactly(0),
-            imp: Imp::Custom(Arc::new(Box::new(|_: &mut NodeCtx<'_, '_>| {
-                Status::Success
-            }))),
+            imp: custom_imp(|_: &mut NodeCtx<'_, '_>| Ok(Status::Success)),
             halt: None,
             lifecycle: None,
             doc: None,
@@ -276,9 +290,11 @@ impl NodeType {
     /// ```
     pub fn slot<T: SlotValue>(&mut self, key: &str) -> OptSlot<T> {
         let index = self.push_option(key, T::option_type(), T::REQUIRED);
+        let key = self.options[index as usize].key;
         OptSlot {
-            key: self.options[index as usize].key,
+            key,
             index,
+            tagged: crate::tree::scalar::tagged(key, T::SCALAR_CODE),
             value: PhantomData,
         }
     }
@@ -306,17 +322,7 @@ impl NodeType {
         mut self,
         f: impl Fn(&mut NodeCtx<'_, '_>) -> Result<Status, NodeError> + Send + Sync + 'static,
     ) -> NodeType {
-        // The node's own error is rare: settled out of line, so that the
-        // usual return is a status (README *Performance*); so is a db it
-        // was handed to change, tested here on the context the closure
-        // holds in a register rather than by the caller on its stack.
-        self.imp = Imp::Custom(Arc::new(Box::new(
-            move |ctx: &mut NodeCtx<'_, '_>| match f(ctx) {
-                Ok(status) if !ctx.db_lent => status,
-                Ok(status) => ctx.returned_lent(status),
-                Err(e) => ctx.refused(e),
-            },
-        )));
+        self.imp = custom_imp(f);
         self
     }
 
@@ -477,6 +483,9 @@ impl NodeType {
 pub struct OptSlot<T> {
     pub(crate) key: Keyword,
     pub(crate) index: u32,
+    /// The word a node's slot holds when it has a constant this slot reads
+    /// in place (`Slot::tagged`): the key and `T`'s scalar code.
+    pub(crate) tagged: u64,
     value: PhantomData<fn() -> T>,
 }
 
@@ -537,13 +546,18 @@ mod sealed {
 pub trait SlotValue: sealed::Sealed + Sized {
     /// Whether the node must have the option.
     const REQUIRED: bool;
-    /// Whether only a scalar (a value that is no work to copy) reads as
-    /// this type: then a constant that reads is read in place without
-    /// asking whether copying it is work.
+    /// The code of the scalar this type reads from a slot's bits
+    /// (`crate::tree::scalar`: a value that is no work to copy, given as
+    /// a constant, is read without a match), or `NONE` for a type that is
+    /// not read so.
     #[doc(hidden)]
-    const SCALAR: bool;
+    const SCALAR_CODE: u32;
     /// The option's declared type.
     fn option_type() -> OptionType;
+    /// The value read from a slot's bits, for a type with a
+    /// [`SlotValue::SCALAR_CODE`]; `None` for any other.
+    #[doc(hidden)]
+    fn from_bits(bits: u64) -> Option<Self>;
     /// The value read from the option, `None` when absent; `None` again when
     /// it cannot be read (a value of the wrong type, which the declared type
     /// refuses at compile time or at the tick).
@@ -551,13 +565,17 @@ pub trait SlotValue: sealed::Sealed + Sized {
 }
 
 macro_rules! slot_value {
-    ($t:ty, $ty:expr, $scalar:expr, |$v:ident| $read:expr) => {
+    ($t:ty, $ty:expr, $code:expr, |$b:ident| $from_bits:expr, |$v:ident| $read:expr) => {
         impl sealed::Sealed for $t {}
         impl SlotValue for $t {
             const REQUIRED: bool = true;
-            const SCALAR: bool = $scalar;
+            const SCALAR_CODE: u32 = $code;
             fn option_type() -> OptionType {
                 $ty
+            }
+            #[inline(always)]
+            fn from_bits($b: u64) -> Option<$t> {
+                $from_bits
             }
             #[inline(always)]
             fn from_option(value: Option<&Value>) -> Option<$t> {
@@ -568,9 +586,13 @@ macro_rules! slot_value {
         impl sealed::Sealed for Option<$t> {}
         impl SlotValue for Option<$t> {
             const REQUIRED: bool = false;
-            const SCALAR: bool = $scalar;
+            const SCALAR_CODE: u32 = $code;
             fn option_type() -> OptionType {
                 $ty
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Option<Option<$t>> {
+                <$t as SlotValue>::from_bits(bits).map(Some)
             }
             #[inline(always)]
             fn from_option(value: Option<&Value>) -> Option<Option<$t>> {
@@ -583,24 +605,55 @@ macro_rules! slot_value {
     };
 }
 
-slot_value!(i64, OptionType::Int, true, |v| v.as_int());
-slot_value!(u64, OptionType::Count, true, |v| v
+use crate::tree::scalar;
+
+slot_value!(i64, OptionType::Int, scalar::INT, |b| Some(b as i64), |v| v
+    .as_int());
+slot_value!(u64, OptionType::Count, scalar::COUNT, |b| Some(b), |v| v
     .as_int()
     .and_then(|i| u64::try_from(i).ok()));
-slot_value!(f64, OptionType::Number, true, |v| v.as_f64());
-slot_value!(bool, OptionType::Bool, true, |v| match v {
-    Value::Bool(b) => Some(*b),
-    _ => None,
-});
-slot_value!(Keyword, OptionType::Keyword, true, |v| match v {
-    Value::Keyword(k) => Some(*k),
-    _ => None,
-});
-slot_value!(crate::value::ArcStr, OptionType::Str, false, |v| match v {
-    Value::Str(s) => Some(s.clone()),
-    _ => None,
-});
-slot_value!(Value, OptionType::Any, false, |v| Some(v.clone()));
+slot_value!(
+    f64,
+    OptionType::Number,
+    scalar::NUMBER,
+    |b| Some(f64::from_bits(b)),
+    |v| v.as_f64()
+);
+slot_value!(
+    bool,
+    OptionType::Bool,
+    scalar::BOOL,
+    |b| Some(b != 0),
+    |v| {
+        match v {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+);
+slot_value!(
+    Keyword,
+    OptionType::Keyword,
+    scalar::KEYWORD,
+    |b| u32::try_from(b).ok().map(Keyword::from_index),
+    |v| match v {
+        Value::Keyword(k) => Some(*k),
+        _ => None,
+    }
+);
+slot_value!(
+    crate::value::ArcStr,
+    OptionType::Str,
+    scalar::NONE,
+    |_b| None,
+    |v| match v {
+        Value::Str(s) => Some(s.clone()),
+        _ => None,
+    }
+);
+slot_value!(Value, OptionType::Any, scalar::NONE, |_b| None, |v| Some(
+    v.clone()
+));
 
 /// A function callable from `[:aido/fn name args..]`.
 #[derive(Clone)]
@@ -854,6 +907,214 @@ mod tests {
         }
         let stubbed = crate::tree::CustomOptions::default();
         assert!(stubbed.call().is_none());
+    }
+
+    /// The registry of `t/copy?` (declared to finish in one visit) and
+    /// `t/copy` (not): each reads a slot of every type and writes what it
+    /// read, in their order, as a vector at its `:out` (a key slot);
+    /// `t/foreign?` reads `t/copy?`'s `:int` slot (declared there as an
+    /// `i64`, here as a keyword, at the same place).
+    fn copy_registry() -> Registry {
+        use crate::value::{ArcStr, Keyword, Value};
+        let mut registry = Registry::new();
+        let mut foreign_int = None;
+        for (name, one_visit) in [("t/copy?", true), ("t/copy", false)] {
+            let mut copy = NodeType::new(name).one_visit(one_visit);
+            let int = copy.slot::<i64>("int");
+            let count = copy.slot::<u64>("count");
+            let num = copy.slot::<f64>("num");
+            let flag = copy.slot::<bool>("flag");
+            let kw = copy.slot::<Keyword>("kw");
+            let maybe = copy.slot::<Option<i64>>("maybe");
+            let text = copy.slot::<ArcStr>("text");
+            let any = copy.slot::<Value>("any");
+            let out = copy.key_slot("out");
+            foreign_int.get_or_insert(int);
+            let copy = copy.tick(move |ctx| {
+                let read = vec![
+                    Value::Int(ctx.get(int)?),
+                    Value::Int(i64::try_from(ctx.get(count)?).unwrap_or(-1)),
+                    Value::Float(ctx.get(num)?),
+                    Value::Bool(ctx.get(flag)?),
+                    Value::Keyword(ctx.get(kw)?),
+                    ctx.get(maybe)?.map_or(Value::Nil, Value::Int),
+                    Value::Str(ctx.get(text)?),
+                    ctx.get(any)?,
+                ];
+                ctx.set_db_at(out, Value::Vector(read.into()))?;
+                Ok(Status::Success)
+            });
+            assert!(registry.node_type(copy).is_ok());
+        }
+        let mut foreign = NodeType::new("t/foreign?").one_visit(true);
+        let _own = foreign.slot::<Keyword>("int");
+        let int = foreign_int;
+        let foreign = foreign.tick(move |ctx| match int {
+            Some(int) => Ok(Status::from_bool(ctx.get(int)? > 0)),
+            None => Ok(Status::Failure),
+        });
+        assert!(registry.node_type(foreign).is_ok());
+        registry
+    }
+
+    /// Ticks `text` from `db` on both paths, traced and not: the status,
+    /// the db and the trace are the same each way; returns them, and the
+    /// error's kind and node type.
+    fn tick_both_ways(text: &str, db: &str) -> (Status, String, String, Option<String>) {
+        use crate::tick::{TickOptions, run_tick_general_path, run_tick_traced};
+        let registry = copy_registry();
+        let tree = compile_str("t.edn", text, &registry).unwrap();
+        let db = crate::read_value(db).unwrap();
+        let mut seen = Vec::new();
+        for general in [false, true] {
+            let mut trace = Vec::new();
+            let options = TickOptions::default();
+            let traced = if general {
+                let options = TickOptions {
+                    trace: true,
+                    ..TickOptions::default()
+                };
+                let tick = run_tick_general_path(db.clone(), &tree, &options);
+                trace = tick.trace().to_vec();
+                tick
+            } else {
+                run_tick_traced(db.clone(), &tree, &options, &mut trace)
+            };
+            let plain = if general {
+                run_tick_general_path(db.clone(), &tree, &options)
+            } else {
+                crate::run_tick(db.clone(), &tree)
+            };
+            for tick in [&traced, &plain] {
+                let error = tick
+                    .error
+                    .as_deref()
+                    .map(|e| format!("{:?} {}", e.kind, e.node_type));
+                seen.push((
+                    tick.status,
+                    tick.db.to_string(),
+                    format!("{trace:?}"),
+                    error,
+                ));
+            }
+        }
+        for other in &seen[1..] {
+            assert_eq!(other, &seen[0], "{text}");
+        }
+        seen.swap_remove(0)
+    }
+
+    #[test]
+    fn a_constant_of_a_scalar_slot_is_laid_out_for_its_read_when_compiled() {
+        // Each slot's word is its key with the code of what its bits hold,
+        // as the slot that reads it makes it (`OptSlot::tagged`): equal
+        // for a constant of the slot's type, the absent code for an option
+        // not given, none for anything else.
+        use crate::tree::{Kind, scalar};
+        use crate::value::Keyword;
+        let registry = copy_registry();
+        let text = "[:t/copy? {:out :o :int -3 :count 4 :num 2 :flag true :kw :k \
+                    :text \"s\" :any [:aido/db :i]}]";
+        let tree = compile_str("t.edn", text, &registry).unwrap();
+        let Some(Kind::Custom { options, .. }) = tree.nodes.first().map(|n| &n.kind) else {
+            panic!("not a user node");
+        };
+        let laid_out: Vec<(String, u32, u64)> = options
+            .slots()
+            .iter()
+            .map(|s| (s.key().to_string(), (s.tagged >> 32) as u32, s.bits))
+            .collect();
+        let expected = [
+            (":int", scalar::INT, -3i64 as u64),
+            (":count", scalar::COUNT, 4),
+            (":num", scalar::NUMBER, 2f64.to_bits()),
+            (":flag", scalar::BOOL, 1),
+            (":kw", scalar::KEYWORD, u64::from(Keyword::new("k").index())),
+            (":maybe", scalar::ABSENT, 0),
+            (":text", scalar::NONE, 0),
+            (":any", scalar::NONE, 0),
+            (":out", scalar::NONE, 0),
+        ]
+        .map(|(k, code, bits)| (k.to_owned(), code, bits));
+        assert_eq!(laid_out, expected);
+        let mut copy = NodeType::new("t/copy?");
+        assert_eq!(
+            copy.slot::<i64>("int").tagged,
+            options.slots()[0].tagged,
+            "the slot's word"
+        );
+        assert_eq!(
+            copy.slot::<Option<i64>>("maybe").tagged >> 32,
+            u64::from(scalar::INT)
+        );
+    }
+
+    #[test]
+    fn a_slot_of_each_type_reads_a_constant_in_place_and_anything_else_as_before() {
+        // A constant of the declared type (an integer given for a number
+        // is read as a float), an optional option given or not, a string
+        // and a collection; a dynamic option resolved at the tick; declared
+        // to finish in one visit or not, at the root or in a sequence.
+        let all = ":int -3 :count 4 :num 2 :flag true :kw :k :text \"s\" :any [1 2]";
+        let copied = "[-3 4 2.0 true :k nil \"s\" [1 2]]";
+        for (name, path) in [("t/copy?", "plain"), ("t/copy", "general")] {
+            for (options, db, out) in [
+                (all.to_owned(), "{}", copied.to_owned()),
+                (
+                    format!(
+                        "{} :maybe 5 :num 2.5 :flag false",
+                        all.replace(":num 2 :flag true ", "")
+                    ),
+                    "{}",
+                    "[-3 4 2.5 false :k 5 \"s\" [1 2]]".to_owned(),
+                ),
+                (
+                    ":int [:aido/db :i] :count [:aido/db :i] :num [:aido/db :i] \
+                     :flag [:aido/db :b] :kw [:aido/db :w] :maybe [:aido/db :i] \
+                     :text [:aido/db :s] :any [:aido/db :i]"
+                        .to_owned(),
+                    "{:i 7 :b true :w :v :s \"t\"}",
+                    "[7 7 7.0 true :v 7 \"t\" 7]".to_owned(),
+                ),
+            ] {
+                let alone = format!("[:{name} {{:out :o {options}}}]");
+                let (status, after, _, error) = tick_both_ways(&alone, db);
+                assert_eq!((status, error), (Status::Success, None), "{path} {alone}");
+                assert!(after.ends_with(&format!(":o {out}}}")), "{path} {after}");
+                let within = format!("[:sequence [:inc! {{:key :n}}] {alone} [:inc! {{:key :n}}]]");
+                let (status, after, trace, _) = tick_both_ways(&within, db);
+                assert_eq!(status, Status::Success, "{path} {within}");
+                assert!(after.contains(&format!(":n 2, :o {out}")), "{path} {after}");
+                let visits =
+                    ["1", "2", "3", "0"].map(|n| format!("node: NodeIndex({n}), status: Success"));
+                assert_eq!(trace.matches("Ticked").count(), 4, "{trace}");
+                assert!(visits.iter().all(|v| trace.contains(v.as_str())), "{trace}");
+            }
+            // A dynamic option of another type than the slot's is the
+            // node's error, the db as it was and the sequence stopped.
+            let wrong = format!(
+                "[:sequence [:{name} {{:out :o {} :int [:aido/db :w]}}] [:inc! {{:key :n}}]]",
+                all.replace(":int -3 ", "")
+            );
+            let (status, after, trace, error) = tick_both_ways(&wrong, "{:w :v}");
+            assert_eq!(
+                (status, error),
+                (Status::Error, Some(format!("Other :{name}"))),
+                "{path}"
+            );
+            assert!(after.starts_with("{:w :v, :aido/error {"), "{after}");
+            assert!(
+                !after.contains(":n ") && !trace.contains("NodeIndex(2)"),
+                "{trace}"
+            );
+        }
+        // A slot of another node type, of the same key at the same place
+        // but of another type: read through the general read, as before.
+        for (int, status) in [(":x", Status::Error), ("[:aido/db :w]", Status::Error)] {
+            let text = format!("[:t/foreign? {{:int {int}}}]");
+            let (got, _, _, error) = tick_both_ways(&text, "{:w :v}");
+            assert_eq!((got, error), (status, Some("Other :t/foreign?".to_owned())));
+        }
     }
 
     #[test]

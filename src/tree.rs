@@ -406,12 +406,74 @@ pub(crate) struct CustomOptions {
 /// given, and for a key-path option its path with the per-site look-up hint.
 #[derive(Debug, Clone)]
 pub(crate) struct Slot {
-    pub(crate) key: Keyword,
+    /// The option's key (its index, in the low 32 bits) and what `bits`
+    /// holds (a [`scalar`] code, in the high 32): a slot's read compares
+    /// it with the word its own key and type make (`OptSlot::tagged`), so
+    /// that one comparison tells the node type's option, given as a
+    /// constant of the type the slot reads (or not given, for an optional
+    /// one), and `bits` is read without a match on the option or the value.
+    pub(crate) tagged: u64,
+    /// A constant given for an option of a scalar type, as its slot reads
+    /// it (`SlotValue::from_bits`); 0 otherwise.
+    pub(crate) bits: u64,
     /// The option as given, if it was.
     pub(crate) opt: Option<Opt>,
     /// The key path of an option the node type declares as a key (always
     /// a constant, so resolved here once), if it was given.
     pub(crate) path: Option<KeyPath>,
+}
+
+impl Slot {
+    /// The option's key.
+    #[inline(always)]
+    pub(crate) fn key(&self) -> Keyword {
+        Keyword::from_index(self.tagged as u32)
+    }
+}
+
+/// What a [`Slot`]'s `bits` hold: the codes in the high half of its
+/// `tagged` word, one for each type a slot reads in bits
+/// (`SlotValue::SCALAR_CODE`).
+pub(crate) mod scalar {
+    use crate::spec::OptionType;
+    use crate::value::{Keyword, Value};
+
+    /// Nothing to read in place: an option given as a value of another
+    /// type (a string, a collection, a dynamic option), or a key path.
+    pub(crate) const NONE: u32 = 0;
+    /// An `i64` (`OptionType::Int`).
+    pub(crate) const INT: u32 = 1;
+    /// A `u64` (`OptionType::Count`).
+    pub(crate) const COUNT: u32 = 2;
+    /// An `f64`'s bits (`OptionType::Number`; an integer as a float).
+    pub(crate) const NUMBER: u32 = 3;
+    /// A `bool`, 0 or 1 (`OptionType::Bool`).
+    pub(crate) const BOOL: u32 = 4;
+    /// A keyword's index (`OptionType::Keyword`).
+    pub(crate) const KEYWORD: u32 = 5;
+    /// Not given: an optional slot reads `None`.
+    pub(crate) const ABSENT: u32 = 6;
+
+    /// The word a slot of `key` compares with the node's (see `Slot`).
+    #[inline(always)]
+    pub(crate) fn tagged(key: Keyword, code: u32) -> u64 {
+        u64::from(key.index()) | u64::from(code) << 32
+    }
+
+    /// The code and bits of `value`, given as a constant for an option of
+    /// declared type `ty` (checked against it when the tree was
+    /// compiled), as its slot reads it; [`NONE`] for any other.
+    pub(crate) fn of(ty: &OptionType, value: &Value) -> (u32, u64) {
+        match (ty, value) {
+            (OptionType::Int, Value::Int(i)) => (INT, *i as u64),
+            (OptionType::Count, Value::Int(i)) if *i >= 0 => (COUNT, *i as u64),
+            (OptionType::Number, Value::Int(i)) => (NUMBER, (*i as f64).to_bits()),
+            (OptionType::Number, Value::Float(f)) => (NUMBER, f.to_bits()),
+            (OptionType::Bool, Value::Bool(b)) => (BOOL, u64::from(*b)),
+            (OptionType::Keyword, Value::Keyword(k)) => (KEYWORD, u64::from(k.index())),
+            _ => (NONE, 0),
+        }
+    }
 }
 
 /// An option as written: where it is kept.
@@ -431,7 +493,8 @@ impl CustomOptions {
             .options
             .iter()
             .map(|spec| Slot {
-                key: spec.key,
+                tagged: scalar::tagged(spec.key, scalar::ABSENT),
+                bits: 0,
                 opt: None,
                 path: None,
             })
@@ -440,18 +503,22 @@ impl CustomOptions {
             .into_vec()
             .into_iter()
             .map(|(key, opt)| {
-                let Some(i) = slots.iter().position(|s| s.key == key) else {
+                let Some(i) = slots.iter().position(|s| s.key() == key) else {
                     return (key, Written::Open(opt));
                 };
-                let is_key = node_type
-                    .options
-                    .get(i)
-                    .is_some_and(|o| o.ty == crate::spec::OptionType::Key);
+                let ty = node_type.options.get(i).map(|o| &o.ty);
+                let is_key = ty == Some(&crate::spec::OptionType::Key);
                 if let Some(slot) = slots.get_mut(i) {
                     slot.path = match &opt {
                         Opt::Const(v) if is_key => Some(KeyPath::from_value(v)),
                         _ => None,
                     };
+                    let (code, bits) = match (ty, &opt) {
+                        (Some(ty), Opt::Const(v)) => scalar::of(ty, v),
+                        _ => (scalar::NONE, 0),
+                    };
+                    slot.tagged = scalar::tagged(key, code);
+                    slot.bits = bits;
                     slot.opt = Some(opt);
                 }
                 (key, Written::Declared(u32::try_from(i).unwrap_or(u32::MAX)))

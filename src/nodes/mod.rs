@@ -369,11 +369,12 @@ impl Engine<'_> {
 
 impl<'t> Engine<'t> {
     /// Ticks node `id` of a user node type, whose options are `options`:
-    /// one call of its tick function, through the panic guard. Shared by
-    /// both paths: the plain path takes a node type declared to finish in
-    /// one visit, which breaks its declaration if it returns Running.
-    /// Inlined into the general visit, whose frame already saves every
-    /// register the call needs: a call of its own saved them again.
+    /// one call of its node type's closure ([`CallFn`]), which makes the
+    /// whole call (`Engine::user_tick`). Shared by both paths: the plain
+    /// path takes a node type declared to finish in one visit, which
+    /// breaks its declaration if it returns Running. Nothing is kept
+    /// across the call, so that it is inlined into the composites' loops
+    /// (`plain_custom`) without a register saved for it.
     #[inline(always)]
     pub(super) fn custom(
         &mut self,
@@ -381,14 +382,19 @@ impl<'t> Engine<'t> {
         node_type: &NodeType,
         options: &CustomOptions,
     ) -> Status {
-        self.call_custom::<false, false>(id, node_type, options)
+        // Kept in the node (see `CustomOptions::call`), else a stub's,
+        // whose call is made out of line, so that the usual one does not
+        // join it again.
+        match options.call() {
+            Some(f) => f(self, id, options.slots()),
+            None => self.call_stub(id, node_type, options),
+        }
     }
 
     /// Ticks the tree's root, a node of user node type `node_type` declared
     /// to finish in one visit, whose options are `options`, on the usual
-    /// untraced tick: its step counted and its call made in place, inlined
-    /// into the tick's own arm (`Engine::tick_root`), whose frame already
-    /// saves every register the call needs, without the plain path's two
+    /// untraced tick: its step counted and its call made from the tick's
+    /// own arm (`Engine::tick_root`), without the plain path's two
     /// dispatches and the frame of `plain_node`. (With a default step
     /// budget the compiler then knows the step cannot run out.)
     #[inline(always)]
@@ -401,83 +407,47 @@ impl<'t> Engine<'t> {
         if self.fuel == 0 {
             return self.out_of_steps(0);
         }
-        self.call_custom::<true, true>(0, node_type, options)
+        self.custom(0, node_type, options)
     }
 
-    /// [`Engine::custom`], inlined where a call would cost more than it
-    /// saves; `ONE_VISIT` where the node type is known to be declared to
-    /// finish in one visit (the plain path). The usual return (a status,
-    /// no error anywhere, the declaration kept; a db handed out was
-    /// checked by the closure) is one test; everything else is
-    /// [`Engine::custom_result`], out of line.
-    /// `ROOT` where the node is the root of an untraced tick: an error
-    /// below it is then left to the tick's end, which makes any tick with
-    /// an error an Error ([`Engine::end`](crate::tick::Engine::end)), as
-    /// `custom_result` would have at once, so it is not tested here.
-    #[inline(always)]
-    pub(super) fn call_custom<const ONE_VISIT: bool, const ROOT: bool>(
-        &mut self,
-        id: u32,
-        node_type: &NodeType,
-        options: &CustomOptions,
-    ) -> Status {
-        // Kept in the node (see `CustomOptions::call`), else a stub's,
-        // whose whole call is made out of line, so that the usual one does
-        // not join it again.
-        let Some(f) = options.call() else {
-            return self.call_stub::<ONE_VISIT, ROOT>(id, node_type, options);
-        };
-        self.call_custom_fn::<ONE_VISIT, ROOT>(id, f, node_type, options)
-    }
-
-    /// [`Engine::call_custom`] of a stub's node, whose options are built
+    /// [`Engine::custom`] of a stub's node, whose options are built
     /// without its node type's tick (see `CustomOptions::call`): the call
     /// through the node type's closure (`stub_call`).
     #[cold]
     #[inline(never)]
-    fn call_stub<const ONE_VISIT: bool, const ROOT: bool>(
-        &mut self,
-        id: u32,
-        node_type: &NodeType,
-        options: &CustomOptions,
-    ) -> Status {
+    fn call_stub(&mut self, id: u32, node_type: &NodeType, options: &CustomOptions) -> Status {
         match stub_call(node_type) {
-            Some(f) => self.call_custom_fn::<ONE_VISIT, ROOT>(id, f, node_type, options),
+            Some(f) => f(self, id, options.slots()),
             None => self.fail(id, "built-in node type lowered as custom"),
         }
     }
 
-    /// [`Engine::call_custom`] once the node type's closure `f` is found.
+    /// A user node's whole call, inside its node type's closure
+    /// ([`CallFn`]), where its tick `f` is inlined: node `id`, whose
+    /// declared options are `slots`, its [`NodeCtx`], one call of `f`
+    /// through the panic guard, and what the call comes to
+    /// ([`NodeCtx::returned`]: the usual return is one test; everything
+    /// else is [`Engine::custom_result`], out of line).
     #[inline(always)]
-    fn call_custom_fn<const ONE_VISIT: bool, const ROOT: bool>(
-        &mut self,
-        id: u32,
-        f: &CallFn,
-        node_type: &NodeType,
-        options: &CustomOptions,
-    ) -> Status {
+    pub(crate) fn user_tick<F>(&mut self, id: u32, slots: &[crate::tree::Slot], f: &F) -> Status
+    where
+        F: Fn(&mut NodeCtx<'_, '_>) -> Result<Status, crate::extend::NodeError>,
+    {
         let mut ctx = NodeCtx {
             engine: self,
             node: id,
-            slots: options.slots(),
+            slots,
             db_lent: false,
         };
-        let result = crate::tick::catch_quietly(|| f(&mut ctx));
-        // The closure settles a db it lent before it returns (see
-        // `CallFn`): only a panic leaves it lent.
-        let db_lent = ctx.db_lent;
-        let status = match result {
-            Ok(status) => status,
-            Err(panic) => return self.custom_panicked(id, panic, db_lent),
-        };
-        // The three tests combined without a branch each (`&`, not `&&`).
-        if self.rng.error.is_none()
-            & (ROOT || self.error.is_none())
-            & (status != Status::Running || !(ONE_VISIT || node_type.one_visit))
-        {
-            status
-        } else {
-            self.custom_result(id, status, db_lent)
+        // The context's address is taken only by the tick's own calls
+        // (`NodeCtx::get` and `db_at` give its fields apart to theirs), so
+        // that where the tick does not take it the fields stay in
+        // registers and a db never handed out is not tested for. The
+        // node's own error and a panic are settled out of line.
+        match crate::tick::catch_quietly(|| f(&mut ctx)) {
+            Ok(Ok(status)) => ctx.returned(status),
+            Ok(Err(e)) => ctx.engine.custom_failed(ctx.node, e, ctx.db_lent),
+            Err(panic) => ctx.engine.custom_panicked(ctx.node, panic, ctx.db_lent),
         }
     }
 
@@ -489,7 +459,7 @@ impl<'t> Engine<'t> {
     /// for this in a register.
     #[cold]
     #[inline(never)]
-    fn custom_result(&mut self, id: u32, status: Status, db_lent: bool) -> Status {
+    pub(crate) fn custom_result(&mut self, id: u32, status: Status, db_lent: bool) -> Status {
         if let Some(status) = self.custom_settled(id, db_lent) {
             return status;
         }
@@ -508,7 +478,7 @@ impl<'t> Engine<'t> {
     /// error came first (the db it was handed, its options or draws).
     #[cold]
     #[inline(never)]
-    fn custom_panicked(
+    pub(crate) fn custom_panicked(
         &mut self,
         id: u32,
         panic: Box<dyn std::any::Any + Send>,
@@ -523,7 +493,9 @@ impl<'t> Engine<'t> {
 
     /// User node `id`'s tick returned `error`: the tick's error, unless an
     /// error came first (the db it was handed, its options or draws, a
-    /// node below it). Called from inside the call ([`NodeCtx::refused`]).
+    /// node below it).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn custom_failed(
         &mut self,
         id: u32,

@@ -250,11 +250,9 @@ impl<'t> Engine<'t> {
                 decorators::force(self.tick_only_child::<TRACE>(id), *success)
             }
             kind @ one_visit_leaf!() => self.leaf::<false>(id, kind),
-            // Plain only when its node type finishes in one visit. Its call
-            // inlined: this function saves the registers it needs anyway.
-            Kind::Custom { node_type, options } => {
-                self.call_custom::<true, false>(id, node_type, options)
-            }
+            // Plain only when its node type finishes in one visit: one
+            // indirect call, which keeps nothing across it.
+            Kind::Custom { node_type, options } => self.custom(id, node_type, options),
             // Never plain (`Kind::traits`), so never here.
             Kind::Selector { memory: true }
             | Kind::Sequence { memory: true }
@@ -411,16 +409,17 @@ impl<'t> Engine<'t> {
         }
     }
 
-    /// A plain domain node's own call (a node type declared to finish in
-    /// one visit, [`Engine::call_custom`]).
-    #[inline(never)]
+    /// A plain domain node's call (a node type declared to finish in one
+    /// visit, [`Engine::custom`]): one indirect call, inlined into the
+    /// composite's loop, whose frame keeps nothing for it.
+    #[inline(always)]
     fn plain_custom<const TRACE: bool>(
         &mut self,
         id: u32,
         node_type: &NodeType,
         options: &CustomOptions,
     ) -> Status {
-        let status = self.call_custom::<true, false>(id, node_type, options);
+        let status = self.custom(id, node_type, options);
         self.traced::<TRACE>(id, status)
     }
 

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use crate::extend::{KeySlot, NodeError, OptSlot, SlotValue};
 use crate::rng::Rng;
+use crate::tree::scalar::tagged as scalar_tagged;
 use crate::tree::{KeyPath, Kind, Opt, Slot};
 use crate::value::{Keyword, Map, Value, kw};
 
@@ -49,6 +50,70 @@ fn unreadable(key: Keyword, value: &Value, ty: &crate::spec::OptionType) -> Node
             "option `{key}` is {}, which its slot does not read",
             crate::spec::describe(value)
         )),
+    }
+}
+
+/// [`NodeCtx::db_at`] of a key that is not a keyword, a path, or a slot
+/// of another node type, in `db` for a node whose declared options are
+/// `slots` (given apart, so that the context's address is not taken).
+#[cold]
+#[inline(never)]
+fn db_at_other<'a>(db: &'a Map, slots: &'a [Slot], slot: KeySlot) -> Option<&'a Value> {
+    match slots.get(slot.index as usize) {
+        Some(
+            found @ Slot {
+                path: Some(path), ..
+            },
+        ) if found.key() == slot.key => path.get(db),
+        _ => None,
+    }
+}
+
+/// [`NodeCtx::get`] of any option, and its errors: node `node`'s
+/// option in `slot`.
+#[cold]
+#[inline(never)]
+fn get_any<T: SlotValue>(
+    engine: &mut Engine<'_>,
+    node: u32,
+    slot: OptSlot<T>,
+) -> Result<T, NodeError> {
+    let tree = engine.tree;
+    let Some(Kind::Custom { node_type, options }) = tree.nodes.get(node as usize).map(|n| &n.kind)
+    else {
+        return Err(NodeError("not a node of a registered node type".to_owned()));
+    };
+    let index = slot.index as usize;
+    let (spec, found) = match (node_type.options.get(index), options.slots().get(index)) {
+        (Some(spec), Some(found)) if spec.key == slot.key && found.key() == slot.key => {
+            (spec, found)
+        }
+        _ => return Err(foreign_slot(node_type, slot.key)),
+    };
+    match &found.opt {
+        // A constant was checked against its declared type when the tree
+        // was compiled: read in place.
+        Some(Opt::Const(v)) => {
+            if v.is_heavy() {
+                engine.rng.charge_value(v, 0).map_err(NodeError)?;
+            }
+            T::from_option(Some(v)).ok_or_else(|| unreadable(slot.key, v, &spec.ty))
+        }
+        Some(opt) => {
+            let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
+            if let Cow::Borrowed(v) = &value
+                && v.is_heavy()
+            {
+                // Handing the node a copy of a collection or string is work.
+                engine.rng.charge_value(v, 0).map_err(NodeError)?;
+            }
+            spec.ty
+                .check(&value)
+                .map_err(|e| NodeError(format!("option `{}` {e}", slot.key)))?;
+            T::from_option(Some(&value)).ok_or_else(|| unreadable(slot.key, &value, &spec.ty))
+        }
+        None => T::from_option(None)
+            .ok_or_else(|| NodeError(format!("the node has no option `{}`", slot.key))),
     }
 }
 
@@ -127,74 +192,43 @@ impl<'e> NodeCtx<'e, '_> {
     /// node type is an error.
     #[inline]
     pub fn get<T: SlotValue>(&mut self, slot: OptSlot<T>) -> Result<T, NodeError> {
-        // The usual case, a constant that is not work to copy (checked
-        // against its declared type when the tree was compiled) or an
-        // option not given, is read here; everything else (as this case
-        // too) by `get_any`. A type only scalars read as needs no test
-        // of the value's weight: a value it reads is light.
-        if let Some(found) = self.slots.get(slot.index as usize)
-            && found.key == slot.key
-        {
-            match &found.opt {
-                Some(Opt::Const(v)) if T::SCALAR || !v.is_heavy() => {
-                    if let Some(value) = T::from_option(Some(v)) {
-                        return Ok(value);
-                    }
-                }
-                None => {
-                    if let Some(value) = T::from_option(None) {
-                        return Ok(value);
-                    }
-                }
-                Some(_) => {}
-            }
-        }
-        self.get_any(slot)
-    }
-
-    /// [`NodeCtx::get`] of any option, and its errors.
-    #[cold]
-    #[inline(never)]
-    fn get_any<T: SlotValue>(&mut self, slot: OptSlot<T>) -> Result<T, NodeError> {
-        let tree = self.engine.tree;
-        let Some(Kind::Custom { node_type, .. }) =
-            tree.nodes.get(self.node as usize).map(|n| &n.kind)
-        else {
-            return Err(NodeError("not a node of a registered node type".to_owned()));
-        };
-        let index = slot.index as usize;
-        let (spec, found) = match (node_type.options.get(index), self.slots.get(index)) {
-            (Some(spec), Some(found)) if spec.key == slot.key && found.key == slot.key => {
-                (spec, found)
-            }
-            _ => return Err(foreign_slot(node_type, slot.key)),
-        };
-        match &found.opt {
-            // A constant was checked against its declared type when the tree
-            // was compiled: read in place.
-            Some(Opt::Const(v)) => {
-                if v.is_heavy() {
-                    self.engine.rng.charge_value(v, 0).map_err(NodeError)?;
-                }
-                T::from_option(Some(v)).ok_or_else(|| unreadable(slot.key, v, &spec.ty))
-            }
-            Some(opt) => {
-                let engine = &mut *self.engine;
-                let value = eval(opt, engine.db, &mut engine.rng).map_err(NodeError)?;
-                if let Cow::Borrowed(v) = &value
-                    && v.is_heavy()
+        // The usual case, a constant of a scalar type (checked against its
+        // declared type when the tree was compiled: see `Slot::tagged`), or
+        // an optional one not given, is read here by one comparison; so is
+        // a constant of another type that is not work to copy, or an
+        // option not given; everything else (as these too) by `get_any`.
+        if let Some(found) = self.slots.get(slot.index as usize) {
+            if T::SCALAR_CODE != crate::tree::scalar::NONE {
+                if found.tagged == slot.tagged
+                    && let Some(value) = T::from_bits(found.bits)
                 {
-                    // Handing the node a copy of a collection or string is work.
-                    engine.rng.charge_value(v, 0).map_err(NodeError)?;
+                    return Ok(value);
                 }
-                spec.ty
-                    .check(&value)
-                    .map_err(|e| NodeError(format!("option `{}` {e}", slot.key)))?;
-                T::from_option(Some(&value)).ok_or_else(|| unreadable(slot.key, &value, &spec.ty))
+                if !T::REQUIRED
+                    && found.tagged == scalar_tagged(slot.key, crate::tree::scalar::ABSENT)
+                    && let Some(value) = T::from_option(None)
+                {
+                    return Ok(value);
+                }
+            } else if found.key() == slot.key {
+                match &found.opt {
+                    Some(Opt::Const(v)) if !v.is_heavy() => {
+                        if let Some(value) = T::from_option(Some(v)) {
+                            return Ok(value);
+                        }
+                    }
+                    None => {
+                        if let Some(value) = T::from_option(None) {
+                            return Ok(value);
+                        }
+                    }
+                    Some(_) => {}
+                }
             }
-            None => T::from_option(None)
-                .ok_or_else(|| NodeError(format!("the node has no option `{}`", slot.key))),
         }
+        // The context's fields given apart, so that its address is not
+        // taken and they stay in registers on the usual path.
+        get_any(&mut *self.engine, self.node, slot)
     }
 
     /// The db's value at the key path in `slot` (declared with
@@ -206,31 +240,17 @@ impl<'e> NodeCtx<'e, '_> {
         // A keyword key, the usual case, is told by one test of the path's
         // kind and found through its hint (`KeyPath::get`); anything else
         // by `db_at_other`.
-        if let Some(Slot {
-            key,
-            path: Some(path @ KeyPath::Kw(..)),
-            ..
-        }) = self.slots.get(slot.index as usize)
-            && *key == slot.key
+        if let Some(
+            found @ Slot {
+                path: Some(path @ KeyPath::Kw(..)),
+                ..
+            },
+        ) = self.slots.get(slot.index as usize)
+            && found.key() == slot.key
         {
             return path.get(self.engine.db);
         }
-        self.db_at_other(slot)
-    }
-
-    /// [`NodeCtx::db_at`] of a key that is not a keyword, a path, or a slot
-    /// of another node type.
-    #[cold]
-    #[inline(never)]
-    fn db_at_other(&self, slot: KeySlot) -> Option<&Value> {
-        match self.slots.get(slot.index as usize) {
-            Some(Slot {
-                key,
-                path: Some(path),
-                ..
-            }) if *key == slot.key => path.get(self.engine.db),
-            _ => None,
-        }
+        db_at_other(self.engine.db, self.slots, slot)
     }
 
     /// Sets the db's value at the key path in `slot`; the maps on the way
@@ -259,36 +279,34 @@ impl<'e> NodeCtx<'e, '_> {
     #[inline(always)]
     fn key_path(&self, slot: KeySlot) -> Result<&'e KeyPath, NodeError> {
         match self.slots.get(slot.index as usize) {
-            Some(Slot {
-                key,
-                path: Some(path),
-                ..
-            }) if *key == slot.key => Ok(path),
+            Some(
+                found @ Slot {
+                    path: Some(path), ..
+                },
+            ) if found.key() == slot.key => Ok(path),
             _ => Err(self.not_its_slot(slot.key)),
         }
     }
 
-    /// The node's tick returned `error`: the tick's error now, as the rest
-    /// of its call would make it (the db it was handed checked first, then
-    /// an error of its options or draws, an error below it), and the db no
-    /// longer counted as lent (checked here). Returns [`Status::Error`].
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn refused(&mut self, error: NodeError) -> Status {
-        let db_lent = std::mem::take(&mut self.db_lent);
-        self.engine.custom_failed(self.node, error, db_lent)
-    }
-
-    /// The node's tick returned `status` after handing out the db
-    /// ([`NodeCtx::db_mut`]): the db checked now, as the rest of its call
-    /// would check it first, and no longer counted as lent. An error
-    /// found is the tick's, which the call's own tests then see.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn returned_lent(&mut self, status: Status) -> Status {
-        self.db_lent = false;
-        self.engine.check_lent_db(self.node);
-        status
+    /// What the node's call comes to when its tick returned `status`: the
+    /// usual return (the db not handed out, not Running, no error
+    /// anywhere) is one test; anything else is `Engine::custom_result`,
+    /// out of line, which checks the db, settles the errors and tells a
+    /// Running node that is declared to finish in one visit from one
+    /// that may run.
+    #[inline(always)]
+    pub(crate) fn returned(&mut self, status: Status) -> Status {
+        let engine = &mut *self.engine;
+        // The four tests combined without a branch each (`&`, not `&&`).
+        if !self.db_lent
+            & engine.error.is_none()
+            & (status != Status::Running)
+            & engine.rng.error.is_none()
+        {
+            status
+        } else {
+            engine.custom_result(self.node, status, self.db_lent)
+        }
     }
 
     /// The error of reading the slot of option `key`, which this node's
