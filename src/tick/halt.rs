@@ -1195,6 +1195,12 @@ impl Engine<'_> {
             let msg = format!("hook panicked: {}", panic_message(panic.as_ref()));
             self.fail(node, msg);
         }
+        // A random draw of the hook's that failed (an exhausted stream) is
+        // the hook's error, at its node: not left for the next node that
+        // draws to take as its own, nor lost.
+        if let Some(e) = self.rng.error.take() {
+            self.fail(node, e);
+        }
     }
 
     /// The usual halt's memory, when node `node` (just halted) holds all

@@ -651,3 +651,36 @@ fn agents_whose_keys_sit_at_different_places_never_write_each_others_keys() {
         }
     });
 }
+
+#[test]
+fn a_halt_hook_whose_random_draw_fails_ends_the_tick_in_error_at_its_node() {
+    // The draw's error is the hook's own: the tick ends in Error at the
+    // halted node, and no later node (a random decider here) takes it as
+    // its own or loses it.
+    let mut registry = Registry::new();
+    registry
+        .node_type(
+            NodeType::new("t/draw")
+                .tick(|_| Ok(Status::Running))
+                .on_halt(|ctx| {
+                    let x = ctx.random();
+                    ctx.db_mut()
+                        .insert(Value::keyword("drawn"), Value::Float(x));
+                }),
+        )
+        .unwrap();
+    let tree = compile_str(
+        "t.edn",
+        "[:selector [:sequence [:present? {:key :go}] [:t/draw {:id :d}]] [:success]]",
+        &registry,
+    )
+    .unwrap();
+    let tick = run_tick(read_value("{:go true}").unwrap(), &tree);
+    assert_eq!(tick.status, Status::Running);
+    let exhausted = format!("{{:aido/seed 1, :aido/rng-pos {}}}", i64::MAX);
+    let tick = run_tick(with(tick.db, &exhausted, &["go"]), &tree);
+    assert_eq!(tick.status, Status::Error, "{}", tick.db);
+    let error = tick.error.expect("the tick's error");
+    assert_eq!(error.kind, TickErrorKind::RandomExhausted, "{error:?}");
+    assert_eq!(error.node, Value::keyword("d"), "{error:?}");
+}
