@@ -4,11 +4,9 @@
 //! tree or a tick makes (node options, node memory). Such a map keeps only
 //! its entries, in insertion order, and is searched by comparing keys one
 //! after the other: a few interned keywords compare faster than one key
-//! hashes, and no hash or index is stored. The map itself is 32 bytes: a
-//! boxed slice of slots (its pointer and its room), an optional box for
-//! what only some maps need, and the slot of its first entry (0 but in a
-//! large map whose first entries were taken out: a queue's removals from
-//! the front move nothing).
+//! hashes, and no hash or index is stored. The map itself is 24 bytes: a
+//! boxed slice of slots (its pointer and its room) and an optional box for
+//! what only some maps need.
 //!
 //! A slot is 24 bytes: a key's code (4 bytes), 4 bytes that slot 0 uses
 //! for the map's length and slot 1 for the map's filter of keyword keys
@@ -91,7 +89,7 @@ const MAX_LEN: usize = u32::MAX as usize;
 /// An insertion-ordered map of [`Value`]s to values (the db is one).
 ///
 /// Its methods are those of `indexmap::IndexMap` that aido uses, with the
-/// same meanings. A map is 32 bytes; one of up to 8 entries stores only its
+/// same meanings. A map is 24 bytes; one of up to 8 entries stores only its
 /// entries (24 bytes each while every key is a keyword, stored as its
 /// interned index) and finds a key by comparing it with each; a larger one
 /// also keeps a hash index of positions. Two maps are equal when they hold
@@ -111,16 +109,10 @@ const MAX_LEN: usize = u32::MAX as usize;
 /// ```
 #[derive(Clone, Default)]
 pub struct Map {
-    /// Vacant room (`front` slots), the entries in order, then vacant
-    /// room; slot 0 holds the length and slot 1 the filter, whether in
-    /// use or not.
+    /// The entries in order, then vacant room; slot 0 holds the length.
     slots: Box<[Slot]>,
     /// The keys as values and the index, for the maps that need them.
     more: Option<Box<More>>,
-    /// The slot of the first entry: 0 but in a map with an index whose
-    /// first entries were taken out (see [`Map::shift_remove_boxed`]), so
-    /// that a queue's removals from the front do not move the rest.
-    front: usize,
 }
 
 /// One entry, or room for one.
@@ -205,22 +197,6 @@ impl KeyIndex {
 #[inline(always)]
 const fn filter_bit(code: u32) -> u32 {
     if code < OTHER { 1 << (code % 32) } else { 0 }
-}
-
-#[cfg(test)]
-thread_local! {
-    /// How many entries the removals and compactions of maps on this
-    /// thread have moved: the tests' measure of their work.
-    pub(crate) static MOVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts `n` entries moved (in tests only).
-#[inline(always)]
-fn count_moved(n: usize) {
-    #[cfg(test)]
-    MOVED.with(|moved| moved.set(moved.get() + n));
-    #[cfg(not(test))]
-    let _ = n;
 }
 
 /// What a key that is not there reads as (never returned for a live entry).
@@ -313,7 +289,6 @@ impl Map {
         let mut map = Map {
             slots: slots.into_boxed_slice(),
             more: None,
-            front: 0,
         };
         map.set_len(len);
         map.set_filter(filter);
@@ -416,79 +391,7 @@ impl Map {
     /// The slots in use.
     #[inline(always)]
     fn live(&self) -> &[Slot] {
-        let front = self.front;
-        self.slots
-            .get(front..front + self.len())
-            .unwrap_or_default()
-    }
-
-    /// The slot of position `i`. (A position past every slot, which a
-    /// wrapping sum would bring back to the room before the first entry,
-    /// finds a vacant slot there: whatever a position past the entries
-    /// finds.)
-    #[inline(always)]
-    fn slot_of(&self, i: usize) -> usize {
-        i.wrapping_add(self.front)
-    }
-
-    /// Moves the entries to the first slots, and the index's positions
-    /// with them, if some were taken out from the front: before a change
-    /// that works on the slots as a whole, or that the front's vacant room
-    /// is to be reused for (a cost of the order of the entries, which the
-    /// removals that made the room have paid for).
-    fn compact(&mut self) {
-        let front = std::mem::take(&mut self.front);
-        if front == 0 {
-            return;
-        }
-        let len = self.take_len();
-        let filter = self.take_filter();
-        if let Some(moved) = self.slots.get_mut(..front + len) {
-            moved.rotate_left(front);
-        }
-        count_moved(len);
-        self.set_len(len);
-        self.set_filter(filter);
-        let Map { slots, more, .. } = self;
-        if let Some(more) = more.as_deref_mut() {
-            more.keys.drain(..front.min(more.keys.len()));
-            // The keywords' codes back in their slots, and the keys as
-            // values kept only if one needs it (their room stays).
-            let mut needed = false;
-            for (slot, key) in slots.iter_mut().zip(&more.keys) {
-                slot.key = code_of(key);
-                needed |= needs_value_keys(key);
-            }
-            if !needed {
-                more.keys.clear();
-            }
-            if let Some(index) = &mut more.index {
-                for at in index.positions.iter_mut() {
-                    *at -= front as u32;
-                }
-            }
-        }
-    }
-
-    /// Before the first removal from the front of a map with an index:
-    /// every key kept as a value too, and every slot coded [`OTHER`], so
-    /// that no slot's code says a keyword is at a position it is not (the
-    /// look-ups that compare codes in place, [`Map::keyword_at`] and
-    /// [`Map::keyword_value_at`], then miss, and the index answers). A
-    /// pass over the entries, as the compaction that undoes it.
-    fn code_keys_as_values(&mut self) {
-        let len = self.len();
-        let Map { slots, more, .. } = self;
-        let Some(more) = more.as_deref_mut() else {
-            return;
-        };
-        if more.keys.is_empty() {
-            more.keys
-                .extend((0..len).map(|at| key_in(slots, &[], at).clone()));
-        }
-        for slot in slots.iter_mut().take(len) {
-            slot.key = OTHER;
-        }
+        self.slots.get(..self.len()).unwrap_or_default()
     }
 
     /// The keys as values, if the map keeps them (else empty).
@@ -517,8 +420,6 @@ impl Map {
 
     /// Drops the index, and the box with it when it holds nothing else.
     fn drop_index(&mut self) {
-        // Only a map with an index keeps room before its entries.
-        self.compact();
         if let Some(more) = &mut self.more {
             more.index = None;
             if more.keys.capacity() == 0 {
@@ -530,7 +431,6 @@ impl Map {
     /// Changes the room to `cap` slots (at least the length), keeping the
     /// entries.
     fn set_capacity(&mut self, cap: usize) {
-        self.compact();
         let len = self.take_len();
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         if cap > slots.len() {
@@ -551,14 +451,7 @@ impl Map {
     /// so a db of five keys holds five; larger ones double.
     fn grow(&mut self) {
         let len = self.len();
-        if self.front + len == self.capacity() {
-            // Room taken out from the front is used again once it is a
-            // quarter of the entries (so that moving them is paid for by
-            // the removals that made it), else the room doubles.
-            if self.front > 0 && self.front * 4 >= len {
-                self.compact();
-                return;
-            }
+        if len == self.capacity() {
             let cap = if len < SCAN_LIMIT { len + 1 } else { len * 2 };
             self.set_capacity(cap.min(MAX_LEN));
         }
@@ -571,7 +464,6 @@ impl Map {
     #[inline]
     pub(crate) fn drop_entries(&mut self) {
         drop(std::mem::take(&mut self.slots));
-        self.front = 0;
         if self.more.is_some() {
             self.more = None;
         }
@@ -581,7 +473,6 @@ impl Map {
     pub fn clear(&mut self) {
         // The length and the filter go with the slots: 0, exact.
         self.slots.fill_with(Slot::vacant);
-        self.front = 0;
         if let Some(more) = &mut self.more {
             more.keys.clear();
             if let Some(index) = &mut more.index {
@@ -619,7 +510,7 @@ impl Map {
             Some(index) => index
                 .positions
                 .find(hash(key), |&at| keys.get(at as usize) == Some(key))
-                .map(|&at| at as usize - self.front),
+                .map(|&at| at as usize),
             None => keys.iter().position(|k| k == key),
         }
     }
@@ -649,19 +540,10 @@ impl Map {
                 if !index.may_hold(key) {
                     return None;
                 }
-                let keys = self.value_keys();
                 index
                     .positions
-                    .find(keyword_hash(key), |&at| match self.slots.get(at as usize) {
-                        Some(s) if s.key == key.index() => true,
-                        // A key kept as a value only (a map with room
-                        // before its entries codes no keyword).
-                        Some(s) if s.key == OTHER => {
-                            keys.get(at as usize).and_then(Value::as_keyword) == Some(key)
-                        }
-                        _ => false,
-                    })
-                    .map(|&at| at as usize - self.front)
+                    .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
+                    .map(|&at| at as usize)
             }
             // Vacant room has a code no keyword has: no length needed.
             None if self.lacks_keyword(key) => None,
@@ -674,25 +556,7 @@ impl Map {
     /// [`Map::keyword_position`]).
     #[inline(always)]
     pub fn keyword_at(&self, at: usize, key: Keyword) -> bool {
-        // (A map with room before its entries codes every slot as another
-        // key's or vacant: the first test fails there, the second asks.)
-        match self.slots.get(at) {
-            Some(s) if s.key == key.index() => true,
-            Some(s) if s.key >= OTHER => self.keyword_after_front(at, key),
-            _ => false,
-        }
-    }
-
-    /// [`Map::keyword_at`] of a map with room before its entries, whose
-    /// slots code no keyword: the key kept as a value compared.
-    #[cold]
-    #[inline(never)]
-    fn keyword_after_front(&self, at: usize, key: Keyword) -> bool {
-        if self.front == 0 {
-            return false;
-        }
-        let key_at = self.value_keys().get(self.slot_of(at));
-        key_at.and_then(Value::as_keyword) == Some(key)
+        self.slots.get(at).is_some_and(|s| s.key == key.index())
     }
 
     /// Which of the keywords in `wanted` are keys: `wanted` and the result
@@ -738,16 +602,6 @@ impl Map {
     pub(crate) fn for_each_keyword(&self, mut f: impl FnMut(usize, Keyword)) {
         // Every code but two (another key's, vacant room's) is a keyword's
         // index: the whole room is passed over, without reading the length.
-        if self.front != 0 {
-            // Slots coded as other keys: the keys as values.
-            let keys = self.value_keys().get(self.front..).unwrap_or_default();
-            for (i, key) in keys.iter().enumerate() {
-                if let Some(k) = key.as_keyword().filter(|k| k.index() < OTHER) {
-                    f(i, k);
-                }
-            }
-            return;
-        }
         for (i, slot) in self.slots.iter().enumerate() {
             if slot.key < OTHER {
                 f(i, Keyword::from_index(slot.key));
@@ -792,23 +646,19 @@ impl Map {
     /// The entry at position `i`.
     #[inline]
     pub fn get_index(&self, i: usize) -> Option<(&Value, &Value)> {
-        if i >= self.len() {
-            return None;
-        }
-        let at = self.slot_of(i);
-        let slot = self.slots.get(at)?;
-        Some((key_in(&self.slots, self.value_keys(), at), &slot.value))
+        let slot = self.live().get(i)?;
+        Some((key_in(&self.slots, self.value_keys(), i), &slot.value))
     }
 
     /// The entry at position `i`, its value mutably.
     #[inline]
     pub fn get_index_mut(&mut self, i: usize) -> Option<(&Value, &mut Value)> {
         let len = self.len();
-        let Map { slots, more, front } = self;
+        let Map { slots, more } = self;
         let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
-        let key = key_in(slots, keys, i.wrapping_add(*front));
+        let key = key_in(slots, keys, i);
         slots
-            .get_mut(*front..*front + len)
+            .get_mut(..len)
             .and_then(|s| s.get_mut(i))
             .map(|s| (key, &mut s.value))
     }
@@ -818,24 +668,20 @@ impl Map {
     /// reads as nil (a vacant slot's value), and one past the room as none.
     #[inline(always)]
     pub(crate) fn value_at(&self, i: usize) -> Option<&Value> {
-        self.slots.get(self.slot_of(i)).map(|s| &s.value)
+        self.slots.get(i).map(|s| &s.value)
     }
 
     /// The value at position `i`, mutably: as [`Map::value_at`], for a
     /// position a look-up found.
     #[inline(always)]
     pub(crate) fn value_at_mut(&mut self, i: usize) -> Option<&mut Value> {
-        let at = self.slot_of(i);
-        self.slots.get_mut(at).map(|s| &mut s.value)
+        self.slots.get_mut(i).map(|s| &mut s.value)
     }
 
     /// The value of keyword `key` if it is the key at position `at`: a
     /// hinted look-up's hit (see `tree::SlotHint`), one bounds check and one
     /// comparison of key codes. A position past the entries holds vacant
-    /// room, whose code no keyword has. None says only "look further": a
-    /// map with room before its entries (`front`) codes no keyword, so
-    /// that the slot at `at` is compared without the sum of the two, and
-    /// answers none here; its look-ups go by its index.
+    /// room, whose code no keyword has.
     #[inline(always)]
     pub(crate) fn keyword_value_at(&self, at: usize, key: Keyword) -> Option<&Value> {
         match self.slots.get(at) {
@@ -901,10 +747,7 @@ impl Map {
             let code = k.index();
             // A keyword owns nothing: no call to drop it.
             std::mem::forget(key);
-            // (A map without its box has no room before its entries.)
-            if at == self.capacity() {
-                self.grow();
-            }
+            self.grow();
             if let Some(slot) = self.slots.get_mut(at) {
                 slot.key = code;
                 // The room held nil: nothing to drop.
@@ -934,12 +777,10 @@ impl Map {
             more.keys.reserve_exact(1);
         }
         self.grow();
-        let end = self.front + at;
-        let Some(slot) = self.slots.get_mut(end) else {
+        let Some(slot) = self.slots.get_mut(at) else {
             return at;
         };
-        // (A map with room before its entries codes every key as another's.)
-        slot.key = if end == at { code } else { OTHER };
+        slot.key = code;
         // The room held nil: nothing to drop.
         std::mem::forget(std::mem::replace(&mut slot.value, value));
         self.set_len(at + 1);
@@ -957,13 +798,13 @@ impl Map {
     /// the map has just grown past [`SCAN_LIMIT`].
     fn index_last(&mut self) {
         let len = self.len();
-        let Map { slots, more, front } = self;
+        let Map { slots, more } = self;
         match more.as_deref_mut() {
             Some(More {
                 keys,
                 index: Some(index),
             }) => {
-                let pos = (*front + len - 1) as u32;
+                let pos = (len - 1) as u32;
                 index
                     .positions
                     .insert_unique(hash_at(slots, keys, pos), pos, |&p| hash_at(slots, keys, p));
@@ -982,14 +823,14 @@ impl Map {
     /// Builds the index of every entry.
     fn build_index(&mut self) {
         let len = self.len();
-        let Map { slots, more, front } = self;
+        let Map { slots, more } = self;
         let more = more.get_or_insert_with(Box::default);
         let keys = &more.keys;
         let mut index = KeyIndex {
             positions: HashTable::with_capacity(slots.len()),
             reserved: 0,
         };
-        for at in *front as u32..(*front + len) as u32 {
+        for at in 0..len as u32 {
             index
                 .positions
                 .insert_unique(hash_at(slots, keys, at), at, |&p| hash_at(slots, keys, p));
@@ -1019,8 +860,6 @@ impl Map {
         };
         let last = self.push(key, value);
         if i < last && last < self.len() {
-            // Positions are slots from here on.
-            self.compact();
             let len = self.take_len();
             let filter = self.take_filter();
             if let Some(moved) = self.slots.get_mut(i..=last) {
@@ -1052,28 +891,17 @@ impl Map {
         self.shift_remove_index(i).map(|(k, v)| (i, k, v))
     }
 
-    /// Takes the key of slot `at` out (its slot is left to the caller): the
-    /// keys as values from the front to it move down by one when
-    /// `from_front`, else those after it up.
-    fn take_key(&mut self, at: usize, from_front: bool) -> Value {
-        let front = self.front;
+    /// Takes the key at position `i` out (its slot is left to the caller).
+    fn take_key(&mut self, i: usize) -> Value {
         match &mut self.more {
             Some(more) if !more.keys.is_empty() => {
-                if from_front {
-                    match more.keys.get_mut(front..=at) {
-                        Some(moved) => {
-                            moved.rotate_right(1);
-                            moved.first_mut().map(std::mem::take).unwrap_or_default()
-                        }
-                        None => Value::Nil,
-                    }
-                } else if at < more.keys.len() {
-                    more.keys.remove(at)
+                if i < more.keys.len() {
+                    more.keys.remove(i)
                 } else {
                     Value::Nil
                 }
             }
-            _ => key_in(&self.slots, &[], at).clone(),
+            _ => key_in(&self.slots, &[], i).clone(),
         }
     }
 
@@ -1092,82 +920,45 @@ impl Map {
     /// [`Map::shift_remove_index`] of a map with its box (keys kept as
     /// values, or an index), `i` below its length `len`: kept out of line,
     /// so that a small map's removal saves and restores few registers.
-    ///
-    /// The entries after it move up by one (a `memmove`, as a `Vec`'s
-    /// `remove` does); in a map with an index, when fewer entries are
-    /// before it, those move down by one instead and the map's first
-    /// entry is a slot further on (`front`). Entries taken out in
-    /// the order they came (a queue: the node memory of waits that end in
-    /// the order they started) then move nothing, and a tick that takes
-    /// out N of them costs N removals, not N²/2 moves.
     #[inline(never)]
     fn shift_remove_boxed(&mut self, i: usize, len: usize) -> (Value, Value) {
-        let front = self.front;
-        let at = front + i;
-        let end = front + len;
-        let from_front = self.index().is_some() && i < len - i - 1;
-        if from_front && front == 0 {
-            self.code_keys_as_values();
-        }
-        // The slots whose entries move by one.
-        let moved = if from_front { front..at } else { at + 1..end };
-        count_moved(moved.len());
-        let Map { slots, more, .. } = self;
+        let Map { slots, more } = self;
         if let Some(More {
             keys,
             index: Some(index),
         }) = more.as_deref_mut()
         {
-            unindex(index, slots, keys, at);
-            let shift = |p: &mut u32| {
-                if from_front {
-                    *p += 1;
-                } else {
-                    *p -= 1;
-                }
-            };
-            if moved.len() <= SCAN_LIMIT {
-                // A few entries move: each found by its hash, in the order
-                // away from the removed slot, so that a position looked
-                // for is never one an entry moved to.
-                let mut order = moved.clone();
-                while let Some(p) = if from_front {
-                    order.next_back()
-                } else {
-                    order.next()
-                } {
+            unindex(index, slots, keys, i);
+            let after = len - i - 1;
+            if after <= SCAN_LIMIT {
+                // A few entries after it: each found by its hash.
+                for p in i + 1..len {
                     if let Some(slot) = index
                         .positions
                         .find_mut(hash_at(slots, keys, p as u32), |&q| q as usize == p)
                     {
-                        shift(slot);
+                        *slot -= 1;
                     }
                 }
             } else {
                 for slot in index.positions.iter_mut() {
-                    if moved.contains(&(*slot as usize)) {
-                        shift(slot);
+                    if *slot as usize > i {
+                        *slot -= 1;
                     }
                 }
             }
         }
-        let key = self.take_key(at, from_front);
+        let key = self.take_key(i);
         self.take_len();
         let filter = self.take_filter();
-        // The box's allocation stays as it is.
-        let removed = if from_front {
-            if let Some(moved) = self.slots.get_mut(front..=at) {
-                moved.rotate_right(1);
-            }
-            self.front = front + 1;
-            self.slots.get_mut(front)
-        } else {
-            if let Some(moved) = self.slots.get_mut(at..end) {
-                moved.rotate_left(1);
-            }
-            self.slots.get_mut(end - 1)
-        };
-        let value = removed.map_or(Value::Nil, |s| std::mem::replace(s, Slot::vacant()).value);
+        // The entries after it move up by one (a `memmove`, as a `Vec`'s
+        // `remove` does), and the room gains a vacant slot at the end; the
+        // box's allocation stays as it is.
+        let mut slots = std::mem::take(&mut self.slots).into_vec();
+        let removed = slots.remove(i);
+        slots.push(Slot::vacant());
+        self.slots = slots.into_boxed_slice();
+        let value = removed.value;
         self.set_len(len - 1);
         if len - 1 <= DROP_INDEX_AT {
             self.drop_index();
@@ -1184,6 +975,7 @@ impl Map {
         }
         (key, value)
     }
+
     /// [`Map::shift_remove_index`] of a map without its box (every key a
     /// keyword coded by its index, no index, so at most [`SCAN_LIMIT`]
     /// entries), `i` below its length `len`: the slots from `i` on move up
@@ -1280,9 +1072,7 @@ impl Map {
         if i == last {
             return self.shift_remove_index(i).map(|(_, v)| v);
         }
-        // Slots from here on.
-        let (i, last) = (self.slot_of(i), self.slot_of(last));
-        let Map { slots, more, .. } = self;
+        let Map { slots, more } = self;
         if let Some(More {
             keys,
             index: Some(index),
@@ -1309,7 +1099,7 @@ impl Map {
             .get_mut(last)
             .map(|s| std::mem::replace(s, Slot::vacant()));
         self.set_len(len - 1);
-        if len - 1 <= DROP_INDEX_AT {
+        if last <= DROP_INDEX_AT {
             self.drop_index();
         }
         if self.index().is_some() {
@@ -1337,11 +1127,9 @@ impl Map {
         from: usize,
         mut keep: impl FnMut(&Value, &mut Value) -> bool,
     ) {
-        // One pass over the slots, the entries first.
-        self.compact();
         let len = self.take_len();
         let filter = self.take_filter();
-        let Map { slots, more, .. } = self;
+        let Map { slots, more } = self;
         let mut keys = more.as_deref_mut().map(|m| &mut m.keys);
         let from = from.min(len);
         let mut kept = from;
@@ -1396,21 +1184,15 @@ impl Map {
 
     /// The entries in order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter::new(
-            self.live(),
-            self.value_keys().get(self.front..).unwrap_or_default(),
-        )
+        Iter::new(self.live(), self.value_keys())
     }
 
     /// The entries in order, their values mutably.
     pub fn iter_mut(&mut self) -> IterMut<'_> {
         let len = self.len();
-        let Map { slots, more, front } = self;
+        let Map { slots, more } = self;
         let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
-        IterMut::new(
-            slots.get_mut(*front..*front + len).unwrap_or_default(),
-            keys.get(*front..).unwrap_or_default(),
-        )
+        IterMut::new(slots.get_mut(..len).unwrap_or_default(), keys)
     }
 
     /// The keys in order.
@@ -1460,12 +1242,11 @@ impl PartialEq for Map {
         // Maps of one shape usually have their keys in one order: the same
         // position first.
         if !self.keeps_keys() && !other.keeps_keys() {
-            let theirs = other.live();
             return self
                 .live()
                 .iter()
                 .zip(0..)
-                .all(|(s, i)| match theirs.get(i) {
+                .all(|(s, i)| match other.slots.get(i) {
                     Some(o) if o.key == s.key => o.value == s.value,
                     _ => {
                         s.keyword()
@@ -1496,17 +1277,15 @@ impl std::fmt::Debug for Map {
 impl Index<usize> for Map {
     type Output = Value;
     fn index(&self, i: usize) -> &Value {
-        assert!(i < self.len(), "no entry at position {i}");
-        &self.slots[self.slot_of(i)].value
+        &self.live()[i].value
     }
 }
 
 /// The value at position `i`, mutably; panics if there is none.
 impl IndexMut<usize> for Map {
     fn index_mut(&mut self, i: usize) -> &mut Value {
-        assert!(i < self.len(), "no entry at position {i}");
-        let at = self.slot_of(i);
-        &mut self.slots[at].value
+        let len = self.len();
+        &mut self.slots[..len][i].value
     }
 }
 
@@ -1540,7 +1319,6 @@ impl IntoIterator for Map {
     type Item = (Value, Value);
     type IntoIter = IntoIter;
     fn into_iter(mut self) -> IntoIter {
-        self.compact();
         let len = self.take_len();
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         slots.truncate(len);

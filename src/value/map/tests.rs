@@ -37,10 +37,6 @@ enum Op {
     Reserve(usize),
     /// The map replaced by its clone.
     Clone,
-    /// `Map::shift_remove_index` of a position (possibly past the end).
-    ShiftRemoveIndex(usize),
-    /// The first `n` entries taken out one by one (a queue's removals).
-    RemoveFront(u8),
 }
 
 fn op(keys: u8) -> impl Strategy<Value = Op> {
@@ -57,8 +53,6 @@ fn op(keys: u8) -> impl Strategy<Value = Op> {
         1 => Just(Op::Sort),
         1 => (0..20usize).prop_map(Op::Reserve),
         1 => Just(Op::Clone),
-        3 => (0..45usize).prop_map(Op::ShiftRemoveIndex),
-        3 => (1..12u8).prop_map(Op::RemoveFront),
     ]
 }
 
@@ -76,35 +70,22 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
             assert_eq!(map.keyword_position(kw), reference.get_index_of(&k));
         }
     }
-    check_positions(map, reference);
-    let front = map.front;
     if let Some(index) = map.index() {
         assert_eq!(index.positions.len(), map.len());
         let mut reserved = 0;
         for (at, (k, _)) in map.iter().enumerate() {
-            let found = index.positions.find(hash(k), |&p| p as usize == front + at);
-            assert_eq!(found, Some(&((front + at) as u32)));
+            let found = index.positions.find(hash(k), |&p| p as usize == at);
+            assert_eq!(found, Some(&(at as u32)));
             reserved |= reserved_bit(k.as_keyword());
         }
         assert_eq!(index.reserved, reserved);
-    } else {
-        assert_eq!(
-            front, 0,
-            "only a map with an index has room before its entries"
-        );
     }
     assert!(map.len() <= SCAN_LIMIT || map.index().is_some());
-    // The slots: vacant room, the entries, then vacant room; the length in
-    // slot 0 and the filter in slot 1, nowhere else; keys kept as values
-    // exactly while one needs it.
+    // The slots: the entries, then vacant room; the length in slot 0 and
+    // nowhere else; keys kept as values exactly while one needs it.
     assert_eq!(map.len(), map.live().len());
-    assert!(front + map.len() <= map.capacity());
     for (at, slot) in map.slots.iter().enumerate() {
-        let used = (front..front + map.len()).contains(&at);
-        assert_eq!(slot.key == VACANT, !used, "slot {at}");
-        if !used {
-            assert_eq!(slot.value, Value::Nil, "slot {at}");
-        }
+        assert_eq!(slot.key == VACANT, at >= map.len(), "slot {at}");
         if at > 1 {
             assert_eq!(slot.len, 0);
         }
@@ -113,15 +94,9 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
     let needs_keys = map.live().iter().any(|s| s.key == OTHER);
     assert!(map.keeps_keys() || !needs_keys);
     if map.keeps_keys() {
-        assert_eq!(map.value_keys().len(), front + map.len());
-        assert!(map.value_keys()[..front].iter().all(Value::is_nil));
+        assert_eq!(map.value_keys().len(), map.len());
         for (at, slot) in map.live().iter().enumerate() {
-            let code = if front == 0 {
-                code_of(&map.value_keys()[at])
-            } else {
-                OTHER
-            };
-            assert_eq!(slot.key, code);
+            assert_eq!(slot.key, code_of(&map.value_keys()[at]));
         }
     }
     // Equal to the same entries in another order, unequal to a change.
@@ -140,76 +115,6 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
         changed.insert(k.clone(), Value::Vector(crate::value::thin_vec![v.clone()]));
         assert_ne!(map, &changed);
     }
-}
-
-/// Every API that takes or gives a position, at every position and one
-/// past the last (and one far past every slot), against the reference.
-fn check_positions(map: &Map, reference: &Reference) {
-    let len = reference.len();
-    for i in (0..=len).chain([usize::MAX, usize::MAX - 1]) {
-        let want = reference.get_index(i);
-        assert_eq!(map.get_index(i), want, "get_index({i})");
-        let mut copy = map.clone();
-        assert_eq!(
-            copy.get_index_mut(i).map(|(k, v)| (k.clone(), v.clone())),
-            want.map(|(k, v)| (k.clone(), v.clone()))
-        );
-        match want {
-            Some((k, v)) => {
-                assert_eq!(&map[i], v);
-                assert_eq!(map.value_at(i), Some(v));
-                if let Some(kw) = k.as_keyword() {
-                    assert!(map.keyword_at(i, kw));
-                    // A hit, or "look further" from a map with room before
-                    // its entries.
-                    let hit = (map.front == 0).then_some(v);
-                    assert_eq!(map.keyword_value_at(i, kw), hit);
-                    assert_eq!(
-                        copy.keyword_value_at_mut(i, kw).map(|v| v.clone()),
-                        hit.cloned()
-                    );
-                }
-            }
-            None => {
-                // Past the entries: vacant room, or nothing.
-                assert!(map.value_at(i).is_none_or(Value::is_nil));
-                for k in probes() {
-                    assert!(!map.keyword_at(i, k));
-                    assert!(map.keyword_value_at(i, k).is_none());
-                }
-            }
-        }
-        // A keyword elsewhere is not at this position.
-        for (j, (k, _)) in reference.iter().enumerate() {
-            if let Some(kw) = k.as_keyword() {
-                assert_eq!(map.keyword_at(i, kw), i == j);
-            }
-        }
-    }
-    assert_eq!(map.first(), reference.first());
-    assert_eq!(map.last(), reference.last());
-    let mut keywords = Vec::new();
-    map.for_each_keyword(|at, k| keywords.push((at, Value::Keyword(k))));
-    let want: Vec<(usize, Value)> = reference
-        .keys()
-        .enumerate()
-        .filter(|(_, k)| k.as_keyword().is_some())
-        .map(|(at, k)| (at, k.clone()))
-        .collect();
-    assert_eq!(keywords, want);
-    let mut copy = map.clone();
-    assert!(
-        copy.iter_mut()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .eq(reference.iter().map(|(k, v)| (k.clone(), v.clone())))
-    );
-    assert!(
-        copy.values_mut()
-            .rev()
-            .map(|v| v.clone())
-            .eq(reference.values().rev().cloned())
-    );
-    assert!(map.clone().into_iter().eq(reference.clone()));
 }
 
 /// The filter of keyword keys in slot 1: exact in a map without an index,
@@ -339,14 +244,6 @@ fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
                 reference.reserve(n);
             }
             Op::Clone => map = map.clone(),
-            Op::ShiftRemoveIndex(i) => {
-                assert_eq!(map.shift_remove_index(i), reference.shift_remove_index(i));
-            }
-            Op::RemoveFront(n) => {
-                for _ in 0..n {
-                    assert_eq!(map.shift_remove_index(0), reference.shift_remove_index(0));
-                }
-            }
         }
         check_same(&map, &reference, keys);
     }
@@ -359,42 +256,6 @@ fn operations() -> impl Strategy<Value = (u8, Vec<Op>)> {
         3..40u8,
         (3..40u8).prop_flat_map(|k| prop::collection::vec(op(k), 0..200)),
     )
-}
-
-/// Operations that keep a map large while entries leave from its front,
-/// as a queue's do (pushes, removals of the first entries, and the rest
-/// now and then), so that the room before the entries grows, is used
-/// again and is compacted, across every threshold.
-fn queue_op(keys: u8) -> impl Strategy<Value = Op> {
-    prop_oneof![
-        12 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Push(k, v)),
-        3 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Insert(k, v)),
-        5 => (1..6u8).prop_map(Op::RemoveFront),
-        2 => (0..45usize).prop_map(Op::ShiftRemoveIndex),
-        1 => (0..keys).prop_map(Op::ShiftRemove),
-        1 => (0..keys).prop_map(Op::SwapRemove),
-        1 => (0..40usize, 0..keys, any::<i64>()).prop_map(|(i, k, v)| Op::ShiftInsert(i, k, v)),
-        1 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Entry(k, v)),
-        1 => (0..45usize, 2..6u8).prop_map(|(i, m)| Op::RetainFrom(i, m)),
-        1 => Just(Op::Sort),
-        1 => (0..20usize).prop_map(Op::Reserve),
-        1 => Just(Op::Clone),
-    ]
-}
-
-/// Queue-like sequences over keywords only (keys 0 to 19) or over keys of
-/// every kind.
-fn queue_operations() -> impl Strategy<Value = (u8, Vec<Op>)> {
-    prop_oneof![Just(20u8), Just(40u8)]
-        .prop_flat_map(|k| (Just(k), prop::collection::vec(queue_op(k), 0..300)))
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-    #[test]
-    fn behaves_as_an_index_map_as_a_queue((keys, ops) in queue_operations()) {
-        same_as_the_reference(keys, ops);
-    }
 }
 
 proptest! {
@@ -444,10 +305,9 @@ fn crosses_the_scan_limit_both_ways_and_keeps_its_order() {
 
 #[test]
 fn a_small_map_holds_what_it_needs() {
-    // A db of five keyword keys: the map's 32 bytes (its slots, its box and
-    // the slot of its first entry) and five slots of 24 (a 4-byte keyword
-    // code, the length in slot 0 and a 16-byte value).
-    assert_eq!(size_of::<Map>(), 32);
+    // A db of five keyword keys: the map's 24 bytes and five slots of 24
+    // (a 4-byte keyword code, the length in slot 0 and a 16-byte value).
+    assert_eq!(size_of::<Map>(), 24);
     assert_eq!(size_of::<Slot>(), 24);
     let mut map = Map::with_capacity(4);
     for i in 0..5 {
@@ -798,79 +658,4 @@ fn removing_the_second_to_last_key_of_a_small_map_keeps_the_rest_and_its_filter(
             assert_eq!(map.lacks_keyword(removed), twin_at.is_none());
         }
     }
-}
-
-/// The entries moved by `f` on this thread.
-fn moved_by(f: impl FnOnce()) -> usize {
-    let before = MOVED.with(std::cell::Cell::get);
-    f();
-    MOVED.with(std::cell::Cell::get) - before
-}
-
-#[test]
-fn a_queue_of_entries_moves_none_as_they_leave_in_order() {
-    // Entries pushed, then taken out from the front in the order they
-    // came (the node memory of waits ending as they started): nothing
-    // moves, where each removal used to move every later entry (n²/2).
-    for keys in [20u8, 40] {
-        let n = 2_000;
-        let mut map = Map::new();
-        let mut reference = Reference::default();
-        let key = |i: usize| match keys {
-            20 => Value::keyword(&format!("q{i}")),
-            _ => Value::string(&format!("q{i}")),
-        };
-        for i in 0..n {
-            map.push(key(i), Value::Int(i as i64));
-            reference.insert(key(i), Value::Int(i as i64));
-        }
-        let moved = moved_by(|| {
-            for _ in 0..n - 100 {
-                assert_eq!(map.shift_remove_index(0), reference.shift_remove_index(0));
-            }
-        });
-        assert_eq!(moved, 0);
-        assert!(map.front > 0);
-        check_same(&map, &reference, 0);
-        // Pushed and taken out again and again, a queue of a steady length:
-        // the room before the entries is used again, each entry moved a
-        // bounded number of times.
-        let moved = moved_by(|| {
-            for i in n..4 * n {
-                map.push(key(i), Value::Int(i as i64));
-                reference.insert(key(i), Value::Int(i as i64));
-                assert_eq!(map.shift_remove_index(0), reference.shift_remove_index(0));
-            }
-        });
-        assert!(moved <= 3 * n, "{moved} moved for {} removals", 3 * n);
-        check_same(&map, &reference, 0);
-        // The rest taken out from the front, down to a map without its index.
-        while !reference.is_empty() {
-            assert_eq!(map.shift_remove_index(0), reference.shift_remove_index(0));
-        }
-        check_same(&map, &reference, 0);
-        assert_eq!((map.front, map.index().is_none()), (0, true));
-    }
-}
-
-#[test]
-fn a_removal_moves_the_entries_on_its_shorter_side() {
-    // In a map with an index, the entries before the removed one move when
-    // they are fewer; after it otherwise (as a `Vec`'s `remove`).
-    let mut map: Map = (0..100).map(|i| (Value::Int(i), Value::Int(i))).collect();
-    let mut reference: Reference = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    assert_eq!(moved_by(|| assert!(map.shift_remove_index(3).is_some())), 3);
-    reference.shift_remove_index(3);
-    assert_eq!(map.front, 1);
-    assert_eq!(
-        moved_by(|| assert!(map.shift_remove_index(90).is_some())),
-        8
-    );
-    reference.shift_remove_index(90);
-    check_same(&map, &reference, 0);
-    // A map without an index (up to 8 entries) keeps its entries first.
-    let mut small: Map = (0..8).map(|i| (Value::Int(i), Value::Int(i))).collect();
-    assert!(small.index().is_none());
-    assert!(small.shift_remove_index(0).is_some());
-    assert_eq!(small.front, 0);
 }
