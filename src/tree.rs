@@ -1051,9 +1051,10 @@ pub(crate) struct Node {
     /// Whether an untraced tick visits this node on the long path (see
     /// [`Node::long_path`]); set by `nodes::mark_plain_node`.
     pub(crate) on_long_path: bool,
-    /// A loop's constant `:count`, or a counting parallel's constant
-    /// `:how-many` shifted left by one with its constant `:mode` in the low
-    /// bit (1 for `:failure`), when it fits; [`Node::NO_COUNT`] otherwise.
+    /// A loop's constant `:count`, or a counting parallel's limit worked
+    /// out from its constant `:mode` and `:how-many` (it succeeds when
+    /// fewer of its children fail, see `nodes::composite::Count::limit`),
+    /// when it fits; [`Node::NO_COUNT`] otherwise.
     /// Worked out once by `nodes::mark_plain_node`, so that the plain path
     /// reads a number from the node it has fetched rather than matching
     /// the options on every visit. (It sits in the node's padding: a node

@@ -307,58 +307,63 @@ impl Repeat {
 }
 
 /// aido's counting parallel as a step function (see [`Flow`]): what it
-/// counts, how many it needs, and how many it has counted so far.
+/// counts and how many it needs. Only failures are counted, in the
+/// parallel's loop: a child that answered neither Error nor Skipped and did
+/// not fail succeeded (Running counts as succeeded), so that the successes
+/// are the children counted less the failures, and the parallel's status
+/// is one comparison of its failures with a limit ([`Count::limit`]),
+/// worked out when compiled for constant options ([`Node::count`]).
 #[derive(Clone, Copy)]
 pub(super) struct Count {
     pub(super) counted: Counted,
     pub(super) how_many: u64,
-    /// The children counted so far that answered what `counted` names
-    /// (Running counts as succeeded).
-    pub(super) hits: u64,
 }
 
 impl Count {
-    /// The count of a parallel whose [`Node::count`] is `packed`: `None`
+    /// The count of options `counted` and `how_many`.
+    pub(super) fn new(counted: Counted, how_many: u64) -> Count {
+        Count { counted, how_many }
+    }
+
+    /// The limit of a parallel whose [`Node::count`] is `packed`: `None`
     /// when its options are not constants that fit (`Node::NO_COUNT`).
     #[inline(always)]
-    pub(super) fn known(packed: u32) -> Option<Count> {
-        (packed != Node::NO_COUNT).then(|| Count {
-            counted: if packed & 1 == 0 {
-                Counted::Successes
-            } else {
-                Counted::Failures
-            },
-            how_many: u64::from(packed >> 1),
-            hits: 0,
-        })
+    pub(super) fn known(packed: u32) -> Option<u64> {
+        (packed != Node::NO_COUNT).then_some(u64::from(packed))
+    }
+
+    /// With `n` children counted (not skipped), the parallel succeeds when
+    /// fewer than this many failed: `:mode :success` needs `:how-many` of
+    /// the `n` to succeed, so at most `n - how-many` to fail; `:mode
+    /// :failure` fails when `:how-many` failed.
+    #[inline(always)]
+    pub(super) fn limit(self, n: u64) -> u64 {
+        match self.counted {
+            Counted::Successes => (n + 1).saturating_sub(self.how_many),
+            Counted::Failures => self.how_many,
+        }
     }
 
     /// A child answered `child`: `None` goes on to the next child (every
-    /// child is ticked), `Some(Error)` ends the parallel at once.
+    /// child is ticked), `Some(Error)` ends the parallel at once. Of the
+    /// statuses a child goes on with (Success, Failure, Running, Skipped)
+    /// only Failure's has its low bit set: a test and an add a child,
+    /// without a branch on the status.
     #[inline(always)]
-    pub(super) fn resume(&mut self, child: Status) -> Option<Status> {
+    pub(super) fn resume(failures: &mut u64, child: Status) -> Option<Status> {
         if child == Status::Error {
             return Some(Status::Error);
         }
-        // The statuses counted, one bit each (`1 << status`): a test and
-        // an add a child, without a branch on the status.
-        let counted: u8 = match self.counted {
-            Counted::Successes => (1 << Status::Success as u8) | (1 << Status::Running as u8),
-            Counted::Failures => 1 << (Status::Failure as u8),
-        };
-        self.hits += u64::from((counted >> (child as u8)) & 1);
+        *failures += u64::from(child as u8 & 1);
         None
     }
 
-    /// Every child answered: the parallel's status (a parallel whose
-    /// children were all skipped is Skipped, which only the general path
-    /// meets).
+    /// Every child answered, `failures` of them failing: the parallel's
+    /// status against its limit (a parallel whose children were all
+    /// skipped is Skipped, which only the general path meets).
     #[inline(always)]
-    pub(super) fn end(self) -> Status {
-        match self.counted {
-            Counted::Successes => Status::from_bool(self.hits >= self.how_many),
-            Counted::Failures => Status::from_bool(self.hits < self.how_many),
-        }
+    pub(super) fn end(failures: u64, limit: u64) -> Status {
+        Status::from_bool(failures < limit)
     }
 }
 
@@ -1191,26 +1196,28 @@ impl<'t> Engine<'t> {
         how_many: &Opt,
         kids: &[u32],
     ) -> Status {
-        // Constant options, worked out when the tree was compiled
-        // ([`Node::count`]), are read from the node on the plain path.
+        // Constant options, worked out when the tree was compiled into
+        // the parallel's limit ([`Node::count`]), are read from the node
+        // on the plain path; anything else is resolved here.
         let known = if PLAIN {
             Count::known(node.count)
         } else {
             None
         };
-        let mut count = match known {
-            Some(count) => count,
+        let options = match known {
+            Some(_) => None,
             None => match self.count_options(id, mode, how_many) {
-                Ok(count) => count,
+                Ok(count) => Some(count),
                 Err(status) => return status,
             },
         };
+        let mut failures = 0u64;
         let mut skipped = 0usize;
         let tree = self.tree;
         let mut children = Children::<PLAIN>::new(&tree.nodes, id, node, kids, 0);
         while let Some((_, child, kid)) = children.next() {
             let status = self.visit::<PLAIN, TRACE>(child, kid);
-            if let Some(status) = count.resume(status) {
+            if let Some(status) = Count::resume(&mut failures, status) {
                 return status;
             }
             if !PLAIN && status == Status::Skipped {
@@ -1218,10 +1225,19 @@ impl<'t> Engine<'t> {
             }
         }
         if !PLAIN && skipped == kids.len() {
-            Status::Skipped
-        } else {
-            count.end()
+            return Status::Skipped;
         }
+        let limit = match (known, options) {
+            (Some(limit), _) => limit,
+            // A plain node's children are its child table's range.
+            (None, Some(count)) if PLAIN => {
+                count.limit(u64::from(node.children.1.saturating_sub(node.children.0)))
+            }
+            (None, Some(count)) => count.limit((kids.len() - skipped) as u64),
+            // Resolved above when not known.
+            (None, None) => 0,
+        };
+        Count::end(failures, limit)
     }
 
     /// The options of aido's parallel: what it counts (`:mode`) and
@@ -1248,11 +1264,7 @@ impl<'t> Engine<'t> {
                 (count.counted, count.how_many)
             }
         };
-        Ok(Count {
-            counted,
-            how_many,
-            hits: 0,
-        })
+        Ok(Count::new(counted, how_many))
     }
 
     /// [`Engine::count_options`] for options that are not both constants:
@@ -1280,11 +1292,7 @@ impl<'t> Engine<'t> {
             )?,
         };
         let how_many = self.count_opt(id, "how-many", how_many)?;
-        Ok(Count {
-            counted,
-            how_many,
-            hits: 0,
-        })
+        Ok(Count::new(counted, how_many))
     }
 
     /// A parallel with a policy. Each tick it ticks every child that has not
@@ -1518,25 +1526,31 @@ mod tests {
     #[test]
     fn the_counting_parallel_counts_running_as_success_and_stops_at_an_error() {
         use Status::*;
-        let mut c = Count {
-            counted: Counted::Successes,
-            how_many: 2,
-            hits: 0,
-        };
-        assert_eq!([Success, Failure, Skipped].map(|s| c.resume(s)), [None; 3]);
-        assert_eq!(c.end(), Failure);
-        assert_eq!(c.resume(Running), None);
-        assert_eq!(c.end(), Success);
-        assert_eq!(c.resume(Error), Some(Error));
-        let mut f = Count {
-            counted: Counted::Failures,
-            how_many: 1,
-            hits: 0,
-        };
-        assert_eq!(f.resume(Running), None);
-        assert_eq!(f.end(), Success);
-        assert_eq!(f.resume(Failure), None);
-        assert_eq!(f.end(), Failure);
+        // Two of three counted children succeed (Running counts), the
+        // skipped one is not counted: only failures are counted, against
+        // the limit of the children counted.
+        let c = Count::new(Counted::Successes, 2);
+        let mut failures = 0;
+        assert_eq!(
+            [Success, Failure, Skipped].map(|s| Count::resume(&mut failures, s)),
+            [None; 3]
+        );
+        assert_eq!(Count::end(failures, c.limit(2)), Failure);
+        assert_eq!(Count::resume(&mut failures, Running), None);
+        assert_eq!(Count::end(failures, c.limit(3)), Success);
+        assert_eq!(Count::resume(&mut failures, Error), Some(Error));
+        // More needed than there are children: it cannot succeed.
+        assert_eq!(Count::end(0, c.limit(1)), Failure);
+        assert_eq!(
+            Count::end(0, Count::new(Counted::Successes, 0).limit(0)),
+            Success
+        );
+        let f = Count::new(Counted::Failures, 1);
+        let mut failures = 0;
+        assert_eq!(Count::resume(&mut failures, Running), None);
+        assert_eq!(Count::end(failures, f.limit(1)), Success);
+        assert_eq!(Count::resume(&mut failures, Failure), None);
+        assert_eq!(Count::end(failures, f.limit(2)), Failure);
     }
 
     const ALL: [Status; 5] = [

@@ -97,7 +97,7 @@ pub(crate) fn mark_plain_node(nodes: &mut [Node], i: usize, kids: &[u32]) {
     if let Some(node) = nodes.get_mut(i) {
         node.plain = plain;
         node.repeats_action = repeats_action;
-        node.count = constant_count(&node.kind);
+        node.count = constant_count(&node.kind, kids.len());
     }
     // A reactive flow that is not plain may take the long path: worked
     // out out of line, so that the compiler's loop over the nodes stays
@@ -107,14 +107,15 @@ pub(crate) fn mark_plain_node(nodes: &mut [Node], i: usize, kids: &[u32]) {
     }
 }
 
-/// [`Node::count`] of a node of kind `kind`: a loop's constant `:count`,
-/// or a counting parallel's constant `:how-many` shifted left by one with
-/// its constant `:mode` in the low bit (1 for `:failure`), when it fits
+/// [`Node::count`] of a node of kind `kind` with `n_kids` children: a
+/// loop's constant `:count`, or a counting parallel's limit
+/// ([`composite::Count::limit`]: it succeeds when fewer of its children
+/// fail) worked out from its constant `:mode` and `:how-many`, when it fits
 /// below [`Node::NO_COUNT`]; `NO_COUNT` for anything else, whose options
 /// the tick resolves as before (a count from the db, one out of range).
 /// Worked out for every node, plain or not (a test of the plain mark
 /// first made the compile of the 9,680-node tree cost more, not less).
-pub(crate) fn constant_count(kind: &Kind) -> u32 {
+pub(crate) fn constant_count(kind: &Kind, n_kids: usize) -> u32 {
     let below = |opt: &Opt, limit: u32| match opt {
         Opt::Const(Value::Int(n)) => u32::try_from(*n).ok().filter(|n| *n < limit),
         _ => None,
@@ -122,14 +123,16 @@ pub(crate) fn constant_count(kind: &Kind) -> u32 {
     let count = match kind {
         Kind::Loop { count } | Kind::LoopUntilSuccess { count } => below(count, Node::NO_COUNT),
         Kind::Parallel(Parallel::Count { mode, how_many }) => {
-            let failures = match mode {
-                CountMode::Successes => Some(0),
-                CountMode::Failures => Some(1),
+            let counted = match mode {
+                CountMode::Successes => Some(composite::Counted::Successes),
+                CountMode::Failures => Some(composite::Counted::Failures),
                 CountMode::Dynamic(_) => None,
             };
-            failures
-                .zip(below(how_many, Node::NO_COUNT >> 1))
-                .map(|(failures, n)| (n << 1) | failures)
+            counted
+                .zip(below(how_many, Node::NO_COUNT))
+                .map(|(counted, n)| composite::Count::new(counted, u64::from(n)))
+                .and_then(|count| u32::try_from(count.limit(n_kids as u64)).ok())
+                .filter(|limit| *limit < Node::NO_COUNT)
         }
         // No count of its own: the plain path never reads it.
         _ => None,
@@ -628,11 +631,32 @@ mod tests {
             ),
             vec![None, Some(3), None, Some(0), None, None, None]
         );
+        // A counting parallel's limit: with `:mode :success`, the
+        // children less `:how-many`, plus one; with `:mode :failure`,
+        // `:how-many`.
         assert_eq!(
             counts(
                 "[:selector [:parallel {:mode :success :how-many 1} [:success]] [:parallel {:mode :failure :how-many 1} [:success]] [:parallel {:mode [:aido/db :m] :how-many 1} [:success]] [:parallel {:mode :success :how-many [:aido/db :n]} [:success]]]"
             ),
-            vec![None, Some(2), None, Some(3), None, None, None, None, None]
+            vec![None, Some(1), None, Some(1), None, None, None, None, None]
+        );
+        assert_eq!(
+            counts(
+                "[:sequence [:parallel {:mode :success :how-many 2} [:success] [:failure] [:success]] [:parallel {:mode :failure :how-many 3} [:success] [:failure] [:success]] [:parallel {:mode :success :how-many 0} [:success]]]"
+            ),
+            vec![
+                None,
+                Some(2),
+                None,
+                None,
+                None,
+                Some(3),
+                None,
+                None,
+                None,
+                Some(2),
+                None
+            ]
         );
         // (A constant `:how-many` is at most the number of children, which
         // the compiler checks, so it always fits.)

@@ -353,6 +353,76 @@ fn constant_counts_read_from_the_node_tick_as_their_options_say_at_the_edges() {
 }
 
 #[test]
+fn a_counting_parallel_counts_its_failures_against_a_limit_for_every_mode_and_mix() {
+    // A counting parallel counts only its children's failures, against a
+    // limit worked out from `:mode`, `:how-many` and the children counted:
+    // when compiled for constant options (plain path, `Node::count`), from
+    // the child table for options read from the db (plain path), and from
+    // the children not skipped on the general path. Every mix of children
+    // that succeed (S), fail (F), run (R: the parallel is then general) or
+    // are skipped (K: general too), with every `:how-many` up to their
+    // number, against the count the options describe.
+    let child = |c: char| match c {
+        'S' => "[:success]",
+        'F' => "[:failure]",
+        'R' => "[:wait {:ticks 5}]",
+        _ => "[:success {:aido/skip-if true}]",
+    };
+    let mut mixes: Vec<String> = Vec::new();
+    for len in 1..=3u32 {
+        for n in 0..4usize.pow(len) {
+            let mix = (0..len).map(|i| ['S', 'F', 'R', 'K'][n / 4usize.pow(i) % 4]);
+            mixes.push(mix.collect());
+        }
+    }
+    mixes.extend((0..16usize).map(|n| (0..4).map(|i| ['S', 'F'][n >> i & 1]).collect()));
+    for mix in &mixes {
+        let children: Vec<&str> = mix.chars().map(child).collect();
+        let counted = mix.chars().filter(|c| *c != 'K').count();
+        let failures = mix.chars().filter(|c| *c == 'F').count();
+        for how_many in 0..=mix.len() {
+            for mode in ["success", "failure"] {
+                let expected = if counted == 0 {
+                    Status::Skipped
+                } else if mode == "success" {
+                    Status::from_bool(counted - failures >= how_many)
+                } else {
+                    Status::from_bool(failures < how_many)
+                };
+                let constant = format!(
+                    "[:parallel {{:mode :{mode} :how-many {how_many}}} {}]",
+                    children.join(" ")
+                );
+                let dynamic = format!(
+                    "[:parallel {{:mode [:aido/db :mode] :how-many [:aido/db :n]}} {}]",
+                    children.join(" ")
+                );
+                let db = read_value(&format!("{{:mode :{mode}, :n {how_many}}}")).unwrap();
+                for text in [&constant, &dynamic] {
+                    let tree = compile(text);
+                    // As the root, and under a plain and a general parent
+                    // (a Skipped parallel is passed over).
+                    let under = compile(&format!("[:sequence [:success] {text}]"));
+                    let general =
+                        compile(&format!("[:sequence {{:memory true}} [:success] {text}]"));
+                    for tree in [&tree, &under, &general] {
+                        assert_same_both_ways(text, tree, &db, 2, 1_000);
+                    }
+                    for trace in [false, true] {
+                        let root = tick(&tree, db.clone(), 1_000, trace);
+                        assert_eq!(root.status, expected, "{text} from {db}");
+                        // (A sequence whose skipped child is its last is
+                        // Skipped too.)
+                        let parallel = tick(&under, db.clone(), 1_000, trace);
+                        assert_eq!(parallel.status, expected, "{text} under a sequence");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn a_loop_over_a_test_ticks_it_in_a_loop_of_its_own_as_a_visit_would() {
     // A plain loop whose child is a `:test?` (`:less-than?`,
     // `:greater-than?`) ticks it in a loop of its own (`Engine::repeat_over`):
