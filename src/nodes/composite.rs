@@ -1062,6 +1062,32 @@ impl<'t> Engine<'t> {
                 #[inline(always)]
                 |e| e.test_repeated(child, key, oper, val),
             ),
+            // A plain loop over a plain flow or counting parallel runs the
+            // child's loop inside its own, the child's kind matched once:
+            // each round is then neither a dispatch nor a call, whose frame
+            // saved as many registers as the loop's.
+            (None, false, Kind::Sequence { .. }) if PLAIN => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.sequence::<true, TRACE>(child, node, false, &[]),
+            ),
+            (None, false, Kind::Selector { .. }) if PLAIN => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.selector::<true, TRACE>(child, node, false, &[]),
+            ),
+            (None, false, Kind::Parallel(Parallel::Count { mode, how_many })) if PLAIN => self
+                .repeat_action::<TRACE>(
+                    child,
+                    count,
+                    repeat,
+                    #[inline(always)]
+                    |e| e.parallel_count::<true, TRACE>(child, node, mode, how_many, &[]),
+                ),
             (None, _, _) => loop {
                 let status = self.visit::<PLAIN, TRACE>(child, node);
                 // Any status but `keep_going` stops the loop in iteration

@@ -777,3 +777,50 @@ fn a_plain_loop_over_an_action_ticks_alike_on_both_paths_at_every_budget() {
         }
     }
 }
+
+#[test]
+fn a_plain_loop_over_a_flow_or_parallel_runs_its_loop_alike_on_both_paths_at_every_budget() {
+    // A plain `:loop` or `:loop-until-success` over a plain `:sequence`,
+    // `:selector` or counting `:parallel` runs the child's loop inside its
+    // own, the child's kind matched once: every round's steps, statuses
+    // and trace, a round that stops the loop, a child's error in a later
+    // round, counts constant and from the db, under a plain root, a
+    // general one and a decorator, each visit the budget's last in turn.
+    let children = [
+        "[:sequence [:inc! {:key :n}] [:less-than? {:key :n :val 3}]]",
+        "[:sequence [:inc! {:key :n}] [:inc! {:key :s}]]",
+        "[:selector [:greater-than? {:key :n :val 1}] [:inc! {:key :n}]]",
+        "[:selector [:failure] [:invert [:inc! {:key :n}]]]",
+        "[:parallel {:mode :success :how-many 2} [:inc! {:key :n}] [:less-than? {:key :n :val 3}] [:success]]",
+        "[:parallel {:mode :failure :how-many 1} [:inc! {:key :n}] [:greater-than? {:key :n :val 2}]]",
+        "[:parallel {:mode [:aido/db :mode] :how-many 1} [:inc! {:key :n}] [:failure]]",
+        "[:selector [:sequence [:inc! {:key :n}] [:failure]] [:loop {:count 2} [:inc! {:key :m}]]]",
+    ];
+    let start = read_value("{:n 0 :k 2 :mode :success}").unwrap();
+    let with_text = read_value("{:n 0 :k 2 :s \"s\" :mode :failure}").unwrap();
+    for child in children {
+        for repeat in [
+            "[:loop {:count 3} CHILD]",
+            "[:loop {:count 0} CHILD]",
+            "[:loop-until-success {:count 3} CHILD]",
+            "[:loop {:count [:aido/db :k]} CHILD]",
+        ] {
+            let looped = repeat.replace("CHILD", child);
+            let plain = format!("[:sequence {looped} [:inc! {{:key :after}}]]");
+            for text in [
+                plain.clone(),
+                looped.clone(),
+                format!("[:sequence {{:memory true}} {plain}]"),
+                format!("[:invert {plain}]"),
+            ] {
+                let tree = compile(&text);
+                for db in [&start, &with_text] {
+                    let full = tick(&tree, db.clone(), 1_000, false);
+                    for budget in 0..=full.steps + 1 {
+                        assert_same_both_ways(&text, &tree, db, 3, budget);
+                    }
+                }
+            }
+        }
+    }
+}
