@@ -348,12 +348,27 @@ impl<'t> Engine<'t> {
         if !nodes
             .get(first as usize)
             .is_some_and(|n| n.long_path() && n.subtree_end > id)
-            || chain.iter().any(|&(_, fate)| fate != Fate::Pending)
         {
             return false;
         }
+        // Each marked in the pass that finds it pending. One that is not
+        // (a node ticked again in the tick in which it ran) is the first:
+        // the nodes below it are visited only within its visit, whose end
+        // sets its fate. Any marks made before it are undone all the same.
+        let mut marked = 0;
         for (_, fate) in chain.iter_mut() {
+            if *fate != Fate::Pending {
+                break;
+            }
             *fate = Fate::Running;
+            marked += 1;
+        }
+        if marked != chain.len() {
+            debug_assert_eq!(marked, 0);
+            for (_, fate) in chain.iter_mut().take(marked) {
+                *fate = Fate::Pending;
+            }
+            return false;
         }
         long.runs_again += u32::from(long_run);
         true
