@@ -46,12 +46,16 @@ use crate::value::kw;
 #[cold]
 #[inline(never)]
 pub(super) fn mark_long_path(nodes: &mut [Node], i: usize, kids: &[u32]) {
-    if !nodes.get(i).is_some_and(|n| {
-        matches!(
-            n.kind,
-            Kind::Selector { memory: false } | Kind::Sequence { memory: false }
-        )
-    }) {
+    let Some(node) = nodes.get_mut(i) else {
+        return;
+    };
+    // A tree marked again (stubs put in: `Stubs::apply`) may have taken a
+    // node, or a child that could not run, off the long path.
+    node.on_long_path = false;
+    if !matches!(
+        node.kind,
+        Kind::Selector { memory: false } | Kind::Sequence { memory: false }
+    ) {
         return;
     }
     let long = may_take_long_path(nodes, i, kids);

@@ -653,3 +653,30 @@ fn the_tick_after_a_halt_takes_the_db_as_its_trees_by_the_stamp_whatever_proves_
         }
     }
 }
+
+#[test]
+fn a_stub_that_can_run_takes_the_flows_above_it_off_the_long_path() {
+    // Stubs are put into a compiled tree and its marks worked out again
+    // (`Stubs::apply`): a flow over a wait whose plain leaf, or which
+    // itself, is stubbed to run can no longer take the long path, nor can
+    // the flows above it, and each tick runs as on the general path.
+    use aido::stub::{Stub, Stubs};
+    let text = "[:selector [:sequence {:id :s} [:present? {:id :p :key :a}] [:wait {:id :w :ticks 5}]] \
+                  [:inc! {:key :n}]]";
+    let data = read_value(text).unwrap();
+    for (stubbed, stub) in [
+        ("p", ":running"),
+        ("p", "[:running :success :failure]"),
+        ("s", ":running"),
+        ("s", "[:running :failure]"),
+    ] {
+        let mut stubs = Stubs::new();
+        stubs.insert(
+            Value::keyword(stubbed),
+            Stub::from_value(&read_value(stub).unwrap()).unwrap(),
+        );
+        let tree = stubs.compile(&data, &Registry::new()).unwrap();
+        let start = read_value("{:n 0}").unwrap();
+        assert_same(stub, &tree, &start, 6, 1_000_000, |_, _| {});
+    }
+}
