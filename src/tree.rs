@@ -1064,6 +1064,13 @@ pub(crate) struct Node {
     /// Where this node's entry in `:aido/memory` was last found (see
     /// [`SlotHint`]): node memory is looked up by id without hashing it.
     pub(crate) memory_hint: SlotHint,
+    /// For a `:wait` whose parent is on the long path: the number of nodes
+    /// from the topmost flow of the run of long-path flows above it to the
+    /// wait, both counted (the climb a wait that runs on would make on
+    /// every tick, worked out once by `nodes::mark_plain_node`); 0
+    /// elsewhere, and for a run longer than 255. (It sits in the node's
+    /// padding: a node stays 176 bytes.)
+    pub(crate) long_run: u8,
 }
 
 impl Node {
@@ -1098,6 +1105,7 @@ impl Clone for Node {
             count,
             span,
             memory_hint,
+            long_run,
         } = self;
         Node {
             kind: kind.clone(),
@@ -1114,6 +1122,7 @@ impl Clone for Node {
             count: *count,
             span: *span,
             memory_hint: memory_hint.clone(),
+            long_run: *long_run,
         }
     }
 }

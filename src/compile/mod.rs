@@ -697,6 +697,7 @@ impl<'r> Compiler<'r> {
             count: crate::tree::Node::NO_COUNT,
             span,
             memory_hint: crate::tree::SlotHint::default(),
+            long_run: 0,
         });
 
         let kids_start = self.kids.len();

@@ -46,21 +46,64 @@ use crate::value::kw;
 #[cold]
 #[inline(never)]
 pub(super) fn mark_long_path(nodes: &mut [Node], i: usize, kids: &[u32]) {
-    if !nodes.get(i).is_some_and(|n| {
-        matches!(
-            n.kind,
-            Kind::Selector { memory: false } | Kind::Sequence { memory: false }
-        )
-    }) {
+    let Some(node) = nodes.get_mut(i) else {
+        return;
+    };
+    // A tree marked again (stubs put in: `Stubs::apply`) may have taken a
+    // node, or a child that could not run, off the long path.
+    node.on_long_path = false;
+    if !matches!(
+        node.kind,
+        Kind::Selector { memory: false } | Kind::Sequence { memory: false }
+    ) {
         return;
     }
     let long = may_take_long_path(nodes, i, kids);
     match nodes.get_mut(i) {
-        Some(node) if long => node.on_long_path = true,
+        Some(node) if long => {
+            node.on_long_path = true;
+            note_long_run(nodes, u32::try_from(i).unwrap_or(u32::MAX));
+        }
         Some(node) if matches!(node.kind, Kind::Sequence { .. }) => {
             unmark_kept_sequences(nodes, kids);
         }
         _ => {}
+    }
+}
+
+/// Notes in the `:wait` at the end of long-path flow `top`'s run of long
+/// children the number of nodes from `top` to it ([`Node::long_run`]). Flows are marked children first, so the topmost flow of a
+/// run notes itself last; a flow left general afterwards
+/// ([`unmark_kept_sequences`]) hands the run to the flow below it.
+fn note_long_run(nodes: &mut [Node], top: u32) {
+    let mut flow = top;
+    let mut len = 1_u32;
+    loop {
+        let Some(node) = nodes.get(flow as usize) else {
+            return;
+        };
+        // A long-path flow's children are in pre-order, and one of them
+        // is not plain: a `:wait` or another long-path flow.
+        let end = node.subtree_end;
+        let mut child = flow + 1;
+        let long = loop {
+            match nodes.get(child as usize) {
+                Some(n) if child < end && n.plain => child = n.subtree_end,
+                Some(n) if child < end => break n,
+                _ => return,
+            }
+        };
+        len += 1;
+        if matches!(long.kind, Kind::Wait { .. }) {
+            if let Some(wait) = nodes.get_mut(child as usize) {
+                wait.long_run = u8::try_from(len).unwrap_or(0);
+            }
+            return;
+        }
+        if !long.long_path() {
+            return;
+        }
+        flow = child;
     }
 }
 
@@ -110,10 +153,17 @@ fn unmark_kept_sequence(nodes: &mut [Node], k: u32) {
     let mut child = k + 1;
     while child < end {
         unmark_kept_sequence(nodes, child);
-        match nodes.get(child as usize) {
-            Some(n) => child = n.subtree_end,
-            None => return,
+        let Some(n) = nodes.get_mut(child as usize) else {
+            return;
+        };
+        let next = n.subtree_end;
+        if n.long_path() {
+            // It stays on the long path: its run of flows begins there.
+            note_long_run(nodes, child);
+        } else if matches!(n.kind, Kind::Wait { .. }) {
+            n.long_run = 0;
         }
+        child = next;
     }
 }
 
@@ -125,6 +175,17 @@ fn long_path_parent(nodes: &[Node], node: u32) -> Option<u32> {
         .get(here.parent as usize)
         .filter(|parent| parent.long_path())
         .map(|_| here.parent)
+}
+
+/// [`Node::long_run`] of wait `id` (whose parent is on the long path)
+/// worked out by climbing from it.
+fn long_run_climbed(nodes: &[Node], id: u32) -> u8 {
+    let (mut node, mut len) = (id, 1_u32);
+    while let Some(parent) = long_path_parent(nodes, node) {
+        node = parent;
+        len += 1;
+    }
+    u8::try_from(len).unwrap_or(0)
 }
 
 impl<'t> Engine<'t> {
@@ -269,29 +330,51 @@ impl<'t> Engine<'t> {
         let Some(at) = long.running_at(id) else {
             return false;
         };
-        let (mut top, mut len) = (id, 1);
-        while let Some(here) = nodes.get(top as usize)
-            && let Some(parent) = nodes.get(here.parent as usize)
-            && parent.long_path()
-        {
-            top = here.parent;
-            len += 1;
-        }
+        // How many they are, worked out when the tree was compiled (0 for
+        // a run too long to note: the general bookkeeping's then).
+        let Some(&Node { long_run, .. }) = nodes.get(id as usize) else {
+            return false;
+        };
+        debug_assert_eq!(long_run, long_run_climbed(nodes, id));
+        let len = usize::from(long_run);
         let Some(chain) = (at + 1)
             .checked_sub(len)
             .and_then(|first| long.prev_running.get_mut(first..=at))
         else {
             return false;
         };
-        if chain.first().is_none_or(|&(n, _)| n != top)
-            || chain.iter().any(|&(_, fate)| fate != Fate::Pending)
+        // The first is the top when it is a long-path flow above the wait:
+        // the run from it down holds no more than `len` nodes, each
+        // in the set at most once.
+        let Some(&(first, _)) = chain.first() else {
+            return false;
+        };
+        if !nodes
+            .get(first as usize)
+            .is_some_and(|n| n.long_path() && n.subtree_end > id)
         {
             return false;
         }
+        // Each marked in the pass that finds it pending. One that is not
+        // (a node ticked again in the tick in which it ran) is the first:
+        // the nodes below it are visited only within its visit, whose end
+        // sets its fate. Any marks made before it are undone all the same.
+        let mut marked = 0;
         for (_, fate) in chain.iter_mut() {
+            if *fate != Fate::Pending {
+                break;
+            }
             *fate = Fate::Running;
+            marked += 1;
         }
-        long.runs_again += len as u32;
+        if marked != chain.len() {
+            debug_assert_eq!(marked, 0);
+            for (_, fate) in chain.iter_mut().take(marked) {
+                *fate = Fate::Pending;
+            }
+            return false;
+        }
+        long.runs_again += u32::from(long_run);
         true
     }
 
@@ -561,6 +644,68 @@ mod tests {
             ),
             [false, true, false, false, false]
         );
+    }
+
+    /// Each `:wait`'s [`Node::long_run`] in a tree, by its index, with the
+    /// climb it stands for.
+    fn tops(text: &str) -> Vec<(usize, u8)> {
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let waits = (0..tree.nodes.len()).filter(|&i| {
+            matches!(tree.nodes[i].kind, crate::tree::Kind::Wait { .. })
+                && tree
+                    .nodes
+                    .get(tree.nodes[i].parent as usize)
+                    .is_some_and(|p| p.long_path())
+        });
+        waits
+            .map(|i| {
+                let len = tree.nodes[i].long_run;
+                assert_eq!(len, super::long_run_climbed(&tree.nodes, i as u32));
+                (i, len)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_wait_on_the_long_path_knows_how_many_flows_lie_above_it() {
+        // npc's walk: the root, its last sequence and the wait.
+        assert_eq!(
+            tops(
+                "[:selector [:sequence [:present? {:key :a}] [:success]] \
+                 [:sequence [:inc! {:key :n}] [:loop {:count 2} [:inc! {:key :m}]] [:wait {:ticks 3}]]]"
+            ),
+            [(8, 3)]
+        );
+        assert_eq!(tops("[:sequence [:wait {:ticks 1}]]"), [(1, 2)]);
+        // Below a general flow, the run begins under it.
+        assert_eq!(
+            tops(
+                "[:selector [:selector [:present? {:key :a}] [:sequence [:wait {:ticks 1}]]] [:wait {:ticks 2}]]"
+            ),
+            [(4, 3)]
+        );
+        // Sequences a general reactive sequence keeps go back to the
+        // general path after the run was noted: it then begins at the
+        // selector below them, or nowhere.
+        assert_eq!(
+            tops(
+                "[:sequence [:sequence [:selector [:failure] [:sequence [:success] [:wait {:ticks 1}]]]] [:wait {:ticks 2}]]"
+            ),
+            [(6, 3)]
+        );
+        assert_eq!(
+            tops(
+                "[:sequence [:sequence [:success] [:sequence [:wait {:ticks 1}]]] [:wait {:ticks 2}]]"
+            ),
+            []
+        );
+        let tree = compile_str(
+            "t.edn",
+            "[:sequence [:sequence [:success] [:sequence [:wait {:ticks 1}]]] [:wait {:ticks 2}]]",
+            &Registry::new(),
+        )
+        .unwrap();
+        assert_eq!(tree.nodes[4].long_run, 0);
     }
 
     #[test]

@@ -362,6 +362,66 @@ fn a_long_child_halted_by_an_earlier_child_is_halted_as_the_general_path_halts_i
     }
 }
 
+#[test]
+fn a_running_set_edited_around_the_run_above_a_wait_is_noted_as_the_general_path_notes_it() {
+    // A wait that runs on takes its run of long-path flows as the set's
+    // entries before its own, as many as the tree says (`Node::long_run`),
+    // the first of them checked to be a long-path flow above it. Each
+    // edit here leaves the wait's own entry in place and changes what
+    // comes before it: the run's top missing, the top replaced by a
+    // long-path flow that is not above the wait (`:a`, halted by `:s1`),
+    // by a general flow above it (`:root`), or by a plain node, and one
+    // id too many before the run.
+    let text = "[:sequence {:id :root} \
+                  [:selector {:id :s1} [:success] [:sequence {:id :a} [:success] [:wait {:id :wa :ticks 9}]]] \
+                  [:sequence {:id :b} [:inc! {:key :n}] [:wait {:id :wb :ticks 9}]] \
+                  [:selector {:id :s2} [:present? {:key :stop}] [:sequence {:id :c} [:success] [:sequence {:id :d} [:success] [:wait {:id :wc :ticks 9}]]]]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    let start = read_value("{:n 0}").unwrap();
+    let edits: [&str; 9] = [
+        "",
+        "[:b :wb]",
+        "[:wb]",
+        "[:a :wb]",
+        "[:root :wb]",
+        "[:s1 :b :wb]",
+        "[:root :b :wb]",
+        "[:c :d :wc]",
+        "[:b :wb :c :d :wc]",
+    ];
+    let script = |n: usize, db: &mut Value| {
+        if let Some(ids) = edits.get(n % edits.len())
+            && !ids.is_empty()
+        {
+            set(db, ":aido/running", read_value(ids).unwrap());
+        }
+    };
+    assert_same(
+        "an edited run",
+        &tree,
+        &start,
+        2 * edits.len(),
+        1_000_000,
+        script,
+    );
+    // A sequence with memory skips its first child once it succeeded: a
+    // long-path flow there, named before the run by the host, is still
+    // pending when the wait runs on (its own node is not above the wait).
+    let text = "[:sequence {:id :root :memory true} \
+                  [:sequence {:id :a} [:success] [:wait {:id :wa :ticks 2}]] \
+                  [:sequence {:id :b} [:inc! {:key :n}] [:wait {:id :wb :ticks 30}]]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    let edits: [&str; 6] = ["", "[:a :wb]", "[:root :wb]", "[:wb]", "[:a :b :wb]", ""];
+    let script = |n: usize, db: &mut Value| {
+        if let Some(ids) = n.checked_sub(3).and_then(|n| edits.get(n % edits.len()))
+            && !ids.is_empty()
+        {
+            set(db, ":aido/running", read_value(ids).unwrap());
+        }
+    };
+    assert_same("an edited run", &tree, &start, 20, 1_000_000, script);
+}
+
 /// `f` on a thread of its own: no running set is left filed there by an
 /// earlier tick, so the db's set is loaded from its ids alone.
 fn on_fresh_thread(f: impl FnOnce() -> Tick + Send) -> Tick {
@@ -591,5 +651,32 @@ fn the_tick_after_a_halt_takes_the_db_as_its_trees_by_the_stamp_whatever_proves_
             assert_eq!(l.db.get(&stamp_key), Some(&stamp), "{extra}, {other_tree}");
             assert!(l.db.get(&running).is_some(), "{extra}, {other_tree}");
         }
+    }
+}
+
+#[test]
+fn a_stub_that_can_run_takes_the_flows_above_it_off_the_long_path() {
+    // Stubs are put into a compiled tree and its marks worked out again
+    // (`Stubs::apply`): a flow over a wait whose plain leaf, or which
+    // itself, is stubbed to run can no longer take the long path, nor can
+    // the flows above it, and each tick runs as on the general path.
+    use aido::stub::{Stub, Stubs};
+    let text = "[:selector [:sequence {:id :s} [:present? {:id :p :key :a}] [:wait {:id :w :ticks 5}]] \
+                  [:inc! {:key :n}]]";
+    let data = read_value(text).unwrap();
+    for (stubbed, stub) in [
+        ("p", ":running"),
+        ("p", "[:running :success :failure]"),
+        ("s", ":running"),
+        ("s", "[:running :failure]"),
+    ] {
+        let mut stubs = Stubs::new();
+        stubs.insert(
+            Value::keyword(stubbed),
+            Stub::from_value(&read_value(stub).unwrap()).unwrap(),
+        );
+        let tree = stubs.compile(&data, &Registry::new()).unwrap();
+        let start = read_value("{:n 0}").unwrap();
+        assert_same(stub, &tree, &start, 6, 1_000_000, |_, _| {});
     }
 }
