@@ -35,6 +35,10 @@ impl NodeIndex {
 /// Agents on other threads store into the hint at any moment, so a look-up
 /// loads it once ([`SlotHint::at`]) and uses the position it checked: a
 /// second load may give another position, where the db holds another key.
+///
+/// The positions a hint keeps are slots (`Map::key_slot`): the same as
+/// positions but in a large map whose first entries the engine took out
+/// (`Map::remove_slot`), so that checking one adds nothing to a look-up.
 #[derive(Debug, Default)]
 pub(crate) struct SlotHint(AtomicU32);
 
@@ -69,7 +73,7 @@ impl SlotHint {
     #[inline(always)]
     pub(crate) fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
         let hint = self.at();
-        if db.keyword_at(hint, key) {
+        if db.keyword_in_slot(hint, key) {
             return Some(hint);
         }
         self.search(db, key)
@@ -80,7 +84,7 @@ impl SlotHint {
     #[inline(always)]
     pub(crate) fn hit(&self, db: &Map, key: Keyword) -> Option<usize> {
         let at = self.at();
-        db.keyword_at(at, key).then_some(at)
+        db.keyword_in_slot(at, key).then_some(at)
     }
 
     /// The value of keyword `key` in `map` where the hint says, if it is
@@ -124,7 +128,7 @@ impl SlotHint {
     #[inline(always)]
     pub(crate) fn find_value(&self, map: &Map, key: &Value) -> Option<usize> {
         // A keyword id (the usual case) is compared by its interned index,
-        // without making the stored key's `Value` (see `Map::keyword_at`).
+        // without making the stored key's `Value` (see `Map::keyword_in_slot`).
         match key {
             Value::Keyword(k) => self.find(map, *k),
             _ => self.find_other(map, key),
@@ -135,7 +139,7 @@ impl SlotHint {
     #[inline(never)]
     fn find_other(&self, map: &Map, key: &Value) -> Option<usize> {
         let hint = self.at();
-        if let Some((k, _)) = map.get_index(hint)
+        if let Some(k) = map.key_in_slot(hint)
             && same_id(k, key)
         {
             return Some(hint);
@@ -291,7 +295,7 @@ impl KeyPath {
     pub(crate) fn slot<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
         if let KeyPath::Kw(k, hint) = self {
             let at = hint.at();
-            if db.keyword_at(at, *k) {
+            if db.keyword_in_slot(at, *k) {
                 return db.value_at_mut(at).ok_or(PathError::Empty);
             }
         }

@@ -550,9 +550,11 @@ fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out
     for k in keys {
         let now_at = find_kw(new, k);
         // The two maps usually hold their keys in the same order: the
-        // position in `new` is tried in `last` before a look-up.
+        // slot in `new` is tried in `last` before a look-up (slots are
+        // positions but in a map whose first entries the engine took out,
+        // see `Map::key_slot`).
         let last_at = match now_at {
-            Some(at) if last.keyword_at(at, k) => Some(at),
+            Some(at) if last.keyword_in_slot(at, k) => Some(at),
             _ => find_kw(last, k),
         };
         match (last_at, now_at.and_then(|i| new.value_at(i))) {
@@ -565,7 +567,7 @@ fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out
                 });
             }
             (Some(at), None) => {
-                if let Some((key, old)) = last.shift_remove_index(at) {
+                if let Some((key, old)) = last.shift_remove_slot(at) {
                     out.push(DbChange::Removed { key, old });
                 }
             }

@@ -1879,7 +1879,7 @@ impl<'t> Engine<'t> {
                         }
                     },
                 };
-                let slot = &mut self.db[at];
+                let slot = self.db.slot_value_mut(at);
                 if slot.is_nil() {
                     *slot = halt::spare_map();
                 }
@@ -1891,7 +1891,7 @@ impl<'t> Engine<'t> {
                     ));
                 };
                 match n.memory_hint.find_value(memory, id) {
-                    Some(i) => state.write_over(&mut memory[i], drop),
+                    Some(i) => state.write_over(memory.slot_value_mut(i), drop),
                     // The hint's search proves the id absent.
                     None => {
                         let at = memory.push(id.clone(), state.into_value());
@@ -1909,9 +1909,13 @@ impl<'t> Engine<'t> {
                 let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
                     return Ok(());
                 };
-                if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
+                if let Some(Value::Map(memory)) = self.db.value_at_mut(at) {
+                    // Taken out of a large map without moving the entries
+                    // before it when they are the fewer (see
+                    // `Map::remove_slot`): waits end in the order they
+                    // started, so each takes out the first entry.
                     if let Some(i) = n.memory_hint.find_value(memory, id)
-                        && let Some((_, old)) = memory.shift_remove_index(i)
+                        && let Some((_, old)) = memory.remove_slot(i)
                     {
                         halt::recycle(old);
                     }

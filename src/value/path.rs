@@ -173,24 +173,26 @@ pub(crate) fn slot_in<'a>(root: &'a mut Value, path: &[Value]) -> Result<&'a mut
     Ok(here)
 }
 
-/// The index of `key` in `map`. A db is usually a handful of keyword keys,
+/// The slot of `key` in `map` (its position but in a map whose first
+/// entries the engine took out, see `Map::key_slot`: what `Map::value_at`
+/// takes). A db is usually a handful of keyword keys,
 /// and comparing a few interned keywords is cheaper than hashing and probing.
 #[inline]
 pub(crate) fn find(map: &Map, key: &Value) -> Option<usize> {
     if let Value::Keyword(k) = key {
         return find_kw(map, *k);
     }
-    map.get_index_of(key)
+    map.key_slot(key)
 }
 
-/// The index of the keyword key `key` in `map` (see [`find`]), without
+/// The slot of the keyword key `key` in `map` (see [`find`]), without
 /// making a `Value` for it: a short scan of a small map, or in a larger one
 /// a probe with the keyword's hash worked out in place (a few instructions:
 /// no `Hash` or `PartialEq` call on values), so that looking up a key, or
 /// proving a reserved `:aido/*` key absent, costs little in a db of any size.
 #[inline(always)]
 pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
-    map.keyword_position(key)
+    map.keyword_slot(key)
 }
 
 /// The value of `key` in `map`.
@@ -208,7 +210,7 @@ pub(crate) fn map_slot<'a>(map: &'a mut Map, key: &Value) -> &'a mut Value {
         // Just searched for: appended without a second search.
         None => map.push(key.clone(), Value::Nil),
     };
-    &mut map[i]
+    map.slot_value_mut(i)
 }
 
 #[cfg(test)]

@@ -158,6 +158,13 @@ struct More {
     /// Present when the map holds more than [`SCAN_LIMIT`] entries, and kept
     /// until it holds [`DROP_INDEX_AT`] or fewer.
     index: Option<KeyIndex>,
+    /// The slot of the first entry: 0 but in a map with an index whose
+    /// first entries were taken out by [`Map::remove_slot`] (the engine's
+    /// node memory, whose entries leave in the order they came), so that
+    /// such removals move nothing. The slots before it are vacant room
+    /// (slots 0 and 1 still keep the length and the filter), and `keys`,
+    /// when kept, holds nil for each of them.
+    front: usize,
 }
 
 /// The hash index of a large map.
@@ -197,6 +204,22 @@ impl KeyIndex {
 #[inline(always)]
 const fn filter_bit(code: u32) -> u32 {
     if code < OTHER { 1 << (code % 32) } else { 0 }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many entries the removals and compactions of maps on this
+    /// thread have moved: the tests' measure of their work.
+    pub(crate) static MOVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `n` entries moved (in tests only).
+#[inline(always)]
+fn count_moved(n: usize) {
+    #[cfg(test)]
+    MOVED.with(|moved| moved.set(moved.get() + n));
+    #[cfg(not(test))]
+    let _ = n;
 }
 
 /// What a key that is not there reads as (never returned for a live entry).
@@ -391,7 +414,65 @@ impl Map {
     /// The slots in use.
     #[inline(always)]
     fn live(&self) -> &[Slot] {
-        self.slots.get(..self.len()).unwrap_or_default()
+        let front = self.front();
+        self.slots
+            .get(front..front + self.len())
+            .unwrap_or_default()
+    }
+
+    /// The slot of the first entry (see [`More::front`]): 0 in a map
+    /// without its box.
+    #[inline(always)]
+    fn front(&self) -> usize {
+        self.more.as_deref().map_or(0, |m| m.front)
+    }
+
+    /// The slot of position `i`. (A position past every slot stays past
+    /// them.)
+    #[inline(always)]
+    fn slot_of(&self, i: usize) -> usize {
+        i.saturating_add(self.front())
+    }
+
+    /// The keys as values from the first entry's slot on (empty if the
+    /// map does not keep them): indexed by position.
+    #[inline(always)]
+    fn value_keys_live(&self) -> &[Value] {
+        match self.more.as_deref() {
+            Some(m) => m.keys.get(m.front..).unwrap_or_default(),
+            None => &[],
+        }
+    }
+
+    /// Moves the entries to the first slots, and the index's slots with
+    /// them, if some were taken out from the front: before a change that
+    /// works on the slots as a whole, or that the vacant room before the
+    /// entries is to be reused for (a cost of the order of the entries,
+    /// which the removals that made the room have paid for).
+    fn compact(&mut self) {
+        let Some(more) = self.more.as_deref_mut() else {
+            return;
+        };
+        let front = std::mem::take(&mut more.front);
+        if front == 0 {
+            return;
+        }
+        if front <= more.keys.len() {
+            more.keys.drain(..front);
+        }
+        if let Some(index) = &mut more.index {
+            for slot in index.positions.iter_mut() {
+                *slot -= front as u32;
+            }
+        }
+        let len = self.take_len();
+        let filter = self.take_filter();
+        if let Some(used) = self.slots.get_mut(..front + len) {
+            used.rotate_left(front);
+        }
+        count_moved(len);
+        self.set_len(len);
+        self.set_filter(filter);
     }
 
     /// The keys as values, if the map keeps them (else empty).
@@ -420,6 +501,7 @@ impl Map {
 
     /// Drops the index, and the box with it when it holds nothing else.
     fn drop_index(&mut self) {
+        self.compact();
         if let Some(more) = &mut self.more {
             more.index = None;
             if more.keys.capacity() == 0 {
@@ -431,6 +513,7 @@ impl Map {
     /// Changes the room to `cap` slots (at least the length), keeping the
     /// entries.
     fn set_capacity(&mut self, cap: usize) {
+        self.compact();
         let len = self.take_len();
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         if cap > slots.len() {
@@ -451,7 +534,12 @@ impl Map {
     /// so a db of five keys holds five; larger ones double.
     fn grow(&mut self) {
         let len = self.len();
-        if len == self.capacity() {
+        let front = self.front();
+        if front > 0 && front + len == self.capacity() && front >= len / 4 {
+            // Room enough before the entries: moved there, in place.
+            self.compact();
+        }
+        if len + self.front() == self.capacity() {
             let cap = if len < SCAN_LIMIT { len + 1 } else { len * 2 };
             self.set_capacity(cap.min(MAX_LEN));
         }
@@ -475,6 +563,7 @@ impl Map {
         self.slots.fill_with(Slot::vacant);
         if let Some(more) = &mut self.more {
             more.keys.clear();
+            more.front = 0;
             if let Some(index) = &mut more.index {
                 index.positions.clear();
                 index.reserved = 0;
@@ -493,15 +582,24 @@ impl Map {
     /// The position of `key`.
     #[inline]
     pub fn get_index_of(&self, key: &Value) -> Option<usize> {
+        self.key_slot(key).map(|at| at - self.front())
+    }
+
+    /// The slot of `key`: its position but in a map whose first entries
+    /// [`Map::remove_slot`] took out (see [`More::front`]). What the
+    /// engine's look-ups and position hints keep, and what
+    /// [`Map::value_at`] and the other slot-taking methods take.
+    #[inline]
+    pub(crate) fn key_slot(&self, key: &Value) -> Option<usize> {
         match key {
-            Value::Keyword(k) => self.keyword_position(*k),
-            _ => self.value_key_position(key),
+            Value::Keyword(k) => self.keyword_slot(*k),
+            _ => self.value_key_slot(key),
         }
     }
 
-    /// The position of a key that the slots do not code: a scan of the keys
+    /// The slot of a key that the slots do not code: a scan of the keys
     /// as values, or a probe of the index.
-    fn value_key_position(&self, key: &Value) -> Option<usize> {
+    fn value_key_slot(&self, key: &Value) -> Option<usize> {
         let keys = self.value_keys();
         if keys.is_empty() {
             return None;
@@ -534,6 +632,13 @@ impl Map {
     /// ```
     #[inline(always)]
     pub fn keyword_position(&self, key: Keyword) -> Option<usize> {
+        self.keyword_slot(key).map(|at| at - self.front())
+    }
+
+    /// The slot of the keyword key `key` (see [`Map::key_slot`]), found
+    /// as [`Map::keyword_position`] finds its position.
+    #[inline(always)]
+    pub(crate) fn keyword_slot(&self, key: Keyword) -> Option<usize> {
         match self.index() {
             // One probe; the slot is looked at only for a candidate.
             Some(index) => {
@@ -542,7 +647,9 @@ impl Map {
                 }
                 index
                     .positions
-                    .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
+                    .find(keyword_hash(key), |&at| {
+                        self.keyword_in_slot(at as usize, key)
+                    })
                     .map(|&at| at as usize)
             }
             // Vacant room has a code no keyword has: no length needed.
@@ -556,7 +663,41 @@ impl Map {
     /// [`Map::keyword_position`]).
     #[inline(always)]
     pub fn keyword_at(&self, at: usize, key: Keyword) -> bool {
+        // Slot 0 is vacant in a non-empty map only when its first entries
+        // were taken out from the front (see `More::front`); otherwise
+        // slots are positions. A hit in slot 0 proves it so at once (a
+        // keyword's code is not the vacant one), and the usual miss costs
+        // a look at slot 0.
+        let first_vacant = || self.slots.first().is_none_or(|s| s.key == VACANT);
+        if self.keyword_in_slot(at, key) {
+            at == 0 || !first_vacant() || self.keyword_past_front(at, key)
+        } else {
+            first_vacant() && self.keyword_past_front(at, key)
+        }
+    }
+
+    /// [`Map::keyword_at`] in a map whose first entries may have been
+    /// taken out from the front.
+    #[cold]
+    #[inline(never)]
+    fn keyword_past_front(&self, at: usize, key: Keyword) -> bool {
+        self.keyword_in_slot(self.slot_of(at), key)
+    }
+
+    /// Whether the key in slot `at` is the keyword `key` (see
+    /// [`Map::key_slot`]): one comparison, the check of a position hint.
+    #[inline(always)]
+    pub(crate) fn keyword_in_slot(&self, at: usize, key: Keyword) -> bool {
         self.slots.get(at).is_some_and(|s| s.key == key.index())
+    }
+
+    /// The key in slot `at`, if an entry is there.
+    #[inline]
+    pub(crate) fn key_in_slot(&self, at: usize) -> Option<&Value> {
+        let front = self.front();
+        (front..front + self.len())
+            .contains(&at)
+            .then(|| key_in(&self.slots, self.value_keys(), at))
     }
 
     /// Which of the keywords in `wanted` are keys: `wanted` and the result
@@ -617,12 +758,12 @@ impl Map {
     /// The value of `key`.
     #[inline]
     pub fn get(&self, key: &Value) -> Option<&Value> {
-        self.get_index_of(key).and_then(|i| self.value_at(i))
+        self.key_slot(key).and_then(|i| self.value_at(i))
     }
 
     /// The value of `key`, mutably.
     pub fn get_mut(&mut self, key: &Value) -> Option<&mut Value> {
-        let i = self.get_index_of(key)?;
+        let i = self.key_slot(key)?;
         self.value_at_mut(i)
     }
 
@@ -647,38 +788,49 @@ impl Map {
     #[inline]
     pub fn get_index(&self, i: usize) -> Option<(&Value, &Value)> {
         let slot = self.live().get(i)?;
-        Some((key_in(&self.slots, self.value_keys(), i), &slot.value))
+        let at = self.slot_of(i);
+        Some((key_in(&self.slots, self.value_keys(), at), &slot.value))
     }
 
     /// The entry at position `i`, its value mutably.
     #[inline]
     pub fn get_index_mut(&mut self, i: usize) -> Option<(&Value, &mut Value)> {
         let len = self.len();
+        let front = self.front();
         let Map { slots, more } = self;
         let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
-        let key = key_in(slots, keys, i);
+        let at = i.saturating_add(front);
+        let key = key_in(slots, keys, at);
         slots
-            .get_mut(..len)
+            .get_mut(front..front + len)
             .and_then(|s| s.get_mut(i))
             .map(|s| (key, &mut s.value))
     }
 
-    /// The value at position `i`, a position a look-up found: read
-    /// without the length, so a position in the room past the entries
-    /// reads as nil (a vacant slot's value), and one past the room as none.
+    /// The value in slot `i` (see [`Map::key_slot`]), a slot a look-up
+    /// found: read without the length, so a slot in the room before or
+    /// after the entries reads as nil (a vacant slot's value), and one
+    /// past the room as none.
     #[inline(always)]
     pub(crate) fn value_at(&self, i: usize) -> Option<&Value> {
         self.slots.get(i).map(|s| &s.value)
     }
 
-    /// The value at position `i`, mutably: as [`Map::value_at`], for a
-    /// position a look-up found.
+    /// The value in slot `i`, a slot a look-up found or a push returned;
+    /// panics if the room has no such slot (as a slice does).
+    #[inline(always)]
+    pub(crate) fn slot_value_mut(&mut self, i: usize) -> &mut Value {
+        &mut self.slots[i].value
+    }
+
+    /// The value in slot `i`, mutably: as [`Map::value_at`], for a slot
+    /// a look-up found.
     #[inline(always)]
     pub(crate) fn value_at_mut(&mut self, i: usize) -> Option<&mut Value> {
         self.slots.get_mut(i).map(|s| &mut s.value)
     }
 
-    /// The value of keyword `key` if it is the key at position `at`: a
+    /// The value of keyword `key` if it is the key in slot `at`: a
     /// hinted look-up's hit (see `tree::SlotHint`), one bounds check and one
     /// comparison of key codes. A position past the entries holds vacant
     /// room, whose code no keyword has.
@@ -718,18 +870,20 @@ impl Map {
 
     /// [`Map::insert`], also saying the key's position.
     pub fn insert_full(&mut self, key: Value, value: Value) -> (usize, Option<Value>) {
-        match self.get_index_of(&key) {
+        let (at, old) = match self.key_slot(&key) {
             Some(i) => match self.value_at_mut(i) {
                 Some(old) => (i, Some(std::mem::replace(old, value))),
                 None => (self.push(key, value), None),
             },
             None => (self.push(key, value), None),
-        }
+        };
+        (at - self.front(), old)
     }
 
-    /// Appends an entry whose key is known to be absent; its position. (A
-    /// map of [`MAX_LEN`] entries takes no more: the position returned is
-    /// then its length, where no entry is.)
+    /// Appends an entry whose key is known to be absent; its slot (see
+    /// [`Map::key_slot`]). (A map of [`MAX_LEN`] entries takes no more:
+    /// the slot returned is then the one after its last entry, where no
+    /// entry is.)
     ///
     /// What a caller that has just searched uses instead of
     /// [`Map::insert_full`], which would search again. The usual case, a
@@ -764,12 +918,13 @@ impl Map {
     /// keys as values or has (or is about to have) an index.
     #[inline(never)]
     fn push_other(&mut self, key: Value, value: Value) -> usize {
-        let at = self.len();
+        let len = self.len();
         let code = code_of(&key);
         let value_key = needs_value_keys(&key);
-        if value_key && !self.keeps_keys() && at < MAX_LEN {
-            // The first key of another type: every key kept as a value too.
-            let keys: Vec<Value> = (0..at)
+        if value_key && !self.keeps_keys() && len < MAX_LEN {
+            // The first key of another type: every key kept as a value too
+            // (the vacant room before the entries as nil).
+            let keys: Vec<Value> = (0..self.front() + len)
                 .map(|i| key_in(&self.slots, &[], i).clone())
                 .collect();
             let more = self.more_mut();
@@ -777,34 +932,40 @@ impl Map {
             more.keys.reserve_exact(1);
         }
         self.grow();
+        // After `grow`, which may have moved the entries to the front.
+        let at = self.front() + len;
+        if len == MAX_LEN {
+            return at;
+        }
         let Some(slot) = self.slots.get_mut(at) else {
             return at;
         };
         slot.key = code;
         // The room held nil: nothing to drop.
         std::mem::forget(std::mem::replace(&mut slot.value, value));
-        self.set_len(at + 1);
+        self.set_len(len + 1);
         self.add_to_filter(code);
         if let Some(more) = &mut self.more
             && (value_key || !more.keys.is_empty())
         {
             more.keys.push(key);
         }
-        self.index_last();
+        self.index_last(at);
         at
     }
 
-    /// Files the entry just pushed in the index, or builds the index when
-    /// the map has just grown past [`SCAN_LIMIT`].
-    fn index_last(&mut self) {
+    /// Files the entry just pushed into slot `at` in the index, or builds
+    /// the index when the map has just grown past [`SCAN_LIMIT`].
+    fn index_last(&mut self, at: usize) {
         let len = self.len();
         let Map { slots, more } = self;
         match more.as_deref_mut() {
             Some(More {
                 keys,
                 index: Some(index),
+                ..
             }) => {
-                let pos = (len - 1) as u32;
+                let pos = at as u32;
                 index
                     .positions
                     .insert_unique(hash_at(slots, keys, pos), pos, |&p| hash_at(slots, keys, p));
@@ -826,11 +987,12 @@ impl Map {
         let Map { slots, more } = self;
         let more = more.get_or_insert_with(Box::default);
         let keys = &more.keys;
+        let front = more.front as u32;
         let mut index = KeyIndex {
             positions: HashTable::with_capacity(slots.len()),
             reserved: 0,
         };
-        for at in 0..len as u32 {
+        for at in front..front + len as u32 {
             index
                 .positions
                 .insert_unique(hash_at(slots, keys, at), at, |&p| hash_at(slots, keys, p));
@@ -853,6 +1015,8 @@ impl Map {
     /// present moves there (the key as first stored) and its old value is
     /// returned.
     pub fn shift_insert(&mut self, i: usize, key: Value, value: Value) -> Option<Value> {
+        // Slots and positions made one (the removal below keeps them so).
+        self.compact();
         let (key, old) = match self.shift_remove_full(&key) {
             // The key as first stored stays (as `insert` keeps it).
             Some((_, stored, old)) => (stored, Some(old)),
@@ -891,7 +1055,7 @@ impl Map {
         self.shift_remove_index(i).map(|(k, v)| (i, k, v))
     }
 
-    /// Takes the key at position `i` out (its slot is left to the caller).
+    /// Takes the key in slot `i` out (its slot is left to the caller).
     fn take_key(&mut self, i: usize) -> Value {
         match &mut self.more {
             Some(more) if !more.keys.is_empty() => {
@@ -914,25 +1078,113 @@ impl Map {
         if self.more.is_none() {
             return Some(self.shift_remove_small(i, len));
         }
-        Some(self.shift_remove_boxed(i, len))
+        Some(self.shift_remove_boxed(self.slot_of(i), len))
+    }
+
+    /// [`Map::shift_remove_index`] of the entry in slot `at` (see
+    /// [`Map::key_slot`]).
+    pub(crate) fn shift_remove_slot(&mut self, at: usize) -> Option<(Value, Value)> {
+        self.shift_remove_index(at.checked_sub(self.front())?)
+    }
+
+    /// Removes the entry in slot `at` (see [`Map::key_slot`]), keeping the
+    /// order of the others, as [`Map::shift_remove_index`] does; but in a
+    /// map with an index, when fewer entries come before it than after,
+    /// those before it move down by one slot and the first entry's slot
+    /// moves on (see [`More::front`]), so that taking the entries out in
+    /// the order they came (the engine's node memory as waits end) moves
+    /// none and renumbers none. Positions stay as `IndexMap`'s.
+    pub(crate) fn remove_slot(&mut self, at: usize) -> Option<(Value, Value)> {
+        let len = self.len();
+        let front = self.front();
+        let i = at.checked_sub(front).filter(|&i| i < len)?;
+        if self.index().is_none() || i >= len - 1 - i {
+            return self.shift_remove_index(i);
+        }
+        Some(self.shift_remove_front_side(at, front, len))
+    }
+
+    /// [`Map::remove_slot`] of slot `at` in a map with an index, whose
+    /// entries start at slot `front` and number `len`: the entries before
+    /// it move down by one slot, each renumbered in the index, and the
+    /// first entry's slot moves on.
+    #[inline(never)]
+    fn shift_remove_front_side(&mut self, at: usize, front: usize, len: usize) -> (Value, Value) {
+        let len_word = self.take_len();
+        let filter = self.take_filter();
+        let Map { slots, more } = self;
+        let Some(more) = more.as_deref_mut() else {
+            return (Value::Nil, Value::Nil);
+        };
+        if let Some(index) = &mut more.index {
+            unindex(index, slots, &more.keys, at);
+            let before = at - front;
+            if before <= len / 8 {
+                // Each found by its hash, the last first, so that no two
+                // entries share a slot number on the way.
+                for p in (front..at).rev() {
+                    if let Some(slot) = index
+                        .positions
+                        .find_mut(hash_at(slots, &more.keys, p as u32), |&q| q as usize == p)
+                    {
+                        *slot += 1;
+                    }
+                }
+            } else {
+                for slot in index.positions.iter_mut() {
+                    if (front..at).contains(&(*slot as usize)) {
+                        *slot += 1;
+                    }
+                }
+            }
+        }
+        let key = if more.keys.is_empty() {
+            None
+        } else {
+            let moved = more.keys.get_mut(front..=at).unwrap_or_default();
+            moved.rotate_right(1);
+            moved.first_mut().map(std::mem::take)
+        };
+        let moved = slots.get_mut(front..=at).unwrap_or_default();
+        moved.rotate_right(1);
+        count_moved(moved.len() - 1);
+        let removed = moved
+            .first_mut()
+            .map_or_else(Slot::vacant, |s| std::mem::replace(s, Slot::vacant()));
+        more.front = front + 1;
+        let key = match (removed.keyword(), key) {
+            (Some(k), _) => Value::Keyword(k),
+            (None, key) => key.unwrap_or(Value::Nil),
+        };
+        self.set_len(len_word - 1);
+        // A large map keeps the old filter, a superset.
+        self.set_filter(filter);
+        if len - 1 <= DROP_INDEX_AT {
+            self.drop_index();
+            self.refilter();
+        }
+        (key, removed.value)
     }
 
     /// [`Map::shift_remove_index`] of a map with its box (keys kept as
-    /// values, or an index), `i` below its length `len`: kept out of line,
-    /// so that a small map's removal saves and restores few registers.
+    /// values, or an index), the entry in slot `i` of its `len`: kept out
+    /// of line, so that a small map's removal saves and restores few
+    /// registers. The entries after it move up by one slot.
     #[inline(never)]
     fn shift_remove_boxed(&mut self, i: usize, len: usize) -> (Value, Value) {
+        let end = self.front() + len;
         let Map { slots, more } = self;
         if let Some(More {
             keys,
             index: Some(index),
+            ..
         }) = more.as_deref_mut()
         {
             unindex(index, slots, keys, i);
-            let after = len - i - 1;
+            let after = end - i - 1;
             if after <= SCAN_LIMIT {
                 // A few entries after it: each found by its hash.
-                for p in i + 1..len {
+                for p in i + 1..end {
                     if let Some(slot) = index
                         .positions
                         .find_mut(hash_at(slots, keys, p as u32), |&q| q as usize == p)
@@ -954,6 +1206,7 @@ impl Map {
         // The entries after it move up by one (a `memmove`, as a `Vec`'s
         // `remove` does), and the room gains a vacant slot at the end; the
         // box's allocation stays as it is.
+        count_moved(end - i - 1);
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         let removed = slots.remove(i);
         slots.push(Slot::vacant());
@@ -1067,6 +1320,8 @@ impl Map {
     /// Removes `key` by moving the last entry into its place (the order of
     /// the others changes); its value.
     pub fn swap_remove(&mut self, key: &Value) -> Option<Value> {
+        // Slots and positions made one.
+        self.compact();
         let i = self.get_index_of(key)?;
         let last = self.len() - 1;
         if i == last {
@@ -1076,6 +1331,7 @@ impl Map {
         if let Some(More {
             keys,
             index: Some(index),
+            ..
         }) = more.as_deref_mut()
         {
             unindex(index, slots, keys, i);
@@ -1117,23 +1373,25 @@ impl Map {
         self.retain_from(0, keep);
     }
 
-    /// [`Map::retain`] of the entries from position `from` on: those
-    /// before it stay without being looked at, and each later entry kept
-    /// moves once, so taking several entries out costs one pass over the
-    /// entries from the first of them (and the index built again), not a
-    /// shift of the rest for each.
+    /// [`Map::retain`] of the entries from slot `from` on (see
+    /// [`Map::key_slot`]): those before it stay without being looked at,
+    /// and each later entry kept moves once, so taking several entries out
+    /// costs one pass over the entries from the first of them (and the
+    /// index built again), not a shift of the rest for each.
     pub(crate) fn retain_from(
         &mut self,
         from: usize,
         mut keep: impl FnMut(&Value, &mut Value) -> bool,
     ) {
+        let front = self.front();
         let len = self.take_len();
         let filter = self.take_filter();
         let Map { slots, more } = self;
         let mut keys = more.as_deref_mut().map(|m| &mut m.keys);
-        let from = from.min(len);
+        let end = front + len;
+        let from = from.clamp(front, end);
         let mut kept = from;
-        for i in from..len {
+        for i in from..end {
             let key = key_in(slots, keys.as_deref().map_or(&[], |k| k), i);
             let Some(slot) = slots.get_mut(i) else { break };
             if keep(key, &mut slot.value) {
@@ -1151,8 +1409,9 @@ impl Map {
         if let Some(keys) = keys {
             keys.truncate(kept);
         }
-        self.set_len(kept);
-        if kept != len {
+        count_moved(end - from);
+        self.set_len(kept - front);
+        if kept != end {
             self.reindex();
             self.refilter();
         } else {
@@ -1184,15 +1443,19 @@ impl Map {
 
     /// The entries in order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter::new(self.live(), self.value_keys())
+        Iter::new(self.live(), self.value_keys_live())
     }
 
     /// The entries in order, their values mutably.
     pub fn iter_mut(&mut self) -> IterMut<'_> {
         let len = self.len();
+        let front = self.front();
         let Map { slots, more } = self;
-        let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
-        IterMut::new(slots.get_mut(..len).unwrap_or_default(), keys)
+        let keys = more
+            .as_deref()
+            .and_then(|m| m.keys.get(front..))
+            .unwrap_or_default();
+        IterMut::new(slots.get_mut(front..front + len).unwrap_or_default(), keys)
     }
 
     /// The keys in order.
@@ -1242,15 +1505,16 @@ impl PartialEq for Map {
         // Maps of one shape usually have their keys in one order: the same
         // position first.
         if !self.keeps_keys() && !other.keeps_keys() {
+            let theirs = other.live();
             return self
                 .live()
                 .iter()
                 .zip(0..)
-                .all(|(s, i)| match other.slots.get(i) {
+                .all(|(s, i)| match theirs.get(i) {
                     Some(o) if o.key == s.key => o.value == s.value,
                     _ => {
                         s.keyword()
-                            .and_then(|k| other.keyword_position(k))
+                            .and_then(|k| other.keyword_slot(k))
                             .and_then(|j| other.value_at(j))
                             == Some(&s.value)
                     }
@@ -1285,7 +1549,8 @@ impl Index<usize> for Map {
 impl IndexMut<usize> for Map {
     fn index_mut(&mut self, i: usize) -> &mut Value {
         let len = self.len();
-        &mut self.slots[..len][i].value
+        let front = self.front();
+        &mut self.slots[front..front + len][i].value
     }
 }
 
@@ -1319,6 +1584,7 @@ impl IntoIterator for Map {
     type Item = (Value, Value);
     type IntoIter = IntoIter;
     fn into_iter(mut self) -> IntoIter {
+        self.compact();
         let len = self.take_len();
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         slots.truncate(len);
