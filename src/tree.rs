@@ -119,7 +119,8 @@ impl SlotHint {
     #[cold]
     #[inline(never)]
     fn search_value<'a>(&self, db: &'a Map, key: Keyword) -> Option<&'a Value> {
-        self.search_inline(db, key).and_then(|i| db.value_at(i))
+        self.search_inline(db, key)
+            .and_then(|i| db.value_in_slot(i))
     }
 
     /// The position of `key` (of any type) in `map`, trying the remembered

@@ -572,6 +572,8 @@ fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out
                 }
             }
             (Some(at), Some(value)) => {
+                // (A db's entries are in its own slots: only node memory
+                // moves its entries into its box, see `Map::remove_slot`.)
                 if let Some(before) = last.value_at_mut(at) {
                     push_change(k, before, value, out);
                 }

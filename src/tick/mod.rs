@@ -1810,7 +1810,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.value_at(i)
+        memory.value_in_slot(i)
     }
 
     /// The memory of `node`, if it has any, to change in place. Inlined: a
@@ -1825,7 +1825,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.value_at_mut(i)
+        memory.value_in_slot_mut(i)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default

@@ -198,7 +198,7 @@ pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
 /// The value of `key` in `map`.
 #[inline]
 pub(crate) fn map_get<'a>(map: &'a Map, key: &Value) -> Option<&'a Value> {
-    find(map, key).and_then(|i| map.value_at(i))
+    find(map, key).and_then(|i| map.value_in_slot(i))
 }
 
 /// The slot for `key` in `map`, inserted as nil if missing. Looks up before

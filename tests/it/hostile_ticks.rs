@@ -94,7 +94,7 @@ fn many_waits_ending_or_halted_one_by_one_in_a_tick_leave_no_memory() {
     // out, which moved every later entry (the tick grew four times a
     // doubling; now two, see README). The final state is checked here; the
     // work by the map's unit tests, which count the entries moved
-    // (`waits_ending_or_halted_one_by_one_move_no_memory_entry`).
+    // (`waits_ending_or_halted_one_by_one_move_each_memory_entry_once`).
     let n = 20_000;
     let mut ending = String::from("[:parallel {:policy :sequence}");
     let mut halted = ending.clone();

@@ -92,24 +92,39 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
         }
         assert_eq!(index.reserved, reserved);
     } else {
-        assert_eq!(
-            front, 0,
-            "only a map with an index has room before its entries"
+        assert!(
+            front == 0 && !map.in_room(),
+            "only a map with an index keeps its entries in its box"
         );
     }
     assert!(map.len() <= SCAN_LIMIT || map.index().is_some());
-    // The slots: vacant room, the entries, then vacant room; the length in
-    // slot 0 and the filter in slot 1, nowhere else; keys kept as values
-    // exactly while one needs it.
+    // The slots: the entries, then vacant room; or, for a map whose entries
+    // are in its box, two vacant slots of its own and in the box's room
+    // vacant slots (at least `ROOM_FRONT`), the entries, then vacant
+    // slots. The length in slot 0 and the filter in slot 1 of the map's
+    // own, nowhere else; keys kept as values exactly while one needs it.
     assert_eq!(map.len(), map.live().len());
-    assert!(front + map.len() <= map.capacity());
-    for (at, slot) in map.slots.iter().enumerate() {
+    let room = map.room();
+    assert!(front + map.len() <= room.len());
+    if map.in_room() {
+        assert!(front >= ROOM_FRONT && map.len() > DROP_INDEX_AT);
+        assert_eq!(map.slots.len(), 2);
+        assert!(
+            map.slots
+                .iter()
+                .all(|s| s.key == VACANT && s.value.is_nil())
+        );
+        assert_eq!(map.capacity(), room.len() - ROOM_FRONT);
+    } else {
+        assert_eq!(front, 0);
+    }
+    for (at, slot) in room.iter().enumerate() {
         let used = (front..front + map.len()).contains(&at);
         assert_eq!(slot.key == VACANT, !used, "slot {at}");
         if !used {
             assert_eq!(slot.value, Value::Nil, "slot {at}");
         }
-        if at > 1 {
+        if at > 1 || map.in_room() {
             assert_eq!(slot.len, 0);
         }
     }
@@ -118,6 +133,7 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
     assert!(map.keeps_keys() || !needs_keys);
     if map.keeps_keys() {
         assert_eq!(map.value_keys().len(), front + map.len());
+        assert!(map.in_room() || front == 0);
         assert!(map.value_keys()[..front].iter().all(Value::is_nil));
         for (at, slot) in map.live().iter().enumerate() {
             assert_eq!(slot.key, code_of(&map.value_keys()[front + at]));
@@ -146,6 +162,9 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
 fn check_positions(map: &Map, reference: &Reference) {
     let len = reference.len();
     let front = map.front();
+    // A position hint's check in place finds no entry of a map whose
+    // entries are in its box (a miss, and a search).
+    let in_place = !map.in_room();
     for i in (0..=len).chain([usize::MAX, usize::MAX - 1]) {
         let want = reference.get_index(i);
         let at = i.saturating_add(front);
@@ -160,26 +179,35 @@ fn check_positions(map: &Map, reference: &Reference) {
             Some((k, v)) => {
                 assert_eq!(&map[i], v);
                 assert_eq!(&copy[i], v);
-                assert_eq!(map.value_at(at), Some(v));
+                assert_eq!(map.value_in_slot(at), Some(v));
+                assert_eq!(map.value_at(at), in_place.then_some(v));
+                assert_eq!(
+                    copy.value_in_slot_mut(at).map(|v| v.clone()),
+                    Some(v.clone())
+                );
                 assert_eq!(copy.slot_value_mut(at), v);
                 assert_eq!(map.key_slot(k), Some(at));
                 if let Some(kw) = k.as_keyword() {
                     assert!(map.keyword_at(i, kw));
-                    assert!(map.keyword_in_slot(at, kw));
+                    assert!(map.keyword_in_room(at, kw));
+                    assert_eq!(map.keyword_in_slot(at, kw), in_place);
                     assert_eq!(map.keyword_slot(kw), Some(at));
-                    assert_eq!(map.keyword_value_at(at, kw), Some(v));
+                    let hit = in_place.then_some(v);
+                    assert_eq!(map.keyword_value_at(at, kw), hit);
                     assert_eq!(
                         copy.keyword_value_at_mut(at, kw).map(|v| v.clone()),
-                        Some(v.clone())
+                        hit.cloned()
                     );
                 }
             }
             None => {
                 // Past the entries: vacant room, or nothing.
                 assert!(map.value_at(at).is_none_or(Value::is_nil));
+                assert!(map.value_in_slot(at).is_none_or(Value::is_nil));
                 for k in probes() {
                     assert!(!map.keyword_at(i, k));
                     assert!(!map.keyword_in_slot(at, k));
+                    assert!(!map.keyword_in_room(at, k));
                     assert!(map.keyword_value_at(at, k).is_none());
                 }
             }
@@ -188,7 +216,8 @@ fn check_positions(map: &Map, reference: &Reference) {
         for (j, (k, _)) in reference.iter().enumerate() {
             if let Some(kw) = k.as_keyword() {
                 assert_eq!(map.keyword_at(i, kw), i == j);
-                assert_eq!(map.keyword_in_slot(at, kw), i == j);
+                assert_eq!(map.keyword_in_room(at, kw), i == j);
+                assert_eq!(map.keyword_in_slot(at, kw), i == j && in_place);
             }
         }
     }
@@ -196,7 +225,7 @@ fn check_positions(map: &Map, reference: &Reference) {
     for at in 0..front {
         assert_eq!(map.key_in_slot(at), None);
         for k in probes() {
-            assert!(!map.keyword_in_slot(at, k));
+            assert!(!map.keyword_in_room(at, k));
         }
     }
     assert_eq!(map.first(), reference.first());
@@ -825,10 +854,11 @@ fn moved_by(f: impl FnOnce()) -> usize {
 }
 
 #[test]
-fn a_queue_of_entries_moves_none_as_they_leave_in_order() {
+fn a_queue_of_entries_moves_each_once_as_they_leave_in_order() {
     // Entries pushed, then taken out from the front in the order they
-    // came (the node memory of waits ending as they started): nothing
-    // moves, where each removal used to move every later entry (n²/2).
+    // came (the node memory of waits ending as they started): each moves
+    // once, into the box, where each removal used to move every later
+    // entry (n²/2).
     for keys in [20u8, 40] {
         let n = 2_000;
         let mut map = Map::new();
@@ -847,8 +877,8 @@ fn a_queue_of_entries_moves_none_as_they_leave_in_order() {
                 assert_eq!(map.remove_slot(at), reference.shift_remove_index(0));
             }
         });
-        assert_eq!(moved, 0);
-        assert!(map.front() > 0);
+        assert_eq!(moved, n);
+        assert!(map.in_room());
         check_same(&map, &reference, 0);
         // Pushed and taken out again and again, a queue of a steady length:
         // the room before the entries is used again, each entry moved a
@@ -863,89 +893,114 @@ fn a_queue_of_entries_moves_none_as_they_leave_in_order() {
         });
         assert!(moved <= 3 * n, "{moved} moved for {} removals", 3 * n);
         check_same(&map, &reference, 0);
-        // The rest taken out from the front, down to a map without its index.
+        // The rest taken out from the front, down to a map without its
+        // index, whose entries are its own slots again.
         while !reference.is_empty() {
             let at = map.front();
             assert_eq!(map.remove_slot(at), reference.shift_remove_index(0));
         }
         check_same(&map, &reference, 0);
-        assert_eq!((map.front(), map.index().is_none()), (0, true));
+        assert_eq!(
+            (map.front(), map.in_room(), map.index().is_none()),
+            (0, false, true)
+        );
     }
 }
 
 #[test]
 fn a_slot_removal_moves_the_entries_on_its_shorter_side() {
     // In a map with an index, the entries before the removed one move when
-    // they are fewer; after it otherwise (as a `Vec`'s `remove`).
+    // they are fewer (the entries moved into the box first, once); after
+    // it otherwise (as a `Vec`'s `remove`).
     let mut map: Map = (0..100).map(|i| (Value::Int(i), Value::Int(i))).collect();
     let mut reference: Reference = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    assert_eq!(moved_by(|| assert!(map.remove_slot(3).is_some())), 3);
-    reference.shift_remove_index(3);
-    assert_eq!(map.front(), 1);
+    // Past the middle, in the map's own slots: those after it move.
+    assert_eq!(moved_by(|| assert!(map.remove_slot(97).is_some())), 2);
+    reference.shift_remove_index(97);
+    assert!(!map.in_room());
     check_same(&map, &reference, 0);
-    // Past the middle: those after it move.
-    assert_eq!(moved_by(|| assert!(map.remove_slot(91).is_some())), 8);
+    // Before the middle: into the box (99 moved), then those before it.
+    assert_eq!(moved_by(|| assert!(map.remove_slot(3).is_some())), 99 + 3);
+    reference.shift_remove_index(3);
+    assert_eq!((map.in_room(), map.front()), (true, ROOM_FRONT + 1));
+    check_same(&map, &reference, 0);
+    // Past the middle, in the box: those after it move.
+    let at = map.front() + 90;
+    assert_eq!(moved_by(|| assert!(map.remove_slot(at).is_some())), 7);
     reference.shift_remove_index(90);
-    assert_eq!(map.front(), 1);
+    assert_eq!(map.front(), ROOM_FRONT + 1);
     check_same(&map, &reference, 0);
     // More than an eighth before it: the index is renumbered in one pass.
-    assert_eq!(moved_by(|| assert!(map.remove_slot(31).is_some())), 30);
+    let at = map.front() + 30;
+    assert_eq!(moved_by(|| assert!(map.remove_slot(at).is_some())), 30);
     reference.shift_remove_index(30);
-    assert_eq!(map.front(), 2);
-    check_same(&map, &reference, 0);
-    // The public removal keeps the entries before it in place.
-    assert_eq!(
-        moved_by(|| assert!(map.shift_remove_index(0).is_some())),
-        96
-    );
-    reference.shift_remove_index(0);
-    assert_eq!(map.front(), 2);
+    assert_eq!(map.front(), ROOM_FRONT + 2);
     check_same(&map, &reference, 0);
     // Slots outside the entries hold none to remove.
-    assert_eq!(map.remove_slot(0), None);
-    assert_eq!(map.remove_slot(1), None);
-    assert_eq!(map.remove_slot(map.front() + map.len()), None);
-    // A map without an index (up to 8 entries) keeps its entries first.
-    let mut small: Map = (0..8).map(|i| (Value::Int(i), Value::Int(i))).collect();
-    assert!(small.index().is_none());
-    assert!(small.remove_slot(0).is_some());
-    assert_eq!(small.front(), 0);
+    for at in [0, 1, ROOM_FRONT, map.front() - 1, map.front() + map.len()] {
+        assert_eq!(map.remove_slot(at), None);
+    }
+    // The public removal moves the entries back into the map's own slots.
+    let len = map.len();
+    assert_eq!(
+        moved_by(|| assert!(map.shift_remove_index(0).is_some())),
+        len + len - 1
+    );
+    reference.shift_remove_index(0);
+    assert_eq!((map.in_room(), map.front()), (false, 0));
+    check_same(&map, &reference, 0);
+    // A map without an index (up to 8 entries), or with fewer entries than
+    // `ROOM_AT`, keeps its entries in its own slots.
+    for n in [8, ROOM_AT - 1] {
+        let mut small: Map = (0..n as i64)
+            .map(|i| (Value::Int(i), Value::Int(i)))
+            .collect();
+        assert_eq!(small.index().is_none(), n <= SCAN_LIMIT);
+        let moved = moved_by(|| assert!(small.remove_slot(0).is_some()));
+        assert_eq!(moved, n - 1);
+        assert_eq!((small.in_room(), small.front()), (false, 0));
+    }
+    let mut large: Map = (0..ROOM_AT as i64)
+        .map(|i| (Value::Int(i), Value::Int(i)))
+        .collect();
+    assert!(large.remove_slot(0).is_some());
+    assert!(large.in_room());
 }
 
 #[test]
-fn room_before_the_entries_is_used_again_before_the_room_doubles() {
-    // A full map whose first quarter was taken out from the front takes
+fn room_before_the_entries_is_used_again_before_the_room_grows() {
+    // A full room whose first quarter was taken out from the front takes
     // its next entry by moving the entries down, not by growing.
     let mut map: Map = (0..64).map(|i| (Value::Int(i), Value::Int(i))).collect();
-    while map.len() < map.capacity() {
-        map.push(Value::Int(map.len() as i64), Value::Nil);
-    }
-    let cap = map.capacity();
-    for _ in 0..cap / 4 {
+    assert_eq!(map.capacity(), 64);
+    for _ in 0..16 {
         let at = map.front();
         assert!(map.remove_slot(at).is_some());
     }
     let mut reference: Reference = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    assert_eq!(map.front(), cap / 4);
-    let len = map.len();
-    assert_eq!(moved_by(|| _ = map.push(Value::Int(-1), Value::Nil)), len);
+    assert_eq!(map.front(), ROOM_FRONT + 16);
+    assert_eq!(moved_by(|| _ = map.push(Value::Int(-1), Value::Nil)), 48);
     reference.insert(Value::Int(-1), Value::Nil);
-    assert_eq!((map.front(), map.capacity()), (0, cap));
+    assert_eq!((map.front(), map.capacity()), (ROOM_FRONT, 64));
     check_same(&map, &reference, 0);
     // Fewer taken out: the room grows to twice the entries (which move
-    // to the first slots).
+    // to its start).
     for _ in 0..4 {
         let at = map.front();
         assert!(map.remove_slot(at).is_some());
         reference.shift_remove_index(0);
     }
-    while map.front() + map.len() < map.capacity() {
+    while map.front() + map.len() < map.room().len() {
+        reference.insert(Value::Int(1000 + map.len() as i64), Value::Nil);
         map.push(Value::Int(1000 + map.len() as i64), Value::Nil);
-        reference.insert(Value::Int(1000 + reference.len() as i64), Value::Nil);
     }
     let len = map.len();
     map.push(Value::Int(-2), Value::Nil);
     reference.insert(Value::Int(-2), Value::Nil);
-    assert_eq!((map.front(), map.capacity()), (0, 2 * len));
+    assert_eq!((map.front(), map.capacity()), (ROOM_FRONT, 2 * len));
+    check_same(&map, &reference, 0);
+    // A change of the whole map moves the entries back into its own slots.
+    map.sort_by(|_, _, _, _| std::cmp::Ordering::Equal);
+    assert!(!map.in_room());
     check_same(&map, &reference, 0);
 }
