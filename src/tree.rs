@@ -35,10 +35,6 @@ impl NodeIndex {
 /// Agents on other threads store into the hint at any moment, so a look-up
 /// loads it once ([`SlotHint::at`]) and uses the position it checked: a
 /// second load may give another position, where the db holds another key.
-///
-/// The positions a hint keeps are slots (`Map::key_slot`): the same as
-/// positions but in a large map whose first entries the engine took out
-/// (`Map::remove_slot`), so that checking one adds nothing to a look-up.
 #[derive(Debug, Default)]
 pub(crate) struct SlotHint(AtomicU32);
 
@@ -73,7 +69,7 @@ impl SlotHint {
     #[inline(always)]
     pub(crate) fn find(&self, db: &Map, key: Keyword) -> Option<usize> {
         let hint = self.at();
-        if db.keyword_in_slot(hint, key) {
+        if db.keyword_at(hint, key) {
             return Some(hint);
         }
         self.search(db, key)
@@ -84,7 +80,7 @@ impl SlotHint {
     #[inline(always)]
     pub(crate) fn hit(&self, db: &Map, key: Keyword) -> Option<usize> {
         let at = self.at();
-        db.keyword_in_slot(at, key).then_some(at)
+        db.keyword_at(at, key).then_some(at)
     }
 
     /// The value of keyword `key` in `map` where the hint says, if it is
@@ -119,8 +115,7 @@ impl SlotHint {
     #[cold]
     #[inline(never)]
     fn search_value<'a>(&self, db: &'a Map, key: Keyword) -> Option<&'a Value> {
-        self.search_inline(db, key)
-            .and_then(|i| db.value_in_slot(i))
+        self.search_inline(db, key).and_then(|i| db.value_at(i))
     }
 
     /// The position of `key` (of any type) in `map`, trying the remembered
@@ -129,7 +124,7 @@ impl SlotHint {
     #[inline(always)]
     pub(crate) fn find_value(&self, map: &Map, key: &Value) -> Option<usize> {
         // A keyword id (the usual case) is compared by its interned index,
-        // without making the stored key's `Value` (see `Map::keyword_in_slot`).
+        // without making the stored key's `Value` (see `Map::keyword_at`).
         match key {
             Value::Keyword(k) => self.find(map, *k),
             _ => self.find_other(map, key),
@@ -140,7 +135,7 @@ impl SlotHint {
     #[inline(never)]
     fn find_other(&self, map: &Map, key: &Value) -> Option<usize> {
         let hint = self.at();
-        if let Some(k) = map.key_in_slot(hint)
+        if let Some((k, _)) = map.get_index(hint)
             && same_id(k, key)
         {
             return Some(hint);
@@ -296,7 +291,7 @@ impl KeyPath {
     pub(crate) fn slot<'a>(&self, db: &'a mut Map) -> Result<&'a mut Value, PathError> {
         if let KeyPath::Kw(k, hint) = self {
             let at = hint.at();
-            if db.keyword_in_slot(at, *k) {
+            if db.keyword_at(at, *k) {
                 return db.value_at_mut(at).ok_or(PathError::Empty);
             }
         }

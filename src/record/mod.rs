@@ -550,11 +550,9 @@ fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out
     for k in keys {
         let now_at = find_kw(new, k);
         // The two maps usually hold their keys in the same order: the
-        // slot in `new` is tried in `last` before a look-up (slots are
-        // positions but in a map whose first entries the engine took out,
-        // see `Map::key_slot`).
+        // position in `new` is tried in `last` before a look-up.
         let last_at = match now_at {
-            Some(at) if last.keyword_in_slot(at, k) => Some(at),
+            Some(at) if last.keyword_at(at, k) => Some(at),
             _ => find_kw(last, k),
         };
         match (last_at, now_at.and_then(|i| new.value_at(i))) {
@@ -567,13 +565,11 @@ fn diff_keys(last: &mut Map, new: &Map, keys: impl Iterator<Item = Keyword>, out
                 });
             }
             (Some(at), None) => {
-                if let Some((key, old)) = last.shift_remove_slot(at) {
+                if let Some((key, old)) = last.shift_remove_index(at) {
                     out.push(DbChange::Removed { key, old });
                 }
             }
             (Some(at), Some(value)) => {
-                // (A db's entries are in its own slots: only node memory
-                // moves its entries into its box, see `Map::remove_slot`.)
                 if let Some(before) = last.value_at_mut(at) {
                     push_change(k, before, value, out);
                 }

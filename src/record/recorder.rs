@@ -495,7 +495,7 @@ impl Recorder {
             }
             let (mut aligned, mut keywords) = (true, 0);
             new.for_each_keyword(|at, k| {
-                aligned &= last.keyword_in_slot(at, k);
+                aligned &= last.keyword_at(at, k);
                 keywords += 1;
             });
             if !aligned || keywords != new.len() {

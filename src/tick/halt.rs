@@ -305,7 +305,7 @@ impl NewMemory {
             NewMemory::One(key, value) => {
                 if let Value::Map(map) = slot
                     && map.len() == 1
-                    && map.keyword_in_slot(0, key)
+                    && map.keyword_at(0, key)
                     && let Some(in_place) = map.value_at_mut(0)
                 {
                     *in_place = value;
@@ -1219,7 +1219,7 @@ impl Engine<'_> {
         };
         let only = match self.db.value_at(at) {
             Some(Value::Map(memory)) if memory.len() == 1 => match &*n.id {
-                Value::Keyword(k) => memory.keyword_in_slot(0, *k),
+                Value::Keyword(k) => memory.keyword_at(0, *k),
                 id => memory.get_index(0).is_some_and(|(k, _)| same_id(k, id)),
             },
             _ => false,
@@ -1256,7 +1256,7 @@ impl Engine<'_> {
         let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
             return;
         };
-        if let Some(Value::Map(memory)) = self.db.value_at_mut(at) {
+        if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
             // The usual halt: all the memory there is belongs to nodes just
             // halted (in the subtree), and is run state. The states and the
             // map are recycled whole, without removing entries one by one.
@@ -1281,7 +1281,7 @@ impl Engine<'_> {
                 match cleared_node_by_node(tree, memory, start..end) {
                     Cleared::None => return,
                     Cleared::One(i) => {
-                        if let Some((_, old)) = memory.remove_slot(i) {
+                        if let Some((_, old)) = memory.shift_remove_index(i) {
                             recycle(old);
                         }
                         if memory.is_empty() {
@@ -1359,9 +1359,9 @@ fn all_run_state_of(tree: &crate::tree::Tree, memory: &Map, halted: &[u32]) -> b
 enum Cleared {
     /// Nothing.
     None,
-    /// The entry in this slot alone (see `Map::key_slot`).
+    /// The entry at this position alone.
     One(usize),
-    /// Two or more entries, the first in this slot.
+    /// Two or more entries, the first at this position.
     From(usize),
 }
 
@@ -1380,7 +1380,7 @@ fn cleared_node_by_node(
         let Some(i) = n.memory_hint.find_value(memory, &n.id) else {
             continue;
         };
-        let Some(state) = memory.value_in_slot_mut(i) else {
+        let Some(state) = memory.value_at_mut(i) else {
             continue;
         };
         if !keeps_after_halt(n.kind.traits().memory, state) {
@@ -1558,65 +1558,5 @@ impl Engine<'_> {
             }
         }
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::value::map::MOVED;
-    use crate::{Registry, Value, compile_str, run_tick};
-
-    /// The entries that maps moved (see `Map::remove_slot`) while `f` ran
-    /// on this thread.
-    fn moved_by(f: impl FnOnce()) -> usize {
-        let before = MOVED.with(std::cell::Cell::get);
-        f();
-        MOVED.with(std::cell::Cell::get) - before
-    }
-
-    /// The entries moved in a tick where `n` waits end (under a policy
-    /// parallel, started the tick before) and in one where `n` selectors each
-    /// halt their own running wait: each takes one entry of `:aido/memory` out.
-    fn moved_by_waits_ending_and_halted(n: usize) -> (usize, usize) {
-        let mut ending = String::from("[:parallel {:policy :sequence}");
-        let mut halted = ending.clone();
-        for _ in 0..n {
-            ending.push_str("\n[:wait {:ticks 1}]");
-            halted.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
-        }
-        ending.push(']');
-        halted.push(']');
-        let moved_in_second_tick = |text: &str| {
-            let tree = compile_str("t", text, &Registry::new()).unwrap();
-            let mut db = run_tick(Value::map(), &tree).db;
-            if let Value::Map(m) = &mut db {
-                m.insert(Value::keyword("stop"), Value::Bool(true));
-            }
-            let mut after = Value::Nil;
-            let moved = moved_by(|| after = run_tick(db, &tree).db);
-            let memory = after
-                .as_map()
-                .and_then(|m| m.get(&Value::keyword("aido/memory")));
-            assert_eq!(memory, None);
-            moved
-        };
-        (moved_in_second_tick(&ending), moved_in_second_tick(&halted))
-    }
-
-    #[test]
-    fn waits_ending_or_halted_one_by_one_move_each_memory_entry_once() {
-        // Each wait's entry is the first of `:aido/memory` when it goes (they
-        // leave in the order they came): taken out by its slot, it moves no
-        // other entry (the entries move once, into the map's box, at the
-        // first), where each removal moved every later one (n²/2 a tick,
-        // 2,000,000 at n = 2,000). The rest is the last few entries, when
-        // the map drops its index, and a few small maps'.
-        for n in [1_000, 2_000] {
-            let (ending, halted) = moved_by_waits_ending_and_halted(n);
-            assert!(
-                ending <= n + 64 && halted <= n + 64,
-                "{n}: {ending}, {halted}"
-            );
-        }
     }
 }

@@ -1810,7 +1810,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.value_in_slot(i)
+        memory.value_at(i)
     }
 
     /// The memory of `node`, if it has any, to change in place. Inlined: a
@@ -1825,7 +1825,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.value_in_slot_mut(i)
+        memory.value_at_mut(i)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
@@ -1879,7 +1879,7 @@ impl<'t> Engine<'t> {
                         }
                     },
                 };
-                let slot = self.db.slot_value_mut(at);
+                let slot = &mut self.db[at];
                 if slot.is_nil() {
                     *slot = halt::spare_map();
                 }
@@ -1891,7 +1891,7 @@ impl<'t> Engine<'t> {
                     ));
                 };
                 match n.memory_hint.find_value(memory, id) {
-                    Some(i) => state.write_over(memory.slot_value_mut(i), drop),
+                    Some(i) => state.write_over(&mut memory[i], drop),
                     // The hint's search proves the id absent.
                     None => {
                         let at = memory.push(id.clone(), state.into_value());
@@ -1909,13 +1909,9 @@ impl<'t> Engine<'t> {
                 let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
                     return Ok(());
                 };
-                if let Some(Value::Map(memory)) = self.db.value_at_mut(at) {
-                    // Taken out of a large map without moving the entries
-                    // before it when they are the fewer (see
-                    // `Map::remove_slot`): waits end in the order they
-                    // started, so each takes out the first entry.
+                if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
                     if let Some(i) = n.memory_hint.find_value(memory, id)
-                        && let Some((_, old)) = memory.remove_slot(i)
+                        && let Some((_, old)) = memory.shift_remove_index(i)
                     {
                         halt::recycle(old);
                     }

@@ -173,32 +173,30 @@ pub(crate) fn slot_in<'a>(root: &'a mut Value, path: &[Value]) -> Result<&'a mut
     Ok(here)
 }
 
-/// The slot of `key` in `map` (its position but in a map whose first
-/// entries the engine took out, see `Map::key_slot`: what `Map::value_at`
-/// takes). A db is usually a handful of keyword keys,
+/// The index of `key` in `map`. A db is usually a handful of keyword keys,
 /// and comparing a few interned keywords is cheaper than hashing and probing.
 #[inline]
 pub(crate) fn find(map: &Map, key: &Value) -> Option<usize> {
     if let Value::Keyword(k) = key {
         return find_kw(map, *k);
     }
-    map.key_slot(key)
+    map.get_index_of(key)
 }
 
-/// The slot of the keyword key `key` in `map` (see [`find`]), without
+/// The index of the keyword key `key` in `map` (see [`find`]), without
 /// making a `Value` for it: a short scan of a small map, or in a larger one
 /// a probe with the keyword's hash worked out in place (a few instructions:
 /// no `Hash` or `PartialEq` call on values), so that looking up a key, or
 /// proving a reserved `:aido/*` key absent, costs little in a db of any size.
 #[inline(always)]
 pub(crate) fn find_kw(map: &Map, key: super::Keyword) -> Option<usize> {
-    map.keyword_slot(key)
+    map.keyword_position(key)
 }
 
 /// The value of `key` in `map`.
 #[inline]
 pub(crate) fn map_get<'a>(map: &'a Map, key: &Value) -> Option<&'a Value> {
-    find(map, key).and_then(|i| map.value_in_slot(i))
+    find(map, key).and_then(|i| map.value_at(i))
 }
 
 /// The slot for `key` in `map`, inserted as nil if missing. Looks up before
@@ -210,7 +208,7 @@ pub(crate) fn map_slot<'a>(map: &'a mut Map, key: &Value) -> &'a mut Value {
         // Just searched for: appended without a second search.
         None => map.push(key.clone(), Value::Nil),
     };
-    map.slot_value_mut(i)
+    &mut map[i]
 }
 
 #[cfg(test)]

@@ -88,31 +88,6 @@ fn selectors_each_halting_their_own_waits_take_the_first_entry_out_each() {
 }
 
 #[test]
-fn many_waits_ending_or_halted_one_by_one_in_a_tick_leave_no_memory() {
-    // 20,000 waits ending in one tick, then 20,000 selectors each halting
-    // its own wait: each takes the first entry of a map of up to 20,000
-    // out, which moved every later entry (the tick grew four times a
-    // doubling; now two, see README). The final state is checked here; the
-    // work by the map's unit tests, which count the entries moved
-    // (`waits_ending_or_halted_one_by_one_move_each_memory_entry_once`).
-    let n = 20_000;
-    let mut ending = String::from("[:parallel {:policy :sequence}");
-    let mut halted = ending.clone();
-    for _ in 0..n {
-        ending.push_str("\n[:wait {:ticks 1}]");
-        halted.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
-    }
-    ending.push(']');
-    halted.push(']');
-    for text in [ending, halted] {
-        let tree = compile_str("t", &text, &Registry::new()).unwrap();
-        let db = ticked_then_stopped(&tree);
-        assert_eq!(db.get(&Value::keyword("aido/memory")), None);
-        assert_eq!(db.get(&Value::keyword("aido/running")), None);
-    }
-}
-
-#[test]
 fn a_node_reads_memory_after_halts_in_the_same_tick() {
     // `t/peek`, ticked after three halted parallels and six halted waits in
     // the tick that sets `:stop`, writes the ids it finds in

@@ -121,7 +121,7 @@ impl<'a> VacantEntry<'a> {
 
     /// Inserts the key (last) with `value`.
     pub fn insert(self, value: Value) -> &'a mut Value {
-        let at = self.map.push(self.key, value) - self.map.front();
+        let at = self.map.push(self.key, value);
         &mut self.map[at]
     }
 }

@@ -158,34 +158,7 @@ struct More {
     /// Present when the map holds more than [`SCAN_LIMIT`] entries, and kept
     /// until it holds [`DROP_INDEX_AT`] or fewer.
     index: Option<KeyIndex>,
-    /// The entries of a map whose first entries [`Map::remove_slot`] took
-    /// out (the engine's node memory, whose entries leave in the order
-    /// they came), from slot `front` on, so that such removals move
-    /// nothing: empty in every other map. Such a map's own slots are two
-    /// vacant ones, which keep its length and its filter as usual, so that
-    /// the methods that read the slots in place (a position hint's check,
-    /// `Index`, `keyword_at`) find no entry there at no cost to other maps,
-    /// and turn to this room only then. Its first [`ROOM_FRONT`] slots are
-    /// never used, so that no slot of an entry is one of those two; `keys`,
-    /// when kept, is indexed by slot (nil before `front`), and the index
-    /// holds slots.
-    room: Box<[Slot]>,
-    /// The slot of the first entry in `room` (0 while `room` is empty).
-    front: usize,
 }
-
-/// The slots at the start of [`More::room`] that hold no entry.
-const ROOM_FRONT: usize = 2;
-
-/// The fewest entries whose map [`Map::remove_slot`] moves into its box's
-/// room: a smaller one's removal moves a few entries in place (and
-/// allocates nothing, as a steady tick's must not). (Lower in the unit
-/// tests, so that their maps of up to 40 keys go in and out of the room.)
-const ROOM_AT: usize = if cfg!(test) {
-    SCAN_LIMIT + 4
-} else {
-    4 * SCAN_LIMIT
-};
 
 /// The hash index of a large map.
 #[derive(Clone, Default)]
@@ -224,22 +197,6 @@ impl KeyIndex {
 #[inline(always)]
 const fn filter_bit(code: u32) -> u32 {
     if code < OTHER { 1 << (code % 32) } else { 0 }
-}
-
-#[cfg(test)]
-thread_local! {
-    /// How many entries the removals and compactions of maps on this
-    /// thread have moved: the tests' measure of their work.
-    pub(crate) static MOVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts `n` entries moved (in tests only).
-#[inline(always)]
-fn count_moved(n: usize) {
-    #[cfg(test)]
-    MOVED.with(|moved| moved.set(moved.get() + n));
-    #[cfg(not(test))]
-    let _ = n;
 }
 
 /// What a key that is not there reads as (never returned for a live entry).
@@ -428,162 +385,13 @@ impl Map {
 
     /// How many entries the map holds without allocating.
     pub fn capacity(&self) -> usize {
-        match self.more.as_deref() {
-            Some(m) if !m.room.is_empty() => m.room.len() - ROOM_FRONT,
-            _ => self.slots.len(),
-        }
+        self.slots.len()
     }
 
     /// The slots in use.
     #[inline(always)]
     fn live(&self) -> &[Slot] {
-        match self.slots.get(..self.len()) {
-            Some(live) => live,
-            // Past the room: the entries are in the box (no other map's
-            // length is).
-            None => self.live_in_room(),
-        }
-    }
-
-    /// The slots in use of a map whose entries are in its box
-    /// ([`More::room`]).
-    #[cold]
-    #[inline(never)]
-    fn live_in_room(&self) -> &[Slot] {
-        let len = self.len();
-        match self.more.as_deref() {
-            Some(m) => m.room.get(m.front..m.front + len).unwrap_or_default(),
-            None => &[],
-        }
-    }
-
-    /// [`Map::live`], mutably, with the keys as values by position.
-    #[inline(always)]
-    fn live_mut(&mut self) -> (&mut [Slot], &[Value]) {
-        let len = self.len();
-        let Map { slots, more } = self;
-        if len <= slots.len() {
-            let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
-            return (slots.get_mut(..len).unwrap_or_default(), keys);
-        }
-        Self::live_in_room_mut(more, len)
-    }
-
-    /// [`Map::live_mut`] of a map whose entries are in its box, `len` of
-    /// them.
-    #[cold]
-    #[inline(never)]
-    fn live_in_room_mut(more: &mut Option<Box<More>>, len: usize) -> (&mut [Slot], &[Value]) {
-        match more.as_deref_mut() {
-            Some(More {
-                keys, room, front, ..
-            }) => (
-                room.get_mut(*front..*front + len).unwrap_or_default(),
-                keys.get(*front..).unwrap_or_default(),
-            ),
-            None => (&mut [], &[]),
-        }
-    }
-
-    /// Whether the entries are in the box ([`More::room`]).
-    #[inline]
-    fn in_room(&self) -> bool {
-        self.more.as_deref().is_some_and(|m| !m.room.is_empty())
-    }
-
-    /// The slots that slot numbers count: the box's room for a map whose
-    /// entries are there, else the map's own.
-    fn room(&self) -> &[Slot] {
-        match self.more.as_deref() {
-            Some(m) if !m.room.is_empty() => &m.room,
-            _ => &self.slots,
-        }
-    }
-
-    /// The slot of the first entry (see [`More::front`]): 0 in a map
-    /// whose entries are in its own slots.
-    #[inline(always)]
-    fn front(&self) -> usize {
-        self.more.as_deref().map_or(0, |m| m.front)
-    }
-
-    /// The slot of position `i`. (A position past every slot stays past
-    /// them.)
-    #[inline(always)]
-    fn slot_of(&self, i: usize) -> usize {
-        i.saturating_add(self.front())
-    }
-
-    /// The keys as values from the first entry's slot on (empty if the
-    /// map does not keep them): indexed by position.
-    #[inline(always)]
-    fn value_keys_live(&self) -> &[Value] {
-        match self.more.as_deref() {
-            Some(m) => m.keys.get(m.front..).unwrap_or_default(),
-            None => &[],
-        }
-    }
-
-    /// Moves the entries of a map with an index into its box
-    /// ([`More::room`]), after [`ROOM_FRONT`] unused slots, leaving two
-    /// vacant slots of its own that keep the length and the filter: what
-    /// the first removal of [`Map::remove_slot`] from the front does (a
-    /// cost of the order of the entries, once).
-    #[cold]
-    #[inline(never)]
-    fn move_to_room(&mut self) {
-        let len = self.take_len();
-        let filter = self.take_filter();
-        let stub = vec![Slot::vacant(), Slot::vacant()].into_boxed_slice();
-        let old = std::mem::replace(&mut self.slots, stub).into_vec();
-        let mut room = Vec::with_capacity(old.len() + ROOM_FRONT);
-        room.extend([Slot::vacant(), Slot::vacant()]);
-        room.extend(old);
-        count_moved(len);
-        let more = self.more_mut();
-        more.room = room.into_boxed_slice();
-        more.front = ROOM_FRONT;
-        if !more.keys.is_empty() {
-            more.keys.splice(0..0, [Value::Nil, Value::Nil]);
-        }
-        if let Some(index) = &mut more.index {
-            for slot in index.positions.iter_mut() {
-                *slot += ROOM_FRONT as u32;
-            }
-        }
-        self.set_len(len);
-        self.set_filter(filter);
-    }
-
-    /// Moves the entries back from the box's room into the map's own
-    /// slots, if they are there: before a change that works on the slots
-    /// as a whole, or when the index goes (a cost of the order of the
-    /// entries, which the removals that made the room have paid for).
-    fn leave_room(&mut self) {
-        let Some(more) = self.more.as_deref_mut() else {
-            return;
-        };
-        if more.room.is_empty() {
-            return;
-        }
-        let front = std::mem::take(&mut more.front);
-        let len = self.slots.first().map_or(0, |s| s.len as usize);
-        let filter = self.slots.get(1).map_or(0, |s| s.len);
-        let mut room = std::mem::take(&mut more.room).into_vec();
-        room.drain(..front.min(room.len()));
-        count_moved(len);
-        let keys = &mut more.keys;
-        if !keys.is_empty() {
-            keys.drain(..front.min(keys.len()));
-        }
-        if let Some(index) = &mut more.index {
-            for slot in index.positions.iter_mut() {
-                *slot -= front as u32;
-            }
-        }
-        self.slots = room.into_boxed_slice();
-        self.set_len(len);
-        self.set_filter(filter);
+        self.slots.get(..self.len()).unwrap_or_default()
     }
 
     /// The keys as values, if the map keeps them (else empty).
@@ -612,7 +420,6 @@ impl Map {
 
     /// Drops the index, and the box with it when it holds nothing else.
     fn drop_index(&mut self) {
-        self.leave_room();
         if let Some(more) = &mut self.more {
             more.index = None;
             if more.keys.capacity() == 0 {
@@ -624,7 +431,6 @@ impl Map {
     /// Changes the room to `cap` slots (at least the length), keeping the
     /// entries.
     fn set_capacity(&mut self, cap: usize) {
-        self.leave_room();
         let len = self.take_len();
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         if cap > slots.len() {
@@ -645,7 +451,7 @@ impl Map {
     /// so a db of five keys holds five; larger ones double.
     fn grow(&mut self) {
         let len = self.len();
-        if len == self.slots.len() {
+        if len == self.capacity() {
             let cap = if len < SCAN_LIMIT { len + 1 } else { len * 2 };
             self.set_capacity(cap.min(MAX_LEN));
         }
@@ -665,12 +471,10 @@ impl Map {
 
     /// Removes every entry, keeping the allocated room.
     pub fn clear(&mut self) {
-        self.leave_room();
         // The length and the filter go with the slots: 0, exact.
         self.slots.fill_with(Slot::vacant);
         if let Some(more) = &mut self.more {
             more.keys.clear();
-            more.front = 0;
             if let Some(index) = &mut more.index {
                 index.positions.clear();
                 index.reserved = 0;
@@ -680,7 +484,6 @@ impl Map {
 
     /// Makes room for `additional` more entries.
     pub fn reserve(&mut self, additional: usize) {
-        self.leave_room();
         let want = self.len().saturating_add(additional).min(MAX_LEN);
         if want > self.capacity() {
             self.set_capacity(want.max(self.capacity().saturating_mul(2).min(MAX_LEN)));
@@ -690,24 +493,15 @@ impl Map {
     /// The position of `key`.
     #[inline]
     pub fn get_index_of(&self, key: &Value) -> Option<usize> {
-        self.key_slot(key).map(|at| at - self.front())
-    }
-
-    /// The slot of `key`: its position but in a map whose first entries
-    /// [`Map::remove_slot`] took out (see [`More::front`]). What the
-    /// engine's look-ups and position hints keep, and what
-    /// [`Map::value_at`] and the other slot-taking methods take.
-    #[inline]
-    pub(crate) fn key_slot(&self, key: &Value) -> Option<usize> {
         match key {
-            Value::Keyword(k) => self.keyword_slot(*k),
-            _ => self.value_key_slot(key),
+            Value::Keyword(k) => self.keyword_position(*k),
+            _ => self.value_key_position(key),
         }
     }
 
-    /// The slot of a key that the slots do not code: a scan of the keys
+    /// The position of a key that the slots do not code: a scan of the keys
     /// as values, or a probe of the index.
-    fn value_key_slot(&self, key: &Value) -> Option<usize> {
+    fn value_key_position(&self, key: &Value) -> Option<usize> {
         let keys = self.value_keys();
         if keys.is_empty() {
             return None;
@@ -740,13 +534,6 @@ impl Map {
     /// ```
     #[inline(always)]
     pub fn keyword_position(&self, key: Keyword) -> Option<usize> {
-        self.keyword_slot(key).map(|at| at - self.front())
-    }
-
-    /// The slot of the keyword key `key` (see [`Map::key_slot`]), found
-    /// as [`Map::keyword_position`] finds its position.
-    #[inline(always)]
-    pub(crate) fn keyword_slot(&self, key: Keyword) -> Option<usize> {
         match self.index() {
             // One probe; the slot is looked at only for a candidate.
             Some(index) => {
@@ -755,11 +542,7 @@ impl Map {
                 }
                 index
                     .positions
-                    .find(keyword_hash(key), |&at| {
-                        // (A map with an index has its box.)
-                        self.keyword_in_slot(at as usize, key)
-                            || self.keyword_in_room_cold(at as usize, key)
-                    })
+                    .find(keyword_hash(key), |&at| self.keyword_at(at as usize, key))
                     .map(|&at| at as usize)
             }
             // Vacant room has a code no keyword has: no length needed.
@@ -773,51 +556,7 @@ impl Map {
     /// [`Map::keyword_position`]).
     #[inline(always)]
     pub fn keyword_at(&self, at: usize, key: Keyword) -> bool {
-        // A map whose entries are in its box has none in its own slots:
-        // a hit there is at its position; a miss looks in the box.
-        self.keyword_in_slot(at, key) || (self.more.is_some() && self.keyword_at_in_room(at, key))
-    }
-
-    /// [`Map::keyword_at`] in a map whose entries may be in its box.
-    #[cold]
-    #[inline(never)]
-    fn keyword_at_in_room(&self, at: usize, key: Keyword) -> bool {
-        self.in_room() && self.keyword_in_room(self.slot_of(at), key)
-    }
-
-    /// Whether the key in slot `at` is the keyword `key`, wherever the
-    /// entries are: what the index's probes check.
-    #[inline(always)]
-    fn keyword_in_room(&self, at: usize, key: Keyword) -> bool {
-        self.keyword_in_slot(at, key) || (self.more.is_some() && self.keyword_in_room_cold(at, key))
-    }
-
-    /// [`Map::keyword_in_room`] past the map's own slots.
-    #[cold]
-    #[inline(never)]
-    fn keyword_in_room_cold(&self, at: usize, key: Keyword) -> bool {
-        self.more
-            .as_deref()
-            .and_then(|m| m.room.get(at))
-            .is_some_and(|s| s.key == key.index())
-    }
-
-    /// Whether the key in slot `at` is the keyword `key` (see
-    /// [`Map::key_slot`]): one comparison, the check of a position hint.
-    /// False in a map whose entries are in its box (a hint's miss: the
-    /// search that follows finds the key).
-    #[inline(always)]
-    pub(crate) fn keyword_in_slot(&self, at: usize, key: Keyword) -> bool {
         self.slots.get(at).is_some_and(|s| s.key == key.index())
-    }
-
-    /// The key in slot `at`, if an entry is there.
-    #[inline]
-    pub(crate) fn key_in_slot(&self, at: usize) -> Option<&Value> {
-        let front = self.front();
-        (front..front + self.len())
-            .contains(&at)
-            .then(|| key_in(self.room(), self.value_keys(), at))
     }
 
     /// Which of the keywords in `wanted` are keys: `wanted` and the result
@@ -868,39 +607,23 @@ impl Map {
                 f(i, Keyword::from_index(slot.key));
             }
         }
-        if self.more.is_some() {
-            self.for_each_keyword_in_room(f);
-        }
-    }
-
-    /// [`Map::for_each_keyword`] of a map whose entries are in its box.
-    #[cold]
-    #[inline(never)]
-    fn for_each_keyword_in_room(&self, mut f: impl FnMut(usize, Keyword)) {
-        if let Some(m) = self.more.as_deref() {
-            for (i, slot) in m.room.iter().enumerate() {
-                if slot.key < OTHER {
-                    f(i, Keyword::from_index(slot.key));
-                }
-            }
-        }
     }
 
     /// Whether `key` is a key.
     pub fn contains_key(&self, key: &Value) -> bool {
-        self.key_slot(key).is_some()
+        self.get_index_of(key).is_some()
     }
 
     /// The value of `key`.
     #[inline]
     pub fn get(&self, key: &Value) -> Option<&Value> {
-        self.key_slot(key).and_then(|i| self.value_in_slot(i))
+        self.get_index_of(key).and_then(|i| self.value_at(i))
     }
 
     /// The value of `key`, mutably.
     pub fn get_mut(&mut self, key: &Value) -> Option<&mut Value> {
-        let i = self.key_slot(key)?;
-        self.value_in_slot_mut(i)
+        let i = self.get_index_of(key)?;
+        self.value_at_mut(i)
     }
 
     /// The key as stored and the value of `key`.
@@ -924,99 +647,38 @@ impl Map {
     #[inline]
     pub fn get_index(&self, i: usize) -> Option<(&Value, &Value)> {
         let slot = self.live().get(i)?;
-        let key = match slot.keyword() {
-            Some(k) => keyword_value(k),
-            None => self.value_keys_live().get(i).unwrap_or(&NIL),
-        };
-        Some((key, &slot.value))
+        Some((key_in(&self.slots, self.value_keys(), i), &slot.value))
     }
 
     /// The entry at position `i`, its value mutably.
     #[inline]
     pub fn get_index_mut(&mut self, i: usize) -> Option<(&Value, &mut Value)> {
-        let (live, keys) = self.live_mut();
-        let slot = live.get_mut(i)?;
-        let key = match slot.keyword() {
-            Some(k) => keyword_value(k),
-            None => keys.get(i).unwrap_or(&NIL),
-        };
-        Some((key, &mut slot.value))
+        let len = self.len();
+        let Map { slots, more } = self;
+        let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
+        let key = key_in(slots, keys, i);
+        slots
+            .get_mut(..len)
+            .and_then(|s| s.get_mut(i))
+            .map(|s| (key, &mut s.value))
     }
 
-    /// The value in slot `i` of the map's own slots, a slot a look-up
-    /// found: read without the length, so a slot in the room past the
-    /// entries reads as nil (a vacant slot's value), and one past the room
-    /// as none. None for every slot of a map whose entries are in its box
-    /// ([`More::room`], only node memory's): [`Map::value_in_slot`] reads
-    /// those too.
+    /// The value at position `i`, a position a look-up found: read
+    /// without the length, so a position in the room past the entries
+    /// reads as nil (a vacant slot's value), and one past the room as none.
     #[inline(always)]
     pub(crate) fn value_at(&self, i: usize) -> Option<&Value> {
         self.slots.get(i).map(|s| &s.value)
     }
 
-    /// The value in slot `i` (see [`Map::key_slot`]), wherever the
-    /// entries are: [`Map::value_at`], else in the box's room.
-    #[inline(always)]
-    pub(crate) fn value_in_slot(&self, i: usize) -> Option<&Value> {
-        match self.slots.get(i) {
-            Some(s) => Some(&s.value),
-            None => self.value_in_room(i),
-        }
-    }
-
-    /// [`Map::value_at`] past the map's own slots: in the box's room, if
-    /// the entries are there.
-    #[cold]
-    #[inline(never)]
-    fn value_in_room(&self, i: usize) -> Option<&Value> {
-        self.more.as_deref()?.room.get(i).map(|s| &s.value)
-    }
-
-    /// [`Map::value_in_room`], mutably, of the map's box `more`.
-    #[cold]
-    #[inline(never)]
-    fn value_in_room_mut(more: &mut Option<Box<More>>, i: usize) -> Option<&mut Value> {
-        more.as_deref_mut()?.room.get_mut(i).map(|s| &mut s.value)
-    }
-
-    /// The value in slot `i`, a slot a look-up found or a push returned;
-    /// panics if the room has no such slot (as a slice does).
-    #[inline(always)]
-    pub(crate) fn slot_value_mut(&mut self, i: usize) -> &mut Value {
-        if i < self.slots.len() {
-            return &mut self.slots[i].value;
-        }
-        self.slot_value_in_room(i)
-    }
-
-    /// [`Map::slot_value_mut`] past the map's own slots.
-    #[cold]
-    #[inline(never)]
-    fn slot_value_in_room(&mut self, i: usize) -> &mut Value {
-        match self.more.as_deref_mut() {
-            Some(m) => &mut m.room[i].value,
-            None => &mut self.slots[i].value,
-        }
-    }
-
-    /// The value in slot `i` of the map's own slots, mutably: as
-    /// [`Map::value_at`].
+    /// The value at position `i`, mutably: as [`Map::value_at`], for a
+    /// position a look-up found.
     #[inline(always)]
     pub(crate) fn value_at_mut(&mut self, i: usize) -> Option<&mut Value> {
         self.slots.get_mut(i).map(|s| &mut s.value)
     }
 
-    /// [`Map::value_in_slot`], mutably.
-    #[inline(always)]
-    pub(crate) fn value_in_slot_mut(&mut self, i: usize) -> Option<&mut Value> {
-        let Map { slots, more } = self;
-        match slots.get_mut(i) {
-            Some(s) => Some(&mut s.value),
-            None => Self::value_in_room_mut(more, i),
-        }
-    }
-
-    /// The value of keyword `key` if it is the key in slot `at`: a
+    /// The value of keyword `key` if it is the key at position `at`: a
     /// hinted look-up's hit (see `tree::SlotHint`), one bounds check and one
     /// comparison of key codes. A position past the entries holds vacant
     /// room, whose code no keyword has.
@@ -1051,19 +713,13 @@ impl Map {
     /// the key as first stored) and its old value is returned; a new key
     /// goes last.
     pub fn insert(&mut self, key: Value, value: Value) -> Option<Value> {
-        self.insert_in_slot(key, value).1
+        self.insert_full(key, value).1
     }
 
     /// [`Map::insert`], also saying the key's position.
     pub fn insert_full(&mut self, key: Value, value: Value) -> (usize, Option<Value>) {
-        let (at, old) = self.insert_in_slot(key, value);
-        (at - self.front(), old)
-    }
-
-    /// [`Map::insert`], also saying the key's slot.
-    fn insert_in_slot(&mut self, key: Value, value: Value) -> (usize, Option<Value>) {
-        match self.key_slot(&key) {
-            Some(i) => match self.value_in_slot_mut(i) {
+        match self.get_index_of(&key) {
+            Some(i) => match self.value_at_mut(i) {
                 Some(old) => (i, Some(std::mem::replace(old, value))),
                 None => (self.push(key, value), None),
             },
@@ -1071,10 +727,9 @@ impl Map {
         }
     }
 
-    /// Appends an entry whose key is known to be absent; its slot (see
-    /// [`Map::key_slot`]). (A map of [`MAX_LEN`] entries takes no more:
-    /// the slot returned is then the one after its last entry, where no
-    /// entry is.)
+    /// Appends an entry whose key is known to be absent; its position. (A
+    /// map of [`MAX_LEN`] entries takes no more: the position returned is
+    /// then its length, where no entry is.)
     ///
     /// What a caller that has just searched uses instead of
     /// [`Map::insert_full`], which would search again. The usual case, a
@@ -1109,9 +764,6 @@ impl Map {
     /// keys as values or has (or is about to have) an index.
     #[inline(never)]
     fn push_other(&mut self, key: Value, value: Value) -> usize {
-        if self.in_room() {
-            return self.push_in_room(key, value);
-        }
         let at = self.len();
         let code = code_of(&key);
         let value_key = needs_value_keys(&key);
@@ -1138,91 +790,21 @@ impl Map {
         {
             more.keys.push(key);
         }
-        self.index_last(at);
+        self.index_last();
         at
     }
 
-    /// [`Map::push`] into a map whose entries are in its box: after the
-    /// last, the room's entries first moved to its start when it is full
-    /// (into room for twice as many unless the room before them was a
-    /// quarter of the entries), so that each entry moves a bounded number
-    /// of times while entries leave from the front and come at the end.
-    #[inline(never)]
-    fn push_in_room(&mut self, key: Value, value: Value) -> usize {
-        let len = self.len();
-        let code = code_of(&key);
-        let value_key = needs_value_keys(&key);
-        let Some(More {
-            keys,
-            index: Some(index),
-            room,
-            front,
-        }) = self.more.as_deref_mut()
-        else {
-            return len;
-        };
-        if len >= MAX_LEN {
-            return *front + len;
-        }
-        if *front + len == room.len() {
-            let before = *front - ROOM_FRONT;
-            let size = if before >= len / 4 {
-                room.len()
-            } else {
-                ROOM_FRONT + 2 * len
-            };
-            let mut moved = std::mem::take(room).into_vec();
-            moved.drain(ROOM_FRONT..*front);
-            moved.resize_with(size.max(ROOM_FRONT + len + 1), Slot::vacant);
-            *room = moved.into_boxed_slice();
-            if !keys.is_empty() {
-                keys.drain(ROOM_FRONT..*front);
-            }
-            for slot in index.positions.iter_mut() {
-                *slot -= before as u32;
-            }
-            *front = ROOM_FRONT;
-            count_moved(len);
-        }
-        let at = *front + len;
-        if value_key && keys.is_empty() {
-            // The first key of another type: every key kept as a value too
-            // (the room's slots before the entries as nil).
-            keys.extend((0..at).map(|i| key_in(room, &[], i).clone()));
-        }
-        if let Some(slot) = room.get_mut(at) {
-            *slot = Slot {
-                key: code,
-                len: 0,
-                value,
-            };
-        }
-        if !keys.is_empty() {
-            keys.push(key);
-        }
-        index
-            .positions
-            .insert_unique(hash_at(room, keys, at as u32), at as u32, |&p| {
-                hash_at(room, keys, p)
-            });
-        index.reserved |= reserved_bit(Self::keyword_in(room, keys, at));
-        self.set_len(len + 1);
-        self.add_to_filter(code);
-        at
-    }
-
-    /// Files the entry just pushed into slot `at` in the index, or builds
-    /// the index when the map has just grown past [`SCAN_LIMIT`].
-    fn index_last(&mut self, at: usize) {
+    /// Files the entry just pushed in the index, or builds the index when
+    /// the map has just grown past [`SCAN_LIMIT`].
+    fn index_last(&mut self) {
         let len = self.len();
         let Map { slots, more } = self;
         match more.as_deref_mut() {
             Some(More {
                 keys,
                 index: Some(index),
-                ..
             }) => {
-                let pos = at as u32;
+                let pos = (len - 1) as u32;
                 index
                     .positions
                     .insert_unique(hash_at(slots, keys, pos), pos, |&p| hash_at(slots, keys, p));
@@ -1244,12 +826,11 @@ impl Map {
         let Map { slots, more } = self;
         let more = more.get_or_insert_with(Box::default);
         let keys = &more.keys;
-        let front = more.front as u32;
         let mut index = KeyIndex {
             positions: HashTable::with_capacity(slots.len()),
             reserved: 0,
         };
-        for at in front..front + len as u32 {
+        for at in 0..len as u32 {
             index
                 .positions
                 .insert_unique(hash_at(slots, keys, at), at, |&p| hash_at(slots, keys, p));
@@ -1272,8 +853,6 @@ impl Map {
     /// present moves there (the key as first stored) and its old value is
     /// returned.
     pub fn shift_insert(&mut self, i: usize, key: Value, value: Value) -> Option<Value> {
-        // Slots and positions made one (the removal below keeps them so).
-        self.leave_room();
         let (key, old) = match self.shift_remove_full(&key) {
             // The key as first stored stays (as `insert` keeps it).
             Some((_, stored, old)) => (stored, Some(old)),
@@ -1312,7 +891,7 @@ impl Map {
         self.shift_remove_index(i).map(|(k, v)| (i, k, v))
     }
 
-    /// Takes the key in slot `i` out (its slot is left to the caller).
+    /// Takes the key at position `i` out (its slot is left to the caller).
     fn take_key(&mut self, i: usize) -> Value {
         match &mut self.more {
             Some(more) if !more.keys.is_empty() => {
@@ -1335,146 +914,25 @@ impl Map {
         if self.more.is_none() {
             return Some(self.shift_remove_small(i, len));
         }
-        self.leave_room();
         Some(self.shift_remove_boxed(i, len))
     }
 
-    /// [`Map::shift_remove_index`] of the entry in slot `at` (see
-    /// [`Map::key_slot`]).
-    pub(crate) fn shift_remove_slot(&mut self, at: usize) -> Option<(Value, Value)> {
-        self.shift_remove_index(at.checked_sub(self.front())?)
-    }
-
-    /// Removes the entry in slot `at` (see [`Map::key_slot`]), keeping the
-    /// order of the others, as [`Map::shift_remove_index`] does; but in a
-    /// map with an index, when fewer entries come before it than after,
-    /// those before it move down by one slot and the first entry's slot
-    /// moves on (see [`More::front`]), so that taking the entries out in
-    /// the order they came (the engine's node memory as waits end) moves
-    /// none and renumbers none. Positions stay as `IndexMap`'s.
-    pub(crate) fn remove_slot(&mut self, at: usize) -> Option<(Value, Value)> {
-        let len = self.len();
-        let front = self.front();
-        let i = at.checked_sub(front).filter(|&i| i < len)?;
-        let after = len - 1 - i;
-        if self.index().is_none() || (!self.in_room() && (i >= after || len < ROOM_AT)) {
-            return self.shift_remove_index(i);
-        }
-        if !self.in_room() {
-            self.move_to_room();
-        }
-        Some(self.remove_in_room(self.front() + i, i < after))
-    }
-
-    /// [`Map::remove_slot`] of slot `at` of a map whose entries are in its
-    /// box: the entries before it move down by one slot and the first
-    /// entry's slot moves on (`front_side`), or those after it move up,
-    /// each renumbered in the index (by its hash when they are few, else
-    /// in one pass over the index).
-    #[inline(never)]
-    fn remove_in_room(&mut self, at: usize, front_side: bool) -> (Value, Value) {
-        let len = self.len();
-        let Some(More {
-            keys,
-            index: Some(index),
-            room,
-            front,
-        }) = self.more.as_deref_mut()
-        else {
-            return (Value::Nil, Value::Nil);
-        };
-        let end = *front + len;
-        unindex(index, room, keys, at);
-        let moved = if front_side { *front..at } else { at + 1..end };
-        let count = moved.len();
-        if count <= len / 8 {
-            // Each found by its hash, in an order that never gives two
-            // entries one slot on the way.
-            let mut renumber = |p: usize, to: u32| {
-                if let Some(slot) = index
-                    .positions
-                    .find_mut(hash_at(room, keys, p as u32), |&q| q as usize == p)
-                {
-                    *slot = to;
-                }
-            };
-            if front_side {
-                moved.rev().for_each(|p| renumber(p, p as u32 + 1));
-            } else {
-                moved.for_each(|p| renumber(p, p as u32 - 1));
-            }
-        } else {
-            for slot in index.positions.iter_mut() {
-                if moved.contains(&(*slot as usize)) {
-                    *slot = if front_side { *slot + 1 } else { *slot - 1 };
-                }
-            }
-        }
-        let kept_keys = !keys.is_empty();
-        let (removed, key) = if front_side {
-            let slots = room.get_mut(*front..=at).unwrap_or_default();
-            slots.rotate_right(1);
-            let removed = slots
-                .first_mut()
-                .map(|s| std::mem::replace(s, Slot::vacant()));
-            let key = match keys.get_mut(*front..=at) {
-                Some(moved) if kept_keys => {
-                    moved.rotate_right(1);
-                    moved.first_mut().map(std::mem::take)
-                }
-                _ => None,
-            };
-            *front += 1;
-            (removed, key)
-        } else {
-            let slots = room.get_mut(at..end).unwrap_or_default();
-            slots.rotate_left(1);
-            let removed = slots
-                .last_mut()
-                .map(|s| std::mem::replace(s, Slot::vacant()));
-            let key = match keys.get_mut(at..end) {
-                Some(moved) if kept_keys => {
-                    moved.rotate_left(1);
-                    keys.pop()
-                }
-                _ => None,
-            };
-            (removed, key)
-        };
-        count_moved(count);
-        let removed = removed.unwrap_or_else(Slot::vacant);
-        let key = match removed.keyword() {
-            Some(k) => Value::Keyword(k),
-            None => key.unwrap_or(Value::Nil),
-        };
-        // A large map keeps the old filter, a superset.
-        self.set_len(len - 1);
-        if len - 1 <= DROP_INDEX_AT {
-            self.drop_index();
-            self.refilter();
-        }
-        (key, removed.value)
-    }
-
     /// [`Map::shift_remove_index`] of a map with its box (keys kept as
-    /// values, or an index), the entry in slot `i` of its `len`: kept out
-    /// of line, so that a small map's removal saves and restores few
-    /// registers. The entries after it move up by one slot.
+    /// values, or an index), `i` below its length `len`: kept out of line,
+    /// so that a small map's removal saves and restores few registers.
     #[inline(never)]
     fn shift_remove_boxed(&mut self, i: usize, len: usize) -> (Value, Value) {
-        let end = self.front() + len;
         let Map { slots, more } = self;
         if let Some(More {
             keys,
             index: Some(index),
-            ..
         }) = more.as_deref_mut()
         {
             unindex(index, slots, keys, i);
-            let after = end - i - 1;
+            let after = len - i - 1;
             if after <= SCAN_LIMIT {
                 // A few entries after it: each found by its hash.
-                for p in i + 1..end {
+                for p in i + 1..len {
                     if let Some(slot) = index
                         .positions
                         .find_mut(hash_at(slots, keys, p as u32), |&q| q as usize == p)
@@ -1496,7 +954,6 @@ impl Map {
         // The entries after it move up by one (a `memmove`, as a `Vec`'s
         // `remove` does), and the room gains a vacant slot at the end; the
         // box's allocation stays as it is.
-        count_moved(end - i - 1);
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         let removed = slots.remove(i);
         slots.push(Slot::vacant());
@@ -1610,8 +1067,6 @@ impl Map {
     /// Removes `key` by moving the last entry into its place (the order of
     /// the others changes); its value.
     pub fn swap_remove(&mut self, key: &Value) -> Option<Value> {
-        // Slots and positions made one.
-        self.leave_room();
         let i = self.get_index_of(key)?;
         let last = self.len() - 1;
         if i == last {
@@ -1621,7 +1076,6 @@ impl Map {
         if let Some(More {
             keys,
             index: Some(index),
-            ..
         }) = more.as_deref_mut()
         {
             unindex(index, slots, keys, i);
@@ -1663,19 +1117,16 @@ impl Map {
         self.retain_from(0, keep);
     }
 
-    /// [`Map::retain`] of the entries from slot `from` on (see
-    /// [`Map::key_slot`]): those before it stay without being looked at,
-    /// and each later entry kept moves once, so taking several entries out
-    /// costs one pass over the entries from the first of them (and the
-    /// index built again), not a shift of the rest for each.
+    /// [`Map::retain`] of the entries from position `from` on: those
+    /// before it stay without being looked at, and each later entry kept
+    /// moves once, so taking several entries out costs one pass over the
+    /// entries from the first of them (and the index built again), not a
+    /// shift of the rest for each.
     pub(crate) fn retain_from(
         &mut self,
         from: usize,
         mut keep: impl FnMut(&Value, &mut Value) -> bool,
     ) {
-        // Slots and positions made one.
-        let from = from.saturating_sub(self.front());
-        self.leave_room();
         let len = self.take_len();
         let filter = self.take_filter();
         let Map { slots, more } = self;
@@ -1700,7 +1151,6 @@ impl Map {
         if let Some(keys) = keys {
             keys.truncate(kept);
         }
-        count_moved(len - from);
         self.set_len(kept);
         if kept != len {
             self.reindex();
@@ -1734,13 +1184,15 @@ impl Map {
 
     /// The entries in order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter::new(self.live(), self.value_keys_live())
+        Iter::new(self.live(), self.value_keys())
     }
 
     /// The entries in order, their values mutably.
     pub fn iter_mut(&mut self) -> IterMut<'_> {
-        let (live, keys) = self.live_mut();
-        IterMut::new(live, keys)
+        let len = self.len();
+        let Map { slots, more } = self;
+        let keys = more.as_deref().map_or(&[][..], |m| &m.keys);
+        IterMut::new(slots.get_mut(..len).unwrap_or_default(), keys)
     }
 
     /// The keys in order.
@@ -1790,17 +1242,16 @@ impl PartialEq for Map {
         // Maps of one shape usually have their keys in one order: the same
         // position first.
         if !self.keeps_keys() && !other.keeps_keys() {
-            let theirs = other.live();
             return self
                 .live()
                 .iter()
                 .zip(0..)
-                .all(|(s, i)| match theirs.get(i) {
+                .all(|(s, i)| match other.slots.get(i) {
                     Some(o) if o.key == s.key => o.value == s.value,
                     _ => {
                         s.keyword()
-                            .and_then(|k| other.keyword_slot(k))
-                            .and_then(|j| other.value_in_slot(j))
+                            .and_then(|k| other.keyword_position(k))
+                            .and_then(|j| other.value_at(j))
                             == Some(&s.value)
                     }
                 });
@@ -1834,10 +1285,7 @@ impl Index<usize> for Map {
 impl IndexMut<usize> for Map {
     fn index_mut(&mut self, i: usize) -> &mut Value {
         let len = self.len();
-        if len <= self.slots.len() {
-            return &mut self.slots[..len][i].value;
-        }
-        &mut self.live_mut().0[i].value
+        &mut self.slots[..len][i].value
     }
 }
 
@@ -1871,7 +1319,6 @@ impl IntoIterator for Map {
     type Item = (Value, Value);
     type IntoIter = IntoIter;
     fn into_iter(mut self) -> IntoIter {
-        self.leave_room();
         let len = self.take_len();
         let mut slots = std::mem::take(&mut self.slots).into_vec();
         slots.truncate(len);

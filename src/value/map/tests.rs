@@ -37,13 +37,6 @@ enum Op {
     Reserve(usize),
     /// The map replaced by its clone.
     Clone,
-    /// `Map::shift_remove_index` of a position (possibly past the end).
-    ShiftRemoveIndex(usize),
-    /// `Map::remove_slot` of a position's slot (possibly past the end).
-    RemoveSlot(usize),
-    /// The first `n` entries taken out one by one by `Map::remove_slot`
-    /// (a queue's removals, the engine's node memory as waits end).
-    RemoveFront(u8),
 }
 
 fn op(keys: u8) -> impl Strategy<Value = Op> {
@@ -60,9 +53,6 @@ fn op(keys: u8) -> impl Strategy<Value = Op> {
         1 => Just(Op::Sort),
         1 => (0..20usize).prop_map(Op::Reserve),
         1 => Just(Op::Clone),
-        2 => (0..45usize).prop_map(Op::ShiftRemoveIndex),
-        2 => (0..45usize).prop_map(Op::RemoveSlot),
-        2 => (1..12u8).prop_map(Op::RemoveFront),
     ]
 }
 
@@ -80,51 +70,23 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
             assert_eq!(map.keyword_position(kw), reference.get_index_of(&k));
         }
     }
-    check_positions(map, reference);
-    let front = map.front();
     if let Some(index) = map.index() {
         assert_eq!(index.positions.len(), map.len());
         let mut reserved = 0;
         for (at, (k, _)) in map.iter().enumerate() {
-            let found = index.positions.find(hash(k), |&p| p as usize == front + at);
-            assert_eq!(found, Some(&((front + at) as u32)));
+            let found = index.positions.find(hash(k), |&p| p as usize == at);
+            assert_eq!(found, Some(&(at as u32)));
             reserved |= reserved_bit(k.as_keyword());
         }
         assert_eq!(index.reserved, reserved);
-    } else {
-        assert!(
-            front == 0 && !map.in_room(),
-            "only a map with an index keeps its entries in its box"
-        );
     }
     assert!(map.len() <= SCAN_LIMIT || map.index().is_some());
-    // The slots: the entries, then vacant room; or, for a map whose entries
-    // are in its box, two vacant slots of its own and in the box's room
-    // vacant slots (at least `ROOM_FRONT`), the entries, then vacant
-    // slots. The length in slot 0 and the filter in slot 1 of the map's
-    // own, nowhere else; keys kept as values exactly while one needs it.
+    // The slots: the entries, then vacant room; the length in slot 0 and
+    // nowhere else; keys kept as values exactly while one needs it.
     assert_eq!(map.len(), map.live().len());
-    let room = map.room();
-    assert!(front + map.len() <= room.len());
-    if map.in_room() {
-        assert!(front >= ROOM_FRONT && map.len() > DROP_INDEX_AT);
-        assert_eq!(map.slots.len(), 2);
-        assert!(
-            map.slots
-                .iter()
-                .all(|s| s.key == VACANT && s.value.is_nil())
-        );
-        assert_eq!(map.capacity(), room.len() - ROOM_FRONT);
-    } else {
-        assert_eq!(front, 0);
-    }
-    for (at, slot) in room.iter().enumerate() {
-        let used = (front..front + map.len()).contains(&at);
-        assert_eq!(slot.key == VACANT, !used, "slot {at}");
-        if !used {
-            assert_eq!(slot.value, Value::Nil, "slot {at}");
-        }
-        if at > 1 || map.in_room() {
+    for (at, slot) in map.slots.iter().enumerate() {
+        assert_eq!(slot.key == VACANT, at >= map.len(), "slot {at}");
+        if at > 1 {
             assert_eq!(slot.len, 0);
         }
     }
@@ -132,11 +94,9 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
     let needs_keys = map.live().iter().any(|s| s.key == OTHER);
     assert!(map.keeps_keys() || !needs_keys);
     if map.keeps_keys() {
-        assert_eq!(map.value_keys().len(), front + map.len());
-        assert!(map.in_room() || front == 0);
-        assert!(map.value_keys()[..front].iter().all(Value::is_nil));
+        assert_eq!(map.value_keys().len(), map.len());
         for (at, slot) in map.live().iter().enumerate() {
-            assert_eq!(slot.key, code_of(&map.value_keys()[front + at]));
+            assert_eq!(slot.key, code_of(&map.value_keys()[at]));
         }
     }
     // Equal to the same entries in another order, unequal to a change.
@@ -155,103 +115,6 @@ fn check_same(map: &Map, reference: &Reference, keys: u8) {
         changed.insert(k.clone(), Value::Vector(crate::value::thin_vec![v.clone()]));
         assert_ne!(map, &changed);
     }
-}
-
-/// Every API that takes or gives a position or a slot, at every position
-/// and one past the last (and far past every slot), against the reference.
-fn check_positions(map: &Map, reference: &Reference) {
-    let len = reference.len();
-    let front = map.front();
-    // A position hint's check in place finds no entry of a map whose
-    // entries are in its box (a miss, and a search).
-    let in_place = !map.in_room();
-    for i in (0..=len).chain([usize::MAX, usize::MAX - 1]) {
-        let want = reference.get_index(i);
-        let at = i.saturating_add(front);
-        assert_eq!(map.get_index(i), want, "get_index({i})");
-        let mut copy = map.clone();
-        assert_eq!(
-            copy.get_index_mut(i).map(|(k, v)| (k.clone(), v.clone())),
-            want.map(|(k, v)| (k.clone(), v.clone()))
-        );
-        assert_eq!(map.key_in_slot(at), want.map(|(k, _)| k));
-        match want {
-            Some((k, v)) => {
-                assert_eq!(&map[i], v);
-                assert_eq!(&copy[i], v);
-                assert_eq!(map.value_in_slot(at), Some(v));
-                assert_eq!(map.value_at(at), in_place.then_some(v));
-                assert_eq!(
-                    copy.value_in_slot_mut(at).map(|v| v.clone()),
-                    Some(v.clone())
-                );
-                assert_eq!(copy.slot_value_mut(at), v);
-                assert_eq!(map.key_slot(k), Some(at));
-                if let Some(kw) = k.as_keyword() {
-                    assert!(map.keyword_at(i, kw));
-                    assert!(map.keyword_in_room(at, kw));
-                    assert_eq!(map.keyword_in_slot(at, kw), in_place);
-                    assert_eq!(map.keyword_slot(kw), Some(at));
-                    let hit = in_place.then_some(v);
-                    assert_eq!(map.keyword_value_at(at, kw), hit);
-                    assert_eq!(
-                        copy.keyword_value_at_mut(at, kw).map(|v| v.clone()),
-                        hit.cloned()
-                    );
-                }
-            }
-            None => {
-                // Past the entries: vacant room, or nothing.
-                assert!(map.value_at(at).is_none_or(Value::is_nil));
-                assert!(map.value_in_slot(at).is_none_or(Value::is_nil));
-                for k in probes() {
-                    assert!(!map.keyword_at(i, k));
-                    assert!(!map.keyword_in_slot(at, k));
-                    assert!(!map.keyword_in_room(at, k));
-                    assert!(map.keyword_value_at(at, k).is_none());
-                }
-            }
-        }
-        // A keyword elsewhere is not at this position, nor in this slot.
-        for (j, (k, _)) in reference.iter().enumerate() {
-            if let Some(kw) = k.as_keyword() {
-                assert_eq!(map.keyword_at(i, kw), i == j);
-                assert_eq!(map.keyword_in_room(at, kw), i == j);
-                assert_eq!(map.keyword_in_slot(at, kw), i == j && in_place);
-            }
-        }
-    }
-    // The vacant room before the entries holds no key.
-    for at in 0..front {
-        assert_eq!(map.key_in_slot(at), None);
-        for k in probes() {
-            assert!(!map.keyword_in_room(at, k));
-        }
-    }
-    assert_eq!(map.first(), reference.first());
-    assert_eq!(map.last(), reference.last());
-    let mut keywords = Vec::new();
-    map.for_each_keyword(|at, k| keywords.push((at - front, Value::Keyword(k))));
-    let want: Vec<(usize, Value)> = reference
-        .keys()
-        .enumerate()
-        .filter(|(_, k)| k.as_keyword().is_some())
-        .map(|(at, k)| (at, k.clone()))
-        .collect();
-    assert_eq!(keywords, want);
-    let mut copy = map.clone();
-    assert!(
-        copy.iter_mut()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .eq(reference.iter().map(|(k, v)| (k.clone(), v.clone())))
-    );
-    assert!(
-        copy.values_mut()
-            .rev()
-            .map(|v| v.clone())
-            .eq(reference.values().rev().cloned())
-    );
-    assert!(map.clone().into_iter().eq(reference.clone()));
 }
 
 /// The filter of keyword keys in slot 1: exact in a map without an index,
@@ -309,9 +172,10 @@ fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
                 if reference.contains_key(&k) {
                     assert_eq!(map.insert(k.clone(), v.clone()), reference.insert(k, v));
                 } else {
-                    let at = map.push(k.clone(), v.clone());
-                    assert_eq!(at - map.front(), reference.insert_full(k, v).0);
-                    assert_eq!(map.key_in_slot(at), reference.last().map(|(k, _)| k));
+                    assert_eq!(
+                        map.push(k.clone(), v.clone()),
+                        reference.insert_full(k, v).0
+                    );
                 }
             }
             Op::ShiftRemove(k) => {
@@ -354,7 +218,7 @@ fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
                     |k: &Value, _: &mut Value| !k.to_string().len().is_multiple_of(usize::from(m));
                 // Only the entries from `from` on are looked at.
                 let mut looked_at = 0;
-                map.retain_from(from + map.front(), |k, v| {
+                map.retain_from(from, |k, v| {
                     looked_at += 1;
                     keep(k, v)
                 });
@@ -380,19 +244,6 @@ fn same_as_the_reference(keys: u8, ops: Vec<Op>) {
                 reference.reserve(n);
             }
             Op::Clone => map = map.clone(),
-            Op::ShiftRemoveIndex(i) => {
-                assert_eq!(map.shift_remove_index(i), reference.shift_remove_index(i));
-            }
-            Op::RemoveSlot(i) => {
-                let at = i + map.front();
-                assert_eq!(map.remove_slot(at), reference.shift_remove_index(i));
-            }
-            Op::RemoveFront(n) => {
-                for _ in 0..n {
-                    let at = map.front();
-                    assert_eq!(map.remove_slot(at), reference.shift_remove_index(0));
-                }
-            }
         }
         check_same(&map, &reference, keys);
     }
@@ -807,200 +658,4 @@ fn removing_the_second_to_last_key_of_a_small_map_keeps_the_rest_and_its_filter(
             assert_eq!(map.lacks_keyword(removed), twin_at.is_none());
         }
     }
-}
-
-/// Operations that keep a map large while entries leave from its front,
-/// as the engine's node memory does as waits end (pushes, removals of the
-/// first entries, and the rest now and then), so that the room before the
-/// entries grows, is used again and is compacted, across every threshold.
-fn queue_op(keys: u8) -> impl Strategy<Value = Op> {
-    prop_oneof![
-        12 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Push(k, v)),
-        3 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Insert(k, v)),
-        5 => (1..6u8).prop_map(Op::RemoveFront),
-        2 => (0..45usize).prop_map(Op::RemoveSlot),
-        2 => (0..45usize).prop_map(Op::ShiftRemoveIndex),
-        1 => (0..keys).prop_map(Op::ShiftRemove),
-        1 => (0..keys).prop_map(Op::SwapRemove),
-        1 => (0..40usize, 0..keys, any::<i64>()).prop_map(|(i, k, v)| Op::ShiftInsert(i, k, v)),
-        1 => (0..keys, any::<i64>()).prop_map(|(k, v)| Op::Entry(k, v)),
-        1 => (0..45usize, 2..6u8).prop_map(|(i, m)| Op::RetainFrom(i, m)),
-        1 => Just(Op::Sort),
-        1 => (0..20usize).prop_map(Op::Reserve),
-        1 => Just(Op::Clone),
-    ]
-}
-
-/// Queue-like sequences over keywords only (keys 0 to 19) or over keys of
-/// every kind.
-fn queue_operations() -> impl Strategy<Value = (u8, Vec<Op>)> {
-    prop_oneof![Just(20u8), Just(40u8)]
-        .prop_flat_map(|k| (Just(k), prop::collection::vec(queue_op(k), 0..300)))
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-    #[test]
-    fn behaves_as_an_index_map_as_a_queue((keys, ops) in queue_operations()) {
-        same_as_the_reference(keys, ops);
-    }
-}
-
-/// The entries moved by `f` on this thread.
-fn moved_by(f: impl FnOnce()) -> usize {
-    let before = MOVED.with(std::cell::Cell::get);
-    f();
-    MOVED.with(std::cell::Cell::get) - before
-}
-
-#[test]
-fn a_queue_of_entries_moves_each_once_as_they_leave_in_order() {
-    // Entries pushed, then taken out from the front in the order they
-    // came (the node memory of waits ending as they started): each moves
-    // once, into the box, where each removal used to move every later
-    // entry (n²/2).
-    for keys in [20u8, 40] {
-        let n = 2_000;
-        let mut map = Map::new();
-        let mut reference = Reference::default();
-        let key = |i: usize| match keys {
-            20 => Value::keyword(&format!("q{i}")),
-            _ => Value::string(&format!("q{i}")),
-        };
-        for i in 0..n {
-            map.push(key(i), Value::Int(i as i64));
-            reference.insert(key(i), Value::Int(i as i64));
-        }
-        let moved = moved_by(|| {
-            for _ in 0..n - 100 {
-                let at = map.front();
-                assert_eq!(map.remove_slot(at), reference.shift_remove_index(0));
-            }
-        });
-        assert_eq!(moved, n);
-        assert!(map.in_room());
-        check_same(&map, &reference, 0);
-        // Pushed and taken out again and again, a queue of a steady length:
-        // the room before the entries is used again, each entry moved a
-        // bounded number of times.
-        let moved = moved_by(|| {
-            for i in n..4 * n {
-                map.push(key(i), Value::Int(i as i64));
-                reference.insert(key(i), Value::Int(i as i64));
-                let at = map.front();
-                assert_eq!(map.remove_slot(at), reference.shift_remove_index(0));
-            }
-        });
-        assert!(moved <= 3 * n, "{moved} moved for {} removals", 3 * n);
-        check_same(&map, &reference, 0);
-        // The rest taken out from the front, down to a map without its
-        // index, whose entries are its own slots again.
-        while !reference.is_empty() {
-            let at = map.front();
-            assert_eq!(map.remove_slot(at), reference.shift_remove_index(0));
-        }
-        check_same(&map, &reference, 0);
-        assert_eq!(
-            (map.front(), map.in_room(), map.index().is_none()),
-            (0, false, true)
-        );
-    }
-}
-
-#[test]
-fn a_slot_removal_moves_the_entries_on_its_shorter_side() {
-    // In a map with an index, the entries before the removed one move when
-    // they are fewer (the entries moved into the box first, once); after
-    // it otherwise (as a `Vec`'s `remove`).
-    let mut map: Map = (0..100).map(|i| (Value::Int(i), Value::Int(i))).collect();
-    let mut reference: Reference = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    // Past the middle, in the map's own slots: those after it move.
-    assert_eq!(moved_by(|| assert!(map.remove_slot(97).is_some())), 2);
-    reference.shift_remove_index(97);
-    assert!(!map.in_room());
-    check_same(&map, &reference, 0);
-    // Before the middle: into the box (99 moved), then those before it.
-    assert_eq!(moved_by(|| assert!(map.remove_slot(3).is_some())), 99 + 3);
-    reference.shift_remove_index(3);
-    assert_eq!((map.in_room(), map.front()), (true, ROOM_FRONT + 1));
-    check_same(&map, &reference, 0);
-    // Past the middle, in the box: those after it move.
-    let at = map.front() + 90;
-    assert_eq!(moved_by(|| assert!(map.remove_slot(at).is_some())), 7);
-    reference.shift_remove_index(90);
-    assert_eq!(map.front(), ROOM_FRONT + 1);
-    check_same(&map, &reference, 0);
-    // More than an eighth before it: the index is renumbered in one pass.
-    let at = map.front() + 30;
-    assert_eq!(moved_by(|| assert!(map.remove_slot(at).is_some())), 30);
-    reference.shift_remove_index(30);
-    assert_eq!(map.front(), ROOM_FRONT + 2);
-    check_same(&map, &reference, 0);
-    // Slots outside the entries hold none to remove.
-    for at in [0, 1, ROOM_FRONT, map.front() - 1, map.front() + map.len()] {
-        assert_eq!(map.remove_slot(at), None);
-    }
-    // The public removal moves the entries back into the map's own slots.
-    let len = map.len();
-    assert_eq!(
-        moved_by(|| assert!(map.shift_remove_index(0).is_some())),
-        len + len - 1
-    );
-    reference.shift_remove_index(0);
-    assert_eq!((map.in_room(), map.front()), (false, 0));
-    check_same(&map, &reference, 0);
-    // A map without an index (up to 8 entries), or with fewer entries than
-    // `ROOM_AT`, keeps its entries in its own slots.
-    for n in [8, ROOM_AT - 1] {
-        let mut small: Map = (0..n as i64)
-            .map(|i| (Value::Int(i), Value::Int(i)))
-            .collect();
-        assert_eq!(small.index().is_none(), n <= SCAN_LIMIT);
-        let moved = moved_by(|| assert!(small.remove_slot(0).is_some()));
-        assert_eq!(moved, n - 1);
-        assert_eq!((small.in_room(), small.front()), (false, 0));
-    }
-    let mut large: Map = (0..ROOM_AT as i64)
-        .map(|i| (Value::Int(i), Value::Int(i)))
-        .collect();
-    assert!(large.remove_slot(0).is_some());
-    assert!(large.in_room());
-}
-
-#[test]
-fn room_before_the_entries_is_used_again_before_the_room_grows() {
-    // A full room whose first quarter was taken out from the front takes
-    // its next entry by moving the entries down, not by growing.
-    let mut map: Map = (0..64).map(|i| (Value::Int(i), Value::Int(i))).collect();
-    assert_eq!(map.capacity(), 64);
-    for _ in 0..16 {
-        let at = map.front();
-        assert!(map.remove_slot(at).is_some());
-    }
-    let mut reference: Reference = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    assert_eq!(map.front(), ROOM_FRONT + 16);
-    assert_eq!(moved_by(|| _ = map.push(Value::Int(-1), Value::Nil)), 48);
-    reference.insert(Value::Int(-1), Value::Nil);
-    assert_eq!((map.front(), map.capacity()), (ROOM_FRONT, 64));
-    check_same(&map, &reference, 0);
-    // Fewer taken out: the room grows to twice the entries (which move
-    // to its start).
-    for _ in 0..4 {
-        let at = map.front();
-        assert!(map.remove_slot(at).is_some());
-        reference.shift_remove_index(0);
-    }
-    while map.front() + map.len() < map.room().len() {
-        reference.insert(Value::Int(1000 + map.len() as i64), Value::Nil);
-        map.push(Value::Int(1000 + map.len() as i64), Value::Nil);
-    }
-    let len = map.len();
-    map.push(Value::Int(-2), Value::Nil);
-    reference.insert(Value::Int(-2), Value::Nil);
-    assert_eq!((map.front(), map.capacity()), (ROOM_FRONT, 2 * len));
-    check_same(&map, &reference, 0);
-    // A change of the whole map moves the entries back into its own slots.
-    map.sort_by(|_, _, _, _| std::cmp::Ordering::Equal);
-    assert!(!map.in_room());
-    check_same(&map, &reference, 0);
 }
