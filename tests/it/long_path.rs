@@ -370,16 +370,19 @@ fn a_running_set_edited_around_the_run_above_a_wait_is_noted_as_the_general_path
     // edit here leaves the wait's own entry in place and changes what
     // comes before it: the run's top missing, the top replaced by a
     // long-path flow that is not above the wait (`:a`, halted by `:s1`),
-    // by a general flow above it (`:root`), or by a plain node, and one
-    // id too many before the run.
+    // by a general flow above it (`:root`), or by a plain node, one id
+    // too many before the run, and long-path flows that come after the
+    // wait in the tree (`:c`, `:d`) named as its run.
     let text = "[:sequence {:id :root} \
                   [:selector {:id :s1} [:success] [:sequence {:id :a} [:success] [:wait {:id :wa :ticks 9}]]] \
                   [:sequence {:id :b} [:inc! {:key :n}] [:wait {:id :wb :ticks 9}]] \
                   [:selector {:id :s2} [:present? {:key :stop}] [:sequence {:id :c} [:success] [:sequence {:id :d} [:success] [:wait {:id :wc :ticks 9}]]]]]";
     let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
     let start = read_value("{:n 0}").unwrap();
-    let edits: [&str; 9] = [
+    let edits: [&str; 11] = [
         "",
+        "[:c :wb]",
+        "[:d :wb]",
         "[:b :wb]",
         "[:wb]",
         "[:a :wb]",
