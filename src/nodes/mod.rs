@@ -433,9 +433,6 @@ impl<'t> Engine<'t> {
     where
         F: Fn(&mut NodeCtx<'_, '_>) -> Result<Status, crate::extend::NodeError>,
     {
-        if self.memory_marked() {
-            self.settle_memory();
-        }
         let mut ctx = NodeCtx {
             engine: self,
             node: id,

@@ -133,9 +133,6 @@ pub struct NodeCtx<'e, 't> {
 impl<'e, 't> NodeCtx<'e, 't> {
     /// The view of node `node` for its user code.
     pub(crate) fn new(engine: &'e mut Engine<'t>, node: u32) -> NodeCtx<'e, 't> {
-        if engine.memory_marked() {
-            engine.settle_memory();
-        }
         let tree: &'t crate::tree::Tree = engine.tree;
         let slots = match tree.nodes.get(node as usize).map(|n| &n.kind) {
             Some(Kind::Custom { options, .. }) => options.slots(),

@@ -770,11 +770,8 @@ impl Engine<'_> {
     /// Whether it was.
     #[inline(always)]
     pub(crate) fn file_running_if_unchanged(&mut self) -> bool {
-        // Entries of node memory marked removed are taken out by the
-        // write-back past this usual case.
         if let Some(long) = self.long.as_mut()
             && long.db_names_prev
-            && long.memory_marked == 0
             && long.now_running.is_empty()
             && !long.prev_running.is_empty()
             && long.runs_again as usize == long.prev_running.len()
@@ -1255,9 +1252,6 @@ impl Engine<'_> {
     /// larger one is cleared by one pass over the map.
     pub(crate) fn clear_memory(&mut self, start: u32, end: u32, halted: &[u32]) {
         self.wrote(kw::MEMORY);
-        if self.memory_marked() && !self.clear_memory_marked(start, end) {
-            self.settle_memory();
-        }
         let tree = self.tree;
         let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
             return;
@@ -1284,19 +1278,9 @@ impl Engine<'_> {
             // Where the pass that takes entries out starts, found node by
             // node when the subtree is the smaller.
             let from = if memory.len() > SCAN_LIMIT && ((end - start) as usize) < memory.len() {
-                match cleared_node_by_node(tree, memory, start..end, false) {
+                match cleared_node_by_node(tree, memory, start..end) {
                     Cleared::None => return,
                     Cleared::One(i) => {
-                        if memory.len() >= MARK_FROM
-                            && let Some(long) = self.long.as_mut()
-                        {
-                            let gone = mark_removed(long, memory, i);
-                            if gone {
-                                self.remove_long_key(at);
-                            }
-                            return;
-                        }
-                        count_moved(memory.len().saturating_sub(i + 1));
                         if let Some((_, old)) = memory.shift_remove_index(i) {
                             recycle(old);
                         }
@@ -1313,7 +1297,6 @@ impl Engine<'_> {
             // Each id looked up among the few nodes just halted, else in
             // the tree (a hash), so that the pass is linear in the map.
             let few = halted.len() <= SCAN_LIMIT;
-            count_moved(memory.len().saturating_sub(from));
             memory.retain_from(from, |id, state| {
                 let node = if few {
                     halted
@@ -1336,116 +1319,6 @@ impl Engine<'_> {
             if memory.is_empty() {
                 self.remove_long_key(at);
             }
-        }
-    }
-}
-
-#[cfg(test)]
-thread_local! {
-    /// The node memory entries that the engine's removals moved on this
-    /// thread: the tests' measure of their work.
-    pub(crate) static MOVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts `n` node memory entries moved by a removal (in tests only).
-#[inline(always)]
-pub(crate) fn count_moved(n: usize) {
-    #[cfg(test)]
-    MOVED.with(|moved| moved.set(moved.get() + n));
-    let _ = n;
-}
-
-/// How many entries `:aido/memory` holds before a removal from it is
-/// marked (see [`mark_removed`]) instead of moving every later entry.
-pub(crate) const MARK_FROM: usize = 64;
-
-/// Marks entry `i` of node memory `memory` removed: its state recycled and
-/// `nil` left in its place, so that no later entry moves; the marked
-/// entries leave together, in order, in [`Engine::settle_memory`]. An entry
-/// marked already is left as it is. Whether every entry is now marked (the
-/// caller then takes the map out).
-pub(crate) fn mark_removed(long: &mut Long, memory: &mut Map, i: usize) -> bool {
-    let Some(state) = memory.value_at_mut(i) else {
-        return false;
-    };
-    if !(state.is_nil() && long.memory_marked > 0) {
-        recycle(std::mem::take(state));
-        let i = i as u32;
-        if long.memory_marked == 0 || i < long.memory_first_marked {
-            long.memory_first_marked = i;
-        }
-        long.memory_marked += 1;
-    }
-    if long.memory_marked as usize >= memory.len() {
-        long.memory_marked = 0;
-        return true;
-    }
-    false
-}
-
-impl Engine<'_> {
-    /// Whether entries of `:aido/memory` are marked removed in this tick
-    /// (see [`mark_removed`]).
-    #[inline(always)]
-    pub(crate) fn memory_marked(&self) -> bool {
-        self.long.as_ref().is_some_and(|l| l.memory_marked > 0)
-    }
-
-    /// Takes the entries of `:aido/memory` marked removed in this tick out
-    /// in one order-keeping pass from the first of them: before the tick
-    /// ends, before user code is handed the db, and before a halt that
-    /// takes out more than one entry.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn settle_memory(&mut self) {
-        let Some(long) = self.long.as_mut() else {
-            return;
-        };
-        if long.memory_marked == 0 {
-            return;
-        }
-        long.memory_marked = 0;
-        let from = long.memory_first_marked as usize;
-        let tree = self.tree;
-        let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
-            return;
-        };
-        if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
-            count_moved(memory.len().saturating_sub(from));
-            memory.retain_from(from, |_, state| !state.is_nil());
-            if memory.is_empty() {
-                self.remove_long_key(at);
-            }
-        }
-    }
-
-    /// [`Engine::clear_memory`] while entries are marked removed: a halt
-    /// that takes out one entry of a large map marks it too. Whether it was
-    /// handled (else the marks are settled first).
-    fn clear_memory_marked(&mut self, start: u32, end: u32) -> bool {
-        let tree = self.tree;
-        let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
-            return false;
-        };
-        let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) else {
-            return false;
-        };
-        if memory.len() < MARK_FROM || (end - start) as usize >= memory.len() {
-            return false;
-        }
-        let Some(long) = self.long.as_mut() else {
-            return false;
-        };
-        match cleared_node_by_node(tree, memory, start..end, true) {
-            Cleared::None => true,
-            Cleared::One(i) => {
-                let gone = mark_removed(long, memory, i);
-                if gone {
-                    self.remove_long_key(at);
-                }
-                true
-            }
-            Cleared::From(_) => false,
         }
     }
 }
@@ -1499,7 +1372,6 @@ fn cleared_node_by_node(
     tree: &crate::tree::Tree,
     memory: &mut Map,
     range: std::ops::Range<u32>,
-    marked: bool,
 ) -> Cleared {
     let mut first = None;
     let mut count = 0usize;
@@ -1511,10 +1383,6 @@ fn cleared_node_by_node(
         let Some(state) = memory.value_at_mut(i) else {
             continue;
         };
-        // An entry marked removed in this tick is absent.
-        if marked && state.is_nil() {
-            continue;
-        }
         if !keeps_after_halt(n.kind.traits().memory, state) {
             count += 1;
             first = Some(first.map_or(i, |f: usize| f.min(i)));
@@ -1690,81 +1558,5 @@ impl Engine<'_> {
             }
         }
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::MOVED;
-    use crate::{Registry, Value, compile_str, run_tick};
-
-    /// The node memory entries that the engine's removals moved while `f`
-    /// ran on this thread.
-    fn moved_by(f: impl FnOnce()) -> usize {
-        let before = MOVED.with(std::cell::Cell::get);
-        f();
-        MOVED.with(std::cell::Cell::get) - before
-    }
-
-    /// The entries moved in the second tick of `text` (from an empty db,
-    /// then with `:stop` set), and the memory that tick leaves.
-    fn moved_in_second_tick(text: &str) -> (usize, Option<Value>) {
-        let tree = compile_str("t", text, &Registry::new()).unwrap();
-        let mut db = run_tick(Value::map(), &tree).db;
-        if let Value::Map(m) = &mut db {
-            m.insert(Value::keyword("stop"), Value::Bool(true));
-        }
-        let mut after = Value::Nil;
-        let moved = moved_by(|| after = run_tick(db, &tree).db);
-        let memory = after
-            .as_map()
-            .and_then(|m| m.get(&Value::keyword("aido/memory")))
-            .cloned();
-        (moved, memory)
-    }
-
-    /// `n` copies of `child` under a policy parallel, then `last`.
-    fn parallel_of(n: usize, child: &str, last: &str) -> String {
-        let mut text = String::from("[:parallel {:policy :sequence}");
-        for _ in 0..n {
-            text.push('\n');
-            text.push_str(child);
-        }
-        text.push_str(last);
-        text.push(']');
-        text
-    }
-
-    #[test]
-    fn waits_ending_or_halted_one_by_one_move_each_memory_entry_at_most_once() {
-        // Each wait's entry is the first of `:aido/memory` when it goes (they
-        // leave in the order they came): a shift of each moved every later
-        // entry (n²/2 a tick, 2,000,000 at n = 2,000). Marked instead, they
-        // leave together: in one pass, which moves each entry that stays at
-        // most once, or with the map when every entry is marked.
-        for n in [1_000, 2_000] {
-            let ending = parallel_of(n, "[:wait {:ticks 1}]", "");
-            let halted = parallel_of(
-                n,
-                "[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]",
-                "",
-            );
-            for text in [ending, halted] {
-                let (moved, memory) = moved_in_second_tick(&text);
-                assert_eq!(memory, None);
-                assert!(moved <= 64, "{n}: {moved}");
-            }
-            // Half the waits run on: the others leave in one pass, from the
-            // first, which moves each entry after it at most once.
-            let (moved, memory) = moved_in_second_tick(&parallel_of(
-                n / 2,
-                "[:wait {:ticks 1}] [:wait {:ticks 3}]",
-                "",
-            ));
-            let memory = memory.unwrap();
-            // The waits that run on and the parallel's own entry.
-            assert_eq!(memory.as_map().map(crate::value::Map::len), Some(n / 2 + 1));
-            assert!(moved <= n + 1, "{n}: {moved}");
-        }
     }
 }

@@ -936,13 +936,6 @@ pub(crate) struct Long {
     /// recorder, which traces too, so that the long-running state is there:
     /// see `writes.rs`); the caller's buffer, handed back at the end.
     pub(crate) writes: Option<Writes>,
-    /// How many entries of a large `:aido/memory` this tick marked removed
-    /// (their value `nil`) instead of moving every later entry out of the
-    /// way; [`Engine::settle_memory`] takes them out in one pass before
-    /// anything outside the engine reads the db.
-    pub(crate) memory_marked: u32,
-    /// The first position marked removed, where that pass starts.
-    pub(crate) memory_first_marked: u32,
 }
 
 thread_local! {
@@ -1665,9 +1658,6 @@ impl<'t> Engine<'t> {
     /// leave in the db.
     #[inline(never)]
     fn write_back_all(&mut self, options: &TickOptions) {
-        if self.memory_marked() {
-            self.settle_memory();
-        }
         if !self.keep_running && (self.had_running() || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
@@ -1820,9 +1810,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory
-            .value_at(i)
-            .filter(|v| !(v.is_nil() && self.memory_marked()))
+        memory.value_at(i)
     }
 
     /// The memory of `node`, if it has any, to change in place. Inlined: a
@@ -1837,10 +1825,7 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        let long = &self.long;
-        memory
-            .value_at_mut(i)
-            .filter(|v| !(v.is_nil() && long.as_ref().is_some_and(|l| l.memory_marked > 0)))
+        memory.value_at_mut(i)
     }
 
     /// Sets (or, with `None`, clears) the memory of `node`. Only non-default
@@ -1906,20 +1891,6 @@ impl<'t> Engine<'t> {
                     ));
                 };
                 match n.memory_hint.find_value(memory, id) {
-                    // An entry marked removed in this tick: taken out alone
-                    // (the rare case), the new one pushed where it went
-                    // before marks were kept.
-                    Some(i)
-                        if memory[i].is_nil()
-                            && let Some(long) = self.long.as_mut()
-                            && long.memory_marked > 0 =>
-                    {
-                        halt::count_moved(memory.len() - i - 1);
-                        memory.shift_remove_index(i);
-                        long.memory_marked -= 1;
-                        let at = memory.push(id.clone(), state.into_value());
-                        n.memory_hint.remember(Some(at));
-                    }
                     Some(i) => state.write_over(&mut memory[i], drop),
                     // The hint's search proves the id absent.
                     None => {
@@ -1939,20 +1910,10 @@ impl<'t> Engine<'t> {
                     return Ok(());
                 };
                 if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
-                    if let Some(i) = n.memory_hint.find_value(memory, id) {
-                        if memory.len() >= halt::MARK_FROM
-                            && let Some(long) = self.long.as_mut()
-                        {
-                            let gone = halt::mark_removed(long, memory, i);
-                            if gone {
-                                self.remove_long_key(at);
-                            }
-                            return Ok(());
-                        }
-                        halt::count_moved(memory.len().saturating_sub(i + 1));
-                        if let Some((_, old)) = memory.shift_remove_index(i) {
-                            halt::recycle(old);
-                        }
+                    if let Some(i) = n.memory_hint.find_value(memory, id)
+                        && let Some((_, old)) = memory.shift_remove_index(i)
+                    {
+                        halt::recycle(old);
                     }
                     if memory.is_empty() {
                         self.remove_long_key(at);

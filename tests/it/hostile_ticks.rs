@@ -88,38 +88,6 @@ fn selectors_each_halting_their_own_waits_take_the_first_entry_out_each() {
 }
 
 #[test]
-fn waits_ending_in_a_tick_that_ends_in_error_leave_the_memory_in_order() {
-    // 100 waits of 150 end in the third tick, taken out of a large memory
-    // map as they end, and a node then ends the tick in error: the memory
-    // it keeps is the 50 that run on, in order.
-    check("waits-end-then-error");
-}
-
-#[test]
-fn many_waits_ending_or_halted_one_by_one_in_a_tick_leave_no_memory() {
-    // 20,000 waits ending in one tick, then 20,000 selectors each halting
-    // its own wait: each took the first entry of a map of up to 20,000
-    // out, which moved every later entry (the tick grew four times a
-    // doubling; now two, see README). The final state is checked here; the
-    // work by `tick::halt::tests`, which count the entries moved.
-    let n = 20_000;
-    let mut ending = String::from("[:parallel {:policy :sequence}");
-    let mut halted = ending.clone();
-    for _ in 0..n {
-        ending.push_str("\n[:wait {:ticks 1}]");
-        halted.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
-    }
-    ending.push(']');
-    halted.push(']');
-    for text in [ending, halted] {
-        let tree = compile_str("t", &text, &Registry::new()).unwrap();
-        let db = ticked_then_stopped(&tree);
-        assert_eq!(db.get(&Value::keyword("aido/memory")), None);
-        assert_eq!(db.get(&Value::keyword("aido/running")), None);
-    }
-}
-
-#[test]
 fn a_node_reads_memory_after_halts_in_the_same_tick() {
     // `t/peek`, ticked after three halted parallels and six halted waits in
     // the tick that sets `:stop`, writes the ids it finds in
@@ -142,34 +110,26 @@ fn a_node_reads_memory_after_halts_in_the_same_tick() {
             Ok(Status::Success)
         }))
         .unwrap();
-    // Six halted waits, or 70 (a large map, whose entries taken out one
-    // by one are gone before the node is handed the db).
-    for (waits, seen) in [
-        (6, "[\"0.10.1\" \"0.11.1\" \"0.12.1\"]"),
-        (70, "[\"0.74.1\" \"0.75.1\" \"0.76.1\"]"),
-    ] {
-        let mut text = String::from("[:parallel {:policy :sequence}");
-        for _ in 0..3 {
-            text.push_str(
-                "\n[:selector [:present? {:key :stop}] [:parallel {:policy :sequence} [:wait {:ticks 5}] [:wait {:ticks 5}]]]",
-            );
-        }
-        for _ in 0..waits {
-            text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
-        }
-        text.push_str("\n[:t/peek]");
-        for _ in 0..3 {
-            text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
-        }
-        text.push(']');
-        let tree = compile_str("t", &text, &registry).unwrap();
-        let db = ticked_then_stopped(&tree);
-        assert_eq!(
-            db.get(&Value::keyword("seen")),
-            Some(&read_value(seen).unwrap()),
-            "{waits}"
+    let mut text = String::from("[:parallel {:policy :sequence}");
+    for _ in 0..3 {
+        text.push_str(
+            "\n[:selector [:present? {:key :stop}] [:parallel {:policy :sequence} [:wait {:ticks 5}] [:wait {:ticks 5}]]]",
         );
     }
+    for _ in 0..6 {
+        text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
+    }
+    text.push_str("\n[:t/peek]");
+    for _ in 0..3 {
+        text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
+    }
+    text.push(']');
+    let tree = compile_str("t", &text, &registry).unwrap();
+    let db = ticked_then_stopped(&tree);
+    assert_eq!(
+        db.get(&Value::keyword("seen")),
+        Some(&read_value("[\"0.10.1\" \"0.11.1\" \"0.12.1\"]").unwrap())
+    );
 }
 
 /// `tree` ticked from an empty db, then again with `:stop` set: the second
