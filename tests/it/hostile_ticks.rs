@@ -88,6 +88,38 @@ fn selectors_each_halting_their_own_waits_take_the_first_entry_out_each() {
 }
 
 #[test]
+fn waits_ending_in_a_tick_that_ends_in_error_leave_the_memory_in_order() {
+    // 100 waits of 150 end in the third tick, taken out of a large memory
+    // map as they end, and a node then ends the tick in error: the memory
+    // it keeps is the 50 that run on, in order.
+    check("waits-end-then-error");
+}
+
+#[test]
+fn a_data_node_reads_the_memory_without_the_entries_taken_out_before_it() {
+    // 140 waits, of which 70 end in the second tick, each taken out of a
+    // large memory map alone; a node after them copies the whole map: it
+    // holds the 70 that run on, in order, and nothing of those that ended.
+    let mut text = String::from("[:parallel {:mode :success :how-many 141}");
+    for _ in 0..70 {
+        text.push_str("\n[:wait {:ticks 1}] [:wait {:ticks 3}]");
+    }
+    text.push_str(
+        "\n[:sequence [:dissoc! {:key :m}] [:define! {:key :m :val [:aido/db :aido/memory]}]]]",
+    );
+    let tree = compile_str("t", &text, &Registry::new()).unwrap();
+    let db = run_tick(run_tick(Value::map(), &tree).db, &tree).db;
+    let copied = db
+        .get(&Value::keyword("m"))
+        .and_then(Value::as_map)
+        .unwrap();
+    let ids: Vec<String> = copied.keys().map(ToString::to_string).collect();
+    let expected: Vec<String> = (0..70).map(|i| format!("\"0.{}\"", 2 * i + 1)).collect();
+    assert_eq!(ids, expected);
+    assert!(copied.values().all(|v| !v.is_nil()));
+}
+
+#[test]
 fn a_node_reads_memory_after_halts_in_the_same_tick() {
     // `t/peek`, ticked after three halted parallels and six halted waits in
     // the tick that sets `:stop`, writes the ids it finds in
@@ -110,26 +142,34 @@ fn a_node_reads_memory_after_halts_in_the_same_tick() {
             Ok(Status::Success)
         }))
         .unwrap();
-    let mut text = String::from("[:parallel {:policy :sequence}");
-    for _ in 0..3 {
-        text.push_str(
-            "\n[:selector [:present? {:key :stop}] [:parallel {:policy :sequence} [:wait {:ticks 5}] [:wait {:ticks 5}]]]",
+    // Six halted waits, or 70 (a large map, whose entries taken out one
+    // by one are gone before the node is handed the db).
+    for (waits, seen) in [
+        (6, "[\"0.10.1\" \"0.11.1\" \"0.12.1\"]"),
+        (70, "[\"0.74.1\" \"0.75.1\" \"0.76.1\"]"),
+    ] {
+        let mut text = String::from("[:parallel {:policy :sequence}");
+        for _ in 0..3 {
+            text.push_str(
+                "\n[:selector [:present? {:key :stop}] [:parallel {:policy :sequence} [:wait {:ticks 5}] [:wait {:ticks 5}]]]",
+            );
+        }
+        for _ in 0..waits {
+            text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
+        }
+        text.push_str("\n[:t/peek]");
+        for _ in 0..3 {
+            text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
+        }
+        text.push(']');
+        let tree = compile_str("t", &text, &registry).unwrap();
+        let db = ticked_then_stopped(&tree);
+        assert_eq!(
+            db.get(&Value::keyword("seen")),
+            Some(&read_value(seen).unwrap()),
+            "{waits}"
         );
     }
-    for _ in 0..6 {
-        text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
-    }
-    text.push_str("\n[:t/peek]");
-    for _ in 0..3 {
-        text.push_str("\n[:selector [:present? {:key :stop}] [:wait {:ticks 5}]]");
-    }
-    text.push(']');
-    let tree = compile_str("t", &text, &registry).unwrap();
-    let db = ticked_then_stopped(&tree);
-    assert_eq!(
-        db.get(&Value::keyword("seen")),
-        Some(&read_value("[\"0.10.1\" \"0.11.1\" \"0.12.1\"]").unwrap())
-    );
 }
 
 /// `tree` ticked from an empty db, then again with `:stop` set: the second
