@@ -429,52 +429,7 @@ impl Engine<'_> {
 /// (User code handed the db is caught when it returns, see
 /// `Engine::check_lent_db`.)
 pub(crate) fn writes_running(nodes: &[crate::tree::Node]) -> bool {
-    use crate::tree::KeyPath;
-    let running = |key: &KeyPath| key.top() == Some(Value::Keyword(kw::RUNNING));
-    nodes.iter().any(|node| match &node.kind {
-        Kind::Define { key, .. }
-        | Kind::Inc { key }
-        | Kind::Dissoc { key }
-        | Kind::Emit { key, .. } => running(key),
-        Kind::Typed(t) => running(t.write.key()),
-        Kind::Matches(m) => m.into.as_ref().is_some_and(|t| running(&t.path)),
-        Kind::Defer { into, .. } => into.as_ref().is_some_and(|t| running(&t.path)),
-        // Reads, and nodes whose writes go to node memory or through
-        // user code.
-        Kind::Success
-        | Kind::Failure
-        | Kind::Present { .. }
-        | Kind::Equal { .. }
-        | Kind::Test { .. }
-        | Kind::Custom { .. }
-        | Kind::Selector { .. }
-        | Kind::Sequence { .. }
-        | Kind::SelectorP { .. }
-        | Kind::Loop { .. }
-        | Kind::LoopUntilSuccess { .. }
-        | Kind::Parallel(_)
-        | Kind::Randomly { .. }
-        | Kind::Choose
-        | Kind::ChooseEach { .. }
-        | Kind::WeightedChoice { .. }
-        | Kind::Invert
-        | Kind::Always
-        | Kind::Never
-        | Kind::Wait { .. }
-        | Kind::WaitSeconds { .. }
-        | Kind::Timeout { .. }
-        | Kind::Cooldown(_)
-        | Kind::Retry { .. }
-        | Kind::Repeat { .. }
-        | Kind::RunOnce { .. }
-        | Kind::Delay { .. }
-        | Kind::Throttle { .. }
-        | Kind::KeepRunningUntilFailure
-        | Kind::Force { .. }
-        | Kind::ParallelAll { .. }
-        | Kind::If
-        | Kind::Switch(_) => false,
-    })
+    super::marks::reserved_reach(nodes).0
 }
 
 /// Whether `ids` (as many as `filed`) name the nodes of `filed`, the
@@ -1256,6 +1211,11 @@ impl Engine<'_> {
         let Some(at) = tree.memory_key_hint.find(self.db, kw::MEMORY) else {
             return;
         };
+        // Entries of a large map may be marked removed in this tick (see
+        // `marks.rs`): absent to the search node by node, and gone with the
+        // map or in a pass over all of it.
+        let marked = memory_marks(self.long.as_deref());
+        let may_mark = self.may_mark_memory();
         if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
             // The usual halt: all the memory there is belongs to nodes just
             // halted (in the subtree), and is run state. The states and the
@@ -1272,15 +1232,52 @@ impl Engine<'_> {
                 for state in memory.values_mut() {
                     recycle(std::mem::take(state));
                 }
+                if let Some(long) = self.long.as_deref_mut() {
+                    long.memory_marked = 0;
+                }
                 self.remove_long_key(at);
                 return;
             }
             // Where the pass that takes entries out starts, found node by
             // node when the subtree is the smaller.
             let from = if memory.len() > SCAN_LIMIT && ((end - start) as usize) < memory.len() {
-                match cleared_node_by_node(tree, memory, start..end) {
+                match cleared_node_by_node(tree, memory, start..end, marked) {
                     Cleared::None => return,
+                    // Marked, in a large map (each again found node by
+                    // node: what a halt takes out is taken out again).
+                    Cleared::One(_) | Cleared::From(_)
+                        if may_mark && memory.len() >= super::marks::MARK_FROM =>
+                    {
+                        let Some(long) = self.long.as_deref_mut() else {
+                            return;
+                        };
+                        // The write-back's settling, raised (see `marks.rs`).
+                        if !self.results_maybe {
+                            self.results_maybe = true;
+                            long.marks_raised_results = true;
+                        }
+                        let mut gone = false;
+                        for n in start..end {
+                            let n = &tree.nodes[n as usize];
+                            if let Some(i) = n.memory_hint.find_value(memory, &n.id)
+                                && let Some(state) = memory.value_at_mut(i)
+                                && !(marked_nil(state, long.memory_marked))
+                                && !keeps_after_halt(n.kind.traits().memory, state)
+                            {
+                                gone |=
+                                    super::marks::mark_removed(&mut long.memory_marked, memory, i);
+                                if gone {
+                                    break;
+                                }
+                            }
+                        }
+                        if gone {
+                            self.remove_long_key(at);
+                        }
+                        return;
+                    }
                     Cleared::One(i) => {
+                        super::marks::count_moved(memory.len().saturating_sub(i + 1));
                         if let Some((_, old)) = memory.shift_remove_index(i) {
                             recycle(old);
                         }
@@ -1296,8 +1293,14 @@ impl Engine<'_> {
             };
             // Each id looked up among the few nodes just halted, else in
             // the tree (a hash), so that the pass is linear in the map.
+            // Marked entries leave in the same pass, from the first entry.
             let few = halted.len() <= SCAN_LIMIT;
+            let from = if marked { 0 } else { from };
+            super::marks::count_moved(memory.len().saturating_sub(from));
             memory.retain_from(from, |id, state| {
+                if marked && state.is_nil() {
+                    return false;
+                }
                 let node = if few {
                     halted
                         .iter()
@@ -1316,6 +1319,9 @@ impl Engine<'_> {
                 }
                 keep
             });
+            if marked && let Some(long) = self.long.as_deref_mut() {
+                long.memory_marked = 0;
+            }
             if memory.is_empty() {
                 self.remove_long_key(at);
             }
@@ -1355,6 +1361,20 @@ fn all_run_state_of(tree: &crate::tree::Tree, memory: &Map, halted: &[u32]) -> b
     found == memory.len()
 }
 
+/// Whether the long-running state `long` counts entries of node memory
+/// marked removed in this tick (see `marks.rs`).
+#[inline(always)]
+fn memory_marks(long: Option<&Long>) -> bool {
+    long.is_some_and(|l| l.memory_marked > 0)
+}
+
+/// Whether `state`, a node memory entry, is marked removed (`marked`: the
+/// count of marks).
+#[inline(always)]
+fn marked_nil(state: &Value, marked: u32) -> bool {
+    marked > 0 && state.is_nil()
+}
+
 /// What a halt takes out of node memory, found node by node.
 enum Cleared {
     /// Nothing.
@@ -1372,6 +1392,7 @@ fn cleared_node_by_node(
     tree: &crate::tree::Tree,
     memory: &mut Map,
     range: std::ops::Range<u32>,
+    marked: bool,
 ) -> Cleared {
     let mut first = None;
     let mut count = 0usize;
@@ -1383,6 +1404,10 @@ fn cleared_node_by_node(
         let Some(state) = memory.value_at_mut(i) else {
             continue;
         };
+        // An entry marked removed in this tick is absent.
+        if marked && state.is_nil() {
+            continue;
+        }
         if !keeps_after_halt(n.kind.traits().memory, state) {
             count += 1;
             first = Some(first.map_or(i, |f: usize| f.min(i)));
