@@ -1162,7 +1162,7 @@ pub struct Tree {
     /// (handed the db), or a data node or dynamic option whose key path
     /// can start there. A tick of a tree without such a reader may leave
     /// the entries it removes from a large node memory map marked, and
-    /// take them out together at its end (see `tick::marks`).
+    /// take them out together at its end (see `tick::halt::mark_removed`).
     pub(crate) reads_memory: bool,
 }
 

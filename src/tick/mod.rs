@@ -15,7 +15,6 @@
 mod ctx;
 mod eval;
 mod halt;
-mod marks;
 mod time;
 mod wake;
 mod writes;
@@ -33,7 +32,7 @@ pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
 pub(crate) use halt::writes_running;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
-pub(crate) use marks::{reads_memory, reserved_reach, starts_at_memory};
+pub(crate) use halt::{reads_memory, reserved_reach, starts_at_memory};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
 pub(crate) use writes::{Writes, leaf_path};
@@ -939,7 +938,7 @@ pub(crate) struct Long {
     /// see `writes.rs`); the caller's buffer, handed back at the end.
     pub(crate) writes: Option<Writes>,
     /// How many entries of a large `:aido/memory` this tick marked removed
-    /// (`nil` in their place, see `marks.rs`): taken out together by the
+    /// (`nil` in their place, see `halt::mark_removed`): taken out together by the
     /// write-back ([`Engine::settle_memory`]).
     pub(crate) memory_marked: u32,
     /// Whether the first mark raised the engine's `results_maybe`, which
@@ -1820,7 +1819,7 @@ impl<'t> Engine<'t> {
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
         match memory.value_at(i) {
-            // An entry marked removed in this tick is absent (`marks.rs`).
+            // An entry marked removed in this tick is absent (`halt::mark_removed`).
             Some(Value::Nil) if self.memory_marked() => None,
             found => found,
         }
@@ -1905,7 +1904,7 @@ impl<'t> Engine<'t> {
                 };
                 match n.memory_hint.find_value(memory, id) {
                     // A large map's entry may be marked removed.
-                    Some(i) if memory.len() >= marks::MARK_FROM => {
+                    Some(i) if memory.len() >= halt::MARK_FROM => {
                         self.write_large_memory(at, i, node, state);
                     }
                     Some(i) => state.write_over(&mut memory[i], drop),
@@ -1930,7 +1929,7 @@ impl<'t> Engine<'t> {
                     if let Some(i) = n.memory_hint.find_value(memory, id) {
                         // A large map's entry is marked removed, if the
                         // tree allows, rather than moving every later one.
-                        if memory.len() >= marks::MARK_FROM {
+                        if memory.len() >= halt::MARK_FROM {
                             self.remove_large_memory(at, i);
                             return Ok(());
                         }
