@@ -479,6 +479,7 @@ impl Stubs {
         // A stub may run: the nodes above it leave the plain path.
         crate::nodes::mark_plain(&mut tree.nodes, &tree.child_ids);
         tree.writes_running = crate::tick::writes_running(&tree.nodes);
+        tree.reads_memory = tree.reads_memory || crate::tick::reads_memory(&tree.nodes);
         tree
     }
 

@@ -1157,6 +1157,13 @@ pub struct Tree {
     /// node whose key path starts there): a tick then compares the set it
     /// ends with against the db's, id by id (see `tick::halt::writes_running`).
     pub(crate) writes_running: bool,
+    /// Whether anything in the tree but the engine can read or write
+    /// `:aido/memory` while a tick runs: a user node type or function
+    /// (handed the db), or a data node or dynamic option whose key path
+    /// can start there. A tick of a tree without such a reader may leave
+    /// the entries it removes from a large node memory map marked, and
+    /// take them out together at its end (see `tick::halt::mark_removed`).
+    pub(crate) reads_memory: bool,
 }
 
 impl Tree {

@@ -374,6 +374,9 @@ pub(crate) struct Compiler<'r> {
     accepted_names: Vec<(&'static [&'static str], Keyword)>,
     /// Symbols the operator type accepted: accepted again by their codes.
     accepted_operators: Vec<crate::value::Symbol>,
+    /// Whether a dynamic option lowered so far can read `:aido/memory`
+    /// (see `Tree::reads_memory`).
+    dynamic_reads_memory: bool,
 }
 
 /// How many different unknown names of one compile get a "did you mean":
@@ -460,6 +463,7 @@ impl<'r> Compiler<'r> {
             doc_and_samples: options::doc_and_samples(),
             accepted_names: Vec::new(),
             accepted_operators: Vec::new(),
+            dynamic_reads_memory: false,
         }
     }
 
@@ -481,7 +485,8 @@ impl<'r> Compiler<'r> {
         self.node(tree, spans, root);
         if self.diags.is_empty() && !self.nodes.is_empty() {
             // (Each node was marked plain or not as it was finished.)
-            let writes_running = crate::tick::writes_running(&self.nodes);
+            let (writes_running, reads_memory) = crate::tick::reserved_reach(&self.nodes);
+            let reads_memory = reads_memory || self.dynamic_reads_memory;
             Ok(Tree {
                 nodes: self.nodes,
                 child_ids: self.child_ids,
@@ -496,6 +501,7 @@ impl<'r> Compiler<'r> {
                 memory_key_hint: crate::tree::SlotHint::default(),
                 running_key_hint: crate::tree::SlotHint::default(),
                 writes_running,
+                reads_memory,
             })
         } else {
             Err(Diagnostics {

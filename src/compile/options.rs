@@ -468,6 +468,11 @@ fn compile_step(
     }
 }
 
+/// Whether `key`, the top key of a db read, is `:aido/memory`.
+fn is_memory_key(key: &Value) -> bool {
+    matches!(key, Value::Keyword(k) if *k == crate::value::kw::MEMORY)
+}
+
 /// Lowers `[:aido/db k ..]` or `[:aido/fn f args..]`.
 pub(crate) fn lower_dynamic(
     c: &mut Compiler<'_>,
@@ -515,6 +520,11 @@ pub(crate) fn lower_dynamic(
                         segments.push(Opt::Const(key.clone()));
                     }
                 }
+                // The top key is worked out when the node is ticked
+                // unless it is a constant: then it is known.
+                if !matches!(segments.first(), Some(Opt::Const(top)) if !is_memory_key(top)) {
+                    c.dynamic_reads_memory = true;
+                }
                 return ok.then(|| {
                     Opt::Call(
                         Arc::new(crate::funcs::db_path()),
@@ -522,9 +532,11 @@ pub(crate) fn lower_dynamic(
                     )
                 });
             }
-            Some(Opt::Db(KeyPath::from_value(&Value::Vector(
-                items[1..].into(),
-            ))))
+            let path = KeyPath::from_value(&Value::Vector(items[1..].into()));
+            if crate::tick::starts_at_memory(&path) {
+                c.dynamic_reads_memory = true;
+            }
+            Some(Opt::Db(path))
         }
         "fn" => {
             let name_span = spans.and_then(|s| s.child(1)).map(FormSpans::span);
@@ -598,6 +610,12 @@ pub(crate) fn lower_dynamic(
             }
             if !ok {
                 return None;
+            }
+            // A host's function is handed the db (and may have a halt
+            // hook that is too); the standard ones read only their
+            // arguments.
+            if !function.standard {
+                c.dynamic_reads_memory = true;
             }
             let function = match &function.compile {
                 // A call with the wrong number of arguments is reported once.

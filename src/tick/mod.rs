@@ -32,6 +32,7 @@ pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
 pub(crate) use halt::writes_running;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
+pub(crate) use halt::{reads_memory, reserved_reach, starts_at_memory};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
 pub(crate) use writes::{Writes, leaf_path};
@@ -936,6 +937,13 @@ pub(crate) struct Long {
     /// recorder, which traces too, so that the long-running state is there:
     /// see `writes.rs`); the caller's buffer, handed back at the end.
     pub(crate) writes: Option<Writes>,
+    /// How many entries of a large `:aido/memory` this tick marked removed
+    /// (`nil` in their place, see `halt::mark_removed`): taken out together by the
+    /// write-back ([`Engine::settle_memory`]).
+    pub(crate) memory_marked: u32,
+    /// Whether the first mark raised the engine's `results_maybe`, which
+    /// brings the write-back to the settling (the db had no completions).
+    pub(crate) marks_raised_results: bool,
 }
 
 thread_local! {
@@ -1668,7 +1676,7 @@ impl<'t> Engine<'t> {
                 self.store_running_after_error();
             }
         }
-        if self.results_maybe {
+        if self.results_maybe && !self.settle_memory() {
             // Completions are taken, put back and dropped only from a
             // `:aido/results` that was there when the tick began.
             self.wrote(kw::RESULTS);
@@ -1810,7 +1818,11 @@ impl<'t> Engine<'t> {
             return None;
         };
         let i = n.memory_hint.find_value(memory, &n.id)?;
-        memory.value_at(i)
+        match memory.value_at(i) {
+            // An entry marked removed in this tick is absent (`halt::mark_removed`).
+            Some(Value::Nil) if self.memory_marked() => None,
+            found => found,
+        }
     }
 
     /// The memory of `node`, if it has any, to change in place. Inlined: a
@@ -1891,6 +1903,10 @@ impl<'t> Engine<'t> {
                     ));
                 };
                 match n.memory_hint.find_value(memory, id) {
+                    // A large map's entry may be marked removed.
+                    Some(i) if memory.len() >= halt::MARK_FROM => {
+                        self.write_large_memory(at, i, node, state);
+                    }
                     Some(i) => state.write_over(&mut memory[i], drop),
                     // The hint's search proves the id absent.
                     None => {
@@ -1910,10 +1926,16 @@ impl<'t> Engine<'t> {
                     return Ok(());
                 };
                 if let Some((_, Value::Map(memory))) = self.db.get_index_mut(at) {
-                    if let Some(i) = n.memory_hint.find_value(memory, id)
-                        && let Some((_, old)) = memory.shift_remove_index(i)
-                    {
-                        halt::recycle(old);
+                    if let Some(i) = n.memory_hint.find_value(memory, id) {
+                        // A large map's entry is marked removed, if the
+                        // tree allows, rather than moving every later one.
+                        if memory.len() >= halt::MARK_FROM {
+                            self.remove_large_memory(at, i);
+                            return Ok(());
+                        }
+                        if let Some((_, old)) = memory.shift_remove_index(i) {
+                            halt::recycle(old);
+                        }
                     }
                     if memory.is_empty() {
                         self.remove_long_key(at);
