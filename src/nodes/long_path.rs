@@ -392,6 +392,30 @@ impl<'t> Engine<'t> {
             // `Engine::note_running` notes one.
             self.watch = true;
             let long = self.long_state();
+            // The usual start: nothing noted yet, and the run's length
+            // worked out when the tree was compiled (`Node::long_run`, 0
+            // for a run too long to count). Its nodes are distinct and
+            // none is noted: each is noted as `Long::note_now` would,
+            // without looking for it first, up through its parents.
+            if long.now_running.is_empty()
+                && let Some(&Node { long_run, .. }) = nodes.get(id as usize)
+                && long_run > 0
+                && let Some(room) = long.now_at.get_mut(..nodes.len())
+            {
+                debug_assert_eq!(long_run, long_run_climbed(nodes, id));
+                long.now_stamp = long.now_stamp.wrapping_add(1);
+                for at in 0..u32::from(long_run) {
+                    let (Some(entry), Some(here)) =
+                        (room.get_mut(node as usize), nodes.get(node as usize))
+                    else {
+                        break;
+                    };
+                    long.now_running.push(node);
+                    *entry = (long.now_stamp, at);
+                    node = here.parent;
+                }
+                return;
+            }
             loop {
                 long.note_now(node);
                 match long_path_parent(nodes, node) {
@@ -566,10 +590,42 @@ impl Engine<'_> {
             _ => return self.halt_subtree(kid),
         };
         let end = node.subtree_end;
+        let below = long.prev_running.get_mut(at..).unwrap_or_default();
+        let n_below = below.partition_point(|&(n, _)| n < end);
+        // The usual memory there: the wait's count alone, that of the
+        // deepest node to halt (a wait's and a flow's memory are run
+        // state), taken out whole and kept; then each node is marked
+        // halted, and no list of them is made. Anything else clears the
+        // memory of the nodes halted, listed.
+        let deepest = below
+            .iter()
+            .take(n_below)
+            .rev()
+            .find(|&&(_, fate)| matches!(fate, Fate::Pending | Fate::Running));
+        let Some(&(deepest, _)) = deepest else {
+            return;
+        };
+        if self.park_memory_of(deepest) {
+            let Some(long) = self.long.as_deref_mut() else {
+                return;
+            };
+            let below = long.prev_running.get_mut(at..).unwrap_or_default();
+            let mut stopped_again = 0;
+            for (_, fate) in below.iter_mut().take(n_below) {
+                if matches!(*fate, Fate::Pending | Fate::Running) {
+                    stopped_again += u32::from(*fate == Fate::Running);
+                    *fate = Fate::Halted;
+                }
+            }
+            long.runs_again = long.runs_again.saturating_sub(stopped_again);
+            return;
+        }
+        let Some(long) = self.long.as_deref_mut() else {
+            return;
+        };
         let mut halted = std::mem::take(&mut long.halting);
         halted.clear();
         let below = long.prev_running.get_mut(at..).unwrap_or_default();
-        let n_below = below.partition_point(|&(n, _)| n < end);
         let mut stopped_again = 0;
         for (n, fate) in below.iter_mut().take(n_below).rev() {
             if matches!(*fate, Fate::Pending | Fate::Running) {
@@ -583,13 +639,7 @@ impl Engine<'_> {
             }
         }
         long.runs_again = long.runs_again.saturating_sub(stopped_again);
-        // The usual memory there: the wait's count alone (the deepest
-        // node halted; a wait's and a flow's memory are run state).
-        if let Some(&deepest) = halted.first()
-            && !self.park_memory_of(deepest)
-        {
-            self.clear_memory(kid, end, &halted);
-        }
+        self.clear_memory(kid, end, &halted);
         self.long_state().halting = halted;
     }
 }
