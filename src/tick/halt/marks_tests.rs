@@ -1,5 +1,6 @@
 //! Tests of node memory's marked removals (see `MARK_FROM` in
 //! `tick::halt`).
+#![cfg(test)]
 
 use super::MOVED;
 use crate::extend::{Arity, NodeType};
