@@ -478,7 +478,6 @@ impl Stubs {
         }
         // A stub may run: the nodes above it leave the plain path.
         crate::nodes::mark_plain(&mut tree.nodes, &tree.child_ids);
-        tree.closures.reset();
         tree.writes_running = crate::tick::writes_running(&tree.nodes);
         tree
     }
