@@ -824,3 +824,77 @@ fn a_plain_loop_over_a_flow_or_parallel_runs_its_loop_alike_on_both_paths_at_eve
         }
     }
 }
+
+#[test]
+fn a_plain_root_whose_most_steps_fit_ends_its_budget_alike_below_at_and_above_them() {
+    // A plain root whose subtree's most steps fit in the steps left is
+    // walked without testing the budget at each visit; one that does not
+    // fit tests it at each. Every visit is taken here, so the tick's steps
+    // are the subtree's most: 1 + (1 + 3 * 3) + (1 + 1 + 2) + 2 = 17. At a
+    // budget of 16 the last visit is over it, at 17 and above none is.
+    let tree = compile(
+        "[:sequence [:loop {:count 3} [:sequence [:success] [:inc! {:key :n}]]]
+                    [:parallel {:mode :success :how-many 1} [:failure] [:invert [:failure]]]
+                    [:always [:inc! {:key :m}]]]",
+    );
+    let full = tick(&tree, Value::map(), 1_000, false);
+    assert_eq!((full.status, full.steps), (Status::Success, 17));
+    for budget in (0..=20).chain([u64::MAX - 1, u64::MAX]) {
+        assert_same_both_ways("most steps taken", &tree, &Value::map(), 2, budget);
+    }
+    let below = tick(&tree, Value::map(), 16, false);
+    assert_eq!((below.status, below.steps), (Status::Error, 17));
+    let error = below.error.as_deref().map(|e| (e.kind, e.node_type));
+    assert_eq!(
+        error,
+        Some((
+            aido::tick::TickErrorKind::StepBudget,
+            aido::value::Keyword::new("inc!")
+        ))
+    );
+    assert_eq!(below.db.get(&Value::keyword("m")), None);
+    let at = tick(&tree, Value::map(), 17, false);
+    assert_eq!(
+        (at.status, at.steps, at.error.is_none()),
+        (Status::Success, 17, true)
+    );
+    assert_eq!(at.db.get(&Value::keyword("m")), Some(&Value::Int(1)));
+}
+
+#[test]
+fn a_plain_root_that_takes_fewer_steps_than_its_most_or_has_no_bound_ends_alike() {
+    // Most steps 1 + (1 + 3 * 3) + (1 + 1 + 2) + 1 = 16; the selector stops
+    // at its last child and the loop after a round, so a tick takes 9:
+    // budgets around both figures. A loop whose count is read from the db
+    // (or nested under one) has no bound: every visit tests the budget.
+    let texts = [
+        "[:selector [:loop {:count 3} [:sequence [:failure] [:inc! {:key :n}]]]
+                    [:parallel {:mode :success :how-many 1} [:failure] [:invert [:success]]]
+                    [:inc! {:key :m}]]",
+        "[:sequence [:inc! {:key :n}]
+                    [:loop {:count [:aido/db :k]} [:sequence [:success] [:inc! {:key :n}]]]
+                    [:inc! {:key :m}]]",
+        "[:sequence [:loop {:count 2} [:loop {:count [:aido/db :k]} [:inc! {:key :n}]]]
+                    [:invert [:failure]]]",
+        "[:loop {:count 4294967294} [:loop {:count 4294967294} [:failure]]]",
+    ];
+    let db = read_value("{:k 3}").unwrap();
+    for text in texts {
+        let tree = compile(text);
+        // (The last would run for ever without a budget.)
+        let most = if text == texts[3] { 1_000 } else { u64::MAX };
+        for budget in (0..=20).chain([1_000, most]) {
+            assert_same_both_ways(text, &tree, &db, 2, budget);
+        }
+    }
+    let tree = compile(texts[0]);
+    for (budget, status, steps) in [
+        (8, Status::Error, 9),
+        (9, Status::Success, 9),
+        (15, Status::Success, 9),
+        (16, Status::Success, 9),
+    ] {
+        let t = tick(&tree, Value::map(), budget, false);
+        assert_eq!((t.status, t.steps), (status, steps), "budget {budget}");
+    }
+}
