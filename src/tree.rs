@@ -1132,12 +1132,6 @@ impl Clone for Node {
 pub struct Tree {
     pub(crate) nodes: Vec<Node>,
     pub(crate) child_ids: Vec<u32>,
-    /// The most steps (node visits) the root's subtree can take in one
-    /// tick when the root is plain, [`Tree::NO_BOUND`] when that is not
-    /// known (see `nodes::most_steps`): a plain root whose subtree fits in
-    /// the steps left is walked without a test of the budget at each
-    /// visit ([`Tree::steps_fit`]).
-    pub(crate) most_steps: u32,
     pub(crate) source: Option<Arc<Source>>,
     /// The files of a tree with includes (spans are then in the map's
     /// space); `None` for a tree of one file or none.
@@ -1166,18 +1160,6 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// [`Tree::most_steps`] of a tree whose root's steps have no bound
-    /// worked out.
-    pub(crate) const NO_BOUND: u32 = u32::MAX;
-
-    /// Whether the root's subtree cannot take more steps than `fuel` (the
-    /// steps left plus one, `Engine::fuel`) leaves: no visit in it can
-    /// then find the budget spent.
-    #[inline(always)]
-    pub(crate) fn steps_fit(&self, fuel: u64) -> bool {
-        self.most_steps != Tree::NO_BOUND && u64::from(self.most_steps) < fuel
-    }
-
     /// The child indices of `node`.
     #[inline]
     pub(crate) fn children_of(&self, node: &Node) -> &[u32] {

@@ -482,9 +482,7 @@ impl<'r> Compiler<'r> {
         if self.diags.is_empty() && !self.nodes.is_empty() {
             // (Each node was marked plain or not as it was finished.)
             let writes_running = crate::tick::writes_running(&self.nodes);
-            let most_steps = crate::nodes::most_steps(&self.nodes);
             Ok(Tree {
-                most_steps,
                 nodes: self.nodes,
                 child_ids: self.child_ids,
                 source: self.source,

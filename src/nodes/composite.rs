@@ -442,7 +442,7 @@ impl<'t> Engine<'t> {
     /// `kids` is the child table's slice on the general path; the plain path
     /// passes none (see [`Children`]).
     #[inline(always)]
-    pub(super) fn selector<const PLAIN: bool, const TRACE: bool, const FITS: bool>(
+    pub(super) fn selector<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -451,16 +451,16 @@ impl<'t> Engine<'t> {
     ) -> Status {
         let flow = Flow::SELECTOR;
         if !PLAIN && memory {
-            self.flow::<true, false, false, false>(id, node, kids, flow)
+            self.flow::<true, false, false>(id, node, kids, flow)
         } else {
-            self.flow::<false, PLAIN, TRACE, FITS>(id, node, kids, flow)
+            self.flow::<false, PLAIN, TRACE>(id, node, kids, flow)
         }
     }
 
     /// A sequence: its children in order until one does not succeed.
     /// `kids` as for [`Engine::selector`].
     #[inline(always)]
-    pub(super) fn sequence<const PLAIN: bool, const TRACE: bool, const FITS: bool>(
+    pub(super) fn sequence<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -469,9 +469,9 @@ impl<'t> Engine<'t> {
     ) -> Status {
         let flow = Flow::SEQUENCE;
         if !PLAIN && memory {
-            self.flow::<true, false, false, false>(id, node, kids, flow)
+            self.flow::<true, false, false>(id, node, kids, flow)
         } else {
-            self.flow::<false, PLAIN, TRACE, FITS>(id, node, kids, flow)
+            self.flow::<false, PLAIN, TRACE>(id, node, kids, flow)
         }
     }
 
@@ -500,7 +500,7 @@ impl<'t> Engine<'t> {
     /// none that failed or runs is Skipped; a selector is Skipped only when
     /// every child was.
     #[inline(always)]
-    fn flow<const MEMORY: bool, const PLAIN: bool, const TRACE: bool, const FITS: bool>(
+    fn flow<const MEMORY: bool, const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -508,7 +508,7 @@ impl<'t> Engine<'t> {
         flow: Flow,
     ) -> Status {
         let tree = self.tree;
-        self.flow_within::<MEMORY, PLAIN, TRACE, FITS>(id, node, kids, flow, &tree.nodes)
+        self.flow_within::<MEMORY, PLAIN, TRACE>(id, node, kids, flow, &tree.nodes)
     }
 
     /// [`Engine::tick`] of general node `id` (`node`), a `:sequence`
@@ -531,8 +531,7 @@ impl<'t> Engine<'t> {
         } else {
             Flow::SELECTOR
         };
-        let status =
-            self.flow_within::<false, false, false, false>(id, node, kids, flow, &tree.nodes);
+        let status = self.flow_within::<false, false, false>(id, node, kids, flow, &tree.nodes);
         self.visited(id, status)
     }
 
@@ -542,19 +541,19 @@ impl<'t> Engine<'t> {
     /// so that the inlined loop shares the flow's base rather than loading
     /// the tree's nodes again and keeping them on the stack.
     #[inline(always)]
-    pub(super) fn sequence_within<const TRACE: bool, const FITS: bool>(
+    pub(super) fn sequence_within<const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
         all: &'t [Node],
     ) -> Status {
-        self.flow_within::<false, true, TRACE, FITS>(id, node, &[], Flow::SEQUENCE, all)
+        self.flow_within::<false, true, TRACE>(id, node, &[], Flow::SEQUENCE, all)
     }
 
     /// [`Engine::flow`], its children fetched from `all` (see
     /// [`Children::new`]).
     #[inline(always)]
-    fn flow_within<const MEMORY: bool, const PLAIN: bool, const TRACE: bool, const FITS: bool>(
+    fn flow_within<const MEMORY: bool, const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -648,9 +647,9 @@ impl<'t> Engine<'t> {
                     }
                 }
                 _ if PLAIN && !sequence => {
-                    self.visit_in::<PLAIN, TRACE, true, FITS>(child, kid, children.nodes)
+                    self.visit_inlining::<PLAIN, TRACE, true>(child, kid, children.nodes)
                 }
-                _ => self.visit_in::<PLAIN, TRACE, false, FITS>(child, kid, &[]),
+                _ => self.visit::<PLAIN, TRACE>(child, kid),
             };
             if marked
                 && status == Status::Running
@@ -964,7 +963,7 @@ impl<'t> Engine<'t> {
         kids: &[u32],
         repeat: Repeat,
     ) -> Status {
-        self.repeat_over::<PLAIN, TRACE, false, false>(id, count, Node::NO_COUNT, kids, repeat)
+        self.repeat_over::<PLAIN, TRACE, false>(id, count, Node::NO_COUNT, kids, repeat)
     }
 
     /// [`Engine::repeat`]'s plain instance: `ACTION` is the loop node's
@@ -972,14 +971,14 @@ impl<'t> Engine<'t> {
     /// action the plain path (traced or not) ticks in a loop of its own;
     /// `known` is the loop node's [`Node::count`].
     #[inline(always)]
-    pub(super) fn repeat_plain<const TRACE: bool, const ACTION: bool, const FITS: bool>(
+    pub(super) fn repeat_plain<const TRACE: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
         known: u32,
         repeat: Repeat,
     ) -> Status {
-        self.repeat_over::<true, TRACE, ACTION, FITS>(id, count, known, &[], repeat)
+        self.repeat_over::<true, TRACE, ACTION>(id, count, known, &[], repeat)
     }
 
     /// [`Engine::repeat`], with `ACTION` (plain path only) saying whether
@@ -987,7 +986,7 @@ impl<'t> Engine<'t> {
     /// loop node's [`Node::count`] (plain path only: the general path passes
     /// [`Node::NO_COUNT`]).
     #[inline(always)]
-    fn repeat_over<const PLAIN: bool, const TRACE: bool, const ACTION: bool, const FITS: bool>(
+    fn repeat_over<const PLAIN: bool, const TRACE: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
@@ -1037,14 +1036,14 @@ impl<'t> Engine<'t> {
             // takes it too: the action's code is inlined into the loop
             // (`#[inline(always)]` on the closure; left to itself, the
             // traced action stayed a call each iteration).
-            (None, true, Kind::Inc { key }) => self.repeat_action::<TRACE, FITS>(
+            (None, true, Kind::Inc { key }) => self.repeat_action::<TRACE>(
                 child,
                 count,
                 repeat,
                 #[inline(always)]
                 |e| e.inc::<TRACE>(child, key),
             ),
-            (None, true, Kind::Define { key, val }) => self.repeat_action::<TRACE, FITS>(
+            (None, true, Kind::Define { key, val }) => self.repeat_action::<TRACE>(
                 child,
                 count,
                 repeat,
@@ -1056,42 +1055,41 @@ impl<'t> Engine<'t> {
             // that do not repeat an action: the child's kind, which this
             // match reads anyway, chooses it (a mark of its own, tested in
             // the visit's match, moved the code of the flows' tests).
-            (None, false, Kind::Test { key, oper, val }) if PLAIN => self
-                .repeat_action::<TRACE, FITS>(
-                    child,
-                    count,
-                    repeat,
-                    #[inline(always)]
-                    |e| e.test_repeated(child, key, oper, val),
-                ),
+            (None, false, Kind::Test { key, oper, val }) if PLAIN => self.repeat_action::<TRACE>(
+                child,
+                count,
+                repeat,
+                #[inline(always)]
+                |e| e.test_repeated(child, key, oper, val),
+            ),
             // A plain loop over a plain flow or counting parallel runs the
             // child's loop inside its own, the child's kind matched once:
             // each round is then neither a dispatch nor a call, whose frame
             // saved as many registers as the loop's.
-            (None, false, Kind::Sequence { .. }) if PLAIN => self.repeat_action::<TRACE, FITS>(
+            (None, false, Kind::Sequence { .. }) if PLAIN => self.repeat_action::<TRACE>(
                 child,
                 count,
                 repeat,
                 #[inline(always)]
-                |e| e.sequence::<true, TRACE, FITS>(child, node, false, &[]),
+                |e| e.sequence::<true, TRACE>(child, node, false, &[]),
             ),
-            (None, false, Kind::Selector { .. }) if PLAIN => self.repeat_action::<TRACE, FITS>(
+            (None, false, Kind::Selector { .. }) if PLAIN => self.repeat_action::<TRACE>(
                 child,
                 count,
                 repeat,
                 #[inline(always)]
-                |e| e.selector::<true, TRACE, FITS>(child, node, false, &[]),
+                |e| e.selector::<true, TRACE>(child, node, false, &[]),
             ),
             (None, false, Kind::Parallel(Parallel::Count { mode, how_many })) if PLAIN => self
-                .repeat_action::<TRACE, FITS>(
+                .repeat_action::<TRACE>(
                     child,
                     count,
                     repeat,
                     #[inline(always)]
-                    |e| e.parallel_count::<true, TRACE, FITS>(child, node, mode, how_many, &[]),
+                    |e| e.parallel_count::<true, TRACE>(child, node, mode, how_many, &[]),
                 ),
             (None, _, _) => loop {
-                let status = self.visit_in::<PLAIN, TRACE, false, FITS>(child, node, &[]);
+                let status = self.visit::<PLAIN, TRACE>(child, node);
                 // Any status but `keep_going` stops the loop in iteration
                 // `i`, as `resume` says; tested first, so that the loop
                 // goes on with a branch, not a select.
@@ -1139,7 +1137,7 @@ impl<'t> Engine<'t> {
     /// actions a loop repeats and for `:test?`, each in an instance of its
     /// own: with every leaf's code in it, the loop's body became a call.)
     #[inline(always)]
-    fn repeat_action<const TRACE: bool, const FITS: bool>(
+    fn repeat_action<const TRACE: bool>(
         &mut self,
         child: u32,
         count: u64,
@@ -1149,7 +1147,7 @@ impl<'t> Engine<'t> {
         let mut i = 0;
         loop {
             self.fuel -= 1;
-            if !FITS && self.fuel == 0 {
+            if self.fuel == 0 {
                 return self.out_of_steps(child);
             }
             let status = tick(self);
@@ -1175,7 +1173,7 @@ impl<'t> Engine<'t> {
         let n = kids.len() as u64;
         match how {
             Parallel::Count { mode, how_many } => {
-                self.parallel_count::<false, false, false>(id, node, mode, how_many, kids)
+                self.parallel_count::<false, false>(id, node, mode, how_many, kids)
             }
             Parallel::Sequence => self.parallel_policy(id, kids, n, 1),
             Parallel::Selector => self.parallel_policy(id, kids, 1, n),
@@ -1216,7 +1214,7 @@ impl<'t> Engine<'t> {
     /// It keeps no state, so the plain path (`PLAIN`, `kids` empty) runs it
     /// too when none of its children can run.
     #[inline(always)]
-    pub(super) fn parallel_count<const PLAIN: bool, const TRACE: bool, const FITS: bool>(
+    pub(super) fn parallel_count<const PLAIN: bool, const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
@@ -1244,7 +1242,7 @@ impl<'t> Engine<'t> {
         let tree = self.tree;
         let mut children = Children::<PLAIN>::new(&tree.nodes, id, node, kids, 0);
         while let Some((_, child, kid)) = children.next() {
-            let status = self.visit_in::<PLAIN, TRACE, false, FITS>(child, kid, &[]);
+            let status = self.visit::<PLAIN, TRACE>(child, kid);
             if let Some(status) = Count::resume(&mut failures, status) {
                 return status;
             }

@@ -11,7 +11,7 @@ mod plain;
 mod random;
 
 pub(crate) use lower::{LowerFn, Lowering, Options, Row, is_precondition};
-pub(crate) use plain::{mark_plain, mark_plain_node, most_steps};
+pub(crate) use plain::{mark_plain, mark_plain_node};
 
 use crate::extend::{CallFn, Imp, NodeType};
 use crate::spec::{Arity, OptionType};
@@ -239,12 +239,8 @@ impl Engine<'_> {
             Kind::Sequence { .. } if node.long_path() && self.plain == PlainPath::Untraced => {
                 return self.long_flow::<true, false>(id, node);
             }
-            Kind::Selector { memory } => {
-                self.selector::<false, false, false>(id, node, *memory, kids())
-            }
-            Kind::Sequence { memory } => {
-                self.sequence::<false, false, false>(id, node, *memory, kids())
-            }
+            Kind::Selector { memory } => self.selector::<false, false>(id, node, *memory, kids()),
+            Kind::Sequence { memory } => self.sequence::<false, false>(id, node, *memory, kids()),
             Kind::SelectorP { p } => self.selector_p(id, p, kids()),
             Kind::Loop { count } => {
                 self.repeat::<false, false>(id, count, kids(), composite::Repeat::LOOP)

@@ -51,7 +51,7 @@
 use super::{Shape, composite, decorators, one_visit_leaf};
 use crate::extend::NodeType;
 use crate::tick::{Engine, PlainPath, Status, TraceEvent};
-use crate::tree::{CountMode, CustomOptions, Kind, Node, NodeIndex, Opt, Parallel, Tree};
+use crate::tree::{CountMode, CustomOptions, Kind, Node, NodeIndex, Opt, Parallel};
 use crate::value::Value;
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
@@ -140,46 +140,6 @@ pub(crate) fn constant_count(kind: &Kind, n_kids: usize) -> u32 {
     count.unwrap_or(Node::NO_COUNT)
 }
 
-/// [`Tree::most_steps`] of a tree whose nodes are `nodes`, marked: the most
-/// steps (node visits) its root's subtree can take in one tick when the
-/// root is plain, each node's one step counted as many times as the
-/// constant counts of the loops above it multiply it ([`Node::count`]);
-/// [`Tree::NO_BOUND`] when the root is not plain, a loop's count is not
-/// constant or the bound does not fit. (A plain domain node's call takes
-/// its one step: user code is given no visit to make.) One pass over the
-/// pre-order layout that looks at a node's kind only to tell a loop, so
-/// that a compile pays little for it: the multiplier of the loops a node
-/// lies in changes only where a loop's subtree begins or ends.
-pub(crate) fn most_steps(nodes: &[Node]) -> u32 {
-    if !nodes.first().is_some_and(|root| root.plain) {
-        return Tree::NO_BOUND;
-    }
-    let mut steps = 0u64;
-    // The product of the counts of the loops above the node, the end of
-    // the innermost one's subtree, and the same of those further out.
-    let mut times = 1u64;
-    let mut end = usize::MAX;
-    let mut outer: Vec<(u64, usize)> = Vec::new();
-    for (i, node) in nodes.iter().enumerate() {
-        while i >= end {
-            (times, end) = outer.pop().unwrap_or((1, usize::MAX));
-        }
-        steps = steps.saturating_add(times);
-        if let Kind::Loop { .. } | Kind::LoopUntilSuccess { .. } = node.kind {
-            if node.count == Node::NO_COUNT {
-                return Tree::NO_BOUND;
-            }
-            outer.push((times, end));
-            times = times.saturating_mul(u64::from(node.count));
-            end = node.subtree_end as usize;
-        }
-    }
-    u32::try_from(steps)
-        .ok()
-        .filter(|n| *n != Tree::NO_BOUND)
-        .unwrap_or(Tree::NO_BOUND)
-}
-
 /// Whether node `i`'s children are `i + 1` and then each one's subtree end,
 /// the last ending where `i`'s subtree does.
 pub(super) fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
@@ -229,40 +189,20 @@ impl<'t> Engine<'t> {
     /// a traced tick's root is entered here from the traced tick's own
     /// frame (`Engine::tick_root`), or through
     /// [`Engine::tick_plain_root_traced`], which is this alone.
-    ///
-    /// A root that is not a leaf and whose subtree cannot take more steps
-    /// than are left ([`Tree::steps_fit`]) is walked by the instance that
-    /// counts each visit's step without testing the budget (`FITS`): the
-    /// one test here stands for all of them.
     #[inline(always)]
     pub(crate) fn tick_plain_root<const TRACE: bool>(&mut self, root: &Node) -> Status {
-        if let kind @ one_visit_leaf!() = &root.kind {
-            self.fuel -= 1;
-            if self.fuel == 0 {
-                return self.out_of_steps(0);
-            }
-            let status = self.leaf::<false>(0, kind);
-            self.traced::<TRACE>(0, status)
-        } else if self.tree.steps_fit(self.fuel) {
-            self.plain_root::<TRACE, true>(root)
-        } else {
-            self.plain_root::<TRACE, false>(root)
-        }
-    }
-
-    /// [`Engine::tick_plain_root`] of a root that is not a leaf: with
-    /// `FITS`, its subtree's steps are counted but the budget not tested.
-    #[inline(always)]
-    fn plain_root<const TRACE: bool, const FITS: bool>(&mut self, root: &Node) -> Status {
         self.fuel -= 1;
-        if !FITS && self.fuel == 0 {
+        if self.fuel == 0 {
             return self.out_of_steps(0);
         }
-        if let Kind::Selector { .. } = root.kind {
-            let status = self.selector::<true, TRACE, FITS>(0, root, false, &[]);
+        if let kind @ one_visit_leaf!() = &root.kind {
+            let status = self.leaf::<false>(0, kind);
+            self.traced::<TRACE>(0, status)
+        } else if let Kind::Selector { .. } = root.kind {
+            let status = self.selector::<true, TRACE>(0, root, false, &[]);
             self.traced::<TRACE>(0, status)
         } else {
-            self.plain_composite::<TRACE, FITS>(0, root)
+            self.plain_composite::<TRACE>(0, root)
         }
     }
 
@@ -282,45 +222,35 @@ impl<'t> Engine<'t> {
     #[inline(always)]
     fn plain_node<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
         let status = match &node.kind {
-            Kind::Selector { memory: false } => {
-                self.selector::<true, TRACE, false>(id, node, false, &[])
-            }
-            Kind::Sequence { memory: false } => {
-                self.sequence::<true, TRACE, false>(id, node, false, &[])
-            }
+            Kind::Selector { memory: false } => self.selector::<true, TRACE>(id, node, false, &[]),
+            Kind::Sequence { memory: false } => self.sequence::<true, TRACE>(id, node, false, &[]),
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
-                self.parallel_count::<true, TRACE, false>(id, node, mode, how_many, &[])
+                self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[])
             }
-            Kind::Loop { count } if node.repeats_action => self.repeat_plain::<TRACE, true, false>(
-                id,
-                count,
-                node.count,
-                composite::Repeat::LOOP,
-            ),
-            Kind::Loop { count } => self.repeat_plain::<TRACE, false, false>(
-                id,
-                count,
-                node.count,
-                composite::Repeat::LOOP,
-            ),
+            Kind::Loop { count } if node.repeats_action => {
+                self.repeat_plain::<TRACE, true>(id, count, node.count, composite::Repeat::LOOP)
+            }
+            Kind::Loop { count } => {
+                self.repeat_plain::<TRACE, false>(id, count, node.count, composite::Repeat::LOOP)
+            }
             Kind::LoopUntilSuccess { count } if node.repeats_action => self
-                .repeat_plain::<TRACE, true, false>(
+                .repeat_plain::<TRACE, true>(
                     id,
                     count,
                     node.count,
                     composite::Repeat::UNTIL_SUCCESS,
                 ),
-            Kind::LoopUntilSuccess { count } => self.repeat_plain::<TRACE, false, false>(
+            Kind::LoopUntilSuccess { count } => self.repeat_plain::<TRACE, false>(
                 id,
                 count,
                 node.count,
                 composite::Repeat::UNTIL_SUCCESS,
             ),
-            Kind::Invert => composite::invert(self.tick_only_child::<TRACE, false>(id)),
-            Kind::Always => composite::always(self.tick_only_child::<TRACE, false>(id)),
-            Kind::Never => composite::never(self.tick_only_child::<TRACE, false>(id)),
+            Kind::Invert => composite::invert(self.tick_only_child::<TRACE>(id)),
+            Kind::Always => composite::always(self.tick_only_child::<TRACE>(id)),
+            Kind::Never => composite::never(self.tick_only_child::<TRACE>(id)),
             Kind::Force { success } => {
-                decorators::force(self.tick_only_child::<TRACE, false>(id), *success)
+                decorators::force(self.tick_only_child::<TRACE>(id), *success)
             }
             kind @ one_visit_leaf!() => self.leaf::<false>(id, kind),
             // Plain only when its node type finishes in one visit: one
@@ -394,7 +324,7 @@ impl<'t> Engine<'t> {
         id: u32,
         node: &Node,
     ) -> Status {
-        self.visit_in::<PLAIN, TRACE, false, false>(id, node, &[])
+        self.visit_inlining::<PLAIN, TRACE, false>(id, node, &[])
     }
 
     /// [`Engine::visit`], with a plain `:sequence` child's body inlined
@@ -412,26 +342,6 @@ impl<'t> Engine<'t> {
         node: &Node,
         all: &'t [Node],
     ) -> Status {
-        self.visit_in::<PLAIN, TRACE, SEQUENCE, false>(id, node, all)
-    }
-
-    /// [`Engine::visit_inlining`]; with `FITS` (plain path only), the
-    /// visit is within a plain subtree whose most steps were found to fit
-    /// in the steps left when it was entered ([`Engine::tick_plain_root`]):
-    /// its step is counted, but the budget is not tested, since it cannot
-    /// run out.
-    #[inline(always)]
-    pub(super) fn visit_in<
-        const PLAIN: bool,
-        const TRACE: bool,
-        const SEQUENCE: bool,
-        const FITS: bool,
-    >(
-        &mut self,
-        id: u32,
-        node: &Node,
-        all: &'t [Node],
-    ) -> Status {
         // A plain child of a general node goes straight to the plain path
         // (what `Engine::tick` would do first, without the call).
         let plain = PLAIN || (node.plain && self.plain == PlainPath::Untraced);
@@ -439,7 +349,7 @@ impl<'t> Engine<'t> {
             return self.tick(id);
         }
         self.fuel -= 1;
-        if !FITS && self.fuel == 0 {
+        if self.fuel == 0 {
             return self.out_of_steps(id);
         }
         // The kind is matched once: a leaf is ticked in place (one
@@ -453,10 +363,10 @@ impl<'t> Engine<'t> {
                 self.traced::<TRACE>(id, status)
             }
             Kind::Sequence { .. } if SEQUENCE => {
-                let status = self.sequence_within::<TRACE, FITS>(id, node, all);
+                let status = self.sequence_within::<TRACE>(id, node, all);
                 self.traced::<TRACE>(id, status)
             }
-            _ => self.plain_composite::<TRACE, FITS>(id, node),
+            _ => self.plain_composite::<TRACE>(id, node),
         }
     }
 
@@ -468,36 +378,30 @@ impl<'t> Engine<'t> {
     /// has a plain domain node (`plain_custom`). Anything else goes
     /// through [`Engine::plain_node`].
     #[inline(always)]
-    fn plain_composite<const TRACE: bool, const FITS: bool>(
-        &mut self,
-        id: u32,
-        node: &Node,
-    ) -> Status {
+    fn plain_composite<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
         match &node.kind {
-            Kind::Selector { .. } => self.plain_selector::<TRACE, FITS>(id, node),
-            Kind::Sequence { .. } => self.plain_sequence::<TRACE, FITS>(id, node),
+            Kind::Selector { .. } => self.plain_selector::<TRACE>(id, node),
+            Kind::Sequence { .. } => self.plain_sequence::<TRACE>(id, node),
             Kind::Parallel(Parallel::Count { mode, how_many }) => {
-                self.plain_parallel::<TRACE, FITS>(id, node, mode, how_many)
+                self.plain_parallel::<TRACE>(id, node, mode, how_many)
             }
             // A loop over an action has a function of its own
             // (`mark_plain` chose it), so that no other loop's frame saves
             // the registers its loop needs.
             Kind::Loop { count } if node.repeats_action => {
-                self.plain_repeat::<TRACE, true, true, FITS>(id, count, node.count)
+                self.plain_repeat::<TRACE, true, true>(id, count, node.count)
             }
-            Kind::Loop { count } => {
-                self.plain_repeat::<TRACE, true, false, FITS>(id, count, node.count)
-            }
+            Kind::Loop { count } => self.plain_repeat::<TRACE, true, false>(id, count, node.count),
             Kind::LoopUntilSuccess { count } if node.repeats_action => {
-                self.plain_repeat::<TRACE, false, true, FITS>(id, count, node.count)
+                self.plain_repeat::<TRACE, false, true>(id, count, node.count)
             }
             Kind::LoopUntilSuccess { count } => {
-                self.plain_repeat::<TRACE, false, false, FITS>(id, count, node.count)
+                self.plain_repeat::<TRACE, false, false>(id, count, node.count)
             }
-            Kind::Invert => self.plain_invert::<TRACE, FITS>(id),
-            Kind::Always => self.plain_always::<TRACE, FITS>(id),
-            Kind::Never => self.plain_never::<TRACE, FITS>(id),
-            Kind::Force { success } => self.plain_force::<TRACE, FITS>(id, *success),
+            Kind::Invert => self.plain_invert::<TRACE>(id),
+            Kind::Always => self.plain_always::<TRACE>(id),
+            Kind::Never => self.plain_never::<TRACE>(id),
+            Kind::Force { success } => self.plain_force::<TRACE>(id, *success),
             // A plain domain node: its call, without `plain_node`'s
             // second match of every kind.
             Kind::Custom { node_type, options } => {
@@ -524,36 +428,28 @@ impl<'t> Engine<'t> {
 
     /// A plain `:selector`'s own call (its status traced with `TRACE`).
     #[inline(never)]
-    fn plain_selector<const TRACE: bool, const FITS: bool>(
-        &mut self,
-        id: u32,
-        node: &Node,
-    ) -> Status {
-        let status = self.selector::<true, TRACE, FITS>(id, node, false, &[]);
+    fn plain_selector<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        let status = self.selector::<true, TRACE>(id, node, false, &[]);
         self.traced::<TRACE>(id, status)
     }
 
     /// A plain `:sequence`'s own call.
     #[inline(never)]
-    fn plain_sequence<const TRACE: bool, const FITS: bool>(
-        &mut self,
-        id: u32,
-        node: &Node,
-    ) -> Status {
-        let status = self.sequence::<true, TRACE, FITS>(id, node, false, &[]);
+    fn plain_sequence<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
+        let status = self.sequence::<true, TRACE>(id, node, false, &[]);
         self.traced::<TRACE>(id, status)
     }
 
     /// A plain counting `:parallel`'s own call.
     #[inline(never)]
-    fn plain_parallel<const TRACE: bool, const FITS: bool>(
+    fn plain_parallel<const TRACE: bool>(
         &mut self,
         id: u32,
         node: &Node,
         mode: &CountMode,
         how_many: &Opt,
     ) -> Status {
-        let status = self.parallel_count::<true, TRACE, FITS>(id, node, mode, how_many, &[]);
+        let status = self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[]);
         self.traced::<TRACE>(id, status)
     }
 
@@ -562,7 +458,7 @@ impl<'t> Engine<'t> {
     /// `known` is the loop node's [`Node::count`], passed by value so that
     /// a constant count reaches the loop in a register.
     #[inline(never)]
-    fn plain_repeat<const TRACE: bool, const LOOP: bool, const ACTION: bool, const FITS: bool>(
+    fn plain_repeat<const TRACE: bool, const LOOP: bool, const ACTION: bool>(
         &mut self,
         id: u32,
         count: &Opt,
@@ -573,39 +469,35 @@ impl<'t> Engine<'t> {
         } else {
             composite::Repeat::UNTIL_SUCCESS
         };
-        let status = self.repeat_plain::<TRACE, ACTION, FITS>(id, count, known, repeat);
+        let status = self.repeat_plain::<TRACE, ACTION>(id, count, known, repeat);
         self.traced::<TRACE>(id, status)
     }
 
     /// A plain `:invert`'s own call.
     #[inline(never)]
-    fn plain_invert<const TRACE: bool, const FITS: bool>(&mut self, id: u32) -> Status {
-        let status = composite::invert(self.tick_only_child::<TRACE, FITS>(id));
+    fn plain_invert<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let status = composite::invert(self.tick_only_child::<TRACE>(id));
         self.traced::<TRACE>(id, status)
     }
 
     /// A plain `:always`'s own call.
     #[inline(never)]
-    fn plain_always<const TRACE: bool, const FITS: bool>(&mut self, id: u32) -> Status {
-        let status = composite::always(self.tick_only_child::<TRACE, FITS>(id));
+    fn plain_always<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let status = composite::always(self.tick_only_child::<TRACE>(id));
         self.traced::<TRACE>(id, status)
     }
 
     /// A plain `:never`'s own call.
     #[inline(never)]
-    fn plain_never<const TRACE: bool, const FITS: bool>(&mut self, id: u32) -> Status {
-        let status = composite::never(self.tick_only_child::<TRACE, FITS>(id));
+    fn plain_never<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let status = composite::never(self.tick_only_child::<TRACE>(id));
         self.traced::<TRACE>(id, status)
     }
 
     /// A plain `:force`'s own call.
     #[inline(never)]
-    fn plain_force<const TRACE: bool, const FITS: bool>(
-        &mut self,
-        id: u32,
-        success: bool,
-    ) -> Status {
-        let status = decorators::force(self.tick_only_child::<TRACE, FITS>(id), success);
+    fn plain_force<const TRACE: bool>(&mut self, id: u32, success: bool) -> Status {
+        let status = decorators::force(self.tick_only_child::<TRACE>(id), success);
         self.traced::<TRACE>(id, status)
     }
 
@@ -628,9 +520,9 @@ impl<'t> Engine<'t> {
 
     /// Ticks the one child of plain decorator `id`, which comes right after it.
     #[inline(always)]
-    fn tick_only_child<const TRACE: bool, const FITS: bool>(&mut self, id: u32) -> Status {
+    fn tick_only_child<const TRACE: bool>(&mut self, id: u32) -> Status {
         let tree = self.tree;
-        self.visit_in::<true, TRACE, false, FITS>(id + 1, &tree.nodes[id as usize + 1], &[])
+        self.visit::<true, TRACE>(id + 1, &tree.nodes[id as usize + 1])
     }
 }
 
@@ -783,49 +675,6 @@ mod tests {
         assert_eq!(
             counts("[:loop {:count 2} [:wait {:ticks 1}]]"),
             vec![Some(2), None]
-        );
-    }
-
-    /// A tree's most steps (`None` for `NO_BOUND`).
-    fn most_steps(text: &str) -> Option<u32> {
-        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
-        (tree.most_steps != crate::tree::Tree::NO_BOUND).then_some(tree.most_steps)
-    }
-
-    #[test]
-    fn a_plain_roots_most_steps_are_worked_out_when_compiled() {
-        // Each node once, a loop's child as often as its count (0 too).
-        assert_eq!(
-            most_steps(
-                "[:selector [:loop {:count 3} [:sequence [:failure] [:inc! {:key :n}]]] [:parallel {:mode :success :how-many 1} [:failure] [:invert [:success]]] [:loop {:count 0} [:success]] [:force {:status :success} [:failure]]]"
-            ),
-            Some(18)
-        );
-        assert_eq!(
-            most_steps(
-                "[:sequence [:loop {:count 2} [:loop-until-success {:count 3} [:invert [:failure]]]] [:success]]"
-            ),
-            Some(1 + 1 + 2 * (1 + 3 * 2) + 1)
-        );
-        assert_eq!(most_steps("[:success]"), Some(1));
-        // A count from the db has no bound, nor has a root that is not
-        // plain.
-        assert_eq!(
-            most_steps("[:sequence [:success] [:loop {:count [:aido/db :k]} [:success]]]"),
-            None
-        );
-        assert_eq!(
-            most_steps("[:sequence [:wait {:ticks 1}] [:invert [:success]]]"),
-            None
-        );
-        // A bound that does not fit in a `u32` (less its `NO_BOUND`) is none.
-        assert_eq!(
-            most_steps("[:loop {:count 65536} [:loop {:count 65535} [:success]]]"),
-            None
-        );
-        assert_eq!(
-            most_steps("[:loop {:count 65535} [:loop {:count 65535} [:success]]]"),
-            Some(4_294_901_761)
         );
     }
 
