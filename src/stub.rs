@@ -478,8 +478,10 @@ impl Stubs {
         }
         // A stub may run: the nodes above it leave the plain path.
         crate::nodes::mark_plain(&mut tree.nodes, &tree.child_ids);
-        tree.writes_running = crate::tick::writes_running(&tree.nodes);
-        tree.reads_memory = tree.reads_memory || crate::tick::reads_memory(&tree.nodes);
+        let (writes_running, reads_memory) = crate::tick::reserved_reach(&tree.nodes);
+        tree.writes_running = writes_running;
+        // A reader among the dynamic options stays one.
+        tree.reads_memory |= reads_memory;
         tree
     }
 

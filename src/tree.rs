@@ -1155,7 +1155,7 @@ pub struct Tree {
     pub(crate) running_key_hint: SlotHint,
     /// Whether a node of the tree writes under `:aido/running` (a data
     /// node whose key path starts there): a tick then compares the set it
-    /// ends with against the db's, id by id (see `tick::halt::writes_running`).
+    /// ends with against the db's, id by id (see `tick::halt::reserved_reach`).
     pub(crate) writes_running: bool,
     /// Whether anything in the tree but the engine can read or write
     /// `:aido/memory` while a tick runs: a user node type or function

@@ -422,16 +422,6 @@ impl Engine<'_> {
     }
 }
 
-/// Whether a node of `nodes` writes under `:aido/running`: a data node
-/// whose key path (or `:into`) starts there. Such a tree gets no shortcut
-/// at the end of a tick (`Long::db_names_prev`): the set the tick ends
-/// with is compared id by id with the db's, and written over an edit.
-/// (User code handed the db is caught when it returns, see
-/// `Engine::check_lent_db`.)
-pub(crate) fn writes_running(nodes: &[crate::tree::Node]) -> bool {
-    reserved_reach(nodes).0
-}
-
 /// Whether `ids` (as many as `filed`) name the nodes of `filed`, the
 /// running set left filed by the last tick on this thread, in its order:
 /// each id compared in place with its node's, and each node's fate set to
@@ -1631,19 +1621,19 @@ pub(crate) fn count_moved(n: usize) {
     let _ = n;
 }
 
-/// Whether a node of `nodes` can read or write `:aido/memory` while a tick
-/// runs, the engine aside: a user node type (handed the db, and its halt
-/// hook too), or a data node whose key path (or `:into`) starts there. The
-/// dynamic options (`[:aido/db ..]`, `[:aido/fn ..]`) are told by the
-/// compiler as it lowers them (`Compiler::dynamic_reads_memory`).
-pub(crate) fn reads_memory(nodes: &[crate::tree::Node]) -> bool {
-    reserved_reach(nodes).1
-}
-
-/// Whether a node of `nodes` writes under `:aido/running` (see
-/// `tick::halt::writes_running`), and whether one reads or writes
-/// `:aido/memory` ([`reads_memory`]): one pass for both, which the compiler
-/// makes over every tree.
+/// Two facts about `nodes`, in one pass the compiler makes over every tree
+/// (and `Stubs::apply` again):
+/// - whether a node writes under `:aido/running`: a data node whose key
+///   path (or `:into`) starts there. Such a tree gets no shortcut at the
+///   end of a tick (`Long::db_names_prev`): the set the tick ends with is
+///   compared id by id with the db's, and written over an edit. (User code
+///   handed the db is caught when it returns, see `Engine::check_lent_db`.)
+/// - whether a node can read or write `:aido/memory` while a tick runs, the
+///   engine aside (`Tree::reads_memory`): a user node type (handed the db,
+///   and its halt hook too), or a data node whose key path (or `:into`)
+///   starts there. The dynamic options (`[:aido/db ..]`, `[:aido/fn ..]`)
+///   are told by the compiler as it lowers them
+///   (`Compiler::dynamic_reads_memory`).
 pub(crate) fn reserved_reach(nodes: &[crate::tree::Node]) -> (bool, bool) {
     use crate::tree::KeyPath;
     // A key path's top key, compared in place with both.

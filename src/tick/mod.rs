@@ -30,9 +30,8 @@ use crate::value::{Keyword, Map, Value, kw};
 
 pub use ctx::{FnCtx, NodeCtx};
 pub(crate) use eval::{catch_quietly, eval, panic_message};
-pub(crate) use halt::writes_running;
 pub use halt::{DropReason, DroppedResult, Request, TickWarning, TraceEvent};
-pub(crate) use halt::{reads_memory, reserved_reach, starts_at_memory};
+pub(crate) use halt::{reserved_reach, starts_at_memory};
 pub use time::{TimeError, advance_time};
 pub use wake::{Wake, next_wake};
 pub(crate) use writes::{Writes, leaf_path};
