@@ -408,6 +408,21 @@ impl Engine<'_> {
         }
     }
 
+    /// [`Engine::take_long_key`] of `:aido/running` at `at`: as the db's
+    /// last entry (the usual end of a tick that halts what ran) it is
+    /// popped without a pass over the other keys for its bit of the
+    /// filter, which no other name has (`Map::pop_own_bit`).
+    #[inline(always)]
+    fn take_running_key(&mut self, at: usize) -> Option<Value> {
+        let Some(old) = self.db.pop_own_bit(at, kw::RUNNING) else {
+            return self.take_long_key(at);
+        };
+        let tree = self.tree;
+        tree.memory_key_hint.shift_past(at);
+        tree.running_key_hint.shift_past(at);
+        Some(old)
+    }
+
     /// [`Engine::remove_long_key`], the value handed back.
     fn take_long_key(&mut self, at: usize) -> Option<Value> {
         let (key, old) = self.db.shift_remove_index(at)?;
@@ -768,7 +783,7 @@ impl Engine<'_> {
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
             // Kept whole: the same nodes usually start again.
             if let Some(i) = at
-                && let Some(old) = self.take_long_key(i)
+                && let Some(old) = self.take_running_key(i)
             {
                 park(old, |s| &mut s.running);
             }

@@ -42,6 +42,13 @@ struct Interner {
 /// to run nothing with one test too. (Three indices in 32 go unused.)
 pub(crate) const TICK_READ_BITS: u32 = 1 << 16 | 1 << 17 | 1 << 18;
 
+/// The bits of [`TICK_READ_BITS`] that one name alone has: `:aido/running`'s
+/// (16) and `:aido/tree`'s (18). A map without its box (every key a keyword
+/// coded by its index) that loses such a key loses its bit of the filter
+/// with it, without a pass over the other keys to see whether one shares it
+/// (`Map::pop_own_bit`).
+pub(crate) const OWN_BITS: u32 = 1 << 16 | 1 << 18;
+
 /// How many names the table holds (mirrors `names.len()` less the indices
 /// passed over, read without the lock).
 static N_NAMES: AtomicUsize = AtomicUsize::new(0);
@@ -554,6 +561,9 @@ mod tests {
             assert_ne!(bit(k.index()), bit(kw::RUNNING.index()), "{k}");
         }
         assert_eq!(bit(kw::ERROR.index()), bit(kw::RESULTS.index()));
+        // The bits one name alone has: no other reserved name has them.
+        assert_eq!(OWN_BITS, bit(kw::RUNNING.index()) | bit(kw::TREE.index()));
+        assert_eq!(OWN_BITS & !TICK_READ_BITS, 0);
         for (i, name) in RESERVED.iter().enumerate() {
             let k = Keyword(i as u32);
             if name.is_empty() {
@@ -566,6 +576,11 @@ mod tests {
             assert_eq!(
                 bit(k.index()) & TICK_READ_BITS != 0,
                 read.contains(&k),
+                "{i}"
+            );
+            assert_eq!(
+                bit(k.index()) & OWN_BITS != 0,
+                k == kw::RUNNING || k == kw::TREE,
                 "{i}"
             );
         }

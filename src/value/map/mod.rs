@@ -1037,6 +1037,34 @@ impl Map {
         (Value::Keyword(Keyword::from_index(code)), value)
     }
 
+    /// Takes out the value of the last entry, at `i`, when its key is the
+    /// keyword `key` and `key`'s bit of the filter is one that no other
+    /// name has (`intern::OWN_BITS`: `:aido/running`, `:aido/tree`), in a
+    /// map without its box and past the two slots that keep the length and
+    /// the filter: nothing moves, the slot becomes vacant and the bit is
+    /// cleared without a pass over the other keys (none can share it).
+    /// `None`, with nothing done, for anything else. (The end of the tick
+    /// that halts a long action takes `:aido/running` out this way.)
+    #[inline(always)]
+    pub(crate) fn pop_own_bit(&mut self, i: usize, key: Keyword) -> Option<Value> {
+        let code = key.index();
+        if filter_bit(code) & super::intern::OWN_BITS == 0
+            || self.more.is_some()
+            || i < 2
+            || i + 1 != self.len()
+        {
+            return None;
+        }
+        let slot = self.slots.get_mut(i).filter(|s| s.key == code)?;
+        slot.key = VACANT;
+        let value = std::mem::take(&mut slot.value);
+        if let Some(second) = self.slots.get_mut(1) {
+            second.len &= !filter_bit(code);
+        }
+        self.set_len(i);
+        Some(value)
+    }
+
     /// [`Map::shift_remove_small`] of the entry before the last, `i`, past
     /// the two slots that keep the length and the filter (the halt cycle's
     /// `:aido/memory`, before `:aido/running`): the last entry moves into

@@ -659,3 +659,61 @@ fn removing_the_second_to_last_key_of_a_small_map_keeps_the_rest_and_its_filter(
         }
     }
 }
+
+#[test]
+fn popping_a_last_key_whose_bit_is_its_own_keeps_the_rest_and_clears_the_bit() {
+    // The end of the tick that halts a long action: `:aido/running`, the
+    // db's last entry, taken out without a pass over the other keys. Any
+    // other position, key or map (a key whose bit others may share, a map
+    // with its box, the first two slots) is left alone.
+    use crate::value::kw;
+    let others: Vec<Keyword> = (0..42)
+        .map(Keyword::from_index)
+        .filter(|k| *k != kw::RUNNING && *k != kw::TREE)
+        .collect();
+    for len in 1..=SCAN_LIMIT {
+        let mut keys: Vec<Keyword> = others.iter().copied().take(len - 1).collect();
+        keys.push(kw::RUNNING);
+        let pairs = keys
+            .iter()
+            .zip(0..)
+            .map(|(k, v)| (Value::Keyword(*k), Value::Int(v)));
+        let mut map: Map = pairs.clone().collect();
+        let mut reference: Reference = pairs.collect();
+        // Not the last entry, or not the key named: nothing done.
+        if len >= 2 {
+            assert_eq!(map.pop_own_bit(len - 2, kw::RUNNING), None);
+            assert_eq!(map.pop_own_bit(len - 1, kw::TREE), None);
+        }
+        // A key whose bit other names may have: nothing done.
+        assert_eq!(map.pop_own_bit(len - 1, keys[0]), None);
+        check_same(&map, &reference, 0);
+        let popped = map.pop_own_bit(len - 1, kw::RUNNING);
+        if len >= 3 {
+            assert_eq!(popped, Some(Value::Int(len as i64 - 1)));
+            reference.shift_remove_index(len - 1);
+            assert!(map.lacks_keyword(kw::RUNNING));
+        } else {
+            // The first two slots keep the length and the filter.
+            assert_eq!(popped, None);
+        }
+        check_same(&map, &reference, 0);
+        // Pushed again, it is found again.
+        if len >= 3 {
+            let at = map.push(Value::Keyword(kw::RUNNING), Value::Int(7));
+            assert_eq!(at, len - 1);
+            reference.insert(Value::Keyword(kw::RUNNING), Value::Int(7));
+            check_same(&map, &reference, 0);
+        }
+    }
+    // A map with its box (a key that is not a keyword): nothing done.
+    let mut boxed: Map = [
+        (Value::from("s"), Value::Int(0)),
+        (Value::Keyword(others[0]), Value::Int(1)),
+        (Value::Keyword(kw::RUNNING), Value::Int(2)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(boxed.pop_own_bit(2, kw::RUNNING), None);
+    assert_eq!(boxed.len(), 3);
+}
