@@ -408,13 +408,14 @@ impl Engine<'_> {
         }
     }
 
-    /// [`Engine::take_long_key`] of `:aido/running` at `at`: as the db's
-    /// last entry (the usual end of a tick that halts what ran) it is
-    /// popped without a pass over the other keys for its bit of the
-    /// filter, which no other name has (`Map::pop_own_bit`).
+    /// [`Engine::take_long_key`] of `key` (`:aido/memory` or
+    /// `:aido/running`) at `at`, in line: as one of the db's last two
+    /// entries (the usual halt of a long action) it is taken out by
+    /// `Map::remove_tail_keyword` (`:aido/running`, whose bit of the filter
+    /// no other name has, without a pass over the other keys).
     #[inline(always)]
-    fn take_running_key(&mut self, at: usize) -> Option<Value> {
-        let Some(old) = self.db.pop_own_bit(at, kw::RUNNING) else {
+    fn take_tail_key(&mut self, at: usize, key: Keyword) -> Option<Value> {
+        let Some(old) = self.db.remove_tail_keyword(at, key) else {
             return self.take_long_key(at);
         };
         let tree = self.tree;
@@ -783,7 +784,7 @@ impl Engine<'_> {
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
             // Kept whole: the same nodes usually start again.
             if let Some(i) = at
-                && let Some(old) = self.take_running_key(i)
+                && let Some(old) = self.take_tail_key(i, kw::RUNNING)
             {
                 park(old, |s| &mut s.running);
             }
@@ -1188,7 +1189,7 @@ impl Engine<'_> {
             return false;
         }
         self.wrote(kw::MEMORY);
-        if let Some(old) = self.take_long_key(at) {
+        if let Some(old) = self.take_tail_key(at, kw::MEMORY) {
             park(old, |s| &mut s.memory);
         }
         true

@@ -1037,31 +1037,47 @@ impl Map {
         (Value::Keyword(Keyword::from_index(code)), value)
     }
 
-    /// Takes out the value of the last entry, at `i`, when its key is the
-    /// keyword `key` and `key`'s bit of the filter is one that no other
-    /// name has (`intern::OWN_BITS`: `:aido/running`, `:aido/tree`), in a
-    /// map without its box and past the two slots that keep the length and
-    /// the filter: nothing moves, the slot becomes vacant and the bit is
-    /// cleared without a pass over the other keys (none can share it).
-    /// `None`, with nothing done, for anything else. (The end of the tick
-    /// that halts a long action takes `:aido/running` out this way.)
+    /// Takes out the value of the entry at `i`, one of the last two, when
+    /// its key is the keyword `key`, in a map without its box and past the
+    /// two slots that keep the length and the filter: the last entry moves
+    /// into its slot if it was not the last, and the last slot becomes
+    /// vacant. A key whose bit of the filter no other name has
+    /// (`intern::OWN_BITS`: `:aido/running`, `:aido/tree`) takes its bit
+    /// with it without a pass over the other keys; any other keeps it if a
+    /// key that stays shares it (one pass over their codes). `None`, with
+    /// nothing done, for anything else. Inlined where it is called: the
+    /// tick that halts a long action takes `:aido/memory`, then
+    /// `:aido/running`, out of the db's tail this way.
     #[inline(always)]
-    pub(crate) fn pop_own_bit(&mut self, i: usize, key: Keyword) -> Option<Value> {
+    pub(crate) fn remove_tail_keyword(&mut self, i: usize, key: Keyword) -> Option<Value> {
         let code = key.index();
-        if filter_bit(code) & super::intern::OWN_BITS == 0
-            || self.more.is_some()
-            || i < 2
-            || i + 1 != self.len()
-        {
+        let len = self.len();
+        if self.more.is_some() || i < 2 || i >= len || len - i > 2 {
             return None;
         }
-        let slot = self.slots.get_mut(i).filter(|s| s.key == code)?;
-        slot.key = VACANT;
-        let value = std::mem::take(&mut slot.value);
-        if let Some(second) = self.slots.get_mut(1) {
-            second.len &= !filter_bit(code);
+        let (before, tail) = self.slots.get_mut(..len)?.split_at_mut(i);
+        // The removed value, and the code of the last key if it moved.
+        let (value, moved) = match tail {
+            [slot] if slot.key == code => {
+                slot.key = VACANT;
+                (std::mem::take(&mut slot.value), None)
+            }
+            [slot, last] if slot.key == code => {
+                let removed = std::mem::replace(slot, std::mem::replace(last, Slot::vacant()));
+                (removed.value, Some(slot.key))
+            }
+            _ => return None,
+        };
+        let bit = filter_bit(code);
+        let shares = |other: u32| (other ^ code) & 31 == 0;
+        let shared = bit & super::intern::OWN_BITS == 0
+            && before.iter().fold(moved.is_some_and(shares), |shared, s| {
+                shared | shares(s.key)
+            });
+        if !shared && let Some(second) = self.slots.get_mut(1) {
+            second.len &= !bit;
         }
-        self.set_len(i);
+        self.set_len(len - 1);
         Some(value)
     }
 

@@ -661,59 +661,103 @@ fn removing_the_second_to_last_key_of_a_small_map_keeps_the_rest_and_its_filter(
 }
 
 #[test]
-fn popping_a_last_key_whose_bit_is_its_own_keeps_the_rest_and_clears_the_bit() {
-    // The end of the tick that halts a long action: `:aido/running`, the
-    // db's last entry, taken out without a pass over the other keys. Any
-    // other position, key or map (a key whose bit others may share, a map
-    // with its box, the first two slots) is left alone.
+fn removing_a_keyword_from_the_last_two_keeps_the_rest_and_its_filter() {
+    // The halt of a long action: `:aido/memory`, then `:aido/running`, the
+    // db's last two entries, taken out in line. A key whose bit is its own
+    // (`:aido/running`, `:aido/tree`) takes its bit with it; another keeps
+    // it where a key that stays (before it, or the last) shares it, checked
+    // exactly by `check_same`. Any other position or map (a map with its
+    // box, the first two slots) is left alone.
     use crate::value::kw;
-    let others: Vec<Keyword> = (0..42)
-        .map(Keyword::from_index)
-        .filter(|k| *k != kw::RUNNING && *k != kw::TREE)
-        .collect();
-    for len in 1..=SCAN_LIMIT {
-        let mut keys: Vec<Keyword> = others.iter().copied().take(len - 1).collect();
-        keys.push(kw::RUNNING);
-        let pairs = keys
+    // The keywords the library interns first (more than 40 of them): codes
+    // below `KEYWORD_KEYS` whichever tests ran before, 32 apart sharing a bit.
+    let names: Vec<Keyword> = (0..42).map(Keyword::from_index).collect();
+    let twin_of = |k: Keyword| {
+        names
             .iter()
-            .zip(0..)
-            .map(|(k, v)| (Value::Keyword(*k), Value::Int(v)));
-        let mut map: Map = pairs.clone().collect();
-        let mut reference: Reference = pairs.collect();
-        // Not the last entry, or not the key named: nothing done.
-        if len >= 2 {
-            assert_eq!(map.pop_own_bit(len - 2, kw::RUNNING), None);
-            assert_eq!(map.pop_own_bit(len - 1, kw::TREE), None);
-        }
-        // A key whose bit other names may have: nothing done.
-        assert_eq!(map.pop_own_bit(len - 1, keys[0]), None);
-        check_same(&map, &reference, 0);
-        let popped = map.pop_own_bit(len - 1, kw::RUNNING);
-        if len >= 3 {
-            assert_eq!(popped, Some(Value::Int(len as i64 - 1)));
-            reference.shift_remove_index(len - 1);
-            assert!(map.lacks_keyword(kw::RUNNING));
-        } else {
-            // The first two slots keep the length and the filter.
-            assert_eq!(popped, None);
-        }
-        check_same(&map, &reference, 0);
-        // Pushed again, it is found again.
-        if len >= 3 {
-            let at = map.push(Value::Keyword(kw::RUNNING), Value::Int(7));
-            assert_eq!(at, len - 1);
-            reference.insert(Value::Keyword(kw::RUNNING), Value::Int(7));
-            check_same(&map, &reference, 0);
+            .copied()
+            .find(|o| *o != k && (o.index() ^ k.index()).is_multiple_of(32))
+    };
+    for key in [kw::RUNNING, kw::TREE, kw::MEMORY, names[40]] {
+        let own = key == kw::RUNNING || key == kw::TREE;
+        let twin = twin_of(key).filter(|_| !own);
+        let others: Vec<Keyword> = names
+            .iter()
+            .copied()
+            .filter(|k| !(k.index() ^ key.index()).is_multiple_of(32))
+            .take(SCAN_LIMIT)
+            .collect();
+        for len in 1..=SCAN_LIMIT {
+            for at in len.saturating_sub(3)..len {
+                // The twin nowhere, first, or last (when the key is not).
+                let mut twin_places = vec![None];
+                if let Some(t) = twin {
+                    if at != 0 {
+                        twin_places.push(Some((t, 0)));
+                    }
+                    if at != len - 1 {
+                        twin_places.push(Some((t, len - 1)));
+                    }
+                }
+                for twin_at in twin_places {
+                    let mut keys: Vec<Keyword> = others.iter().copied().take(len - 1).collect();
+                    keys.insert(at, key);
+                    if let Some((t, i)) = twin_at {
+                        keys[i] = t;
+                    }
+                    let pairs = keys
+                        .iter()
+                        .zip(0..)
+                        .map(|(k, v)| (Value::Keyword(*k), Value::Int(v)));
+                    let mut map: Map = pairs.clone().collect();
+                    let mut reference: Reference = pairs.collect();
+                    assert!(map.more.is_none());
+                    // Not at `at`, or not the key named: nothing done.
+                    for i in 0..=len {
+                        if i != at {
+                            assert_eq!(map.remove_tail_keyword(i, key), None);
+                        }
+                    }
+                    let other = if key == kw::RUNNING {
+                        kw::TREE
+                    } else {
+                        kw::RUNNING
+                    };
+                    assert_eq!(map.remove_tail_keyword(at, other), None);
+                    check_same(&map, &reference, 0);
+                    let removed = map.remove_tail_keyword(at, key);
+                    if at >= 2 && len - at <= 2 {
+                        assert_eq!(removed, Some(Value::Int(at as i64)));
+                        reference.shift_remove_index(at);
+                        assert_eq!(map.lacks_keyword(key), twin_at.is_none());
+                    } else {
+                        // The first two slots keep the length and the
+                        // filter, and only the last two entries are taken
+                        // out so.
+                        assert_eq!(removed, None);
+                    }
+                    check_same(&map, &reference, 0);
+                    // Pushed again, it is found again.
+                    if removed.is_some() {
+                        let i = map.push(Value::Keyword(key), Value::Int(7));
+                        assert_eq!(i, len - 1);
+                        reference.insert(Value::Keyword(key), Value::Int(7));
+                        check_same(&map, &reference, 0);
+                    }
+                }
+            }
         }
     }
     // A map with its box (a key that is not a keyword): nothing done.
     let mut boxed: Map = [
         (Value::from("s"), Value::Int(0)),
-        (Value::Keyword(others[0]), Value::Int(1)),
-        (Value::Keyword(kw::RUNNING), Value::Int(2)),
+        (Value::Keyword(names[1]), Value::Int(1)),
+        (Value::Keyword(kw::MEMORY), Value::Int(2)),
+        (Value::Keyword(kw::RUNNING), Value::Int(3)),
     ]
     .into_iter()
     .collect();
-    assert_eq!(boxed.pop_own_bit(2, kw::RUNNING), None);
-    assert_eq!(boxed.len(), 3);
+    assert_eq!(boxed.remove_tail_keyword(2, kw::MEMORY), None);
+    assert_eq!(boxed.remove_tail_keyword(3, kw::RUNNING), None);
+    assert_eq!(boxed.len(), 4);
 }
