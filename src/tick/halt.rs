@@ -814,7 +814,7 @@ impl Engine<'_> {
                 Some(running) => running,
                 None => ids(now),
             };
-            let at = self.db.push(Value::Keyword(kw::RUNNING), running);
+            let at = self.db.push_keyword(kw::RUNNING, running);
             tree.running_key_hint.remember(Some(at));
             self.wrote_state = true;
             long.file_started(tree.nodes.len());

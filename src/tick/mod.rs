@@ -1878,7 +1878,7 @@ impl<'t> Engine<'t> {
                     None => match halt::parked_memory(id, state) {
                         Ok(memory) => {
                             self.wrote_state = true;
-                            let at = self.db.push(key, memory);
+                            let at = self.db.push_keyword(kw::MEMORY, memory);
                             tree.memory_key_hint.remember(Some(at));
                             n.memory_hint.remember(Some(0));
                             return Ok(());

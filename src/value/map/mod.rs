@@ -760,6 +760,29 @@ impl Map {
         self.push_other(key, value)
     }
 
+    /// [`Map::push`] of the keyword `key`, in line: into a map without its
+    /// box that has room for it (a slot left vacant, as by a removal of
+    /// the last entry, [`Map::remove_tail_keyword`]), a store, a length and
+    /// a bit of the filter; anything else goes to [`Map::push`]. The start
+    /// after a halt puts `:aido/memory` and `:aido/running` back so.
+    #[inline(always)]
+    pub(crate) fn push_keyword(&mut self, key: Keyword, value: Value) -> usize {
+        let (at, code) = (self.len(), key.index());
+        if code < KEYWORD_KEYS
+            && self.more.is_none()
+            && at < SCAN_LIMIT
+            && let Some(slot) = self.slots.get_mut(at)
+        {
+            slot.key = code;
+            // The room held nil: nothing to drop.
+            std::mem::forget(std::mem::replace(&mut slot.value, value));
+            self.set_len(at + 1);
+            self.add_to_filter(code);
+            return at;
+        }
+        self.push(Value::Keyword(key), value)
+    }
+
     /// [`Map::push`] of a key kept as a value, or into a map that keeps its
     /// keys as values or has (or is about to have) an index.
     #[inline(never)]

@@ -761,3 +761,49 @@ fn removing_a_keyword_from_the_last_two_keeps_the_rest_and_its_filter() {
     assert_eq!(boxed.remove_tail_keyword(3, kw::RUNNING), None);
     assert_eq!(boxed.len(), 4);
 }
+
+#[test]
+fn pushing_a_keyword_in_line_appends_it_as_push_does() {
+    // The start after a halt: `:aido/memory` or `:aido/running` appended
+    // where the halt left a vacant slot (the store in line), and every
+    // other map (no room, a map at the scan limit, one with its box, the
+    // first entries of an empty map) through `Map::push`, alike.
+    use crate::value::kw;
+    let names: Vec<Keyword> = (0..42)
+        .map(Keyword::from_index)
+        .filter(|k| *k != kw::MEMORY && *k != kw::RUNNING)
+        .collect();
+    for len in 0..=SCAN_LIMIT + 1 {
+        for key in [kw::MEMORY, kw::RUNNING] {
+            for room in [false, true] {
+                let pairs = names
+                    .iter()
+                    .take(len)
+                    .zip(0..)
+                    .map(|(k, v)| (Value::Keyword(*k), Value::Int(v)));
+                let mut map: Map = pairs.clone().collect();
+                let mut reference: Reference = pairs.collect();
+                if room {
+                    map.reserve(1);
+                }
+                let at = map.push_keyword(key, Value::Int(99));
+                assert_eq!(at, len);
+                reference.insert(Value::Keyword(key), Value::Int(99));
+                check_same(&map, &reference, 0);
+                assert!(!map.lacks_keyword(key));
+            }
+        }
+    }
+    // A map with its box (a key that is not a keyword).
+    let mut boxed: Map = [
+        (Value::from("s"), Value::Int(0)),
+        (Value::Keyword(names[0]), Value::Int(1)),
+    ]
+    .into_iter()
+    .collect();
+    let mut reference: Reference = boxed.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    boxed.reserve(1);
+    assert_eq!(boxed.push_keyword(kw::RUNNING, Value::Int(2)), 2);
+    reference.insert(Value::Keyword(kw::RUNNING), Value::Int(2));
+    check_same(&boxed, &reference, 0);
+}
