@@ -1867,7 +1867,6 @@ impl<'t> Engine<'t> {
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         let id: &Value = &n.id;
-        let key = Value::Keyword(kw::MEMORY);
         match state {
             Some(state) => {
                 // The hint's search proves the key absent: appended without
@@ -1884,7 +1883,7 @@ impl<'t> Engine<'t> {
                             return Ok(());
                         }
                         Err(state) => {
-                            let at = self.db.push(key, Value::Nil);
+                            let at = self.db.push_keyword(kw::MEMORY, Value::Nil);
                             tree.memory_key_hint.remember(Some(at));
                             (at, state)
                         }
