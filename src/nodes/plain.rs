@@ -7,9 +7,10 @@
 //! interpreter that leaves out that bookkeeping, also while other parts of
 //! the tree run long: no node in a plain subtree can be in the running set (a
 //! db that says otherwise came from elsewhere, and the tick then keeps to the
-//! general path). A traced tick takes it too, in a second instance (`TRACE`)
-//! that writes each node's status into the trace as the general path does;
-//! the untraced instance carries no trace of it. The results, the db, the
+//! general path). A traced tick takes it in its tracing instance (`TRACE`),
+//! which writes each node's status into the trace as the general path
+//! does; an untraced tick visits a plain node that is not a leaf through
+//! its closure (`nodes::closure`) instead. The results, the db, the
 //! step count and the trace are the same as the general path's;
 //! tests/it/plain.rs compares the two on generated trees. Neither instance
 //! notes the keys its writing leaves write (`:define!`, `:inc!`,
@@ -191,14 +192,24 @@ impl<'t> Engine<'t> {
     /// [`Engine::tick_plain_root_traced`], which is this alone.
     #[inline(always)]
     pub(crate) fn tick_plain_root<const TRACE: bool>(&mut self, root: &Node) -> Status {
+        // The leaf test first, as the dispatch's: untraced, any other
+        // root is its closure (`nodes::closure`), which counts its step.
+        if let kind @ one_visit_leaf!() = &root.kind {
+            self.fuel -= 1;
+            if self.fuel == 0 {
+                return self.out_of_steps(0);
+            }
+            let status = self.leaf::<false>(0, kind);
+            return self.traced::<TRACE>(0, status);
+        }
+        if !TRACE {
+            return self.tick_closure(0);
+        }
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(0);
         }
-        if let kind @ one_visit_leaf!() = &root.kind {
-            let status = self.leaf::<false>(0, kind);
-            self.traced::<TRACE>(0, status)
-        } else if let Kind::Selector { .. } = root.kind {
+        if let Kind::Selector { .. } = root.kind {
             let status = self.selector::<true, TRACE>(0, root, false, &[]);
             self.traced::<TRACE>(0, status)
         } else {
@@ -347,6 +358,11 @@ impl<'t> Engine<'t> {
         let plain = PLAIN || (node.plain && self.plain == PlainPath::Untraced);
         if !plain {
             return self.tick(id);
+        }
+        // Untraced, a plain child that is not a leaf is its closure (see
+        // `nodes::closure`).
+        if !TRACE && !matches!(node.kind, one_visit_leaf!()) {
+            return self.tick_closure(id);
         }
         self.fuel -= 1;
         if self.fuel == 0 {
