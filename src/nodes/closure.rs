@@ -45,7 +45,12 @@ pub(crate) type Visit = Box<dyn Fn(&mut Engine<'_>) -> Status + Send + Sync>;
 /// without them and builds its own; a tree whose nodes change
 /// (`Stubs::apply`) drops them ([`Closures::reset`]).
 #[derive(Default)]
-pub(crate) struct Closures(OnceLock<Box<[Option<Visit>]>>);
+pub(crate) struct Closures {
+    /// The untraced tick's.
+    untraced: OnceLock<Box<[Option<Visit>]>>,
+    /// The traced tick's, which write each node's status into the trace.
+    traced: OnceLock<Box<[Option<Visit>]>>,
+}
 
 impl Clone for Closures {
     fn clone(&self) -> Closures {
@@ -55,28 +60,38 @@ impl Clone for Closures {
 
 impl std::fmt::Debug for Closures {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Closures")
-            .field(&self.0.get().map(|table| table.len()))
+        f.debug_struct("Closures")
+            .field("untraced", &self.untraced.get().map(|table| table.len()))
+            .field("traced", &self.traced.get().map(|table| table.len()))
             .finish()
     }
 }
 
 impl Closures {
+    /// The table of the untraced or (`TRACE`) the traced closures.
+    #[inline(always)]
+    fn lock<const TRACE: bool>(&self) -> &OnceLock<Box<[Option<Visit>]>> {
+        if TRACE { &self.traced } else { &self.untraced }
+    }
+
     /// The closures of `nodes`, the tree's nodes, built on first use.
     #[inline(always)]
-    fn table(&self, nodes: &[Node]) -> &[Option<Visit>] {
-        self.0.get_or_init(|| build_table(nodes))
+    fn table<const TRACE: bool>(&self, nodes: &[Node]) -> &[Option<Visit>] {
+        self.lock::<TRACE>()
+            .get_or_init(|| build_table::<TRACE>(nodes))
     }
 
     /// Drops the closures, for a tree whose nodes changed.
     pub(crate) fn reset(&mut self) {
-        self.0 = OnceLock::new();
+        self.untraced = OnceLock::new();
+        self.traced = OnceLock::new();
     }
 
-    /// Whether the closures are built (for the tests).
+    /// Whether the untraced or (`TRACE`) the traced closures are built (for
+    /// the tests).
     #[cfg(test)]
-    pub(crate) fn is_built(&self) -> bool {
-        self.0.get().is_some()
+    pub(crate) fn is_built<const TRACE: bool>(&self) -> bool {
+        self.lock::<TRACE>().get().is_some()
     }
 }
 
@@ -94,7 +109,7 @@ macro_rules! step {
 /// The closures of the roots of the plain subtrees of `nodes`.
 #[cold]
 #[inline(never)]
-fn build_table(nodes: &[Node]) -> Box<[Option<Visit>]> {
+fn build_table<const TRACE: bool>(nodes: &[Node]) -> Box<[Option<Visit>]> {
     let root = |node: &Node| {
         node.plain
             && nodes
@@ -105,7 +120,7 @@ fn build_table(nodes: &[Node]) -> Box<[Option<Visit>]> {
         .map(|i| {
             let node = nodes.get(i)?;
             let id = u32::try_from(i).ok()?;
-            root(node).then(|| build(nodes, id))
+            root(node).then(|| build::<TRACE>(nodes, id))
         })
         .collect()
 }
@@ -113,14 +128,14 @@ fn build_table(nodes: &[Node]) -> Box<[Option<Visit>]> {
 /// The closures of plain node `id`'s children (the pre-order layout's
 /// walk: the first child after the node, each next one at the end of the
 /// one before).
-fn children(nodes: &[Node], id: u32, node: &Node) -> Box<[Visit]> {
+fn children<const TRACE: bool>(nodes: &[Node], id: u32, node: &Node) -> Box<[Visit]> {
     let mut kids = Vec::new();
     let mut next = id + 1;
     while next < node.subtree_end {
         let Some(kid) = nodes.get(next as usize) else {
             break;
         };
-        kids.push(build(nodes, next));
+        kids.push(build::<TRACE>(nodes, next));
         next = kid.subtree_end;
     }
     kids.into_boxed_slice()
@@ -146,12 +161,12 @@ impl Wrap for Alone {
 
 /// A loop of constant count over a leaf (`LOOP`: `:loop`, else
 /// `:loop-until-success`).
-struct Looped<const LOOP: bool> {
+struct Looped<const LOOP: bool, const TRACE: bool> {
     id: u32,
     count: u64,
 }
 
-impl<const LOOP: bool> Wrap for Looped<LOOP> {
+impl<const LOOP: bool, const TRACE: bool> Wrap for Looped<LOOP, TRACE> {
     fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
         let Looped { id, count } = self;
         Box::new(move |e: &mut Engine<'_>| {
@@ -160,26 +175,27 @@ impl<const LOOP: bool> Wrap for Looped<LOOP> {
             for _ in 0..count {
                 let status = leaf(e);
                 if status != keep_going {
-                    return status;
+                    return e.traced::<TRACE>(id, status);
                 }
             }
-            keep_going
+            e.traced::<TRACE>(id, keep_going)
         })
     }
 }
 
 /// A decorator over a leaf, its status mapped by `map`.
-struct Mapped<M> {
+struct Mapped<M, const TRACE: bool> {
     id: u32,
     map: M,
 }
 
-impl<M: Fn(Status) -> Status + Send + Sync + 'static> Wrap for Mapped<M> {
+impl<M: Fn(Status) -> Status + Send + Sync + 'static, const TRACE: bool> Wrap for Mapped<M, TRACE> {
     fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
         let Mapped { id, map } = self;
         Box::new(move |e: &mut Engine<'_>| {
             step!(e, id);
-            map(leaf(e))
+            let status = map(leaf(e));
+            e.traced::<TRACE>(id, status)
         })
     }
 }
@@ -229,29 +245,31 @@ impl Key {
 
 /// The leaf's closure of plain node `id` wrapped by `wrap`, when it is a
 /// leaf with a closure of its own.
-fn leaf<W: Wrap>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
+fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
     Some(match &node.kind {
         Kind::Success => wrap.wrap(move |e: &mut Engine<'_>| {
             step!(e, id);
-            Status::Success
+            e.traced::<TRACE>(id, Status::Success)
         }),
         Kind::Failure => wrap.wrap(move |e: &mut Engine<'_>| {
             step!(e, id);
-            Status::Failure
+            e.traced::<TRACE>(id, Status::Failure)
         }),
         Kind::Present { key: path } => match Key::of(path) {
             Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
                 step!(e, id);
                 if key.hint.hit_value(e.db, key.key).is_some() {
-                    return Status::Success;
+                    return e.traced::<TRACE>(id, Status::Success);
                 }
-                present_missed(e, &key)
+                let status = present_missed(e, &key);
+                e.traced::<TRACE>(id, status)
             }),
             None => {
                 let path = path.clone();
                 wrap.wrap(move |e: &mut Engine<'_>| {
                     step!(e, id);
-                    Status::from_bool(path.get(e.db).is_some())
+                    let status = Status::from_bool(path.get(e.db).is_some());
+                    e.traced::<TRACE>(id, status)
                 })
             }
         },
@@ -259,19 +277,22 @@ fn leaf<W: Wrap>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
             (Some(key), Opt::Const(Value::Int(b))) => {
                 let (oper, b) = (*oper, *b);
                 match oper {
-                    Operator::Lt => test_by(wrap, id, key, oper, b, |a, b| a < b),
-                    Operator::Le => test_by(wrap, id, key, oper, b, |a, b| a <= b),
-                    Operator::Gt => test_by(wrap, id, key, oper, b, |a, b| a > b),
-                    Operator::Ge => test_by(wrap, id, key, oper, b, |a, b| a >= b),
-                    Operator::Eq => test_by(wrap, id, key, oper, b, |a, b| a == b),
-                    Operator::NotEq => test_by(wrap, id, key, oper, b, |a, b| a != b),
+                    Operator::Lt => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a < b),
+                    Operator::Le => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a <= b),
+                    Operator::Gt => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a > b),
+                    Operator::Ge => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a >= b),
+                    Operator::Eq => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a == b),
+                    Operator::NotEq => {
+                        test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a != b)
+                    }
                 }
             }
             _ => {
                 let (path, oper, val) = (key.clone(), *oper, val.clone());
                 wrap.wrap(move |e: &mut Engine<'_>| {
                     step!(e, id);
-                    e.test_missed(id, &path, oper, &val)
+                    let status = e.test_missed(id, &path, oper, &val);
+                    e.traced::<TRACE>(id, status)
                 })
             }
         },
@@ -282,15 +303,17 @@ fn leaf<W: Wrap>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
                     && let Some(next) = i.checked_add(1)
                 {
                     *i = next;
-                    return Status::Success;
+                    return e.traced::<TRACE>(id, Status::Success);
                 }
-                inc_missed(e, id, &key)
+                let status = inc_missed(e, id, &key);
+                e.traced::<TRACE>(id, status)
             }),
             None => {
                 let path = path.clone();
                 wrap.wrap(move |e: &mut Engine<'_>| {
                     step!(e, id);
-                    e.inc::<false>(id, &path)
+                    let status = e.inc::<false>(id, &path);
+                    e.traced::<TRACE>(id, status)
                 })
             }
         },
@@ -303,16 +326,18 @@ fn leaf<W: Wrap>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
                         && holds_no_heap(slot)
                     {
                         std::mem::forget(std::mem::replace(slot, Value::Int(n)));
-                        return Status::Success;
+                        return e.traced::<TRACE>(id, Status::Success);
                     }
-                    define_missed(e, id, &key, &val)
+                    let status = define_missed(e, id, &key, &val);
+                    e.traced::<TRACE>(id, status)
                 })
             }
             _ => {
                 let (path, val) = (path.clone(), val.clone());
                 wrap.wrap(move |e: &mut Engine<'_>| {
                     step!(e, id);
-                    e.define::<false>(id, &path, &val)
+                    let status = e.define::<false>(id, &path, &val);
+                    e.traced::<TRACE>(id, status)
                 })
             }
         },
@@ -326,7 +351,8 @@ fn leaf<W: Wrap>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
             let kind = kind.clone();
             wrap.wrap(move |e: &mut Engine<'_>| {
                 step!(e, id);
-                e.leaf::<false>(id, &kind)
+                let status = e.leaf::<false>(id, &kind);
+                e.traced::<TRACE>(id, status)
             })
         }
         // A domain node declared to finish in one visit: its call.
@@ -334,7 +360,8 @@ fn leaf<W: Wrap>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
             let (node_type, options) = (node_type.clone(), options.clone());
             wrap.wrap(move |e: &mut Engine<'_>| {
                 step!(e, id);
-                e.custom(id, &node_type, &options)
+                let status = e.custom(id, &node_type, &options);
+                e.traced::<TRACE>(id, status)
             })
         }
         Kind::Selector { .. }
@@ -409,7 +436,7 @@ fn test_missed(e: &mut Engine<'_>, id: u32, key: &Key, oper: Operator, b: i64) -
 /// A `:test?` against constant integer `b`, its comparison `holds`
 /// inlined into the closure.
 #[inline(always)]
-fn test_by<W: Wrap, F: Fn(i64, i64) -> bool + Send + Sync + 'static>(
+fn test_by<W: Wrap, F: Fn(i64, i64) -> bool + Send + Sync + 'static, const TRACE: bool>(
     wrap: W,
     id: u32,
     key: Key,
@@ -420,9 +447,10 @@ fn test_by<W: Wrap, F: Fn(i64, i64) -> bool + Send + Sync + 'static>(
     wrap.wrap(move |e: &mut Engine<'_>| {
         step!(e, id);
         if let Some(Value::Int(a)) = key.hint.hit_value(e.db, key.key) {
-            return Status::from_bool(holds(*a, b));
+            return e.traced::<TRACE>(id, Status::from_bool(holds(*a, b)));
         }
-        test_missed(e, id, &key, oper, b)
+        let status = test_missed(e, id, &key, oper, b);
+        e.traced::<TRACE>(id, status)
     })
 }
 
@@ -442,28 +470,32 @@ fn holds_no_heap(v: &Value) -> bool {
 }
 
 /// The closure of plain node `id` and of its subtree.
-fn build(nodes: &[Node], id: u32) -> Visit {
+fn build<const TRACE: bool>(nodes: &[Node], id: u32) -> Visit {
     let Some(node) = nodes.get(id as usize) else {
         return Box::new(move |e: &mut Engine<'_>| e.fail(id, "not a plain node"));
     };
-    if let Some(visit) = leaf(node, id, Alone) {
+    if let Some(visit) = leaf::<_, TRACE>(node, id, Alone) {
         return visit;
     }
     match &node.kind {
-        Kind::Selector { memory: false } => flow::<false>(id, children(nodes, id, node)),
-        Kind::Sequence { memory: false } => flow::<true>(id, children(nodes, id, node)),
+        Kind::Selector { memory: false } => {
+            flow::<false, TRACE>(id, children::<TRACE>(nodes, id, node))
+        }
+        Kind::Sequence { memory: false } => {
+            flow::<true, TRACE>(id, children::<TRACE>(nodes, id, node))
+        }
         Kind::Parallel(Parallel::Count { mode, how_many }) => {
-            let kids = children(nodes, id, node);
+            let kids = children::<TRACE>(nodes, id, node);
             match Count::known(node.count) {
                 Some(limit) => Box::new(move |e: &mut Engine<'_>| {
                     step!(e, id);
                     let mut failures = 0u64;
                     for kid in kids.iter() {
                         if let Some(status) = Count::resume(&mut failures, kid(e)) {
-                            return status;
+                            return e.traced::<TRACE>(id, status);
                         }
                     }
-                    Count::end(failures, limit)
+                    e.traced::<TRACE>(id, Count::end(failures, limit))
                 }),
                 // Options from the db, resolved on each visit; the limit
                 // is worked out from the children, as the walk does.
@@ -474,26 +506,30 @@ fn build(nodes: &[Node], id: u32) -> Visit {
                         step!(e, id);
                         let count = match e.count_options(id, &mode, &how_many) {
                             Ok(count) => count,
-                            Err(status) => return status,
+                            Err(status) => return e.traced::<TRACE>(id, status),
                         };
                         let mut failures = 0u64;
                         for kid in kids.iter() {
                             if let Some(status) = Count::resume(&mut failures, kid(e)) {
-                                return status;
+                                return e.traced::<TRACE>(id, status);
                             }
                         }
-                        Count::end(failures, count.limit(n))
+                        e.traced::<TRACE>(id, Count::end(failures, count.limit(n)))
                     })
                 }
             }
         }
-        Kind::Loop { count } => repeat::<true>(nodes, id, node, count),
-        Kind::LoopUntilSuccess { count } => repeat::<false>(nodes, id, node, count),
-        Kind::Invert => decorator(nodes, id, composite::invert),
-        Kind::Always => decorator(nodes, id, composite::always),
-        Kind::Never => decorator(nodes, id, composite::never),
-        Kind::Force { success: true } => decorator(nodes, id, |s| decorators::force(s, true)),
-        Kind::Force { success: false } => decorator(nodes, id, |s| decorators::force(s, false)),
+        Kind::Loop { count } => repeat::<true, TRACE>(nodes, id, node, count),
+        Kind::LoopUntilSuccess { count } => repeat::<false, TRACE>(nodes, id, node, count),
+        Kind::Invert => decorator::<_, TRACE>(nodes, id, composite::invert),
+        Kind::Always => decorator::<_, TRACE>(nodes, id, composite::always),
+        Kind::Never => decorator::<_, TRACE>(nodes, id, composite::never),
+        Kind::Force { success: true } => {
+            decorator::<_, TRACE>(nodes, id, |s| decorators::force(s, true))
+        }
+        Kind::Force { success: false } => {
+            decorator::<_, TRACE>(nodes, id, |s| decorators::force(s, false))
+        }
         // Never plain (`Kind::traits`), so never here; the leaves are
         // `leaf`'s.
         Kind::Selector { memory: true }
@@ -536,7 +572,7 @@ fn build(nodes: &[Node], id: u32) -> Visit {
 /// A selector (`SEQUENCE` false) or sequence of node `id` over `kids`: a
 /// plain child answers Success, Failure or Error, so the flow's step
 /// ([`composite::Flow::resume`]) is one comparison.
-fn flow<const SEQUENCE: bool>(id: u32, kids: Box<[Visit]>) -> Visit {
+fn flow<const SEQUENCE: bool, const TRACE: bool>(id: u32, kids: Box<[Visit]>) -> Visit {
     Box::new(move |e: &mut Engine<'_>| {
         step!(e, id);
         let next = if SEQUENCE {
@@ -547,25 +583,30 @@ fn flow<const SEQUENCE: bool>(id: u32, kids: Box<[Visit]>) -> Visit {
         for kid in kids.iter() {
             let status = kid(e);
             if status != next {
-                return status;
+                return e.traced::<TRACE>(id, status);
             }
         }
-        next
+        e.traced::<TRACE>(id, next)
     })
 }
 
 /// A loop of node `id` (`LOOP`: `:loop`, else `:loop-until-success`) over
 /// its one child: a constant count with a leaf child inlined into it;
 /// a count from the db resolved on each visit.
-fn repeat<const LOOP: bool>(nodes: &[Node], id: u32, node: &Node, count: &Opt) -> Visit {
+fn repeat<const LOOP: bool, const TRACE: bool>(
+    nodes: &[Node],
+    id: u32,
+    node: &Node,
+    count: &Opt,
+) -> Visit {
     let known = (node.count != Node::NO_COUNT).then_some(u64::from(node.count));
     if let Some(count) = known
         && let Some(child) = nodes.get(id as usize + 1)
-        && let Some(visit) = leaf(child, id + 1, Looped::<LOOP> { id, count })
+        && let Some(visit) = leaf::<_, TRACE>(child, id + 1, Looped::<LOOP, TRACE> { id, count })
     {
         return visit;
     }
-    let child = build(nodes, id + 1);
+    let child = build::<TRACE>(nodes, id + 1);
     match known {
         Some(count) => Box::new(move |e: &mut Engine<'_>| {
             step!(e, id);
@@ -573,10 +614,10 @@ fn repeat<const LOOP: bool>(nodes: &[Node], id: u32, node: &Node, count: &Opt) -
             for _ in 0..count {
                 let status = child(e);
                 if status != keep_going {
-                    return status;
+                    return e.traced::<TRACE>(id, status);
                 }
             }
-            keep_going
+            e.traced::<TRACE>(id, keep_going)
         }),
         None => {
             let count = count.clone();
@@ -584,16 +625,16 @@ fn repeat<const LOOP: bool>(nodes: &[Node], id: u32, node: &Node, count: &Opt) -
                 step!(e, id);
                 let count = match e.count_opt(id, "count", &count) {
                     Ok(n) => n,
-                    Err(status) => return status,
+                    Err(status) => return e.traced::<TRACE>(id, status),
                 };
                 let keep_going = keep_going::<LOOP>();
                 for _ in 0..count {
                     let status = child(e);
                     if status != keep_going {
-                        return status;
+                        return e.traced::<TRACE>(id, status);
                     }
                 }
-                keep_going
+                e.traced::<TRACE>(id, keep_going)
             })
         }
     }
@@ -601,20 +642,21 @@ fn repeat<const LOOP: bool>(nodes: &[Node], id: u32, node: &Node, count: &Opt) -
 
 /// A decorator of node `id` over its one child, its status mapped by
 /// `map`: a leaf child is inlined into it.
-fn decorator<M: Fn(Status) -> Status + Copy + Send + Sync + 'static>(
+fn decorator<M: Fn(Status) -> Status + Copy + Send + Sync + 'static, const TRACE: bool>(
     nodes: &[Node],
     id: u32,
     map: M,
 ) -> Visit {
     if let Some(child) = nodes.get(id as usize + 1)
-        && let Some(visit) = leaf(child, id + 1, Mapped { id, map })
+        && let Some(visit) = leaf::<_, TRACE>(child, id + 1, Mapped::<M, TRACE> { id, map })
     {
         return visit;
     }
-    let child = build(nodes, id + 1);
+    let child = build::<TRACE>(nodes, id + 1);
     Box::new(move |e: &mut Engine<'_>| {
         step!(e, id);
-        map(child(e))
+        let status = map(child(e));
+        e.traced::<TRACE>(id, status)
     })
 }
 
@@ -623,22 +665,37 @@ impl Engine<'_> {
     /// tick: its closure, built with the others on the tree's first
     /// untraced tick.
     #[inline(always)]
-    pub(crate) fn tick_closure(&mut self, id: u32) -> Status {
+    pub(crate) fn tick_closure<const TRACE: bool>(&mut self, id: u32) -> Status {
         let tree = self.tree;
-        match tree.closures.table(&tree.nodes).get(id as usize) {
-            Some(Some(visit)) => visit(self),
-            _ => self.tick_closure_built(id),
+        if let Some(table) = tree.closures.lock::<TRACE>().get()
+            && let Some(Some(visit)) = table.get(id as usize)
+        {
+            return visit(self);
         }
+        self.tick_closure_first::<TRACE>(id)
     }
 
-    /// [`Engine::tick_closure`] of a plain node inside a plain subtree,
-    /// which its parent's closure visits: never entered from outside it
-    /// by the engine; a closure built for the visit, should it be.
+    /// [`Engine::tick_closure`] out of line: the general path's entry into
+    /// a plain subtree (a plain child of a general node, the dispatch of a
+    /// plain node), so that the general visit's code does not hold the
+    /// closure's call.
+    #[inline(never)]
+    pub(crate) fn tick_closure_apart<const TRACE: bool>(&mut self, id: u32) -> Status {
+        self.tick_closure::<TRACE>(id)
+    }
+
+    /// [`Engine::tick_closure`] before the closures are built (they are
+    /// built here), or of a plain node inside a plain subtree, which its
+    /// parent's closure visits: never entered from outside it by the
+    /// engine; a closure built for the visit, should it be.
     #[cold]
     #[inline(never)]
-    fn tick_closure_built(&mut self, id: u32) -> Status {
+    fn tick_closure_first<const TRACE: bool>(&mut self, id: u32) -> Status {
         let tree = self.tree;
-        build(&tree.nodes, id)(self)
+        match tree.closures.table::<TRACE>(&tree.nodes).get(id as usize) {
+            Some(Some(visit)) => visit(self),
+            _ => build::<TRACE>(&tree.nodes, id)(self),
+        }
     }
 }
 
@@ -653,20 +710,43 @@ mod tests {
     fn the_closures_are_built_on_the_first_untraced_tick() {
         let text = "[:selector [:loop {:count 2} [:inc! {:key :n}]] [:success]]";
         let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
-        assert!(!tree.closures.is_built());
+        assert!(!tree.closures.is_built::<false>());
         let traced = TickOptions {
             trace: true,
             ..TickOptions::default()
         };
         let t = run_tick_with_options(Value::map(), &tree, &traced);
-        assert!(!tree.closures.is_built());
+        assert!(!tree.closures.is_built::<false>());
         let u = run_tick(Value::map(), &tree);
-        assert!(tree.closures.is_built());
+        assert!(tree.closures.is_built::<false>());
         assert_eq!((t.status, &t.db, t.steps), (u.status, &u.db, u.steps));
         let clone = tree.clone();
-        assert!(!clone.closures.is_built());
+        assert!(!clone.closures.is_built::<false>());
         assert_eq!(run_tick(Value::map(), &clone).db, u.db);
-        assert!(clone.closures.is_built());
+        assert!(clone.closures.is_built::<false>());
+    }
+
+    /// A traced tick builds and ticks the traced closures (not the
+    /// untraced ones), which write the general path's trace, event by
+    /// event: a flow, a decorator and a loop over leaves inlined into them.
+    #[test]
+    fn a_traced_tick_builds_and_traces_through_the_traced_closures() {
+        let text = "[:selector [:sequence [:present? {:key :x}] [:success]] \
+                    [:invert [:inc! {:key :n}]] [:loop {:count 2} [:inc! {:key :m}]]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let traced = TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        };
+        let t = run_tick_with_options(Value::map(), &tree, &traced);
+        assert!(tree.closures.is_built::<true>());
+        assert!(!tree.closures.is_built::<false>());
+        let g = crate::tick::run_tick_general_path(Value::map(), &tree, &traced);
+        assert_eq!(t.trace().len(), 8);
+        assert_eq!(
+            (t.status, &t.db, t.steps, t.trace()),
+            (g.status, &g.db, g.steps, g.trace())
+        );
     }
 
     /// A leaf root keeps its visit in the tick: no closures are built.
@@ -674,6 +754,12 @@ mod tests {
     fn a_leaf_root_builds_no_closures() {
         let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
         assert_eq!(run_tick(Value::map(), &tree).steps, 1);
-        assert!(!tree.closures.is_built());
+        assert!(!tree.closures.is_built::<false>());
+        let traced = TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        };
+        assert_eq!(run_tick_with_options(Value::map(), &tree, &traced).steps, 1);
+        assert!(!tree.closures.is_built::<true>());
     }
 }

@@ -215,10 +215,10 @@ impl Engine<'_> {
             // The untraced tick checks its own case first, as it did when
             // the plain path did not trace.
             if self.plain == PlainPath::Untraced {
-                return self.tick_closure(id);
+                return self.tick_closure_apart::<false>(id);
             }
             if self.plain == PlainPath::Traced {
-                return self.tick_plain_traced(id);
+                return self.tick_closure_apart::<true>(id);
             }
         }
         self.fuel -= 1;
