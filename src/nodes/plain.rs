@@ -7,10 +7,9 @@
 //! interpreter that leaves out that bookkeeping, also while other parts of
 //! the tree run long: no node in a plain subtree can be in the running set (a
 //! db that says otherwise came from elsewhere, and the tick then keeps to the
-//! general path). A traced tick takes it in its tracing instance (`TRACE`),
-//! which writes each node's status into the trace as the general path
-//! does; an untraced tick visits a plain node that is not a leaf through
-//! its closure (`nodes::closure`) instead. The results, the db, the
+//! general path). A traced tick takes it too, in a second instance (`TRACE`)
+//! that writes each node's status into the trace as the general path does;
+//! the untraced instance carries no trace of it. The results, the db, the
 //! step count and the trace are the same as the general path's;
 //! tests/it/plain.rs compares the two on generated trees. Neither instance
 //! notes the keys its writing leaves write (`:define!`, `:inc!`,
@@ -158,6 +157,19 @@ pub(super) fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
 }
 
 impl<'t> Engine<'t> {
+    /// Ticks plain node `id` (see [`mark_plain`]): the composites and
+    /// decorators of `composite.rs`, in their plain instance, and the leaves.
+    /// With `TRACE` each node's status goes into the trace as it returns,
+    /// as [`Engine::tick`] writes it.
+    pub(crate) fn tick_plain<const TRACE: bool>(&mut self, id: u32) -> Status {
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(id);
+        }
+        let tree = self.tree;
+        self.plain_node_call::<TRACE>(id, &tree.nodes[id as usize])
+    }
+
     /// Ticks the tree's root, `root`, a plain node, on the plain path: the
     /// visit a composite makes of a plain child (its step counted,
     /// a leaf ticked in place, anything else called by its own function),
@@ -179,17 +191,19 @@ impl<'t> Engine<'t> {
     /// [`Engine::tick_plain_root_traced`], which is this alone.
     #[inline(always)]
     pub(crate) fn tick_plain_root<const TRACE: bool>(&mut self, root: &Node) -> Status {
-        if let kind @ one_visit_leaf!() = &root.kind {
-            self.fuel -= 1;
-            if self.fuel == 0 {
-                return self.out_of_steps(0);
-            }
-            let status = self.leaf::<false>(0, kind);
-            return self.traced::<TRACE>(0, status);
+        self.fuel -= 1;
+        if self.fuel == 0 {
+            return self.out_of_steps(0);
         }
-        // Any other root is its closure (`nodes::closure`), which counts
-        // its step.
-        self.tick_closure::<TRACE>(0)
+        if let kind @ one_visit_leaf!() = &root.kind {
+            let status = self.leaf::<false>(0, kind);
+            self.traced::<TRACE>(0, status)
+        } else if let Kind::Selector { .. } = root.kind {
+            let status = self.selector::<true, TRACE>(0, root, false, &[]);
+            self.traced::<TRACE>(0, status)
+        } else {
+            self.plain_composite::<TRACE>(0, root)
+        }
     }
 
     /// [`Engine::tick_plain_root`], traced: a traced tick's plain root,
@@ -272,6 +286,16 @@ impl<'t> Engine<'t> {
         status
     }
 
+    /// [`Engine::tick_plain`], traced: kept out of [`Engine::tick`]'s body,
+    /// so that the untraced tick's dispatch stays as small as it was (a
+    /// traced tick's plain root is entered by
+    /// [`Engine::tick_plain_root_traced`]).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn tick_plain_traced(&mut self, id: u32) -> Status {
+        self.tick_plain::<true>(id)
+    }
+
     /// Writes plain node `id`'s status into the trace: the event
     /// [`Engine::tick`] writes for a node it ticks. (A plain node is never in
     /// the running set, so there is no visit to note and nothing runs.)
@@ -323,11 +347,6 @@ impl<'t> Engine<'t> {
         let plain = PLAIN || (node.plain && self.plain == PlainPath::Untraced);
         if !plain {
             return self.tick(id);
-        }
-        // Untraced, a plain child that is not a leaf is its closure (see
-        // `nodes::closure`).
-        if !matches!(node.kind, one_visit_leaf!()) {
-            return self.tick_closure_apart::<TRACE>(id);
         }
         self.fuel -= 1;
         if self.fuel == 0 {

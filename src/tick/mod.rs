@@ -1358,12 +1358,10 @@ impl<'t> Engine<'t> {
             // A db holding none of the reserved keys a tick reads: the
             // preparation set no error and left the path as it was built,
             // which the compiler then knows (one test for the usual tick).
-            Some(root) if !TRACED && usual && root.plain && self.plain == PlainPath::Untraced => {
+            Some(root) if usual && root.plain && self.plain == PlainPath::Untraced => {
                 use crate::tree::Kind;
                 match &root.kind {
                     crate::nodes::one_visit_leaf!() => self.tick_plain_root::<false>(root),
-                    // Any other plain root is its closure (`nodes::closure`),
-                    // which counts its step.
                     Kind::Selector { .. }
                     | Kind::Sequence { .. }
                     | Kind::Parallel(_)
@@ -1372,7 +1370,7 @@ impl<'t> Engine<'t> {
                     | Kind::Invert
                     | Kind::Always
                     | Kind::Never
-                    | Kind::Force { .. } => self.tick_closure::<false>(0),
+                    | Kind::Force { .. } => self.tick_plain_root::<false>(root),
                     // A plain domain root: called from here (`Engine::custom_root`).
                     Kind::Custom { node_type, options } => self.custom_root(node_type, options),
                     _ => self.tick(0),
@@ -1389,18 +1387,16 @@ impl<'t> Engine<'t> {
             // without the general dispatch's frame. (Tested only for such
             // a db: a general root of a usual db, a domain node's, pays
             // nothing for it.)
-            Some(root)
-                if !TRACED && !usual && root.long_path() && self.plain == PlainPath::Untraced =>
-            {
+            Some(root) if !usual && root.long_path() && self.plain == PlainPath::Untraced => {
                 self.tick_long_root(root)
             }
             // A plain root is entered on the plain path directly, traced or
-            // not, without the general path's dispatch (the traced one out
-            // of line: the traced tick's own frame holds it once, above).
+            // not, without the general path's dispatch.
             Some(root) if root.plain => match self.plain {
-                PlainPath::Untraced if !TRACED => self.tick_plain_root::<false>(root),
+                PlainPath::Untraced => self.tick_plain_root::<false>(root),
+                PlainPath::Traced if TRACED => self.tick_plain_root::<true>(root),
                 PlainPath::Traced => self.tick_plain_root_traced(root),
-                PlainPath::Untraced | PlainPath::Off => self.tick(0),
+                PlainPath::Off => self.tick(0),
             },
             Some(_) => self.tick(0),
             None => Status::Success,
