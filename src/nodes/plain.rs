@@ -158,9 +158,10 @@ impl<'t> Engine<'t> {
     /// A leaf root is ticked in place; a `:selector` root, the usual root
     /// of a reactive tree, is told apart next and its loop run here, in
     /// the tick's own frame, without a call (its plain `:sequence`
-    /// children inlined into it as into any plain selector); testing it in
-    /// the visit's one match made that match two jump tables, which every
-    /// other root paid for.
+    /// children's loops inlined into it, their leaves and its own ticked
+    /// in place, any other child entered through its closure); any other
+    /// root is its closure (`nodes::closure`), out of line, so that the
+    /// tick's own code is the same for every root.
     ///
     /// With `TRACE`, the same on the tracing instance, each status written
     /// into the trace as the plain path writes it ([`Engine::traced`]):
@@ -188,10 +189,9 @@ impl<'t> Engine<'t> {
     }
 
     /// [`Engine::tick_plain_root`], traced: a traced tick's plain root,
-    /// kept out of the untraced tick's body as [`Engine::tick_plain_traced`]
-    /// is. A root `:selector` runs its loop in this function's frame, as
-    /// the untraced one runs in the tick's, without the further call to
-    /// [`Engine::plain_node`]'s function and its match of every kind.
+    /// kept out of the untraced tick's body. A root `:selector` runs its
+    /// loop in this function's frame, as the untraced one runs in the
+    /// tick's.
     #[cold]
     #[inline(never)]
     pub(crate) fn tick_plain_root_traced(&mut self, root: &Node) -> Status {
