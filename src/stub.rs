@@ -478,6 +478,7 @@ impl Stubs {
         }
         // A stub may run: the nodes above it leave the plain path.
         crate::nodes::mark_plain(&mut tree.nodes, &tree.child_ids);
+        tree.closures.reset();
         let (writes_running, reads_memory) = crate::tick::reserved_reach(&tree.nodes);
         tree.writes_running = writes_running;
         // A reader among the dynamic options stays one.

@@ -57,6 +57,20 @@ pub(crate) fn same_id(a: &Value, b: &Value) -> bool {
 }
 
 impl SlotHint {
+    /// Remembers what `other` remembers: a copy of a hint that learnt a
+    /// new position hands it back.
+    #[inline]
+    pub(crate) fn learn_from(&self, other: &SlotHint) {
+        self.0.store(other.0.load(Relaxed), Relaxed);
+    }
+
+    /// The value of keyword `key` in `db` where the hint says, if it is
+    /// there ([`SlotHint::hit_value_mut`], to read).
+    #[inline(always)]
+    pub(crate) fn hit_value<'a>(&self, db: &'a Map, key: Keyword) -> Option<&'a Value> {
+        db.keyword_value_at(self.at(), key)
+    }
+
     /// The position the hint remembers, as a `usize`: load it once per
     /// look-up, check it against the db, and use that same position.
     #[inline(always)]
@@ -1153,6 +1167,9 @@ pub struct Tree {
     pub(crate) memory_key_hint: SlotHint,
     /// Where `:aido/running` was last found in a db.
     pub(crate) running_key_hint: SlotHint,
+    /// The plain nodes' closures, which an untraced tick visits them by
+    /// (see `nodes::closure`): built on the first untraced tick.
+    pub(crate) closures: crate::nodes::closure::Closures,
     /// Whether a node of the tree writes under `:aido/running` (a data
     /// node whose key path starts there): a tick then compares the set it
     /// ends with against the db's, id by id (see `tick::halt::reserved_reach`).

@@ -500,6 +500,7 @@ impl<'r> Compiler<'r> {
                 fingerprint_hint: crate::tree::SlotHint::default(),
                 memory_key_hint: crate::tree::SlotHint::default(),
                 running_key_hint: crate::tree::SlotHint::default(),
+                closures: Default::default(),
                 writes_running,
                 reads_memory,
             })

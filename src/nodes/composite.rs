@@ -966,21 +966,6 @@ impl<'t> Engine<'t> {
         self.repeat_over::<PLAIN, TRACE, false>(id, count, Node::NO_COUNT, kids, repeat)
     }
 
-    /// [`Engine::repeat`]'s plain instance: `ACTION` is the loop node's
-    /// [`Node::repeats_action`], which `mark_plain` set when the child is an
-    /// action the plain path (traced or not) ticks in a loop of its own;
-    /// `known` is the loop node's [`Node::count`].
-    #[inline(always)]
-    pub(super) fn repeat_plain<const TRACE: bool, const ACTION: bool>(
-        &mut self,
-        id: u32,
-        count: &Opt,
-        known: u32,
-        repeat: Repeat,
-    ) -> Status {
-        self.repeat_over::<true, TRACE, ACTION>(id, count, known, &[], repeat)
-    }
-
     /// [`Engine::repeat`], with `ACTION` (plain path only) saying whether
     /// the child is an action to tick in a loop of its own, and `known` the
     /// loop node's [`Node::count`] (plain path only: the general path passes

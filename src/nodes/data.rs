@@ -251,12 +251,26 @@ impl Engine<'_> {
         else {
             return self.fail(id, "not a test node");
         };
+        self.test_missed(id, key, *oper, val)
+    }
+
+    /// [`Engine::test_unhinted`] of a test whose options are given: a
+    /// keyword key the db's filter proves absent fails, anything else goes
+    /// on to [`Engine::test_any`].
+    #[inline(never)]
+    pub(super) fn test_missed(
+        &mut self,
+        id: u32,
+        key: &KeyPath,
+        oper: Operator,
+        val: &Opt,
+    ) -> Status {
         if let KeyPath::Kw(k, _) = key
             && self.db.lacks_keyword(*k)
         {
             return Status::Failure;
         }
-        self.test_any(id, key, *oper, val)
+        self.test_any(id, key, oper, val)
     }
 
     /// [`Engine::test`] of any value at any key path.

@@ -1,6 +1,7 @@
 //! The built-in node types: their specs, their lowering from options to a
 //! typed [`Kind`], and the dispatch of a tick to each node's behaviour.
 
+pub(crate) mod closure;
 mod composite;
 pub(crate) mod data;
 mod decorators;
@@ -214,10 +215,10 @@ impl Engine<'_> {
             // The untraced tick checks its own case first, as it did when
             // the plain path did not trace.
             if self.plain == PlainPath::Untraced {
-                return self.tick_plain::<false>(id);
+                return self.tick_closure_apart::<false>(id);
             }
             if self.plain == PlainPath::Traced {
-                return self.tick_plain_traced(id);
+                return self.tick_closure_apart::<true>(id);
             }
         }
         self.fuel -= 1;

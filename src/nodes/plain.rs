@@ -7,39 +7,31 @@
 //! interpreter that leaves out that bookkeeping, also while other parts of
 //! the tree run long: no node in a plain subtree can be in the running set (a
 //! db that says otherwise came from elsewhere, and the tick then keeps to the
-//! general path). A traced tick takes it too, in a second instance (`TRACE`)
-//! that writes each node's status into the trace as the general path does;
-//! the untraced instance carries no trace of it. The results, the db, the
-//! step count and the trace are the same as the general path's;
-//! tests/it/plain.rs compares the two on generated trees. Neither instance
-//! notes the keys its writing leaves write (`:define!`, `:inc!`,
-//! `:dissoc!`), so that a traced tick pays nothing for noting: a tick that
-//! notes them is traced, and its trace names each writing leaf it ticked
-//! (see `tick::writes`).
+//! general path). A plain subtree is ticked through its closures
+//! (`nodes::closure`), one a plain node, built once for the tree, the
+//! traced tick's (`TRACE`) writing each node's status into the trace as
+//! the general path does; what is left here is the root's walk: a leaf
+//! root ticked in place, and a plain `:selector` root's loop run in the
+//! tick's own frame, its plain `:sequence` children's loops inlined into
+//! it and its and their leaves ticked in place, any other child entered
+//! through its closure. The results, the db, the step count and the trace
+//! are the same as the general path's; tests/it/plain.rs compares the two
+//! on generated trees. Neither notes the keys its writing leaves write
+//! (`:define!`, `:inc!`, `:dissoc!`), so that a traced tick pays nothing
+//! for noting: a tick that notes them is traced, and its trace names each
+//! writing leaf it ticked (see `tick::writes`).
 //!
-//! The plain path writes no node's meaning of its own. The flows, loops,
-//! counting parallel and decorators are the functions of `composite.rs`,
-//! generic over `PLAIN`, and the leaves are [`Engine::leaf`]: `tick_plain`
-//! calls their plain instances. What stays path-specific is mechanics, not
+//! The plain path writes no node's meaning of its own. The flows of the
+//! root's walk are the functions of `composite.rs`, generic over `PLAIN`,
+//! the leaves are [`Engine::leaf`], and the closures call the same step
+//! functions and leaves. What stays path-specific is mechanics, not
 //! meaning:
 //!
-//! - the dispatch: `tick_plain` matches the kinds that can be plain, while
-//!   [`Engine::tick`] matches every kind after its step count and
-//!   preconditions, and keeps the running set and the trace; both arms of a
-//!   kind call the same function;
 //! - how a child is visited ([`Engine::visit`]): a plain child's step is
 //!   counted and its kind read once, a leaf is ticked in place, without a
-//!   call, and each plain composite, decorator and domain node is called
-//!   by a function of its own (`plain_selector`, `plain_repeat`,
-//!   `plain_custom`, ...: the plain instance of its `composite.rs`
-//!   function, or the node type's call), so that a composite child costs one
-//!   call that saves only the registers its kind needs and no second match
-//!   on the kind (on the general path too, for a plain child of an
-//!   untraced tick), except that a plain selector runs a plain sequence
-//!   child's loop inside its own ([`Engine::visit_inlining`]) and an
-//!   untraced tick runs a plain selector root's loop in its own frame; the
-//!   root of a plain subtree entered from `tick_plain` goes through
-//!   `plain_node`, which has every plain kind inlined;
+//!   call, a plain `:sequence` child of the root's selector has its loop
+//!   inlined ([`Engine::visit_inlining`]), and anything else is its
+//!   closure (on the general path too, for a plain child, out of line);
 //! - how the children are found (`Children` in `composite.rs`): the plain
 //!   path walks the pre-order layout instead of slicing the child table;
 //! - which kinds may be plain ([`mark_plain`], from `Kind::traits`).
@@ -48,10 +40,9 @@
 //! running children) sits behind `!PLAIN` in the shared functions and
 //! compiles away in the plain instance.
 
-use super::{Shape, composite, decorators, one_visit_leaf};
-use crate::extend::NodeType;
+use super::{Shape, composite, one_visit_leaf};
 use crate::tick::{Engine, PlainPath, Status, TraceEvent};
-use crate::tree::{CountMode, CustomOptions, Kind, Node, NodeIndex, Opt, Parallel};
+use crate::tree::{CountMode, Kind, Node, NodeIndex, Opt, Parallel};
 use crate::value::Value;
 
 /// Marks the plain nodes of a finished tree (see [`Node::plain`]): a node is
@@ -157,19 +148,6 @@ pub(super) fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
 }
 
 impl<'t> Engine<'t> {
-    /// Ticks plain node `id` (see [`mark_plain`]): the composites and
-    /// decorators of `composite.rs`, in their plain instance, and the leaves.
-    /// With `TRACE` each node's status goes into the trace as it returns,
-    /// as [`Engine::tick`] writes it.
-    pub(crate) fn tick_plain<const TRACE: bool>(&mut self, id: u32) -> Status {
-        self.fuel -= 1;
-        if self.fuel == 0 {
-            return self.out_of_steps(id);
-        }
-        let tree = self.tree;
-        self.plain_node_call::<TRACE>(id, &tree.nodes[id as usize])
-    }
-
     /// Ticks the tree's root, `root`, a plain node, on the plain path: the
     /// visit a composite makes of a plain child (its step counted,
     /// a leaf ticked in place, anything else called by its own function),
@@ -180,9 +158,10 @@ impl<'t> Engine<'t> {
     /// A leaf root is ticked in place; a `:selector` root, the usual root
     /// of a reactive tree, is told apart next and its loop run here, in
     /// the tick's own frame, without a call (its plain `:sequence`
-    /// children inlined into it as into any plain selector); testing it in
-    /// the visit's one match made that match two jump tables, which every
-    /// other root paid for.
+    /// children's loops inlined into it, their leaves and its own ticked
+    /// in place, any other child entered through its closure); any other
+    /// root is its closure (`nodes::closure`), out of line, so that the
+    /// tick's own code is the same for every root.
     ///
     /// With `TRACE`, the same on the tracing instance, each status written
     /// into the trace as the plain path writes it ([`Engine::traced`]):
@@ -202,98 +181,21 @@ impl<'t> Engine<'t> {
             let status = self.selector::<true, TRACE>(0, root, false, &[]);
             self.traced::<TRACE>(0, status)
         } else {
-            self.plain_composite::<TRACE>(0, root)
+            // Any other root is its closure (`nodes::closure`), which
+            // counts its step again.
+            self.fuel += 1;
+            self.tick_closure_apart::<TRACE>(0)
         }
     }
 
     /// [`Engine::tick_plain_root`], traced: a traced tick's plain root,
-    /// kept out of the untraced tick's body as [`Engine::tick_plain_traced`]
-    /// is. A root `:selector` runs its loop in this function's frame, as
-    /// the untraced one runs in the tick's, without the further call to
-    /// [`Engine::plain_node`]'s function and its match of every kind.
+    /// kept out of the untraced tick's body. A root `:selector` runs its
+    /// loop in this function's frame, as the untraced one runs in the
+    /// tick's.
     #[cold]
     #[inline(never)]
     pub(crate) fn tick_plain_root_traced(&mut self, root: &Node) -> Status {
         self.tick_plain_root::<true>(root)
-    }
-
-    /// Ticks plain node `id` (whose node is `node`) once its step is
-    /// counted: [`Engine::tick_plain`] without the step.
-    #[inline(always)]
-    fn plain_node<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
-        let status = match &node.kind {
-            Kind::Selector { memory: false } => self.selector::<true, TRACE>(id, node, false, &[]),
-            Kind::Sequence { memory: false } => self.sequence::<true, TRACE>(id, node, false, &[]),
-            Kind::Parallel(Parallel::Count { mode, how_many }) => {
-                self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[])
-            }
-            Kind::Loop { count } if node.repeats_action => {
-                self.repeat_plain::<TRACE, true>(id, count, node.count, composite::Repeat::LOOP)
-            }
-            Kind::Loop { count } => {
-                self.repeat_plain::<TRACE, false>(id, count, node.count, composite::Repeat::LOOP)
-            }
-            Kind::LoopUntilSuccess { count } if node.repeats_action => self
-                .repeat_plain::<TRACE, true>(
-                    id,
-                    count,
-                    node.count,
-                    composite::Repeat::UNTIL_SUCCESS,
-                ),
-            Kind::LoopUntilSuccess { count } => self.repeat_plain::<TRACE, false>(
-                id,
-                count,
-                node.count,
-                composite::Repeat::UNTIL_SUCCESS,
-            ),
-            Kind::Invert => composite::invert(self.tick_only_child::<TRACE>(id)),
-            Kind::Always => composite::always(self.tick_only_child::<TRACE>(id)),
-            Kind::Never => composite::never(self.tick_only_child::<TRACE>(id)),
-            Kind::Force { success } => {
-                decorators::force(self.tick_only_child::<TRACE>(id), *success)
-            }
-            kind @ one_visit_leaf!() => self.leaf::<false>(id, kind),
-            // Plain only when its node type finishes in one visit: one
-            // indirect call, which keeps nothing across it.
-            Kind::Custom { node_type, options } => self.custom(id, node_type, options),
-            // Never plain (`Kind::traits`), so never here.
-            Kind::Selector { memory: true }
-            | Kind::Sequence { memory: true }
-            | Kind::Parallel(_)
-            | Kind::SelectorP { .. }
-            | Kind::Randomly { .. }
-            | Kind::Choose
-            | Kind::ChooseEach { .. }
-            | Kind::WeightedChoice { .. }
-            | Kind::Wait { .. }
-            | Kind::Defer { .. }
-            | Kind::WaitSeconds { .. }
-            | Kind::Timeout { .. }
-            | Kind::Cooldown(_)
-            | Kind::Retry { .. }
-            | Kind::Repeat { .. }
-            | Kind::RunOnce { .. }
-            | Kind::Delay { .. }
-            | Kind::Throttle { .. }
-            | Kind::KeepRunningUntilFailure
-            | Kind::ParallelAll { .. }
-            | Kind::If
-            | Kind::Switch(_) => self.fail(id, "not a plain node"),
-        };
-        if TRACE {
-            self.trace_plain(id, status);
-        }
-        status
-    }
-
-    /// [`Engine::tick_plain`], traced: kept out of [`Engine::tick`]'s body,
-    /// so that the untraced tick's dispatch stays as small as it was (a
-    /// traced tick's plain root is entered by
-    /// [`Engine::tick_plain_root_traced`]).
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn tick_plain_traced(&mut self, id: u32) -> Status {
-        self.tick_plain::<true>(id)
     }
 
     /// Writes plain node `id`'s status into the trace: the event
@@ -348,15 +250,26 @@ impl<'t> Engine<'t> {
         if !plain {
             return self.tick(id);
         }
+        // A plain child that is neither a leaf nor a sequence inlined into
+        // its caller is its closure (see `nodes::closure`).
+        let walked = matches!(node.kind, one_visit_leaf!())
+            || (SEQUENCE && matches!(node.kind, Kind::Sequence { .. }));
+        if !walked {
+            // In the root's walk, in the tick's frame; out of line from
+            // the general path.
+            return if PLAIN {
+                self.tick_closure::<TRACE>(id)
+            } else {
+                self.tick_closure_apart::<TRACE>(id)
+            };
+        }
         self.fuel -= 1;
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
-        // The kind is matched once: a leaf is ticked in place (one
-        // comparison tells the leaves, whose tags come first, and one jump
-        // table picks one), anything else is called by its own function
-        // from a second table. (The general path's instance, for a plain
-        // child of an untraced tick, has `TRACE` false.)
+        // A leaf is ticked in place (one comparison tells the leaves, whose
+        // tags come first, and one jump table picks one), a sequence's loop
+        // run here.
         match &node.kind {
             kind @ one_visit_leaf!() => {
                 let status = self.leaf::<false>(id, kind);
@@ -366,139 +279,9 @@ impl<'t> Engine<'t> {
                 let status = self.sequence_within::<TRACE>(id, node, all);
                 self.traced::<TRACE>(id, status)
             }
-            _ => self.plain_composite::<TRACE>(id, node),
+            // Entered through its closure above, so never here.
+            _ => self.fail(id, "not a plain leaf"),
         }
-    }
-
-    /// Calls the function of plain node `id` that is not a leaf: each plain
-    /// composite and decorator has its own (its plain instance of the
-    /// `composite.rs` function that says what it means), so that it saves
-    /// only the registers it needs and its kind is not matched again (a
-    /// plain flow never has memory, so its flag is not looked at), and so
-    /// has a plain domain node (`plain_custom`). Anything else goes
-    /// through [`Engine::plain_node`].
-    #[inline(always)]
-    fn plain_composite<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
-        match &node.kind {
-            Kind::Selector { .. } => self.plain_selector::<TRACE>(id, node),
-            Kind::Sequence { .. } => self.plain_sequence::<TRACE>(id, node),
-            Kind::Parallel(Parallel::Count { mode, how_many }) => {
-                self.plain_parallel::<TRACE>(id, node, mode, how_many)
-            }
-            // A loop over an action has a function of its own
-            // (`mark_plain` chose it), so that no other loop's frame saves
-            // the registers its loop needs.
-            Kind::Loop { count } if node.repeats_action => {
-                self.plain_repeat::<TRACE, true, true>(id, count, node.count)
-            }
-            Kind::Loop { count } => self.plain_repeat::<TRACE, true, false>(id, count, node.count),
-            Kind::LoopUntilSuccess { count } if node.repeats_action => {
-                self.plain_repeat::<TRACE, false, true>(id, count, node.count)
-            }
-            Kind::LoopUntilSuccess { count } => {
-                self.plain_repeat::<TRACE, false, false>(id, count, node.count)
-            }
-            Kind::Invert => self.plain_invert::<TRACE>(id),
-            Kind::Always => self.plain_always::<TRACE>(id),
-            Kind::Never => self.plain_never::<TRACE>(id),
-            Kind::Force { success } => self.plain_force::<TRACE>(id, *success),
-            // A plain domain node: its call, without `plain_node`'s
-            // second match of every kind.
-            Kind::Custom { node_type, options } => {
-                self.plain_custom::<TRACE>(id, node_type, options)
-            }
-            // Never plain, so never here: `plain_node` matches them all.
-            _ => self.plain_node_call::<TRACE>(id, node),
-        }
-    }
-
-    /// A plain domain node's call (a node type declared to finish in one
-    /// visit, [`Engine::custom`]): one indirect call, inlined into the
-    /// composite's loop, whose frame keeps nothing for it.
-    #[inline(always)]
-    fn plain_custom<const TRACE: bool>(
-        &mut self,
-        id: u32,
-        node_type: &NodeType,
-        options: &CustomOptions,
-    ) -> Status {
-        let status = self.custom(id, node_type, options);
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain `:selector`'s own call (its status traced with `TRACE`).
-    #[inline(never)]
-    fn plain_selector<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
-        let status = self.selector::<true, TRACE>(id, node, false, &[]);
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain `:sequence`'s own call.
-    #[inline(never)]
-    fn plain_sequence<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
-        let status = self.sequence::<true, TRACE>(id, node, false, &[]);
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain counting `:parallel`'s own call.
-    #[inline(never)]
-    fn plain_parallel<const TRACE: bool>(
-        &mut self,
-        id: u32,
-        node: &Node,
-        mode: &CountMode,
-        how_many: &Opt,
-    ) -> Status {
-        let status = self.parallel_count::<true, TRACE>(id, node, mode, how_many, &[]);
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain `:loop` (`LOOP`) or `:loop-until-success`'s own call; with
-    /// `ACTION`, a loop whose child is an action ([`Node::repeats_action`]).
-    /// `known` is the loop node's [`Node::count`], passed by value so that
-    /// a constant count reaches the loop in a register.
-    #[inline(never)]
-    fn plain_repeat<const TRACE: bool, const LOOP: bool, const ACTION: bool>(
-        &mut self,
-        id: u32,
-        count: &Opt,
-        known: u32,
-    ) -> Status {
-        let repeat = if LOOP {
-            composite::Repeat::LOOP
-        } else {
-            composite::Repeat::UNTIL_SUCCESS
-        };
-        let status = self.repeat_plain::<TRACE, ACTION>(id, count, known, repeat);
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain `:invert`'s own call.
-    #[inline(never)]
-    fn plain_invert<const TRACE: bool>(&mut self, id: u32) -> Status {
-        let status = composite::invert(self.tick_only_child::<TRACE>(id));
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain `:always`'s own call.
-    #[inline(never)]
-    fn plain_always<const TRACE: bool>(&mut self, id: u32) -> Status {
-        let status = composite::always(self.tick_only_child::<TRACE>(id));
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain `:never`'s own call.
-    #[inline(never)]
-    fn plain_never<const TRACE: bool>(&mut self, id: u32) -> Status {
-        let status = composite::never(self.tick_only_child::<TRACE>(id));
-        self.traced::<TRACE>(id, status)
-    }
-
-    /// A plain `:force`'s own call.
-    #[inline(never)]
-    fn plain_force<const TRACE: bool>(&mut self, id: u32, success: bool) -> Status {
-        let status = decorators::force(self.tick_only_child::<TRACE>(id), success);
-        self.traced::<TRACE>(id, status)
     }
 
     /// `status`, written into the trace first with `TRACE`.
@@ -508,21 +291,6 @@ impl<'t> Engine<'t> {
             self.trace_plain(id, status);
         }
         status
-    }
-
-    /// [`Engine::plain_node`] as a call: [`Engine::tick_plain`]'s node (the
-    /// root of a plain subtree, with every plain kind inlined) and a plain
-    /// domain node.
-    #[inline(never)]
-    fn plain_node_call<const TRACE: bool>(&mut self, id: u32, node: &Node) -> Status {
-        self.plain_node::<TRACE>(id, node)
-    }
-
-    /// Ticks the one child of plain decorator `id`, which comes right after it.
-    #[inline(always)]
-    fn tick_only_child<const TRACE: bool>(&mut self, id: u32) -> Status {
-        let tree = self.tree;
-        self.visit::<true, TRACE>(id + 1, &tree.nodes[id as usize + 1])
     }
 }
 

@@ -10,6 +10,9 @@
 
 use crate::common::{self, Gen};
 
+#[path = "../../benches/common/mod.rs"]
+mod workloads;
+
 use aido::{
     Registry, Status, Tick, Tree, Value, compile_str, extend::NodeType, read_value,
     tick::TickOptions,
@@ -823,4 +826,62 @@ fn a_plain_loop_over_a_flow_or_parallel_runs_its_loop_alike_on_both_paths_at_eve
             }
         }
     }
+}
+
+/// The untraced tick visits plain nodes through their closures
+/// (`nodes::closure`): the 361-node tree README's instructions a visit are
+/// measured on (26 leaves and 17 composites a tick: loops over leaves,
+/// decorators over leaves and flows, counting parallels) and npc, each
+/// over 1,000 ticks, reach the general path's status, steps and db at
+/// every tick; and at every budget up to a tick's visits, the error at the
+/// same node after the same steps.
+#[test]
+fn the_closures_tick_the_361_node_tree_and_npc_as_the_general_path_for_1000_ticks() {
+    let wide = workloads::large_tree(4, 5);
+    let npc = (workloads::NPC, read_value(workloads::NPC_DB).unwrap());
+    for (what, text, start) in [("361", wide.as_str(), Value::map()), ("npc", npc.0, npc.1)] {
+        let tree = compile(text);
+        let (mut closures, mut general) = (start.clone(), start.clone());
+        let mut most = 0;
+        for n in 0..1000 {
+            let c = tick(&tree, closures, 1_000_000, false);
+            let g = tick_general(&tree, general, 1_000_000, false);
+            assert_eq!(
+                (c.status, c.steps, &c.db),
+                (g.status, g.steps, &g.db),
+                "{what}, tick {n}"
+            );
+            assert_ne!(c.status, Status::Error, "{what}, tick {n}");
+            most = most.max(c.steps);
+            (closures, general) = (c.db, g.db);
+        }
+        if what == "361" {
+            assert_eq!(tree.len(), 361);
+        }
+        for budget in 1..=most {
+            assert_same_both_ways(what, &tree, &start, 2, budget);
+        }
+    }
+}
+
+/// A tree's closures are built from its nodes as they are when first
+/// ticked: a tree stubbed after a tick (`Stubs::apply`) ticks its stubs,
+/// not the closures of the nodes it had, and a clone ticks as the tree.
+#[test]
+fn a_tree_stubbed_after_its_first_tick_ticks_its_stubs() {
+    let tree = compile(
+        "[:sequence [:inc! {:key :n}] [:invert [:present? {:key :gone}]] [:inc! {:key :m}]]",
+    );
+    let first = tick(&tree, Value::map(), 100, false);
+    assert_eq!(first.status, Status::Success);
+    let clone = tree.clone();
+    let stubs =
+        aido::stub::Stubs::from_value(&read_value("{:present? [:success]}").unwrap()).unwrap();
+    let stubbed = stubs.apply(tree).unwrap();
+    let t = tick(&stubbed, Value::map(), 100, false);
+    let g = tick_general(&stubbed, Value::map(), 100, false);
+    assert_eq!((t.status, &t.db), (Status::Failure, &g.db));
+    assert_eq!(g.status, Status::Failure);
+    let c = tick(&clone, Value::map(), 100, false);
+    assert_eq!((c.status, &c.db), (first.status, &first.db));
 }

@@ -1,0 +1,813 @@
+//! The plain path: each plain node compiled into a closure.
+//!
+//! Most of a typical tree is conditions and actions under reactive
+//! selectors, sequences and loops (see `nodes::plain`). Each plain node is
+//! one closure, built once for the tree (on its first untraced tick, and
+//! on its first traced tick for the traced tick's, [`Closures`]), that
+//! captures what its visit reads:
+//! a `:test?`'s key (with a slot hint of its own), its constant and a
+//! comparison chosen by its operator; a `:define!`'s constant integer; a
+//! flow's or parallel's children as closures; a loop's count; a counting
+//! parallel's limit. A visit is then one indirect call, with no match on
+//! the node's kind, no fetch of its node and no re-reading of its options;
+//! a leaf under a loop or a decorator is inlined into its parent's
+//! closure, so that its visit is not even a call.
+//!
+//! The meaning stays where it is written: the leaves' slow ways are the
+//! functions of `data.rs` (`Engine::inc`, `Engine::define`,
+//! `Engine::test_missed`, [`Engine::leaf`] for the others), a domain node
+//! is [`Engine::custom`], the composites are driven by the step functions of
+//! `composite.rs` (`Repeat`, `Count`, `invert`, ...), their options from
+//! the db resolved by its functions (`count_opt`, `count_options`). A plain
+//! child answers Success, Failure or Error (never Running or Skipped), so
+//! a flow's step is one comparison. Each visit counts its step and tests
+//! the budget as [`Engine::visit`] does, at the same node, so that a tick
+//! out of steps ends where the walk's did. The traced tick has closures
+//! of its own (`TRACE`), which write each status into the trace where the
+//! walk did; tests/it/plain.rs compares both with the general path.
+
+use std::sync::OnceLock;
+
+use super::composite::{self, Count, Repeat};
+use super::decorators;
+use crate::spec::Operator;
+use crate::tick::{Engine, Status};
+use crate::tree::{KeyPath, Kind, Node, Opt, Parallel, SlotHint};
+use crate::value::{Keyword, Value};
+
+/// One plain node's visit: its step counted and tested, its work done.
+pub(crate) type Visit = Box<dyn Fn(&mut Engine<'_>) -> Status + Send + Sync>;
+
+/// A tree's closures, indexed by node: one for each plain node that is
+/// entered from outside a closure (the root of a plain subtree: the tree's
+/// root, or a plain child of a node that is not plain; and a child of a
+/// plain `:selector` root or of a `:sequence` child of it, which the root's
+/// walk visits, see `Engine::tick_plain_root`), which owns its children's;
+/// `None` for the others. Built on the first untraced (or traced) tick,
+/// from the tree's nodes as they then are. A clone of the tree starts
+/// without them and builds its own; a tree whose nodes change
+/// (`Stubs::apply`) drops them ([`Closures::reset`]).
+#[derive(Default)]
+pub(crate) struct Closures {
+    /// The untraced tick's.
+    untraced: OnceLock<Box<[Option<Visit>]>>,
+    /// The traced tick's, which write each node's status into the trace.
+    traced: OnceLock<Box<[Option<Visit>]>>,
+}
+
+impl Clone for Closures {
+    fn clone(&self) -> Closures {
+        Closures::default()
+    }
+}
+
+impl std::fmt::Debug for Closures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Closures")
+            .field("untraced", &self.untraced.get().map(|table| table.len()))
+            .field("traced", &self.traced.get().map(|table| table.len()))
+            .finish()
+    }
+}
+
+impl Closures {
+    /// The table of the untraced or (`TRACE`) the traced closures.
+    #[inline(always)]
+    fn lock<const TRACE: bool>(&self) -> &OnceLock<Box<[Option<Visit>]>> {
+        if TRACE { &self.traced } else { &self.untraced }
+    }
+
+    /// The closures of `nodes`, the tree's nodes, built on first use.
+    #[inline(always)]
+    fn table<const TRACE: bool>(&self, nodes: &[Node]) -> &[Option<Visit>] {
+        self.lock::<TRACE>()
+            .get_or_init(|| build_table::<TRACE>(nodes))
+    }
+
+    /// Drops the closures, for a tree whose nodes changed.
+    pub(crate) fn reset(&mut self) {
+        self.untraced = OnceLock::new();
+        self.traced = OnceLock::new();
+    }
+
+    /// Whether the untraced or (`TRACE`) the traced closures are built (for
+    /// the tests).
+    #[cfg(test)]
+    pub(crate) fn is_built<const TRACE: bool>(&self) -> bool {
+        self.lock::<TRACE>().get().is_some()
+    }
+}
+
+/// Counts a visit's step: the visit that takes the budget to zero fails
+/// at node `$id`, as [`Engine::visit`]'s does.
+macro_rules! step {
+    ($e:ident, $id:expr) => {
+        $e.fuel -= 1;
+        if $e.fuel == 0 {
+            return $e.out_of_steps($id);
+        }
+    };
+}
+
+/// The closures of the roots of the plain subtrees of `nodes`.
+#[cold]
+#[inline(never)]
+fn build_table<const TRACE: bool>(nodes: &[Node]) -> Box<[Option<Visit>]> {
+    // A plain root's walk runs in the tick's frame (`Engine::tick_plain_root`):
+    // its children, and those of a `:sequence` child it inlines, are
+    // entered from there.
+    let walked_root = nodes
+        .first()
+        .filter(|root| root.plain && matches!(root.kind, Kind::Selector { .. }));
+    let from_root_walk = |parent: &Node| {
+        walked_root.is_some_and(|root| {
+            std::ptr::eq(parent, root)
+                || (parent.parent == 0 && matches!(parent.kind, Kind::Sequence { .. }))
+        })
+    };
+    let root = |node: &Node| {
+        node.plain
+            && nodes.get(node.parent as usize).is_none_or(|parent| {
+                !parent.plain || std::ptr::eq(parent, node) || from_root_walk(parent)
+            })
+    };
+    (0..nodes.len())
+        .map(|i| {
+            let node = nodes.get(i)?;
+            let id = u32::try_from(i).ok()?;
+            root(node).then(|| build::<TRACE>(nodes, id))
+        })
+        .collect()
+}
+
+/// The closures of plain node `id`'s children (the pre-order layout's
+/// walk: the first child after the node, each next one at the end of the
+/// one before).
+fn children<const TRACE: bool>(nodes: &[Node], id: u32, node: &Node) -> Box<[Visit]> {
+    let mut kids = Vec::new();
+    let mut next = id + 1;
+    while next < node.subtree_end {
+        let Some(kid) = nodes.get(next as usize) else {
+            break;
+        };
+        kids.push(build::<TRACE>(nodes, next));
+        next = kid.subtree_end;
+    }
+    kids.into_boxed_slice()
+}
+
+/// How a leaf's closure is wrapped: alone ([`Alone`]), or inside its
+/// parent's own closure when the parent is a loop ([`Looped`]) or a
+/// decorator ([`Mapped`]), so that the leaf is inlined into it and its
+/// visit is not a call.
+trait Wrap {
+    /// The visit of `leaf`, a leaf's closure, so wrapped.
+    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit;
+}
+
+/// A leaf's closure alone.
+struct Alone;
+
+impl Wrap for Alone {
+    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
+        Box::new(leaf)
+    }
+}
+
+/// A loop of constant count over a leaf (`LOOP`: `:loop`, else
+/// `:loop-until-success`).
+struct Looped<const LOOP: bool, const TRACE: bool> {
+    id: u32,
+    count: u64,
+}
+
+impl<const LOOP: bool, const TRACE: bool> Wrap for Looped<LOOP, TRACE> {
+    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
+        let Looped { id, count } = self;
+        Box::new(move |e: &mut Engine<'_>| {
+            step!(e, id);
+            let keep_going = keep_going::<LOOP>();
+            for _ in 0..count {
+                let status = leaf(e);
+                if status != keep_going {
+                    return e.traced::<TRACE>(id, status);
+                }
+            }
+            e.traced::<TRACE>(id, keep_going)
+        })
+    }
+}
+
+/// A decorator over a leaf, its status mapped by `map`.
+struct Mapped<M, const TRACE: bool> {
+    id: u32,
+    map: M,
+}
+
+impl<M: Fn(Status) -> Status + Send + Sync + 'static, const TRACE: bool> Wrap for Mapped<M, TRACE> {
+    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
+        let Mapped { id, map } = self;
+        Box::new(move |e: &mut Engine<'_>| {
+            step!(e, id);
+            let status = map(leaf(e));
+            e.traced::<TRACE>(id, status)
+        })
+    }
+}
+
+/// The status that ticks a loop's child again ([`Repeat::keep_going`]).
+#[inline(always)]
+fn keep_going<const LOOP: bool>() -> Status {
+    if LOOP {
+        Repeat::LOOP.keep_going
+    } else {
+        Repeat::UNTIL_SUCCESS.keep_going
+    }
+}
+
+/// A keyword key and a slot hint of its own: the usual key of a data
+/// leaf, read without a test of the key path's kind. Anything but the
+/// hint's hit goes through a [`KeyPath`] made for it ([`Key::path`]),
+/// whose hint, once it has learnt where the key is, is handed back.
+struct Key {
+    key: Keyword,
+    hint: SlotHint,
+}
+
+impl Key {
+    /// The key of `path` when it is a keyword.
+    fn of(path: &KeyPath) -> Option<Key> {
+        match path {
+            KeyPath::Kw(key, hint) => Some(Key {
+                key: *key,
+                hint: hint.clone(),
+            }),
+            KeyPath::One(_) | KeyPath::Path(_) => None,
+        }
+    }
+
+    /// Runs `f` with the key as a key path, and keeps what its hint learnt.
+    #[inline(always)]
+    fn path<R>(&self, f: impl FnOnce(&KeyPath) -> R) -> R {
+        let path = KeyPath::Kw(self.key, self.hint.clone());
+        let result = f(&path);
+        if let KeyPath::Kw(_, hint) = &path {
+            self.hint.learn_from(hint);
+        }
+        result
+    }
+}
+
+/// The leaf's closure of plain node `id` wrapped by `wrap`, when it is a
+/// leaf with a closure of its own.
+fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
+    Some(match &node.kind {
+        Kind::Success => wrap.wrap(move |e: &mut Engine<'_>| {
+            step!(e, id);
+            e.traced::<TRACE>(id, Status::Success)
+        }),
+        Kind::Failure => wrap.wrap(move |e: &mut Engine<'_>| {
+            step!(e, id);
+            e.traced::<TRACE>(id, Status::Failure)
+        }),
+        Kind::Present { key: path } => match Key::of(path) {
+            Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
+                step!(e, id);
+                if key.hint.hit_value(e.db, key.key).is_some() {
+                    return e.traced::<TRACE>(id, Status::Success);
+                }
+                let status = present_missed(e, &key);
+                e.traced::<TRACE>(id, status)
+            }),
+            None => {
+                let path = path.clone();
+                wrap.wrap(move |e: &mut Engine<'_>| {
+                    step!(e, id);
+                    let status = Status::from_bool(path.get(e.db).is_some());
+                    e.traced::<TRACE>(id, status)
+                })
+            }
+        },
+        Kind::Test { key, oper, val } => match (Key::of(key), val) {
+            (Some(key), Opt::Const(Value::Int(b))) => {
+                let (oper, b) = (*oper, *b);
+                match oper {
+                    Operator::Lt => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a < b),
+                    Operator::Le => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a <= b),
+                    Operator::Gt => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a > b),
+                    Operator::Ge => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a >= b),
+                    Operator::Eq => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a == b),
+                    Operator::NotEq => {
+                        test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a != b)
+                    }
+                }
+            }
+            _ => {
+                let (path, oper, val) = (key.clone(), *oper, val.clone());
+                wrap.wrap(move |e: &mut Engine<'_>| {
+                    step!(e, id);
+                    let status = e.test_missed(id, &path, oper, &val);
+                    e.traced::<TRACE>(id, status)
+                })
+            }
+        },
+        Kind::Inc { key: path } => match Key::of(path) {
+            Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
+                step!(e, id);
+                if let Some(Value::Int(i)) = key.hint.hit_value_mut(e.db, key.key)
+                    && let Some(next) = i.checked_add(1)
+                {
+                    *i = next;
+                    return e.traced::<TRACE>(id, Status::Success);
+                }
+                let status = inc_missed(e, id, &key);
+                e.traced::<TRACE>(id, status)
+            }),
+            None => {
+                let path = path.clone();
+                wrap.wrap(move |e: &mut Engine<'_>| {
+                    step!(e, id);
+                    let status = e.inc::<false>(id, &path);
+                    e.traced::<TRACE>(id, status)
+                })
+            }
+        },
+        Kind::Define { key: path, val } => match (Key::of(path), val) {
+            (Some(key), Opt::Const(Value::Int(n))) => {
+                let (n, val) = (*n, val.clone());
+                wrap.wrap(move |e: &mut Engine<'_>| {
+                    step!(e, id);
+                    if let Some(slot) = key.hint.hit_value_mut(e.db, key.key)
+                        && holds_no_heap(slot)
+                    {
+                        std::mem::forget(std::mem::replace(slot, Value::Int(n)));
+                        return e.traced::<TRACE>(id, Status::Success);
+                    }
+                    let status = define_missed(e, id, &key, &val);
+                    e.traced::<TRACE>(id, status)
+                })
+            }
+            _ => {
+                let (path, val) = (path.clone(), val.clone());
+                wrap.wrap(move |e: &mut Engine<'_>| {
+                    step!(e, id);
+                    let status = e.define::<false>(id, &path, &val);
+                    e.traced::<TRACE>(id, status)
+                })
+            }
+        },
+        // The other leaves that finish in one visit: their tick as the
+        // walk's, from a clone of their kind.
+        kind @ (Kind::Equal { .. }
+        | Kind::Dissoc { .. }
+        | Kind::Emit { .. }
+        | Kind::Matches(_)
+        | Kind::Typed(_)) => {
+            let kind = kind.clone();
+            wrap.wrap(move |e: &mut Engine<'_>| {
+                step!(e, id);
+                let status = e.leaf::<false>(id, &kind);
+                e.traced::<TRACE>(id, status)
+            })
+        }
+        // A domain node declared to finish in one visit: its call.
+        Kind::Custom { node_type, options } => {
+            let (node_type, options) = (node_type.clone(), options.clone());
+            wrap.wrap(move |e: &mut Engine<'_>| {
+                step!(e, id);
+                let status = e.custom(id, &node_type, &options);
+                e.traced::<TRACE>(id, status)
+            })
+        }
+        Kind::Selector { .. }
+        | Kind::Sequence { .. }
+        | Kind::SelectorP { .. }
+        | Kind::Loop { .. }
+        | Kind::LoopUntilSuccess { .. }
+        | Kind::Parallel(_)
+        | Kind::Randomly { .. }
+        | Kind::Choose
+        | Kind::ChooseEach { .. }
+        | Kind::WeightedChoice { .. }
+        | Kind::Invert
+        | Kind::Always
+        | Kind::Never
+        | Kind::Wait { .. }
+        | Kind::Defer { .. }
+        | Kind::WaitSeconds { .. }
+        | Kind::Timeout { .. }
+        | Kind::Cooldown(_)
+        | Kind::Retry { .. }
+        | Kind::Repeat { .. }
+        | Kind::RunOnce { .. }
+        | Kind::Delay { .. }
+        | Kind::Throttle { .. }
+        | Kind::KeepRunningUntilFailure
+        | Kind::Force { .. }
+        | Kind::ParallelAll { .. }
+        | Kind::If
+        | Kind::Switch(_) => return None,
+    })
+}
+
+/// A `:present?` whose key's hint missed: [`KeyPath::get`]'s slow way.
+#[cold]
+#[inline(never)]
+fn present_missed(e: &mut Engine<'_>, key: &Key) -> Status {
+    if e.db.lacks_keyword(key.key) {
+        return Status::Failure;
+    }
+    key.path(|path| Status::from_bool(path.get_slow(e.db).is_some()))
+}
+
+/// An `:inc!` whose key's hint missed, or whose value is not an integer
+/// that can be counted up: [`Engine::inc`]'s slow way.
+#[cold]
+#[inline(never)]
+fn inc_missed(e: &mut Engine<'_>, id: u32, key: &Key) -> Status {
+    key.path(|path| e.inc::<false>(id, path))
+}
+
+/// A `:define!` whose key's hint missed, or whose slot holds a value to
+/// drop: [`Engine::define`]'s slow way.
+#[cold]
+#[inline(never)]
+fn define_missed(e: &mut Engine<'_>, id: u32, key: &Key, val: &Opt) -> Status {
+    key.path(|path| e.define::<false>(id, path, val))
+}
+
+/// A `:test?` whose key's hint missed, or whose value is not an integer:
+/// [`Engine::test`]'s slow way.
+#[cold]
+#[inline(never)]
+fn test_missed(e: &mut Engine<'_>, id: u32, key: &Key, oper: Operator, b: i64) -> Status {
+    if e.db.lacks_keyword(key.key) {
+        return Status::Failure;
+    }
+    let val = Opt::Const(Value::Int(b));
+    key.path(|path| e.test_missed(id, path, oper, &val))
+}
+
+/// A `:test?` against constant integer `b`, its comparison `holds`
+/// inlined into the closure.
+#[inline(always)]
+fn test_by<W: Wrap, F: Fn(i64, i64) -> bool + Send + Sync + 'static, const TRACE: bool>(
+    wrap: W,
+    id: u32,
+    key: Key,
+    oper: Operator,
+    b: i64,
+    holds: F,
+) -> Visit {
+    wrap.wrap(move |e: &mut Engine<'_>| {
+        step!(e, id);
+        if let Some(Value::Int(a)) = key.hint.hit_value(e.db, key.key) {
+            return e.traced::<TRACE>(id, Status::from_bool(holds(*a, b)));
+        }
+        let status = test_missed(e, id, &key, oper, b);
+        e.traced::<TRACE>(id, status)
+    })
+}
+
+/// Whether dropping `v` frees nothing (a scalar).
+#[inline(always)]
+fn holds_no_heap(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Nil
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Char(_)
+            | Value::Keyword(_)
+            | Value::Symbol(_)
+    )
+}
+
+/// The closure of plain node `id` and of its subtree.
+fn build<const TRACE: bool>(nodes: &[Node], id: u32) -> Visit {
+    let Some(node) = nodes.get(id as usize) else {
+        return Box::new(move |e: &mut Engine<'_>| e.fail(id, "not a plain node"));
+    };
+    if let Some(visit) = leaf::<_, TRACE>(node, id, Alone) {
+        return visit;
+    }
+    match &node.kind {
+        Kind::Selector { memory: false } => {
+            flow::<false, TRACE>(id, children::<TRACE>(nodes, id, node))
+        }
+        Kind::Sequence { memory: false } => {
+            flow::<true, TRACE>(id, children::<TRACE>(nodes, id, node))
+        }
+        Kind::Parallel(Parallel::Count { mode, how_many }) => {
+            let kids = children::<TRACE>(nodes, id, node);
+            match Count::known(node.count) {
+                Some(limit) => Box::new(move |e: &mut Engine<'_>| {
+                    step!(e, id);
+                    let mut failures = 0u64;
+                    for kid in kids.iter() {
+                        if let Some(status) = Count::resume(&mut failures, kid(e)) {
+                            return e.traced::<TRACE>(id, status);
+                        }
+                    }
+                    e.traced::<TRACE>(id, Count::end(failures, limit))
+                }),
+                // Options from the db, resolved on each visit; the limit
+                // is worked out from the children, as the walk does.
+                None => {
+                    let (mode, how_many) = (mode.clone(), how_many.clone());
+                    let n = u64::from(node.children.1.saturating_sub(node.children.0));
+                    Box::new(move |e: &mut Engine<'_>| {
+                        step!(e, id);
+                        let count = match e.count_options(id, &mode, &how_many) {
+                            Ok(count) => count,
+                            Err(status) => return e.traced::<TRACE>(id, status),
+                        };
+                        let mut failures = 0u64;
+                        for kid in kids.iter() {
+                            if let Some(status) = Count::resume(&mut failures, kid(e)) {
+                                return e.traced::<TRACE>(id, status);
+                            }
+                        }
+                        e.traced::<TRACE>(id, Count::end(failures, count.limit(n)))
+                    })
+                }
+            }
+        }
+        Kind::Loop { count } => repeat::<true, TRACE>(nodes, id, node, count),
+        Kind::LoopUntilSuccess { count } => repeat::<false, TRACE>(nodes, id, node, count),
+        Kind::Invert => decorator::<_, TRACE>(nodes, id, composite::invert),
+        Kind::Always => decorator::<_, TRACE>(nodes, id, composite::always),
+        Kind::Never => decorator::<_, TRACE>(nodes, id, composite::never),
+        Kind::Force { success: true } => {
+            decorator::<_, TRACE>(nodes, id, |s| decorators::force(s, true))
+        }
+        Kind::Force { success: false } => {
+            decorator::<_, TRACE>(nodes, id, |s| decorators::force(s, false))
+        }
+        // Never plain (`Kind::traits`), so never here; the leaves are
+        // `leaf`'s.
+        Kind::Selector { memory: true }
+        | Kind::Sequence { memory: true }
+        | Kind::Parallel(_)
+        | Kind::SelectorP { .. }
+        | Kind::Randomly { .. }
+        | Kind::Choose
+        | Kind::ChooseEach { .. }
+        | Kind::WeightedChoice { .. }
+        | Kind::Wait { .. }
+        | Kind::Defer { .. }
+        | Kind::WaitSeconds { .. }
+        | Kind::Timeout { .. }
+        | Kind::Cooldown(_)
+        | Kind::Retry { .. }
+        | Kind::Repeat { .. }
+        | Kind::RunOnce { .. }
+        | Kind::Delay { .. }
+        | Kind::Throttle { .. }
+        | Kind::KeepRunningUntilFailure
+        | Kind::ParallelAll { .. }
+        | Kind::If
+        | Kind::Switch(_)
+        | Kind::Success
+        | Kind::Failure
+        | Kind::Present { .. }
+        | Kind::Equal { .. }
+        | Kind::Test { .. }
+        | Kind::Define { .. }
+        | Kind::Inc { .. }
+        | Kind::Dissoc { .. }
+        | Kind::Emit { .. }
+        | Kind::Matches(_)
+        | Kind::Typed(_)
+        | Kind::Custom { .. } => Box::new(move |e: &mut Engine<'_>| e.fail(id, "not a plain node")),
+    }
+}
+
+/// A selector (`SEQUENCE` false) or sequence of node `id` over `kids`: a
+/// plain child answers Success, Failure or Error, so the flow's step
+/// ([`composite::Flow::resume`]) is one comparison.
+fn flow<const SEQUENCE: bool, const TRACE: bool>(id: u32, kids: Box<[Visit]>) -> Visit {
+    Box::new(move |e: &mut Engine<'_>| {
+        step!(e, id);
+        let next = if SEQUENCE {
+            composite::Flow::SEQUENCE.next
+        } else {
+            composite::Flow::SELECTOR.next
+        };
+        for kid in kids.iter() {
+            let status = kid(e);
+            if status != next {
+                return e.traced::<TRACE>(id, status);
+            }
+        }
+        e.traced::<TRACE>(id, next)
+    })
+}
+
+/// A loop of node `id` (`LOOP`: `:loop`, else `:loop-until-success`) over
+/// its one child: a constant count with a leaf child inlined into it;
+/// a count from the db resolved on each visit.
+fn repeat<const LOOP: bool, const TRACE: bool>(
+    nodes: &[Node],
+    id: u32,
+    node: &Node,
+    count: &Opt,
+) -> Visit {
+    let known = (node.count != Node::NO_COUNT).then_some(u64::from(node.count));
+    if let Some(count) = known
+        && let Some(child) = nodes.get(id as usize + 1)
+        && let Some(visit) = leaf::<_, TRACE>(child, id + 1, Looped::<LOOP, TRACE> { id, count })
+    {
+        return visit;
+    }
+    let child = build::<TRACE>(nodes, id + 1);
+    match known {
+        Some(count) => Box::new(move |e: &mut Engine<'_>| {
+            step!(e, id);
+            let keep_going = keep_going::<LOOP>();
+            for _ in 0..count {
+                let status = child(e);
+                if status != keep_going {
+                    return e.traced::<TRACE>(id, status);
+                }
+            }
+            e.traced::<TRACE>(id, keep_going)
+        }),
+        None => {
+            let count = count.clone();
+            Box::new(move |e: &mut Engine<'_>| {
+                step!(e, id);
+                let count = match e.count_opt(id, "count", &count) {
+                    Ok(n) => n,
+                    Err(status) => return e.traced::<TRACE>(id, status),
+                };
+                let keep_going = keep_going::<LOOP>();
+                for _ in 0..count {
+                    let status = child(e);
+                    if status != keep_going {
+                        return e.traced::<TRACE>(id, status);
+                    }
+                }
+                e.traced::<TRACE>(id, keep_going)
+            })
+        }
+    }
+}
+
+/// A decorator of node `id` over its one child, its status mapped by
+/// `map`: a leaf child is inlined into it.
+fn decorator<M: Fn(Status) -> Status + Copy + Send + Sync + 'static, const TRACE: bool>(
+    nodes: &[Node],
+    id: u32,
+    map: M,
+) -> Visit {
+    if let Some(child) = nodes.get(id as usize + 1)
+        && let Some(visit) = leaf::<_, TRACE>(child, id + 1, Mapped::<M, TRACE> { id, map })
+    {
+        return visit;
+    }
+    let child = build::<TRACE>(nodes, id + 1);
+    Box::new(move |e: &mut Engine<'_>| {
+        step!(e, id);
+        let status = map(child(e));
+        e.traced::<TRACE>(id, status)
+    })
+}
+
+impl Engine<'_> {
+    /// Ticks plain node `id`, entered from outside a closure: its closure
+    /// (`TRACE`: the traced tick's), built with the others on the tree's
+    /// first tick of that kind.
+    #[inline(always)]
+    pub(crate) fn tick_closure<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let tree = self.tree;
+        if let Some(table) = tree.closures.lock::<TRACE>().get()
+            && let Some(Some(visit)) = table.get(id as usize)
+        {
+            return visit(self);
+        }
+        self.tick_closure_first::<TRACE>(id)
+    }
+
+    /// [`Engine::tick_closure`] out of line: the general path's entry into
+    /// a plain subtree (a plain child of a general node, the dispatch of a
+    /// plain node), so that the general visit's code does not hold the
+    /// closure's call.
+    #[inline(never)]
+    pub(crate) fn tick_closure_apart<const TRACE: bool>(&mut self, id: u32) -> Status {
+        self.tick_closure::<TRACE>(id)
+    }
+
+    /// [`Engine::tick_closure`] before the closures are built (they are
+    /// built here), or of a plain node inside a plain subtree, which its
+    /// parent's closure visits: never entered from outside it by the
+    /// engine; a closure built for the visit, should it be.
+    #[cold]
+    #[inline(never)]
+    fn tick_closure_first<const TRACE: bool>(&mut self, id: u32) -> Status {
+        let tree = self.tree;
+        match tree.closures.table::<TRACE>(&tree.nodes).get(id as usize) {
+            Some(Some(visit)) => visit(self),
+            _ => build::<TRACE>(&tree.nodes, id)(self),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tick::{TickOptions, run_tick, run_tick_with_options};
+    use crate::{Registry, Value, compile_str};
+
+    /// The closures are built on the first untraced tick, not by the
+    /// compiler or a traced tick; a clone of a ticked tree builds its own.
+    #[test]
+    fn the_closures_are_built_on_the_first_untraced_tick() {
+        let text = "[:selector [:loop {:count 2} [:inc! {:key :n}]] [:success]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        assert!(!tree.closures.is_built::<false>());
+        let traced = TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        };
+        let t = run_tick_with_options(Value::map(), &tree, &traced);
+        assert!(!tree.closures.is_built::<false>());
+        let u = run_tick(Value::map(), &tree);
+        assert!(tree.closures.is_built::<false>());
+        assert_eq!((t.status, &t.db, t.steps), (u.status, &u.db, u.steps));
+        let clone = tree.clone();
+        assert!(!clone.closures.is_built::<false>());
+        assert_eq!(run_tick(Value::map(), &clone).db, u.db);
+        assert!(clone.closures.is_built::<false>());
+    }
+
+    /// A traced tick builds and ticks the traced closures (not the
+    /// untraced ones), which write the general path's trace, event by
+    /// event: a flow, a decorator and a loop over leaves inlined into them.
+    #[test]
+    fn a_traced_tick_builds_and_traces_through_the_traced_closures() {
+        let text = "[:selector [:sequence [:present? {:key :x}] [:success]] \
+                    [:invert [:inc! {:key :n}]] [:loop {:count 2} [:inc! {:key :m}]]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let traced = TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        };
+        let t = run_tick_with_options(Value::map(), &tree, &traced);
+        assert!(tree.closures.is_built::<true>());
+        assert!(!tree.closures.is_built::<false>());
+        let g = crate::tick::run_tick_general_path(Value::map(), &tree, &traced);
+        assert_eq!(t.trace().len(), 8);
+        assert_eq!(
+            (t.status, &t.db, t.steps, t.trace()),
+            (g.status, &g.db, g.steps, g.trace())
+        );
+    }
+
+    /// A plain `:selector` root's walk enters the children it does not
+    /// inline (a `:sequence` child's loop is) through closures of their
+    /// own, and with every step budget, traced or not, the tick ends as
+    /// the general path's.
+    #[test]
+    fn a_selector_roots_walk_enters_its_other_children_by_their_closures() {
+        let text = "[:selector [:sequence [:present? {:key :x}] [:invert [:inc! {:key :n}]]] \
+                    [:loop {:count 2} [:inc! {:key :m}]] [:success]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        run_tick(Value::map(), &tree);
+        let table = tree.closures.table::<false>(&tree.nodes);
+        let entered: Vec<usize> = (0..table.len()).filter(|&i| table[i].is_some()).collect();
+        // The root, its children and its sequence's: not the leaves under
+        // the invert and the loop, which are inlined into their closures.
+        assert_eq!(entered, [0, 1, 2, 3, 5, 7]);
+        for trace in [false, true] {
+            for step_budget in 1..=10 {
+                let options = TickOptions {
+                    trace,
+                    step_budget,
+                    ..TickOptions::default()
+                };
+                let t = run_tick_with_options(Value::map(), &tree, &options);
+                let g = crate::tick::run_tick_general_path(Value::map(), &tree, &options);
+                assert_eq!(
+                    (t.status, &t.db, t.steps, t.trace()),
+                    (g.status, &g.db, g.steps, g.trace()),
+                    "budget {step_budget}, traced {trace}"
+                );
+            }
+        }
+    }
+
+    /// A leaf root keeps its visit in the tick: no closures are built.
+    #[test]
+    fn a_leaf_root_builds_no_closures() {
+        let tree = compile_str("t.edn", "[:inc! {:key :n}]", &Registry::new()).unwrap();
+        assert_eq!(run_tick(Value::map(), &tree).steps, 1);
+        assert!(!tree.closures.is_built::<false>());
+        let traced = TickOptions {
+            trace: true,
+            ..TickOptions::default()
+        };
+        assert_eq!(run_tick_with_options(Value::map(), &tree, &traced).steps, 1);
+        assert!(!tree.closures.is_built::<true>());
+    }
+}
