@@ -13,6 +13,7 @@ use crate::nodes::{Memory, one_visit_leaf};
 use crate::tree::{Kind, NodeIndex, Opt, Reset, same_id};
 use crate::value::map::SCAN_LIMIT;
 use crate::value::{Keyword, Map, Value, kw};
+use std::sync::Arc;
 
 use super::{
     Engine, Fate, FnCtx, Long, NodeCtx, PlainPath, RunningKey, Status, eval, panic_message,
@@ -455,6 +456,143 @@ fn filed_names(tree: &crate::tree::Tree, filed: &mut [(u32, Fate)], ids: &[Value
     true
 }
 
+/// Which text `tree` was compiled from, as the addresses of its source and
+/// of its source map (the files it includes), 0 for none
+/// ([`Long::filed_ids`]).
+#[inline(always)]
+fn compiled_from(tree: &crate::tree::Tree) -> (usize, usize) {
+    (
+        tree.source.as_ref().map_or(0, |s| Arc::as_ptr(s) as usize),
+        tree.files.as_ref().map_or(0, |f| Arc::as_ptr(f) as usize),
+    )
+}
+
+/// What a db id must be to name a node of the set left filed, made from the
+/// node's own id ([`Long::filed_ids`]): the same keyword (its index in
+/// `keyword`, else `u64::MAX`, which no index is), or the same string (the
+/// node's, by its text's address in `text`, else 0, which no text is).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FiledId {
+    keyword: u64,
+    text: usize,
+}
+
+impl FiledId {
+    /// The key of node id `id`, if it is a keyword or a string.
+    fn of(id: &Value) -> Option<FiledId> {
+        match id {
+            Value::Keyword(k) => Some(FiledId {
+                keyword: u64::from(k.index()),
+                text: 0,
+            }),
+            Value::Str(s) => Some(FiledId {
+                keyword: u64::MAX,
+                text: s.as_ptr() as usize,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether db id `id` is the node's id this key was made from: the
+    /// same keyword, or that very string (then equal by `same_id`).
+    #[inline(always)]
+    fn names(self, id: &Value) -> bool {
+        match id {
+            Value::Keyword(k) => u64::from(k.index()) == self.keyword,
+            Value::Str(s) => s.as_ptr() as usize == self.text,
+            _ => false,
+        }
+    }
+}
+
+impl Long {
+    /// [`filed_names`] by the set's keys ([`Long::filed_ids`]): each db id
+    /// compared with its node's key, without the node fetched, when the
+    /// tree is the one they were made from, or a copy, and nothing has been
+    /// marked since (see [`Long::filed_ids`]). `false` for no keys,
+    /// another tree, anything marked since, and any id that is
+    /// not its node's keyword or string object (an equal string made
+    /// elsewhere): [`filed_names`] answers those.
+    #[inline(always)]
+    fn keyed_names(&mut self, tree: &crate::tree::Tree, ids: &[Value]) -> bool {
+        if !self.keyed || self.filed_ids.len() != ids.len() || compiled_from(tree) != self.key_from
+        {
+            return false;
+        }
+        for ((id, key), (n, fate)) in ids
+            .iter()
+            .zip(self.filed_ids.iter())
+            .zip(self.prev_running.iter_mut())
+        {
+            if !key.names(id) || tree.nodes.get(*n as usize).is_none_or(|node| node.plain) {
+                return false;
+            }
+            *fate = Fate::Pending;
+        }
+        true
+    }
+
+    /// [`filed_names`], and the set's keys made when it has none, so that
+    /// the next tick compares by them ([`Long::keyed_names`]).
+    #[inline(always)]
+    fn filed_names_keying(&mut self, tree: &crate::tree::Tree, ids: &[Value]) -> bool {
+        if !filed_names(tree, &mut self.prev_running, ids) {
+            return false;
+        }
+        if !self.keyed {
+            self.key_filed(tree);
+        }
+        true
+    }
+
+    /// After `prev_running` is filled anew: the keys made last
+    /// ([`Long::filed_ids`]) describe it again when it names the same
+    /// nodes in the same order (the usual start after a halt), so that
+    /// they are not made again.
+    #[inline(always)]
+    pub(crate) fn keys_again(&mut self) {
+        self.keyed = self.key_from.0 != 0
+            && self.keyed_nodes.len() == self.prev_running.len()
+            && self
+                .keyed_nodes
+                .iter()
+                .zip(self.prev_running.iter())
+                .all(|(&keyed, &(n, _))| keyed == n);
+    }
+
+    /// Makes [`Long::filed_ids`] for `prev_running` from `tree`'s nodes
+    /// (each not plain, its id a keyword or a string; else none are made).
+    #[cold]
+    #[inline(never)]
+    fn key_filed(&mut self, tree: &crate::tree::Tree) {
+        self.filed_ids.clear();
+        self.keyed_nodes.clear();
+        self.key_pins.clear();
+        self.key_from = (0, 0);
+        let Some(source) = &tree.source else {
+            return;
+        };
+        for &(n, _) in &self.prev_running {
+            let Some(node) = tree.nodes.get(n as usize).filter(|node| !node.plain) else {
+                return;
+            };
+            let id: &Value = &node.id;
+            let Some(key) = FiledId::of(id) else {
+                return;
+            };
+            if matches!(id, Value::Str(_)) {
+                self.key_pins.push(id.clone());
+            }
+            self.filed_ids.push(key);
+            self.keyed_nodes.push(n);
+        }
+        self.key_source = Some(Arc::clone(source));
+        self.key_files.clone_from(&tree.files);
+        self.key_from = compiled_from(tree);
+        self.keyed = true;
+    }
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree. Returns whether it names a plain
@@ -487,7 +625,7 @@ impl Engine<'_> {
         };
         if long.filed
             && ids.len() == long.prev_running.len()
-            && filed_names(tree, &mut long.prev_running, ids)
+            && (long.keyed_names(tree, ids) || long.filed_names_keying(tree, ids))
         {
             long.filed = false;
             long.db_names_prev = !tree.writes_running;
@@ -1876,3 +2014,101 @@ impl Engine<'_> {
 
 #[cfg(test)]
 mod marks_tests;
+
+#[cfg(test)]
+mod keyed_tests {
+    use super::{Fate, Long, filed_names};
+    use crate::value::Value;
+    use crate::{Registry, compile_str};
+
+    const TEXT: &str = "[:selector [:success] [:sequence [:wait {:id :walk :ticks 9}]]]";
+
+    /// A state whose running set names the root, its sequence and the wait
+    /// (nodes 0, 2 and 3), all run again, and the ids `tree` gives them.
+    fn filed(tree: &crate::Tree) -> (Box<Long>, Vec<Value>) {
+        let mut long = Box::<Long>::default();
+        for n in [0, 2, 3] {
+            long.prev_running.push((n, Fate::Running));
+        }
+        let ids = [0, 2, 3]
+            .iter()
+            .map(|&n| tree.nodes[n].id.clone())
+            .collect();
+        (long, ids)
+    }
+
+    #[test]
+    fn a_filed_set_is_compared_by_its_keys_only_in_the_tree_they_were_made_from() {
+        let a = compile_str("t.edn", TEXT, &Registry::new()).unwrap();
+        let (mut long, ids) = filed(&a);
+        assert!(matches!(ids[1], Value::Str(_)) && matches!(ids[2], Value::Keyword(_)));
+        // No keys yet: the nodes compared, and the keys made.
+        assert!(!long.keyed_names(&a, &ids));
+        assert!(long.filed_names_keying(&a, &ids));
+        assert!(long.keyed && long.keyed_nodes == [0, 2, 3]);
+        // Then the keys answer, each fate made pending.
+        long.prev_running
+            .iter_mut()
+            .for_each(|(_, f)| *f = Fate::Running);
+        assert!(long.keyed_names(&a, &ids));
+        assert!(long.prev_running.iter().all(|&(_, f)| f == Fate::Pending));
+        // An equal string made elsewhere is not the node's: the keys say
+        // no, the nodes' comparison yes.
+        let mut copy = ids.clone();
+        copy[1] = Value::string("0.1");
+        assert_eq!(copy, ids);
+        assert!(!long.keyed_names(&a, &copy));
+        assert!(filed_names(&a, &mut long.prev_running, &copy));
+        // Another node's id: neither.
+        let mut other = ids.clone();
+        other[2] = Value::keyword("run");
+        assert!(!long.keyed_names(&a, &other));
+        assert!(!filed_names(&a, &mut long.prev_running, &other));
+        // The same text compiled again, from another source: another
+        // tree, whose nodes the keys do not describe.
+        let b = compile_str("t.edn", TEXT, &Registry::new()).unwrap();
+        assert!(!long.keyed_names(&b, &filed(&b).1));
+        assert!(long.keyed_names(&a, &ids));
+        // A copy of the tree, or a tree compiled from the same source, has
+        // the same nodes with the same ids: the keys answer for it, as long
+        // as its nodes that ran are not plain.
+        let c = a.clone();
+        assert!(long.keyed_names(&c, &ids));
+        let source = std::sync::Arc::clone(a.source.as_ref().unwrap());
+        let d = crate::compile::compile_source(source, &Registry::new()).unwrap();
+        assert!(long.keyed_names(&d, &ids));
+        let mut plain = a.clone();
+        plain.nodes[2].plain = true;
+        assert!(!long.keyed_names(&plain, &ids));
+        assert!(!filed_names(&plain, &mut long.prev_running, &ids));
+    }
+
+    #[test]
+    fn keys_are_found_again_for_a_set_of_the_same_nodes_and_only_for_it() {
+        let a = compile_str("t.edn", TEXT, &Registry::new()).unwrap();
+        let (mut long, ids) = filed(&a);
+        assert!(long.filed_names_keying(&a, &ids));
+        // Forgotten with the set (a halt), found again when the same nodes
+        // are filed (the start after it).
+        long.forget_prev();
+        assert!(!long.keyed);
+        for n in [0, 2, 3] {
+            long.prev_running.push((n, Fate::Pending));
+        }
+        long.keys_again();
+        assert!(long.keyed && long.keyed_names(&a, &ids));
+        // Other nodes: not.
+        long.forget_prev();
+        for n in [0, 2] {
+            long.prev_running.push((n, Fate::Pending));
+        }
+        long.keys_again();
+        assert!(!long.keyed);
+        // A tree without a source map (compiled from a value): no keys.
+        let v = crate::compile(crate::read_value(TEXT).unwrap(), &Registry::new()).unwrap();
+        assert!(v.files.is_none());
+        let (mut long, ids) = filed(&v);
+        assert!(long.filed_names_keying(&v, &ids));
+        assert!(!long.keyed && !long.keyed_names(&v, &ids));
+    }
+}
