@@ -902,32 +902,6 @@ pub(crate) struct Long {
     /// instead of hashing it (a string id hashes with SipHash). Only ever
     /// a hint: a wrong one costs a look-up.
     pub(crate) last_running: Vec<u32>,
-    /// The ids of the nodes of a running set (`keyed_nodes`), in its
-    /// order, as the db's ids are compared with them while the set is left
-    /// filed ([`halt::FiledId`]), made from the nodes of a tree compiled
-    /// from `key_source` and `key_files` (held, so that no other source or
-    /// map is ever at their addresses, `key_from`). A tree compiled from
-    /// them has the same nodes with the same ids, whatever its registry and
-    /// stubs (which change no node's place or id, only which are plain): so
-    /// a db id equal to its key is its node's, and only the node's plain
-    /// flag is read. `key_pins` holds the ids' strings, so that no other
-    /// string is ever at their addresses.
-    pub(crate) filed_ids: Vec<halt::FiledId>,
-    /// See `filed_ids`.
-    pub(crate) keyed_nodes: Vec<u32>,
-    /// See `filed_ids`.
-    pub(crate) key_pins: Vec<Value>,
-    /// See `filed_ids`.
-    pub(crate) key_source: Option<Arc<crate::source::Source>>,
-    /// See `filed_ids`.
-    pub(crate) key_files: Option<Arc<crate::source::SourceMap>>,
-    /// The addresses of `key_source` and `key_files`, 0 for none; no keys
-    /// without a source.
-    pub(crate) key_from: (usize, usize),
-    /// Whether `filed_ids` are `prev_running`'s: forgotten with the set,
-    /// and found again when a set of the same nodes is filed
-    /// (`Long::keys_again`).
-    pub(crate) keyed: bool,
     /// By node index, where the node sits in `prev_running`, valid when
     /// stamped with the current `generation`: whether a node was running,
     /// and its fate, are then one look-up instead of a search of the set.
@@ -1128,7 +1102,6 @@ impl Long {
     #[inline(always)]
     pub(crate) fn forget_prev(&mut self) {
         self.prev_running.clear();
-        self.keyed = false;
         self.runs_again = 0;
         self.db_names_prev = false;
         self.filed = false;
@@ -1169,7 +1142,6 @@ impl Long {
         std::mem::swap(&mut self.last_running, &mut self.now_running);
         self.now_running.clear();
         self.filed = true;
-        self.keys_again();
     }
 
     /// Files every node of `prev_running` in `where_running` (`n_nodes`:

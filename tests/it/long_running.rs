@@ -10,7 +10,7 @@ use aido::{
     extend::{Lifecycle, NodeType},
     read_value,
     runner::{PlayMode, Runner, TreeStatus},
-    tick::{TickOptions, TraceEvent, run_tick, run_tick_with_options},
+    tick::{TickOptions, TraceEvent, run_tick_with_options},
 };
 
 /// Test node types:
@@ -2015,37 +2015,4 @@ fn a_user_node_that_ticks_its_child_twice_keeps_finished_children_and_drops_fini
         ["w:running", "w:success", "twice:success"]
     );
     assert_eq!(get(&ticks[0].db, "aido/running"), None);
-}
-
-/// A set left filed is compared with the ids its nodes had when it was
-/// filed, the same keyword or that very string: a host that puts an equal
-/// string made elsewhere in its place, after ticks that compared it so,
-/// names the same nodes, which run on.
-#[test]
-fn a_filed_set_whose_string_id_is_replaced_by_an_equal_one_runs_on() {
-    let t = compile_str(
-        "t.edn",
-        "[:selector [:success {:aido/skip-if true}] [:sequence [:wait {:id :walk :ticks 9}]]]",
-        &Registry::new(),
-    )
-    .unwrap();
-    let mut d = Value::map();
-    for _ in 0..4 {
-        let tick = run_tick(d, &t);
-        assert_eq!(tick.status, Status::Running, "{:?}", tick.error);
-        d = tick.db;
-    }
-    let before = get(&d, "aido/running");
-    if let Value::Map(m) = &mut d
-        && let Some(Value::Vector(ids)) = m.get_mut(&Value::keyword("aido/running"))
-    {
-        assert_eq!(ids[1], Value::string("0.1"));
-        ids[1] = Value::string("0.1");
-    }
-    // Untraced, as the usual tick is: the wait counts on, not halted and
-    // started again.
-    let tick = run_tick(d, &t);
-    assert_eq!(tick.status, Status::Running, "{:?}", tick.error);
-    assert_eq!(get(&tick.db, "aido/running"), before);
-    assert_eq!(get(&tick.db, "aido/memory"), Some(db("{:walk {:ticks 5}}")));
 }
