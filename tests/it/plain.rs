@@ -885,3 +885,37 @@ fn a_tree_stubbed_after_its_first_tick_ticks_its_stubs() {
     let c = tick(&clone, Value::map(), 100, false);
     assert_eq!((c.status, &c.db), (first.status, &first.db));
 }
+
+/// A plain subtree entered from outside a closure whose most steps are
+/// known is ticked, when the steps left hold them, by closures that do
+/// not test the budget (`nodes::closure`'s `Guarded` and `Counted`), and
+/// otherwise by those that do: at every budget from none to past a
+/// tick's steps, below, at and above each subtree's most (a subtree that
+/// takes all of them, one that stops short, a root that is the subtree,
+/// parallels and decorators, a loop whose count comes from the db and so
+/// has no bound), the tick ends as the general path's, traced or not.
+#[test]
+fn a_subtree_whose_most_steps_fit_ends_its_budget_alike_below_at_and_above_them() {
+    let trees = [
+        // All 10 of the loop's steps taken.
+        "[:selector [:failure] [:loop {:count 3} [:sequence [:inc! {:key :n}] [:success]]]]",
+        // 7 of its 10 taken: the selector stops at its first child.
+        "[:selector [:failure] [:loop {:count 3} [:selector [:inc! {:key :n}] [:failure]]]]",
+        // The root is the subtree.
+        "[:sequence [:inc! {:key :n}] [:loop {:count 2} [:invert [:failure]]] [:success]]",
+        "[:parallel {:mode :success :how-many 2} [:invert [:inc! {:key :n}]] \
+          [:loop {:count 2} [:loop {:count 2} [:test? {:key :n :oper > :val 0}]]] \
+          [:always [:sequence [:present? {:key :n}] [:define! {:key :m :val 3}]]]]",
+        "[:selector [:failure] [:sequence [:failure]] \
+          [:loop {:count [:aido/db :k]} [:sequence [:inc! {:key :n}] [:success]]]]",
+    ];
+    let start = read_value("{:k 3}").unwrap();
+    for text in trees {
+        let tree = compile(text);
+        let steps = tick(&tree, start.clone(), 1_000, false).steps;
+        for budget in 0..=steps + 2 {
+            assert_same_both_ways(text, &tree, &start, 2, budget);
+        }
+        assert_same_both_ways(text, &tree, &start, 3, u64::MAX);
+    }
+}
