@@ -22,7 +22,9 @@
 //! child answers Success, Failure or Error (never Running or Skipped), so
 //! a flow's step is one comparison. Each visit counts its step and tests
 //! the budget as [`Engine::visit`] does, at the same node, so that a tick
-//! out of steps ends where the walk's did. The traced tick has closures
+//! out of steps ends where the walk's did; below the root of a subtree
+//! whose most steps are known and fit the steps left (`Guarded`), no
+//! visit can spend the budget, and the visits only count their steps. The traced tick has closures
 //! of its own (`TRACE`), which write each status into the trace where the
 //! walk did; tests/it/plain.rs compares both with the general path.
 
