@@ -919,3 +919,39 @@ fn a_subtree_whose_most_steps_fit_ends_its_budget_alike_below_at_and_above_them(
         assert_same_both_ways(text, &tree, &start, 3, u64::MAX);
     }
 }
+
+/// A `:test?` or `:present?` closure whose key's hint misses answers
+/// Failure for a key the db's filter says it lacks, and reads the db the
+/// slow way otherwise: with dbs of no key, one key (no filter), several
+/// keys (the filter) and the key itself of another type or value, at the
+/// root's walk and below a guarded subtree, traced or not, the tick ends
+/// as the general path's.
+#[test]
+fn a_test_or_present_of_a_key_the_db_lacks_fails_as_on_the_general_path() {
+    let tests = "[:test? {:key :k :oper > :val 1}] [:present? {:key :k}] \
+                 [:test? {:key :j :oper <= :val 1}] [:present? {:key :j}]";
+    let trees = [
+        format!("[:selector [:failure] [:sequence {tests}] [:invert [:sequence {tests}]]]"),
+        format!("[:loop {{:count 3}} [:selector [:sequence {tests}] [:inc! {{:key :n}}]]]"),
+        format!("[:parallel {{:mode :success :how-many 4}} {tests} [:invert [:sequence {tests}]]]"),
+    ];
+    let dbs = [
+        "{}",
+        "{:n 1}",
+        "{:k 2}",
+        "{:j 1}",
+        "{:a 1, :b 2, :c 3}",
+        "{:a 1, :k 2, :c 3, :j 0}",
+        "{:a 1, :k \"two\", :c 3, :j nil}",
+        "{:k 1.5, :j :one}",
+    ];
+    for text in &trees {
+        let tree = compile(text);
+        for db in dbs {
+            let start = read_value(db).unwrap();
+            assert_same_both_ways(&format!("{text} from {db}"), &tree, &start, 3, 1_000);
+        }
+    }
+    let t = tick(&compile(&trees[0]), Value::map(), 1_000, false);
+    assert_eq!((t.status, t.steps), (Status::Success, 7));
+}
