@@ -22,7 +22,9 @@
 //! child answers Success, Failure or Error (never Running or Skipped), so
 //! a flow's step is one comparison. Each visit counts its step and tests
 //! the budget as [`Engine::visit`] does, at the same node, so that a tick
-//! out of steps ends where the walk's did. The traced tick has closures
+//! out of steps ends where the walk's did; below the root of a subtree
+//! whose most steps are known and fit the steps left (`Guarded`), no
+//! visit can spend the budget, and the visits only count their steps. The traced tick has closures
 //! of its own (`TRACE`), which write each status into the trace where the
 //! walk did; tests/it/plain.rs compares both with the general path.
 
@@ -98,15 +100,87 @@ impl Closures {
     }
 }
 
-/// Counts a visit's step: the visit that takes the budget to zero fails
-/// at node `$id`, as [`Engine::visit`]'s does.
+/// Counts a visit's step as `$steps` ([`Steps`]) does for node `$id`,
+/// and ends the visit when it says so (node `$id` read only then).
 macro_rules! step {
-    ($e:ident, $id:expr) => {
-        $e.fuel -= 1;
-        if $e.fuel == 0 {
-            return $e.out_of_steps($id);
+    ($e:ident, $id:expr, $steps:expr) => {
+        match Steps::step(&$steps, $e) {
+            Step::Go => {}
+            Step::Spent => return $e.out_of_steps($id),
+            Step::Ticked(status) => return status,
         }
     };
+}
+
+/// What counting a visit's step says.
+enum Step {
+    /// The visit goes on.
+    Go,
+    /// The visit took the budget to zero: it fails at its node, as
+    /// [`Engine::visit`]'s does.
+    Spent,
+    /// The visit was made another way, with this status.
+    Ticked(Status),
+}
+
+/// How a closure counts its visit's step.
+trait Steps: Send + Sync + 'static {
+    /// Counts a visit's step.
+    fn step(&self, e: &mut Engine<'_>) -> Step;
+}
+
+/// The steps of the nodes below a closure's: [`Tested`] or [`Counted`].
+trait Kid: Steps + Default + Copy {}
+
+/// Each step counted and the budget tested: the visit that takes it to
+/// zero fails at its node, as [`Engine::visit`]'s does.
+#[derive(Default, Clone, Copy)]
+struct Tested;
+
+impl Steps for Tested {
+    #[inline(always)]
+    fn step(&self, e: &mut Engine<'_>) -> Step {
+        e.fuel -= 1;
+        if e.fuel == 0 { Step::Spent } else { Step::Go }
+    }
+}
+
+impl Kid for Tested {}
+
+/// Each step counted, the budget not tested: below a [`Guarded`] closure,
+/// entered only with more steps left than its subtree can take.
+#[derive(Default, Clone, Copy)]
+struct Counted;
+
+impl Steps for Counted {
+    #[inline(always)]
+    fn step(&self, e: &mut Engine<'_>) -> Step {
+        e.fuel -= 1;
+        Step::Go
+    }
+}
+
+impl Kid for Counted {}
+
+/// The root of a plain subtree that can take at most `most` steps in a
+/// tick (`most_steps`): entered with more fuel than that, no visit in it
+/// can take the fuel to zero, so its nodes' closures count their steps
+/// without testing the budget ([`Counted`]); otherwise the subtree's
+/// closure that tests it at each visit (`tested`) is ticked instead.
+struct Guarded {
+    most: u64,
+    tested: Visit,
+}
+
+impl Steps for Guarded {
+    #[inline(always)]
+    fn step(&self, e: &mut Engine<'_>) -> Step {
+        if e.fuel <= self.most {
+            return Step::Ticked((self.tested)(e));
+        }
+        e.fuel -= 1;
+        Step::Go
+    }
 }
 
 /// The closures of the roots of the plain subtrees of `nodes`.
@@ -135,7 +209,7 @@ fn build_table<const TRACE: bool>(nodes: &[Node]) -> Box<[Option<Visit>]> {
         .map(|i| {
             let node = nodes.get(i)?;
             let id = u32::try_from(i).ok()?;
-            root(node).then(|| build::<TRACE>(nodes, id))
+            root(node).then(|| build_root::<TRACE>(nodes, id))
         })
         .collect()
 }
@@ -143,14 +217,14 @@ fn build_table<const TRACE: bool>(nodes: &[Node]) -> Box<[Option<Visit>]> {
 /// The closures of plain node `id`'s children (the pre-order layout's
 /// walk: the first child after the node, each next one at the end of the
 /// one before).
-fn children<const TRACE: bool>(nodes: &[Node], id: u32, node: &Node) -> Box<[Visit]> {
+fn children<const TRACE: bool, K: Kid>(nodes: &[Node], id: u32, node: &Node) -> Box<[Visit]> {
     let mut kids = Vec::new();
     let mut next = id + 1;
     while next < node.subtree_end {
         let Some(kid) = nodes.get(next as usize) else {
             break;
         };
-        kids.push(build::<TRACE>(nodes, next));
+        kids.push(build::<TRACE, K>(nodes, next));
         next = kid.subtree_end;
     }
     kids.into_boxed_slice()
@@ -176,16 +250,17 @@ impl Wrap for Alone {
 
 /// A loop of constant count over a leaf (`LOOP`: `:loop`, else
 /// `:loop-until-success`).
-struct Looped<const LOOP: bool, const TRACE: bool> {
+struct Looped<S, const LOOP: bool, const TRACE: bool> {
     id: u32,
     count: u64,
+    steps: S,
 }
 
-impl<const LOOP: bool, const TRACE: bool> Wrap for Looped<LOOP, TRACE> {
+impl<S: Steps, const LOOP: bool, const TRACE: bool> Wrap for Looped<S, LOOP, TRACE> {
     fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
-        let Looped { id, count } = self;
+        let Looped { id, count, steps } = self;
         Box::new(move |e: &mut Engine<'_>| {
-            step!(e, id);
+            step!(e, id, steps);
             let keep_going = keep_going::<LOOP>();
             for _ in 0..count {
                 let status = leaf(e);
@@ -199,16 +274,19 @@ impl<const LOOP: bool, const TRACE: bool> Wrap for Looped<LOOP, TRACE> {
 }
 
 /// A decorator over a leaf, its status mapped by `map`.
-struct Mapped<M, const TRACE: bool> {
+struct Mapped<S, M, const TRACE: bool> {
     id: u32,
     map: M,
+    steps: S,
 }
 
-impl<M: Fn(Status) -> Status + Send + Sync + 'static, const TRACE: bool> Wrap for Mapped<M, TRACE> {
+impl<S: Steps, M: Fn(Status) -> Status + Send + Sync + 'static, const TRACE: bool> Wrap
+    for Mapped<S, M, TRACE>
+{
     fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
-        let Mapped { id, map } = self;
+        let Mapped { id, map, steps } = self;
         Box::new(move |e: &mut Engine<'_>| {
-            step!(e, id);
+            step!(e, id, steps);
             let status = map(leaf(e));
             e.traced::<TRACE>(id, status)
         })
@@ -260,19 +338,19 @@ impl Key {
 
 /// The leaf's closure of plain node `id` wrapped by `wrap`, when it is a
 /// leaf with a closure of its own.
-fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Visit> {
-    Some(match &node.kind {
+fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Result<Visit, W> {
+    Ok(match &node.kind {
         Kind::Success => wrap.wrap(move |e: &mut Engine<'_>| {
-            step!(e, id);
+            step!(e, id, K::default());
             e.traced::<TRACE>(id, Status::Success)
         }),
         Kind::Failure => wrap.wrap(move |e: &mut Engine<'_>| {
-            step!(e, id);
+            step!(e, id, K::default());
             e.traced::<TRACE>(id, Status::Failure)
         }),
         Kind::Present { key: path } => match Key::of(path) {
             Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id);
+                step!(e, id, K::default());
                 if key.hint.hit_value(e.db, key.key).is_some() {
                     return e.traced::<TRACE>(id, Status::Success);
                 }
@@ -282,7 +360,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
             None => {
                 let path = path.clone();
                 wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id);
+                    step!(e, id, K::default());
                     let status = Status::from_bool(path.get(e.db).is_some());
                     e.traced::<TRACE>(id, status)
                 })
@@ -292,20 +370,26 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
             (Some(key), Opt::Const(Value::Int(b))) => {
                 let (oper, b) = (*oper, *b);
                 match oper {
-                    Operator::Lt => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a < b),
-                    Operator::Le => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a <= b),
-                    Operator::Gt => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a > b),
-                    Operator::Ge => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a >= b),
-                    Operator::Eq => test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a == b),
+                    Operator::Lt => test_by::<W, K, _, TRACE>(wrap, id, key, oper, b, |a, b| a < b),
+                    Operator::Le => {
+                        test_by::<W, K, _, TRACE>(wrap, id, key, oper, b, |a, b| a <= b)
+                    }
+                    Operator::Gt => test_by::<W, K, _, TRACE>(wrap, id, key, oper, b, |a, b| a > b),
+                    Operator::Ge => {
+                        test_by::<W, K, _, TRACE>(wrap, id, key, oper, b, |a, b| a >= b)
+                    }
+                    Operator::Eq => {
+                        test_by::<W, K, _, TRACE>(wrap, id, key, oper, b, |a, b| a == b)
+                    }
                     Operator::NotEq => {
-                        test_by::<W, _, TRACE>(wrap, id, key, oper, b, |a, b| a != b)
+                        test_by::<W, K, _, TRACE>(wrap, id, key, oper, b, |a, b| a != b)
                     }
                 }
             }
             _ => {
                 let (path, oper, val) = (key.clone(), *oper, val.clone());
                 wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id);
+                    step!(e, id, K::default());
                     let status = e.test_missed(id, &path, oper, &val);
                     e.traced::<TRACE>(id, status)
                 })
@@ -313,7 +397,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
         },
         Kind::Inc { key: path } => match Key::of(path) {
             Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id);
+                step!(e, id, K::default());
                 if let Some(Value::Int(i)) = key.hint.hit_value_mut(e.db, key.key)
                     && let Some(next) = i.checked_add(1)
                 {
@@ -326,7 +410,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
             None => {
                 let path = path.clone();
                 wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id);
+                    step!(e, id, K::default());
                     let status = e.inc::<false>(id, &path);
                     e.traced::<TRACE>(id, status)
                 })
@@ -336,7 +420,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
             (Some(key), Opt::Const(Value::Int(n))) => {
                 let (n, val) = (*n, val.clone());
                 wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id);
+                    step!(e, id, K::default());
                     if let Some(slot) = key.hint.hit_value_mut(e.db, key.key)
                         && holds_no_heap(slot)
                     {
@@ -350,7 +434,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
             _ => {
                 let (path, val) = (path.clone(), val.clone());
                 wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id);
+                    step!(e, id, K::default());
                     let status = e.define::<false>(id, &path, &val);
                     e.traced::<TRACE>(id, status)
                 })
@@ -365,7 +449,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
         | Kind::Typed(_)) => {
             let kind = kind.clone();
             wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id);
+                step!(e, id, K::default());
                 let status = e.leaf::<false>(id, &kind);
                 e.traced::<TRACE>(id, status)
             })
@@ -374,7 +458,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
         Kind::Custom { node_type, options } => {
             let (node_type, options) = (node_type.clone(), options.clone());
             wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id);
+                step!(e, id, K::default());
                 let status = e.custom(id, &node_type, &options);
                 e.traced::<TRACE>(id, status)
             })
@@ -406,7 +490,7 @@ fn leaf<W: Wrap, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Option<Vis
         | Kind::Force { .. }
         | Kind::ParallelAll { .. }
         | Kind::If
-        | Kind::Switch(_) => return None,
+        | Kind::Switch(_) => return Err(wrap),
     })
 }
 
@@ -451,7 +535,7 @@ fn test_missed(e: &mut Engine<'_>, id: u32, key: &Key, oper: Operator, b: i64) -
 /// A `:test?` against constant integer `b`, its comparison `holds`
 /// inlined into the closure.
 #[inline(always)]
-fn test_by<W: Wrap, F: Fn(i64, i64) -> bool + Send + Sync + 'static, const TRACE: bool>(
+fn test_by<W: Wrap, K: Kid, F: Fn(i64, i64) -> bool + Send + Sync + 'static, const TRACE: bool>(
     wrap: W,
     id: u32,
     key: Key,
@@ -460,7 +544,7 @@ fn test_by<W: Wrap, F: Fn(i64, i64) -> bool + Send + Sync + 'static, const TRACE
     holds: F,
 ) -> Visit {
     wrap.wrap(move |e: &mut Engine<'_>| {
-        step!(e, id);
+        step!(e, id, K::default());
         if let Some(Value::Int(a)) = key.hint.hit_value(e.db, key.key) {
             return e.traced::<TRACE>(id, Status::from_bool(holds(*a, b)));
         }
@@ -484,26 +568,103 @@ fn holds_no_heap(v: &Value) -> bool {
     )
 }
 
-/// The closure of plain node `id` and of its subtree.
-fn build<const TRACE: bool>(nodes: &[Node], id: u32) -> Visit {
+/// The closure of plain node `id` and of its subtree, entered from
+/// outside a closure: a composite whose subtree's most steps are known
+/// ([`most_steps`]) and at least [`GUARDED_FROM`] is [`Guarded`], its subtree's closures [`Counted`]
+/// (with the [`Tested`] ones kept for a tick short of steps); any other
+/// node's closures are [`Tested`].
+fn build_root<const TRACE: bool>(nodes: &[Node], id: u32) -> Visit {
+    let tested = build::<TRACE, Tested>(nodes, id);
+    match nodes.get(id as usize) {
+        Some(node) if is_composite(&node.kind) => match most_steps(nodes, id) {
+            Some(most) if most >= GUARDED_FROM => {
+                build_with::<TRACE, Counted, _>(nodes, id, Guarded { most, tested })
+            }
+            Some(_) | None => tested,
+        },
+        _ => tested,
+    }
+}
+
+/// The fewest most steps of a [`Guarded`] subtree: its test on entering
+/// costs more than a step's test, each visit below it saves one, and a
+/// smaller subtree does not repay it (npc's `:loop` of 3 over an `:inc!`,
+/// 4 steps, so guarded: npc 509.9 → 510.9 instructions a tick).
+const GUARDED_FROM: u64 = 8;
+
+/// Whether `kind` is a plain composite, which has a closure of its own
+/// over its children's (the others plain are `leaf`'s).
+fn is_composite(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Selector { memory: false }
+            | Kind::Sequence { memory: false }
+            | Kind::Parallel(Parallel::Count { .. })
+            | Kind::Loop { .. }
+            | Kind::LoopUntilSuccess { .. }
+            | Kind::Invert
+            | Kind::Always
+            | Kind::Never
+            | Kind::Force { .. }
+    )
+}
+
+/// The most steps plain node `id`'s subtree can take in one visit of it:
+/// one a node, its loops' children's times their constant counts; `None`
+/// for a loop whose count comes from the db, or a sum that does not fit.
+/// A domain node takes its one step (a node type is plain only as a
+/// one-visit leaf).
+pub(crate) fn most_steps(nodes: &[Node], id: u32) -> Option<u64> {
+    let node = nodes.get(id as usize)?;
+    let below = match &node.kind {
+        Kind::Loop { .. } | Kind::LoopUntilSuccess { .. } => {
+            if node.count == Node::NO_COUNT {
+                return None;
+            }
+            most_steps(nodes, id + 1)?.checked_mul(u64::from(node.count))?
+        }
+        _ if is_composite(&node.kind) => {
+            let mut sum = 0u64;
+            let mut next = id + 1;
+            while next < node.subtree_end {
+                sum = sum.checked_add(most_steps(nodes, next)?)?;
+                next = nodes.get(next as usize)?.subtree_end;
+            }
+            sum
+        }
+        _ => 0,
+    };
+    below.checked_add(1)
+}
+
+/// The closure of plain node `id` and of its subtree, each node's step
+/// counted as `K` does.
+fn build<const TRACE: bool, K: Kid>(nodes: &[Node], id: u32) -> Visit {
+    build_with::<TRACE, K, K>(nodes, id, K::default())
+}
+
+/// The closure of plain node `id` and of its subtree: a leaf's step
+/// counted as `K` does; a composite's own as `steps` does, its
+/// children's as `K`.
+fn build_with<const TRACE: bool, K: Kid, S: Steps>(nodes: &[Node], id: u32, steps: S) -> Visit {
     let Some(node) = nodes.get(id as usize) else {
         return Box::new(move |e: &mut Engine<'_>| e.fail(id, "not a plain node"));
     };
-    if let Some(visit) = leaf::<_, TRACE>(node, id, Alone) {
+    if let Ok(visit) = leaf::<_, K, TRACE>(node, id, Alone) {
         return visit;
     }
     match &node.kind {
         Kind::Selector { memory: false } => {
-            flow::<false, TRACE>(id, children::<TRACE>(nodes, id, node))
+            flow::<false, TRACE, _>(id, steps, children::<TRACE, K>(nodes, id, node))
         }
         Kind::Sequence { memory: false } => {
-            flow::<true, TRACE>(id, children::<TRACE>(nodes, id, node))
+            flow::<true, TRACE, _>(id, steps, children::<TRACE, K>(nodes, id, node))
         }
         Kind::Parallel(Parallel::Count { mode, how_many }) => {
-            let kids = children::<TRACE>(nodes, id, node);
+            let kids = children::<TRACE, K>(nodes, id, node);
             match Count::known(node.count) {
                 Some(limit) => Box::new(move |e: &mut Engine<'_>| {
-                    step!(e, id);
+                    step!(e, id, steps);
                     let mut failures = 0u64;
                     for kid in kids.iter() {
                         if let Some(status) = Count::resume(&mut failures, kid(e)) {
@@ -518,7 +679,7 @@ fn build<const TRACE: bool>(nodes: &[Node], id: u32) -> Visit {
                     let (mode, how_many) = (mode.clone(), how_many.clone());
                     let n = u64::from(node.children.1.saturating_sub(node.children.0));
                     Box::new(move |e: &mut Engine<'_>| {
-                        step!(e, id);
+                        step!(e, id, steps);
                         let count = match e.count_options(id, &mode, &how_many) {
                             Ok(count) => count,
                             Err(status) => return e.traced::<TRACE>(id, status),
@@ -534,16 +695,18 @@ fn build<const TRACE: bool>(nodes: &[Node], id: u32) -> Visit {
                 }
             }
         }
-        Kind::Loop { count } => repeat::<true, TRACE>(nodes, id, node, count),
-        Kind::LoopUntilSuccess { count } => repeat::<false, TRACE>(nodes, id, node, count),
-        Kind::Invert => decorator::<_, TRACE>(nodes, id, composite::invert),
-        Kind::Always => decorator::<_, TRACE>(nodes, id, composite::always),
-        Kind::Never => decorator::<_, TRACE>(nodes, id, composite::never),
+        Kind::Loop { count } => repeat::<true, TRACE, K, _>(nodes, id, node, count, steps),
+        Kind::LoopUntilSuccess { count } => {
+            repeat::<false, TRACE, K, _>(nodes, id, node, count, steps)
+        }
+        Kind::Invert => decorator::<_, TRACE, K, _>(nodes, id, steps, composite::invert),
+        Kind::Always => decorator::<_, TRACE, K, _>(nodes, id, steps, composite::always),
+        Kind::Never => decorator::<_, TRACE, K, _>(nodes, id, steps, composite::never),
         Kind::Force { success: true } => {
-            decorator::<_, TRACE>(nodes, id, |s| decorators::force(s, true))
+            decorator::<_, TRACE, K, _>(nodes, id, steps, |s| decorators::force(s, true))
         }
         Kind::Force { success: false } => {
-            decorator::<_, TRACE>(nodes, id, |s| decorators::force(s, false))
+            decorator::<_, TRACE, K, _>(nodes, id, steps, |s| decorators::force(s, false))
         }
         // Never plain (`Kind::traits`), so never here; the leaves are
         // `leaf`'s.
@@ -584,12 +747,17 @@ fn build<const TRACE: bool>(nodes: &[Node], id: u32) -> Visit {
     }
 }
 
-/// A selector (`SEQUENCE` false) or sequence of node `id` over `kids`: a
-/// plain child answers Success, Failure or Error, so the flow's step
-/// ([`composite::Flow::resume`]) is one comparison.
-fn flow<const SEQUENCE: bool, const TRACE: bool>(id: u32, kids: Box<[Visit]>) -> Visit {
+/// A selector (`SEQUENCE` false) or sequence of node `id` over `kids`,
+/// its step counted as `steps` does: a plain child answers Success,
+/// Failure or Error, so the flow's step ([`composite::Flow::resume`]) is
+/// one comparison.
+fn flow<const SEQUENCE: bool, const TRACE: bool, S: Steps>(
+    id: u32,
+    steps: S,
+    kids: Box<[Visit]>,
+) -> Visit {
     Box::new(move |e: &mut Engine<'_>| {
-        step!(e, id);
+        step!(e, id, steps);
         let next = if SEQUENCE {
             composite::Flow::SEQUENCE.next
         } else {
@@ -606,25 +774,31 @@ fn flow<const SEQUENCE: bool, const TRACE: bool>(id: u32, kids: Box<[Visit]>) ->
 }
 
 /// A loop of node `id` (`LOOP`: `:loop`, else `:loop-until-success`) over
-/// its one child: a constant count with a leaf child inlined into it;
-/// a count from the db resolved on each visit.
-fn repeat<const LOOP: bool, const TRACE: bool>(
+/// its one child, its step counted as `steps` does and its child's as `K`
+/// does: a constant count with a leaf child inlined into it; a count from
+/// the db resolved on each visit.
+fn repeat<const LOOP: bool, const TRACE: bool, K: Kid, S: Steps>(
     nodes: &[Node],
     id: u32,
     node: &Node,
     count: &Opt,
+    steps: S,
 ) -> Visit {
     let known = (node.count != Node::NO_COUNT).then_some(u64::from(node.count));
-    if let Some(count) = known
-        && let Some(child) = nodes.get(id as usize + 1)
-        && let Some(visit) = leaf::<_, TRACE>(child, id + 1, Looped::<LOOP, TRACE> { id, count })
-    {
-        return visit;
-    }
-    let child = build::<TRACE>(nodes, id + 1);
+    let steps = match (known, nodes.get(id as usize + 1)) {
+        (Some(count), Some(child)) => {
+            match leaf::<_, K, TRACE>(child, id + 1, Looped::<S, LOOP, TRACE> { id, count, steps })
+            {
+                Ok(visit) => return visit,
+                Err(looped) => looped.steps,
+            }
+        }
+        _ => steps,
+    };
+    let child = build::<TRACE, K>(nodes, id + 1);
     match known {
         Some(count) => Box::new(move |e: &mut Engine<'_>| {
-            step!(e, id);
+            step!(e, id, steps);
             let keep_going = keep_going::<LOOP>();
             for _ in 0..count {
                 let status = child(e);
@@ -637,7 +811,7 @@ fn repeat<const LOOP: bool, const TRACE: bool>(
         None => {
             let count = count.clone();
             Box::new(move |e: &mut Engine<'_>| {
-                step!(e, id);
+                step!(e, id, steps);
                 let count = match e.count_opt(id, "count", &count) {
                     Ok(n) => n,
                     Err(status) => return e.traced::<TRACE>(id, status),
@@ -656,20 +830,31 @@ fn repeat<const LOOP: bool, const TRACE: bool>(
 }
 
 /// A decorator of node `id` over its one child, its status mapped by
-/// `map`: a leaf child is inlined into it.
-fn decorator<M: Fn(Status) -> Status + Copy + Send + Sync + 'static, const TRACE: bool>(
+/// `map`, its step counted as `steps` does and its child's as `K` does: a
+/// leaf child is inlined into it.
+fn decorator<
+    M: Fn(Status) -> Status + Copy + Send + Sync + 'static,
+    const TRACE: bool,
+    K: Kid,
+    S: Steps,
+>(
     nodes: &[Node],
     id: u32,
+    steps: S,
     map: M,
 ) -> Visit {
-    if let Some(child) = nodes.get(id as usize + 1)
-        && let Some(visit) = leaf::<_, TRACE>(child, id + 1, Mapped::<M, TRACE> { id, map })
-    {
-        return visit;
-    }
-    let child = build::<TRACE>(nodes, id + 1);
+    let steps = match nodes.get(id as usize + 1) {
+        Some(child) => {
+            match leaf::<_, K, TRACE>(child, id + 1, Mapped::<S, M, TRACE> { id, map, steps }) {
+                Ok(visit) => return visit,
+                Err(mapped) => mapped.steps,
+            }
+        }
+        None => steps,
+    };
+    let child = build::<TRACE, K>(nodes, id + 1);
     Box::new(move |e: &mut Engine<'_>| {
-        step!(e, id);
+        step!(e, id, steps);
         let status = map(child(e));
         e.traced::<TRACE>(id, status)
     })
@@ -709,7 +894,7 @@ impl Engine<'_> {
         let tree = self.tree;
         match tree.closures.table::<TRACE>(&tree.nodes).get(id as usize) {
             Some(Some(visit)) => visit(self),
-            _ => build::<TRACE>(&tree.nodes, id)(self),
+            _ => build::<TRACE, Tested>(&tree.nodes, id)(self),
         }
     }
 }
@@ -795,6 +980,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A plain subtree's most steps: one a node, a constant loop's
+    /// child's times its count; no bound for a loop whose count comes from
+    /// the db, or for a product that does not fit.
+    #[test]
+    fn a_subtrees_most_steps_count_each_node_times_its_loops() {
+        let most = |text: &str| {
+            let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+            super::most_steps(&tree.nodes, 0)
+        };
+        assert_eq!(most("[:inc! {:key :n}]"), Some(1));
+        assert_eq!(most("[:sequence [:success] [:invert [:failure]]]"), Some(4));
+        assert_eq!(
+            most("[:loop {:count 3} [:selector [:failure] [:loop {:count 2} [:success]]]]"),
+            Some(1 + 3 * (1 + 1 + (1 + 2)))
+        );
+        assert_eq!(
+            most("[:parallel {:mode :success :how-many 1} [:success] [:always [:failure]]]"),
+            Some(4)
+        );
+        assert_eq!(most("[:loop {:count [:aido/db :k]} [:success]]"), None);
+        let deep = (0..8).fold("[:success]".to_string(), |child, _| {
+            format!("[:loop {{:count 4000000000}} {child}]")
+        });
+        assert_eq!(most(&deep), None);
     }
 
     /// A leaf root keeps its visit in the tick: no closures are built.

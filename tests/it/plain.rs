@@ -885,3 +885,73 @@ fn a_tree_stubbed_after_its_first_tick_ticks_its_stubs() {
     let c = tick(&clone, Value::map(), 100, false);
     assert_eq!((c.status, &c.db), (first.status, &first.db));
 }
+
+/// A plain subtree entered from outside a closure whose most steps are
+/// known is ticked, when the steps left hold them, by closures that do
+/// not test the budget (`nodes::closure`'s `Guarded` and `Counted`), and
+/// otherwise by those that do: at every budget from none to past a
+/// tick's steps, below, at and above each subtree's most (a subtree that
+/// takes all of them, one that stops short, a root that is the subtree,
+/// parallels and decorators, a loop whose count comes from the db and so
+/// has no bound), the tick ends as the general path's, traced or not.
+#[test]
+fn a_subtree_whose_most_steps_fit_ends_its_budget_alike_below_at_and_above_them() {
+    let trees = [
+        // All 10 of the loop's steps taken.
+        "[:selector [:failure] [:loop {:count 3} [:sequence [:inc! {:key :n}] [:success]]]]",
+        // 7 of its 10 taken: the selector stops at its first child.
+        "[:selector [:failure] [:loop {:count 3} [:selector [:inc! {:key :n}] [:failure]]]]",
+        // The root is the subtree.
+        "[:sequence [:inc! {:key :n}] [:loop {:count 2} [:invert [:failure]]] [:success]]",
+        "[:parallel {:mode :success :how-many 2} [:invert [:inc! {:key :n}]] \
+          [:loop {:count 2} [:loop {:count 2} [:test? {:key :n :oper > :val 0}]]] \
+          [:always [:sequence [:present? {:key :n}] [:define! {:key :m :val 3}]]]]",
+        "[:selector [:failure] [:sequence [:failure]] \
+          [:loop {:count [:aido/db :k]} [:sequence [:inc! {:key :n}] [:success]]]]",
+    ];
+    let start = read_value("{:k 3}").unwrap();
+    for text in trees {
+        let tree = compile(text);
+        let steps = tick(&tree, start.clone(), 1_000, false).steps;
+        for budget in 0..=steps + 2 {
+            assert_same_both_ways(text, &tree, &start, 2, budget);
+        }
+        assert_same_both_ways(text, &tree, &start, 3, u64::MAX);
+    }
+}
+
+/// A `:test?` or `:present?` closure whose key's hint misses answers
+/// Failure for a key the db's filter says it lacks, and reads the db the
+/// slow way otherwise: with dbs of no key, one key (no filter), several
+/// keys (the filter) and the key itself of another type or value, at the
+/// root's walk and below a guarded subtree, traced or not, the tick ends
+/// as the general path's.
+#[test]
+fn a_test_or_present_of_a_key_the_db_lacks_fails_as_on_the_general_path() {
+    let tests = "[:test? {:key :k :oper > :val 1}] [:present? {:key :k}] \
+                 [:test? {:key :j :oper <= :val 1}] [:present? {:key :j}]";
+    let trees = [
+        format!("[:selector [:failure] [:sequence {tests}] [:invert [:sequence {tests}]]]"),
+        format!("[:loop {{:count 3}} [:selector [:sequence {tests}] [:inc! {{:key :n}}]]]"),
+        format!("[:parallel {{:mode :success :how-many 4}} {tests} [:invert [:sequence {tests}]]]"),
+    ];
+    let dbs = [
+        "{}",
+        "{:n 1}",
+        "{:k 2}",
+        "{:j 1}",
+        "{:a 1, :b 2, :c 3}",
+        "{:a 1, :k 2, :c 3, :j 0}",
+        "{:a 1, :k \"two\", :c 3, :j nil}",
+        "{:k 1.5, :j :one}",
+    ];
+    for text in &trees {
+        let tree = compile(text);
+        for db in dbs {
+            let start = read_value(db).unwrap();
+            assert_same_both_ways(&format!("{text} from {db}"), &tree, &start, 3, 1_000);
+        }
+    }
+    let t = tick(&compile(&trees[0]), Value::map(), 1_000, false);
+    assert_eq!((t.status, t.steps), (Status::Success, 7));
+}
