@@ -31,6 +31,7 @@
 use std::sync::OnceLock;
 
 use super::composite::{self, Count, Repeat};
+use super::data::holds_no_heap;
 use super::decorators;
 use crate::spec::Operator;
 use crate::tick::{Engine, Status};
@@ -551,21 +552,6 @@ fn test_by<W: Wrap, K: Kid, F: Fn(i64, i64) -> bool + Send + Sync + 'static, con
         let status = test_missed(e, id, &key, oper, b);
         e.traced::<TRACE>(id, status)
     })
-}
-
-/// Whether dropping `v` frees nothing (a scalar).
-#[inline(always)]
-fn holds_no_heap(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Nil
-            | Value::Bool(_)
-            | Value::Int(_)
-            | Value::Float(_)
-            | Value::Char(_)
-            | Value::Keyword(_)
-            | Value::Symbol(_)
-    )
 }
 
 /// The closure of plain node `id` and of its subtree, entered from

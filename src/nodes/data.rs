@@ -160,7 +160,7 @@ fn lower_matches(l: &mut Lowering<'_, '_>) -> Option<Kind> {
 
 /// Whether dropping `v` frees nothing (a scalar).
 #[inline(always)]
-fn holds_no_heap(v: &Value) -> bool {
+pub(super) fn holds_no_heap(v: &Value) -> bool {
     matches!(
         v,
         Value::Nil
