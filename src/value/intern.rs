@@ -46,7 +46,7 @@ pub(crate) const TICK_READ_BITS: u32 = 1 << 16 | 1 << 17 | 1 << 18;
 /// (16) and `:aido/tree`'s (18). A map without its box (every key a keyword
 /// coded by its index) that loses such a key loses its bit of the filter
 /// with it, without a pass over the other keys to see whether one shares it
-/// (`Map::pop_own_bit`).
+/// (`Map::remove_tail_keyword`).
 pub(crate) const OWN_BITS: u32 = 1 << 16 | 1 << 18;
 
 /// How many names the table holds (mirrors `names.len()` less the indices
