@@ -588,7 +588,7 @@ pub(crate) struct Preconditions {
 pub(crate) enum Kind {
     // The order is the dispatch's: the leaves that finish in one visit
     // (`one_visit_leaf!`) first, from tag 0, then the other kinds the
-    // plain path takes (`plain_node`), so that each match on a node's kind
+    // plain path takes (`nodes::closure`'s `build`), so that each match on a node's kind
     // indexes its jump table with the tag as it is (no subtraction) and
     // tells a leaf by one comparison.
     Present {

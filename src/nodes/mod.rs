@@ -395,8 +395,8 @@ impl<'t> Engine<'t> {
     /// Ticks the tree's root, a node of user node type `node_type` declared
     /// to finish in one visit, whose options are `options`, on the usual
     /// untraced tick: its step counted and its call made from the tick's
-    /// own arm (`Engine::tick_root`), without the plain path's two
-    /// dispatches and the frame of `plain_node`. (With a default step
+    /// own arm (`Engine::tick_root`), without the plain path's dispatch and
+    /// a closure's call. (With a default step
     /// budget the compiler then knows the step cannot run out.)
     #[inline(always)]
     pub(crate) fn custom_root(

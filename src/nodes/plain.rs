@@ -150,10 +150,10 @@ pub(super) fn in_pre_order(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
 impl<'t> Engine<'t> {
     /// Ticks the tree's root, `root`, a plain node, on the plain path: the
     /// visit a composite makes of a plain child (its step counted,
-    /// a leaf ticked in place, anything else called by its own function),
-    /// so that the root, already fetched by `Engine::tick_root`, is neither
-    /// fetched again nor entered through [`Engine::plain_node`]'s call,
-    /// which saves every register any plain kind needs.
+    /// a leaf ticked in place, anything else entered through its closure),
+    /// so that the root, already fetched by `Engine::tick_root`, is not
+    /// fetched again, and a leaf or `:selector` root is ticked without a
+    /// call.
     ///
     /// A leaf root is ticked in place; a `:selector` root, the usual root
     /// of a reactive tree, is told apart next and its loop run here, in
