@@ -16,7 +16,10 @@
 //! Mouse clicks and the keys Space, Home, End and the arrows still go
 //! through the browser's own input. A load is waited for in the page itself (the page marks itself ready), for up to
 //! [`LOAD_TIMEOUT`], so that a busy machine makes the tests slower, never
-//! wrong; nothing is asserted about time.
+//! wrong; nothing is asserted about time. A part whose browser goes away,
+//! or whose driver gets an error instead of an answer, runs again in a new
+//! browser (up to three times in all, with a notice): a page is judged only
+//! from its answers.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 use std::ffi::OsStr;
@@ -121,6 +124,17 @@ struct Chromium {
     loads: AtomicUsize,
 }
 
+/// How a failure of the browser's driver begins (a question the browser
+/// did not answer, not a check that failed): see [`driven`].
+const DRIVER_FAILED: &str = "the browser's driver failed";
+
+/// `result`'s value, or a panic that says the driver failed while doing
+/// `what` (the part is then tried again in a new browser: see
+/// [`the_timeline_page_in_a_browser`]).
+fn driven<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
+    result.unwrap_or_else(|e| panic!("{DRIVER_FAILED} {what}: {e:#}"))
+}
+
 impl Chromium {
     fn launch(path: PathBuf, name: &str) -> Chromium {
         let dir = fresh_dir(name);
@@ -167,6 +181,14 @@ impl Chromium {
                 .new_tab()
                 .map_err(|e| format!("opening a tab: {e:#}"))?;
             tab.set_default_timeout(LOAD_TIMEOUT);
+            tab.enable_runtime()
+                .and_then(|_| tab.enable_log())
+                .and_then(|_| {
+                    tab.call_method(
+                        serde_json::from_value::<Network::Enable>(serde_json::json!({})).unwrap(),
+                    )
+                })
+                .map_err(|e| format!("enabling the tab's events: {e:#}"))?;
             Ok((browser, tab))
         };
         let mut tries = 0;
@@ -180,10 +202,6 @@ impl Chromium {
         };
         let errors = Arc::new(Mutex::new(Vec::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        tab.enable_runtime().unwrap();
-        tab.enable_log().unwrap();
-        tab.call_method(serde_json::from_value::<Network::Enable>(serde_json::json!({})).unwrap())
-            .unwrap();
         let (e, r) = (errors.clone(), requests.clone());
         tab.add_event_listener(Arc::new(move |event: &Event| match event {
             Event::RuntimeConsoleAPICalled(call) => {
@@ -233,9 +251,7 @@ impl Chromium {
     fn open(&self, file: &Path, fragment: &str) {
         let load = self.loads.fetch_add(1, Ordering::Relaxed);
         let url = format!("file://{}?load={load}#{fragment}", file.display());
-        self.tab
-            .navigate_to(&url)
-            .unwrap_or_else(|e| panic!("navigating to {url}: {e:#}"));
+        driven(self.tab.navigate_to(&url), &format!("navigating to {url}"));
         let ready = format!(
             "new Promise(done => {{ const check = () => location.search === '?load={load}' && \
              document.body && document.body.dataset.ready === 'true' ? done('ready') : \
@@ -264,10 +280,10 @@ impl Chromium {
     /// connection, up to 0.1 s).
     fn run(&self, body: &str) -> serde_json::Value {
         let js = format!("(async () => {{ {HELPERS}\n{body} }})().then(v => JSON.stringify(v))");
-        let answer = self
-            .tab
-            .evaluate(&js, true)
-            .unwrap_or_else(|e| panic!("running `{body}` in the page: {e:#}"));
+        let answer = driven(
+            self.tab.evaluate(&js, true),
+            &format!("running `{body}` in the page"),
+        );
         let text = answer
             .value
             .and_then(|v| v.as_str().map(str::to_owned))
@@ -283,12 +299,18 @@ impl Chromium {
              const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];",
             serde_json::to_string(selector).unwrap()
         ));
-        self.tab
-            .click_point(Point {
+        driven(
+            self.tab.click_point(Point {
                 x: at[0].as_f64().unwrap(),
                 y: at[1].as_f64().unwrap(),
-            })
-            .unwrap();
+            }),
+            &format!("clicking {selector}"),
+        );
+    }
+
+    /// Presses `key` through the browser's own input, as a person does.
+    fn press(&self, key: &str) {
+        driven(self.tab.press_key(key), &format!("pressing {key}"));
     }
 
     fn assert_quiet(&self) {
@@ -474,15 +496,28 @@ fn the_timeline_page_in_a_browser() {
         loop {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(&chrome)));
             let Err(failure) = outcome else { break };
-            // A part that failed with the browser still answering failed
-            // on the page: that is the test's verdict. One whose browser
+            // A check that failed with the browser still answering failed
+            // on the page: that is the test's verdict. A part whose browser
             // went away (on a machine starved of memory or time, Chromium
-            // may be lost, and a new one soon after it) runs again in a new
-            // browser, up to three times in all.
-            if tries == 3 || chrome.tab.evaluate("1", false).is_ok() {
+            // may be lost, and a new one soon after it), or whose driver
+            // got an error instead of an answer to a question, runs again
+            // in a new browser, up to three times in all: what a page shows
+            // is only ever judged from an answer.
+            let message = failure
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| failure.downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            let driver = message.starts_with(DRIVER_FAILED);
+            let gone = chrome.tab.evaluate("1", false).is_err();
+            if tries == 3 || !(driver || gone) {
                 std::panic::resume_unwind(failure);
             }
-            eprintln!("notice: Chromium went away during the `{name}` part; trying it again");
+            if gone {
+                eprintln!("notice: Chromium went away during the `{name}` part; trying it again");
+            } else {
+                eprintln!("notice: during the `{name}` part, {message}; trying it again");
+            }
             let errors = chrome.errors.lock().unwrap().clone();
             assert!(errors.is_empty(), "console errors: {errors:#?}");
             chrome = Chromium::launch(path.clone(), &format!("{name}-{tries}"));
@@ -653,15 +688,15 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted(chrome: &Chromiu
     assert_eq!(pairs(clicked[0][0].clone()), expected(&s.run, 5));
 
     // A screenshot that is not blank: a PNG with many distinct colours.
-    let png = chrome
-        .tab
-        .capture_screenshot(
+    let png = driven(
+        chrome.tab.capture_screenshot(
             CdpPage::CaptureScreenshotFormatOption::Png,
             None,
             None,
             true,
-        )
-        .unwrap();
+        ),
+        "taking a screenshot",
+    );
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(
         png.len() > 20_000,
@@ -675,12 +710,12 @@ fn a_node_in_the_address_is_selected_and_its_source_highlighted(chrome: &Chromiu
     // keys go through the browser's input, as a person's do.
     let playing = || chrome.run("return document.body.dataset.playing;");
     assert_eq!(clicked[1], "false");
-    chrome.tab.press_key(" ").unwrap();
+    chrome.press(" ");
     assert_eq!(playing(), "true");
-    chrome.tab.press_key(" ").unwrap();
+    chrome.press(" ");
     assert_eq!(playing(), "false");
-    chrome.tab.press_key(" ").unwrap();
-    chrome.tab.press_key("Home").unwrap();
+    chrome.press(" ");
+    chrome.press("Home");
     let home = chrome.run("return [document.body.dataset.playing, pane()];");
     assert_eq!(home[0], "false");
     assert_eq!(pairs(home[1].clone()), expected(&s.run, 1));
@@ -748,11 +783,11 @@ fn a_long_run_of_a_big_tree_opens_at_the_asked_tick_and_steps(chrome: &Chromium)
     );
     assert_eq!(pairs(opened_view[1].clone()), expected(&run, at));
     let step = "return [pane(), +document.body.dataset.stepMs];";
-    chrome.tab.press_key("End").unwrap();
+    chrome.press("End");
     let jumped = chrome.run(step);
     assert_eq!(pairs(jumped[0].clone()), expected(&run, ticks));
     let jump_ms = &jumped[1];
-    chrome.tab.press_key("ArrowLeft").unwrap();
+    chrome.press("ArrowLeft");
     let stepped = chrome.run(step);
     assert_eq!(pairs(stepped[0].clone()), expected(&run, ticks - 1));
     let step_ms = &stepped[1];
@@ -810,8 +845,8 @@ fn a_reloaded_tree_keeps_a_renamed_node_on_its_row(chrome: &Chromium) {
     chrome.open(&html, "tick=2");
     let before = chrome.run("return [pane(), rowOf(':walk')];");
     assert_eq!(pairs(before[0].clone()), expected(&run, 2));
-    chrome.tab.press_key("ArrowRight").unwrap();
-    chrome.tab.press_key("ArrowRight").unwrap();
+    chrome.press("ArrowRight");
+    chrome.press("ArrowRight");
     let after = chrome.run("return [pane(), rowOf(':stroll'), marks(3)];");
     assert_eq!(pairs(after[0].clone()), expected(&run, 4));
     assert_eq!(after[1], before[1], ":walk, renamed :stroll, keeps its row");
