@@ -13,9 +13,9 @@
 
 use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -43,8 +43,34 @@ pub(crate) struct Lines {
     thread: Option<JoinHandle<()>>,
     /// At a terminal: prints above the prompt while a line is being edited.
     printer: Option<Box<dyn ExternalPrinter>>,
-    /// Set while a line typed at the terminal waits to be taken.
-    typed: Arc<AtomicBool>,
+    /// The lines typed at the terminal and not yet taken.
+    typed: Arc<Typed>,
+}
+
+/// The lines typed at the terminal and not yet taken, and the flag a turn
+/// waiting for a handler looks at, set exactly while there are some. A
+/// count, not a flag alone: a line typed before the chat took the one
+/// before it (the prompt is back at once) still ends the next turn's wait.
+#[derive(Debug, Default)]
+struct Typed {
+    waiting: Mutex<usize>,
+    flag: Arc<AtomicBool>,
+}
+
+impl Typed {
+    /// The reader heard a line (before it is sent).
+    fn heard(&self) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        *waiting += 1;
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    /// The chat took a line the reader counted.
+    fn taken(&self) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        *waiting = waiting.saturating_sub(1);
+        self.flag.store(*waiting > 0, Ordering::SeqCst);
+    }
 }
 
 impl Lines {
@@ -58,7 +84,7 @@ impl Lines {
     ) -> Result<Lines, String> {
         let (ask, asked) = channel::<()>();
         let (tell, heard) = channel::<Heard>();
-        let typed = Arc::new(AtomicBool::new(false));
+        let typed = Arc::new(Typed::default());
         let (thread, printer) = if terminal {
             let config = Config::builder().auto_add_history(false).build();
             let mut editor: Editor<(), FileHistory> =
@@ -93,7 +119,7 @@ impl Lines {
     /// taken (never set from a pipe): a turn waiting for a handler ends
     /// when it is set ([`aido::session::Session::set_interrupt`]).
     pub(crate) fn typed(&self) -> Arc<AtomicBool> {
-        self.typed.clone()
+        self.typed.flag.clone()
     }
 
     /// Asks for the next line.
@@ -114,8 +140,8 @@ impl Lines {
                 Err(RecvTimeoutError::Disconnected) => Some(Heard::End),
             },
         };
-        if heard.is_some() {
-            self.typed.store(false, Ordering::SeqCst);
+        if matches!(heard, Some(Heard::Line(_))) {
+            self.typed.taken();
         }
         heard
     }
@@ -153,7 +179,7 @@ impl Lines {
 fn edit(
     mut editor: Editor<(), FileHistory>,
     tell: &Sender<Heard>,
-    typed: &AtomicBool,
+    typed: &Typed,
     history: Option<PathBuf>,
 ) {
     loop {
@@ -173,7 +199,9 @@ fn edit(
             }
         };
         let end = matches!(heard, Heard::End);
-        typed.store(!end, Ordering::SeqCst);
+        if !end {
+            typed.heard();
+        }
         if tell.send(heard).is_err() || end {
             break;
         }
@@ -228,4 +256,59 @@ fn read_line(input: &mut dyn BufRead, limit: u64) -> Result<Option<String>, Stri
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| "a line that is not valid UTF-8 was skipped".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines as the terminal reader makes them, fed by the test instead.
+    fn fed() -> (Lines, Sender<Heard>) {
+        let (tell, heard) = channel();
+        let lines = Lines {
+            ask: None,
+            heard,
+            thread: None,
+            printer: None,
+            typed: Arc::new(Typed::default()),
+        };
+        (lines, tell)
+    }
+
+    fn type_line(lines: &Lines, tell: &Sender<Heard>, line: &str) {
+        lines.typed.heard();
+        tell.send(Heard::Line(line.to_owned())).unwrap();
+    }
+
+    fn wait_ends(lines: &Lines) -> bool {
+        lines.typed().load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn a_line_typed_before_the_chat_took_the_one_before_it_still_ends_the_next_wait() {
+        let (lines, tell) = fed();
+        // The prompt is back as soon as a line is read: "stop" can be typed
+        // before the chat takes "I am Ann" and starts its turn.
+        type_line(&lines, &tell, "I am Ann");
+        type_line(&lines, &tell, "stop");
+        assert!(matches!(lines.wait(None), Some(Heard::Line(l)) if l == "I am Ann"));
+        assert!(
+            wait_ends(&lines),
+            "the turn of \"I am Ann\" must not wait past \"stop\""
+        );
+        assert!(matches!(lines.wait(None), Some(Heard::Line(l)) if l == "stop"));
+        assert!(!wait_ends(&lines), "no line is left to take");
+    }
+
+    #[test]
+    fn the_end_of_the_input_and_a_pipes_lines_never_end_a_wait() {
+        let (lines, tell) = fed();
+        // A pipe's reader counts nothing: taking its line leaves the flag down.
+        tell.send(Heard::Line("hi".to_owned())).unwrap();
+        assert!(matches!(lines.wait(None), Some(Heard::Line(_))));
+        assert!(!wait_ends(&lines));
+        tell.send(Heard::End).unwrap();
+        assert!(matches!(lines.wait(None), Some(Heard::End)));
+        assert!(!wait_ends(&lines));
+    }
 }
