@@ -29,6 +29,8 @@
 //! walk did; tests/it/plain.rs compares both with the general path.
 
 use std::sync::OnceLock;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::Relaxed;
 
 use super::composite::{self, Count, Repeat};
 use super::data::holds_no_heap;
@@ -304,34 +306,57 @@ fn keep_going<const LOOP: bool>() -> Status {
     }
 }
 
-/// A keyword key and a slot hint of its own: the usual key of a data
-/// leaf, read without a test of the key path's kind. Anything but the
-/// hint's hit goes through a [`KeyPath`] made for it ([`Key::path`]),
-/// whose hint, once it has learnt where the key is, is handed back.
+/// A keyword key and the position where it was last found: the usual key
+/// of a data leaf, read without a test of the key path's kind. The
+/// position is a guess, as a [`SlotHint`]'s is (loaded once a look-up,
+/// and checked against the db); for a key the db's filter said it lacks,
+/// it is 1, so that the next visit's miss, at a slot past the first that
+/// the map has, asks the filter without a bounds test of its own
+/// ([`Map::lacks_keyword_past`](crate::value::Map)). Anything but the
+/// hit and the filter's answer goes through a [`KeyPath`] made for it
+/// ([`Key::path`]), whose hint hands back where it found the key.
 struct Key {
     key: Keyword,
-    hint: SlotHint,
+    at: AtomicU32,
 }
 
 impl Key {
     /// The key of `path` when it is a keyword.
     fn of(path: &KeyPath) -> Option<Key> {
         match path {
-            KeyPath::Kw(key, hint) => Some(Key {
+            KeyPath::Kw(key, _) => Some(Key {
                 key: *key,
-                hint: hint.clone(),
+                at: AtomicU32::new(0),
             }),
             KeyPath::One(_) | KeyPath::Path(_) => None,
         }
     }
 
-    /// Runs `f` with the key as a key path, and keeps what its hint learnt.
+    /// The position to look at, loaded once for the look-up.
     #[inline(always)]
-    fn path<R>(&self, f: impl FnOnce(&KeyPath) -> R) -> R {
-        let path = KeyPath::Kw(self.key, self.hint.clone());
-        let result = f(&path);
-        if let KeyPath::Kw(_, hint) = &path {
-            self.hint.learn_from(hint);
+    fn at(&self) -> usize {
+        self.at.load(Relaxed) as usize
+    }
+
+    /// The db's filter said the key is absent: the next visits look at
+    /// slot 1 (see [`Key`]).
+    #[inline(always)]
+    fn lacked(&self) {
+        self.at.store(1, Relaxed);
+    }
+
+    /// Runs `f` with the key as a key path, and keeps the position where
+    /// the key then is, when its hint found or put it there.
+    #[inline(always)]
+    fn path<R>(&self, e: &mut Engine<'_>, f: impl FnOnce(&mut Engine<'_>, &KeyPath) -> R) -> R {
+        let hint = SlotHint::default();
+        hint.remember(Some(self.at()));
+        let path = KeyPath::Kw(self.key, hint);
+        let result = f(e, &path);
+        if let KeyPath::Kw(_, hint) = &path
+            && let Some(at) = hint.hit(e.db, self.key)
+        {
+            self.at.store(u32::try_from(at).unwrap_or(0), Relaxed);
         }
         result
     }
@@ -352,8 +377,12 @@ fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Re
         Kind::Present { key: path } => match Key::of(path) {
             Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
                 step!(e, id, K::default());
-                if key.hint.hit_value(e.db, key.key).is_some() {
+                let at = key.at();
+                if e.db.keyword_value_at(at, key.key).is_some() {
                     return e.traced::<TRACE>(id, Status::Success);
+                }
+                if e.db.lacks_keyword_past(at, key.key) {
+                    return e.traced::<TRACE>(id, Status::Failure);
                 }
                 let status = present_missed(e, &key);
                 e.traced::<TRACE>(id, status)
@@ -399,7 +428,7 @@ fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Re
         Kind::Inc { key: path } => match Key::of(path) {
             Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
                 step!(e, id, K::default());
-                if let Some(Value::Int(i)) = key.hint.hit_value_mut(e.db, key.key)
+                if let Some(Value::Int(i)) = e.db.keyword_value_at_mut(key.at(), key.key)
                     && let Some(next) = i.checked_add(1)
                 {
                     *i = next;
@@ -422,7 +451,7 @@ fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Re
                 let (n, val) = (*n, val.clone());
                 wrap.wrap(move |e: &mut Engine<'_>| {
                     step!(e, id, K::default());
-                    if let Some(slot) = key.hint.hit_value_mut(e.db, key.key)
+                    if let Some(slot) = e.db.keyword_value_at_mut(key.at(), key.key)
                         && holds_no_heap(slot)
                     {
                         std::mem::forget(std::mem::replace(slot, Value::Int(n)));
@@ -500,9 +529,12 @@ fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Re
 #[inline(never)]
 fn present_missed(e: &mut Engine<'_>, key: &Key) -> Status {
     if e.db.lacks_keyword(key.key) {
+        key.lacked();
         return Status::Failure;
     }
-    key.path(|path| Status::from_bool(path.get_slow(e.db).is_some()))
+    key.path(e, |e, path| {
+        Status::from_bool(path.get_slow(e.db).is_some())
+    })
 }
 
 /// An `:inc!` whose key's hint missed, or whose value is not an integer
@@ -510,7 +542,7 @@ fn present_missed(e: &mut Engine<'_>, key: &Key) -> Status {
 #[cold]
 #[inline(never)]
 fn inc_missed(e: &mut Engine<'_>, id: u32, key: &Key) -> Status {
-    key.path(|path| e.inc::<false>(id, path))
+    key.path(e, |e, path| e.inc::<false>(id, path))
 }
 
 /// A `:define!` whose key's hint missed, or whose slot holds a value to
@@ -518,7 +550,7 @@ fn inc_missed(e: &mut Engine<'_>, id: u32, key: &Key) -> Status {
 #[cold]
 #[inline(never)]
 fn define_missed(e: &mut Engine<'_>, id: u32, key: &Key, val: &Opt) -> Status {
-    key.path(|path| e.define::<false>(id, path, val))
+    key.path(e, |e, path| e.define::<false>(id, path, val))
 }
 
 /// A `:test?` whose key's hint missed, or whose value is not an integer:
@@ -527,10 +559,11 @@ fn define_missed(e: &mut Engine<'_>, id: u32, key: &Key, val: &Opt) -> Status {
 #[inline(never)]
 fn test_missed(e: &mut Engine<'_>, id: u32, key: &Key, oper: Operator, b: i64) -> Status {
     if e.db.lacks_keyword(key.key) {
+        key.lacked();
         return Status::Failure;
     }
     let val = Opt::Const(Value::Int(b));
-    key.path(|path| e.test_missed(id, path, oper, &val))
+    key.path(e, |e, path| e.test_missed(id, path, oper, &val))
 }
 
 /// A `:test?` against constant integer `b`, its comparison `holds`
@@ -546,8 +579,12 @@ fn test_by<W: Wrap, K: Kid, F: Fn(i64, i64) -> bool + Send + Sync + 'static, con
 ) -> Visit {
     wrap.wrap(move |e: &mut Engine<'_>| {
         step!(e, id, K::default());
-        if let Some(Value::Int(a)) = key.hint.hit_value(e.db, key.key) {
+        let at = key.at();
+        if let Some(Value::Int(a)) = e.db.keyword_value_at(at, key.key) {
             return e.traced::<TRACE>(id, Status::from_bool(holds(*a, b)));
+        }
+        if e.db.lacks_keyword_past(at, key.key) {
+            return e.traced::<TRACE>(id, Status::Failure);
         }
         let status = test_missed(e, id, &key, oper, b);
         e.traced::<TRACE>(id, status)
@@ -992,6 +1029,34 @@ mod tests {
             format!("[:loop {{:count 4000000000}} {child}]")
         });
         assert_eq!(most(&deep), None);
+    }
+
+    /// A miss at slot `at` asks the filter only past slot 0 and inside the
+    /// map, and then answers as `Map::lacks_keyword` does: maps with no
+    /// room, room for one, and several keys, each key present and absent.
+    #[test]
+    fn the_filter_past_a_missed_slot_answers_as_lacks_keyword() {
+        use crate::value::{Keyword, Map};
+        let keys: Vec<Keyword> = ["a", "b", "c", "d", "e"].map(Keyword::new).to_vec();
+        for n in 0..=4 {
+            let mut map = Map::new();
+            for (i, k) in keys.iter().take(n).enumerate() {
+                map.insert(Value::Keyword(*k), Value::Int(i as i64));
+            }
+            for key in &keys {
+                for at in 0..=map.capacity() + 1 {
+                    let past = at != 0 && at < map.capacity();
+                    assert_eq!(
+                        map.lacks_keyword_past(at, *key),
+                        past && map.lacks_keyword(*key),
+                        "{n} keys, {key} at {at}"
+                    );
+                    if n > 0 && keys[..n].contains(key) {
+                        assert!(!map.lacks_keyword_past(at, *key));
+                    }
+                }
+            }
+        }
     }
 
     /// A leaf root keeps its visit in the tick: no closures are built.
