@@ -1020,3 +1020,90 @@ fn a_key_found_absent_then_added_or_removed_in_the_tick_is_read_as_on_the_genera
     let t = tick(&tree, read_value("{:a 1, :b 2}").unwrap(), 1_000, false);
     assert_eq!((t.status, t.steps), (Status::Failure, 8));
 }
+
+/// A plain loop over a leaf runs its rounds in line while the leaf's work
+/// is, and from the first round whose work goes the slow way (a key the
+/// hint misses, a value that cannot be counted up or written over in
+/// place, a leaf that is all slow way: `:equal?`, a node type registered
+/// in Rust) runs the rounds left out of line: at the first, a middle and
+/// the last round, inside a guarded subtree and not, at every step
+/// budget, traced or not, the tick ends as the general path's.
+#[test]
+fn a_loop_over_a_leaf_whose_work_goes_the_slow_way_at_any_round_ticks_alike() {
+    let loops = [
+        (
+            "[:loop {:count 3} [:inc! {:key :k}]]",
+            "{:k 9223372036854775806}",
+        ),
+        ("[:loop {:count 3} [:inc! {:key :k}]]", "{:a 1, :b 2}"),
+        ("[:loop {:count 3} [:inc! {:key :k}]]", "{:k 2.5}"),
+        (
+            "[:loop {:count 3} [:define! {:key :k :val 4}]]",
+            "{:a 1, :k \"s\"}",
+        ),
+        ("[:loop {:count 3} [:define! {:key :k :val 4}]]", "{}"),
+        (
+            "[:loop-until-success {:count 3} [:present? {:key :k}]]",
+            "{}",
+        ),
+        (
+            "[:loop-until-success {:count 3} [:present? {:key :k}]]",
+            "{:a 1, :b 2, :c 3}",
+        ),
+        (
+            "[:loop-until-success {:count 3} [:test? {:key :k :oper > :val 1}]]",
+            "{:a 1, :k 0}",
+        ),
+        (
+            "[:loop {:count 3} [:test? {:key :k :oper < :val 1}]]",
+            "{:a 1, :k \"x\"}",
+        ),
+        (
+            "[:loop {:count 3} [:test? {:key :k :oper < :val 1}]]",
+            "{:b 2}",
+        ),
+        (
+            "[:loop {:count 3} [:equal? {:v1 [:aido/db :k] :v2 1}]]",
+            "{:k 1}",
+        ),
+        (
+            "[:loop {:count 3} [:gen/above? {:key :k :min 0}]]",
+            "{:k 1}",
+        ),
+        (
+            "[:loop-until-success {:count 3} [:gen/above? {:key :k :min 0}]]",
+            "{:k 0}",
+        ),
+    ];
+    for (text, db) in loops {
+        for shape in [
+            "X",
+            "[:sequence [:success] X]",
+            "[:sequence [:success] [:success] [:success] [:success] [:success] X]",
+            "[:selector [:failure] [:invert X] X]",
+        ] {
+            let tree = compile(&shape.replace('X', text));
+            let start = read_value(db).unwrap();
+            for budget in 1..14 {
+                assert_same_both_ways(
+                    &format!("{shape} {text} from {db}"),
+                    &tree,
+                    &start,
+                    2,
+                    budget,
+                );
+            }
+            assert_same_both_ways(
+                &format!("{shape} {text} from {db}"),
+                &tree,
+                &start,
+                3,
+                u64::MAX,
+            );
+        }
+    }
+    // The last round's `:inc!` overflows: an Error after two rounds.
+    let tree = compile(loops[0].0);
+    let t = tick(&tree, read_value(loops[0].1).unwrap(), 1_000, false);
+    assert_eq!((t.status, t.steps), (Status::Error, 3));
+}
