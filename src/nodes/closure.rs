@@ -872,7 +872,7 @@ fn build_with<const TRACE: bool, K: Kid, S: Steps>(nodes: &[Node], id: u32, step
                     step!(e, id, steps);
                     let mut failures = 0u64;
                     for kid in kids.iter() {
-                        if let Some(status) = Count::resume(&mut failures, kid(e)) {
+                        if let Some(status) = Count::resume_plain(&mut failures, kid(e)) {
                             return e.traced::<TRACE>(id, status);
                         }
                     }
@@ -891,7 +891,7 @@ fn build_with<const TRACE: bool, K: Kid, S: Steps>(nodes: &[Node], id: u32, step
                         };
                         let mut failures = 0u64;
                         for kid in kids.iter() {
-                            if let Some(status) = Count::resume(&mut failures, kid(e)) {
+                            if let Some(status) = Count::resume_plain(&mut failures, kid(e)) {
                                 return e.traced::<TRACE>(id, status);
                             }
                         }
