@@ -57,20 +57,6 @@ pub(crate) fn same_id(a: &Value, b: &Value) -> bool {
 }
 
 impl SlotHint {
-    /// Remembers what `other` remembers: a copy of a hint that learnt a
-    /// new position hands it back.
-    #[inline]
-    pub(crate) fn learn_from(&self, other: &SlotHint) {
-        self.0.store(other.0.load(Relaxed), Relaxed);
-    }
-
-    /// The value of keyword `key` in `db` where the hint says, if it is
-    /// there ([`SlotHint::hit_value_mut`], to read).
-    #[inline(always)]
-    pub(crate) fn hit_value<'a>(&self, db: &'a Map, key: Keyword) -> Option<&'a Value> {
-        db.keyword_value_at(self.at(), key)
-    }
-
     /// The position the hint remembers, as a `usize`: load it once per
     /// look-up, check it against the db, and use that same position.
     #[inline(always)]

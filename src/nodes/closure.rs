@@ -11,7 +11,9 @@
 //! parallel's limit. A visit is then one indirect call, with no match on
 //! the node's kind, no fetch of its node and no re-reading of its options;
 //! a leaf under a loop or a decorator is inlined into its parent's
-//! closure, so that its visit is not even a call.
+//! closure, so that its visit is not even a call, and a loop's rounds over
+//! a leaf whose work is done in line (a hint's hit) make no call at all,
+//! so that the loop's closure saves no registers ([`Rounds`]).
 //!
 //! The meaning stays where it is written: the leaves' slow ways are the
 //! functions of `data.rs` (`Engine::inc`, `Engine::define`,
@@ -28,7 +30,10 @@
 //! of its own (`TRACE`), which write each status into the trace where the
 //! walk did; tests/it/plain.rs compares both with the general path.
 
+use std::marker::PhantomData;
 use std::sync::OnceLock;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::Relaxed;
 
 use super::composite::{self, Count, Repeat};
 use super::data::holds_no_heap;
@@ -231,64 +236,155 @@ fn children<const TRACE: bool, K: Kid>(nodes: &[Node], id: u32, node: &Node) -> 
     kids.into_boxed_slice()
 }
 
+/// A leaf's work after its step: the usual case in line ([`Work::hit`]),
+/// the rest the slow way ([`Work::miss`], a call out of line), so that a
+/// loop over the leaf runs its rounds without a call while they hit
+/// ([`Rounds`]).
+trait Work: Send + Sync + 'static {
+    /// The leaf's status when its work is done in line (its key's hint
+    /// hit, or the filter proved the key absent); None for the slow way.
+    fn hit(&self, e: &mut Engine<'_>) -> Option<Status>;
+
+    /// The leaf's status the slow way, after [`Work::hit`] said None.
+    fn miss(&self, e: &mut Engine<'_>) -> Status;
+}
+
+/// A leaf's visit: its step counted as `K` does, its work, its status
+/// traced (`TRACE`).
+#[inline(always)]
+fn visit<K: Kid, const TRACE: bool, L: Work>(e: &mut Engine<'_>, id: u32, leaf: &L) -> Status {
+    step!(e, id, K::default());
+    let status = match leaf.hit(e) {
+        Some(status) => status,
+        None => leaf.miss(e),
+    };
+    e.traced::<TRACE>(id, status)
+}
+
+/// [`visit`] as far as it goes in line: None when the leaf's work must go
+/// the slow way (its step counted; [`Work::miss`] and the trace are left
+/// to the caller).
+#[inline(always)]
+fn visit_in_line<K: Kid, const TRACE: bool, L: Work>(
+    e: &mut Engine<'_>,
+    id: u32,
+    leaf: &L,
+) -> Option<Status> {
+    match K::default().step(e) {
+        Step::Go => {}
+        Step::Spent => return Some(e.out_of_steps(id)),
+        Step::Ticked(status) => return Some(status),
+    }
+    let status = leaf.hit(e)?;
+    Some(e.traced::<TRACE>(id, status))
+}
+
 /// How a leaf's closure is wrapped: alone ([`Alone`]), or inside its
 /// parent's own closure when the parent is a loop ([`Looped`]) or a
 /// decorator ([`Mapped`]), so that the leaf is inlined into it and its
 /// visit is not a call.
 trait Wrap {
-    /// The visit of `leaf`, a leaf's closure, so wrapped.
-    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit;
+    /// The visit of leaf `id`, whose work is `leaf` and whose step is
+    /// counted as `K` does, so wrapped.
+    fn wrap<K: Kid, const TRACE: bool, L: Work>(self, id: u32, leaf: L) -> Visit;
 }
 
 /// A leaf's closure alone.
 struct Alone;
 
 impl Wrap for Alone {
-    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
-        Box::new(leaf)
+    fn wrap<K: Kid, const TRACE: bool, L: Work>(self, id: u32, leaf: L) -> Visit {
+        Box::new(move |e: &mut Engine<'_>| visit::<K, TRACE, L>(e, id, &leaf))
     }
 }
 
 /// A loop of constant count over a leaf (`LOOP`: `:loop`, else
 /// `:loop-until-success`).
-struct Looped<S, const LOOP: bool, const TRACE: bool> {
+struct Looped<S, const LOOP: bool> {
     id: u32,
     count: u64,
     steps: S,
 }
 
-impl<S: Steps, const LOOP: bool, const TRACE: bool> Wrap for Looped<S, LOOP, TRACE> {
-    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
+impl<S: Steps, const LOOP: bool> Wrap for Looped<S, LOOP> {
+    fn wrap<K: Kid, const TRACE: bool, L: Work>(self, leaf_id: u32, leaf: L) -> Visit {
         let Looped { id, count, steps } = self;
+        let rounds = Rounds::<K, L, LOOP, TRACE> {
+            id,
+            leaf_id,
+            leaf,
+            kid: PhantomData,
+        };
         Box::new(move |e: &mut Engine<'_>| {
             step!(e, id, steps);
-            let keep_going = keep_going::<LOOP>();
-            for _ in 0..count {
-                let status = leaf(e);
-                if status != keep_going {
-                    return e.traced::<TRACE>(id, status);
-                }
-            }
-            e.traced::<TRACE>(id, keep_going)
+            rounds.run(e, count)
         })
     }
 }
 
+/// The rounds of loop `id` over leaf `leaf_id`: while the leaf's work is
+/// done in line the rounds make no call, so the loop's closure keeps its
+/// state in registers without saving any; the first round whose work goes
+/// the slow way hands the rounds left to [`Rounds::run_missed`], out of
+/// line.
+struct Rounds<K, L, const LOOP: bool, const TRACE: bool> {
+    id: u32,
+    leaf_id: u32,
+    leaf: L,
+    /// How the leaf's step is counted.
+    kid: PhantomData<K>,
+}
+
+impl<K: Kid, L: Work, const LOOP: bool, const TRACE: bool> Rounds<K, L, LOOP, TRACE> {
+    /// `left` rounds, each ticking the leaf; the loop's status.
+    #[inline(always)]
+    fn run(&self, e: &mut Engine<'_>, mut left: u64) -> Status {
+        let keep_going = keep_going::<LOOP>();
+        while left != 0 {
+            let Some(status) = visit_in_line::<K, TRACE, L>(e, self.leaf_id, &self.leaf) else {
+                return self.run_missed(e, left);
+            };
+            if status != keep_going {
+                return e.traced::<TRACE>(self.id, status);
+            }
+            left -= 1;
+        }
+        e.traced::<TRACE>(self.id, keep_going)
+    }
+
+    /// [`Rounds::run`] from a round whose leaf's step is counted and whose
+    /// work goes the slow way, `left` rounds left with it.
+    #[inline(never)]
+    fn run_missed(&self, e: &mut Engine<'_>, left: u64) -> Status {
+        let keep_going = keep_going::<LOOP>();
+        let status = self.leaf.miss(e);
+        let status = e.traced::<TRACE>(self.leaf_id, status);
+        if status != keep_going {
+            return e.traced::<TRACE>(self.id, status);
+        }
+        for _ in 1..left {
+            let status = visit::<K, TRACE, L>(e, self.leaf_id, &self.leaf);
+            if status != keep_going {
+                return e.traced::<TRACE>(self.id, status);
+            }
+        }
+        e.traced::<TRACE>(self.id, keep_going)
+    }
+}
+
 /// A decorator over a leaf, its status mapped by `map`.
-struct Mapped<S, M, const TRACE: bool> {
+struct Mapped<S, M> {
     id: u32,
     map: M,
     steps: S,
 }
 
-impl<S: Steps, M: Fn(Status) -> Status + Send + Sync + 'static, const TRACE: bool> Wrap
-    for Mapped<S, M, TRACE>
-{
-    fn wrap<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static>(self, leaf: F) -> Visit {
+impl<S: Steps, M: Fn(Status) -> Status + Send + Sync + 'static> Wrap for Mapped<S, M> {
+    fn wrap<K: Kid, const TRACE: bool, L: Work>(self, leaf_id: u32, leaf: L) -> Visit {
         let Mapped { id, map, steps } = self;
         Box::new(move |e: &mut Engine<'_>| {
             step!(e, id, steps);
-            let status = map(leaf(e));
+            let status = map(visit::<K, TRACE, L>(e, leaf_id, &leaf));
             e.traced::<TRACE>(id, status)
         })
     }
@@ -304,36 +400,192 @@ fn keep_going<const LOOP: bool>() -> Status {
     }
 }
 
-/// A keyword key and a slot hint of its own: the usual key of a data
-/// leaf, read without a test of the key path's kind. Anything but the
-/// hint's hit goes through a [`KeyPath`] made for it ([`Key::path`]),
-/// whose hint, once it has learnt where the key is, is handed back.
+/// A keyword key and the position where it was last found: the usual key
+/// of a data leaf, read without a test of the key path's kind. The
+/// position is a guess, as a [`SlotHint`]'s is (loaded once a look-up,
+/// and checked against the db); for a key the db's filter said it lacks,
+/// it is 1, so that the next visit's miss, at a slot past the first that
+/// the map has, asks the filter without a bounds test of its own
+/// ([`Map::lacks_keyword_past`](crate::value::Map)). Anything but the
+/// hit and the filter's answer goes through a [`KeyPath`] made for it
+/// ([`Key::path`]), whose hint hands back where it found the key.
 struct Key {
     key: Keyword,
-    hint: SlotHint,
+    at: AtomicU32,
 }
 
 impl Key {
     /// The key of `path` when it is a keyword.
     fn of(path: &KeyPath) -> Option<Key> {
         match path {
-            KeyPath::Kw(key, hint) => Some(Key {
+            KeyPath::Kw(key, _) => Some(Key {
                 key: *key,
-                hint: hint.clone(),
+                at: AtomicU32::new(0),
             }),
             KeyPath::One(_) | KeyPath::Path(_) => None,
         }
     }
 
-    /// Runs `f` with the key as a key path, and keeps what its hint learnt.
+    /// The position to look at, loaded once for the look-up.
     #[inline(always)]
-    fn path<R>(&self, f: impl FnOnce(&KeyPath) -> R) -> R {
-        let path = KeyPath::Kw(self.key, self.hint.clone());
-        let result = f(&path);
-        if let KeyPath::Kw(_, hint) = &path {
-            self.hint.learn_from(hint);
+    fn at(&self) -> usize {
+        self.at.load(Relaxed) as usize
+    }
+
+    /// The db's filter said the key is absent: the next visits look at
+    /// slot 1 (see [`Key`]).
+    #[inline(always)]
+    fn lacked(&self) {
+        self.at.store(1, Relaxed);
+    }
+
+    /// Runs `f` with the key as a key path, and keeps the position where
+    /// the key then is, when its hint found or put it there.
+    #[inline(always)]
+    fn path<R>(&self, e: &mut Engine<'_>, f: impl FnOnce(&mut Engine<'_>, &KeyPath) -> R) -> R {
+        let hint = SlotHint::default();
+        hint.remember(Some(self.at()));
+        let path = KeyPath::Kw(self.key, hint);
+        let result = f(e, &path);
+        if let KeyPath::Kw(_, hint) = &path
+            && let Some(at) = hint.hit(e.db, self.key)
+        {
+            self.at.store(u32::try_from(at).unwrap_or(0), Relaxed);
         }
         result
+    }
+}
+
+/// A leaf that answers one status (`FAILURE`: Failure, else Success).
+struct Answer<const FAILURE: bool>;
+
+impl<const FAILURE: bool> Work for Answer<FAILURE> {
+    #[inline(always)]
+    fn hit(&self, _: &mut Engine<'_>) -> Option<Status> {
+        Some(Status::from_bool(!FAILURE))
+    }
+
+    #[inline(always)]
+    fn miss(&self, _: &mut Engine<'_>) -> Status {
+        Status::from_bool(!FAILURE)
+    }
+}
+
+/// A leaf whose work is all the slow way: `f`, a call.
+struct Slow<F>(F);
+
+impl<F: Fn(&mut Engine<'_>) -> Status + Send + Sync + 'static> Work for Slow<F> {
+    #[inline(always)]
+    fn hit(&self, _: &mut Engine<'_>) -> Option<Status> {
+        None
+    }
+
+    #[inline(always)]
+    fn miss(&self, e: &mut Engine<'_>) -> Status {
+        (self.0)(e)
+    }
+}
+
+/// A `:present?` of a keyword.
+struct Present {
+    key: Key,
+}
+
+impl Work for Present {
+    #[inline(always)]
+    fn hit(&self, e: &mut Engine<'_>) -> Option<Status> {
+        let at = self.key.at();
+        if e.db.keyword_value_at(at, self.key.key).is_some() {
+            return Some(Status::Success);
+        }
+        if e.db.lacks_keyword_past(at, self.key.key) {
+            return Some(Status::Failure);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn miss(&self, e: &mut Engine<'_>) -> Status {
+        present_missed(e, &self.key)
+    }
+}
+
+/// A `:test?` of a keyword against constant integer `b`, its comparison
+/// `holds` inlined.
+struct TestInt<F> {
+    id: u32,
+    key: Key,
+    oper: Operator,
+    b: i64,
+    holds: F,
+}
+
+impl<F: Fn(i64, i64) -> bool + Send + Sync + 'static> Work for TestInt<F> {
+    #[inline(always)]
+    fn hit(&self, e: &mut Engine<'_>) -> Option<Status> {
+        let at = self.key.at();
+        if let Some(Value::Int(a)) = e.db.keyword_value_at(at, self.key.key) {
+            return Some(Status::from_bool((self.holds)(*a, self.b)));
+        }
+        if e.db.lacks_keyword_past(at, self.key.key) {
+            return Some(Status::Failure);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn miss(&self, e: &mut Engine<'_>) -> Status {
+        test_missed(e, self.id, &self.key, self.oper, self.b)
+    }
+}
+
+/// An `:inc!` of a keyword.
+struct Inc {
+    id: u32,
+    key: Key,
+}
+
+impl Work for Inc {
+    #[inline(always)]
+    fn hit(&self, e: &mut Engine<'_>) -> Option<Status> {
+        if let Some(Value::Int(i)) = e.db.keyword_value_at_mut(self.key.at(), self.key.key)
+            && let Some(next) = i.checked_add(1)
+        {
+            *i = next;
+            return Some(Status::Success);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn miss(&self, e: &mut Engine<'_>) -> Status {
+        inc_missed(e, self.id, &self.key)
+    }
+}
+
+/// A `:define!` of a keyword to constant integer `n` (`val`).
+struct DefineInt {
+    id: u32,
+    key: Key,
+    n: i64,
+    val: Opt,
+}
+
+impl Work for DefineInt {
+    #[inline(always)]
+    fn hit(&self, e: &mut Engine<'_>) -> Option<Status> {
+        if let Some(slot) = e.db.keyword_value_at_mut(self.key.at(), self.key.key)
+            && holds_no_heap(slot)
+        {
+            std::mem::forget(std::mem::replace(slot, Value::Int(self.n)));
+            return Some(Status::Success);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn miss(&self, e: &mut Engine<'_>) -> Status {
+        define_missed(e, self.id, &self.key, &self.val)
     }
 }
 
@@ -341,30 +593,16 @@ impl Key {
 /// leaf with a closure of its own.
 fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Result<Visit, W> {
     Ok(match &node.kind {
-        Kind::Success => wrap.wrap(move |e: &mut Engine<'_>| {
-            step!(e, id, K::default());
-            e.traced::<TRACE>(id, Status::Success)
-        }),
-        Kind::Failure => wrap.wrap(move |e: &mut Engine<'_>| {
-            step!(e, id, K::default());
-            e.traced::<TRACE>(id, Status::Failure)
-        }),
+        Kind::Success => wrap.wrap::<K, TRACE, _>(id, Answer::<false>),
+        Kind::Failure => wrap.wrap::<K, TRACE, _>(id, Answer::<true>),
         Kind::Present { key: path } => match Key::of(path) {
-            Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id, K::default());
-                if key.hint.hit_value(e.db, key.key).is_some() {
-                    return e.traced::<TRACE>(id, Status::Success);
-                }
-                let status = present_missed(e, &key);
-                e.traced::<TRACE>(id, status)
-            }),
+            Some(key) => wrap.wrap::<K, TRACE, _>(id, Present { key }),
             None => {
                 let path = path.clone();
-                wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id, K::default());
-                    let status = Status::from_bool(path.get(e.db).is_some());
-                    e.traced::<TRACE>(id, status)
-                })
+                wrap.wrap::<K, TRACE, _>(
+                    id,
+                    Slow(move |e: &mut Engine<'_>| Status::from_bool(path.get(e.db).is_some())),
+                )
             }
         },
         Kind::Test { key, oper, val } => match (Key::of(key), val) {
@@ -389,56 +627,33 @@ fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Re
             }
             _ => {
                 let (path, oper, val) = (key.clone(), *oper, val.clone());
-                wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id, K::default());
-                    let status = e.test_missed(id, &path, oper, &val);
-                    e.traced::<TRACE>(id, status)
-                })
+                wrap.wrap::<K, TRACE, _>(
+                    id,
+                    Slow(move |e: &mut Engine<'_>| e.test_missed(id, &path, oper, &val)),
+                )
             }
         },
         Kind::Inc { key: path } => match Key::of(path) {
-            Some(key) => wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id, K::default());
-                if let Some(Value::Int(i)) = key.hint.hit_value_mut(e.db, key.key)
-                    && let Some(next) = i.checked_add(1)
-                {
-                    *i = next;
-                    return e.traced::<TRACE>(id, Status::Success);
-                }
-                let status = inc_missed(e, id, &key);
-                e.traced::<TRACE>(id, status)
-            }),
+            Some(key) => wrap.wrap::<K, TRACE, _>(id, Inc { id, key }),
             None => {
                 let path = path.clone();
-                wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id, K::default());
-                    let status = e.inc::<false>(id, &path);
-                    e.traced::<TRACE>(id, status)
-                })
+                wrap.wrap::<K, TRACE, _>(
+                    id,
+                    Slow(move |e: &mut Engine<'_>| e.inc::<false>(id, &path)),
+                )
             }
         },
         Kind::Define { key: path, val } => match (Key::of(path), val) {
             (Some(key), Opt::Const(Value::Int(n))) => {
                 let (n, val) = (*n, val.clone());
-                wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id, K::default());
-                    if let Some(slot) = key.hint.hit_value_mut(e.db, key.key)
-                        && holds_no_heap(slot)
-                    {
-                        std::mem::forget(std::mem::replace(slot, Value::Int(n)));
-                        return e.traced::<TRACE>(id, Status::Success);
-                    }
-                    let status = define_missed(e, id, &key, &val);
-                    e.traced::<TRACE>(id, status)
-                })
+                wrap.wrap::<K, TRACE, _>(id, DefineInt { id, key, n, val })
             }
             _ => {
                 let (path, val) = (path.clone(), val.clone());
-                wrap.wrap(move |e: &mut Engine<'_>| {
-                    step!(e, id, K::default());
-                    let status = e.define::<false>(id, &path, &val);
-                    e.traced::<TRACE>(id, status)
-                })
+                wrap.wrap::<K, TRACE, _>(
+                    id,
+                    Slow(move |e: &mut Engine<'_>| e.define::<false>(id, &path, &val)),
+                )
             }
         },
         // The other leaves that finish in one visit: their tick as the
@@ -449,20 +664,18 @@ fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Re
         | Kind::Matches(_)
         | Kind::Typed(_)) => {
             let kind = kind.clone();
-            wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id, K::default());
-                let status = e.leaf::<false>(id, &kind);
-                e.traced::<TRACE>(id, status)
-            })
+            wrap.wrap::<K, TRACE, _>(
+                id,
+                Slow(move |e: &mut Engine<'_>| e.leaf::<false>(id, &kind)),
+            )
         }
         // A domain node declared to finish in one visit: its call.
         Kind::Custom { node_type, options } => {
             let (node_type, options) = (node_type.clone(), options.clone());
-            wrap.wrap(move |e: &mut Engine<'_>| {
-                step!(e, id, K::default());
-                let status = e.custom(id, &node_type, &options);
-                e.traced::<TRACE>(id, status)
-            })
+            wrap.wrap::<K, TRACE, _>(
+                id,
+                Slow(move |e: &mut Engine<'_>| e.custom(id, &node_type, &options)),
+            )
         }
         Kind::Selector { .. }
         | Kind::Sequence { .. }
@@ -500,9 +713,12 @@ fn leaf<W: Wrap, K: Kid, const TRACE: bool>(node: &Node, id: u32, wrap: W) -> Re
 #[inline(never)]
 fn present_missed(e: &mut Engine<'_>, key: &Key) -> Status {
     if e.db.lacks_keyword(key.key) {
+        key.lacked();
         return Status::Failure;
     }
-    key.path(|path| Status::from_bool(path.get_slow(e.db).is_some()))
+    key.path(e, |e, path| {
+        Status::from_bool(path.get_slow(e.db).is_some())
+    })
 }
 
 /// An `:inc!` whose key's hint missed, or whose value is not an integer
@@ -510,7 +726,7 @@ fn present_missed(e: &mut Engine<'_>, key: &Key) -> Status {
 #[cold]
 #[inline(never)]
 fn inc_missed(e: &mut Engine<'_>, id: u32, key: &Key) -> Status {
-    key.path(|path| e.inc::<false>(id, path))
+    key.path(e, |e, path| e.inc::<false>(id, path))
 }
 
 /// A `:define!` whose key's hint missed, or whose slot holds a value to
@@ -518,7 +734,7 @@ fn inc_missed(e: &mut Engine<'_>, id: u32, key: &Key) -> Status {
 #[cold]
 #[inline(never)]
 fn define_missed(e: &mut Engine<'_>, id: u32, key: &Key, val: &Opt) -> Status {
-    key.path(|path| e.define::<false>(id, path, val))
+    key.path(e, |e, path| e.define::<false>(id, path, val))
 }
 
 /// A `:test?` whose key's hint missed, or whose value is not an integer:
@@ -527,10 +743,11 @@ fn define_missed(e: &mut Engine<'_>, id: u32, key: &Key, val: &Opt) -> Status {
 #[inline(never)]
 fn test_missed(e: &mut Engine<'_>, id: u32, key: &Key, oper: Operator, b: i64) -> Status {
     if e.db.lacks_keyword(key.key) {
+        key.lacked();
         return Status::Failure;
     }
     let val = Opt::Const(Value::Int(b));
-    key.path(|path| e.test_missed(id, path, oper, &val))
+    key.path(e, |e, path| e.test_missed(id, path, oper, &val))
 }
 
 /// A `:test?` against constant integer `b`, its comparison `holds`
@@ -544,14 +761,16 @@ fn test_by<W: Wrap, K: Kid, F: Fn(i64, i64) -> bool + Send + Sync + 'static, con
     b: i64,
     holds: F,
 ) -> Visit {
-    wrap.wrap(move |e: &mut Engine<'_>| {
-        step!(e, id, K::default());
-        if let Some(Value::Int(a)) = key.hint.hit_value(e.db, key.key) {
-            return e.traced::<TRACE>(id, Status::from_bool(holds(*a, b)));
-        }
-        let status = test_missed(e, id, &key, oper, b);
-        e.traced::<TRACE>(id, status)
-    })
+    wrap.wrap::<K, TRACE, _>(
+        id,
+        TestInt {
+            id,
+            key,
+            oper,
+            b,
+            holds,
+        },
+    )
 }
 
 /// The closure of plain node `id` and of its subtree, entered from
@@ -653,7 +872,7 @@ fn build_with<const TRACE: bool, K: Kid, S: Steps>(nodes: &[Node], id: u32, step
                     step!(e, id, steps);
                     let mut failures = 0u64;
                     for kid in kids.iter() {
-                        if let Some(status) = Count::resume(&mut failures, kid(e)) {
+                        if let Some(status) = Count::resume_plain(&mut failures, kid(e)) {
                             return e.traced::<TRACE>(id, status);
                         }
                     }
@@ -672,7 +891,7 @@ fn build_with<const TRACE: bool, K: Kid, S: Steps>(nodes: &[Node], id: u32, step
                         };
                         let mut failures = 0u64;
                         for kid in kids.iter() {
-                            if let Some(status) = Count::resume(&mut failures, kid(e)) {
+                            if let Some(status) = Count::resume_plain(&mut failures, kid(e)) {
                                 return e.traced::<TRACE>(id, status);
                             }
                         }
@@ -773,8 +992,7 @@ fn repeat<const LOOP: bool, const TRACE: bool, K: Kid, S: Steps>(
     let known = (node.count != Node::NO_COUNT).then_some(u64::from(node.count));
     let steps = match (known, nodes.get(id as usize + 1)) {
         (Some(count), Some(child)) => {
-            match leaf::<_, K, TRACE>(child, id + 1, Looped::<S, LOOP, TRACE> { id, count, steps })
-            {
+            match leaf::<_, K, TRACE>(child, id + 1, Looped::<S, LOOP> { id, count, steps }) {
                 Ok(visit) => return visit,
                 Err(looped) => looped.steps,
             }
@@ -831,7 +1049,7 @@ fn decorator<
 ) -> Visit {
     let steps = match nodes.get(id as usize + 1) {
         Some(child) => {
-            match leaf::<_, K, TRACE>(child, id + 1, Mapped::<S, M, TRACE> { id, map, steps }) {
+            match leaf::<_, K, TRACE>(child, id + 1, Mapped::<S, M> { id, map, steps }) {
                 Ok(visit) => return visit,
                 Err(mapped) => mapped.steps,
             }
@@ -992,6 +1210,34 @@ mod tests {
             format!("[:loop {{:count 4000000000}} {child}]")
         });
         assert_eq!(most(&deep), None);
+    }
+
+    /// A miss at slot `at` asks the filter only past slot 0 and inside the
+    /// map, and then answers as `Map::lacks_keyword` does: maps with no
+    /// room, room for one, and several keys, each key present and absent.
+    #[test]
+    fn the_filter_past_a_missed_slot_answers_as_lacks_keyword() {
+        use crate::value::{Keyword, Map};
+        let keys: Vec<Keyword> = ["a", "b", "c", "d", "e"].map(Keyword::new).to_vec();
+        for n in 0..=4 {
+            let mut map = Map::new();
+            for (i, k) in keys.iter().take(n).enumerate() {
+                map.insert(Value::Keyword(*k), Value::Int(i as i64));
+            }
+            for key in &keys {
+                for at in 0..=map.capacity() + 1 {
+                    let past = at != 0 && at < map.capacity();
+                    assert_eq!(
+                        map.lacks_keyword_past(at, *key),
+                        past && map.lacks_keyword(*key),
+                        "{n} keys, {key} at {at}"
+                    );
+                    if n > 0 && keys[..n].contains(key) {
+                        assert!(!map.lacks_keyword_past(at, *key));
+                    }
+                }
+            }
+        }
     }
 
     /// A leaf root keeps its visit in the tick: no closures are built.

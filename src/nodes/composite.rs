@@ -358,6 +358,19 @@ impl Count {
         None
     }
 
+    /// [`Count::resume`] with Success and Failure, what a plain child
+    /// answers but for Error, told apart by one test (their codes are 0
+    /// and 1, the failures' count): the other statuses as `resume` counts
+    /// them.
+    #[inline(always)]
+    pub(super) fn resume_plain(failures: &mut u64, child: Status) -> Option<Status> {
+        if child as u8 <= Status::Failure as u8 {
+            *failures += u64::from(child as u8);
+            return None;
+        }
+        Count::resume(failures, child)
+    }
+
     /// Every child answered, `failures` of them failing: the parallel's
     /// status against its limit (a parallel whose children were all
     /// skipped is Skipped, which only the general path meets).
@@ -1571,6 +1584,23 @@ mod tests {
         Status::Error,
         Status::Skipped,
     ];
+
+    /// `Count::resume_plain` counts and stops as `Count::resume` does, for
+    /// every status and every count before it.
+    #[test]
+    fn the_plain_count_resumes_as_the_count_for_every_status() {
+        for child in ALL {
+            for before in [0, 1, 7] {
+                let (mut plain, mut counted) = (before, before);
+                assert_eq!(
+                    Count::resume_plain(&mut plain, child),
+                    Count::resume(&mut counted, child),
+                    "{child:?}"
+                );
+                assert_eq!(plain, counted, "{child:?} after {before}");
+            }
+        }
+    }
 
     #[test]
     fn decorators_map_success_and_failure_and_pass_the_rest_up() {

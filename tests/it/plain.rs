@@ -955,3 +955,155 @@ fn a_test_or_present_of_a_key_the_db_lacks_fails_as_on_the_general_path() {
     let t = tick(&compile(&trees[0]), Value::map(), 1_000, false);
     assert_eq!((t.status, t.steps), (Status::Success, 7));
 }
+
+/// A `:test?` or `:present?` closure that found its key absent looks at
+/// slot 1 next, where a miss asks the db's filter without a bounds test:
+/// the key then added during the tick (by `:inc!`, by `:define!`, by a
+/// node type registered in Rust, at slot 0, at slot 1 itself or further
+/// on), removed again (`:dissoc!`), or present from the start with an
+/// integer or another value, is read as the general path reads it, on
+/// each round of a loop and tick after tick, traced or not.
+#[test]
+fn a_key_found_absent_then_added_or_removed_in_the_tick_is_read_as_on_the_general_path() {
+    let mut registry = registry();
+    let mut put = NodeType::new("gen/put-k!").one_visit(true);
+    let by = put.slot::<i64>("by");
+    registry
+        .node_type(put.tick(move |ctx| {
+            let by = ctx.get(by)?;
+            ctx.db_mut().insert(Value::keyword("k"), Value::Int(by));
+            Ok(Status::Success)
+        }))
+        .unwrap();
+    let adds = [
+        "[:inc! {:key :k}]",
+        "[:define! {:key :k :val 2}]",
+        "[:gen/put-k! {:by 3}]",
+        "[:dissoc! {:key :k}]",
+    ];
+    let reads = [
+        "[:test? {:key :k :oper > :val 0}]",
+        "[:test? {:key :k :oper <= :val 2}]",
+        "[:present? {:key :k}]",
+    ];
+    let dbs = [
+        "{}",
+        "{:a 1}",
+        "{:a 1, :b 2, :c 3}",
+        "{:a 1, :b 2, :k \"x\"}",
+        "{:k 5, :a 1}",
+        "{:a 1, :k nil, :b 2}",
+    ];
+    for add in adds {
+        for read in reads {
+            let trees = [
+                format!("[:loop {{:count 3}} [:sequence [:invert {read}] {add}]]"),
+                format!("[:loop {{:count 4}} [:selector {read} [:sequence {add} [:failure]]]]"),
+                format!(
+                    "[:selector [:sequence [:invert {read}] {add} {read}] \
+                     [:parallel {{:mode :success :how-many 1}} {read} {add} {read} {read}]]"
+                ),
+            ];
+            for text in &trees {
+                let tree = compile_str("t.edn", text, &registry).unwrap();
+                for db in dbs {
+                    let start = read_value(db).unwrap();
+                    assert_same_both_ways(&format!("{text} from {db}"), &tree, &start, 3, 1_000);
+                }
+            }
+        }
+    }
+    // Absent, then added by the node type: the second round reads 3.
+    let text = "[:loop {:count 2} [:sequence [:invert [:test? {:key :k :oper > :val 2}]] \
+                [:gen/put-k! {:by 3}]]]";
+    let tree = compile_str("t.edn", text, &registry).unwrap();
+    let t = tick(&tree, read_value("{:a 1, :b 2}").unwrap(), 1_000, false);
+    assert_eq!((t.status, t.steps), (Status::Failure, 8));
+}
+
+/// A plain loop over a leaf runs its rounds in line while the leaf's work
+/// is, and from the first round whose work goes the slow way (a key the
+/// hint misses, a value that cannot be counted up or written over in
+/// place, a leaf that is all slow way: `:equal?`, a node type registered
+/// in Rust) runs the rounds left out of line: at the first, a middle and
+/// the last round, inside a guarded subtree and not, at every step
+/// budget, traced or not, the tick ends as the general path's.
+#[test]
+fn a_loop_over_a_leaf_whose_work_goes_the_slow_way_at_any_round_ticks_alike() {
+    let loops = [
+        (
+            "[:loop {:count 3} [:inc! {:key :k}]]",
+            "{:k 9223372036854775806}",
+        ),
+        ("[:loop {:count 3} [:inc! {:key :k}]]", "{:a 1, :b 2}"),
+        ("[:loop {:count 3} [:inc! {:key :k}]]", "{:k 2.5}"),
+        (
+            "[:loop {:count 3} [:define! {:key :k :val 4}]]",
+            "{:a 1, :k \"s\"}",
+        ),
+        ("[:loop {:count 3} [:define! {:key :k :val 4}]]", "{}"),
+        (
+            "[:loop-until-success {:count 3} [:present? {:key :k}]]",
+            "{}",
+        ),
+        (
+            "[:loop-until-success {:count 3} [:present? {:key :k}]]",
+            "{:a 1, :b 2, :c 3}",
+        ),
+        (
+            "[:loop-until-success {:count 3} [:test? {:key :k :oper > :val 1}]]",
+            "{:a 1, :k 0}",
+        ),
+        (
+            "[:loop {:count 3} [:test? {:key :k :oper < :val 1}]]",
+            "{:a 1, :k \"x\"}",
+        ),
+        (
+            "[:loop {:count 3} [:test? {:key :k :oper < :val 1}]]",
+            "{:b 2}",
+        ),
+        (
+            "[:loop {:count 3} [:equal? {:v1 [:aido/db :k] :v2 1}]]",
+            "{:k 1}",
+        ),
+        (
+            "[:loop {:count 3} [:gen/above? {:key :k :min 0}]]",
+            "{:k 1}",
+        ),
+        (
+            "[:loop-until-success {:count 3} [:gen/above? {:key :k :min 0}]]",
+            "{:k 0}",
+        ),
+    ];
+    for (text, db) in loops {
+        for shape in [
+            "X",
+            "[:sequence [:success] X]",
+            "[:sequence [:success] [:success] [:success] [:success] [:success] X]",
+            "[:selector [:failure] [:invert X] X]",
+        ] {
+            let tree = compile(&shape.replace('X', text));
+            let start = read_value(db).unwrap();
+            for budget in 1..14 {
+                assert_same_both_ways(
+                    &format!("{shape} {text} from {db}"),
+                    &tree,
+                    &start,
+                    2,
+                    budget,
+                );
+            }
+            assert_same_both_ways(
+                &format!("{shape} {text} from {db}"),
+                &tree,
+                &start,
+                3,
+                u64::MAX,
+            );
+        }
+    }
+    // The last round's `:inc!` overflows: an Error after two rounds.
+    let tree = compile(loops[0].0);
+    let t = tick(&tree, read_value(loops[0].1).unwrap(), 1_000, false);
+    assert_eq!((t.status, t.steps), (Status::Error, 3));
+}

@@ -377,6 +377,16 @@ impl Map {
         }
     }
 
+    /// [`Map::lacks_keyword`] after a look-up of `key` at slot `at` found
+    /// another key there: whether the filter proves `key` absent, asked
+    /// only when `at` is past slot 0 and in the map, so that the filter's
+    /// slot (1) is known to exist without a test of its own; false
+    /// ("maybe") for any other `at`.
+    #[inline(always)]
+    pub(crate) fn lacks_keyword_past(&self, at: usize, key: Keyword) -> bool {
+        at != 0 && at < self.slots.len() && self.lacks_keyword(key)
+    }
+
     /// Whether the map has no entry.
     #[inline]
     pub fn is_empty(&self) -> bool {
