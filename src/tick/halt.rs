@@ -455,6 +455,37 @@ fn filed_names(tree: &crate::tree::Tree, filed: &mut [(u32, Fate)], ids: &[Value
     true
 }
 
+/// Whether `ids` (as many as `filed`) are `filed_ids`, the ids of the
+/// nodes of `filed` kept for this tree (`Long::filed_ids`): each compared
+/// with its clone, and each fate set to [`Fate::Pending`] on the way, as
+/// [`filed_names`] does, without reading the nodes.
+#[inline(always)]
+fn filed_ids_name(filed_ids: &[Value], filed: &mut [(u32, Fate)], ids: &[Value]) -> bool {
+    for ((id, kept), (_, fate)) in ids.iter().zip(filed_ids).zip(filed.iter_mut()) {
+        if !same_id(kept, id) {
+            return false;
+        }
+        *fate = Fate::Pending;
+    }
+    true
+}
+
+impl Long {
+    /// Keeps `ids`, just proven to name the nodes of `prev_running` in the
+    /// tree whose identity is `tree`, as `filed_ids`: when the ids kept
+    /// from before are the same (usually the same objects, one comparison
+    /// each), nothing is cloned again.
+    #[inline(never)]
+    pub(crate) fn keep_filed_ids(&mut self, tree: u64, ids: &[Value]) {
+        let kept = &mut self.filed_ids;
+        if !(kept.len() == ids.len() && kept.iter().zip(ids).all(|(k, id)| same_id(k, id))) {
+            kept.clear();
+            kept.extend(ids.iter().cloned());
+        }
+        self.filed_ids_for = tree;
+    }
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree. Returns whether it names a plain
@@ -485,15 +516,25 @@ impl Engine<'_> {
             Some(long) => long,
             none => none.insert(Long::spare()),
         };
-        if long.filed
-            && ids.len() == long.prev_running.len()
-            && filed_names(tree, &mut long.prev_running, ids)
+        if !(long.filed && ids.len() == long.prev_running.len()) {
+            return false;
+        }
+        // The usual case: the same tree took this set over before, and
+        // its nodes' ids are kept (`Long::filed_ids`).
+        let same = if long.filed_ids_for == tree.identity.get() && long.filed_ids.len() == ids.len()
         {
+            filed_ids_name(&long.filed_ids, &mut long.prev_running, ids)
+        } else {
+            filed_names(tree, &mut long.prev_running, ids) && {
+                long.keep_filed_ids(tree.identity.get(), ids);
+                true
+            }
+        };
+        if same {
             long.filed = false;
             long.db_names_prev = !tree.writes_running;
-            return true;
         }
-        false
+        same
     }
 
     /// [`Engine::load_running`] when the set is not the one left filed.
@@ -818,6 +859,13 @@ impl Engine<'_> {
             tree.running_key_hint.remember(Some(at));
             self.wrote_state = true;
             long.file_started(tree.nodes.len());
+            // The ids just written name the nodes filed, in their order
+            // (made from them, or the parked set checked against them):
+            // kept as theirs, so that the next tick takes the set over
+            // without reading the nodes.
+            if let Some(Value::Vector(ids)) = self.db.value_at(at) {
+                long.keep_filed_ids(tree.identity.get(), ids);
+            }
             return;
         };
         let slot = &mut self.db[at];
