@@ -596,8 +596,17 @@ fn a_set_taken_over_by_its_kept_ids_still_sees_a_host_edit_in_place() {
         (&a, nothing()),
         (&other, nothing()),
     ]);
-    // Ticked in place, as a host that keeps its dbs ticks them: the edited
-    // vector is the one the last tick left.
+    tick_in_place_against_fresh_and_general(&steps);
+}
+
+/// A tree to tick and the host's edit of the db before the tick.
+type Step<'a> = (&'a Tree, Box<dyn Fn(&mut Value) + 'a>);
+
+/// Ticks each step's tree in place on this thread after its edit, as a
+/// host that keeps its dbs ticks them (an edited vector is the one the last
+/// tick left), and asserts that each tick gives what a thread that kept
+/// nothing gives, and what the general path gives.
+fn tick_in_place_against_fresh_and_general(steps: &[Step<'_>]) {
     let mut db = read_value("{:s 0}").unwrap();
     for (n, (tree, edit)) in steps.iter().enumerate() {
         edit(&mut db);
@@ -628,6 +637,69 @@ fn a_set_taken_over_by_its_kept_ids_still_sees_a_host_edit_in_place() {
             "tick {n}, from {before}: against the general path"
         );
     }
+}
+
+#[test]
+fn ids_kept_for_one_run_are_not_taken_for_another_runs_after_a_start() {
+    // Two runs under one selector, the waits `:wa` and `:wb`: ids are
+    // kept for the run that ran (`Long::filed_ids`), and a start of the
+    // other run must not take them as its own, nor a set parked by the
+    // other's halt. The host then writes the first run's ids over the
+    // second's in place, which a thread that kept nothing reads as they are.
+    let text = "[:selector [:present? {:key :stop}] [:selector {:id :pick} \
+                  [:sequence {:id :sb} [:present? {:key :b}] [:wait {:id :wb :ticks 40}]] \
+                  [:sequence {:id :sa} [:inc! {:key :n}] [:wait {:id :wa :ticks 40}]]]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let nothing = || -> Edit { Box::new(|_| {}) };
+    let to_a: fn(&mut Value) = |db| {
+        let running = Value::keyword("aido/running");
+        if let Some(Value::Vector(ids)) = db.as_map_mut().unwrap().get_mut(&running)
+            && ids.len() == 4
+        {
+            ids[2] = Value::keyword("sa");
+            ids[3] = Value::keyword("wa");
+        }
+    };
+    let mut steps: Vec<(&Tree, Edit)> = Vec::new();
+    for _ in 0..2 {
+        steps.extend([
+            (&tree, nothing()),
+            (&tree, nothing()),
+            (
+                &tree,
+                Box::new(|db: &mut Value| set(db, ":stop", Value::Bool(true))) as Edit,
+            ),
+            (
+                &tree,
+                Box::new(|db: &mut Value| {
+                    unset(db, ":stop");
+                    set(db, ":b", Value::Bool(true));
+                }),
+            ),
+            (&tree, Box::new(to_a)),
+            (&tree, nothing()),
+            (
+                &tree,
+                Box::new(|db: &mut Value| set(db, ":stop", Value::Bool(true))),
+            ),
+            (&tree, Box::new(|db: &mut Value| unset(db, ":stop"))),
+            (&tree, nothing()),
+            (
+                &tree,
+                Box::new(|db: &mut Value| set(db, ":stop", Value::Bool(true))),
+            ),
+            (
+                &tree,
+                Box::new(|db: &mut Value| {
+                    unset(db, ":stop");
+                    unset(db, ":b");
+                }),
+            ),
+            (&tree, nothing()),
+        ]);
+    }
+    tick_in_place_against_fresh_and_general(&steps);
 }
 
 #[test]
