@@ -483,6 +483,7 @@ impl Stubs {
         tree.writes_running = writes_running;
         // A reader among the dynamic options stays one.
         tree.reads_memory |= reads_memory;
+        tree.identity.renew();
         tree
     }
 

@@ -7,7 +7,7 @@
 
 use std::fmt::{self, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::extend::{Function, NodeType};
 use crate::source::{Source, Span};
@@ -41,6 +41,62 @@ pub(crate) struct SlotHint(AtomicU32);
 impl Clone for SlotHint {
     fn clone(&self) -> SlotHint {
         SlotHint(AtomicU32::new(self.0.load(Relaxed)))
+    }
+}
+
+/// Which compiled tree, as its nodes are: a number from a process-wide
+/// counter, never 0 and never handed out twice. State a tick keeps on its
+/// thread between ticks (the running set left filed, with its nodes' ids:
+/// see `tick::Long::filed_ids`) is valid for the tree it was made with,
+/// and while that tree's nodes are as they were: a tick of a tree with the
+/// same identity may then trust what it proved about those nodes (which
+/// node has which id, which are plain) without reading them again.
+///
+/// So every change to a compiled tree's nodes, or to anything that proof
+/// reads, renews it. Where a `Tree`'s nodes are changed (audited by a
+/// search for `nodes`, `&mut Tree` and `mut tree` outside `src/nodes`):
+/// - `compile::Compiler::run` makes every `Tree` there is, with a fresh
+///   identity (a compile from text, from data, an edit's or trim's compile
+///   again, a hot reload: each is a new tree);
+/// - `Stubs::apply_with` (`stub.rs`) changes node kinds and marks the
+///   plain path again: it renews the identity ([`Identity::renew`]);
+/// - `Tree::clone` copies the nodes, but a derived id's string is made
+///   per tree on first use, so a clone's ids are other strings: a clone
+///   gets a fresh identity (see the `Clone` impl);
+/// - nothing else takes a `Tree`'s nodes mutably (its other fields that
+///   a tick writes, the position hints and closures, are caches that
+///   prove nothing about the nodes); tests that do never tick the tree
+///   afterwards.
+///
+/// Tests: `tree::tests::identity_*` (each path renews it) and
+/// `tests/it/long_path.rs` (a set a host edits in place is still seen).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Identity(u64);
+
+impl Identity {
+    /// An identity no other tree has had.
+    pub(crate) fn fresh() -> Identity {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Identity(NEXT.fetch_add(1, Relaxed))
+    }
+
+    /// Gives the tree a new identity: its nodes changed.
+    pub(crate) fn renew(&mut self) {
+        *self = Identity::fresh();
+    }
+
+    /// The number (never 0).
+    #[inline(always)]
+    pub(crate) fn get(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Clone for Identity {
+    /// A fresh identity: a clone's nodes make their derived ids' strings
+    /// anew (see [`Identity`]).
+    fn clone(&self) -> Identity {
+        Identity::fresh()
     }
 }
 
@@ -1167,6 +1223,8 @@ pub struct Tree {
     /// the entries it removes from a large node memory map marked, and
     /// take them out together at its end (see `tick::halt::mark_removed`).
     pub(crate) reads_memory: bool,
+    /// Which tree this is, as its nodes are (see [`Identity`]).
+    pub(crate) identity: Identity,
 }
 
 impl Tree {
@@ -1332,6 +1390,35 @@ mod tests {
     /// Whether node `i`'s id has been made into a value.
     fn made(tree: &Tree, i: usize) -> bool {
         tree.nodes[i].id.value.get().is_some()
+    }
+
+    #[test]
+    fn identity_is_new_for_each_compile_and_each_clone() {
+        let text = "[:sequence [:inc! {:key :n}] [:wait {:ticks 3}]]";
+        let a = compile_str("a.edn", text, &Registry::new()).unwrap();
+        let b = compile_str("b.edn", text, &Registry::new()).unwrap();
+        assert_ne!(a.identity, b.identity);
+        assert_ne!(a.identity.get(), 0);
+        // A clone's derived ids are made apart from the original's.
+        let c = a.clone();
+        assert_ne!(c.identity, a.identity);
+        assert_ne!(c.identity, b.identity);
+    }
+
+    #[test]
+    fn identity_is_renewed_by_stubs() {
+        use crate::stub::{Stub, Stubs};
+        let text = "[:sequence [:present? {:id :p :key :a}] [:wait {:id :w :ticks 3}]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let before = tree.identity.get();
+        let mut stubs = Stubs::new();
+        let stub = crate::read::read_value(":running").unwrap();
+        stubs.insert(Value::keyword("p"), Stub::from_value(&stub).unwrap());
+        let stubbed = stubs.apply_matching(tree);
+        assert_ne!(stubbed.identity.get(), before);
+        // No stub: the tree is handed back as it was.
+        let same = Stubs::new().apply_matching(stubbed);
+        assert_ne!(same.identity.get(), 0);
     }
 
     #[test]

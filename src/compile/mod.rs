@@ -503,6 +503,7 @@ impl<'r> Compiler<'r> {
                 closures: Default::default(),
                 writes_running,
                 reads_memory,
+                identity: crate::tree::Identity::fresh(),
             })
         } else {
             Err(Diagnostics {

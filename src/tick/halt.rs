@@ -197,6 +197,7 @@ thread_local! {
             maps: Vec::new(),
             vectors: Vec::new(),
             running: None,
+            running_names: 0,
             memory: None,
         })
     };
@@ -213,6 +214,10 @@ struct Spare {
     /// runs the same nodes, and puts it back as it is (see
     /// [`parked_running`]).
     running: Option<Value>,
+    /// When not 0, `running` was the db's set while it named the ids kept
+    /// with this stamp (`Long::filed_ids_stamp`), by value: a start of
+    /// those same nodes puts it back without comparing its ids.
+    running_names: u64,
     /// The `:aido/memory` map the last halt on this thread removed when it
     /// held one node's state, with that entry: the same node started again
     /// puts it back with its new state, no entry made or dropped (see
@@ -249,6 +254,17 @@ fn park(value: Value, which: fn(&mut Spare) -> &mut Option<Value>) {
     }
 }
 
+/// [`park`] for the running set, with what it names (see
+/// [`Spare::running_names`]).
+fn park_running(value: Value, names: u64) {
+    park(value, |s| &mut s.running);
+    let _ = SPARE.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            s.running_names = if s.running.is_some() { names } else { 0 };
+        }
+    });
+}
+
 /// Takes what [`park`] kept in the slot `which` picks, if anything.
 fn unpark(which: fn(&mut Spare) -> &mut Option<Value>) -> Option<Value> {
     SPARE
@@ -260,15 +276,36 @@ fn unpark(which: fn(&mut Spare) -> &mut Option<Value>) -> Option<Value> {
 /// The running set a halt kept ([`Spare::running`]), if it names the
 /// nodes `now` (in that order) of `tree`: ready to be put back in the db
 /// as it is. Anything else parked is recycled.
-fn parked_running(tree: &crate::tree::Tree, now: &[u32]) -> Option<Value> {
-    let parked = unpark(|s| &mut s.running)?;
+/// (`kept`: the ids of the nodes `now`, kept on this thread for `tree`
+/// (`Long::filed_ids`) with their stamp, compared with rather than the
+/// nodes' when given; not even that when the set was parked naming them.)
+fn parked_running(
+    tree: &crate::tree::Tree,
+    now: &[u32],
+    kept: Option<(&[Value], u64)>,
+) -> Option<Value> {
+    let (parked, names) = SPARE
+        .try_with(|s| {
+            let mut s = s.try_borrow_mut().ok()?;
+            let names = std::mem::take(&mut s.running_names);
+            Some((s.running.take()?, names))
+        })
+        .ok()
+        .flatten()?;
     if let Value::Vector(ids) = &parked
         && ids.len() == now.len()
-        && ids.iter().zip(now).all(|(id, &n)| {
-            tree.nodes
-                .get(n as usize)
-                .is_some_and(|n| same_id(&n.id, id))
-        })
+        && match kept {
+            // Parked while it named the ids kept for these nodes.
+            Some((kept, stamp)) if names == stamp => kept.len() == ids.len(),
+            Some((kept, _)) => {
+                kept.len() == ids.len() && ids.iter().zip(kept).all(|(id, k)| same_id(k, id))
+            }
+            None => ids.iter().zip(now).all(|(id, &n)| {
+                tree.nodes
+                    .get(n as usize)
+                    .is_some_and(|n| same_id(&n.id, id))
+            }),
+        }
     {
         return Some(parked);
     }
@@ -455,6 +492,68 @@ fn filed_names(tree: &crate::tree::Tree, filed: &mut [(u32, Fate)], ids: &[Value
     true
 }
 
+/// Whether `ids` (as many as `filed`) are `filed_ids`, the ids of the
+/// nodes of `filed` kept for this tree (`Long::filed_ids`): each compared
+/// with its clone, and each fate set to [`Fate::Pending`] on the way, as
+/// [`filed_names`] does, without reading the nodes.
+#[inline(always)]
+fn filed_ids_name(filed_ids: &[Value], filed: &mut [(u32, Fate)], ids: &[Value]) -> bool {
+    for ((id, kept), (_, fate)) in ids.iter().zip(filed_ids).zip(filed.iter_mut()) {
+        if !same_id(kept, id) {
+            return false;
+        }
+        *fate = Fate::Pending;
+    }
+    true
+}
+
+impl Long {
+    /// Keeps `ids`, just proven to name the nodes of `prev_running` in the
+    /// tree whose identity is `tree`, as `filed_ids`: when the ids kept
+    /// from before are those nodes' and the same (usually the same
+    /// objects, one comparison each), nothing is cloned again.
+    #[inline(never)]
+    pub(crate) fn keep_filed_ids(&mut self, tree: u64, ids: &[Value]) {
+        let Long {
+            prev_running,
+            filed_ids,
+            filed_ids_nodes,
+            ..
+        } = self;
+        let same = self.filed_ids_for == tree
+            && filed_ids.len() == ids.len()
+            && filed_ids_nodes.len() == prev_running.len()
+            && filed_ids_nodes
+                .iter()
+                .zip(prev_running.iter())
+                .all(|(&kept, &(n, _))| kept == n)
+            && filed_ids.iter().zip(ids).all(|(k, id)| same_id(k, id));
+        if !same {
+            self.filed_ids_stamp = next_stamp();
+            filed_ids.clear();
+            filed_ids.extend(ids.iter().cloned());
+            filed_ids_nodes.clear();
+            filed_ids_nodes.extend(prev_running.iter().map(|&(n, _)| n));
+        }
+        self.filed_ids_for = tree;
+        self.prev_ids_for = tree;
+    }
+}
+
+/// A stamp for ids kept (`Long::filed_ids_stamp`) no other has had, on
+/// any thread: never 0.
+fn next_stamp() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether two short lists of node indices are the same, compared in line
+/// (a slice's `==` calls `memcmp`).
+#[inline(always)]
+fn same_nodes(a: &[u32], b: &[u32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 impl Engine<'_> {
     /// Reads `:aido/running` into `prev_running`. Unknown ids are an error:
     /// the db belongs to another tree. Returns whether it names a plain
@@ -485,15 +584,25 @@ impl Engine<'_> {
             Some(long) => long,
             none => none.insert(Long::spare()),
         };
-        if long.filed
-            && ids.len() == long.prev_running.len()
-            && filed_names(tree, &mut long.prev_running, ids)
+        if !(long.filed && ids.len() == long.prev_running.len()) {
+            return false;
+        }
+        // The usual case: the same tree took this set over before, and
+        // its nodes' ids are kept (`Long::filed_ids`).
+        let same = if long.prev_ids_for == tree.identity.get() && long.filed_ids.len() == ids.len()
         {
+            filed_ids_name(&long.filed_ids, &mut long.prev_running, ids)
+        } else {
+            filed_names(tree, &mut long.prev_running, ids) && {
+                long.keep_filed_ids(tree.identity.get(), ids);
+                true
+            }
+        };
+        if same {
             long.filed = false;
             long.db_names_prev = !tree.writes_running;
-            return true;
         }
-        false
+        same
     }
 
     /// [`Engine::load_running`] when the set is not the one left filed.
@@ -783,10 +892,19 @@ impl Engine<'_> {
         }
         let Some(long) = self.long.as_mut().filter(|l| !l.now_running.is_empty()) else {
             // Kept whole: the same nodes usually start again.
+            // While the db named the set loaded, and the ids kept are
+            // that set's, the set parked names them (see
+            // `Spare::running_names`).
+            let names = match self.long.as_deref() {
+                Some(l) if l.db_names_prev && l.prev_ids_for == tree.identity.get() => {
+                    l.filed_ids_stamp
+                }
+                _ => 0,
+            };
             if let Some(i) = at
                 && let Some(old) = self.take_tail_key(i, kw::RUNNING)
             {
-                park(old, |s| &mut s.running);
+                park_running(old, names);
             }
             return;
         };
@@ -810,7 +928,13 @@ impl Engine<'_> {
         let Some(at) = at else {
             // The hint's search proved it absent: appended without another,
             // usually as the last halt took it out.
-            let running = match parked_running(tree, now) {
+            // The ids kept for these nodes, when they are: the parked set
+            // is compared with them rather than with the nodes.
+            let identity = tree.identity.get();
+            let kept_here =
+                long.filed_ids_for == identity && same_nodes(&long.filed_ids_nodes, now);
+            let kept = kept_here.then_some((long.filed_ids.as_slice(), long.filed_ids_stamp));
+            let running = match parked_running(tree, now, kept) {
                 Some(running) => running,
                 None => ids(now),
             };
@@ -818,6 +942,15 @@ impl Engine<'_> {
             tree.running_key_hint.remember(Some(at));
             self.wrote_state = true;
             long.file_started(tree.nodes.len());
+            // The ids just written name the nodes filed, in their order
+            // (made from them, or the parked set checked against them):
+            // the ids kept for those nodes (filed as `now` was), if they
+            // are, serve the next tick as they are; else these are kept.
+            if kept_here {
+                long.prev_ids_for = identity;
+            } else if let Some(Value::Vector(ids)) = self.db.value_at(at) {
+                long.keep_filed_ids(identity, ids);
+            }
             return;
         };
         let slot = &mut self.db[at];

@@ -896,6 +896,27 @@ pub(crate) struct Long {
     /// each id and files nothing. Cleared when the state is taken for
     /// anything else (see [`Long::fresh`]).
     pub(crate) filed: bool,
+    /// Clones of the ids of the nodes `filed_ids_nodes` (by index, in that
+    /// order) in the tree whose identity is `filed_ids_for` (0: none; see
+    /// [`crate::tree::Identity`]), proven equal to those nodes' ids when
+    /// kept. While `prev_ids_for` says they are `prev_running`'s nodes, a
+    /// tick of that same tree that takes the set over again compares the
+    /// db's ids with these, without reading the nodes (a host may still
+    /// have edited the set in place: each id is compared); and a start of
+    /// the same nodes puts the set back and files it without a comparison
+    /// with the nodes.
+    pub(crate) filed_ids: Vec<Value>,
+    /// The nodes whose ids `filed_ids` holds, in that order.
+    pub(crate) filed_ids_nodes: Vec<u32>,
+    /// The identity of the tree `filed_ids` were proven in; 0 for none.
+    pub(crate) filed_ids_for: u64,
+    /// Made anew each time `filed_ids` are (never 0, unique in the
+    /// process): a running set parked naming them says so with it.
+    pub(crate) filed_ids_stamp: u64,
+    /// `filed_ids_for` while `filed_ids_nodes` are the nodes of
+    /// `prev_running`, in its order; else 0 (forgotten with
+    /// `prev_running`). One comparison with the tree's identity says both.
+    pub(crate) prev_ids_for: u64,
     /// The running set the last tick on this thread ended with, when it
     /// is not `filed`: a guess at the nodes `:aido/running` names, position
     /// by position, so that loading it compares each id with one node's id
@@ -1105,6 +1126,7 @@ impl Long {
         self.runs_again = 0;
         self.db_names_prev = false;
         self.filed = false;
+        self.prev_ids_for = 0;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // Once in 2^32 times: entries stamped long ago could match again.

@@ -541,6 +541,168 @@ fn a_wait_halted_and_started_again_ticks_in_a_row_on_one_thread_as_on_a_fresh_on
 }
 
 #[test]
+fn a_set_taken_over_by_its_kept_ids_still_sees_a_host_edit_in_place() {
+    // Once a set is taken over on this thread, the next ticks of the same
+    // tree compare the db's ids with clones kept of its nodes' ids, without
+    // reading the nodes (`Long::filed_ids`). A host that edits the vector
+    // in place (same vector, ids replaced) must still be seen: another
+    // node's id, two ids swapped, an equal string of its own, a keyword,
+    // an id taken out; each against a thread that kept nothing and the
+    // general path. Another tree of the same text in between must not take
+    // this tree's kept ids as its own.
+    let text = "[:sequence [:selector [:present? {:key :stop}] \
+                  [:sequence [:inc! {:key :n}] [:wait {:ticks 40}]]] [:inc! {:key :s}]]";
+    let a = compile_str("a.edn", text, &Registry::new()).unwrap();
+    let other = compile_str("o.edn", text, &Registry::new()).unwrap();
+    let in_place = |f: fn(&mut Vec<Value>)| {
+        move |db: &mut Value| {
+            let running = Value::keyword("aido/running");
+            if let Some(Value::Vector(ids)) = db.as_map_mut().unwrap().get_mut(&running) {
+                let mut items: Vec<Value> = ids.iter().cloned().collect();
+                f(&mut items);
+                ids.clear();
+                ids.extend(items);
+            }
+        }
+    };
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let nothing = || -> Edit { Box::new(|_| {}) };
+    let halt: fn(&mut Value) = |db| set(db, ":stop", Value::Bool(true));
+    let start: fn(&mut Value) = |db| unset(db, ":stop");
+    let edits: Vec<Edit> = vec![
+        Box::new(in_place(|ids| ids[3] = Value::string("0.1"))),
+        Box::new(in_place(|ids| ids.swap(1, 2))),
+        Box::new(in_place(|ids| ids[2] = Value::string("0.0.1"))),
+        Box::new(in_place(|ids| ids[0] = Value::keyword("x"))),
+        Box::new(in_place(|ids| {
+            ids.pop();
+        })),
+    ];
+    let mut steps: Vec<(&Tree, Edit)> = vec![(&a, nothing())];
+    for edit in edits {
+        // Started, three ticks of the set taken over, then the edit.
+        steps.push((&a, Box::new(halt)));
+        steps.push((&a, Box::new(start)));
+        steps.push((&a, nothing()));
+        steps.push((&a, nothing()));
+        steps.push((&a, edit));
+        steps.push((&a, nothing()));
+    }
+    steps.extend([
+        (&a, Box::new(halt) as Edit),
+        (&a, Box::new(start)),
+        (&a, nothing()),
+        (&other, nothing()),
+        (&a, nothing()),
+        (&other, nothing()),
+    ]);
+    tick_in_place_against_fresh_and_general(&steps);
+}
+
+/// A tree to tick and the host's edit of the db before the tick.
+type Step<'a> = (&'a Tree, Box<dyn Fn(&mut Value) + 'a>);
+
+/// Ticks each step's tree in place on this thread after its edit, as a
+/// host that keeps its dbs ticks them (an edited vector is the one the last
+/// tick left), and asserts that each tick gives what a thread that kept
+/// nothing gives, and what the general path gives.
+fn tick_in_place_against_fresh_and_general(steps: &[Step<'_>]) {
+    let mut db = read_value("{:s 0}").unwrap();
+    for (n, (tree, edit)) in steps.iter().enumerate() {
+        edit(&mut db);
+        let before = db.clone();
+        let here = aido::tick::tick_in_place(&mut db, tree);
+        let here = format!(
+            "{:?} steps {} db {} error {:?}",
+            here.status,
+            here.steps,
+            db,
+            here.error.as_deref().map(|e| (&e.message, &e.node))
+        );
+        let brief = |t: &Tick| {
+            format!(
+                "{:?} steps {} db {} error {:?}",
+                t.status,
+                t.steps,
+                t.db,
+                t.error.as_deref().map(|e| (&e.message, &e.node))
+            )
+        };
+        let fresh = on_fresh_thread(|| tick(tree, before.clone(), 1_000_000));
+        let general = on_fresh_thread(|| tick_general(tree, before.clone(), 1_000_000));
+        assert_eq!(here, brief(&fresh), "tick {n}, from {before}");
+        assert_eq!(
+            here,
+            brief(&general),
+            "tick {n}, from {before}: against the general path"
+        );
+    }
+}
+
+#[test]
+fn ids_kept_for_one_run_are_not_taken_for_another_runs_after_a_start() {
+    // Two runs under one selector, the waits `:wa` and `:wb`: ids are
+    // kept for the run that ran (`Long::filed_ids`), and a start of the
+    // other run must not take them as its own, nor a set parked by the
+    // other's halt. The host then writes the first run's ids over the
+    // second's in place, which a thread that kept nothing reads as they are.
+    let text = "[:selector [:present? {:key :stop}] [:selector {:id :pick} \
+                  [:sequence {:id :sb} [:present? {:key :b}] [:wait {:id :wb :ticks 40}]] \
+                  [:sequence {:id :sa} [:inc! {:key :n}] [:wait {:id :wa :ticks 40}]]]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let nothing = || -> Edit { Box::new(|_| {}) };
+    let to_a: fn(&mut Value) = |db| {
+        let running = Value::keyword("aido/running");
+        if let Some(Value::Vector(ids)) = db.as_map_mut().unwrap().get_mut(&running)
+            && ids.len() == 4
+        {
+            ids[2] = Value::keyword("sa");
+            ids[3] = Value::keyword("wa");
+        }
+    };
+    let mut steps: Vec<(&Tree, Edit)> = Vec::new();
+    for _ in 0..2 {
+        steps.extend([
+            (&tree, nothing()),
+            (&tree, nothing()),
+            (
+                &tree,
+                Box::new(|db: &mut Value| set(db, ":stop", Value::Bool(true))) as Edit,
+            ),
+            (
+                &tree,
+                Box::new(|db: &mut Value| {
+                    unset(db, ":stop");
+                    set(db, ":b", Value::Bool(true));
+                }),
+            ),
+            (&tree, Box::new(to_a)),
+            (&tree, nothing()),
+            (
+                &tree,
+                Box::new(|db: &mut Value| set(db, ":stop", Value::Bool(true))),
+            ),
+            (&tree, Box::new(|db: &mut Value| unset(db, ":stop"))),
+            (&tree, nothing()),
+            (
+                &tree,
+                Box::new(|db: &mut Value| set(db, ":stop", Value::Bool(true))),
+            ),
+            (
+                &tree,
+                Box::new(|db: &mut Value| {
+                    unset(db, ":stop");
+                    unset(db, ":b");
+                }),
+            ),
+            (&tree, nothing()),
+        ]);
+    }
+    tick_in_place_against_fresh_and_general(&steps);
+}
+
+#[test]
 fn a_start_where_the_db_had_no_running_set_finds_one_that_user_code_or_a_data_node_added() {
     // The tick's set-up proves `:aido/running` absent, so a wait that
     // starts appends the set without looking for the key again; but user
