@@ -132,13 +132,17 @@ fn key(db: &Value, name: &str) -> Value {
 /// A handler program for `:svc/echo` that appends the JSON it was given
 /// (its idempotency key `agent/request` and its launch's options) as one
 /// line to `log`, and answers the launch's `:text`: the record of every
-/// launch a committed turn made that a dispatcher ran.
+/// launch a committed turn made that a dispatcher ran. A run that was
+/// given nothing records nothing: a worker killed after starting the
+/// program and before writing its launch leaves it reading the end of its
+/// input, and that run was never a launch.
 fn launch_logger(scratch: &Scratch, log: &Path) -> PathBuf {
     let name = format!("{}.sh", log.file_name().unwrap().to_string_lossy());
     let handler = scratch.file(
         &name,
         &format!(
-            "#!/bin/sh\nread -r line\nprintf '%s\\n' \"$line\" >> '{}'\n\
+            "#!/bin/sh\nread -r line || [ -n \"$line\" ] || exit 0\n\
+             printf '%s\\n' \"$line\" >> '{}'\n\
              text=$(printf '%s' \"$line\" | sed 's/.*\"text\":\"\\([^\"]*\\)\".*/\\1/')\n\
              printf '\"%s\"' \"$text\"\n",
             log.display()
