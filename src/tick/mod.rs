@@ -1894,15 +1894,7 @@ impl<'t> Engine<'t> {
                 // The hint's search proves the key absent: appended without
                 // a second search; usually as the last halt took it out,
                 // holding this node's entry, which takes the new state.
-                let found = match tree.memory_key_hint.hit(self.db, kw::MEMORY) {
-                    Some(i) => Some(i),
-                    // Its bit of the filter is its own (`intern::OWN_BITS`):
-                    // a clear bit proves it absent without a search (the
-                    // usual start after a halt, which took it out).
-                    None if self.db.lacks_keyword(kw::MEMORY) => None,
-                    None => tree.memory_key_hint.find(self.db, kw::MEMORY),
-                };
-                let (at, state) = match found {
+                let (at, state) = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
                     Some(i) => (i, state),
                     None => match halt::parked_memory(id, state) {
                         Ok(memory) => {
@@ -2049,56 +2041,6 @@ mod tests {
         let mut engine = Engine::new(&tree, map, &options, None);
         engine.prepare(&options);
         assert_eq!(names_prev(&engine), Some(false));
-    }
-
-    #[test]
-    fn node_memory_written_where_the_hint_misses_is_found_wherever_the_db_holds_it() {
-        // `Engine::put_memory` proves `:aido/memory` absent by its bit of
-        // the db's filter, its own, where the position hint misses: the
-        // key held anywhere else (first, between, last, with another
-        // node's entry, in a small or a large db) is still found and
-        // written into, never appended a second time; a db without it
-        // gets it appended.
-        let text = "[:sequence {:id :s} [:wait {:id :w :ticks 9}]]";
-        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
-        let options = TickOptions::default();
-        let memory = Value::Keyword(super::kw::MEMORY);
-        for n_keys in [0, 1, 3, 20] {
-            for place in 0..=n_keys {
-                for held in [true, false] {
-                    let mut entries: Vec<String> =
-                        (0..n_keys).map(|i| format!(":k{i} {i}")).collect();
-                    if held {
-                        entries.insert(place, ":aido/memory {:other {:ticks 4}}".into());
-                    }
-                    let text = format!("{{{}}}", entries.join(" "));
-                    let mut db = crate::read_value(&text).unwrap();
-                    let Value::Map(map) = &mut db else {
-                        panic!("not a map: {db}")
-                    };
-                    // Each slot of the db but the key's, and past its end.
-                    for wrong in (0..=entries.len()).filter(|&i| !(held && i == place)) {
-                        let mut map = map.clone();
-                        let mut engine = Engine::new(&tree, &mut map, &options, None);
-                        engine.prepare(&options);
-                        tree.memory_key_hint.remember(Some(wrong));
-                        engine
-                            .set_memory_of_one(1, super::kw::TICKS, Value::Int(1))
-                            .unwrap();
-                        drop(engine);
-                        let n_memory = map.iter().filter(|(k, _)| **k == memory).count();
-                        assert_eq!(n_memory, 1, "{text} {wrong}");
-                        let expected = if held {
-                            "{:other {:ticks 4} :w {:ticks 1}}"
-                        } else {
-                            "{:w {:ticks 1}}"
-                        };
-                        let expected = crate::read_value(expected).unwrap();
-                        assert_eq!(map.get(&memory), Some(&expected), "{text} {wrong}");
-                    }
-                }
-            }
-        }
     }
 
     #[test]

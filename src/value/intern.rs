@@ -39,23 +39,15 @@ struct Interner {
 /// all four absent with one test, whatever its keys, and a tick's fixed
 /// cost does not depend on the db. `:aido/running` has a bit to itself,
 /// so that a db stamped with its tree (which holds `:aido/tree`) is proved
-/// to run nothing with one test too (see also [`PASSED_OVER_BITS`]).
+/// to run nothing with one test too. (Three indices in 32 go unused.)
 pub(crate) const TICK_READ_BITS: u32 = 1 << 16 | 1 << 17 | 1 << 18;
 
-/// The bits of a map's filter of keyword keys that one name alone has:
-/// `:aido/memory`'s (0), `:aido/running`'s (16) and `:aido/tree`'s (18).
-/// A map without its box (every key a keyword coded by its index) that
-/// loses such a key loses its bit of the filter with it, without a pass
-/// over the other keys to see whether one shares it
-/// (`Map::remove_tail_keyword`: the tick that halts a long action takes
-/// `:aido/memory`, then `:aido/running`, out of the db's tail), and a
-/// clear bit proves the key absent in any db.
-pub(crate) const OWN_BITS: u32 = 1 << 0 | 1 << 16 | 1 << 18;
-
-/// The bits no name interned after the reserved ones takes: those of the
-/// keys a tick reads ([`TICK_READ_BITS`]) and those one name alone has
-/// ([`OWN_BITS`]). (Four indices in 32 go unused.)
-pub(crate) const PASSED_OVER_BITS: u32 = TICK_READ_BITS | OWN_BITS;
+/// The bits of [`TICK_READ_BITS`] that one name alone has: `:aido/running`'s
+/// (16) and `:aido/tree`'s (18). A map without its box (every key a keyword
+/// coded by its index) that loses such a key loses its bit of the filter
+/// with it, without a pass over the other keys to see whether one shares it
+/// (`Map::remove_tail_keyword`).
+pub(crate) const OWN_BITS: u32 = 1 << 16 | 1 << 18;
 
 /// How many names the table holds (mirrors `names.len()` less the indices
 /// passed over, read without the lock).
@@ -167,11 +159,9 @@ fn interner() -> &'static RwLock<Interner> {
 /// `:aido/results`, `:aido/tree`) sit at 49, 16, 17 and 18, so that their
 /// bits in a map's filter of keyword keys are three ([`TICK_READ_BITS`]):
 /// `:aido/running`'s (16) and `:aido/tree`'s (18) their own,
-/// `:aido/error`'s and `:aido/results`'s (17) shared. `:aido/memory`, at
-/// 0, has its bit to itself too ([`OWN_BITS`]). No later name takes these
-/// bits, and the empty entries (32, 48, 50) are indices passed over, which
-/// no name has (a test checks the layout): `:aido/skip-if`, which would
-/// share `:aido/memory`'s bit at 32, is at 52.
+/// `:aido/error`'s and `:aido/results`'s (17) shared. No later name takes
+/// them, and the empty entries (48, 50) are indices passed over, which no
+/// name has (a test checks the layout).
 const RESERVED: &[&str] = &[
     "aido/memory",
     "aido/seed",
@@ -206,8 +196,7 @@ const RESERVED: &[&str] = &[
     "into",
     "index",
     "done",
-    // Passed over: `:aido/memory`'s bit of the filter (0) is its own.
-    "",
+    "aido/skip-if",
     "aido/success-if",
     "aido/failure-if",
     "attempt",
@@ -231,7 +220,6 @@ const RESERVED: &[&str] = &[
     "aido/error",
     "",
     "v2",
-    "aido/skip-if",
 ];
 
 /// The reserved keywords as constants.
@@ -265,7 +253,7 @@ pub(crate) mod kw {
     /// `:done`, in a policy parallel's node memory.
     pub(crate) const DONE: Keyword = Keyword(31);
     /// `:aido/skip-if`, the precondition that skips a node.
-    pub(crate) const SKIP_IF: Keyword = Keyword(52);
+    pub(crate) const SKIP_IF: Keyword = Keyword(32);
     /// `:aido/success-if`, the precondition that makes a node succeed.
     pub(crate) const SUCCESS_IF: Keyword = Keyword(33);
     /// `:aido/failure-if`, the precondition that makes a node fail.
@@ -380,9 +368,8 @@ fn intern(text: &str) -> u32 {
         return REFUSED_ID;
     }
     // No name after the reserved ones takes a filter bit of the keys a
-    // tick reads or of the keys that have one to themselves (see
-    // `PASSED_OVER_BITS`).
-    while (1u32 << (table.names.len() % 32)) & PASSED_OVER_BITS != 0 {
+    // tick reads (see `TICK_READ_BITS`).
+    while (1u32 << (table.names.len() % 32)) & TICK_READ_BITS != 0 {
         table.names.push("");
         table.skipped += 1;
     }
@@ -575,11 +562,8 @@ mod tests {
         }
         assert_eq!(bit(kw::ERROR.index()), bit(kw::RESULTS.index()));
         // The bits one name alone has: no other reserved name has them.
-        assert_eq!(
-            OWN_BITS,
-            bit(kw::MEMORY.index()) | bit(kw::RUNNING.index()) | bit(kw::TREE.index())
-        );
-        assert_eq!(PASSED_OVER_BITS, TICK_READ_BITS | OWN_BITS);
+        assert_eq!(OWN_BITS, bit(kw::RUNNING.index()) | bit(kw::TREE.index()));
+        assert_eq!(OWN_BITS & !TICK_READ_BITS, 0);
         for (i, name) in RESERVED.iter().enumerate() {
             let k = Keyword(i as u32);
             if name.is_empty() {
@@ -596,7 +580,7 @@ mod tests {
             );
             assert_eq!(
                 bit(k.index()) & OWN_BITS != 0,
-                k == kw::MEMORY || k == kw::RUNNING || k == kw::TREE,
+                k == kw::RUNNING || k == kw::TREE,
                 "{i}"
             );
         }
@@ -604,10 +588,10 @@ mod tests {
         // three bits, and each is found again by its name.
         for i in 0..70 {
             let k = Keyword::new(&format!("tick-read-bits-{i}"));
-            assert_eq!(bit(k.index()) & PASSED_OVER_BITS, 0, "{k}");
+            assert_eq!(bit(k.index()) & TICK_READ_BITS, 0, "{k}");
             assert_eq!(k.as_str(), format!("tick-read-bits-{i}"));
             let s = Symbol::new(&format!("tick-read-bits-sym-{i}"));
-            assert_eq!(bit(s.index()) & PASSED_OVER_BITS, 0, "{i}");
+            assert_eq!(bit(s.index()) & TICK_READ_BITS, 0, "{i}");
         }
         let before = interned_names();
         for i in 0..40 {

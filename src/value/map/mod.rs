@@ -1075,7 +1075,7 @@ impl Map {
     /// two slots that keep the length and the filter: the last entry moves
     /// into its slot if it was not the last, and the last slot becomes
     /// vacant. A key whose bit of the filter no other name has
-    /// (`intern::OWN_BITS`: `:aido/memory`, `:aido/running`, `:aido/tree`) takes its bit
+    /// (`intern::OWN_BITS`: `:aido/running`, `:aido/tree`) takes its bit
     /// with it without a pass over the other keys; any other keeps it if a
     /// key that stays shares it (one pass over their codes). `None`, with
     /// nothing done, for anything else. Inlined where it is called: the

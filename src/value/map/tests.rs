@@ -664,9 +664,7 @@ fn removing_the_second_to_last_key_of_a_small_map_keeps_the_rest_and_its_filter(
 fn removing_a_keyword_from_the_last_two_keeps_the_rest_and_its_filter() {
     // The halt of a long action: `:aido/memory`, then `:aido/running`, the
     // db's last two entries, taken out in line. A key whose bit is its own
-    // (`:aido/memory`, `:aido/running`, `:aido/tree`: `intern::OWN_BITS`;
-    // the index that would share it is passed over, no name's) takes its
-    // bit with it; another keeps
+    // (`:aido/running`, `:aido/tree`) takes its bit with it; another keeps
     // it where a key that stays (before it, or the last) shares it, checked
     // exactly by `check_same`. Any other position or map (a map with its
     // box, the first two slots) is left alone.
@@ -681,11 +679,7 @@ fn removing_a_keyword_from_the_last_two_keeps_the_rest_and_its_filter() {
             .find(|o| *o != k && (o.index() ^ k.index()).is_multiple_of(32))
     };
     for key in [kw::RUNNING, kw::TREE, kw::MEMORY, names[40]] {
-        let own = key == kw::RUNNING || key == kw::TREE || key == kw::MEMORY;
-        assert_eq!(
-            own,
-            crate::value::intern::OWN_BITS & (1 << (key.index() % 32)) != 0
-        );
+        let own = key == kw::RUNNING || key == kw::TREE;
         let twin = twin_of(key).filter(|_| !own);
         let others: Vec<Keyword> = names
             .iter()
