@@ -196,33 +196,17 @@ thread_local! {
         std::cell::RefCell::new(Spare {
             maps: Vec::new(),
             vectors: Vec::new(),
-            running: None,
-            running_names: 0,
-            memory: None,
         })
     };
 }
 
-/// Empty maps and vectors, kept whole as values (a value keeps its box),
-/// and the last running set and node memory a halt took out of a db, kept
-/// as they were.
+/// Empty maps and vectors, kept whole as values (a value keeps its box).
+/// (The last running set and node memory a halt took out of a db are
+/// kept in the thread's long-running state: `Long::parked_running`,
+/// `Long::parked_memory`.)
 struct Spare {
     maps: Vec<Value>,
     vectors: Vec<Value>,
-    /// The `:aido/running` vector the last halt on this thread removed,
-    /// with its ids: a long action started again after its halt usually
-    /// runs the same nodes, and puts it back as it is (see
-    /// [`parked_running`]).
-    running: Option<Value>,
-    /// When not 0, `running` was the db's set while it named the ids kept
-    /// with this stamp (`Long::filed_ids_stamp`), by value: a start of
-    /// those same nodes puts it back without comparing its ids.
-    running_names: u64,
-    /// The `:aido/memory` map the last halt on this thread removed when it
-    /// held one node's state, with that entry: the same node started again
-    /// puts it back with its new state, no entry made or dropped (see
-    /// [`parked_memory`]).
-    memory: Option<Value>,
 }
 
 /// Whether `value` is a map or vector small enough to keep (see
@@ -236,46 +220,34 @@ fn small_enough(value: &Value) -> bool {
 }
 
 /// Keeps `value`, a running set or a node memory map just taken out of a
-/// db by a halt, whole in the slot `which` picks, if it is small; what the
-/// slot held before is recycled.
-fn park(value: Value, which: fn(&mut Spare) -> &mut Option<Value>) {
+/// db by a halt, whole in `slot` (of the thread's long-running state,
+/// which the next tick takes), if it is small; what the slot held before
+/// is recycled.
+fn park(value: Value, slot: &mut Option<Value>) {
     if !small_enough(&value) {
         recycle(value);
         return;
     }
-    let before = SPARE
-        .try_with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => which(&mut s).replace(value),
-            Err(_) => Some(value),
-        })
-        .unwrap_or(None);
-    if let Some(before) = before {
+    if let Some(before) = slot.replace(value) {
         recycle(before);
     }
 }
 
 /// [`park`] for the running set, with what it names (see
-/// [`Spare::running_names`]).
-fn park_running(value: Value, names: u64) {
-    park(value, |s| &mut s.running);
-    let _ = SPARE.try_with(|s| {
-        if let Ok(mut s) = s.try_borrow_mut() {
-            s.running_names = if s.running.is_some() { names } else { 0 };
-        }
-    });
+/// [`Long::parked_running_names`]).
+fn park_running(long: &mut Long, value: Value, names: u64) {
+    park(value, &mut long.parked_running);
+    long.parked_running_names = if long.parked_running.is_some() {
+        names
+    } else {
+        0
+    };
 }
 
-/// Takes what [`park`] kept in the slot `which` picks, if anything.
-fn unpark(which: fn(&mut Spare) -> &mut Option<Value>) -> Option<Value> {
-    SPARE
-        .try_with(|s| which(&mut *s.try_borrow_mut().ok()?).take())
-        .ok()
-        .flatten()
-}
-
-/// The running set a halt kept ([`Spare::running`]), if it names the
-/// nodes `now` (in that order) of `tree`: ready to be put back in the db
-/// as it is. Anything else parked is recycled.
+/// The running set a halt kept (`parked`, [`Long::parked_running`], with
+/// `names`, [`Long::parked_running_names`]), if it names the nodes `now`
+/// (in that order) of `tree`: ready to be put back in the db as it is.
+/// Anything else parked is recycled.
 /// (`kept`: the ids of the nodes `now`, kept on this thread for `tree`
 /// (`Long::filed_ids`) with their stamp, compared with rather than the
 /// nodes' when given; not even that when the set was parked naming them.)
@@ -283,15 +255,10 @@ fn parked_running(
     tree: &crate::tree::Tree,
     now: &[u32],
     kept: Option<(&[Value], u64)>,
+    parked: Option<Value>,
+    names: u64,
 ) -> Option<Value> {
-    let (parked, names) = SPARE
-        .try_with(|s| {
-            let mut s = s.try_borrow_mut().ok()?;
-            let names = std::mem::take(&mut s.running_names);
-            Some((s.running.take()?, names))
-        })
-        .ok()
-        .flatten()?;
+    let parked = parked?;
     if let Value::Vector(ids) = &parked
         && ids.len() == now.len()
         && match kept {
@@ -355,12 +322,16 @@ impl NewMemory {
     }
 }
 
-/// The node memory map a halt kept ([`Spare::memory`]), if its one entry
-/// is `id`'s: that entry's state replaced by `state` (in place, or the old
-/// one kept as a spare map), ready to be put back in the db. `Err(state)`
-/// otherwise (anything else parked is recycled).
-pub(crate) fn parked_memory(id: &Value, state: NewMemory) -> Result<Value, NewMemory> {
-    let Some(mut parked) = unpark(|s| &mut s.memory) else {
+/// The node memory map a halt kept in `long` ([`Long::parked_memory`]),
+/// if its one entry is `id`'s: that entry's state replaced by `state` (in
+/// place, or the old one kept as a spare map), ready to be put back in the
+/// db. `Err(state)` otherwise (anything else parked is recycled).
+pub(crate) fn parked_memory(
+    long: &mut Long,
+    id: &Value,
+    state: NewMemory,
+) -> Result<Value, NewMemory> {
+    let Some(mut parked) = long.parked_memory.take() else {
         return Err(state);
     };
     if let Value::Map(memory) = &mut parked
@@ -894,7 +865,7 @@ impl Engine<'_> {
             // Kept whole: the same nodes usually start again.
             // While the db named the set loaded, and the ids kept are
             // that set's, the set parked names them (see
-            // `Spare::running_names`).
+            // `Long::parked_running_names`).
             let names = match self.long.as_deref() {
                 Some(l) if l.db_names_prev && l.prev_ids_for == tree.identity.get() => {
                     l.filed_ids_stamp
@@ -904,7 +875,7 @@ impl Engine<'_> {
             if let Some(i) = at
                 && let Some(old) = self.take_tail_key(i, kw::RUNNING)
             {
-                park_running(old, names);
+                park_running(self.long_state(), old, names);
             }
             return;
         };
@@ -933,8 +904,10 @@ impl Engine<'_> {
             let identity = tree.identity.get();
             let kept_here =
                 long.filed_ids_for == identity && same_nodes(&long.filed_ids_nodes, now);
+            let parked = long.parked_running.take();
+            let names = std::mem::take(&mut long.parked_running_names);
             let kept = kept_here.then_some((long.filed_ids.as_slice(), long.filed_ids_stamp));
-            let running = match parked_running(tree, now, kept) {
+            let running = match parked_running(tree, now, kept, parked, names) {
                 Some(running) => running,
                 None => ids(now),
             };
@@ -1323,7 +1296,7 @@ impl Engine<'_> {
         }
         self.wrote(kw::MEMORY);
         if let Some(old) = self.take_tail_key(at, kw::MEMORY) {
-            park(old, |s| &mut s.memory);
+            park(old, &mut self.long_state().parked_memory);
         }
         true
     }
@@ -1364,7 +1337,7 @@ impl Engine<'_> {
                 // whole for that node's next start.
                 if memory.len() == 1 {
                     if let Some(old) = self.take_long_key(at) {
-                        park(old, |s| &mut s.memory);
+                        park(old, &mut self.long_state().parked_memory);
                     }
                     return;
                 }

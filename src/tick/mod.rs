@@ -964,6 +964,21 @@ pub(crate) struct Long {
     /// Whether the first mark raised the engine's `results_maybe`, which
     /// brings the write-back to the settling (the db had no completions).
     pub(crate) marks_raised_results: bool,
+    /// The `:aido/running` vector the last halt on this thread removed,
+    /// with its ids, kept here, where the next tick finds it without the
+    /// thread's spare lists: a long action started again after its halt
+    /// usually runs the same nodes, and puts it back as it is (see
+    /// `halt::parked_running`).
+    pub(crate) parked_running: Option<Value>,
+    /// When not 0, `parked_running` was the db's set while it named the
+    /// ids kept with this stamp (`Long::filed_ids_stamp`), by value: a
+    /// start of those same nodes puts it back without comparing its ids.
+    pub(crate) parked_running_names: u64,
+    /// The `:aido/memory` map the last halt on this thread removed when it
+    /// held one node's state, with that entry: the same node started again
+    /// puts it back with its new state, no entry made or dropped (see
+    /// `halt::parked_memory`).
+    pub(crate) parked_memory: Option<Value>,
 }
 
 thread_local! {
@@ -1896,7 +1911,7 @@ impl<'t> Engine<'t> {
                 // holding this node's entry, which takes the new state.
                 let (at, state) = match tree.memory_key_hint.find(self.db, kw::MEMORY) {
                     Some(i) => (i, state),
-                    None => match halt::parked_memory(id, state) {
+                    None => match halt::parked_memory(self.long_state(), id, state) {
                         Ok(memory) => {
                             self.wrote_state = true;
                             let at = self.db.push_keyword(kw::MEMORY, memory);
@@ -2162,6 +2177,78 @@ mod tests {
     /// kept as it is only when it has nothing else to empty: a journal, a
     /// parallel's depth or noted writes are emptied all the same, and the
     /// set stays filed.
+    #[test]
+    fn a_halt_parks_the_set_and_the_memory_in_the_threads_long_state_and_a_start_takes_them() {
+        // The usual halt of a long action keeps the `:aido/running` vector
+        // and the `:aido/memory` map it took out of the db in the thread's
+        // long-running state (`Long::parked_running`, `Long::parked_memory`);
+        // the next start of the same nodes puts those same values back
+        // (the same allocations), and the slots are empty again.
+        let text = "[:selector [:sequence [:present? {:key :stop}] [:success]] \
+                    [:sequence {:id :s} [:wait {:id :w :ticks 9}]]]";
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let parked = || {
+            let long = SPARE_LONG.take();
+            let found = long.as_ref().map(|l| {
+                let address = |v: &Option<Value>| match v {
+                    Some(Value::Vector(ids)) => Some(ids.as_ptr() as usize),
+                    Some(Value::Map(map)) => Some(&**map as *const _ as usize),
+                    _ => None,
+                };
+                (
+                    l.parked_running.clone(),
+                    address(&l.parked_running),
+                    l.parked_memory.clone(),
+                    address(&l.parked_memory),
+                )
+            });
+            SPARE_LONG.set(long);
+            found
+        };
+        let running = Value::Keyword(super::kw::RUNNING);
+        let memory = Value::Keyword(super::kw::MEMORY);
+        let mut db = crate::run_tick(Value::map(), &tree).db;
+        for round in 0..3 {
+            let Value::Map(map) = &mut db else {
+                panic!("not a map: {db}")
+            };
+            let set = map.get(&running).cloned();
+            assert_eq!(set, Some(crate::read_value("[\"0\" :s :w]").unwrap()));
+            map.insert(Value::keyword("stop"), Value::Bool(true));
+            db = crate::run_tick(db, &tree).db;
+            let Value::Map(map) = &mut db else {
+                panic!("not a map: {db}")
+            };
+            assert_eq!(map.get(&running), None, "{round}");
+            assert_eq!(map.get(&memory), None, "{round}");
+            let Some((Some(set_parked), Some(set_at), Some(memory_parked), Some(memory_at))) =
+                parked()
+            else {
+                panic!("nothing parked in round {round}")
+            };
+            assert_eq!(Some(set_parked), set, "{round}");
+            assert_eq!(
+                memory_parked,
+                crate::read_value("{:w {:ticks 1}}").unwrap(),
+                "{round}"
+            );
+            map.shift_remove(&Value::keyword("stop"));
+            db = crate::run_tick(db, &tree).db;
+            let Value::Map(map) = &db else {
+                panic!("not a map: {db}")
+            };
+            let Some(Value::Vector(ids)) = map.get(&running) else {
+                panic!("no set in round {round}: {db}")
+            };
+            assert_eq!(ids.as_ptr() as usize, set_at, "{round}");
+            let Some(Value::Map(state)) = map.get(&memory) else {
+                panic!("no memory in round {round}: {db}")
+            };
+            assert_eq!(&**state as *const _ as usize, memory_at, "{round}");
+            assert_eq!(parked().map(|p| (p.0, p.2)), Some((None, None)), "{round}");
+        }
+    }
+
     #[test]
     fn a_spare_kept_with_its_set_filed_is_emptied_of_anything_else() {
         for case in 0..4 {
