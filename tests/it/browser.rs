@@ -339,8 +339,18 @@ impl Drop for Chromium {
     fn drop(&mut self) {
         // Chromium writes its profile until it exits: close it first, or
         // the folder is made again behind the removal and left behind.
+        // Its helper processes can outlive it for a moment and write there
+        // still: a removal that meets them is tried again, for at most
+        // ten seconds, and a folder left after that is named.
         drop(self.browser.take());
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::remove_dir_all(&self.dir).is_err() && self.dir.exists() {
+            if Instant::now() >= deadline {
+                eprintln!("notice: {} could not be removed", self.dir.display());
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
