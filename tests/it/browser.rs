@@ -340,18 +340,45 @@ impl Drop for Chromium {
         // Chromium writes its profile until it exits: close it first, or
         // the folder is made again behind the removal and left behind.
         // Its helper processes can outlive it for a moment and write there
-        // still: a removal that meets them is tried again, for at most
-        // ten seconds, and a folder left after that is named.
+        // still: the removal waits until no process names the folder (for
+        // at most ten seconds) and is tried again while it meets one; a
+        // folder left after that is named.
         drop(self.browser.take());
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::fs::remove_dir_all(&self.dir).is_err() && self.dir.exists() {
+        loop {
+            let used = folder_in_use(&self.dir);
+            if !used && (std::fs::remove_dir_all(&self.dir).is_ok() || !self.dir.exists()) {
+                break;
+            }
             if Instant::now() >= deadline {
-                eprintln!("notice: {} could not be removed", self.dir.display());
+                let _ = std::fs::remove_dir_all(&self.dir);
+                if self.dir.exists() {
+                    eprintln!("notice: {} could not be removed", self.dir.display());
+                }
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// Whether a running process names `dir` on its command line (Chromium's
+/// processes carry their `--user-data-dir`); false where `/proc` cannot
+/// be read.
+fn folder_in_use(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let needle = dir.as_os_str().as_encoded_bytes();
+    entries.flatten().any(|entry| {
+        entry
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            && std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|line| line.windows(needle.len()).any(|w| w == needle))
+    })
 }
 
 /// Timeline cells as `[tick, id, status]`.
