@@ -576,6 +576,81 @@ impl Engine<'_> {
         same
     }
 
+    /// The steady tick's load: the usual db something runs in (see
+    /// [`Engine::take_usual_running`]), naming the set the last tick on
+    /// this thread left filed with its ids kept for this tree
+    /// (`Long::prev_ids_for`), each id the same keyword or the same string
+    /// object as the one kept. Taken over as [`Engine::take_filed_running`]
+    /// does, each id compared in place (a host may have edited the set),
+    /// without a call: anything else (the fingerprint not worked out yet,
+    /// no spare state, an id equal only by value) is left to the general
+    /// load, which does the same with calls. Whether it was that db; if
+    /// not, nothing was done but fates set pending and the spare taken,
+    /// as the general load does too.
+    #[inline(always)]
+    pub(crate) fn take_steady_running(&mut self) -> bool {
+        let (db, tree) = (&*self.db, self.tree);
+        // `:aido/error` and `:aido/results` share a bit of the filter.
+        if !(db.lacks_keyword(kw::ERROR) && db.lacks_keyword(kw::RESULTS)) {
+            return false;
+        }
+        let Some(Value::Vector(ids)) = tree
+            .running_key_hint
+            .hit(db, kw::RUNNING)
+            .and_then(|at| db.value_at(at))
+        else {
+            return false;
+        };
+        let stamped = matches!(
+            (
+                tree.fingerprint.get(),
+                tree.fingerprint_hint
+                    .hit(db, kw::TREE)
+                    .and_then(|at| db.value_at(at)),
+            ),
+            (Some(f), Some(Value::Int(g))) if f == g
+        );
+        if !stamped {
+            return false;
+        }
+        let long = match &mut self.long {
+            Some(long) => long,
+            none => match Long::spare_kept() {
+                Some(long) => none.insert(long),
+                None => return false,
+            },
+        };
+        let n = ids.len();
+        if !(long.filed
+            && long.prev_ids_for == tree.identity.get()
+            && long.filed_ids.len() == n
+            && long.prev_running.len() == n)
+        {
+            return false;
+        }
+        for ((id, kept), (_, fate)) in ids
+            .iter()
+            .zip(&long.filed_ids)
+            .zip(long.prev_running.iter_mut())
+        {
+            let same = match (kept, id) {
+                (Value::Keyword(x), Value::Keyword(y)) => x == y,
+                (Value::Str(x), Value::Str(y)) => crate::value::ArcStr::ptr_eq(x, y),
+                _ => false,
+            };
+            if !same {
+                return false;
+            }
+            *fate = Fate::Pending;
+        }
+        long.filed = false;
+        long.db_names_prev = !tree.writes_running;
+        self.had_tree = true;
+        self.running_key = RunningKey::Held;
+        self.watch = true;
+        true
+    }
+
     /// [`Engine::load_running`] when the set is not the one left filed.
     #[inline(never)]
     pub(crate) fn load_running_anew(&mut self) -> bool {

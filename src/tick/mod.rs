@@ -1011,6 +1011,13 @@ impl Long {
         }
     }
 
+    /// This thread's spare state as it was left, if it has one: as
+    /// [`Long::spare`], without making one (a call) when not.
+    #[inline(always)]
+    pub(crate) fn spare_kept() -> Option<Box<Long>> {
+        SPARE_LONG.take()
+    }
+
     /// Forgets the running set left filed, keeping its nodes as the hint
     /// the next load starts from (`last_running`).
     #[cold]
@@ -1475,6 +1482,17 @@ impl<'t> Engine<'t> {
     /// continues, is inlined into this function).
     #[inline(never)]
     fn take_reserved(&mut self) {
+        // The steady tick's load is a leaf: no call, so no register saved
+        // on its way; anything else goes on in a tail call.
+        if !self.take_steady_running() {
+            self.take_reserved_rest();
+        }
+    }
+
+    /// [`Engine::take_reserved`] past the steady tick's load (see
+    /// [`Engine::take_steady_running`]).
+    #[inline(never)]
+    fn take_reserved_rest(&mut self) {
         if !self.take_usual_running() {
             self.take_reserved_otherwise();
         }
@@ -1692,10 +1710,21 @@ impl<'t> Engine<'t> {
             && !self.rng.drew()
             && self.file_running_if_unchanged()
         {
-            self.wrote(kw::RUNNING);
+            // Noted out of line: the usual write-back is then a leaf, no
+            // register saved on its way.
+            if self.writes().is_some() {
+                self.wrote_running();
+            }
             return;
         }
         self.write_back_all(options);
+    }
+
+    /// Notes `:aido/running` written, for [`Engine::write_back`].
+    #[cold]
+    #[inline(never)]
+    fn wrote_running(&mut self) {
+        self.wrote(kw::RUNNING);
     }
 
     /// [`Engine::write_back`] past its usual case: everything a tick may

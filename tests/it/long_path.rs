@@ -599,6 +599,64 @@ fn a_set_taken_over_by_its_kept_ids_still_sees_a_host_edit_in_place() {
     tick_in_place_against_fresh_and_general(&steps);
 }
 
+#[test]
+fn a_steady_set_still_sees_every_host_edit_of_the_keys_its_load_reads() {
+    // The steady tick's load takes the set the last tick on this thread
+    // left filed over without a call (`Engine::take_steady_running`): each
+    // id the same keyword or the same string object as the one kept, the
+    // db stamped with this tree's fingerprint, no `:aido/error` or
+    // `:aido/results`. A host that changes any of these between two
+    // steady ticks must be seen: keyword ids swapped, replaced by another
+    // node's or by an equal keyword, a string for a keyword; the stamp
+    // changed; an error or completions added. Each against a thread that
+    // kept nothing and the general path, for keyword and string ids.
+    let named = "[:sequence {:id :top} [:selector {:id :sel} [:present? {:key :stop}] \
+                   [:sequence {:id :go} [:inc! {:key :n}] [:wait {:id :walk :ticks 40}]]] \
+                   [:inc! {:key :s}]]";
+    let plain = "[:sequence [:selector [:present? {:key :stop}] \
+                   [:sequence [:inc! {:key :n}] [:wait {:ticks 40}]]] [:inc! {:key :s}]]";
+    let in_place = |f: fn(&mut Vec<Value>)| {
+        move |db: &mut Value| {
+            let running = Value::keyword("aido/running");
+            if let Some(Value::Vector(ids)) = db.as_map_mut().unwrap().get_mut(&running) {
+                let mut items: Vec<Value> = ids.iter().cloned().collect();
+                f(&mut items);
+                ids.clear();
+                ids.extend(items);
+            }
+        }
+    };
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    for text in [named, plain] {
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        let nothing = || -> Edit { Box::new(|_| {}) };
+        let halt: fn(&mut Value) = |db| set(db, ":stop", Value::Bool(true));
+        let start: fn(&mut Value) = |db| unset(db, ":stop");
+        let edits: Vec<Edit> = vec![
+            Box::new(in_place(|ids| ids.swap(2, 3))),
+            Box::new(in_place(|ids| ids[3] = ids[1].clone())),
+            Box::new(in_place(|ids| ids[1] = Value::keyword("sel"))),
+            Box::new(in_place(|ids| ids[3] = Value::string("walk"))),
+            Box::new(in_place(|ids| ids[3] = Value::keyword("walk"))),
+            Box::new(|db| set(db, ":aido/tree", Value::Int(1))),
+            Box::new(|db| set(db, ":aido/tree", Value::string("t"))),
+            Box::new(|db| set(db, ":aido/results", read_value("{:x 1}").unwrap())),
+            Box::new(|db| set(db, ":aido/error", Value::string("old"))),
+        ];
+        let mut steps: Vec<(&Tree, Edit)> = vec![(&tree, nothing())];
+        for edit in edits {
+            // Started, two ticks of the set taken over, then the edit.
+            steps.push((&tree, Box::new(halt)));
+            steps.push((&tree, Box::new(start)));
+            steps.push((&tree, nothing()));
+            steps.push((&tree, nothing()));
+            steps.push((&tree, edit));
+            steps.push((&tree, nothing()));
+        }
+        tick_in_place_against_fresh_and_general(&steps);
+    }
+}
+
 /// A tree to tick and the host's edit of the db before the tick.
 type Step<'a> = (&'a Tree, Box<dyn Fn(&mut Value) + 'a>);
 
