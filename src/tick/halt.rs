@@ -886,11 +886,12 @@ impl Engine<'_> {
     /// Whether it was.
     #[inline(always)]
     pub(crate) fn file_running_if_unchanged(&mut self) -> bool {
+        // Nothing started (`now_running` empty) and every node of the set
+        // ran again: one test of the two.
         if let Some(long) = self.long.as_mut()
             && long.db_names_prev
-            && long.now_running.is_empty()
+            && (long.now_running.len() | (long.prev_running.len() ^ long.runs_again as usize)) == 0
             && !long.prev_running.is_empty()
-            && long.runs_again as usize == long.prev_running.len()
         {
             debug_assert!(
                 long.prev_running

@@ -1683,7 +1683,9 @@ impl<'t> Engine<'t> {
             || options.locals.is_some()
             || self.rng.drew()
         {
-            self.write_back(options);
+            // Whether locals were added is all the write-back reads of
+            // the options: a flag, folded where the options are constant.
+            self.write_back(options.locals.is_some());
             if self.error.is_some() {
                 return (Status::Error, self.steps());
             }
@@ -1695,9 +1697,9 @@ impl<'t> Engine<'t> {
     /// [`Engine::finish_noted`]): halts what was running and was not
     /// reached, records what runs now, drops stale completions, writes back
     /// the generator's position, the tree's fingerprint and any error, and
-    /// takes the locals out.
+    /// takes the locals out (`locals`: whether the tick added them).
     #[inline(never)]
-    fn write_back(&mut self, options: &TickOptions) {
+    fn write_back(&mut self, locals: bool) {
         // The usual tick while something runs: it continued what ran and
         // wrote nothing else back. Its running set is left filed here,
         // without the frame of the whole write-back.
@@ -1706,7 +1708,7 @@ impl<'t> Engine<'t> {
             && self.error.is_none()
             && !self.results_maybe
             && !self.wrote_state
-            && options.locals.is_none()
+            && !locals
             && !self.rng.drew()
             && self.file_running_if_unchanged()
         {
@@ -1717,7 +1719,7 @@ impl<'t> Engine<'t> {
             }
             return;
         }
-        self.write_back_all(options);
+        self.write_back_all(locals);
     }
 
     /// Notes `:aido/running` written, for [`Engine::write_back`].
@@ -1730,7 +1732,7 @@ impl<'t> Engine<'t> {
     /// [`Engine::write_back`] past its usual case: everything a tick may
     /// leave in the db.
     #[inline(never)]
-    fn write_back_all(&mut self, options: &TickOptions) {
+    fn write_back_all(&mut self, locals: bool) {
         if !self.keep_running && (self.had_running() || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
@@ -1758,7 +1760,7 @@ impl<'t> Engine<'t> {
             crate::migrate::stamp(self.db, self.tree);
             self.wrote(kw::TREE);
         }
-        if options.locals.is_some() {
+        if locals {
             self.db.shift_remove(&Value::Keyword(kw::LOCALS));
         }
         if let Some(e) = &self.error {
