@@ -582,25 +582,20 @@ impl Engine<'_> {
     /// (`Long::prev_ids_for`), each id the same keyword or the same string
     /// object as the one kept. Taken over as [`Engine::take_filed_running`]
     /// does, each id compared in place (a host may have edited the set),
-    /// without a call: anything else (the fingerprint not worked out yet,
-    /// no spare state, an id equal only by value) is left to the general
-    /// load, which does the same with calls. Whether it was that db; if
-    /// not, nothing was done but fates set pending and the spare taken,
-    /// as the general load does too.
+    /// without a call. The usual db without a set (the tick after a halt)
+    /// is taken here too, as `Engine::take_usual_running` takes it when
+    /// the key's bit of the filter proves it absent. Anything else (the
+    /// fingerprint not worked out yet, no spare state, an id equal only by
+    /// value) is left to the general load, which does the same with
+    /// calls. Whether it was one of those dbs; if not, nothing was done but
+    /// fates set pending and the spare taken, as the general load does too.
     #[inline(always)]
-    pub(crate) fn take_steady_running(&mut self) -> bool {
+    pub(crate) fn take_usual_leaf(&mut self) -> bool {
         let (db, tree) = (&*self.db, self.tree);
         // `:aido/error` and `:aido/results` share a bit of the filter.
         if !(db.lacks_keyword(kw::ERROR) && db.lacks_keyword(kw::RESULTS)) {
             return false;
         }
-        let Some(Value::Vector(ids)) = tree
-            .running_key_hint
-            .hit(db, kw::RUNNING)
-            .and_then(|at| db.value_at(at))
-        else {
-            return false;
-        };
         let stamped = matches!(
             (
                 tree.fingerprint.get(),
@@ -613,6 +608,16 @@ impl Engine<'_> {
         if !stamped {
             return false;
         }
+        let Some(at) = tree.running_key_hint.hit(db, kw::RUNNING) else {
+            if db.lacks_keyword(kw::RUNNING) {
+                self.had_tree = true;
+                return true;
+            }
+            return false;
+        };
+        let Some(Value::Vector(ids)) = db.value_at(at) else {
+            return false;
+        };
         let long = match &mut self.long {
             Some(long) => long,
             none => match Long::spare_kept() {

@@ -1482,15 +1482,15 @@ impl<'t> Engine<'t> {
     /// continues, is inlined into this function).
     #[inline(never)]
     fn take_reserved(&mut self) {
-        // The steady tick's load is a leaf: no call, so no register saved
-        // on its way; anything else goes on in a tail call.
-        if !self.take_steady_running() {
+        // The usual loads are a leaf: no call, so few registers saved on
+        // their way; anything else goes on in a tail call.
+        if !self.take_usual_leaf() {
             self.take_reserved_rest();
         }
     }
 
-    /// [`Engine::take_reserved`] past the steady tick's load (see
-    /// [`Engine::take_steady_running`]).
+    /// [`Engine::take_reserved`] past the usual loads (see
+    /// [`Engine::take_usual_leaf`]).
     #[inline(never)]
     fn take_reserved_rest(&mut self) {
         if !self.take_usual_running() {

@@ -602,7 +602,7 @@ fn a_set_taken_over_by_its_kept_ids_still_sees_a_host_edit_in_place() {
 #[test]
 fn a_steady_set_still_sees_every_host_edit_of_the_keys_its_load_reads() {
     // The steady tick's load takes the set the last tick on this thread
-    // left filed over without a call (`Engine::take_steady_running`): each
+    // left filed over without a call (`Engine::take_usual_leaf`): each
     // id the same keyword or the same string object as the one kept, the
     // db stamped with this tree's fingerprint, no `:aido/error` or
     // `:aido/results`. A host that changes any of these between two
