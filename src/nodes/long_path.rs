@@ -388,6 +388,10 @@ impl<'t> Engine<'t> {
         let nodes = &self.tree.nodes;
         let mut node = id;
         if !self.watch {
+            // The usual start after a halt: the set parked put back.
+            if self.start_parked(id) {
+                return;
+            }
             // Each noted in turn in the long-running state, taken once, as
             // `Engine::note_running` notes one.
             self.watch = true;
@@ -563,6 +567,10 @@ impl<'t> Engine<'t> {
             }
         };
         self.visited(id, status);
+        // The root: the tick ends with its visit.
+        if id == 0 {
+            self.end_run_at_root();
+        }
         status
     }
 }
