@@ -312,7 +312,12 @@ impl NewMemory {
                     && map.keyword_at(0, key)
                     && let Some(in_place) = map.value_at_mut(0)
                 {
-                    *in_place = value;
+                    let old = std::mem::replace(in_place, value);
+                    // A count (the usual run state) owns nothing: no call
+                    // to drop it.
+                    if let Value::Int(_) = old {
+                        std::mem::forget(old);
+                    }
                     return;
                 }
                 spare_map_of(Value::Keyword(key), value)
@@ -336,7 +341,12 @@ pub(crate) fn parked_memory(
     };
     if let Value::Map(memory) = &mut parked
         && memory.len() == 1
-        && memory.get_index(0).is_some_and(|(k, _)| same_id(k, id))
+        && match id {
+            // A keyword id is compared by its interned index, without
+            // making the stored key's value (see `Map::keyword_at`).
+            Value::Keyword(k) => memory.keyword_at(0, *k),
+            id => memory.get_index(0).is_some_and(|(k, _)| same_id(k, id)),
+        }
         && let Some(slot) = memory.value_at_mut(0)
     {
         state.write_over(slot, recycle);
@@ -1067,7 +1077,10 @@ impl Engine<'_> {
         long.prev_ids_for = identity;
         let at = self.db.push_keyword(kw::RUNNING, running);
         tree.running_key_hint.remember(Some(at));
-        self.wrote_state = true;
+        // State written in a db that records this tree (the usual one,
+        // which the set-up found stamped) leaves nothing to stamp: the
+        // end of the tick then files the set as the usual tick's end does.
+        self.wrote_state = !self.had_tree;
         self.running_key = RunningKey::Held;
         self.watch = true;
         true

@@ -819,8 +819,10 @@ fn the_tick_after_a_halt_takes_the_db_as_its_trees_by_the_stamp_whatever_proves_
     // search in a large one (more than eight keys: its filter keeps the
     // removed key's bit; `Engine::take_usual_running`). Either way the db
     // is the tree's only if stamped with its fingerprint: one stamped with
-    // another tree's is carried over and stamped anew. Every tick agrees
-    // with the general path.
+    // another tree's is carried over and stamped anew, and one whose stamp
+    // the host took out is stamped again by the start (which, in a db
+    // found stamped, leaves nothing to stamp: `Engine::start_parked`).
+    // Every tick agrees with the general path.
     let tree = compile_str(
         "t.edn",
         "[:sequence {:id :top} \
@@ -839,24 +841,28 @@ fn the_tick_after_a_halt_takes_the_db_as_its_trees_by_the_stamp_whatever_proves_
         }
         let ran = tick(&tree, db, 1_000_000).db;
         assert!(ran.get(&running).is_some(), "{extra}");
-        let mut halted = ran;
-        set(&mut halted, ":stop", Value::Bool(true));
-        let halted = tick(&tree, halted, 1_000_000).db;
-        assert!(halted.get(&running).is_none(), "{extra}");
-        let stamp = halted.get(&stamp_key).cloned().unwrap();
-        for other_tree in [false, true] {
+        // The stamp as it is, another tree's, taken out; each after a halt
+        // on this thread, which parks the set the start puts back.
+        for stamp_edit in 0..3 {
+            let mut halted = ran.clone();
+            set(&mut halted, ":stop", Value::Bool(true));
+            let halted = tick(&tree, halted, 1_000_000).db;
+            assert!(halted.get(&running).is_none(), "{extra}");
+            let stamp = halted.get(&stamp_key).cloned().unwrap();
             let mut db = halted.clone();
             unset(&mut db, ":stop");
-            if other_tree {
-                set(&mut db, ":aido/tree", Value::Int(1));
+            match stamp_edit {
+                1 => set(&mut db, ":aido/tree", Value::Int(1)),
+                2 => unset(&mut db, ":aido/tree"),
+                _ => {}
             }
             let (l, g) = (
                 tick(&tree, db.clone(), 1_000_000),
                 tick_general(&tree, db, 1_000_000),
             );
-            assert_eq!(seen(&l), seen(&g), "{extra} keys more, {other_tree}");
-            assert_eq!(l.db.get(&stamp_key), Some(&stamp), "{extra}, {other_tree}");
-            assert!(l.db.get(&running).is_some(), "{extra}, {other_tree}");
+            assert_eq!(seen(&l), seen(&g), "{extra} keys more, {stamp_edit}");
+            assert_eq!(l.db.get(&stamp_key), Some(&stamp), "{extra}, {stamp_edit}");
+            assert!(l.db.get(&running).is_some(), "{extra}, {stamp_edit}");
         }
     }
 }
