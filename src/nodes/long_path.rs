@@ -526,6 +526,14 @@ impl<'t> Engine<'t> {
             let long_at = kids
                 .iter()
                 .position(|&k| tree.nodes.get(k as usize).is_some_and(|n| !n.plain));
+            // The usual halt at the root: all of it in one step.
+            if id == 0
+                && let (Some(i), Some(at)) = (decided_at, long_at)
+                && at > i
+                && self.halt_run_at_root(kids[at])
+            {
+                return status;
+            }
             let asked = match (decided_at, long_at) {
                 (Some(i), Some(at)) if i < at => false,
                 (Some(i), Some(at)) if i == at => !self.long_child_was_running(id, kids[at]),

@@ -1004,6 +1004,75 @@ impl Engine<'_> {
         }
     }
 
+    /// The usual halt of a long action, as one step: the root, a flow on
+    /// the long path, is decided by a child before `kid`, its one child
+    /// that can run, and what ran after the last tick is the root and
+    /// `kid`'s run, none ticked yet in this tick, with all of node memory
+    /// the deepest one's (a wait's count). Halting `kid` halts them all
+    /// and takes that memory out (parked, as [`Engine::park_memory_of`]
+    /// does), which leaves the root no marks to clear; the root's visit
+    /// ends the tick, whose end has only `:aido/running` to take out and
+    /// park ([`Engine::end_run_at_root`]). All of it is done here, and the
+    /// long-running state kept as this thread's spare. Whether it was (if
+    /// not, nothing was done).
+    #[inline(never)]
+    pub(crate) fn halt_run_at_root(&mut self, kid: u32) -> bool {
+        let tree = self.tree;
+        let (Some(long), Some(node)) = (self.long.as_deref(), tree.nodes.get(kid as usize)) else {
+            return false;
+        };
+        debug_assert!(self.trace.is_none());
+        // The set is in pre-order without repeats: after the root, `kid`
+        // and nodes of its subtree, the last the deepest.
+        let (Some(&(0, Fate::Pending)), Some(&(first, _)), Some(&(deepest, _))) = (
+            long.prev_running.first(),
+            long.prev_running.get(1),
+            long.prev_running.last(),
+        ) else {
+            return false;
+        };
+        if !(first == kid
+            && deepest < node.subtree_end
+            && self.running_key == RunningKey::Held
+            && self.error.is_none()
+            && !self.keep_running
+            && long.now_running.is_empty()
+            && long.runs_again == 0
+            && long.memory_marked == 0
+            && !long.marks_raised_results
+            && long.writes.is_none()
+            && (long.launches.len()
+                | long.cancels.len()
+                | long.dropped.len()
+                | long.warnings.len()
+                | long.journal.len()
+                | long.rollback_depth as usize)
+                == 0
+            && long.prev_running.iter().all(|&(_, f)| f == Fate::Pending))
+        {
+            return false;
+        }
+        let names = if long.db_names_prev && long.prev_ids_for == tree.identity.get() {
+            long.filed_ids_stamp
+        } else {
+            0
+        };
+        if !self.park_memory_of(deepest) {
+            return false;
+        }
+        if let Some(at) = tree.running_key_hint.find(self.db, kw::RUNNING)
+            && let Some(old) = self.take_tail_key(at, kw::RUNNING)
+            && let Some(long) = self.long.as_deref_mut()
+        {
+            park_running(long, old, names);
+        }
+        self.running_key = RunningKey::Absent;
+        if let Some(long) = self.long.take() {
+            Long::recycle_quiet(long);
+        }
+        true
+    }
+
     /// The usual start of a long action after its halt, as one step: wait
     /// `id` returned Running on the long path, the db held no
     /// `:aido/running` when the tick began and nothing ran since, and the
