@@ -156,6 +156,11 @@ impl SlotHint {
     #[cold]
     #[inline(never)]
     fn search(&self, db: &Map, key: Keyword) -> Option<usize> {
+        // A key the filter proves absent (`:aido/memory` after the halt
+        // that took it out, looked for as the wait starts again): no pass.
+        if db.lacks_keyword(key) {
+            return None;
+        }
         self.search_inline(db, key)
     }
 

@@ -388,6 +388,10 @@ impl<'t> Engine<'t> {
         let nodes = &self.tree.nodes;
         let mut node = id;
         if !self.watch {
+            // The usual start after a halt: the set parked put back.
+            if self.start_parked(id) {
+                return;
+            }
             // Each noted in turn in the long-running state, taken once, as
             // `Engine::note_running` notes one.
             self.watch = true;
@@ -522,6 +526,14 @@ impl<'t> Engine<'t> {
             let long_at = kids
                 .iter()
                 .position(|&k| tree.nodes.get(k as usize).is_some_and(|n| !n.plain));
+            // The usual halt at the root: all of it in one step.
+            if id == 0
+                && let (Some(i), Some(at)) = (decided_at, long_at)
+                && at > i
+                && self.halt_run_at_root(kids[at])
+            {
+                return status;
+            }
             let asked = match (decided_at, long_at) {
                 (Some(i), Some(at)) if i < at => false,
                 (Some(i), Some(at)) if i == at => !self.long_child_was_running(id, kids[at]),
@@ -563,6 +575,10 @@ impl<'t> Engine<'t> {
             }
         };
         self.visited(id, status);
+        // The root: the tick ends with its visit.
+        if id == 0 {
+            self.end_run_at_root();
+        }
         status
     }
 }

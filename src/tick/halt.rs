@@ -312,7 +312,12 @@ impl NewMemory {
                     && map.keyword_at(0, key)
                     && let Some(in_place) = map.value_at_mut(0)
                 {
-                    *in_place = value;
+                    let old = std::mem::replace(in_place, value);
+                    // A count (the usual run state) owns nothing: no call
+                    // to drop it.
+                    if let Value::Int(_) = old {
+                        std::mem::forget(old);
+                    }
                     return;
                 }
                 spare_map_of(Value::Keyword(key), value)
@@ -336,7 +341,12 @@ pub(crate) fn parked_memory(
     };
     if let Value::Map(memory) = &mut parked
         && memory.len() == 1
-        && memory.get_index(0).is_some_and(|(k, _)| same_id(k, id))
+        && match id {
+            // A keyword id is compared by its interned index, without
+            // making the stored key's value (see `Map::keyword_at`).
+            Value::Keyword(k) => memory.keyword_at(0, *k),
+            id => memory.get_index(0).is_some_and(|(k, _)| same_id(k, id)),
+        }
         && let Some(slot) = memory.value_at_mut(0)
     {
         state.write_over(slot, recycle);
@@ -1019,6 +1029,211 @@ impl Engine<'_> {
         }
         recycle(std::mem::replace(slot, ids(now)));
         self.wrote_state = true;
+    }
+
+    /// The root, a flow on the long path, returned a status other than
+    /// Running while something ran: the tick ends here. When what ran was
+    /// all halted (or finished) in this tick, and nothing runs now or has
+    /// anything to hand out, the end of the tick has only the db's
+    /// `:aido/running` to take out (and park, as [`Engine::store_running_changed`]
+    /// does): taken out now, and the long-running state kept as this
+    /// thread's spare, the tick's end finds nothing running and nothing to
+    /// write back for it. (The usual halt of a long action: the branch
+    /// before it wins.)
+    #[inline(never)]
+    pub(crate) fn end_run_at_root(&mut self) {
+        let tree = self.tree;
+        let Some(long) = self.long.as_deref() else {
+            return;
+        };
+        debug_assert!(self.trace.is_none());
+        if !(self.running_key == RunningKey::Held
+            && self.error.is_none()
+            && !self.keep_running
+            && long.now_running.is_empty()
+            && long.runs_again == 0
+            && long.memory_marked == 0
+            && !long.marks_raised_results
+            && long.writes.is_none()
+            && (long.launches.len()
+                | long.cancels.len()
+                | long.dropped.len()
+                | long.warnings.len()
+                | long.journal.len()
+                | long.rollback_depth as usize)
+                == 0
+            && long.prev_running.iter().all(|&(_, f)| f != Fate::Pending))
+        {
+            return;
+        }
+        // No fate is Running (`runs_again` counts them) or Pending: none
+        // runs on, and none is left to halt.
+        let names = if long.db_names_prev && long.prev_ids_for == tree.identity.get() {
+            long.filed_ids_stamp
+        } else {
+            0
+        };
+        if let Some(at) = tree.running_key_hint.find(self.db, kw::RUNNING)
+            && let Some(old) = self.take_tail_key(at, kw::RUNNING)
+            && let Some(long) = self.long.as_deref_mut()
+        {
+            park_running(long, old, names);
+        }
+        self.running_key = RunningKey::Absent;
+        if let Some(long) = self.long.take() {
+            Long::recycle_quiet(long);
+        }
+    }
+
+    /// The usual halt of a long action, as one step: the root, a flow on
+    /// the long path, is decided by a child before `kid`, its one child
+    /// that can run, and what ran after the last tick is the root and
+    /// `kid`'s run, none ticked yet in this tick, with all of node memory
+    /// the deepest one's (a wait's count). Halting `kid` halts them all
+    /// and takes that memory out (parked, as [`Engine::park_memory_of`]
+    /// does), which leaves the root no marks to clear; the root's visit
+    /// ends the tick, whose end has only `:aido/running` to take out and
+    /// park ([`Engine::end_run_at_root`]). All of it is done here, and the
+    /// long-running state kept as this thread's spare. Whether it was (if
+    /// not, nothing was done).
+    #[inline(never)]
+    pub(crate) fn halt_run_at_root(&mut self, kid: u32) -> bool {
+        let tree = self.tree;
+        let (Some(long), Some(node)) = (self.long.as_deref(), tree.nodes.get(kid as usize)) else {
+            return false;
+        };
+        debug_assert!(self.trace.is_none());
+        // The set is in pre-order without repeats: after the root, `kid`
+        // and nodes of its subtree, the last the deepest.
+        let (Some(&(0, Fate::Pending)), Some(&(first, _)), Some(&(deepest, _))) = (
+            long.prev_running.first(),
+            long.prev_running.get(1),
+            long.prev_running.last(),
+        ) else {
+            return false;
+        };
+        if !(first == kid
+            && deepest < node.subtree_end
+            && self.running_key == RunningKey::Held
+            && self.error.is_none()
+            && !self.keep_running
+            && long.now_running.is_empty()
+            && long.runs_again == 0
+            && long.memory_marked == 0
+            && !long.marks_raised_results
+            && long.writes.is_none()
+            && (long.launches.len()
+                | long.cancels.len()
+                | long.dropped.len()
+                | long.warnings.len()
+                | long.journal.len()
+                | long.rollback_depth as usize)
+                == 0
+            && long.prev_running.iter().all(|&(_, f)| f == Fate::Pending))
+        {
+            return false;
+        }
+        let names = if long.db_names_prev && long.prev_ids_for == tree.identity.get() {
+            long.filed_ids_stamp
+        } else {
+            0
+        };
+        if !self.park_memory_of(deepest) {
+            return false;
+        }
+        if let Some(at) = tree.running_key_hint.find(self.db, kw::RUNNING)
+            && let Some(old) = self.take_tail_key(at, kw::RUNNING)
+            && let Some(long) = self.long.as_deref_mut()
+        {
+            park_running(long, old, names);
+        }
+        self.running_key = RunningKey::Absent;
+        if let Some(long) = self.long.take() {
+            Long::recycle_quiet(long);
+        }
+        true
+    }
+
+    /// The usual start of a long action after its halt, as one step: wait
+    /// `id` returned Running on the long path, the db held no
+    /// `:aido/running` when the tick began and nothing ran since, and the
+    /// flows above it reach the root (its [`Node::long_run`] counts them
+    /// all), which returns Running with them and ends the tick. When the
+    /// set the halt parked names these nodes (parked naming the ids kept
+    /// for them, [`Long::parked_running_names`]), it is put back in the db
+    /// now, where the end of the tick would have appended it (nothing is
+    /// written in between), and taken over as a set the tick loaded and
+    /// that ran again: the end of the tick leaves it filed, as it leaves a
+    /// set that ran on. Whether it was (if not, nothing was done).
+    ///
+    /// [`Node::long_run`]: crate::tree::Node
+    #[inline(never)]
+    pub(crate) fn start_parked(&mut self, id: u32) -> bool {
+        let tree = self.tree;
+        let (Some(long), Some(wait)) = (self.long.as_deref_mut(), tree.nodes.get(id as usize))
+        else {
+            return false;
+        };
+        let len = usize::from(wait.long_run);
+        let identity = tree.identity.get();
+        if !(self.running_key == RunningKey::Absent
+            && !tree.writes_running
+            && long.parked_running_names != 0
+            && long.parked_running_names == long.filed_ids_stamp
+            && long.filed_ids_for == identity
+            && long.filed_ids_nodes.len() == len
+            && long.prev_running.is_empty()
+            && long.now_running.is_empty()
+            && matches!(&long.parked_running, Some(Value::Vector(ids)) if ids.len() == len))
+        {
+            return false;
+        }
+        // The ids kept name the wait and the flows above it, up to the
+        // root: the nodes kept are these, climbed from the wait.
+        let mut node = id;
+        for &kept in long.filed_ids_nodes.iter().rev() {
+            if kept != node {
+                return false;
+            }
+            node = tree.nodes.get(node as usize).map_or(u32::MAX, |n| n.parent);
+        }
+        if long.filed_ids_nodes.first() != Some(&0) {
+            return false;
+        }
+        let Some(running) = long.parked_running.take() else {
+            return false;
+        };
+        long.parked_running_names = 0;
+        // Loaded, and run again: what `Engine::take_filed_running` and each
+        // node's visit would have left.
+        if long.where_running.len() < tree.nodes.len() {
+            long.where_running.resize(tree.nodes.len(), (0, 0));
+        }
+        let Long {
+            prev_running,
+            filed_ids_nodes,
+            where_running,
+            generation,
+            ..
+        } = long;
+        for (i, &n) in filed_ids_nodes.iter().enumerate() {
+            prev_running.push((n, Fate::Running));
+            if let Some(entry) = where_running.get_mut(n as usize) {
+                *entry = (*generation, i as u32);
+            }
+        }
+        long.runs_again = wait.long_run.into();
+        long.db_names_prev = true;
+        long.prev_ids_for = identity;
+        let at = self.db.push_keyword(kw::RUNNING, running);
+        tree.running_key_hint.remember(Some(at));
+        // State written in a db that records this tree (the usual one,
+        // which the set-up found stamped) leaves nothing to stamp: the
+        // end of the tick then files the set as the usual tick's end does.
+        self.wrote_state = !self.had_tree;
+        self.running_key = RunningKey::Held;
+        self.watch = true;
+        true
     }
 
     /// Records the running set after a tick that ended in Error, if the

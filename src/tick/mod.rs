@@ -816,7 +816,8 @@ pub(crate) struct Engine<'t> {
     /// to this tree), so that it need not be stamped at the end.
     pub(crate) had_tree: bool,
     /// Whether the tick wrote node memory or a running set: a db with state
-    /// records the tree it belongs to.
+    /// records the tree it belongs to. (Left clear by a start that puts a
+    /// parked set back in a db that records it already, `Engine::start_parked`.)
     pub(crate) wrote_state: bool,
     /// The carrying over of a db last ticked with another tree.
     pub(crate) migration: Option<Box<Migration>>,

@@ -761,6 +761,48 @@ fn ids_kept_for_one_run_are_not_taken_for_another_runs_after_a_start() {
 }
 
 #[test]
+fn a_halt_or_a_start_below_a_general_root_leaves_the_running_set_to_the_ticks_end() {
+    // At the root, a long-path flow ends the tick: a halt of all that ran
+    // takes the set out there (`Engine::end_run_at_root`), and a start
+    // after a halt puts the parked set back there (`Engine::start_parked`).
+    // Below a general root (a parallel, a sequence with memory) the tick goes on, and the set is
+    // the end's to write: here the parallel's other child writes a key
+    // new to the db after the start, or starts a wait of its own after
+    // the halt, and the db's order must be the general path's. The sets
+    // that reach these flows without the root come from a tick that ended
+    // in Error after the wait started (`:s` a string for `:inc!`) and
+    // from the host.
+    let late = "[:parallel {:success-threshold 2} \
+                  [:selector {:id :a} [:present? {:key :stop}] [:wait {:id :walk :ticks 40}]] \
+                  [:selector [:sequence [:present? {:key :stop}] [:dissoc! {:key :late}]] \
+                   [:sequence [:inc! {:key :s}] [:define! {:key :late :val 1}]]]]";
+    let both = "[:sequence {:memory true} \
+                  [:selector {:id :a} [:present? {:key :stop}] [:wait {:id :walk :ticks 40}]] \
+                  [:sequence {:id :b} [:present? {:key :stop}] [:wait {:id :rest :ticks 40}]]]";
+    let late = compile_str("l.edn", late, &Registry::new()).unwrap();
+    let both = compile_str("b.edn", both, &Registry::new()).unwrap();
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let steps: Vec<(&Tree, Edit)> = vec![
+        (&late, Box::new(|db| set(db, ":s", Value::string("x")))),
+        (
+            &late,
+            Box::new(|db| {
+                set(db, ":stop", Value::Bool(true));
+                set(db, ":s", Value::Int(0));
+            }),
+        ),
+        (&late, Box::new(|db| unset(db, ":stop"))),
+        (&late, Box::new(|_| {})),
+        (
+            &both,
+            Box::new(|db| *db = read_value("{:aido/running [:a :walk] :stop true :s 0}").unwrap()),
+        ),
+        (&both, Box::new(|_| {})),
+    ];
+    tick_in_place_against_fresh_and_general(&steps);
+}
+
+#[test]
 fn a_start_where_the_db_had_no_running_set_finds_one_that_user_code_or_a_data_node_added() {
     // The tick's set-up proves `:aido/running` absent, so a wait that
     // starts appends the set without looking for the key again; but user
@@ -835,8 +877,10 @@ fn the_tick_after_a_halt_takes_the_db_as_its_trees_by_the_stamp_whatever_proves_
     // search in a large one (more than eight keys: its filter keeps the
     // removed key's bit; `Engine::take_usual_running`). Either way the db
     // is the tree's only if stamped with its fingerprint: one stamped with
-    // another tree's is carried over and stamped anew. Every tick agrees
-    // with the general path.
+    // another tree's is carried over and stamped anew, and one whose stamp
+    // the host took out is stamped again by the start (which, in a db
+    // found stamped, leaves nothing to stamp: `Engine::start_parked`).
+    // Every tick agrees with the general path.
     let tree = compile_str(
         "t.edn",
         "[:sequence {:id :top} \
@@ -855,24 +899,28 @@ fn the_tick_after_a_halt_takes_the_db_as_its_trees_by_the_stamp_whatever_proves_
         }
         let ran = tick(&tree, db, 1_000_000).db;
         assert!(ran.get(&running).is_some(), "{extra}");
-        let mut halted = ran;
-        set(&mut halted, ":stop", Value::Bool(true));
-        let halted = tick(&tree, halted, 1_000_000).db;
-        assert!(halted.get(&running).is_none(), "{extra}");
-        let stamp = halted.get(&stamp_key).cloned().unwrap();
-        for other_tree in [false, true] {
+        // The stamp as it is, another tree's, taken out; each after a halt
+        // on this thread, which parks the set the start puts back.
+        for stamp_edit in 0..3 {
+            let mut halted = ran.clone();
+            set(&mut halted, ":stop", Value::Bool(true));
+            let halted = tick(&tree, halted, 1_000_000).db;
+            assert!(halted.get(&running).is_none(), "{extra}");
+            let stamp = halted.get(&stamp_key).cloned().unwrap();
             let mut db = halted.clone();
             unset(&mut db, ":stop");
-            if other_tree {
-                set(&mut db, ":aido/tree", Value::Int(1));
+            match stamp_edit {
+                1 => set(&mut db, ":aido/tree", Value::Int(1)),
+                2 => unset(&mut db, ":aido/tree"),
+                _ => {}
             }
             let (l, g) = (
                 tick(&tree, db.clone(), 1_000_000),
                 tick_general(&tree, db, 1_000_000),
             );
-            assert_eq!(seen(&l), seen(&g), "{extra} keys more, {other_tree}");
-            assert_eq!(l.db.get(&stamp_key), Some(&stamp), "{extra}, {other_tree}");
-            assert!(l.db.get(&running).is_some(), "{extra}, {other_tree}");
+            assert_eq!(seen(&l), seen(&g), "{extra} keys more, {stamp_edit}");
+            assert_eq!(l.db.get(&stamp_key), Some(&stamp), "{extra}, {stamp_edit}");
+            assert!(l.db.get(&running).is_some(), "{extra}, {stamp_edit}");
         }
     }
 }
