@@ -190,13 +190,17 @@ fn long_run_climbed(nodes: &[Node], id: u32) -> u8 {
 
 impl<'t> Engine<'t> {
     /// Ticks the tree's root, `root`, on the long path (an untraced tick):
-    /// what [`Engine::tick`] does for it, without its frame.
+    /// what [`Engine::tick`] does for it, without its frame. A `:selector`
+    /// root, the usual root of a reactive tree, runs its loop here, in the
+    /// tick's own frame, as the plain path's does
+    /// (`Engine::tick_plain_root`): its call saved as many registers as
+    /// the tick had saved already. A `:sequence` root is a call.
     #[inline(always)]
     pub(crate) fn tick_long_root(&mut self, root: &'t Node) -> Status {
         if let Kind::Sequence { .. } = root.kind {
             self.long_flow::<true, true>(0, root)
         } else {
-            self.long_flow::<false, true>(0, root)
+            self.long_flow_here::<false, true, true>(0, root)
         }
     }
 
