@@ -292,8 +292,9 @@ impl<'t> Engine<'t> {
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
+        debug_assert!(self.long.as_ref().is_none_or(|l| l.writes.is_none()));
         let status = match self.count_opt(id, "ticks", ticks) {
-            Ok(n) if self.wait_counted(node, n) => Status::Running,
+            Ok(n) if self.wait_counted_noting::<false>(node, n) => Status::Running,
             Ok(n) => self.wait_for(id, n),
             Err(status) => status,
         };
