@@ -239,7 +239,10 @@ impl<'t> Engine<'t> {
         };
         let tree = self.tree;
         let mut children = Children::<true>::new(&tree.nodes, id, node, &[], 0);
-        while let Some((i, child, kid)) = children.next() {
+        // The loop keeps no child index: the rare ends that need it (when
+        // something runs or ran) work it out from the child's id, or from
+        // where its subtree ends.
+        while let Some((_, child, kid)) = children.next() {
             let status = if kid.plain {
                 if SEQUENCE {
                     self.visit::<true, false>(child, kid)
@@ -253,7 +256,7 @@ impl<'t> Engine<'t> {
                     return Status::Running;
                 }
                 if status == flow.next && self.long.is_some() {
-                    if let Err(status) = self.long_child_moved_on(id, i, child, SEQUENCE) {
+                    if let Err(status) = self.long_child_moved_on(id, child, SEQUENCE) {
                         return status;
                     }
                     continue;
@@ -263,7 +266,7 @@ impl<'t> Engine<'t> {
             if status == flow.next {
                 continue;
             }
-            return self.long_flow_ended(id, node, Some(i), SEQUENCE, status);
+            return self.long_flow_ended(id, node, Some(children.after_last()), SEQUENCE, status);
         }
         self.long_flow_ended(id, node, None, SEQUENCE, flow.end())
     }
@@ -438,22 +441,20 @@ impl<'t> Engine<'t> {
         }
     }
 
-    /// Child `i` (`child`) of long-path flow `id` moved on while something
-    /// runs or ran: marked, if it was running and the flow keeps marks, as
-    /// a general flow marks it (the flow ends in this tick, and the mark
+    /// Child `child` of long-path flow `id` moved on while something runs
+    /// or ran: marked, if it was running and the flow keeps marks, as a
+    /// general flow marks it (the flow ends in this tick, and the mark
     /// with it).
     #[cold]
     #[inline(never)]
-    fn long_child_moved_on(
-        &mut self,
-        id: u32,
-        i: usize,
-        child: u32,
-        sequence: bool,
-    ) -> Result<(), Status> {
+    fn long_child_moved_on(&mut self, id: u32, child: u32, sequence: bool) -> Result<(), Status> {
         if self.long_child_was_running(id, child) && self.keeps_marks(id, sequence) {
             let tree = self.tree;
-            let n = tree.children_of(&tree.nodes[id as usize]).len();
+            let kids = tree.children_of(&tree.nodes[id as usize]);
+            let n = kids.len();
+            let Some(i) = kids.iter().position(|&k| k == child) else {
+                return Ok(());
+            };
             let next = if sequence {
                 Status::Success
             } else {
@@ -482,20 +483,20 @@ impl<'t> Engine<'t> {
     }
 
     /// Long-path flow `id` (`node`) returns `status`, not Running: decided
-    /// by its child `decided_at`, or (`None`) when every child moved on.
-    /// While nothing runs or ran there is nothing to keep; otherwise
-    /// [`Engine::long_flow_settled`].
+    /// by the child whose subtree ends where `decided_after` says, or
+    /// (`None`) when every child moved on. While nothing runs or ran there
+    /// is nothing to keep; otherwise [`Engine::long_flow_settled`].
     #[inline(always)]
     fn long_flow_ended(
         &mut self,
         id: u32,
         node: &Node,
-        decided_at: Option<usize>,
+        decided_after: Option<u32>,
         sequence: bool,
         status: Status,
     ) -> Status {
         if self.long.is_some() {
-            return self.long_flow_settled(id, node, decided_at, sequence, status);
+            return self.long_flow_settled(id, node, decided_after, sequence, status);
         }
         status
     }
@@ -509,7 +510,7 @@ impl<'t> Engine<'t> {
         &mut self,
         id: u32,
         node: &Node,
-        decided_at: Option<usize>,
+        decided_after: Option<u32>,
         sequence: bool,
         status: Status,
     ) -> Status {
@@ -518,6 +519,15 @@ impl<'t> Engine<'t> {
         } else {
             let tree = self.tree;
             let kids = tree.children_of(node);
+            // The child that decided: the one whose subtree ends there
+            // (the children's subtrees follow one another).
+            let decided_at = decided_after.and_then(|end| {
+                kids.iter().position(|&k| {
+                    tree.nodes
+                        .get(k as usize)
+                        .is_some_and(|n| n.subtree_end == end)
+                })
+            });
             // The general flow works out whether it keeps marks when it
             // reaches its child that can run, if that child was not
             // running, or when that child moves on. (It then reads its
