@@ -354,7 +354,13 @@ impl<'t> Engine<'t> {
         // The first is the top when it is a long-path flow above the wait:
         // the run from it down holds no more than `len` nodes, each
         // in the set at most once.
-        let Some(&(first, _)) = chain.first() else {
+        //
+        // Each is still pending, or the first is not (a node ticked again
+        // in the tick in which it ran, or halted): the nodes below it are
+        // visited only within its visit, and halted only within it or
+        // with it, and the end of either sets its fate. So the first's
+        // fate answers for all.
+        let Some(&(first, Fate::Pending)) = chain.first() else {
             return false;
         };
         if !nodes
@@ -363,24 +369,9 @@ impl<'t> Engine<'t> {
         {
             return false;
         }
-        // Each marked in the pass that finds it pending. One that is not
-        // (a node ticked again in the tick in which it ran) is the first:
-        // the nodes below it are visited only within its visit, whose end
-        // sets its fate. Any marks made before it are undone all the same.
-        let mut marked = 0;
+        debug_assert!(chain.iter().all(|&(_, fate)| fate == Fate::Pending));
         for (_, fate) in chain.iter_mut() {
-            if *fate != Fate::Pending {
-                break;
-            }
             *fate = Fate::Running;
-            marked += 1;
-        }
-        if marked != chain.len() {
-            debug_assert_eq!(marked, 0);
-            for (_, fate) in chain.iter_mut().take(marked) {
-                *fate = Fate::Pending;
-            }
-            return false;
         }
         long.runs_again += u32::from(long_run);
         true
