@@ -448,6 +448,13 @@ impl<'t, 'k, const PLAIN: bool> Children<'t, 'k, PLAIN> {
         self.i = i + 1;
         Some((i, child, node))
     }
+
+    /// Plain path: the id after the last child returned (where its
+    /// subtree ends), which tells that child apart from its siblings.
+    #[inline(always)]
+    pub(super) fn after_last(&self) -> u32 {
+        self.next
+    }
 }
 
 impl<'t> Engine<'t> {

@@ -76,6 +76,15 @@ impl Engine<'_> {
     /// (`Engine::tick_wait`).
     #[inline(always)]
     pub(super) fn wait_counted(&mut self, node: &Node, n: u64) -> bool {
+        self.wait_counted_noting::<true>(node, n)
+    }
+
+    /// [`Engine::wait_counted`], the write noted only with `NOTE`: a tick
+    /// on the long path, which is untraced, notes no writes (a tick asked
+    /// to note them is traced, or takes the general path:
+    /// `Engine::note_writes`).
+    #[inline(always)]
+    pub(super) fn wait_counted_noting<const NOTE: bool>(&mut self, node: &Node, n: u64) -> bool {
         // A wait of 0 or 1 ticks is never under way at a tick's start.
         if n < 2 {
             return false;
@@ -83,7 +92,9 @@ impl Engine<'_> {
         let Value::Keyword(key) = node.id.value() else {
             return false;
         };
-        self.wrote(kw::MEMORY);
+        if NOTE {
+            self.wrote(kw::MEMORY);
+        }
         let tree = self.tree;
         if let Some(Value::Map(memory)) = tree.memory_key_hint.hit_value_mut(self.db, kw::MEMORY)
             && let Some(Value::Map(state)) = node.memory_hint.hit_value_mut(memory, *key)

@@ -190,13 +190,17 @@ fn long_run_climbed(nodes: &[Node], id: u32) -> u8 {
 
 impl<'t> Engine<'t> {
     /// Ticks the tree's root, `root`, on the long path (an untraced tick):
-    /// what [`Engine::tick`] does for it, without its frame.
+    /// what [`Engine::tick`] does for it, without its frame. A `:selector`
+    /// root, the usual root of a reactive tree, runs its loop here, in the
+    /// tick's own frame, as the plain path's does
+    /// (`Engine::tick_plain_root`): its call saved as many registers as
+    /// the tick had saved already. A `:sequence` root is a call.
     #[inline(always)]
     pub(crate) fn tick_long_root(&mut self, root: &'t Node) -> Status {
         if let Kind::Sequence { .. } = root.kind {
             self.long_flow::<true, true>(0, root)
         } else {
-            self.long_flow::<false, true>(0, root)
+            self.long_flow_here::<false, true, true>(0, root)
         }
     }
 
@@ -235,7 +239,10 @@ impl<'t> Engine<'t> {
         };
         let tree = self.tree;
         let mut children = Children::<true>::new(&tree.nodes, id, node, &[], 0);
-        while let Some((i, child, kid)) = children.next() {
+        // The loop keeps no child index: the rare ends that need it (when
+        // something runs or ran) work it out from the child's id, or from
+        // where its subtree ends.
+        while let Some((_, child, kid)) = children.next() {
             let status = if kid.plain {
                 if SEQUENCE {
                     self.visit::<true, false>(child, kid)
@@ -249,7 +256,7 @@ impl<'t> Engine<'t> {
                     return Status::Running;
                 }
                 if status == flow.next && self.long.is_some() {
-                    if let Err(status) = self.long_child_moved_on(id, i, child, SEQUENCE) {
+                    if let Err(status) = self.long_child_moved_on(id, child, SEQUENCE) {
                         return status;
                     }
                     continue;
@@ -259,7 +266,7 @@ impl<'t> Engine<'t> {
             if status == flow.next {
                 continue;
             }
-            return self.long_flow_ended(id, node, Some(i), SEQUENCE, status);
+            return self.long_flow_ended(id, node, Some(children.after_last()), SEQUENCE, status);
         }
         self.long_flow_ended(id, node, None, SEQUENCE, flow.end())
     }
@@ -288,8 +295,9 @@ impl<'t> Engine<'t> {
         if self.fuel == 0 {
             return self.out_of_steps(id);
         }
+        debug_assert!(self.long.as_ref().is_none_or(|l| l.writes.is_none()));
         let status = match self.count_opt(id, "ticks", ticks) {
-            Ok(n) if self.wait_counted(node, n) => Status::Running,
+            Ok(n) if self.wait_counted_noting::<false>(node, n) => Status::Running,
             Ok(n) => self.wait_for(id, n),
             Err(status) => status,
         };
@@ -346,7 +354,13 @@ impl<'t> Engine<'t> {
         // The first is the top when it is a long-path flow above the wait:
         // the run from it down holds no more than `len` nodes, each
         // in the set at most once.
-        let Some(&(first, _)) = chain.first() else {
+        //
+        // Each is still pending, or the first is not (a node ticked again
+        // in the tick in which it ran, or halted): the nodes below it are
+        // visited only within its visit, and halted only within it or
+        // with it, and the end of either sets its fate. So the first's
+        // fate answers for all.
+        let Some(&(first, Fate::Pending)) = chain.first() else {
             return false;
         };
         if !nodes
@@ -355,24 +369,9 @@ impl<'t> Engine<'t> {
         {
             return false;
         }
-        // Each marked in the pass that finds it pending. One that is not
-        // (a node ticked again in the tick in which it ran) is the first:
-        // the nodes below it are visited only within its visit, whose end
-        // sets its fate. Any marks made before it are undone all the same.
-        let mut marked = 0;
+        debug_assert!(chain.iter().all(|&(_, fate)| fate == Fate::Pending));
         for (_, fate) in chain.iter_mut() {
-            if *fate != Fate::Pending {
-                break;
-            }
             *fate = Fate::Running;
-            marked += 1;
-        }
-        if marked != chain.len() {
-            debug_assert_eq!(marked, 0);
-            for (_, fate) in chain.iter_mut().take(marked) {
-                *fate = Fate::Pending;
-            }
-            return false;
         }
         long.runs_again += u32::from(long_run);
         true
@@ -437,22 +436,20 @@ impl<'t> Engine<'t> {
         }
     }
 
-    /// Child `i` (`child`) of long-path flow `id` moved on while something
-    /// runs or ran: marked, if it was running and the flow keeps marks, as
-    /// a general flow marks it (the flow ends in this tick, and the mark
+    /// Child `child` of long-path flow `id` moved on while something runs
+    /// or ran: marked, if it was running and the flow keeps marks, as a
+    /// general flow marks it (the flow ends in this tick, and the mark
     /// with it).
     #[cold]
     #[inline(never)]
-    fn long_child_moved_on(
-        &mut self,
-        id: u32,
-        i: usize,
-        child: u32,
-        sequence: bool,
-    ) -> Result<(), Status> {
+    fn long_child_moved_on(&mut self, id: u32, child: u32, sequence: bool) -> Result<(), Status> {
         if self.long_child_was_running(id, child) && self.keeps_marks(id, sequence) {
             let tree = self.tree;
-            let n = tree.children_of(&tree.nodes[id as usize]).len();
+            let kids = tree.children_of(&tree.nodes[id as usize]);
+            let n = kids.len();
+            let Some(i) = kids.iter().position(|&k| k == child) else {
+                return Ok(());
+            };
             let next = if sequence {
                 Status::Success
             } else {
@@ -481,20 +478,20 @@ impl<'t> Engine<'t> {
     }
 
     /// Long-path flow `id` (`node`) returns `status`, not Running: decided
-    /// by its child `decided_at`, or (`None`) when every child moved on.
-    /// While nothing runs or ran there is nothing to keep; otherwise
-    /// [`Engine::long_flow_settled`].
+    /// by the child whose subtree ends where `decided_after` says, or
+    /// (`None`) when every child moved on. While nothing runs or ran there
+    /// is nothing to keep; otherwise [`Engine::long_flow_settled`].
     #[inline(always)]
     fn long_flow_ended(
         &mut self,
         id: u32,
         node: &Node,
-        decided_at: Option<usize>,
+        decided_after: Option<u32>,
         sequence: bool,
         status: Status,
     ) -> Status {
         if self.long.is_some() {
-            return self.long_flow_settled(id, node, decided_at, sequence, status);
+            return self.long_flow_settled(id, node, decided_after, sequence, status);
         }
         status
     }
@@ -508,7 +505,7 @@ impl<'t> Engine<'t> {
         &mut self,
         id: u32,
         node: &Node,
-        decided_at: Option<usize>,
+        decided_after: Option<u32>,
         sequence: bool,
         status: Status,
     ) -> Status {
@@ -517,6 +514,15 @@ impl<'t> Engine<'t> {
         } else {
             let tree = self.tree;
             let kids = tree.children_of(node);
+            // The child that decided: the one whose subtree ends there
+            // (the children's subtrees follow one another).
+            let decided_at = decided_after.and_then(|end| {
+                kids.iter().position(|&k| {
+                    tree.nodes
+                        .get(k as usize)
+                        .is_some_and(|n| n.subtree_end == end)
+                })
+            });
             // The general flow works out whether it keeps marks when it
             // reaches its child that can run, if that child was not
             // running, or when that child moves on. (It then reads its

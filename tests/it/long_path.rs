@@ -248,6 +248,29 @@ fn a_running_wait_halted_by_an_earlier_child_or_a_sibling_is_halted_alike() {
 }
 
 #[test]
+fn a_long_path_flow_ticked_again_within_a_tick_while_its_wait_runs_ticks_alike() {
+    // A loop over aido's counting parallel (which counts Running as
+    // succeeded) ticks the long-path sequence below it again within one
+    // tick: its first visit notes the run above the running wait running
+    // again, and its later visits find that run noted already (the top's
+    // fate set), and take the general bookkeeping. Conditions in front of
+    // the wait then halt it, in the loop and above it.
+    let text = "[:selector {:id :root} [:present? {:key :stop}] \
+        [:loop {:id :loop :count 3} [:parallel {:id :par :mode :success :how-many 1} \
+          [:sequence {:id :seq} [:inc! {:key :n}] \
+            [:selector {:id :sel} [:present? {:key :x}] [:wait {:id :w :ticks 7}]]]]]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    let script = |n: usize, db: &mut Value| match n {
+        4 => set(db, ":x", Value::Bool(true)),
+        5 => unset(db, ":x"),
+        8 => set(db, ":stop", Value::Bool(true)),
+        9 => unset(db, ":stop"),
+        _ => {}
+    };
+    assert_same("ticked again", &tree, &Value::map(), 14, 1_000_000, script);
+}
+
+#[test]
 fn a_wait_that_finishes_under_nested_long_path_sequences_marks_nothing_that_outlives_the_tick() {
     // The wait finishes while every flow above it ran: the general path
     // marks it done in its sequence, keeps that sequence's marks (its
