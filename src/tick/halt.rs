@@ -1031,6 +1031,30 @@ impl Engine<'_> {
         self.wrote_state = true;
     }
 
+    /// Whether the tick so far left the tick's end nothing but the running
+    /// set to settle, as [`Engine::end_run_at_root`] and
+    /// [`Engine::halt_run_at_root`] need: the db holds `:aido/running`, no
+    /// error, nothing kept running, started, run again, marked, noted or
+    /// requested, and no policy parallel's journal.
+    #[inline(always)]
+    fn quiet_at_root(&self, long: &Long) -> bool {
+        self.running_key == RunningKey::Held
+            && self.error.is_none()
+            && !self.keep_running
+            && long.now_running.is_empty()
+            && long.runs_again == 0
+            && long.memory_marked == 0
+            && !long.marks_raised_results
+            && long.writes.is_none()
+            && (long.launches.len()
+                | long.cancels.len()
+                | long.dropped.len()
+                | long.warnings.len()
+                | long.journal.len()
+                | long.rollback_depth as usize)
+                == 0
+    }
+
     /// The root, a flow on the long path, returned a status other than
     /// Running while something ran: the tick ends here. When what ran was
     /// all halted (or finished) in this tick, and nothing runs now or has
@@ -1047,22 +1071,7 @@ impl Engine<'_> {
             return;
         };
         debug_assert!(self.trace.is_none());
-        if !(self.running_key == RunningKey::Held
-            && self.error.is_none()
-            && !self.keep_running
-            && long.now_running.is_empty()
-            && long.runs_again == 0
-            && long.memory_marked == 0
-            && !long.marks_raised_results
-            && long.writes.is_none()
-            && (long.launches.len()
-                | long.cancels.len()
-                | long.dropped.len()
-                | long.warnings.len()
-                | long.journal.len()
-                | long.rollback_depth as usize)
-                == 0
-            && long.prev_running.iter().all(|&(_, f)| f != Fate::Pending))
+        if !(self.quiet_at_root(long) && long.prev_running.iter().all(|&(_, f)| f != Fate::Pending))
         {
             return;
         }
@@ -1114,21 +1123,7 @@ impl Engine<'_> {
         };
         if !(first == kid
             && deepest < node.subtree_end
-            && self.running_key == RunningKey::Held
-            && self.error.is_none()
-            && !self.keep_running
-            && long.now_running.is_empty()
-            && long.runs_again == 0
-            && long.memory_marked == 0
-            && !long.marks_raised_results
-            && long.writes.is_none()
-            && (long.launches.len()
-                | long.cancels.len()
-                | long.dropped.len()
-                | long.warnings.len()
-                | long.journal.len()
-                | long.rollback_depth as usize)
-                == 0
+            && self.quiet_at_root(long)
             && long.prev_running.iter().all(|&(_, f)| f == Fate::Pending))
         {
             return false;
