@@ -429,17 +429,59 @@ impl Engine<'_> {
     /// [`Engine::take_long_key`] of `key` (`:aido/memory` or
     /// `:aido/running`) at `at`, in line: as one of the db's last two
     /// entries (the usual halt of a long action) it is taken out by
-    /// `Map::remove_tail_keyword` (`:aido/running`, whose bit of the filter
+    /// `Map::swap_out_tail_keyword` (`:aido/running`, whose bit of the filter
     /// no other name has, without a pass over the other keys).
+    ///
+    /// The value is parked as [`park`] parks it, in the thread's
+    /// long-running state: its running set (`RUNNING`, with what it names,
+    /// as [`park_running`] does) or its node memory. From the db's tail it
+    /// goes to its slot there without a copy through the stack (see
+    /// `Map::swap_out_tail_keyword`). Whether the key was there.
     #[inline(always)]
-    fn take_tail_key(&mut self, at: usize, key: Keyword) -> Option<Value> {
-        let Some(old) = self.db.remove_tail_keyword(at, key) else {
-            return self.take_long_key(at);
+    fn park_tail_key<const RUNNING: bool>(&mut self, at: usize, key: Keyword, names: u64) -> bool {
+        let long = self.long.get_or_insert_with(Long::fresh);
+        let slot = if RUNNING {
+            &mut long.parked_running
+        } else {
+            &mut long.parked_memory
         };
+        let before = slot.take();
+        if !self
+            .db
+            .swap_out_tail_keyword(at, key, slot.insert(Value::Nil))
+        {
+            *slot = before;
+            let Some(old) = self.take_long_key(at) else {
+                return false;
+            };
+            let long = self.long_state();
+            if RUNNING {
+                park_running(long, old, names);
+            } else {
+                park(old, &mut long.parked_memory);
+            }
+            return true;
+        }
         let tree = self.tree;
         tree.memory_key_hint.shift_past(at);
         tree.running_key_hint.shift_past(at);
-        Some(old)
+        // As `park`: a large value is recycled, and the slot keeps what it
+        // held; otherwise what it held is recycled.
+        if !slot.as_ref().is_some_and(small_enough) {
+            if let Some(large) = std::mem::replace(slot, before) {
+                recycle(large);
+            }
+        } else if let Some(before) = before {
+            recycle(before);
+        }
+        if RUNNING {
+            long.parked_running_names = if long.parked_running.is_some() {
+                names
+            } else {
+                0
+            };
+        }
+        true
     }
 
     /// [`Engine::remove_long_key`], the value handed back.
@@ -963,10 +1005,8 @@ impl Engine<'_> {
                 }
                 _ => 0,
             };
-            if let Some(i) = at
-                && let Some(old) = self.take_tail_key(i, kw::RUNNING)
-            {
-                park_running(self.long_state(), old, names);
+            if let Some(i) = at {
+                self.park_tail_key::<true>(i, kw::RUNNING, names);
             }
             return;
         };
@@ -1082,11 +1122,8 @@ impl Engine<'_> {
         } else {
             0
         };
-        if let Some(at) = tree.running_key_hint.find(self.db, kw::RUNNING)
-            && let Some(old) = self.take_tail_key(at, kw::RUNNING)
-            && let Some(long) = self.long.as_deref_mut()
-        {
-            park_running(long, old, names);
+        if let Some(at) = tree.running_key_hint.find(self.db, kw::RUNNING) {
+            self.park_tail_key::<true>(at, kw::RUNNING, names);
         }
         self.running_key = RunningKey::Absent;
         if let Some(long) = self.long.take() {
@@ -1136,11 +1173,8 @@ impl Engine<'_> {
         if !self.park_memory_of(deepest) {
             return false;
         }
-        if let Some(at) = tree.running_key_hint.find(self.db, kw::RUNNING)
-            && let Some(old) = self.take_tail_key(at, kw::RUNNING)
-            && let Some(long) = self.long.as_deref_mut()
-        {
-            park_running(long, old, names);
+        if let Some(at) = tree.running_key_hint.find(self.db, kw::RUNNING) {
+            self.park_tail_key::<true>(at, kw::RUNNING, names);
         }
         self.running_key = RunningKey::Absent;
         if let Some(long) = self.long.take() {
@@ -1586,9 +1620,7 @@ impl Engine<'_> {
             return false;
         }
         self.wrote(kw::MEMORY);
-        if let Some(old) = self.take_tail_key(at, kw::MEMORY) {
-            park(old, &mut self.long_state().parked_memory);
-        }
+        self.park_tail_key::<false>(at, kw::MEMORY, 0);
         true
     }
 

@@ -1078,28 +1078,54 @@ impl Map {
     /// (`intern::OWN_BITS`: `:aido/running`, `:aido/tree`) takes its bit
     /// with it without a pass over the other keys; any other keeps it if a
     /// key that stays shares it (one pass over their codes). `None`, with
-    /// nothing done, for anything else. Inlined where it is called: the
+    /// nothing done, for anything else. (The tick takes them out with
+    /// [`Map::swap_out_tail_keyword`]; this is its test's face.)
+    #[cfg(test)]
+    pub(crate) fn remove_tail_keyword(&mut self, i: usize, key: Keyword) -> Option<Value> {
+        let mut value = Value::Nil;
+        self.swap_out_tail_keyword(i, key, &mut value)
+            .then_some(value)
+    }
+
+    /// [`Map::remove_tail_keyword`], the removed value swapped into `dest`
+    /// (whose value, which the caller no longer needs, is dropped) rather
+    /// than returned: the value goes from the map to where it is kept in
+    /// one whole copy. (Handed back, it is moved through the stack piece
+    /// by piece, tag and payload apart, and the loads that read it back
+    /// whole wait for those stores; the halt of a long action did so
+    /// twice.) Whether it was removed. Inlined where it is called: the
     /// tick that halts a long action takes `:aido/memory`, then
     /// `:aido/running`, out of the db's tail this way.
     #[inline(always)]
-    pub(crate) fn remove_tail_keyword(&mut self, i: usize, key: Keyword) -> Option<Value> {
+    pub(crate) fn swap_out_tail_keyword(
+        &mut self,
+        i: usize,
+        key: Keyword,
+        dest: &mut Value,
+    ) -> bool {
         let code = key.index();
         let len = self.len();
         if self.more.is_some() || i < 2 || i >= len || len - i > 2 {
-            return None;
+            return false;
         }
-        let (before, tail) = self.slots.get_mut(..len)?.split_at_mut(i);
-        // The removed value, and the code of the last key if it moved.
-        let (value, moved) = match tail {
+        let Some(slots) = self.slots.get_mut(..len) else {
+            return false;
+        };
+        let (before, tail) = slots.split_at_mut(i);
+        // The code of the last key if it moved.
+        let moved = match tail {
             [slot] if slot.key == code => {
                 slot.key = VACANT;
-                (std::mem::take(&mut slot.value), None)
+                std::mem::swap(&mut slot.value, dest);
+                slot.value = Value::Nil;
+                None
             }
             [slot, last] if slot.key == code => {
-                let removed = std::mem::replace(slot, std::mem::replace(last, Slot::vacant()));
-                (removed.value, Some(slot.key))
+                std::mem::swap(&mut slot.value, dest);
+                *slot = std::mem::replace(last, Slot::vacant());
+                Some(slot.key)
             }
-            _ => return None,
+            _ => return false,
         };
         let bit = filter_bit(code);
         let shares = |other: u32| (other ^ code) & 31 == 0;
@@ -1111,7 +1137,7 @@ impl Map {
             second.len &= !bit;
         }
         self.set_len(len - 1);
-        Some(value)
+        true
     }
 
     /// [`Map::shift_remove_small`] of the entry before the last, `i`, past
