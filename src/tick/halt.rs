@@ -233,10 +233,30 @@ fn park(value: Value, slot: &mut Option<Value>) {
     }
 }
 
+/// [`park`] of a value already put in `slot` (swapped in, see
+/// `Engine::park_tail_key`), `before` what the slot held: the same
+/// choice, made after the move.
+#[inline(always)]
+fn parked_in(slot: &mut Option<Value>, before: Option<Value>) {
+    if !slot.as_ref().is_some_and(small_enough) {
+        if let Some(large) = std::mem::replace(slot, before) {
+            recycle(large);
+        }
+    } else if let Some(before) = before {
+        recycle(before);
+    }
+}
+
 /// [`park`] for the running set, with what it names (see
 /// [`Long::parked_running_names`]).
 fn park_running(long: &mut Long, value: Value, names: u64) {
     park(value, &mut long.parked_running);
+    note_parked_names(long, names);
+}
+
+/// Notes what the running set just parked (if it was kept) names.
+#[inline(always)]
+fn note_parked_names(long: &mut Long, names: u64) {
     long.parked_running_names = if long.parked_running.is_some() {
         names
     } else {
@@ -465,21 +485,9 @@ impl Engine<'_> {
         let tree = self.tree;
         tree.memory_key_hint.shift_past(at);
         tree.running_key_hint.shift_past(at);
-        // As `park`: a large value is recycled, and the slot keeps what it
-        // held; otherwise what it held is recycled.
-        if !slot.as_ref().is_some_and(small_enough) {
-            if let Some(large) = std::mem::replace(slot, before) {
-                recycle(large);
-            }
-        } else if let Some(before) = before {
-            recycle(before);
-        }
+        parked_in(slot, before);
         if RUNNING {
-            long.parked_running_names = if long.parked_running.is_some() {
-                names
-            } else {
-                0
-            };
+            note_parked_names(long, names);
         }
         true
     }
