@@ -1237,9 +1237,6 @@ impl Engine<'_> {
         if long.filed_ids_nodes.first() != Some(&0) {
             return false;
         }
-        let Some(running) = long.parked_running.take() else {
-            return false;
-        };
         long.parked_running_names = 0;
         // Loaded, and run again: what `Engine::take_filed_running` and each
         // node's visit would have left.
@@ -1262,7 +1259,14 @@ impl Engine<'_> {
         long.runs_again = wait.long_run.into();
         long.db_names_prev = true;
         long.prev_ids_for = identity;
-        let at = self.db.push_keyword(kw::RUNNING, running);
+        let Some(running) = long.parked_running.as_mut() else {
+            return false;
+        };
+        // Swapped into the db's room, leaving its nil parked: the set
+        // moves whole, never through the stack (see `Map::push_keyword_swap`).
+        let at = self.db.push_keyword_swap(kw::RUNNING, running);
+        // Nil: nothing to drop.
+        std::mem::forget(long.parked_running.take());
         tree.running_key_hint.remember(Some(at));
         // State written in a db that records this tree (the usual one,
         // which the set-up found stamped) leaves nothing to stamp: the
