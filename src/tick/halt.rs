@@ -360,13 +360,7 @@ pub(crate) fn parked_memory(
         return Err(state);
     };
     if let Value::Map(memory) = &mut parked
-        && memory.len() == 1
-        && match id {
-            // A keyword id is compared by its interned index, without
-            // making the stored key's value (see `Map::keyword_at`).
-            Value::Keyword(k) => memory.keyword_at(0, *k),
-            id => memory.get_index(0).is_some_and(|(k, _)| same_id(k, id)),
-        }
+        && holds_only(memory, id)
         && let Some(slot) = memory.value_at_mut(0)
     {
         state.write_over(slot, recycle);
@@ -374,6 +368,43 @@ pub(crate) fn parked_memory(
     }
     recycle(parked);
     Err(state)
+}
+
+/// Whether node memory `memory` holds one entry, `id`'s.
+#[inline(always)]
+fn holds_only(memory: &Map, id: &Value) -> bool {
+    memory.len() == 1
+        && match id {
+            // A keyword id is compared by its interned index, without
+            // making the stored key's value (see `Map::keyword_at`).
+            Value::Keyword(k) => memory.keyword_at(0, *k),
+            id => memory.get_index(0).is_some_and(|(k, _)| same_id(k, id)),
+        }
+}
+
+/// [`parked_memory`] of the count `{key count}`, in place: when the node
+/// memory map the halt kept in `long` holds only `id`'s `{key old-count}`,
+/// the count is written over the old one and the map, left where it is
+/// (in [`Long::parked_memory`]), is ready to be put back in the db.
+/// Otherwise nothing is done.
+pub(crate) fn parked_count<'a>(
+    long: &'a mut Long,
+    id: &Value,
+    key: Keyword,
+    count: i64,
+) -> Option<&'a mut Value> {
+    let parked = long.parked_memory.as_mut()?;
+    if let Value::Map(memory) = &mut *parked
+        && holds_only(memory, id)
+        && let Some(Value::Map(state)) = memory.value_at_mut(0)
+        && state.len() == 1
+        && state.keyword_at(0, key)
+        && let Some(Value::Int(old)) = state.value_at_mut(0)
+    {
+        *old = count;
+        return Some(parked);
+    }
+    None
 }
 
 /// At most this many of each are kept, each with room for at most
@@ -1237,9 +1268,6 @@ impl Engine<'_> {
         if long.filed_ids_nodes.first() != Some(&0) {
             return false;
         }
-        let Some(running) = long.parked_running.take() else {
-            return false;
-        };
         long.parked_running_names = 0;
         // Loaded, and run again: what `Engine::take_filed_running` and each
         // node's visit would have left.
@@ -1262,7 +1290,14 @@ impl Engine<'_> {
         long.runs_again = wait.long_run.into();
         long.db_names_prev = true;
         long.prev_ids_for = identity;
-        let at = self.db.push_keyword(kw::RUNNING, running);
+        let Some(running) = long.parked_running.as_mut() else {
+            return false;
+        };
+        // Swapped into the db's room, leaving its nil parked: the set
+        // moves whole, never through the stack (see `Map::push_keyword_swap`).
+        let at = self.db.push_keyword_swap(kw::RUNNING, running);
+        // Nil: nothing to drop.
+        std::mem::forget(long.parked_running.take());
         tree.running_key_hint.remember(Some(at));
         // State written in a db that records this tree (the usual one,
         // which the set-up found stamped) leaves nothing to stamp: the

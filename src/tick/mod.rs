@@ -1924,7 +1924,39 @@ impl<'t> Engine<'t> {
         key: Keyword,
         value: Value,
     ) -> Result<(), String> {
-        self.put_memory(node, Some(halt::NewMemory::One(key, value)))
+        match value {
+            // A count is handed on in a register (see `Engine::put_count`).
+            Value::Int(count) => self.put_count(node, key, count),
+            value => self.put_memory(node, Some(halt::NewMemory::One(key, value))),
+        }
+    }
+
+    /// [`Engine::set_memory_of_one`] of the count `{key count}`. The usual
+    /// start after a halt (`:aido/memory` absent, the map the halt kept
+    /// holding only this node's `{key old-count}`) writes the count over
+    /// the old one and swaps the map into the db: no value is built, and
+    /// none goes through the stack, whose whole reloads would wait on the
+    /// stores of its pieces. Anything else is [`Engine::put_memory`]'s.
+    #[inline(never)]
+    fn put_count(&mut self, node: u32, key: Keyword, count: i64) -> Result<(), String> {
+        let tree = self.tree;
+        let n = &tree.nodes[node as usize];
+        if self.long.as_ref().is_none_or(|l| l.rollback_depth == 0)
+            && tree.memory_key_hint.find(self.db, kw::MEMORY).is_none()
+            // The long-running state, as `Engine::long_state` takes it.
+            && let long = self.long.get_or_insert_with(Long::fresh)
+            && let Some(parked) = halt::parked_count(long, &n.id, key, count)
+        {
+            let at = self.db.push_keyword_swap(kw::MEMORY, parked);
+            // Nil (the room's): nothing to drop.
+            std::mem::forget(long.parked_memory.take());
+            tree.memory_key_hint.remember(Some(at));
+            n.memory_hint.remember(Some(0));
+            self.wrote_state = true;
+            self.wrote(kw::MEMORY);
+            return Ok(());
+        }
+        self.put_memory(node, Some(halt::NewMemory::One(key, Value::Int(count))))
     }
 
     /// [`Engine::set_memory`] and [`Engine::set_memory_of_one`].

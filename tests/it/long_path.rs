@@ -974,3 +974,44 @@ fn a_stub_that_can_run_takes_the_flows_above_it_off_the_long_path() {
         assert_same(stub, &tree, &start, 6, 1_000_000, |_, _| {});
     }
 }
+
+#[test]
+fn a_wait_started_again_below_a_general_root_counts_in_the_parked_memory_as_a_fresh_thread() {
+    // A wait started again after its halt writes its count over the one
+    // in the node memory the halt parked, and puts that map back in the db
+    // (`Engine::put_count`). Below a general root the start does not put
+    // the set back at once (`Engine::start_parked`): the tick's end writes
+    // it, after the count. The host takes the tree's stamp out between a
+    // halt and the start, which stamps the db again. Keyword and string
+    // ids; a thread that kept nothing (no parked memory) and the general
+    // path must agree.
+    let named = "[:sequence {:memory true} \
+                  [:selector {:id :a} [:present? {:key :stop}] [:wait {:id :walk :ticks 40}]] \
+                  [:inc! {:key :s}]]";
+    let unnamed = "[:sequence {:memory true} \
+                  [:selector [:present? {:key :stop}] [:wait {:ticks 40}]] [:inc! {:key :s}]]";
+    let named = compile_str("n.edn", named, &Registry::new()).unwrap();
+    let unnamed = compile_str("u.edn", unnamed, &Registry::new()).unwrap();
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let mut steps: Vec<(&Tree, Edit)> = Vec::new();
+    for tree in [&named, &unnamed] {
+        steps.push((tree, Box::new(|db| *db = read_value("{:s 0}").unwrap())));
+        for unstamp in [false, true] {
+            steps.extend([
+                (tree, Box::new(|_: &mut Value| {}) as Edit),
+                (tree, Box::new(|db| set(db, ":stop", Value::Bool(true)))),
+                (
+                    tree,
+                    Box::new(move |db| {
+                        unset(db, ":stop");
+                        if unstamp {
+                            unset(db, ":aido/tree");
+                        }
+                    }),
+                ),
+                (tree, Box::new(|_| {})),
+            ]);
+        }
+    }
+    tick_in_place_against_fresh_and_general(&steps);
+}

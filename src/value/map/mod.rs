@@ -774,7 +774,8 @@ impl Map {
     /// box that has room for it (a slot left vacant, as by a removal of
     /// the last entry, [`Map::remove_tail_keyword`]), a store, a length and
     /// a bit of the filter; anything else goes to [`Map::push`]. The start
-    /// after a halt puts `:aido/memory` and `:aido/running` back so.
+    /// after a halt puts `:aido/memory` back so, when its new state is not
+    /// a count written in place ([`Map::push_keyword_swap`]).
     #[inline(always)]
     pub(crate) fn push_keyword(&mut self, key: Keyword, value: Value) -> usize {
         let (at, code) = (self.len(), key.index());
@@ -791,6 +792,29 @@ impl Map {
             return at;
         }
         self.push(Value::Keyword(key), value)
+    }
+
+    /// [`Map::push_keyword`] of the value in `value`, moved into the map
+    /// by a swap with the room's nil, which `value` is left holding: the
+    /// value goes from place to place, never through the stack. The usual
+    /// start after a halt puts the parked `:aido/running`, and
+    /// `:aido/memory` with its count written in place, back so.
+    #[inline(always)]
+    pub(crate) fn push_keyword_swap(&mut self, key: Keyword, value: &mut Value) -> usize {
+        let (at, code) = (self.len(), key.index());
+        if code < KEYWORD_KEYS
+            && self.more.is_none()
+            && at < SCAN_LIMIT
+            && let Some(slot) = self.slots.get_mut(at)
+        {
+            slot.key = code;
+            // The room held nil, which `value` takes.
+            std::mem::swap(&mut slot.value, value);
+            self.set_len(at + 1);
+            self.add_to_filter(code);
+            return at;
+        }
+        self.push(Value::Keyword(key), std::mem::take(value))
     }
 
     /// [`Map::push`] of a key kept as a value, or into a map that keeps its

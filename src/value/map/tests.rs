@@ -762,12 +762,25 @@ fn removing_a_keyword_from_the_last_two_keeps_the_rest_and_its_filter() {
     assert_eq!(boxed.len(), 4);
 }
 
+/// [`Map::push_keyword`], or with `swap` [`Map::push_keyword_swap`],
+/// which must leave nil where the value was.
+fn push_keyword_by(map: &mut Map, key: Keyword, value: Value, swap: bool) -> usize {
+    if !swap {
+        return map.push_keyword(key, value);
+    }
+    let mut place = value;
+    let at = map.push_keyword_swap(key, &mut place);
+    assert_eq!(place, Value::Nil);
+    at
+}
+
 #[test]
 fn pushing_a_keyword_in_line_appends_it_as_push_does() {
     // The start after a halt: `:aido/memory` or `:aido/running` appended
-    // where the halt left a vacant slot (the store in line), and every
-    // other map (no room, a map at the scan limit, one with its box, the
-    // first entries of an empty map) through `Map::push`, alike.
+    // where the halt left a vacant slot (the store in line, or the swap
+    // with the slot's nil), and every other map (no room, a map at the
+    // scan limit, one with its box, the first entries of an empty map)
+    // through `Map::push`, alike.
     use crate::value::kw;
     let names: Vec<Keyword> = (0..42)
         .map(Keyword::from_index)
@@ -775,7 +788,7 @@ fn pushing_a_keyword_in_line_appends_it_as_push_does() {
         .collect();
     for len in 0..=SCAN_LIMIT + 1 {
         for key in [kw::MEMORY, kw::RUNNING] {
-            for room in [false, true] {
+            for (room, swap) in [(false, false), (true, false), (false, true), (true, true)] {
                 let pairs = names
                     .iter()
                     .take(len)
@@ -786,7 +799,7 @@ fn pushing_a_keyword_in_line_appends_it_as_push_does() {
                 if room {
                     map.reserve(1);
                 }
-                let at = map.push_keyword(key, Value::Int(99));
+                let at = push_keyword_by(&mut map, key, Value::Int(99), swap);
                 assert_eq!(at, len);
                 reference.insert(Value::Keyword(key), Value::Int(99));
                 check_same(&map, &reference, 0);
@@ -803,7 +816,13 @@ fn pushing_a_keyword_in_line_appends_it_as_push_does() {
     .collect();
     let mut reference: Reference = boxed.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     boxed.reserve(1);
+    let mut swapped = boxed.clone();
     assert_eq!(boxed.push_keyword(kw::RUNNING, Value::Int(2)), 2);
+    assert_eq!(
+        push_keyword_by(&mut swapped, kw::RUNNING, Value::Int(2), true),
+        2
+    );
     reference.insert(Value::Keyword(kw::RUNNING), Value::Int(2));
     check_same(&boxed, &reference, 0);
+    check_same(&swapped, &reference, 0);
 }
