@@ -565,6 +565,7 @@ impl Long {
             filed_ids.extend(ids.iter().cloned());
             filed_ids_nodes.clear();
             filed_ids_nodes.extend(prev_running.iter().map(|&(n, _)| n));
+            self.filed_run_wait = 0;
         }
         self.filed_ids_for = tree;
         self.prev_ids_for = tree;

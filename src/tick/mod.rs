@@ -918,6 +918,15 @@ pub(crate) struct Long {
     /// `prev_running`, in its order; else 0 (forgotten with
     /// `prev_running`). One comparison with the tree's identity says both.
     pub(crate) prev_ids_for: u64,
+    /// When not 0: the `:wait` at the end of the run of long-path flows
+    /// that `filed_ids_nodes` are, the whole run and nothing else (its
+    /// top first), in the tree whose identity is `filed_ids_for`. (Such a
+    /// wait has a parent, so it is never node 0.) Proven by the wait's
+    /// general check as it ran on (`Engine::long_ran_again`), and
+    /// forgotten when `filed_ids_nodes` change: while `prev_ids_for` says
+    /// those are the nodes of `prev_running`, that wait running on marks
+    /// the whole set running again without climbing the run again.
+    pub(crate) filed_run_wait: u32,
     /// The running set the last tick on this thread ended with, when it
     /// is not `filed`: a guess at the nodes `:aido/running` names, position
     /// by position, so that loading it compares each id with one node's id

@@ -974,3 +974,37 @@ fn a_stub_that_can_run_takes_the_flows_above_it_off_the_long_path() {
         assert_same(stub, &tree, &start, 6, 1_000_000, |_, _| {});
     }
 }
+
+#[test]
+fn a_run_proven_to_be_the_whole_set_is_proven_again_for_another_tree() {
+    // A wait that runs on at the end of the whole running set's run, the
+    // root's, notes that the set is its run (`Long::filed_run_wait`), so
+    // that its next ticks mark the set running again without climbing
+    // the run. Another tree whose nodes have the same ids at the same
+    // places, its root a general flow (a selector with memory), takes
+    // that set over on the same thread: there the wait's run is shorter
+    // than the set, and what was proven for the first tree is not so (a
+    // debug build checks the set against the run each time it is taken
+    // as proven).
+    let long = "[:selector [:present? {:key :stop}] \
+                 [:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 40}]]]";
+    let general = "[:selector {:memory true} [:present? {:key :stop}] \
+                    [:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 40}]]]";
+    let a = compile_str("a.edn", long, &Registry::new()).unwrap();
+    let b = compile_str("b.edn", general, &Registry::new()).unwrap();
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let nothing = || -> Edit { Box::new(|_| {}) };
+    let mut steps: Vec<(&Tree, Edit)> = Vec::new();
+    for _ in 0..2 {
+        steps.extend([
+            (&a, nothing()),
+            (&a, nothing()),
+            (&a, nothing()),
+            (&b, nothing()),
+            (&b, nothing()),
+            (&a, nothing()),
+            (&a, nothing()),
+        ]);
+    }
+    tick_in_place_against_fresh_and_general(&steps);
+}
