@@ -348,23 +348,25 @@ impl<'t> Engine<'t> {
         let Some(long) = self.long.as_deref_mut() else {
             return false;
         };
-        // The usual tick while the wait runs on: the set is its run, as a
-        // check made on an earlier tick proved (`Long::filed_run_wait`),
-        // so the run is the whole set, from its first entry, whose fate
-        // answers for all (see below).
+        // The usual tick while the wait runs on: the set is its run, the
+        // root's, as a check made on an earlier tick proved
+        // (`Long::filed_run_wait`), so the run is the whole set, from its
+        // first entry, whose fate answers for all (see below). The root
+        // returns Running with the wait, which ends the tick: nothing
+        // reads a fate before the tick's end, and the set is counted as
+        // run again whole, its fates left pending, to be marked running
+        // by the end only if it looks at them (`Long::mark_run_again`).
         if long.filed_run_wait == id && long.prev_ids_for == tree.identity.get() {
             debug_assert!(is_run_of(nodes, id, &long.prev_running));
             debug_assert_eq!(
                 long.running_at(id).map(|at| at + 1),
                 Some(long.prev_running.len())
             );
-            let Some(&(_, Fate::Pending)) = long.prev_running.first() else {
+            let Some(&(0, Fate::Pending)) = long.prev_running.first() else {
                 return false;
             };
-            for (_, fate) in long.prev_running.iter_mut() {
-                *fate = Fate::Running;
-            }
-            long.runs_again += long.prev_running.len() as u32;
+            debug_assert_eq!(long.runs_again, 0);
+            long.runs_again = long.prev_running.len() as u32;
             return true;
         }
         let Some(at) = long.running_at(id) else {
@@ -406,10 +408,11 @@ impl<'t> Engine<'t> {
             *fate = Fate::Running;
         }
         long.runs_again += u32::from(long_run);
-        // The run is the whole set, whose ids are kept for this tree: the
-        // next tick that loads them need not climb it again.
+        // The run is the whole set, from the root, whose ids are kept for
+        // this tree: the next tick that loads them need not climb it again.
         if at + 1 == len
             && len == long.prev_running.len()
+            && first == 0
             && long.prev_ids_for == tree.identity.get()
         {
             long.filed_run_wait = id;
