@@ -191,13 +191,16 @@ fn long_run_climbed(nodes: &[Node], id: u32) -> u8 {
 /// Whether `set` names the run of wait `id` (whose parent is on the long
 /// path), its top first, and nothing else ([`Node::long_run`] of them).
 fn is_run_of(nodes: &[Node], id: u32, set: &[(u32, Fate)]) -> bool {
+    // Climbed from the wait, as the set is read from its end (nothing is
+    // allocated: the allocation tests tick with these checks).
     let mut node = Some(id);
-    let mut climbed = Vec::new();
-    while let Some(n) = node {
-        climbed.push(n);
+    for &(n, _) in set.iter().rev() {
+        if node != Some(n) {
+            return false;
+        }
         node = long_path_parent(nodes, n);
     }
-    climbed.iter().rev().eq(set.iter().map(|(n, _)| n))
+    node.is_none()
 }
 
 impl<'t> Engine<'t> {
