@@ -871,7 +871,11 @@ pub(crate) struct Long {
     /// that continues its whole set is then told by one comparison with
     /// the set's length, without a pass over the fates. Kept by the only
     /// places that set or change that fate (`Engine::watched`, a halt) and
-    /// reset where the fates are (a set loaded or emptied).
+    /// reset where the fates are (a set loaded or emptied). The one
+    /// exception: a wait at the end of the root's run, the whole set,
+    /// counts every node here and leaves their fates pending, which the
+    /// end of the tick marks only if it reads them
+    /// ([`Long::mark_run_again`]).
     pub(crate) runs_again: u32,
     /// Nodes that returned Running in this tick, besides those of
     /// `prev_running` that did again (their fate is then
