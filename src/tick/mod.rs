@@ -1765,13 +1765,16 @@ impl<'t> Engine<'t> {
     /// leave in the db.
     #[inline(never)]
     fn write_back_all(&mut self, locals: bool) {
-        // The fates of a set counted as run again whole, read from here on.
-        if let Some(long) = self.long.as_mut() {
-            long.mark_run_again();
-        }
         if !self.keep_running && (self.had_running() || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
+            }
+            // The fates of a set loaded, read from here on, marked if it
+            // was counted as run again whole.
+            if self.had_running()
+                && let Some(long) = self.long.as_mut()
+            {
+                long.mark_run_again();
             }
             if self.error.is_none() {
                 self.end_running();
