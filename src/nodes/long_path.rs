@@ -188,6 +188,21 @@ fn long_run_climbed(nodes: &[Node], id: u32) -> u8 {
     u8::try_from(len).unwrap_or(0)
 }
 
+/// Whether `set` names the run of wait `id` (whose parent is on the long
+/// path), its top first, and nothing else ([`Node::long_run`] of them).
+fn is_run_of(nodes: &[Node], id: u32, set: &[(u32, Fate)]) -> bool {
+    // Climbed from the wait, as the set is read from its end (nothing is
+    // allocated: the allocation tests tick with these checks).
+    let mut node = Some(id);
+    for &(n, _) in set.iter().rev() {
+        if node != Some(n) {
+            return false;
+        }
+        node = long_path_parent(nodes, n);
+    }
+    node.is_none()
+}
+
 impl<'t> Engine<'t> {
     /// Ticks the tree's root, `root`, on the long path (an untraced tick):
     /// what [`Engine::tick`] does for it, without its frame. A `:selector`
@@ -331,10 +346,32 @@ impl<'t> Engine<'t> {
     /// the top's subtree that are not plain are these alone.
     #[inline(always)]
     fn long_ran_again(&mut self, id: u32) -> bool {
-        let nodes = &self.tree.nodes;
+        let tree = self.tree;
+        let nodes = &tree.nodes;
         let Some(long) = self.long.as_deref_mut() else {
             return false;
         };
+        // The usual tick while the wait runs on: the set is its run, the
+        // root's, as a check made on an earlier tick proved
+        // (`Long::filed_run_wait`), so the run is the whole set, from its
+        // first entry, whose fate answers for all (see below). The root
+        // returns Running with the wait, which ends the tick: nothing
+        // reads a fate before the tick's end, and the set is counted as
+        // run again whole, its fates left pending, to be marked running
+        // by the end only if it looks at them (`Long::mark_run_again`).
+        if long.filed_run_wait == id && long.prev_ids_for == tree.identity.get() {
+            debug_assert!(is_run_of(nodes, id, &long.prev_running));
+            debug_assert_eq!(
+                long.running_at(id).map(|at| at + 1),
+                Some(long.prev_running.len())
+            );
+            let Some(&(0, Fate::Pending)) = long.prev_running.first() else {
+                return false;
+            };
+            debug_assert_eq!(long.runs_again, 0);
+            long.runs_again = long.prev_running.len() as u32;
+            return true;
+        }
         let Some(at) = long.running_at(id) else {
             return false;
         };
@@ -374,6 +411,15 @@ impl<'t> Engine<'t> {
             *fate = Fate::Running;
         }
         long.runs_again += u32::from(long_run);
+        // The run is the whole set, from the root, whose ids are kept for
+        // this tree: the next tick that loads them need not climb it again.
+        if at + 1 == len
+            && len == long.prev_running.len()
+            && first == 0
+            && long.prev_ids_for == tree.identity.get()
+        {
+            long.filed_run_wait = id;
+        }
         true
     }
 

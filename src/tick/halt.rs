@@ -596,6 +596,7 @@ impl Long {
             filed_ids.extend(ids.iter().cloned());
             filed_ids_nodes.clear();
             filed_ids_nodes.extend(prev_running.iter().map(|&(n, _)| n));
+            self.filed_run_wait = 0;
         }
         self.filed_ids_for = tree;
         self.prev_ids_for = tree;
@@ -989,10 +990,16 @@ impl Engine<'_> {
             && (long.now_running.len() | (long.prev_running.len() ^ long.runs_again as usize)) == 0
             && !long.prev_running.is_empty()
         {
+            // (Or every one pending: counted as run again whole, see
+            // `Long::mark_run_again`.)
             debug_assert!(
                 long.prev_running
                     .iter()
                     .all(|&(_, fate)| fate == Fate::Running)
+                    || long
+                        .prev_running
+                        .iter()
+                        .all(|&(_, fate)| fate == Fate::Pending)
             );
             // Taking the filed set over sets every fate pending again
             // (`filed_names`), and forgetting it empties the set: its count

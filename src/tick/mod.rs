@@ -871,7 +871,11 @@ pub(crate) struct Long {
     /// that continues its whole set is then told by one comparison with
     /// the set's length, without a pass over the fates. Kept by the only
     /// places that set or change that fate (`Engine::watched`, a halt) and
-    /// reset where the fates are (a set loaded or emptied).
+    /// reset where the fates are (a set loaded or emptied). The one
+    /// exception: a wait at the end of the root's run, the whole set,
+    /// counts every node here and leaves their fates pending, which the
+    /// end of the tick marks only if it reads them
+    /// ([`Long::mark_run_again`]).
     pub(crate) runs_again: u32,
     /// Nodes that returned Running in this tick, besides those of
     /// `prev_running` that did again (their fate is then
@@ -918,6 +922,16 @@ pub(crate) struct Long {
     /// `prev_running`, in its order; else 0 (forgotten with
     /// `prev_running`). One comparison with the tree's identity says both.
     pub(crate) prev_ids_for: u64,
+    /// When not 0: the `:wait` at the end of the run of long-path flows
+    /// that `filed_ids_nodes` are, the whole run and nothing else, its top
+    /// the root, in the tree whose identity is `filed_ids_for`. (Such a
+    /// wait has a parent, so it is never node 0.) Proven by the wait's
+    /// general check as it ran on (`Engine::long_ran_again`), and
+    /// forgotten when `filed_ids_nodes` change: while `prev_ids_for` says
+    /// those are the nodes of `prev_running`, that wait running on counts
+    /// the whole set as run again without climbing the run (see
+    /// [`Long::mark_run_again`]).
+    pub(crate) filed_run_wait: u32,
     /// The running set the last tick on this thread ended with, when it
     /// is not `filed`: a guess at the nodes `:aido/running` names, position
     /// by position, so that loading it compares each id with one node's id
@@ -1298,6 +1312,23 @@ impl Long {
         }
         if let Some(entry) = self.now_at.get_mut(node as usize) {
             entry.0 = self.now_stamp.wrapping_sub(1);
+        }
+    }
+
+    /// Marks every node of `prev_running` running again when the set was
+    /// counted as run again whole with its fates left pending (the usual
+    /// tick while a wait at the end of the root's run runs on, see
+    /// `Engine::long_ran_again`): `runs_again` counts every node, and the
+    /// first is still pending. Called where the tick's end reads the
+    /// fates; the usual end reads only the count.
+    #[inline(always)]
+    pub(crate) fn mark_run_again(&mut self) {
+        if self.runs_again as usize == self.prev_running.len()
+            && let Some(&(_, Fate::Pending)) = self.prev_running.first()
+        {
+            for (_, fate) in self.prev_running.iter_mut() {
+                *fate = Fate::Running;
+            }
         }
     }
 
@@ -1737,6 +1768,13 @@ impl<'t> Engine<'t> {
         if !self.keep_running && (self.had_running() || self.long.is_some()) {
             if self.may_store_running() {
                 self.wrote(kw::RUNNING);
+            }
+            // The fates of a set loaded, read from here on, marked if it
+            // was counted as run again whole.
+            if self.had_running()
+                && let Some(long) = self.long.as_mut()
+            {
+                long.mark_run_again();
             }
             if self.error.is_none() {
                 self.end_running();

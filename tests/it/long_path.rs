@@ -1015,3 +1015,112 @@ fn a_wait_started_again_below_a_general_root_counts_in_the_parked_memory_as_a_fr
     }
     tick_in_place_against_fresh_and_general(&steps);
 }
+
+#[test]
+fn a_run_proven_to_be_the_whole_set_is_proven_again_for_another_tree() {
+    // A wait that runs on at the end of the whole running set's run, the
+    // root's, notes that the set is its run (`Long::filed_run_wait`), so
+    // that its next ticks mark the set running again without climbing
+    // the run. Another tree whose nodes have the same ids at the same
+    // places, its root a general flow (a selector with memory), takes
+    // that set over on the same thread: there the wait's run is shorter
+    // than the set, and what was proven for the first tree is not so (a
+    // debug build checks the set against the run each time it is taken
+    // as proven).
+    let long = "[:selector [:present? {:key :stop}] \
+                 [:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 40}]]]";
+    let general = "[:selector {:memory true} [:present? {:key :stop}] \
+                    [:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 40}]]]";
+    let a = compile_str("a.edn", long, &Registry::new()).unwrap();
+    let b = compile_str("b.edn", general, &Registry::new()).unwrap();
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let nothing = || -> Edit { Box::new(|_| {}) };
+    let mut steps: Vec<(&Tree, Edit)> = Vec::new();
+    for _ in 0..2 {
+        steps.extend([
+            (&a, nothing()),
+            (&a, nothing()),
+            (&a, nothing()),
+            (&b, nothing()),
+            (&b, nothing()),
+            (&a, nothing()),
+            (&a, nothing()),
+        ]);
+    }
+    tick_in_place_against_fresh_and_general(&steps);
+}
+
+#[test]
+fn a_set_counted_as_run_again_whole_is_marked_so_where_the_ticks_end_reads_it() {
+    // While a wait at the end of the root's run runs on, the tick counts
+    // the set as run again whole and leaves each node's fate as loaded
+    // (`Long::mark_run_again`): the usual end reads the count alone, but
+    // an end that cannot take the set as the db's reads the fates, and
+    // must find each node running again, as a tick on a thread that kept
+    // nothing and the general path find it. Here a domain node in front
+    // of the wait is handed the db (which it may have edited), or the
+    // tick is given locals, or ends in Error.
+    let mut registry = Registry::new();
+    registry
+        .node_type(
+            aido::extend::NodeType::new("t/touch")
+                .one_visit(true)
+                .tick(|ctx| {
+                    // Handed the db only on the ticks that ask for it.
+                    if ctx.db().contains_key(&Value::keyword("touch")) {
+                        let _ = ctx.db_mut();
+                    }
+                    Ok(aido::Status::Success)
+                }),
+        )
+        .unwrap();
+    let plain = "[:selector [:present? {:key :stop}] \
+                 [:sequence [:inc! {:key :n}] [:wait {:id :walk :ticks 40}]]]";
+    let touched = "[:selector [:present? {:key :stop}] \
+                   [:sequence [:inc! {:key :n}] [:t/touch] [:wait {:id :walk :ticks 40}]]]";
+    let with_locals = TickOptions {
+        locals: Some(read_value("{:x 1}").unwrap()),
+        ..TickOptions::default()
+    };
+    for text in [plain, touched] {
+        let tree = compile_str("t.edn", text, &registry).unwrap();
+        let mut db = read_value("{:n 0}").unwrap();
+        for n in 0..12 {
+            let options = if n % 4 == 3 {
+                with_locals.clone()
+            } else {
+                TickOptions::default()
+            };
+            if n == 6 {
+                // An `:inc!` of a string: the tick ends in Error.
+                set(&mut db, ":n", Value::string("x"));
+            } else if n == 7 {
+                set(&mut db, ":n", Value::Int(0));
+            }
+            if n % 4 == 1 {
+                set(&mut db, ":touch", Value::Bool(true));
+            } else {
+                unset(&mut db, ":touch");
+            }
+            let before = db.clone();
+            let here = aido::tick::run_tick_with_options(db, &tree, &options);
+            let fresh = on_fresh_thread(|| {
+                aido::tick::run_tick_with_options(before.clone(), &tree, &options)
+            });
+            let general = on_fresh_thread(|| {
+                aido::tick::run_tick_general_path(before.clone(), &tree, &options)
+            });
+            assert_eq!(
+                seen(&here),
+                seen(&fresh),
+                "tick {n} of {text}, from {before}"
+            );
+            assert_eq!(
+                seen(&here),
+                seen(&general),
+                "tick {n} of {text}, from {before}: against the general path"
+            );
+            db = here.db;
+        }
+    }
+}
