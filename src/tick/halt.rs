@@ -490,7 +490,13 @@ impl Engine<'_> {
     /// `Map::swap_out_tail_keyword`). Whether the key was there.
     #[inline(always)]
     fn park_tail_key<const RUNNING: bool>(&mut self, at: usize, key: Keyword, names: u64) -> bool {
-        let long = self.long.get_or_insert_with(Long::fresh);
+        // The halt has its long-running state already: no call to make one.
+        if self.long.is_none() {
+            self.long = Some(Long::fresh());
+        }
+        let Some(long) = self.long.as_deref_mut() else {
+            return false;
+        };
         let slot = if RUNNING {
             &mut long.parked_running
         } else {
