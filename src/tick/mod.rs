@@ -1965,7 +1965,10 @@ impl<'t> Engine<'t> {
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         if self.long.as_ref().is_none_or(|l| l.rollback_depth == 0)
-            && tree.memory_key_hint.find(self.db, kw::MEMORY).is_none()
+            // Absent, as the filter proves it after the halt that took it
+            // out (no call to search for it).
+            && (self.db.lacks_keyword(kw::MEMORY)
+                || tree.memory_key_hint.find(self.db, kw::MEMORY).is_none())
             // The long-running state, as `Engine::long_state` takes it.
             && let long = self.long.get_or_insert_with(Long::fresh)
             && let Some(parked) = halt::parked_count(long, &n.id, key, count)
