@@ -264,6 +264,19 @@ fn note_parked_names(long: &mut Long, names: u64) {
     };
 }
 
+/// Whether `kept` are the nodes from the root down to `id`, each the
+/// parent of the next: climbed from `id`.
+fn names_run_from_root(tree: &crate::tree::Tree, id: u32, kept: &[u32]) -> bool {
+    let mut node = id;
+    for &k in kept.iter().rev() {
+        if k != node {
+            return false;
+        }
+        node = tree.nodes.get(node as usize).map_or(u32::MAX, |n| n.parent);
+    }
+    kept.first() == Some(&0)
+}
+
 /// The running set a halt kept (`parked`, [`Long::parked_running`], with
 /// `names`, [`Long::parked_running_names`]), if it names the nodes `now`
 /// (in that order) of `tree`: ready to be put back in the db as it is.
@@ -1270,17 +1283,13 @@ impl Engine<'_> {
             return false;
         }
         // The ids kept name the wait and the flows above it, up to the
-        // root: the nodes kept are these, climbed from the wait.
-        let mut node = id;
-        for &kept in long.filed_ids_nodes.iter().rev() {
-            if kept != node {
-                return false;
-            }
-            node = tree.nodes.get(node as usize).map_or(u32::MAX, |n| n.parent);
-        }
-        if long.filed_ids_nodes.first() != Some(&0) {
+        // root: the nodes kept are these, climbed from the wait, unless
+        // the wait's check as it ran on proved so already (for the nodes
+        // kept, in this tree: `Long::filed_run_wait`).
+        if long.filed_run_wait != id && !names_run_from_root(tree, id, &long.filed_ids_nodes) {
             return false;
         }
+        debug_assert!(names_run_from_root(tree, id, &long.filed_ids_nodes));
         long.parked_running_names = 0;
         // Loaded, and run again: what `Engine::take_filed_running` and each
         // node's visit would have left.
