@@ -151,9 +151,10 @@ impl Engine<'_> {
         };
         // `{:ticks k}`, written over the wait's old count in place where
         // there is one (a wait started again after its halt).
+        // The count goes on in a register, never as a value (whose drop
+        // would be a call).
         let (status, set) = if done < n {
-            let count = Value::Int(done as i64 + 1);
-            let set = self.set_memory_of_one(id, kw::TICKS, count);
+            let set = self.put_count(id, kw::TICKS, done as i64 + 1);
             (Status::Running, set)
         } else {
             (Status::Success, self.set_memory(id, None))

@@ -264,6 +264,19 @@ fn note_parked_names(long: &mut Long, names: u64) {
     };
 }
 
+/// Whether `kept` are the nodes from the root down to `id`, each the
+/// parent of the next: climbed from `id`.
+fn names_run_from_root(tree: &crate::tree::Tree, id: u32, kept: &[u32]) -> bool {
+    let mut node = id;
+    for &k in kept.iter().rev() {
+        if k != node {
+            return false;
+        }
+        node = tree.nodes.get(node as usize).map_or(u32::MAX, |n| n.parent);
+    }
+    kept.first() == Some(&0)
+}
+
 /// The running set a halt kept (`parked`, [`Long::parked_running`], with
 /// `names`, [`Long::parked_running_names`]), if it names the nodes `now`
 /// (in that order) of `tree`: ready to be put back in the db as it is.
@@ -490,7 +503,13 @@ impl Engine<'_> {
     /// `Map::swap_out_tail_keyword`). Whether the key was there.
     #[inline(always)]
     fn park_tail_key<const RUNNING: bool>(&mut self, at: usize, key: Keyword, names: u64) -> bool {
-        let long = self.long.get_or_insert_with(Long::fresh);
+        // The halt has its long-running state already: no call to make one.
+        if self.long.is_none() {
+            self.long = Some(Long::fresh());
+        }
+        let Some(long) = self.long.as_deref_mut() else {
+            return false;
+        };
         let slot = if RUNNING {
             &mut long.parked_running
         } else {
@@ -1264,17 +1283,13 @@ impl Engine<'_> {
             return false;
         }
         // The ids kept name the wait and the flows above it, up to the
-        // root: the nodes kept are these, climbed from the wait.
-        let mut node = id;
-        for &kept in long.filed_ids_nodes.iter().rev() {
-            if kept != node {
-                return false;
-            }
-            node = tree.nodes.get(node as usize).map_or(u32::MAX, |n| n.parent);
-        }
-        if long.filed_ids_nodes.first() != Some(&0) {
+        // root: the nodes kept are these, climbed from the wait, unless
+        // the wait's check as it ran on proved so already (for the nodes
+        // kept, in this tree: `Long::filed_run_wait`).
+        if long.filed_run_wait != id && !names_run_from_root(tree, id, &long.filed_ids_nodes) {
             return false;
         }
+        debug_assert!(names_run_from_root(tree, id, &long.filed_ids_nodes));
         long.parked_running_names = 0;
         // Loaded, and run again: what `Engine::take_filed_running` and each
         // node's visit would have left.

@@ -1952,35 +1952,23 @@ impl<'t> Engine<'t> {
         self.put_memory(node, state.map(halt::NewMemory::Whole))
     }
 
-    /// Sets the memory of `node` to the one-entry map `{key value}`: in
-    /// place when the node's memory, or the map the last halt kept for it,
-    /// is `{key old}` (a count or a place starting again).
-    #[inline(always)]
-    pub(crate) fn set_memory_of_one(
-        &mut self,
-        node: u32,
-        key: Keyword,
-        value: Value,
-    ) -> Result<(), String> {
-        match value {
-            // A count is handed on in a register (see `Engine::put_count`).
-            Value::Int(count) => self.put_count(node, key, count),
-            value => self.put_memory(node, Some(halt::NewMemory::One(key, value))),
-        }
-    }
-
-    /// [`Engine::set_memory_of_one`] of the count `{key count}`. The usual
+    /// Sets the memory of `node` to the one-entry map `{key count}` (a
+    /// count starting again or going on): in place when the node's memory,
+    /// or the map the last halt kept for it, is `{key old}`. The usual
     /// start after a halt (`:aido/memory` absent, the map the halt kept
     /// holding only this node's `{key old-count}`) writes the count over
     /// the old one and swaps the map into the db: no value is built, and
     /// none goes through the stack, whose whole reloads would wait on the
     /// stores of its pieces. Anything else is [`Engine::put_memory`]'s.
     #[inline(never)]
-    fn put_count(&mut self, node: u32, key: Keyword, count: i64) -> Result<(), String> {
+    pub(crate) fn put_count(&mut self, node: u32, key: Keyword, count: i64) -> Result<(), String> {
         let tree = self.tree;
         let n = &tree.nodes[node as usize];
         if self.long.as_ref().is_none_or(|l| l.rollback_depth == 0)
-            && tree.memory_key_hint.find(self.db, kw::MEMORY).is_none()
+            // Absent, as the filter proves it after the halt that took it
+            // out (no call to search for it).
+            && (self.db.lacks_keyword(kw::MEMORY)
+                || tree.memory_key_hint.find(self.db, kw::MEMORY).is_none())
             // The long-running state, as `Engine::long_state` takes it.
             && let long = self.long.get_or_insert_with(Long::fresh)
             && let Some(parked) = halt::parked_count(long, &n.id, key, count)
@@ -1997,7 +1985,7 @@ impl<'t> Engine<'t> {
         self.put_memory(node, Some(halt::NewMemory::One(key, Value::Int(count))))
     }
 
-    /// [`Engine::set_memory`] and [`Engine::set_memory_of_one`].
+    /// [`Engine::set_memory`] and [`Engine::put_count`].
     fn put_memory(&mut self, node: u32, state: Option<halt::NewMemory>) -> Result<(), String> {
         if self.long.as_ref().is_some_and(|l| l.rollback_depth > 0) {
             self.journal_persistent(node);

@@ -1112,7 +1112,7 @@ impl Map {
     }
 
     /// [`Map::remove_tail_keyword`], the removed value swapped into `dest`
-    /// (whose value, which the caller no longer needs, is dropped) rather
+    /// (which must hold nil: anything else is `false`, nothing done) rather
     /// than returned: the value goes from the map to where it is kept in
     /// one whole copy. (Handed back, it is moved through the stack piece
     /// by piece, tag and payload apart, and the loads that read it back
@@ -1129,24 +1129,27 @@ impl Map {
     ) -> bool {
         let code = key.index();
         let len = self.len();
-        if self.more.is_some() || i < 2 || i >= len || len - i > 2 {
+        if self.more.is_some() || i < 2 || i >= len || len - i > 2 || !dest.is_nil() {
             return false;
         }
         let Some(slots) = self.slots.get_mut(..len) else {
             return false;
         };
         let (before, tail) = slots.split_at_mut(i);
-        // The code of the last key if it moved.
+        // The code of the last key if it moved. The slot takes `dest`'s
+        // nil: nothing is dropped, and no call is made to drop it.
         let moved = match tail {
             [slot] if slot.key == code => {
                 slot.key = VACANT;
                 std::mem::swap(&mut slot.value, dest);
-                slot.value = Value::Nil;
                 None
             }
             [slot, last] if slot.key == code => {
                 std::mem::swap(&mut slot.value, dest);
-                *slot = std::mem::replace(last, Slot::vacant());
+                std::mem::forget(std::mem::replace(
+                    slot,
+                    std::mem::replace(last, Slot::vacant()),
+                ));
                 Some(slot.key)
             }
             _ => return false,

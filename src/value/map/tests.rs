@@ -724,6 +724,11 @@ fn removing_a_keyword_from_the_last_two_keeps_the_rest_and_its_filter() {
                         kw::RUNNING
                     };
                     assert_eq!(map.remove_tail_keyword(at, other), None);
+                    // A destination that is not nil: nothing done (the
+                    // slot vacated takes the destination's nil).
+                    let mut dest = Value::Int(-1);
+                    assert!(!map.swap_out_tail_keyword(at, key, &mut dest));
+                    assert_eq!(dest, Value::Int(-1));
                     check_same(&map, &reference, 0);
                     let removed = map.remove_tail_keyword(at, key);
                     if at >= 2 && len - at <= 2 {
