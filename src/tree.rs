@@ -1109,9 +1109,13 @@ pub(crate) struct Node {
     /// `nodes::mark_plain`, so that other loops test nothing of their
     /// child's kind on a tick.
     pub(crate) repeats_action: bool,
-    /// Whether an untraced tick visits this node on the long path (see
-    /// [`Node::long_path`]); set by `nodes::mark_plain_node`.
-    pub(crate) on_long_path: bool,
+    /// For a flow that an untraced tick visits on the long path (see
+    /// [`Node::long_path`]): how far after it its one child that is not
+    /// plain lies (its children before that one are plain, and the long
+    /// path's loop over them stops there, with no test of each); 0 for
+    /// any node off the long path. A flow whose long child lies further
+    /// than this holds stays general. Set by `nodes::mark_plain_node`.
+    pub(crate) long_child_at: u8,
     /// A loop's constant `:count`, or a counting parallel's limit worked
     /// out from its constant `:mode` and `:how-many` (it succeeds when
     /// fewer of its children fail, see `nodes::composite::Count::limit`),
@@ -1145,7 +1149,7 @@ impl Node {
     /// keeps the running set. Marked by `nodes::mark_plain_node`.
     #[inline(always)]
     pub(crate) fn long_path(&self) -> bool {
-        self.on_long_path
+        self.long_child_at != 0
     }
 }
 
@@ -1162,7 +1166,7 @@ impl Clone for Node {
             pre,
             plain,
             repeats_action,
-            on_long_path,
+            long_child_at,
             count,
             span,
             memory_hint,
@@ -1179,7 +1183,7 @@ impl Clone for Node {
             pre: pre.clone(),
             plain: *plain,
             repeats_action: *repeats_action,
-            on_long_path: *on_long_path,
+            long_child_at: *long_child_at,
             count: *count,
             span: *span,
             memory_hint: memory_hint.clone(),

@@ -701,7 +701,7 @@ impl<'r> Compiler<'r> {
             pre: None,
             plain: false,
             repeats_action: false,
-            on_long_path: false,
+            long_child_at: 0,
             count: crate::tree::Node::NO_COUNT,
             span,
             memory_hint: crate::tree::SlotHint::default(),

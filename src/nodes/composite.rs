@@ -430,6 +430,22 @@ impl<'t, 'k, const PLAIN: bool> Children<'t, 'k, PLAIN> {
         }
     }
 
+    /// Plain path: the children of a flow from child `first` on, up to
+    /// (not including) node `end`, which is where its subtree ends or one
+    /// of its children, with all the tree's nodes `all`: as
+    /// [`Children::new`], the fetch of a child's node is the check that
+    /// they are done.
+    #[inline(always)]
+    pub(super) fn until(all: &'t [Node], first: u32, end: u32) -> Self {
+        let end = (end as usize).min(all.len());
+        Children {
+            nodes: all.get(..end).unwrap_or(all),
+            kids: &[],
+            i: 0,
+            next: first,
+        }
+    }
+
     /// The next child. The plain path reads the one after it (its
     /// subtree's end) at once, so that the loop keeps only that id across
     /// the child's visit.

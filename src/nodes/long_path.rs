@@ -51,17 +51,17 @@ pub(super) fn mark_long_path(nodes: &mut [Node], i: usize, kids: &[u32]) {
     };
     // A tree marked again (stubs put in: `Stubs::apply`) may have taken a
     // node, or a child that could not run, off the long path.
-    node.on_long_path = false;
+    node.long_child_at = 0;
     if !matches!(
         node.kind,
         Kind::Selector { memory: false } | Kind::Sequence { memory: false }
     ) {
         return;
     }
-    let long = may_take_long_path(nodes, i, kids);
+    let long_child_at = may_take_long_path(nodes, i, kids);
     match nodes.get_mut(i) {
-        Some(node) if long => {
-            node.on_long_path = true;
+        Some(node) if let Some(at) = long_child_at => {
+            node.long_child_at = at;
             note_long_run(nodes, u32::try_from(i).unwrap_or(u32::MAX));
         }
         Some(node) if matches!(node.kind, Kind::Sequence { .. }) => {
@@ -110,23 +110,24 @@ fn note_long_run(nodes: &mut [Node], top: u32) {
 /// Whether node `i`, a reactive flow that is not plain (`kids` its
 /// children), may take the long path: no preconditions, its children in
 /// pre-order, and one of them not plain, a `:wait` or a long-path flow
-/// without preconditions.
-fn may_take_long_path(nodes: &[Node], i: usize, kids: &[u32]) -> bool {
-    let Some(node) = nodes.get(i) else {
-        return false;
-    };
+/// without preconditions, that lies no further after it than
+/// [`Node::long_child_at`] holds. If so, how far after it that child lies.
+fn may_take_long_path(nodes: &[Node], i: usize, kids: &[u32]) -> Option<u8> {
+    let node = nodes.get(i)?;
     if node.pre.is_some() || !super::plain::in_pre_order(nodes, i, kids) {
-        return false;
+        return None;
     }
     let mut general = kids
         .iter()
-        .filter_map(|&k| nodes.get(k as usize))
-        .filter(|n| !n.plain);
+        .filter_map(|&k| nodes.get(k as usize).map(|n| (k, n)))
+        .filter(|(_, n)| !n.plain);
     match (general.next(), general.next()) {
-        (Some(one), None) => {
-            one.pre.is_none() && (matches!(one.kind, Kind::Wait { .. }) || one.long_path())
+        (Some((k, one)), None)
+            if one.pre.is_none() && (matches!(one.kind, Kind::Wait { .. }) || one.long_path()) =>
+        {
+            u8::try_from((k as usize).checked_sub(i)?).ok()
         }
-        _ => false,
+        _ => None,
     }
 }
 
@@ -147,7 +148,7 @@ fn unmark_kept_sequence(nodes: &mut [Node], k: u32) {
     if !(node.long_path() && matches!(node.kind, Kind::Sequence { memory: false })) {
         return;
     }
-    node.on_long_path = false;
+    node.long_child_at = 0;
     let end = node.subtree_end;
     // A long-path flow's children are in pre-order.
     let mut child = k + 1;
@@ -253,31 +254,73 @@ impl<'t> Engine<'t> {
             Flow::SELECTOR
         };
         let tree = self.tree;
-        let mut children = Children::<true>::new(&tree.nodes, id, node, &[], 0);
+        // The plain children before the long child: the loop's fetch of a
+        // child stops at the long child (`Node::long_child_at`), so it tests
+        // no child's plain flag.
+        let mut children =
+            Children::<true>::until(&tree.nodes, id + 1, id + u32::from(node.long_child_at));
         // The loop keeps no child index: the rare ends that need it (when
         // something runs or ran) work it out from the child's id, or from
         // where its subtree ends.
         while let Some((_, child, kid)) = children.next() {
-            let status = if kid.plain {
-                if SEQUENCE {
-                    self.visit::<true, false>(child, kid)
-                } else {
-                    self.visit_inlining::<true, false, true>(child, kid, children.nodes)
-                }
+            debug_assert!(kid.plain);
+            let status = if SEQUENCE {
+                self.visit::<true, false>(child, kid)
             } else {
-                let status = self.long_child::<NEST>(child, kid);
-                // The wait noted this flow running with itself.
-                if status == Status::Running {
-                    return Status::Running;
-                }
-                if status == flow.next && self.long.is_some() {
-                    if let Err(status) = self.long_child_moved_on(id, child, SEQUENCE) {
-                        return status;
-                    }
-                    continue;
-                }
-                status
+                self.visit_inlining::<true, false, true>(child, kid, children.nodes)
             };
+            if status == flow.next {
+                continue;
+            }
+            return self.long_flow_ended(id, node, Some(children.after_last()), SEQUENCE, status);
+        }
+        // Where the loop stopped: the long child (the children are in
+        // pre-order), its id kept by the loop rather than worked out again.
+        let long_child = children.after_last();
+        let Some(kid) = tree.nodes.get(long_child as usize) else {
+            return self.long_flow_ended(id, node, None, SEQUENCE, flow.end());
+        };
+        debug_assert!(!kid.plain && long_child < node.subtree_end);
+        let status = self.long_child::<NEST>(long_child, kid);
+        // The wait noted this flow running with itself.
+        if status == Status::Running {
+            return Status::Running;
+        }
+        if status != flow.next {
+            return self.long_flow_ended(id, node, Some(kid.subtree_end), SEQUENCE, status);
+        }
+        if self.long.is_some()
+            && let Err(status) = self.long_child_moved_on(id, long_child, SEQUENCE)
+        {
+            return status;
+        }
+        if kid.subtree_end >= node.subtree_end {
+            // The long child was the last (the usual wait at the end).
+            return self.long_flow_ended(id, node, None, SEQUENCE, flow.end());
+        }
+        self.long_flow_after::<SEQUENCE>(id, node, kid.subtree_end)
+    }
+
+    /// [`Engine::long_flow_here`] past its long child, which moved on: the
+    /// plain children after it, from `first` on, visited by a call (the
+    /// usual long child, a wait, runs on and ends the flow's visit).
+    #[inline(never)]
+    fn long_flow_after<const SEQUENCE: bool>(
+        &mut self,
+        id: u32,
+        node: &'t Node,
+        first: u32,
+    ) -> Status {
+        let flow = if SEQUENCE {
+            Flow::SEQUENCE
+        } else {
+            Flow::SELECTOR
+        };
+        let tree = self.tree;
+        let mut children = Children::<true>::until(&tree.nodes, first, node.subtree_end);
+        while let Some((_, child, kid)) = children.next() {
+            debug_assert!(kid.plain);
+            let status = self.visit::<true, false>(child, kid);
             if status == flow.next {
                 continue;
             }
@@ -762,6 +805,54 @@ mod tests {
             ),
             [false, true, false, false, false]
         );
+    }
+
+    /// Each node's [`Node::long_child_at`], checked against the child it
+    /// names: the one child that is not plain, its earlier siblings plain.
+    fn long_children(text: &str) -> Vec<u8> {
+        let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+        for (i, node) in tree.nodes.iter().enumerate() {
+            if node.long_child_at == 0 {
+                continue;
+            }
+            let long = i + usize::from(node.long_child_at);
+            let kids = tree.children_of(node);
+            let at = kids.iter().position(|&k| k as usize == long).unwrap();
+            assert!(!tree.nodes[long].plain, "{text}: node {i}");
+            assert!(kids[..at].iter().all(|&k| tree.nodes[k as usize].plain));
+            assert!(kids[at + 1..].iter().all(|&k| tree.nodes[k as usize].plain));
+        }
+        tree.nodes.iter().map(|n| n.long_child_at).collect()
+    }
+
+    #[test]
+    fn a_long_path_flow_knows_how_far_after_it_its_long_child_lies() {
+        // npc's walk: the root's long child is its second sequence, whose
+        // long child is the wait after three plain children.
+        assert_eq!(
+            long_children(
+                "[:selector [:sequence [:present? {:key :a}] [:success]] \
+                 [:sequence [:inc! {:key :n}] [:loop {:count 2} [:inc! {:key :m}]] [:wait {:ticks 3}] [:success]]]"
+            ),
+            [4, 0, 0, 0, 4, 0, 0, 0, 0, 0]
+        );
+        // A long child first: right after the flow.
+        assert_eq!(
+            long_children("[:selector [:wait {:ticks 1}] [:success]]"),
+            [1, 0, 0]
+        );
+        // Plain children worth 255 nodes in front of the wait: the most
+        // the mark holds. One more and the flow stays general.
+        let flow = |n: usize| {
+            format!(
+                "[:sequence {} [:wait {{:ticks 1}}]]",
+                "[:success] ".repeat(n)
+            )
+        };
+        let marks = long_children(&flow(254));
+        assert_eq!((marks[0], long(&flow(254))[0]), (255, true));
+        let marks = long_children(&flow(255));
+        assert_eq!((marks[0], long(&flow(255))[0]), (0, false));
     }
 
     /// Each `:wait`'s [`Node::long_run`] in a tree, by its index, with the

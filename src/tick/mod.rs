@@ -1706,37 +1706,48 @@ impl<'t> Engine<'t> {
         // Most ticks leave nothing to write back: nothing ran or runs, no
         // completion waited, no state, error, locals or random draw. They
         // pass these tests and no more, and having no error keep their
-        // status without another test; the others write back out of line.
-        if self.had_running()
-            || self.long.is_some()
+        // status without another test; the others write back, out of line
+        // but for the usual tick while something runs on. Whether locals
+        // were added is all the write-back reads of the options: a flag,
+        // folded where the options are constant.
+        let wrote = if self.had_running() {
+            // The usual one of these, the tick while something runs on,
+            // in the tick's frame: no call.
+            self.write_back(options.locals.is_some());
+            true
+        } else if self.long.is_some()
             || self.results_maybe
             || self.wrote_state
             || self.error.is_some()
             || options.locals.is_some()
             || self.rng.drew()
         {
-            // Whether locals were added is all the write-back reads of
-            // the options: a flag, folded where the options are constant.
-            self.write_back(options.locals.is_some());
-            if self.error.is_some() {
-                return (Status::Error, self.steps());
-            }
+            self.write_back_all(options.locals.is_some());
+            true
+        } else {
+            false
+        };
+        if wrote && self.error.is_some() {
+            return (Status::Error, self.steps());
         }
         (status, self.steps())
     }
 
-    /// The end of a tick that has something to write back (see
+    /// The end of a tick that loaded a running set (see
     /// [`Engine::finish_noted`]): halts what was running and was not
     /// reached, records what runs now, drops stale completions, writes back
     /// the generator's position, the tree's fingerprint and any error, and
-    /// takes the locals out (`locals`: whether the tick added them).
-    #[inline(never)]
+    /// takes the locals out (`locals`: whether the tick added them). Its
+    /// usual case is a few tests, inlined; the rest is out of line
+    /// ([`Engine::write_back_all`]).
+    #[inline(always)]
     fn write_back(&mut self, locals: bool) {
         // The usual tick while something runs: it continued what ran and
         // wrote nothing else back. Its running set is left filed here,
-        // without the frame of the whole write-back.
-        if self.had_running()
-            && !self.keep_running
+        // without the frame of the whole write-back. (Its caller tested
+        // that a set was loaded.)
+        debug_assert!(self.had_running());
+        if !self.keep_running
             && self.error.is_none()
             && !self.results_maybe
             && !self.wrote_state
@@ -1744,8 +1755,7 @@ impl<'t> Engine<'t> {
             && !self.rng.drew()
             && self.file_running_if_unchanged()
         {
-            // Noted out of line: the usual write-back is then a leaf, no
-            // register saved on its way.
+            // Noted out of line: the usual write-back then makes no call.
             if self.writes().is_some() {
                 self.wrote_running();
             }

@@ -207,6 +207,45 @@ fn generated_flows_over_waits_tick_the_same_on_the_long_and_the_general_path() {
 }
 
 #[test]
+fn plain_children_after_a_long_child_and_a_long_child_far_from_its_flow_tick_alike() {
+    // The long path's loop stops at the long child and visits the plain
+    // children after it once the long child moves on: a wait that ends
+    // (then the sequence goes on to its last children, the selector to
+    // none), one that fails the condition in front of it, with every
+    // budget.
+    let text = "[:selector \
+        [:sequence [:inc! {:key :n}] [:wait {:id :w :ticks 2}] [:inc! {:key :after}] \
+         [:selector [:present? {:key :x}] [:inc! {:key :y}]] [:counter! {:key :z}]] \
+        [:inc! {:key :fallback}]]";
+    let tree = compile_str("t.edn", text, &Registry::new()).unwrap();
+    let start = read_value("{:n 0}").unwrap();
+    for budget in [3, 5, 7, 9, 1_000] {
+        assert_same(
+            "a wait in the middle",
+            &tree,
+            &start,
+            10,
+            budget,
+            |n, db| {
+                if n % 4 == 3 {
+                    set(db, ":x", Value::Int(1));
+                } else {
+                    unset(db, ":x");
+                }
+            },
+        );
+    }
+    // A wait after 300 plain nodes: its flow stays general (the distance
+    // does not fit the mark), and ticks as the general path does.
+    let far = format!(
+        "[:selector [:sequence {} [:wait {{:ticks 3}}] [:inc! {{:key :after}}]] [:success]]",
+        "[:inc! {:key :n}] ".repeat(300)
+    );
+    let tree = compile_str("t.edn", &far, &Registry::new()).unwrap();
+    assert_same("a far wait", &tree, &start, 8, 1_000_000, |_, _| {});
+}
+
+#[test]
 fn a_step_budget_spent_anywhere_on_the_long_path_ends_alike() {
     // npc's wandering ending in a walk: the root and the last sequence on
     // the long path. Every budget from 1 to past a tick's visits.
