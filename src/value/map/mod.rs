@@ -778,17 +778,11 @@ impl Map {
     /// a count written in place ([`Map::push_keyword_swap`]).
     #[inline(always)]
     pub(crate) fn push_keyword(&mut self, key: Keyword, value: Value) -> usize {
-        let (at, code) = (self.len(), key.index());
-        if code < KEYWORD_KEYS
-            && self.more.is_none()
-            && at < SCAN_LIMIT
-            && let Some(slot) = self.slots.get_mut(at)
-        {
-            slot.key = code;
+        let code = key.index();
+        if let Some((at, room)) = self.keyword_room(code) {
             // The room held nil: nothing to drop.
-            std::mem::forget(std::mem::replace(&mut slot.value, value));
-            self.set_len(at + 1);
-            self.add_to_filter(code);
+            std::mem::forget(std::mem::replace(room, value));
+            self.filled_room(at, code);
             return at;
         }
         self.push(Value::Keyword(key), value)
@@ -801,20 +795,38 @@ impl Map {
     /// `:aido/memory` with its count written in place, back so.
     #[inline(always)]
     pub(crate) fn push_keyword_swap(&mut self, key: Keyword, value: &mut Value) -> usize {
-        let (at, code) = (self.len(), key.index());
-        if code < KEYWORD_KEYS
-            && self.more.is_none()
-            && at < SCAN_LIMIT
-            && let Some(slot) = self.slots.get_mut(at)
-        {
-            slot.key = code;
+        let code = key.index();
+        if let Some((at, room)) = self.keyword_room(code) {
             // The room held nil, which `value` takes.
-            std::mem::swap(&mut slot.value, value);
-            self.set_len(at + 1);
-            self.add_to_filter(code);
+            std::mem::swap(room, value);
+            self.filled_room(at, code);
             return at;
         }
         self.push(Value::Keyword(key), std::mem::take(value))
+    }
+
+    /// The in-line case of [`Map::push_keyword`] and
+    /// [`Map::push_keyword_swap`]: in a map without its box, the room a
+    /// slot left vacant at the end gives the keyword coded `code`, with its
+    /// position; the caller puts the value in and [`Map::filled_room`]
+    /// files it. `None` when there is no such room.
+    #[inline(always)]
+    fn keyword_room(&mut self, code: u32) -> Option<(usize, &mut Value)> {
+        let at = self.len();
+        if code >= KEYWORD_KEYS || self.more.is_some() || at >= SCAN_LIMIT {
+            return None;
+        }
+        let slot = self.slots.get_mut(at)?;
+        slot.key = code;
+        Some((at, &mut slot.value))
+    }
+
+    /// Files the entry just put in [`Map::keyword_room`]'s room at `at`:
+    /// the map's length and the key's bit of the filter.
+    #[inline(always)]
+    fn filled_room(&mut self, at: usize, code: u32) {
+        self.set_len(at + 1);
+        self.add_to_filter(code);
     }
 
     /// [`Map::push`] of a key kept as a value, or into a map that keeps its
